@@ -1,0 +1,166 @@
+"""One typed settings object, read from the environment and `.streamlit/secrets.toml`.
+
+Precedence, highest first: values passed in code, environment variables, the secrets file,
+the defaults below. Keys are the upper-case names in the table of the README (`REDIS_URL`, ...);
+they are matched case-insensitively in both the environment and the secrets file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from core.errors import ConfigError
+from core.ids import validate_id
+
+SECRETS_FILE_ENV = "WORKBENCH_SECRETS_FILE"
+DEFAULT_SECRETS_FILE = Path(".streamlit/secrets.toml")
+
+EmbedderChoice = Literal["auto", "wordllama", "openai", "minilm"]
+
+
+class Settings(BaseSettings):
+    """Everything the product can be configured with. Passed down; never re-read deep inside."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", validate_default=True)
+
+    redis_url: str | None = Field(None, description="External Redis; unset = embedded redis-server")
+    redis_cluster: bool = Field(False, description="REDIS_URL points at a Redis Cluster node")
+    database_url: str | None = Field(None, description="External Postgres with pgvector; unset = embedded")
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = Field(None, description="Override the OpenAI API address")
+    groq_api_key: SecretStr | None = None
+    groq_base_url: str | None = Field(None, description="Override the Groq API address")
+    llm_base_url: str | None = Field(None, description="Any OpenAI-compatible chat server")
+    llm_api_key: SecretStr | None = None
+    model_fast: str = "llama3-8b-8192"
+    model_deep: str = "llama3-70b-8192"
+    embedding_model: str = "text-embedding-3-small"
+    embedder: EmbedderChoice = "auto"
+    instance: str = "default"
+    data_dir: Path = Path(".data")
+    llm_timeout_s: float = Field(30.0, gt=0, le=600)
+    llm_max_retries: int = Field(3, ge=0, le=10)
+    llm_temperature: float = Field(0.2, ge=0, le=2)
+    llm_max_tokens: int = Field(512, ge=16, le=32768)
+    chat_history_token_budget: int = Field(4000, ge=0, le=1_000_000)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, v: str | None) -> str | None:
+        if v and not v.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return v or None
+
+    @field_validator("database_url")
+    @classmethod
+    def _pg_scheme(cls, v: str | None) -> str | None:
+        if v and not v.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must start with postgresql:// or postgres://")
+        return v or None
+
+    @field_validator("llm_base_url", "openai_base_url", "groq_base_url")
+    @classmethod
+    def _http_scheme(cls, v: str | None) -> str | None:
+        if v and not v.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return v or None
+
+    @field_validator("instance")
+    @classmethod
+    def _instance_id(cls, v: str) -> str:
+        return validate_id(v, "instance")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        secrets = Path(os.environ.get(SECRETS_FILE_ENV) or DEFAULT_SECRETS_FILE)
+        return (init_settings, env_settings, _LowerKeysToml(settings_cls, secrets))
+
+    # -- what the rest of the code asks of the settings -------------------------------------
+
+    @property
+    def redis_embedded(self) -> bool:
+        return self.redis_url is None
+
+    @property
+    def postgres_embedded(self) -> bool:
+        return self.database_url is None
+
+    @property
+    def llm_provider(self) -> Literal["groq", "openai-compatible", "none"]:
+        if self.llm_base_url:
+            return "openai-compatible"
+        if self.groq_api_key:
+            return "groq"
+        return "none"
+
+    def public_view(self) -> dict[str, Any]:
+        """The settings as they may be shown: secrets reduced to 'set' or 'unset'."""
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = "set"
+            elif name.endswith("api_key"):
+                value = "unset"
+            elif name in ("redis_url", "database_url") and value:
+                value = mask_url(value)
+            out[name.upper()] = str(value) if isinstance(value, Path) else value
+        return out
+
+
+class _LowerKeysToml(TomlConfigSettingsSource):
+    """The secrets file, with its keys lower-cased so `GROQ_API_KEY = "..."` matches `groq_api_key`."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path):
+        super().__init__(settings_cls, toml_file=path)
+        self.toml_data = {k.lower(): v for k, v in self.toml_data.items() if not isinstance(v, dict)}
+        self.init_kwargs = self.toml_data
+
+
+def mask_url(url: str) -> str:
+    """Hide the password of a service URL: `redis://:secret@host` -> `redis://:***@host`."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the settings, turning a validation failure into one message naming each setting."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            name = ".".join(str(p) for p in err["loc"]).upper() or "settings"
+            shown = "" if "KEY" in name else f" (got {_short(err.get('input'))})"
+            problems.append(f"{name}: {err['msg']}{shown}")
+        raise ConfigError(
+            "invalid setting — " + "; ".join(problems)
+            + ". Fix it in the environment or in .streamlit/secrets.toml."
+        ) from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"

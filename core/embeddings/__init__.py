@@ -1,0 +1,33 @@
+"""Embedders: WordLlama offline by default, OpenAI when a key is set (or asked for)."""
+
+from __future__ import annotations
+
+from core.config import Settings
+from core.embeddings.base import CachedEmbedder, Embedder
+from core.errors import ConfigError
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    choice = settings.embedder
+    if choice == "auto":
+        choice = "openai" if settings.openai_api_key else "wordllama"
+    if choice == "openai":
+        if not settings.openai_api_key:
+            raise ConfigError("EMBEDDER=openai needs OPENAI_API_KEY; set it, or set EMBEDDER=wordllama.")
+        from core.embeddings.openai import OpenAIEmbedder
+
+        inner: Embedder = OpenAIEmbedder(settings.openai_api_key.get_secret_value(), settings.embedding_model,
+                                         base_url=settings.openai_base_url, timeout_s=settings.llm_timeout_s,
+                                         max_retries=settings.llm_max_retries)
+    elif choice == "minilm":
+        from core.embeddings.minilm import MiniLMEmbedder
+
+        inner = MiniLMEmbedder()
+    else:
+        from core.embeddings.wordllama import WordLlamaEmbedder
+
+        inner = WordLlamaEmbedder()
+    return CachedEmbedder(inner)
+
+
+__all__ = ["Embedder", "make_embedder"]

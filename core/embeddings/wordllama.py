@@ -1,0 +1,38 @@
+"""Offline embeddings: WordLlama's 256-d model, whose weights and tokenizer ship in its wheel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from core.embeddings.base import Embedder, normalise
+
+
+@lru_cache(maxsize=1)
+def load_wordllama():
+    """Load WordLlama from the files inside the installed package, never from the network.
+
+    wordllama 0.4 ships its tokenizer under `wordllama/tokenizers/`, but its loader's first probe looks
+    in `wordllama/tokenizer/` and would then download. Its cache lookup is `<cache_dir>/tokenizers/` and
+    `<cache_dir>/weights/`, so pointing `cache_dir` at the package itself finds both shipped files.
+    """
+    import wordllama
+    from wordllama import WordLlama
+
+    return WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+
+
+class WordLlamaEmbedder(Embedder):
+    name = "wordllama-l2-supercat-256"
+    dim = 256
+
+    def __init__(self) -> None:
+        self._model = load_wordllama()
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        return normalise(self._model.embed(list(texts), norm=False, batch_size=512))

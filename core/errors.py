@@ -1,0 +1,87 @@
+"""One short exception hierarchy, and one function the UI and CLI use to explain any error.
+
+Every error raised by `core` is a `WorkbenchError`; wrappers chain the cause with `raise ... from e`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class WorkbenchError(Exception):
+    """Base of every error the core raises on purpose."""
+
+    code = "error"
+    retryable = False
+
+
+class ConfigError(WorkbenchError):
+    """A setting is missing or has a value that is not allowed."""
+
+    code = "config"
+
+
+class InvalidInput(WorkbenchError, ValueError):
+    """A caller passed something the product cannot accept; the message says what to change."""
+
+    code = "invalid_input"
+
+
+class NotFound(WorkbenchError, LookupError):
+    code = "not_found"
+
+
+class ServiceUnavailable(WorkbenchError):
+    """Redis or Postgres cannot be reached or is not usable."""
+
+    code = "service_unavailable"
+    retryable = True
+
+    def __init__(self, service: str, message: str):
+        super().__init__(f"{service}: {message}")
+        self.service = service
+
+
+class ProviderError(WorkbenchError):
+    """An LLM or embedding API failed after its retries."""
+
+    code = "provider"
+    retryable = True
+
+
+class LLMNotConfigured(WorkbenchError):
+    """A step needs an LLM and none is configured; callers show it as 'skipped'."""
+
+    code = "llm_not_configured"
+
+    def __init__(self, step: str = "this step"):
+        super().__init__(f"{step} skipped: no LLM configured (set GROQ_API_KEY, or LLM_BASE_URL for an "
+                         "OpenAI-compatible server)")
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    code: str
+    retryable: bool
+    message: str
+
+
+def describe(exc: BaseException) -> ErrorInfo:
+    """Map any exception to what a person should read: a code, whether to retry, and a message.
+
+    Known errors keep their own message; anything else becomes a generic message that names the
+    exception type but never its arguments, which may hold secrets or user data.
+    """
+    if isinstance(exc, WorkbenchError):
+        return ErrorInfo(exc.code, exc.retryable, str(exc))
+    import redis
+    import psycopg
+
+    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+        return ErrorInfo("service_unavailable", True,
+                         "Redis is unavailable. Check that it is running (see the sidebar), then retry.")
+    if isinstance(exc, psycopg.OperationalError):
+        return ErrorInfo("service_unavailable", True,
+                         "Postgres is unavailable. Check that it is running (see the sidebar), then retry.")
+    return ErrorInfo("internal", False,
+                     f"Unexpected {type(exc).__name__}. The details are in the server log; please report it.")

@@ -1,0 +1,45 @@
+"""The LLM contract: `complete` returns text with the provider's token usage; `stream` yields text."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+class Completion(BaseModel):
+    text: str
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+
+
+class LLM(ABC):
+    """A chat model provider. `configured` is False only for `NoLLM`."""
+
+    provider: str
+    configured = True
+
+    @abstractmethod
+    def complete(self, messages: list[Message], *, model: str, temperature: float = 0.2,
+                 max_tokens: int = 512, json_mode: bool = False) -> Completion:
+        """Send the messages and return the answer with the provider's usage figures."""
+
+    def stream(self, messages: list[Message], *, model: str, temperature: float = 0.2,
+               max_tokens: int = 512) -> Iterator[str | Completion]:
+        """Yield pieces of text as they arrive, then one final `Completion` (full text and usage).
+
+        Providers that cannot stream inherit this: the whole answer as one piece.
+        """
+        done = self.complete(messages, model=model, temperature=temperature, max_tokens=max_tokens)
+        yield done.text
+        yield done

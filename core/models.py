@@ -1,0 +1,143 @@
+"""The shared vocabulary of the memory index and retrieval (pydantic models).
+
+Feature-specific models live beside their feature (e.g. `core.remember` for ui_remember's params).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from core.ids import validate_id
+
+# What a row of the memory index is. Thoughts are indexed as "user" / "assistant"; the others are
+# DESIGN §3's session summaries, important and shared items, MemoryScope types and memory-bank rows.
+MemoryKind = Literal["user", "assistant", "session_summary", "important", "federation", "conversation",
+                     "observation", "obs_customized", "insight", "bank_entry", "bank_summary", "turn"]
+
+
+class EventTime(BaseModel):
+    """When the remembered event happened, part by part; -1 means unknown (matches anything)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    year: int = -1
+    month: int = -1
+    day: int = -1
+    hour: int = -1
+    weekday: int = -1  # Monday = 0
+
+    def as_tuple(self) -> tuple[int, int, int, int, int]:
+        return (self.year, self.month, self.day, self.hour, self.weekday)
+
+
+class MemoryRecord(BaseModel):
+    """A memory to write into the index."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance: str
+    id: str
+    kind: MemoryKind
+    content: str = Field(min_length=1)
+    created_at: datetime
+    chain_id: str | None = None
+    event_time: EventTime = EventTime()
+    tags: list[str] = []
+    metadata: dict[str, Any] = {}
+
+    @field_validator("instance", "id")
+    @classmethod
+    def _ids(cls, v: str, info) -> str:
+        return validate_id(v, info.field_name)
+
+    @field_validator("created_at")
+    @classmethod
+    def _aware(cls, v: datetime) -> datetime:
+        return v if v.tzinfo else v.replace(tzinfo=UTC)
+
+
+class MemoryRow(BaseModel):
+    """A memory as read back from the index."""
+
+    instance: str
+    id: str
+    kind: str
+    content: str
+    created_at: datetime
+    chain_id: str | None = None
+    event_time: EventTime = EventTime()
+    tags: list[str] = []
+    metadata: dict[str, Any] = {}
+
+
+class ScoreParts(BaseModel):
+    """The parts of a candidate's score, each in [0, 1], and how they were combined."""
+
+    semantic: float
+    text: float
+    recency: float
+    combined: float
+    vector_rank: int | None = None  # 1-based rank in the vector leg, None if not found by it
+    text_rank: int | None = None
+
+
+class ScoredMemory(BaseModel):
+    memory: MemoryRow
+    score: ScoreParts
+
+    @property
+    def age_seconds(self) -> float:
+        return max(0.0, (datetime.now(UTC) - self.memory.created_at).total_seconds())
+
+
+FusionMethod = Literal["linear", "rrf"]
+
+
+class FusionProfile(BaseModel):
+    """How the parts of a candidate's score are fused: DESIGN §4's named profile.
+
+    linear: combined = w_sem * semantic + w_text * text + w_rec * exp(-age_seconds / tau_s)
+    rrf:    combined = sum over legs of w_leg / (rrf_k + rank_leg)  (recency is a leg ranked by age)
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "balanced-default"
+    method: FusionMethod = "linear"
+    w_sem: float = Field(0.60, ge=0, le=1, allow_inf_nan=False)
+    w_text: float = Field(0.25, ge=0, le=1, allow_inf_nan=False)
+    w_rec: float = Field(0.15, ge=0, le=1, allow_inf_nan=False)
+    tau_s: float = Field(86400.0, gt=0, le=10 * 365 * 86400, allow_inf_nan=False)
+    rrf_k: int = Field(60, ge=1, le=10_000)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return validate_id(v, "profile name")
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> FusionProfile:
+        total = self.w_sem + self.w_text + self.w_rec
+        if not math.isclose(total, 1.0, abs_tol=1e-6):
+            raise ValueError(f"weights w_sem + w_text + w_rec must sum to 1; they sum to {total:.4f}")
+        return self
+
+    @property
+    def half_life_s(self) -> float:
+        return self.tau_s * math.log(2)
+
+
+PRESET_PROFILES: dict[str, FusionProfile] = {
+    p.name: p
+    for p in (
+        FusionProfile(name="balanced-default", w_sem=0.60, w_text=0.25, w_rec=0.15),
+        FusionProfile(name="fast-chat", w_sem=0.45, w_text=0.40, w_rec=0.15),
+        FusionProfile(name="deep-research", w_sem=0.75, w_text=0.10, w_rec=0.15),
+        FusionProfile(name="recall-recent", w_sem=0.45, w_text=0.15, w_rec=0.40),
+    )
+}
+DEFAULT_PROFILE = "balanced-default"

@@ -1,0 +1,129 @@
+"""Hybrid retrieval over the memory index: a vector leg and a text leg in one SQL statement.
+
+The database does the heavy lifting: the vector leg is an HNSW scan of the instance's partition,
+the text leg a GIN full-text match ranked by `ts_rank_cd`; their union comes back with each
+candidate's cosine similarity, text score and per-leg ranks. Fusion is then the pure maths of
+`core.scoring.fusion`.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from psycopg import sql
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from core.embeddings import Embedder
+from core.ids import validate_id
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
+from core.scoring.fusion import Candidate, fuse
+from core.storage.memory_index import FEDERATION, ROW_COLUMNS, row_from_tuple
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(max_length=100_000)
+    instance: str
+    top_k: int = Field(5, ge=1, le=1000)
+    pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg before fusion")
+    profile: FusionProfile = PRESET_PROFILES[DEFAULT_PROFILE]
+    similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)
+    kinds: list[str] | None = None
+    chain_id: str | None = None
+    tags: list[str] | None = Field(None, description="keep memories carrying any of these tags")
+    since: datetime | None = None
+    until: datetime | None = None
+    exclude_ids: list[str] = []
+    include_shared: bool = True
+
+    @field_validator("instance")
+    @classmethod
+    def _instance(cls, v: str) -> str:
+        return validate_id(v, "instance")
+
+
+class SearchResult(BaseModel):
+    results: list[ScoredMemory]
+    candidates: int
+    embed_ms: float
+    search_ms: float
+
+
+def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *, now: datetime | None = None) -> SearchResult:
+    t0 = time.perf_counter()
+    qvec = embedder.embed(req.query)
+    t1 = time.perf_counter()
+    stmt, params = _statement(embedder, req, qvec)
+    with pool.connection() as conn:
+        rows = conn.execute(stmt, params).fetchall()
+    candidates = [
+        Candidate(memory=row_from_tuple(r), cosine=float(r[-4]) if r[-4] is not None else 0.0,
+                  text_raw=float(r[-3] or 0.0), vector_rank=r[-2], text_rank=r[-1])
+        for r in rows
+    ]
+    scored = fuse(candidates, req.profile, now or datetime.now(UTC))
+    kept = [s for s in scored if s.score.semantic >= req.similarity_threshold][: req.top_k]
+    t2 = time.perf_counter()
+    return SearchResult(results=kept, candidates=len(candidates), embed_ms=(t1 - t0) * 1000,
+                        search_ms=(t2 - t1) * 1000)
+
+
+def _statement(embedder: Embedder, req: SearchRequest, qvec) -> tuple[sql.Composed, dict]:
+    instances = [req.instance] + ([FEDERATION] if req.include_shared and req.instance != FEDERATION else [])
+    filters = [sql.SQL("m.instance = ANY(%(instances)s)")]
+    params: dict = {"instances": instances, "q": qvec, "text": req.query, "pool": req.pool_size}
+    if req.kinds:
+        filters.append(sql.SQL("m.kind = ANY(%(kinds)s)"))
+        params["kinds"] = req.kinds
+    if req.chain_id:
+        filters.append(sql.SQL("m.chain_id = %(chain_id)s"))
+        params["chain_id"] = req.chain_id
+    if req.tags:
+        filters.append(sql.SQL("m.tags && %(tags)s"))
+        params["tags"] = req.tags
+    if req.since:
+        filters.append(sql.SQL("m.created_at >= %(since)s"))
+        params["since"] = req.since
+    if req.until:
+        filters.append(sql.SQL("m.created_at < %(until)s"))
+        params["until"] = req.until
+    if req.exclude_ids:
+        filters.append(sql.SQL("m.id <> ALL(%(exclude)s)"))
+        params["exclude"] = req.exclude_ids
+    where = sql.SQL(" AND ").join(filters)
+    vec_type = sql.SQL("vector({})").format(sql.Literal(embedder.dim))
+    model = sql.Literal(embedder.name)
+    # The partial HNSW index is used only when the model and the cast appear literally, as here.
+    stmt = sql.SQL("""
+WITH v AS (
+    SELECT m.instance, m.id, (m.embedding::{vt}) <=> %(q)s::{vt} AS dist
+    FROM memory m
+    WHERE {where} AND m.embedding_model = {model}
+    ORDER BY (m.embedding::{vt}) <=> %(q)s::{vt}
+    LIMIT %(pool)s
+), vr AS (
+    SELECT instance, id, row_number() OVER (ORDER BY dist, id) AS vrank FROM v
+), t AS (
+    SELECT m.instance, m.id, ts_rank_cd(m.tsv, tq.q) AS tr
+    FROM memory m,
+         (SELECT nullif(replace(plainto_tsquery('english', %(text)s)::text, '&', '|'), '')::tsquery AS q) tq
+    WHERE {where} AND tq.q IS NOT NULL AND m.tsv @@ tq.q
+    ORDER BY tr DESC, m.id
+    LIMIT %(pool)s
+), tr AS (
+    SELECT instance, id, tr, row_number() OVER (ORDER BY tr DESC, id) AS trank FROM t
+), c AS (
+    SELECT instance, id FROM vr UNION SELECT instance, id FROM tr
+)
+SELECT {cols},
+       CASE WHEN m.embedding_model = {model} THEN 1 - ((m.embedding::{vt}) <=> %(q)s::{vt}) END AS cosine,
+       tr.tr, vr.vrank, tr.trank
+FROM c
+JOIN memory m ON m.instance = c.instance AND m.id = c.id
+LEFT JOIN vr ON vr.instance = c.instance AND vr.id = c.id
+LEFT JOIN tr ON tr.instance = c.instance AND tr.id = c.id
+""").format(vt=vec_type, where=where, model=model,
+            cols=sql.SQL(", ").join(sql.SQL("m." + c.strip()) for c in ROW_COLUMNS.split(",")))
+    return stmt, params

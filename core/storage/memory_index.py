@@ -1,0 +1,240 @@
+"""The memory index on Postgres + pgvector: one table for everything that is searched.
+
+Rows are partitioned by instance (one partition per instance, created on first write), so a search
+touches only its instance's rows and the HNSW index of that partition returns that instance's
+nearest neighbours, never another's. Each embedding model gets its own partial HNSW index over
+`embedding::vector(dim)`, and every vector query names the model, so vectors of different models
+never mix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from core.embeddings import Embedder
+from core.ids import validate_id
+from core.models import EventTime, MemoryRecord, MemoryRow
+
+DDL = """
+CREATE TABLE IF NOT EXISTS memory (
+    instance        text        NOT NULL,
+    id              text        NOT NULL,
+    kind            text        NOT NULL,
+    chain_id        text,
+    content         text        NOT NULL,
+    created_at      timestamptz NOT NULL,
+    ev_year         smallint    NOT NULL DEFAULT -1,
+    ev_month        smallint    NOT NULL DEFAULT -1,
+    ev_day          smallint    NOT NULL DEFAULT -1,
+    ev_hour         smallint    NOT NULL DEFAULT -1,
+    ev_weekday      smallint    NOT NULL DEFAULT -1,
+    tags            text[]      NOT NULL DEFAULT '{}',
+    metadata        jsonb       NOT NULL DEFAULT '{}',
+    embedding       vector,
+    embedding_model text,
+    tsv             tsvector GENERATED ALWAYS AS (to_tsvector('english', content)) STORED,
+    PRIMARY KEY (instance, id)
+) PARTITION BY LIST (instance);
+CREATE INDEX IF NOT EXISTS memory_created ON memory (instance, created_at DESC);
+CREATE INDEX IF NOT EXISTS memory_chain ON memory (instance, chain_id);
+CREATE INDEX IF NOT EXISTS memory_tsv ON memory USING gin (tsv);
+CREATE TABLE IF NOT EXISTS memory_partition (
+    instance  text PRIMARY KEY,
+    relname   text NOT NULL UNIQUE
+);
+"""
+
+# The instance whose rows every search may also read: items shared on purpose ("federation").
+FEDERATION = "Federation"
+
+
+def model_slug(model: str) -> str:
+    return hashlib.sha1(model.encode()).hexdigest()[:12]
+
+
+class MemoryIndex:
+    """Writes and reads rows of the memory index. Searching lives in `core.retrieval.hybrid`."""
+
+    def __init__(self, pool: ConnectionPool, embedder: Embedder):
+        self.pool = pool
+        self.embedder = embedder
+        self._known_partitions: set[str] = set()
+        self._vector_index_ready = False
+
+    # -- set-up -----------------------------------------------------------------------------
+
+    def ensure_vector_index(self) -> None:
+        """The partial HNSW index for the active embedding model (created once, idempotent)."""
+        if self._vector_index_ready:
+            return
+        e = self.embedder
+        stmt = sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON memory USING hnsw ((embedding::vector({dim})) "
+            "vector_cosine_ops) WHERE embedding_model = {model}"
+        ).format(name=sql.Identifier(f"memory_hnsw_{model_slug(e.name)}"), dim=sql.Literal(e.dim),
+                 model=sql.Literal(e.name))
+        with self.pool.connection() as conn:
+            conn.execute(stmt)
+        self._vector_index_ready = True
+
+    def ensure_partition(self, instance: str) -> None:
+        validate_id(instance, "instance")
+        if instance in self._known_partitions:
+            return
+        relname = f"memory_p_{hashlib.sha1(instance.encode()).hexdigest()[:16]}"
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (relname,))
+            conn.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} PARTITION OF memory FOR VALUES IN ({})").format(
+                sql.Identifier(relname), sql.Literal(instance)))
+            conn.execute("INSERT INTO memory_partition (instance, relname) VALUES (%s, %s) "
+                         "ON CONFLICT DO NOTHING", (instance, relname))
+        self._known_partitions.add(instance)
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def add(self, records: Sequence[MemoryRecord], *, embeddings: np.ndarray | None = None) -> int:
+        """Insert or replace records, embedding them in one batch. Returns how many were written."""
+        if not records:
+            return 0
+        self.ensure_vector_index()
+        for instance in {r.instance for r in records}:
+            self.ensure_partition(instance)
+        if embeddings is None:
+            embeddings = self.embedder.embed_batch([r.content for r in records])
+        rows = [
+            (r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at, *r.event_time.as_tuple(),
+             list(r.tags), Jsonb(r.metadata), vec, self.embedder.name)
+            for r, vec in zip(records, embeddings, strict=True)
+        ]
+        with self.pool.connection() as conn, conn.cursor() as cur, conn.transaction():
+            cur.executemany(
+                """INSERT INTO memory (instance, id, kind, chain_id, content, created_at, ev_year, ev_month,
+                       ev_day, ev_hour, ev_weekday, tags, metadata, embedding, embedding_model)
+                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                   ON CONFLICT (instance, id) DO UPDATE SET kind = EXCLUDED.kind, chain_id = EXCLUDED.chain_id,
+                       content = EXCLUDED.content, created_at = EXCLUDED.created_at,
+                       ev_year = EXCLUDED.ev_year, ev_month = EXCLUDED.ev_month, ev_day = EXCLUDED.ev_day,
+                       ev_hour = EXCLUDED.ev_hour, ev_weekday = EXCLUDED.ev_weekday, tags = EXCLUDED.tags,
+                       metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding,
+                       embedding_model = EXCLUDED.embedding_model""",
+                rows,
+            )
+        return len(rows)
+
+    def bulk_load(self, records: Iterable[MemoryRecord], *, batch_size: int = 2000,
+                  progress: Any = None) -> int:
+        """Fast ingest for large sets (benchmarks, demo data): COPY in batches, embeddings batched."""
+        self.ensure_vector_index()
+        total = 0
+        batch: list[MemoryRecord] = []
+        for rec in records:
+            batch.append(rec)
+            if len(batch) >= batch_size:
+                total += self._copy(batch)
+                batch = []
+                if progress:
+                    progress(total)
+        if batch:
+            total += self._copy(batch)
+            if progress:
+                progress(total)
+        return total
+
+    def _copy(self, records: list[MemoryRecord]) -> int:
+        for instance in {r.instance for r in records}:
+            self.ensure_partition(instance)
+        vectors = self.embedder.embed_batch([r.content for r in records])
+        with self.pool.connection() as conn, conn.cursor() as cur, conn.transaction():
+            with cur.copy(
+                "COPY memory (instance, id, kind, chain_id, content, created_at, ev_year, ev_month, ev_day, "
+                "ev_hour, ev_weekday, tags, metadata, embedding, embedding_model) FROM STDIN"
+            ) as copy:
+                for r, vec in zip(records, vectors, strict=True):
+                    copy.write_row((r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at,
+                                    *r.event_time.as_tuple(), list(r.tags), Jsonb(r.metadata), vec,
+                                    self.embedder.name))
+        return len(records)
+
+    def delete(self, instance: str, ids: Sequence[str]) -> int:
+        with self.pool.connection() as conn:
+            cur = conn.execute("DELETE FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, list(ids)))
+            return cur.rowcount
+
+    def delete_chain(self, instance: str, chain_id: str) -> int:
+        with self.pool.connection() as conn:
+            cur = conn.execute("DELETE FROM memory WHERE instance = %s AND chain_id = %s", (instance, chain_id))
+            return cur.rowcount
+
+    def delete_instance(self, instance: str) -> int:
+        with self.pool.connection() as conn:
+            cur = conn.execute("DELETE FROM memory WHERE instance = %s", (instance,))
+            return cur.rowcount
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def get(self, instance: str, ids: Sequence[str]) -> list[MemoryRow]:
+        with self.pool.connection() as conn:
+            rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s AND id = ANY(%s)",
+                                (instance, list(ids))).fetchall()
+        return [row_from_tuple(r) for r in rows]
+
+    def count(self, instance: str | None = None, *, model: str | None = None) -> int:
+        where, params = [], []
+        if instance is not None:
+            where.append("instance = %s")
+            params.append(instance)
+        if model is not None:
+            where.append("embedding_model = %s")
+            params.append(model)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        with self.pool.connection() as conn:
+            return conn.execute(f"SELECT count(*) FROM memory {clause}", params).fetchone()[0]
+
+    def instances(self) -> list[str]:
+        with self.pool.connection() as conn:
+            return [r[0] for r in conn.execute("SELECT instance FROM memory_partition ORDER BY instance")]
+
+    def stale_ids(self, instance: str, limit: int = 1000) -> list[tuple[str, str]]:
+        """Rows whose vector is missing or from another model than the active one."""
+        with self.pool.connection() as conn:
+            return conn.execute(
+                "SELECT id, content FROM memory WHERE instance = %s AND embedding_model IS DISTINCT FROM %s "
+                "ORDER BY id LIMIT %s", (instance, self.embedder.name, limit)).fetchall()
+
+    def reembed(self, instance: str, *, batch_size: int = 500, progress: Any = None) -> int:
+        """Re-embed every row of an instance made by another model (or none) with the active one."""
+        self.ensure_vector_index()
+        done = 0
+        while batch := self.stale_ids(instance, batch_size):
+            vectors = self.embedder.embed_batch([content for _, content in batch])
+            with self.pool.connection() as conn, conn.cursor() as cur, conn.transaction():
+                cur.executemany(
+                    "UPDATE memory SET embedding = %s, embedding_model = %s WHERE instance = %s AND id = %s",
+                    [(vec, self.embedder.name, instance, id_) for (id_, _), vec in zip(batch, vectors, strict=True)])
+            done += len(batch)
+            if progress:
+                progress(done)
+        return done
+
+
+ROW_COLUMNS = ("instance, id, kind, chain_id, content, created_at, ev_year, ev_month, ev_day, ev_hour, "
+               "ev_weekday, tags, metadata")
+
+
+def row_from_tuple(r: Sequence[Any]) -> MemoryRow:
+    return MemoryRow(instance=r[0], id=r[1], kind=r[2], chain_id=r[3], content=r[4], created_at=r[5],
+                     event_time=EventTime(year=r[6], month=r[7], day=r[8], hour=r[9], weekday=r[10]),
+                     tags=list(r[11]), metadata=dict(r[12]))
+
+
+def event_time_of(moment: datetime) -> EventTime:
+    return EventTime(year=moment.year, month=moment.month, day=moment.day, hour=moment.hour,
+                     weekday=moment.weekday())

@@ -1,0 +1,33 @@
+"""Token counting that works offline, with the Llama-2 tokenizer shipped inside the wordllama wheel.
+
+Groq's Llama 3 models use another vocabulary, so counts are close estimates of what the provider
+bills; the provider's own usage figures are what the product reports for cost.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    from core.embeddings.wordllama import load_wordllama
+
+    return load_wordllama().tokenizer
+
+
+def count_tokens(text: str) -> int:
+    if not text:
+        return 0
+    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def truncate_to_tokens(text: str, budget: int) -> str:
+    """The longest prefix of `text` that fits in `budget` tokens."""
+    if budget <= 0:
+        return ""
+    enc = _tokenizer().encode(text, add_special_tokens=False)
+    if len(enc.ids) <= budget:
+        return text
+    end = enc.offsets[budget - 1][1]
+    return text[:end]
