@@ -153,8 +153,9 @@ def load_settings(**overrides: Any) -> Settings:
         problems = []
         for err in e.errors():
             name = ".".join(str(p) for p in err["loc"]).upper() or "settings"
-            shown = "" if "KEY" in name else f" (got {_short(err.get('input'))})"
-            problems.append(f"{name}: {err['msg']}{shown}")
+            msg = err["msg"].removeprefix("Value error, ")
+            shown = "" if "KEY" in name or err["type"] == "value_error" else f" (got {_short(err.get('input'))})"
+            problems.append(f"{name}: {msg}{shown}")
         raise ConfigError(
             "invalid setting — " + "; ".join(problems)
             + ". Fix it in the environment or in .streamlit/secrets.toml."

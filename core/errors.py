@@ -74,8 +74,12 @@ def describe(exc: BaseException) -> ErrorInfo:
     """
     if isinstance(exc, WorkbenchError):
         return ErrorInfo(exc.code, exc.retryable, str(exc))
-    import redis
     import psycopg
+    import redis
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        return ErrorInfo("invalid_input", False, explain_validation(exc))
 
     if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
         return ErrorInfo("service_unavailable", True,
@@ -85,3 +89,13 @@ def describe(exc: BaseException) -> ErrorInfo:
                          "Postgres is unavailable. Check that it is running (see the sidebar), then retry.")
     return ErrorInfo("internal", False,
                      f"Unexpected {type(exc).__name__}. The details are in the server log; please report it.")
+
+
+def explain_validation(exc) -> str:
+    """One line naming each rejected field and what is allowed (pydantic's messages, input left out)."""
+    parts = []
+    for err in exc.errors(include_input=False, include_url=False):
+        field = ".".join(str(p) for p in err["loc"]) or "input"
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{field}: {msg}")
+    return "invalid input — " + "; ".join(parts)

@@ -8,8 +8,10 @@ them exits, and their data (Redis append-only file, Postgres data directory) sur
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -96,7 +98,7 @@ class EmbeddedPostgres:
         self.dir = (data_dir / "pg").resolve()
 
     def ensure_running(self) -> str:
-        import pgserver
+        pgserver = _import_pgserver()
 
         self.dir.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.dir.parent / "pg.start.lock"), timeout=60):
@@ -109,10 +111,19 @@ class EmbeddedPostgres:
         return server.get_uri()
 
     def stop(self) -> None:
-        import pgserver
+        pgserver = _import_pgserver()
 
         if (self.dir / "postmaster.pid").exists():
             pgserver.get_server(self.dir, cleanup_mode="stop").cleanup()
+
+
+def _import_pgserver():
+    # pgserver asks platformdirs for a runtime dir at import; without XDG_RUNTIME_DIR that only warns.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
+    return pgserver
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,7 +217,7 @@ class Services:
         mode = "embedded" if s.redis_embedded else "external"
         try:
             url = self.redis_url()
-            info = self.redis().info("server")
+            info = self.redis().info()
             if isinstance(info, dict) and "redis_version" not in info:  # cluster: one dict per node
                 info = next(iter(info.values()))
             return ServiceStatus("Redis", mode, mask_url(url), True, info.get("redis_version"),

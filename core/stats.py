@@ -1,0 +1,24 @@
+"""Counts for the overview page: what is stored for an instance."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from core.runtime import Workbench
+from core.storage.memory_index import MemoryIndex
+
+
+class Overview(BaseModel):
+    instance: str
+    tiles: dict[str, int]
+
+
+# Each feature may add a counter: name -> function(wb, instance) -> int.
+COUNTERS: dict[str, object] = {
+    "Indexed memories": lambda wb, inst: MemoryIndex(wb.pool(), wb.embedder).count(inst),
+    "Instances": lambda wb, inst: len(MemoryIndex(wb.pool(), wb.embedder).instances()),
+}
+
+
+def overview(wb: Workbench, instance: str) -> Overview:
+    return Overview(instance=instance, tiles={name: fn(wb, instance) for name, fn in COUNTERS.items()})

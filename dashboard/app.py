@@ -1,0 +1,36 @@
+"""Memory Workbench dashboard: page config, sidebar and navigation. Run with `workbench serve`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `streamlit run dashboard/app.py` from a checkout without an install
+    sys.path.insert(0, str(ROOT))
+
+from dashboard.resources import get_workbench  # noqa: E402
+from dashboard.sidebar import render_sidebar  # noqa: E402
+from dashboard.ui import show_error  # noqa: E402
+
+st.set_page_config(page_title="Memory Workbench", page_icon="🧠", layout="wide")
+
+PAGES = ROOT / "pages"
+# Each feature adds its page here.
+NAVIGATION = {
+    "Memory": [
+        st.Page(PAGES / "overview.py", title="Overview", icon="🏠", default=True),
+    ],
+}
+
+try:
+    get_workbench()
+except Exception as e:
+    show_error(e, "start the workbench")
+    st.info("Fix the setting named above (environment or `.streamlit/secrets.toml`), then reload the page.")
+    st.stop()
+
+render_sidebar()
+st.navigation(NAVIGATION).run()

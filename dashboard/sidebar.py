@@ -1,0 +1,49 @@
+"""The sidebar: each service's state with what to do when it is down, the models, the instance."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.services import ServiceStatus
+from dashboard.resources import get_workbench
+from dashboard.ui import attempt
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _statuses() -> list[ServiceStatus]:
+    return get_workbench().services.status()
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def _instances(default: str) -> list[str]:
+    from core.storage.memory_index import MemoryIndex
+
+    wb = get_workbench()
+    known = set(MemoryIndex(wb.pool(), wb.embedder).instances())
+    known.discard("Federation")
+    return sorted(known | {default})
+
+
+def render_sidebar() -> None:
+    wb = get_workbench()
+    with st.sidebar:
+        st.caption("SERVICES")
+        for s in _statuses():
+            if s.reachable:
+                extra = f" · {s.detail}" if s.detail else ""
+                st.markdown(f":green[●] **{s.name}** {s.version} — {s.mode}{extra}")
+            else:
+                st.markdown(f":red[●] **{s.name}** unavailable — {s.mode}")
+                st.caption(f"{s.detail or ''}. {s.hint or ''}")
+        llm = wb.settings.llm_provider
+        st.caption("MODELS")
+        st.markdown(f"Embedder: `{attempt('load the embedder', lambda: wb.embedder.name) or '—'}`")
+        if llm == "none":
+            st.markdown("LLM: none — LLM steps are skipped; answers are extractive")
+        else:
+            st.markdown(f"LLM: {llm} (`{wb.settings.model_fast}` / `{wb.settings.model_deep}`)")
+        st.caption("INSTANCE")
+        instances = attempt("list instances", lambda: _instances(wb.settings.instance)) or [wb.settings.instance]
+        current = st.session_state.get("instance", wb.settings.instance)
+        st.selectbox("Instance", instances, index=instances.index(current) if current in instances else 0,
+                     key="instance", label_visibility="collapsed")

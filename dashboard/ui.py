@@ -1,0 +1,39 @@
+"""Small UI helpers shared by the pages: errors as messages, never tracebacks."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+import streamlit as st
+
+from core.errors import describe
+
+T = TypeVar("T")
+log = logging.getLogger("dashboard")
+
+
+def show_error(exc: BaseException, doing: str) -> None:
+    """Say what failed and what to do; the traceback goes to the server log only."""
+    info = describe(exc)
+    log.warning("%s failed: %s", doing, info.message, exc_info=info.code == "internal")
+    advice = " It may work if you retry in a moment." if info.retryable else ""
+    st.error(f"**Could not {doing}.** {info.message}{advice}", icon="⚠️")
+
+
+def attempt(doing: str, fn: Callable[[], T]) -> T | None:
+    """Run `fn`; on failure show the error and return None."""
+    try:
+        return fn()
+    except Exception as e:  # every failure becomes a message on the page
+        show_error(e, doing)
+        return None
+
+
+def humanize_age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"

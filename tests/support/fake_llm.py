@@ -1,0 +1,143 @@
+"""A local OpenAI-compatible HTTP server, so the real OpenAI and Groq SDK code runs in tests.
+
+Serves POST /v1/chat/completions (OpenAI and OpenAI-compatible clients), /openai/v1/chat/completions
+(the Groq SDK's path) and /v1/embeddings. Tests queue replies; with none queued it echoes.
+
+    with FakeLLMServer() as srv:
+        srv.reply("hello", total_tokens=42)     # next chat call answers "hello"
+        srv.fail(429)                           # or: next call answers HTTP 429
+        settings = load_settings(llm_base_url=srv.url + "/v1")
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeLLMServer:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._replies: deque[dict[str, Any]] = deque()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakeLLMServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # -- scripting --------------------------------------------------------------------------
+
+    def reply(self, text: str, *, prompt_tokens: int = 10, completion_tokens: int = 5,
+              total_tokens: int | None = None, model: str | None = None) -> None:
+        self._replies.append({"kind": "text", "text": text, "usage": {
+            "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "total_tokens": total_tokens if total_tokens is not None else prompt_tokens + completion_tokens},
+            "model": model})
+
+    def fail(self, status: int, times: int = 1) -> None:
+        for _ in range(times):
+            self._replies.append({"kind": "fail", "status": status})
+
+    def hang(self, seconds: float) -> None:
+        self._replies.append({"kind": "hang", "seconds": seconds})
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"].endswith("/chat/completions")]
+
+    # -- serving ----------------------------------------------------------------------------
+
+    def _next(self) -> dict[str, Any] | None:
+        try:
+            return self._replies.popleft()
+        except IndexError:
+            return None
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                fake.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+                if self.path.endswith("/embeddings"):
+                    return self._embeddings(body)
+                if not self.path.endswith("/chat/completions"):
+                    return self._send(404, {"error": {"message": "not found"}})
+                step = fake._next()
+                if step and step["kind"] == "fail":
+                    return self._send(step["status"], {"error": {"message": "scripted failure",
+                                                                 "type": "server_error"}})
+                if step and step["kind"] == "hang":
+                    time.sleep(step["seconds"])
+                    step = fake._next()
+                if step is None:
+                    last = body["messages"][-1]["content"]
+                    step = {"text": f"echo: {last[:200]}", "usage": {"prompt_tokens": 10,
+                            "completion_tokens": 5, "total_tokens": 15}, "model": None}
+                model = step.get("model") or body.get("model", "fake")
+                if body.get("stream"):
+                    return self._stream(step, model)
+                self._send(200, {
+                    "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                    "model": model,
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": step["text"]}}],
+                    "usage": step["usage"]})
+
+            def _stream(self, step: dict[str, Any], model: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                words = step["text"].split(" ")
+                for i, w in enumerate(words):
+                    piece = w if i == 0 else " " + w
+                    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
+                             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                final = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
+                         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                         "x_groq": {"usage": step["usage"]}}
+                usage = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
+                         "choices": [], "usage": step["usage"]}
+                self.wfile.write(f"data: {json.dumps(final)}\n\n".encode())
+                self.wfile.write(f"data: {json.dumps(usage)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                data = []
+                for i, text in enumerate(inputs):
+                    vec = [0.0] * 1536
+                    for word in str(text).lower().split():
+                        vec[hash(word) % 1536] += 1.0
+                    data.append({"object": "embedding", "index": i, "embedding": vec})
+                self._send(200, {"object": "list", "data": data, "model": body.get("model"),
+                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        return Handler
