@@ -12,6 +12,9 @@ from core.config import Settings, load_settings
 from core.embeddings import Embedder, make_embedder
 from core.llm import LLM, make_llm
 from core.services import Services
+from core.storage.memory_index import MemoryIndex
+from core.storage.profiles import ProfileStore
+from core.storage.thoughts import ThoughtStore
 
 
 class Workbench:
@@ -31,6 +34,18 @@ class Workbench:
     @cached_property
     def llm(self) -> LLM:
         return make_llm(self.settings)
+
+    @cached_property
+    def thoughts(self) -> ThoughtStore:
+        return ThoughtStore(self.services.redis(), cluster=self.settings.redis_cluster)
+
+    @cached_property
+    def index(self) -> MemoryIndex:
+        return MemoryIndex(self.services.pool(), self.embedder)
+
+    @cached_property
+    def profiles(self) -> ProfileStore:
+        return ProfileStore(self.services.pool())
 
     def redis(self):
         return self.services.redis()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from typing import Literal
 
 from psycopg import sql
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -28,6 +29,7 @@ class SearchRequest(BaseModel):
     instance: str
     top_k: int = Field(5, ge=1, le=1000)
     pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg before fusion")
+    search_type: Literal["hybrid", "vector", "text"] = Field("hybrid", description="which legs run")
     profile: FusionProfile = PRESET_PROFILES[DEFAULT_PROFILE]
     similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)
     kinds: list[str] | None = None
@@ -73,7 +75,9 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *, now: datetime
 def _statement(embedder: Embedder, req: SearchRequest, qvec) -> tuple[sql.Composed, dict]:
     instances = [req.instance] + ([FEDERATION] if req.include_shared and req.instance != FEDERATION else [])
     filters = [sql.SQL("m.instance = ANY(%(instances)s)")]
-    params: dict = {"instances": instances, "q": qvec, "text": req.query, "pool": req.pool_size}
+    params: dict = {"instances": instances, "q": qvec, "text": req.query,
+                    "vpool": req.pool_size if req.search_type != "text" else 0,
+                    "tpool": req.pool_size if req.search_type != "vector" else 0}
     if req.kinds:
         filters.append(sql.SQL("m.kind = ANY(%(kinds)s)"))
         params["kinds"] = req.kinds
@@ -102,7 +106,7 @@ WITH v AS (
     FROM memory m
     WHERE {where} AND m.embedding_model = {model}
     ORDER BY (m.embedding::{vt}) <=> %(q)s::{vt}
-    LIMIT %(pool)s
+    LIMIT %(vpool)s
 ), vr AS (
     SELECT instance, id, row_number() OVER (ORDER BY dist, id) AS vrank FROM v
 ), t AS (
@@ -111,7 +115,7 @@ WITH v AS (
          (SELECT nullif(replace(plainto_tsquery('english', %(text)s)::text, '&', '|'), '')::tsquery AS q) tq
     WHERE {where} AND tq.q IS NOT NULL AND m.tsv @@ tq.q
     ORDER BY tr DESC, m.id
-    LIMIT %(pool)s
+    LIMIT %(tpool)s
 ), tr AS (
     SELECT instance, id, tr, row_number() OVER (ORDER BY tr DESC, id) AS trank FROM t
 ), c AS (

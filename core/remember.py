@@ -1,0 +1,354 @@
+"""ui_remember (seed 003): one conversational turn with memory.
+
+A call retrieves context from the instance's memory (hybrid search, fused by the active profile),
+builds the prompt with the standard tool-input format, synthesises an answer (LLM, or an extractive
+answer labelled as such), stores the user thought and the answer atomically, scores the previous
+answer from this follow-up, stores a metrics thought, and indexes the new thoughts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Literal
+
+import psycopg
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from core.errors import InvalidInput, ProviderError, ServiceUnavailable, WorkbenchError
+from core.ids import validate_id
+from core.indexing import sync_index
+from core.llm import Completion, Message
+from core.llm.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
+from core.models import FusionProfile, ScoredMemory
+from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.runtime import Workbench
+from core.scoring.feedback import feedback_score
+from core.storage.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
+                                   Thought)
+from core.tokens import count_tokens
+from core.tool_input import ChatMessage, ToolInputSchema, format_query
+
+DEEP_CONTEXT_THRESHOLD = 8  # more context items than this → the deep model
+STYLES = ("default", "deep", "chronological")
+HISTORY_THOUGHTS = 60  # the last thoughts of the chain read for the prompt (then cut by token budget)
+
+
+class UiRememberParams(BaseModel):
+    """The seed's request parameters, plus `profile` and `request_id`. Unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    thought: str = Field(min_length=1, max_length=100_000)
+    thought_number: int = Field(1, ge=1, le=1_000_000)
+    total_thoughts: int = Field(1, ge=1, le=1_000_000)
+    chain_id: str | None = None
+    next_thought_needed: bool = True
+    search_type: Literal["hybrid", "vector", "text"] = "hybrid"
+    top_k: int = Field(5, ge=1, le=100)
+    similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)
+    token_cap: int | None = Field(None, ge=1, le=1_000_000)
+    style: str | None = None
+    tags: list[str] = Field([], max_length=32)
+    temporal: str | None = Field(None, max_length=200)
+    profile: str | None = None
+    request_id: str | None = None
+
+    @field_validator("thought")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must contain some text")
+        return v
+
+    @field_validator("chain_id", "profile", "request_id")
+    @classmethod
+    def _ids(cls, v: str | None, info) -> str | None:
+        return None if v is None else validate_id(v, info.field_name)
+
+    @field_validator("style")
+    @classmethod
+    def _style(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        if v.strip().lower() not in STYLES:
+            raise ValueError(f"must be one of {', '.join(STYLES)} (any case)")
+        return v.strip().lower()
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: list[str]) -> list[str]:
+        for tag in v:
+            if not (1 <= len(tag) <= 64) or not tag.isprintable():
+                raise ValueError("each tag must be 1–64 printable characters")
+        return list(dict.fromkeys(v))
+
+
+class ContextItem(BaseModel):
+    id: str
+    kind: str
+    chain_id: str | None
+    content: str
+    created_at: datetime
+    age_s: float
+    semantic: float
+    text: float
+    recency: float
+    combined: float
+    tokens: int
+
+
+class StageLatency(BaseModel):
+    embed_ms: float = 0.0
+    search_ms: float = 0.0
+    synthesis_ms: float = 0.0
+    store_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class UiRememberResult(BaseModel):
+    status: str = "ok"
+    thought1_id: str
+    thought2_id: str
+    thought3_id: str | None
+    model_used: str | None
+    usage_total_tokens: int | None
+    # For the dashboard and the CLI:
+    instance: str
+    chain_id: str
+    answer: str
+    synthesis: Literal["llm", "extractive"]
+    profile: str
+    context: list[ContextItem]
+    context_dropped_by_token_cap: int = 0
+    history_turns_dropped: int = 0
+    prompt: list[Message]
+    latency: StageLatency
+    previous_feedback: FeedbackRecord | None = None
+    notes: list[str] = []
+
+
+def choose_model(style: str | None, context_items: int, fast: str, deep: str) -> str:
+    """The deep model when style is "deep" or more than 8 context items go to synthesis, else fast."""
+    return deep if style == "deep" or context_items > DEEP_CONTEXT_THRESHOLD else fast
+
+
+def fit_context(items: list[ScoredMemory], token_cap: int | None) -> tuple[list[ScoredMemory], int]:
+    """Keep the best-scored memories whose tokens fit in `token_cap`; returns (kept, dropped)."""
+    if token_cap is None:
+        return items, 0
+    kept, used = [], 0
+    for item in items:
+        cost = count_tokens(item.memory.content)
+        if used + cost <= token_cap:
+            kept.append(item)
+            used += cost
+    return kept, len(items) - len(kept)
+
+
+def format_memories(items: list[ScoredMemory]) -> str:
+    if not items:
+        return "(no related memories)"
+    return "\n".join(f"- [{m.memory.created_at:%Y-%m-%d %H:%M}] ({m.memory.kind}, relevance "
+                     f"{m.score.combined:.2f}) {m.memory.content}" for m in items)
+
+
+def extractive_answer(items: list[ScoredMemory]) -> str:
+    if not items:
+        return ("Extractive answer (no LLM configured): nothing in memory relates to this yet. "
+                "Your message is stored, so later turns can use it.")
+    lines = [f"- {m.memory.created_at:%Y-%m-%d}: {m.memory.content}" for m in items[:3]]
+    return "Extractive answer (no LLM configured) — the most relevant memories:\n" + "\n".join(lines)
+
+
+class Remember:
+    """Runs ui_remember turns. `clock` gives "now" (the demo replays 30 days through it)."""
+
+    def __init__(self, wb: Workbench, *, clock: Callable[[], datetime] | None = None):
+        self.wb = wb
+        self.clock = clock or (lambda: datetime.now(UTC))
+
+    def run(self, params: UiRememberParams, *, instance: str | None = None) -> UiRememberResult:
+        for piece in self.stream(params, instance=instance):
+            if isinstance(piece, UiRememberResult):
+                return piece
+        raise WorkbenchError("ui_remember produced no result")  # unreachable: stream always ends with one
+
+    def stream(self, params: UiRememberParams, *, instance: str | None = None
+               ) -> Iterator[str | UiRememberResult]:
+        """Yield the answer's text as it is produced, then the `UiRememberResult`."""
+        wb, store = self.wb, self.wb.thoughts
+        instance = validate_id(instance or wb.settings.instance, "instance")
+        chain_id = params.chain_id or f"chain-{uuid.uuid4().hex[:12]}"
+        if params.request_id and (done := store.served(instance, chain_id, params.request_id)):
+            result = UiRememberResult.model_validate_json(done)
+            yield result.answer
+            yield result
+            return
+
+        t_start = time.perf_counter()
+        now = self.clock()
+        notes: list[str] = []
+        user_id, answer_id, metrics_id = (str(uuid.uuid4()) for _ in range(3))
+        history = [t for t in store.chain_thoughts(instance, chain_id, last=HISTORY_THOUGHTS)
+                   if t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)]
+        meta = store.chain_meta(instance, chain_id)
+
+        # 1. Retrieval (degrades to no context when Postgres is down; the turn still goes on).
+        profile = self._profile(instance, params.profile, notes)
+        since, until = self._time_window(params.temporal, now, notes)
+        context: list[ScoredMemory] = []
+        latency = StageLatency()
+        try:
+            found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(
+                query=params.thought, instance=instance, top_k=params.top_k,
+                pool_size=max(50, 4 * params.top_k), profile=profile, search_type=params.search_type,
+                similarity_threshold=params.similarity_threshold, since=since, until=until,
+                exclude_ids=[user_id]), now=now)
+            context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms
+        except (psycopg.Error, ServiceUnavailable):
+            notes.append("retrieval degraded: Postgres is unavailable, so this answer uses no stored memory")
+        if params.style == "chronological":
+            context.sort(key=lambda m: m.memory.created_at)
+        context, dropped = fit_context(context, params.token_cap)
+        if dropped:
+            notes.append(f"{dropped} retrieved memories left out to stay within token_cap={params.token_cap}")
+
+        # 2. Prompt, in the standard tool-input format.
+        tool_input = ToolInputSchema(
+            chat_history=[ChatMessage(type="human" if t.category == CATEGORY_USER else "ai", content=t.thought)
+                          for t in history],
+            latest_human_message=params.thought,
+            intermediate_steps={"memory_retrieval": format_memories(context)})
+        query = format_query(tool_input, wb.settings.chat_history_token_budget)
+        if query.history_turns_dropped:
+            notes.append(f"chat history cut to the last {query.history_turns_kept} messages "
+                         f"({query.history_turns_dropped} older ones dropped to fit "
+                         f"{query.history_budget} tokens)")
+        system = SYNTHESIS_SYSTEM + (CHRONOLOGICAL if params.style == "chronological" else "")
+        prompt = [Message(role="system", content=system), Message(role="user", content=query.text)]
+
+        # 3. Synthesis.
+        model = choose_model(params.style, len(context), wb.settings.model_fast, wb.settings.model_deep)
+        t_syn = time.perf_counter()
+        completion: Completion | None = None
+        if wb.llm.configured:
+            try:
+                for piece in wb.llm.stream(prompt, model=model, temperature=wb.settings.llm_temperature,
+                                           max_tokens=wb.settings.llm_max_tokens):
+                    if isinstance(piece, Completion):
+                        completion = piece
+                    else:
+                        yield piece
+            except ProviderError as e:
+                notes.append(f"{e} Answered extractively instead.")
+        else:
+            notes.append("synthesis skipped: no LLM configured (set GROQ_API_KEY or LLM_BASE_URL); "
+                         "the answer is extractive")
+        if completion is None:
+            answer_text, synthesis, model_used, tokens = extractive_answer(context), "extractive", None, None
+            yield answer_text
+        else:
+            answer_text, synthesis = completion.text, "llm"
+            model_used, tokens = completion.model, completion.total_tokens
+        latency.synthesis_ms = (time.perf_counter() - t_syn) * 1000
+
+        # 4. Store: the turn atomically, then the previous answer's feedback, metrics, index.
+        t_store = time.perf_counter()
+        answered = max(self.clock(), now)
+        seq = store.next_seq(instance, chain_id)
+        common = dict(instance=instance, chain_id=chain_id, thought_number=params.thought_number,
+                      total_thoughts=params.total_thoughts, next_thought_needed=params.next_thought_needed,
+                      tags=params.tags)
+        user = Thought(id=user_id, thought=params.thought, timestamp=now, category=CATEGORY_USER, seq=seq,
+                       **common)
+        answer = Thought(id=answer_id, thought=answer_text, timestamp=answered, category=CATEGORY_ASSISTANT,
+                         seq=seq + 1, extra={"model": model_used or "extractive", "synthesis": synthesis,
+                                             "profile": profile.name}, **common)
+        result = UiRememberResult(
+            thought1_id=user_id, thought2_id=answer_id, thought3_id=metrics_id, model_used=model_used,
+            usage_total_tokens=tokens, instance=instance, chain_id=chain_id, answer=answer_text,
+            synthesis=synthesis, profile=profile.name, context=[_context_item(m, now) for m in context],
+            context_dropped_by_token_cap=dropped, history_turns_dropped=query.history_turns_dropped,
+            prompt=prompt, latency=latency, notes=notes)
+        # An extractive answer only restates memories already indexed: indexing it would echo them.
+        store.append_turn(user, answer, request_id=params.request_id, result_json=result.model_dump_json(),
+                          final=not params.next_thought_needed, index_answer=synthesis == "llm")
+        result.previous_feedback = self._score_previous(meta, now, params.thought)
+        latency.total_ms = (time.perf_counter() - t_start) * 1000
+        try:
+            store.append(Thought(id=metrics_id, thought=_metrics_text(result), timestamp=answered,
+                                 category=CATEGORY_METRICS, seq=seq + 2, extra=_metrics_fields(result),
+                                 **common))
+        except ServiceUnavailable:
+            result.thought3_id = None
+            notes.append("metrics thought not stored: Redis refused the write")
+        try:
+            sync_error = sync_index(store, wb.index).error
+        except (psycopg.Error, ServiceUnavailable) as e:
+            sync_error = str(e)
+        if sync_error:
+            notes.append("indexing deferred: Postgres is unavailable; this turn is indexed when it is back")
+        latency.store_ms = (time.perf_counter() - t_store) * 1000
+        latency.total_ms = (time.perf_counter() - t_start) * 1000
+        yield result
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _profile(self, instance: str, name: str | None, notes: list[str]) -> FusionProfile:
+        try:
+            return self.wb.profiles.get(name) if name else self.wb.profiles.active(instance)
+        except (psycopg.Error, ServiceUnavailable):
+            from core.models import DEFAULT_PROFILE, PRESET_PROFILES
+
+            if name and name in PRESET_PROFILES:
+                return PRESET_PROFILES[name]
+            notes.append(f"profile store unavailable: used {DEFAULT_PROFILE}")
+            return PRESET_PROFILES[DEFAULT_PROFILE]
+
+    def _time_window(self, temporal: str | None, now: datetime, notes: list[str]
+                     ) -> tuple[datetime | None, datetime | None]:
+        if not temporal or not temporal.strip():
+            return None, None
+        from core.retrieval.timeparse import parse_time_hint
+
+        hint = parse_time_hint(temporal, now)
+        if hint is None:
+            raise InvalidInput(f"temporal: could not read {temporal!r} as a time; try e.g. 'yesterday', "
+                               "'last week', 'in March', 'two days ago' or '3 March 2024'")
+        notes.append(f"retrieval restricted to {hint.start:%Y-%m-%d %H:%M} – {hint.end:%Y-%m-%d %H:%M} "
+                     f"(temporal={temporal!r})")
+        return hint.start, hint.end
+
+    def _score_previous(self, meta: dict[str, str], now: datetime, text: str) -> FeedbackRecord | None:
+        previous = meta.get("last_answer_id")
+        if not previous:
+            return None
+        store = self.wb.thoughts
+        elapsed = max(0.0, now.timestamp() - float(meta.get("last_at", now.timestamp())))
+        store.record_followup(previous, elapsed, feedback_score(elapsed, text), text)
+        return store.feedback([previous]).get(previous)
+
+
+def _context_item(m: ScoredMemory, now: datetime) -> ContextItem:
+    return ContextItem(id=m.memory.id, kind=m.memory.kind, chain_id=m.memory.chain_id, content=m.memory.content,
+                       created_at=m.memory.created_at,
+                       age_s=max(0.0, (now - m.memory.created_at).total_seconds()),
+                       semantic=m.score.semantic, text=m.score.text, recency=m.score.recency,
+                       combined=m.score.combined, tokens=count_tokens(m.memory.content))
+
+
+def _metrics_fields(r: UiRememberResult) -> dict[str, object]:
+    return {"model": r.model_used or "extractive", "synthesis": r.synthesis, "profile": r.profile,
+            "tokens": r.usage_total_tokens if r.usage_total_tokens is not None else "",
+            "context_items": len(r.context), "answer_id": r.thought2_id,
+            "latency": json.loads(r.latency.model_dump_json())}
+
+
+def _metrics_text(r: UiRememberResult) -> str:
+    lat = r.latency
+    return (f"model={r.model_used or 'extractive'} tokens={r.usage_total_tokens} context={len(r.context)} "
+            f"embed={lat.embed_ms:.1f}ms search={lat.search_ms:.1f}ms synthesis={lat.synthesis_ms:.1f}ms")

@@ -1,0 +1,340 @@
+"""The thought store on Redis: conversations (chains of thoughts) and the feedback on each answer.
+
+Key layout (DESIGN §3). `{chain}` is a Redis Cluster hash tag: every key of one chain lives in one slot.
+
+    thought:<instance>:{<chain>}:<id>     hash   one thought
+    chain:<instance>:{<chain>}            zset   thought ids, score = time
+    chainmeta:<instance>:{<chain>}        hash   title, created_at, last_at, turns, last_answer_id, seq
+    request:<instance>:{<chain>}:<rid>    string result of an already-served request (idempotency)
+    chains:<instance>                     zset   chain ids, score = last activity
+    instances                             set    every instance with chains
+    voice:feedback:<answer id>            hash   the seed's feedback fields (+ instance, chain_id, at)
+    feedback:index:<instance>             zset   answer ids, score = answer time (for analytics)
+    feedback:pending:<instance>           zset   answers with no follow-up yet (for the abandon sweep)
+    index:outbox                          list   thoughts still to be written to the memory index
+
+A turn's user and assistant thoughts are written in one MULTI/EXEC with their chain index (one slot);
+on a standalone server the instance-wide keys join the same transaction, so a turn is all or nothing.
+On a cluster a transaction cannot span slots: the chain's transaction goes first, so a crash between
+the two steps can leave a complete turn without its listing and feedback entries, never half a turn.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from pydantic import BaseModel
+
+from core.errors import ServiceUnavailable
+from core.ids import validate_id
+from core.scoring.feedback import ABANDON_AFTER_S, Feedback
+
+CATEGORY_USER = "ui_remember:user"
+CATEGORY_ASSISTANT = "ui_remember:assistant"
+CATEGORY_METRICS = "ui_remember:metrics"
+OUTBOX = "index:outbox"
+FEEDBACK_FIELDS = ("synthesis_quality", "continued", "abandoned", "corrected", "time_to_next", "feedback_score")
+
+
+class Thought(BaseModel):
+    id: str
+    instance: str
+    chain_id: str
+    thought: str
+    timestamp: datetime
+    category: str
+    thought_number: int = 1
+    total_thoughts: int = 1
+    next_thought_needed: bool = True
+    importance: float = 0.5
+    tags: list[str] = []
+    seq: int = 0
+    extra: dict[str, Any] = {}  # what a category adds: model, tokens, latency for metrics thoughts
+
+    def to_hash(self) -> dict[str, str]:
+        base = {
+            "id": self.id, "instance": self.instance, "chain_id": self.chain_id, "thought": self.thought,
+            "timestamp": self.timestamp.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            "category": self.category, "thought_number": str(self.thought_number),
+            "total_thoughts": str(self.total_thoughts),
+            "next_thought_needed": "1" if self.next_thought_needed else "0",
+            "importance": str(self.importance), "tags": json.dumps(self.tags), "seq": str(self.seq),
+        }
+        base.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in self.extra.items()})
+        return base
+
+    @classmethod
+    def from_hash(cls, h: dict[str, str]) -> Thought:
+        known = {"id", "instance", "chain_id", "thought", "timestamp", "category", "thought_number",
+                 "total_thoughts", "next_thought_needed", "importance", "tags", "seq"}
+        extra = {k: _maybe_json(v) for k, v in h.items() if k not in known}
+        return cls(id=h["id"], instance=h["instance"], chain_id=h["chain_id"], thought=h["thought"],
+                   timestamp=datetime.fromisoformat(h["timestamp"].replace("Z", "+00:00")),
+                   category=h["category"], thought_number=int(h.get("thought_number", 1)),
+                   total_thoughts=int(h.get("total_thoughts", 1)),
+                   next_thought_needed=h.get("next_thought_needed", "1") == "1",
+                   importance=float(h.get("importance", 0.5)), tags=json.loads(h.get("tags", "[]")),
+                   seq=int(h.get("seq", 0)), extra=extra)
+
+
+class ChainSummary(BaseModel):
+    instance: str
+    chain_id: str
+    title: str
+    created_at: datetime
+    last_at: datetime
+    turns: int
+
+
+class FeedbackRecord(BaseModel):
+    answer_id: str
+    instance: str
+    chain_id: str
+    answered_at: datetime
+    synthesis_quality: float | None
+    feedback_score: float | None
+    continued: int
+    abandoned: int
+    corrected: str
+    time_to_next: float | None
+    final: bool = False
+
+    @classmethod
+    def from_hash(cls, answer_id: str, h: dict[str, str]) -> FeedbackRecord:
+        def num(key: str) -> float | None:
+            return float(h[key]) if h.get(key) not in (None, "") else None
+
+        return cls(answer_id=answer_id, instance=h.get("instance", ""), chain_id=h.get("chain_id", ""),
+                   answered_at=datetime.fromtimestamp(float(h.get("at", 0)), UTC),
+                   synthesis_quality=num("synthesis_quality"), feedback_score=num("feedback_score"),
+                   continued=int(h.get("continued", 0)), abandoned=int(h.get("abandoned", 0)),
+                   corrected=h.get("corrected", ""), time_to_next=num("time_to_next"),
+                   final=h.get("final", "0") == "1")
+
+
+# Sets follow-up feedback only if the answer has none yet: concurrent follow-ups never overwrite the
+# first, and an answer already marked abandoned keeps that mark (the user came back too late).
+_FOLLOWUP = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HGET', KEYS[1], 'continued') == '1' then return 0 end
+redis.call('HSET', KEYS[1], 'continued', '1', 'time_to_next', ARGV[1], 'corrected', ARGV[2],
+           'feedback_score', ARGV[3], 'synthesis_quality', ARGV[3])
+return 1
+"""
+_ABANDON = """
+if redis.call('HGET', KEYS[1], 'continued') == '0' and redis.call('HGET', KEYS[1], 'final') ~= '1' then
+  redis.call('HSET', KEYS[1], 'abandoned', '1')
+  return 1
+end
+return 0
+"""
+
+
+def thought_key(instance: str, chain_id: str, thought_id: str) -> str:
+    return f"thought:{instance}:{{{chain_id}}}:{thought_id}"
+
+
+def chain_key(instance: str, chain_id: str) -> str:
+    return f"chain:{instance}:{{{chain_id}}}"
+
+
+def chain_meta_key(instance: str, chain_id: str) -> str:
+    return f"chainmeta:{instance}:{{{chain_id}}}"
+
+
+def feedback_key(answer_id: str) -> str:
+    return f"voice:feedback:{answer_id}"
+
+
+class ThoughtStore:
+    def __init__(self, client: redis.Redis, *, cluster: bool = False):
+        self.r = client
+        self.cluster = cluster
+        self._followup = client.register_script(_FOLLOWUP)
+        self._abandon = client.register_script(_ABANDON)
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def next_seq(self, instance: str, chain_id: str, n: int = 3) -> int:
+        """Reserve n consecutive sequence numbers in the chain; returns the first."""
+        return int(self.r.hincrby(chain_meta_key(instance, chain_id), "seq", n)) - n + 1
+
+    def served(self, instance: str, chain_id: str, request_id: str) -> str | None:
+        return self.r.get(f"request:{instance}:{{{chain_id}}}:{request_id}")
+
+    def append_turn(self, user: Thought, answer: Thought, *, request_id: str | None = None,
+                    result_json: str | None = None, final: bool = False, index_answer: bool = True) -> None:
+        """Write a user thought and its answer atomically, with the chain's indexes and a fresh
+        feedback hash for the answer. Raises ServiceUnavailable if Redis refuses."""
+        instance, chain = user.instance, user.chain_id
+        validate_id(instance, "instance")
+        validate_id(chain, "chain_id")
+        at = answer.timestamp.timestamp()
+
+        def chain_part(p: redis.client.Pipeline) -> None:
+            for t in (user, answer):
+                p.hset(thought_key(instance, chain, t.id), mapping=t.to_hash())
+                p.zadd(chain_key(instance, chain), {t.id: t.timestamp.timestamp()})
+            meta = chain_meta_key(instance, chain)
+            p.hsetnx(meta, "title", user.thought[:120])
+            p.hsetnx(meta, "created_at", str(user.timestamp.timestamp()))
+            p.hset(meta, mapping={"last_at": str(at), "last_answer_id": answer.id})
+            p.hincrby(meta, "turns", 1)
+            if request_id and result_json:
+                p.set(f"request:{instance}:{{{chain}}}:{request_id}", result_json, ex=86400)
+
+        def instance_part(p: redis.client.Pipeline) -> None:
+            p.zadd(f"chains:{instance}", {chain: at}, gt=True)  # GT still adds a new chain
+            p.sadd("instances", instance)
+            p.hset(feedback_key(answer.id), mapping={
+                "synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
+                "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain,
+                "at": str(at), "final": "1" if final else "0"})
+            p.zadd(f"feedback:index:{instance}", {answer.id: at})
+            if not final:
+                p.zadd(f"feedback:pending:{instance}", {answer.id: at})
+            to_index = (user, answer) if index_answer else (user,)
+            p.rpush(OUTBOX, *(json.dumps({"instance": instance, "chain_id": chain, "id": t.id}) for t in to_index))
+
+        self._commit([chain_part, instance_part])
+
+    def append(self, thought: Thought) -> None:
+        """Write one more thought (a metrics thought) into its chain."""
+        def part(p: redis.client.Pipeline) -> None:
+            p.hset(thought_key(thought.instance, thought.chain_id, thought.id), mapping=thought.to_hash())
+            p.zadd(chain_key(thought.instance, thought.chain_id), {thought.id: thought.timestamp.timestamp()})
+
+        self._commit([part])
+
+    def record_followup(self, answer_id: str, time_to_next_s: float, fb: Feedback, text: str) -> bool:
+        """Store the feedback a follow-up gives the previous answer. False if it already had some."""
+        instance = self.r.hget(feedback_key(answer_id), "instance")
+        done = self._followup(keys=[feedback_key(answer_id)],
+                              args=[f"{time_to_next_s:.3f}", text if fb.corrected else "", f"{fb.feedback_score}"])
+        if instance:
+            self.r.zrem(f"feedback:pending:{instance}", answer_id)
+        return done == 1
+
+    def sweep_abandoned(self, instance: str, now: float | None = None) -> int:
+        """Mark answers with no follow-up for ABANDON_AFTER_S or more as abandoned."""
+        cutoff = (now or time.time()) - ABANDON_AFTER_S
+        pending = f"feedback:pending:{instance}"
+        marked = 0
+        while ids := self.r.zrangebyscore(pending, "-inf", cutoff, start=0, num=500):
+            for answer_id in ids:
+                marked += int(self._abandon(keys=[feedback_key(answer_id)]) or 0)
+            self.r.zrem(pending, *ids)
+        return marked
+
+    def delete_chain(self, instance: str, chain_id: str) -> int:
+        """Remove a chain's thoughts, indexes and feedback. Returns the number of thoughts removed."""
+        ids = self.r.zrange(chain_key(instance, chain_id), 0, -1)
+        answers = [i for i in ids if self.r.exists(feedback_key(i))]
+
+        def chain_part(p: redis.client.Pipeline) -> None:
+            for i in ids:
+                p.delete(thought_key(instance, chain_id, i))
+            p.delete(chain_key(instance, chain_id), chain_meta_key(instance, chain_id))
+
+        def instance_part(p: redis.client.Pipeline) -> None:
+            p.zrem(f"chains:{instance}", chain_id)
+            for a in answers:
+                p.delete(feedback_key(a))
+            if answers:
+                p.zrem(f"feedback:index:{instance}", *answers)
+                p.zrem(f"feedback:pending:{instance}", *answers)
+
+        self._commit([chain_part, instance_part])
+        return len(ids)
+
+    def _commit(self, parts: Sequence) -> None:
+        try:
+            if self.cluster:  # a transaction may only touch one slot: one per part
+                for part in parts:
+                    p = self.r.pipeline(transaction=part is parts[0])
+                    part(p)
+                    p.execute()
+            else:
+                p = self.r.pipeline(transaction=True)
+                for part in parts:
+                    part(p)
+                p.execute()
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+            raise ServiceUnavailable("Redis", "the write did not reach Redis; nothing of this turn was stored. "
+                                     "Check that Redis is running, then retry.") from e
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def chain_meta(self, instance: str, chain_id: str) -> dict[str, str]:
+        return self.r.hgetall(chain_meta_key(instance, chain_id))
+
+    def chain_thoughts(self, instance: str, chain_id: str, *, last: int | None = None) -> list[Thought]:
+        """The chain's thoughts in order (only the last `last` ones if given)."""
+        start = -last if last else 0
+        ids = self.r.zrange(chain_key(instance, chain_id), start, -1)
+        return self.get_many(instance, chain_id, ids)
+
+    def get_many(self, instance: str, chain_id: str, ids: Iterable[str]) -> list[Thought]:
+        p = self.r.pipeline(transaction=False)
+        for i in ids:
+            p.hgetall(thought_key(instance, chain_id, i))
+        thoughts = [Thought.from_hash(h) for h in p.execute() if h]
+        return sorted(thoughts, key=lambda t: (t.timestamp, t.seq))
+
+    def chains(self, instance: str, *, offset: int = 0, limit: int = 20) -> list[ChainSummary]:
+        """Chains by last activity, newest first, one page at a time (no SCAN)."""
+        ids = self.r.zrevrange(f"chains:{instance}", offset, offset + limit - 1)
+        p = self.r.pipeline(transaction=False)
+        for c in ids:
+            p.hgetall(chain_meta_key(instance, c))
+        out = []
+        for c, meta in zip(ids, p.execute(), strict=True):
+            if not meta:
+                continue
+            out.append(ChainSummary(
+                instance=instance, chain_id=c, title=meta.get("title", ""),
+                created_at=datetime.fromtimestamp(float(meta.get("created_at", 0)), UTC),
+                last_at=datetime.fromtimestamp(float(meta.get("last_at", 0)), UTC),
+                turns=int(meta.get("turns", 0))))
+        return out
+
+    def chain_count(self, instance: str) -> int:
+        return int(self.r.zcard(f"chains:{instance}"))
+
+    def instances(self) -> list[str]:
+        return sorted(self.r.smembers("instances"))
+
+    def feedback(self, answer_ids: Sequence[str]) -> dict[str, FeedbackRecord]:
+        p = self.r.pipeline(transaction=False)
+        for a in answer_ids:
+            p.hgetall(feedback_key(a))
+        return {a: FeedbackRecord.from_hash(a, h) for a, h in zip(answer_ids, p.execute(), strict=True) if h}
+
+    def feedback_ids(self, instance: str, since: float = float("-inf"), until: float = float("inf")) -> list[str]:
+        return self.r.zrangebyscore(f"feedback:index:{instance}", since, until)
+
+    # -- the memory-index outbox --------------------------------------------------------------
+
+    def outbox_peek(self, limit: int = 500) -> list[str]:
+        return self.r.lrange(OUTBOX, 0, limit - 1)
+
+    def outbox_ack(self, entries: Iterable[str]) -> None:
+        p = self.r.pipeline(transaction=False)
+        for e in entries:
+            p.lrem(OUTBOX, 1, e)
+        p.execute()
+
+    def outbox_len(self) -> int:
+        return int(self.r.llen(OUTBOX))
+
+
+def _maybe_json(v: str) -> Any:
+    try:
+        return json.loads(v)
+    except (ValueError, TypeError):
+        return v
