@@ -117,6 +117,8 @@ class UiRememberResult(BaseModel):
     model_used: str | None
     usage_total_tokens: int | None
     # For the dashboard and the CLI:
+    model_selected: str = Field(description="the model the heuristic chose; model_used is None when the "
+                                            "answer is extractive (no LLM), so analytics group by this")
     instance: str
     chain_id: str
     answer: str
@@ -127,6 +129,7 @@ class UiRememberResult(BaseModel):
     history_turns_dropped: int = 0
     prompt: list[Message]
     latency: StageLatency
+    tags: list[str] = []
     previous_feedback: FeedbackRecord | None = None
     notes: list[str] = []
 
@@ -266,13 +269,14 @@ class Remember:
         user = Thought(id=user_id, thought=params.thought, timestamp=now, category=CATEGORY_USER, seq=seq,
                        **common)
         answer = Thought(id=answer_id, thought=answer_text, timestamp=answered, category=CATEGORY_ASSISTANT,
-                         seq=seq + 1, extra={"model": model_used or "extractive", "synthesis": synthesis,
-                                             "profile": profile.name}, **common)
+                         seq=seq + 1, extra={"model": model_used or "extractive", "model_selected": model,
+                                             "synthesis": synthesis, "profile": profile.name}, **common)
         result = UiRememberResult(
             thought1_id=user_id, thought2_id=answer_id, thought3_id=metrics_id, model_used=model_used,
-            usage_total_tokens=tokens, instance=instance, chain_id=chain_id, answer=answer_text,
+            usage_total_tokens=tokens, model_selected=model, instance=instance, chain_id=chain_id, answer=answer_text,
             synthesis=synthesis, profile=profile.name, context=[_context_item(m, now) for m in context],
             context_dropped_by_token_cap=dropped, history_turns_dropped=query.history_turns_dropped,
+            tags=params.tags,
             prompt=prompt, latency=latency, notes=notes)
         # An extractive answer only restates memories already indexed: indexing it would echo them.
         store.append_turn(user, answer, request_id=params.request_id, result_json=result.model_dump_json(),
@@ -342,7 +346,8 @@ def _context_item(m: ScoredMemory, now: datetime) -> ContextItem:
 
 
 def _metrics_fields(r: UiRememberResult) -> dict[str, object]:
-    return {"model": r.model_used or "extractive", "synthesis": r.synthesis, "profile": r.profile,
+    return {"model": r.model_used or "extractive", "model_selected": r.model_selected,
+            "synthesis": r.synthesis, "profile": r.profile, "tags": r.tags,
             "tokens": r.usage_total_tokens if r.usage_total_tokens is not None else "",
             "context_items": len(r.context), "answer_id": r.thought2_id,
             "latency": json.loads(r.latency.model_dump_json())}
