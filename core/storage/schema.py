@@ -14,6 +14,7 @@ from psycopg_pool import ConnectionPool
 SCHEMA_MODULES = [
     "core.storage.memory_index",
     "core.storage.profiles",
+    "core.storage.past_tasks",
 ]
 
 _LOCK_KEY = 0x4D454D57  # "MEMW"

@@ -1,0 +1,208 @@
+"""The internal memory tool (seed 000): a user's nearest past tasks, with the key points for a query.
+
+Search (DESIGN §4): the user's own produced texts only; of each task execution the latest version
+that has a vector of the active model; cosine distance strictly below `max_distance`; deleted texts
+excluded; at most `n_max`, nearest first. It is one SQL statement with named parameters, which also
+returns the nearest distance over all candidates, so a caller can say how far the limit would have
+to move when nothing is within it.
+
+The search is exact over the user's texts (a few thousand at most) rather than an HNSW scan: with
+pgvector 0.6 an HNSW scan filtered by user returns at most `hnsw.ef_search` rows before filtering,
+so it could silently miss a user's neighbours. The per-model HNSW index still serves unfiltered scans.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from psycopg import sql
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from core.embeddings import Embedder
+from core.errors import describe
+from core.ids import validate_id
+from core.storage.past_tasks import PastTaskStore
+
+DEFAULT_MAX_DISTANCE = 0.2
+DEFAULT_N_MAX = 10
+
+
+class PastTaskQuery(BaseModel):
+    """One query of the internal memory tool (the seed's `tool_specifications` plus its limits)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    instance: str
+    user_id: str
+    query: str = Field(min_length=1, max_length=4000, description="precise keywords")
+    max_distance: float = Field(DEFAULT_MAX_DISTANCE, ge=0, le=2, allow_inf_nan=False,
+                                description="cosine distance, strictly below")
+    n_max: int = Field(DEFAULT_N_MAX, ge=1, le=100)
+
+    @field_validator("instance", "user_id")
+    @classmethod
+    def _ids(cls, v: str, info) -> str:
+        return validate_id(v, info.field_name)
+
+
+class PastTaskHit(BaseModel):
+    """A neighbour: the latest embedded version of one task execution."""
+
+    user_task_execution_pk: int
+    produced_text_pk: int
+    version_pk: int
+    task_name: str
+    task_icon: str
+    title: str
+    production: str = ""
+    date: datetime
+    distance: float
+
+
+class PastTaskSearch(BaseModel):
+    hits: list[PastTaskHit]
+    candidates: int = Field(description="the user's searchable texts")
+    nearest_distance: float | None = Field(description="over all candidates, whatever max_distance")
+
+
+class PastTaskReference(BaseModel):
+    """The seed's result item, plus the distance and the date of the version it was read from."""
+
+    user_task_execution_pk: int
+    produced_text_title: str
+    task_icon: str
+    extracted_informations: list[str]
+    distance: float
+    date: datetime
+
+
+class FailedBatch(BaseModel):
+    user_task_execution_pks: list[int]
+    reason: str
+    attempts: int
+
+
+class KeyPoints(BaseModel):
+    mode: Literal["llm", "extractive", "none"]
+    references: list[PastTaskReference]
+    dropped: list[int] = Field([], description="executions the LLM judged irrelevant to the query")
+    failed_batches: list[FailedBatch] = []
+    note: str | None = None
+    model: str | None = None
+    total_tokens: int = 0
+    llm_calls: int = 0
+
+
+class InternalMemoryResult(BaseModel):
+    execution_id: str
+    query: PastTaskQuery
+    search: PastTaskSearch
+    keypoints: KeyPoints
+    created_at: datetime
+
+    @property
+    def references(self) -> list[PastTaskReference]:
+        return self.keypoints.references
+
+    def nothing_within(self) -> str | None:
+        """The sentence to show when no text is within the distance, naming the nearest one."""
+        if self.search.hits:
+            return None
+        q = self.query
+        if self.search.nearest_distance is None:
+            return f"User {q.user_id!r} has no searchable past tasks yet."
+        return (f"Nothing within distance {q.max_distance:.2f}; the nearest past task is at "
+                f"{self.search.nearest_distance:.3f}.")
+
+
+def search_past_tasks(pool, embedder: Embedder, q: PastTaskQuery) -> PastTaskSearch:
+    stmt = _statement(embedder)
+    params = {"instance": q.instance, "user_id": q.user_id, "q": embedder.embed(q.query),
+              "max_distance": q.max_distance, "n_max": q.n_max}
+    with pool.connection() as conn:
+        rows = conn.execute(stmt, params).fetchall()
+    nearest, candidates = rows[0][0], rows[0][1]
+    hits = [PastTaskHit(user_task_execution_pk=r[2], produced_text_pk=r[3], version_pk=r[4], task_name=r[5],
+                        task_icon=r[6], title=r[7], production=r[8], date=r[9], distance=float(r[10]))
+            for r in rows if r[2] is not None]
+    return PastTaskSearch(hits=hits, candidates=candidates,
+                          nearest_distance=float(nearest) if nearest is not None else None)
+
+
+def _statement(embedder: Embedder) -> sql.Composed:
+    vt = sql.SQL("vector({})").format(sql.Literal(embedder.dim))
+    # `latest` first picks each execution's newest version with a vector of this model, then the
+    # distance is taken; the one-row `n` makes the statement answer even when no hit is in range.
+    return sql.SQL("""
+WITH latest AS MATERIALIZED (
+    SELECT DISTINCT ON (pt.pk)
+           e.pk AS execution_pk, pt.pk AS text_pk, v.pk AS version_pk, tt.name AS task_name,
+           tt.icon AS task_icon, v.title, v.production, v.created_at, v.embedding
+    FROM past_task_execution e
+    JOIN past_task_produced_text pt ON pt.execution_pk = e.pk
+    JOIN past_task_text_version v ON v.produced_text_pk = pt.pk
+    JOIN past_task_type tt ON tt.pk = e.task_type_pk
+    WHERE e.instance = %(instance)s AND e.user_id = %(user_id)s AND NOT pt.deleted_by_user
+      AND v.embedding_model = {model} AND v.embedding IS NOT NULL
+    ORDER BY pt.pk, v.created_at DESC, v.pk DESC
+), scored AS MATERIALIZED (
+    SELECT execution_pk, text_pk, version_pk, task_name, task_icon, title, production, created_at,
+           (embedding::{vt}) <=> %(q)s::{vt} AS distance
+    FROM latest
+)
+SELECT n.nearest, n.candidates, s.*
+FROM (SELECT min(distance) AS nearest, count(*) AS candidates FROM scored) n
+LEFT JOIN LATERAL (
+    SELECT * FROM scored WHERE distance < %(max_distance)s ORDER BY distance, execution_pk LIMIT %(n_max)s
+) s ON true
+ORDER BY s.distance, s.execution_pk
+""").format(model=sql.Literal(embedder.name), vt=vt)
+
+
+def run_internal_memory(wb, q: PastTaskQuery, *, execution_id: str | None = None) -> InternalMemoryResult:
+    """One tool execution: record its query, search, extract key points, record the result.
+
+    A second call with the same `execution_id` is refused (seed: `n_total_usages = 1`).
+    """
+    from core.retrieval.past_task_keypoints import extract_key_points
+
+    store = PastTaskStore(wb.pool(), wb.embedder)
+    execution_id = store.begin_tool_execution(q.instance, q.user_id, q.query,
+                                              q.model_dump(exclude={"instance", "user_id", "query"}),
+                                              execution_id)
+    try:
+        found = search_past_tasks(wb.pool(), wb.embedder, q)
+        keypoints = extract_key_points(wb, q.query, found.hits)
+    except Exception as e:
+        store.finish_tool_execution(execution_id, "failed", {"error": describe(e).message})
+        raise
+    result = InternalMemoryResult(execution_id=execution_id, query=q, search=found, keypoints=keypoints,
+                                  created_at=datetime.now(UTC))
+    status = "partial" if keypoints.failed_batches else "done"
+    store.finish_tool_execution(execution_id, status, _for_history(result))
+    return result
+
+
+def _for_history(result: InternalMemoryResult) -> dict:
+    # The full texts are in the versions already; the history keeps which version each hit was.
+    return result.model_dump(mode="json", exclude={"search": {"hits": {"__all__": {"production"}}}})
+
+
+def history(wb, instance: str, user_id: str, limit: int = 50) -> list[InternalMemoryResult | dict]:
+    """Past tool executions of a user, newest first: results, or the record when one did not finish."""
+    out: list[InternalMemoryResult | dict] = []
+    for rec in PastTaskStore(wb.pool(), wb.embedder).tool_executions(instance, user_id, limit):
+        if rec.status in ("done", "partial") and rec.result:
+            try:
+                out.append(InternalMemoryResult.model_validate(rec.result))
+                continue
+            except ValueError:  # a record written by an older shape of the result: show it raw
+                pass
+        out.append(rec.model_dump(mode="json"))
+    return out
+
+
+__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "FailedBatch", "InternalMemoryResult", "KeyPoints",
+           "PastTaskHit", "PastTaskQuery", "PastTaskReference", "PastTaskSearch", "history",
+           "run_internal_memory", "search_past_tasks"]
