@@ -280,7 +280,8 @@ class Remember:
             prompt=prompt, latency=latency, notes=notes)
         # An extractive answer only restates memories already indexed: indexing it would echo them.
         store.append_turn(user, answer, request_id=params.request_id, result_json=result.model_dump_json(),
-                          final=not params.next_thought_needed, index_answer=synthesis == "llm")
+                          final=not params.next_thought_needed, index_answer=synthesis == "llm",
+                          metrics_id=metrics_id)
         result.previous_feedback = self._score_previous(meta, now, params.thought)
         latency.total_ms = (time.perf_counter() - t_start) * 1000
         try:

@@ -8,7 +8,8 @@ Key layout (DESIGN §3). `{chain}` is a Redis Cluster hash tag: every key of one
     request:<instance>:{<chain>}:<rid>    string result of an already-served request (idempotency)
     chains:<instance>                     zset   chain ids, score = last activity
     instances                             set    every instance with chains
-    voice:feedback:<answer id>            hash   the seed's feedback fields (+ instance, chain_id, at)
+    voice:feedback:<answer id>            hash   the seed's feedback fields (+ instance, chain_id, at,
+                                                 final, user_id, metrics_id)
     feedback:index:<instance>             zset   answer ids, score = answer time (for analytics)
     feedback:pending:<instance>           zset   answers with no follow-up yet (for the abandon sweep)
     index:outbox                          list   thoughts still to be written to the memory index
@@ -168,9 +169,13 @@ class ThoughtStore:
         return self.r.get(f"request:{instance}:{{{chain_id}}}:{request_id}")
 
     def append_turn(self, user: Thought, answer: Thought, *, request_id: str | None = None,
-                    result_json: str | None = None, final: bool = False, index_answer: bool = True) -> None:
+                    result_json: str | None = None, final: bool = False, index_answer: bool = True,
+                    metrics_id: str | None = None) -> None:
         """Write a user thought and its answer atomically, with the chain's indexes and a fresh
-        feedback hash for the answer. Raises ServiceUnavailable if Redis refuses."""
+        feedback hash for the answer. Raises ServiceUnavailable if Redis refuses.
+
+        The feedback hash also names the turn's user thought and (when given) its metrics thought, so
+        analytics read a turn by key instead of searching its chain."""
         instance, chain = user.instance, user.chain_id
         validate_id(instance, "instance")
         validate_id(chain, "chain_id")
@@ -194,7 +199,8 @@ class ThoughtStore:
             p.hset(feedback_key(answer.id), mapping={
                 "synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
                 "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain,
-                "at": str(at), "final": "1" if final else "0"})
+                "at": str(at), "final": "1" if final else "0", "user_id": user.id,
+                **({"metrics_id": metrics_id} if metrics_id else {})})
             p.zadd(f"feedback:index:{instance}", {answer.id: at})
             if not final:
                 p.zadd(f"feedback:pending:{instance}", {answer.id: at})
