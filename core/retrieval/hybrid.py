@@ -57,19 +57,27 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *, now: datetime
     t0 = time.perf_counter()
     qvec = embedder.embed(req.query)
     t1 = time.perf_counter()
-    stmt, params = _statement(embedder, req, qvec)
-    with pool.connection() as conn:
-        rows = conn.execute(stmt, params).fetchall()
-    candidates = [
-        Candidate(memory=row_from_tuple(r), cosine=float(r[-4]) if r[-4] is not None else 0.0,
-                  text_raw=float(r[-3] or 0.0), vector_rank=r[-2], text_rank=r[-1])
-        for r in rows
-    ]
+    candidates = fetch_candidates(pool, embedder, req, qvec)
     scored = fuse(candidates, req.profile, now or datetime.now(UTC))
     kept = [s for s in scored if s.score.semantic >= req.similarity_threshold][: req.top_k]
     t2 = time.perf_counter()
     return SearchResult(results=kept, candidates=len(candidates), embed_ms=(t1 - t0) * 1000,
                         search_ms=(t2 - t1) * 1000)
+
+
+def fetch_candidates(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> list[Candidate]:
+    """Both legs' candidates before fusion, in the database's order (the tuning optimiser fuses them
+    itself for many profiles at once). `qvec` is the query's embedding when already computed."""
+    if qvec is None:
+        qvec = embedder.embed(req.query)
+    stmt, params = _statement(embedder, req, qvec)
+    with pool.connection() as conn:
+        rows = conn.execute(stmt, params).fetchall()
+    return [
+        Candidate(memory=row_from_tuple(r), cosine=float(r[-4]) if r[-4] is not None else 0.0,
+                  text_raw=float(r[-3] or 0.0), vector_rank=r[-2], text_rank=r[-1])
+        for r in rows
+    ]
 
 
 def _statement(embedder: Embedder, req: SearchRequest, qvec) -> tuple[sql.Composed, dict]:
