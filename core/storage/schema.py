@@ -15,6 +15,7 @@ SCHEMA_MODULES = [
     "core.storage.memory_index",
     "core.storage.profiles",
     "core.storage.past_tasks",
+    "core.storage.memory_bank",
 ]
 
 _LOCK_KEY = 0x4D454D57  # "MEMW"

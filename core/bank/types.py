@@ -1,0 +1,227 @@
+"""The memory bank's vocabulary (seed 004): `MemoryEntry`, `MemorySummary`, `MemoryQuery`, and what the
+bank reports about itself (compression events, stats, a snapshot for the dashboard)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from core.ids import ID_PATTERN
+
+# How a summary appears among the results of `get_relevant_memories`, which returns MemoryEntries (seed).
+SUMMARY_SKILL = "MemorySummary"
+ENTRY_ID_MAX = 100  # the index row id adds a 3-character prefix and must stay within 128
+AUTO_SUMMARY_MAX = 240
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _check_id(v: str) -> str:
+    if len(v) > ENTRY_ID_MAX or not ID_PATTERN.fullmatch(v):
+        raise ValueError(f"must be 1–{ENTRY_ID_MAX} characters: letters, digits, '.', '_' or '-', "
+                         "starting with a letter or digit")
+    return v
+
+
+def _check_tags(v: list[str]) -> list[str]:
+    for tag in v:
+        if not (1 <= len(tag) <= 64) or not tag.isprintable():
+            raise ValueError("each tag must be 1–64 printable characters")
+    return list(dict.fromkeys(t.strip() for t in v if t.strip()))
+
+
+def _aware(v: datetime) -> datetime:
+    return v if v.tzinfo else v.replace(tzinfo=UTC)
+
+
+def _clip(text: str, limit: int) -> str:
+    """Cut at a word boundary and mark the cut, so a summary never ends mid-word silently."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def auto_summary(thinking: str, command: str, result: str) -> str:
+    """One line from an entry's parts: what was done and what came of it."""
+    parts = []
+    if command.strip():
+        parts.append(f"ran `{_clip(command, 80)}`")
+    if result.strip():
+        parts.append(f"→ {_clip(result, 100)}")
+    if thinking.strip() and not parts:
+        parts.append(_clip(thinking, 160))
+    elif thinking.strip():
+        parts.insert(0, _clip(thinking.split(". ")[0], 80).rstrip(" .…:") + ":")
+    return _clip(" ".join(parts), AUTO_SUMMARY_MAX) or "(empty step)"
+
+
+class MemoryEntry(BaseModel):
+    """One step of a task: a skill's thinking, the command it ran and the result (seed 004)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=_new_id)
+    timestamp: datetime = Field(default_factory=_now)
+    skill_name: str = Field("", max_length=128)
+    thinking: str = Field("", max_length=100_000)
+    command: str = Field("", max_length=100_000)
+    result: str = Field("", max_length=100_000)
+    summary: str = Field("", max_length=10_000, description="generated from thinking, command and result "
+                         "when left empty")
+    importance: float = Field(0.5, ge=0.0, le=1.0, allow_inf_nan=False)
+    tags: list[str] = Field([], max_length=32)
+    step_number: int = Field(0, ge=0, le=10_000_000, description="0 = the bank numbers the step")
+
+    @field_validator("id")
+    @classmethod
+    def _valid_id(cls, v: str) -> str:
+        return _check_id(v)
+
+    @field_validator("tags")
+    @classmethod
+    def _valid_tags(cls, v: list[str]) -> list[str]:
+        return _check_tags(v)
+
+    @field_validator("timestamp")
+    @classmethod
+    def _valid_timestamp(cls, v: datetime) -> datetime:
+        return _aware(v)
+
+    @model_validator(mode="after")
+    def _summarise(self) -> MemoryEntry:
+        if not (self.thinking.strip() or self.command.strip() or self.result.strip() or self.summary.strip()):
+            raise ValueError("an entry needs at least one of thinking, command, result or summary")
+        if not self.summary.strip():
+            self.summary = auto_summary(self.thinking, self.command, self.result)
+        return self
+
+    def search_text(self) -> str:
+        """What the memory index stores and searches for this entry."""
+        lines = [f"{self.skill_name} step {self.step_number}: {self.summary}".strip()]
+        for label, value in (("Thinking", self.thinking), ("Command", self.command), ("Result", self.result)):
+            if value.strip():
+                lines.append(f"{label}: {value}")
+        return "\n".join(lines)
+
+
+class MemorySummary(BaseModel):
+    """A compressed summary of several entries (seed 004), with how and over which period it was made."""
+
+    id: str = Field(default_factory=_new_id)
+    timestamp: datetime = Field(default_factory=_now)
+    title: str
+    content: str
+    source_entries: list[str] = []
+    tags: list[str] = []
+    importance: float = 0.5  # the highest importance among the source entries
+    period_start: datetime | None = None
+    period_end: datetime | None = None
+    method: Literal["llm", "rule"] = "rule"
+
+    def search_text(self) -> str:
+        return f"{self.title}\n{self.content}"
+
+
+class MemoryQuery(BaseModel):
+    """Which memories to retrieve (seed 004). Keywords match any, case-insensitively; tags match any."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keywords: list[str] = Field([], max_length=64)
+    min_importance: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    max_results: int = Field(10, ge=1, le=1000)
+    tags: list[str] = Field([], max_length=32)
+    date_from: datetime | None = None
+    date_to: datetime | None = None
+
+    @field_validator("keywords")
+    @classmethod
+    def _keywords(cls, v: list[str]) -> list[str]:
+        if any(len(k) > 200 for k in v):
+            raise ValueError("each keyword must be at most 200 characters")
+        return [k.strip() for k in v if k.strip()]
+
+    @field_validator("tags")
+    @classmethod
+    def _valid_tags(cls, v: list[str]) -> list[str]:
+        return _check_tags(v)
+
+    @field_validator("date_from", "date_to")
+    @classmethod
+    def _dates(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else _aware(v)
+
+    @model_validator(mode="after")
+    def _range(self) -> MemoryQuery:
+        if self.date_from and self.date_to and self.date_from > self.date_to:
+            raise ValueError("date_from must not be after date_to")
+        return self
+
+
+class CompressionEvent(BaseModel):
+    """One compression: which entries went into which summary, how, and what it left live."""
+
+    id: int
+    at: datetime
+    summary_id: str | None  # None once the summary has been deleted
+    entries_compressed: int
+    live_before: int
+    live_after: int
+    method: Literal["llm", "rule"]
+    model: str | None = None
+    tokens: int | None = None
+    note: str = ""
+
+
+class BankEntryState(BaseModel):
+    entry: MemoryEntry
+    compressed_into: str | None = None  # the summary that now stands for this entry
+
+
+class BankStats(BaseModel):
+    instance: str
+    bank: str
+    max_entries: int
+    compression_threshold: int
+    live_entries: int
+    compressed_entries: int
+    total_entries: int
+    summaries: int
+    compressions: int
+    average_importance: float | None
+    first_entry_at: datetime | None
+    last_entry_at: datetime | None
+    skills: dict[str, int]
+    pending_index: int  # rows stored but not yet in the memory index (indexed by the next write)
+
+
+class BankInfo(BaseModel):
+    instance: str
+    name: str
+    max_entries: int
+    compression_threshold: int
+    entries: int
+    summaries: int
+    created_at: datetime
+    last_at: datetime | None
+
+
+class BankSnapshot(BaseModel):
+    """Everything the dashboard shows about one bank, read in one call."""
+
+    stats: BankStats
+    entries: list[BankEntryState]
+    summaries: list[MemorySummary]
+    events: list[CompressionEvent]

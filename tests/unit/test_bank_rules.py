@@ -1,0 +1,105 @@
+"""The memory bank's pure rules: the seed's defaults, auto-summaries, validation, rule-based compression."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import ValidationError
+
+from core.bank import BankConfig, MemoryBank, MemoryEntry, MemoryQuery, MemorySummary
+from core.bank.compress import _parse, compress, rule_summary
+from core.errors import InvalidInput, explain_validation
+from core.llm import NoLLM
+
+
+def entry(step: int, **kw) -> MemoryEntry:
+    return MemoryEntry(skill_name="CommandSkill", thinking=f"think {step}", command=f"cmd{step}",
+                       result=f"result {step}", step_number=step, **kw)
+
+
+def test_seed_defaults():
+    bank = MemoryBank()  # the seed's no-argument form: nothing connects until first used
+    assert (bank.max_entries, bank.compression_threshold) == (6, 6)
+    assert BankConfig().model_dump() == {"max_entries": 6, "compression_threshold": 6}
+    custom = MemoryBank(max_entries=10, compression_threshold=5)
+    assert (custom.max_entries, custom.compression_threshold) == (10, 5)
+    q = MemoryQuery()
+    assert (q.keywords, q.min_importance, q.max_results, q.tags, q.date_from, q.date_to) == ([], 0.0, 10, [], None, None)
+    e = MemoryEntry(skill_name="CommandSkill", thinking="Analyzing directory structure...", command="ls -la",
+                    result="Directory listing with 15 files", importance=0.7)
+    assert (e.importance, e.tags, e.step_number) == (0.7, [], 0)
+    assert e.id and e.timestamp.tzinfo is not None
+    s = MemorySummary(title="t", content="c")
+    assert s.source_entries == [] and s.tags == []
+
+
+def test_entry_without_summary_gets_one_from_its_parts():
+    e = MemoryEntry(thinking="Need to check current directory. Then list it.", command="pwd",
+                    result="/home/user/project")
+    assert e.summary == "Need to check current directory: ran `pwd` → /home/user/project"
+    assert MemoryEntry(result="only a result").summary == "→ only a result"
+    assert MemoryEntry(thinking="only thinking").summary == "only thinking"
+    assert MemoryEntry(command="ls", summary="given").summary == "given"
+    long = MemoryEntry(result="word " * 200)
+    assert len(long.summary) <= 240 and long.summary.endswith("…")
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"importance": 1.5, "command": "x"}, "importance"),
+    ({"importance": -0.1, "command": "x"}, "importance"),
+    ({"id": "bad id!", "command": "x"}, "id"),
+    ({"tags": [""] * 0 + ["x" * 65], "command": "x"}, "tags"),
+    ({"unknown": 1, "command": "x"}, "unknown"),
+])
+def test_entry_validation_names_the_field(kwargs, field):
+    with pytest.raises(ValidationError) as err:
+        MemoryEntry(**kwargs)
+    assert explain_validation(err.value).startswith(f"invalid input — {field}")
+
+
+def test_empty_entry_and_bad_query_are_refused():
+    with pytest.raises(ValidationError, match="at least one of thinking"):
+        MemoryEntry(skill_name="CommandSkill")
+    with pytest.raises(ValidationError, match="max_results"):
+        MemoryQuery(max_results=0)
+    with pytest.raises(ValidationError, match="date_from must not be after date_to"):
+        MemoryQuery(date_from=datetime(2024, 2, 1, tzinfo=UTC), date_to=datetime(2024, 1, 1, tzinfo=UTC))
+    with pytest.raises(ValidationError, match="extra"):
+        MemoryQuery(keyword=["x"])
+    with pytest.raises(ValidationError, match="max_entries"):
+        MemoryBank(max_entries=1)
+    with pytest.raises(InvalidInput, match="bank name"):
+        MemoryBank(name="no spaces allowed")
+
+
+def test_due_is_the_oldest_half_when_either_threshold_is_reached():
+    bank = MemoryBank(max_entries=6, compression_threshold=6)
+    live = [entry(i) for i in range(1, 7)]
+    assert bank._due(live[:5]) == []
+    assert [e.step_number for e in bank._due(live)] == [1, 2, 3]
+    small_max = MemoryBank(max_entries=4, compression_threshold=6)
+    assert [e.step_number for e in small_max._due(live[:4])] == [1, 2]
+    seed_example = MemoryBank(max_entries=10, compression_threshold=5)
+    assert [e.step_number for e in seed_example._due(live[:5])] == [1, 2]
+
+
+def test_rule_summary_names_the_steps_and_keeps_each_summary():
+    title, content = rule_summary([entry(3), entry(4), entry(5)])
+    assert title == "Summary of 3 steps (steps 3–5)"
+    assert content.split(" | ")[0] == "Step 3 (CommandSkill): think 3: ran `cmd3` → result 3"
+    assert content.count(" | ") == 2
+
+
+def test_offline_compression_is_rule_based_and_says_so():
+    done = compress([entry(1), entry(2)], NoLLM(), "m")
+    assert done.method == "rule" and "no LLM configured" in done.note
+    assert done.title == "Summary of 2 steps (steps 1–2)"
+
+
+def test_llm_reply_parsing():
+    assert _parse('{"title": "T", "content": "C"}') == ("T", "C")
+    assert _parse('Sure! {"title": "T", "content": "C"} done') == ("T", "C")
+    for bad in ('not json', '{"title": "T"}', '{"title": "", "content": "C"}', '[1, 2]'):
+        with pytest.raises((ValueError, AttributeError)):
+            _parse(bad)
