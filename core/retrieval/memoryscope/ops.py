@@ -1,0 +1,227 @@
+"""The MemoryScope ops that need no LLM: set_query, retrieve_memory, fuse_rerank, print_memory,
+read_message. Each op is a small class run on a `ScopeContext`; its maths are pure functions here.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from core.errors import InvalidInput
+from core.models import EventTime
+from core.retrieval.memoryscope.params import (FuseRerankParams, PrintMemoryParams, ReadMessageParams,
+                                               RetrieveMemoryParams, SetQueryParams)
+from core.retrieval.memoryscope.types import (WEEKDAY_NAMES, ChatMessage, OpTrace, ScopeContext,
+                                              ScopeMemory)
+
+
+class Op(ABC):
+    """An op: `run` reads and writes the context and says what it did; `__call__` adds time and params."""
+
+    name: ClassVar[str]
+
+    def __init__(self, params: BaseModel):
+        self.params = params
+
+    def __call__(self, ctx: ScopeContext, wb: Any = None) -> OpTrace:
+        t0 = time.perf_counter()
+        trace = self.run(ctx, wb)
+        trace.op = self.name
+        trace.params = self.params.model_dump(mode="json")
+        trace.ms = (time.perf_counter() - t0) * 1000
+        return trace
+
+    @abstractmethod
+    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+        """Do the op's work on the context."""
+
+
+# -- pure maths ---------------------------------------------------------------------------------
+
+def dedupe_by_content(memories: Sequence[ScopeMemory]) -> list[ScopeMemory]:
+    """Keep the first (best-ranked) memory of each exact content (surrounding whitespace ignored)."""
+    seen: set[str] = set()
+    out = []
+    for m in memories:
+        key = m.memory.content.strip()
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out
+
+
+def iso_week(ev: EventTime) -> int:
+    """ISO week number of the event's date, or -1 when year, month or day is unknown."""
+    if min(ev.year, ev.month, ev.day) < 1:
+        return -1
+    try:
+        return date(ev.year, ev.month, ev.day).isocalendar().week
+    except ValueError:
+        return -1
+
+
+def time_matches(parts: dict[str, int], ev: EventTime) -> bool:
+    """True when every extracted part equals the memory's event-time part, -1 (unknown) matching anything.
+
+    No extracted parts: False (there is no time to match, so no boost).
+    """
+    if not parts:
+        return False
+    for key, wanted in parts.items():
+        have = iso_week(ev) if key == "week" else getattr(ev, key, -1)
+        if have != -1 and have != wanted:
+            return False
+    return True
+
+
+def fused_score(base: float, type_ratio: float, time_ratio: float) -> float:
+    """fused = base * type_ratio * time_ratio."""
+    return base * type_ratio * time_ratio
+
+
+def format_memory_line(created_at: datetime, content: str) -> str:
+    """`[YYYY-MM-DD HH:MM:SS Weekday] content`, the time in UTC."""
+    t = created_at.astimezone(UTC)
+    return f"[{t:%Y-%m-%d %H:%M:%S} {WEEKDAY_NAMES[t.weekday()]}] {content}"
+
+
+def fuse_rerank(memories: Sequence[ScopeMemory], parts: dict[str, int],
+                p: FuseRerankParams) -> tuple[list[ScopeMemory], int]:
+    """Drop memories with base score < fuse_score_threshold, score the rest with `fused_score`
+    (type ratio from fuse_ratio_dict, else unknown_type_ratio; time ratio fuse_time_ratio when
+    `time_matches`, else 1), sort best first and keep output_memory_max_count.
+    Returns (kept, how many fell below the threshold)."""
+    scored, below = [], 0
+    for m in memories:
+        if m.base_score < p.fuse_score_threshold:
+            below += 1
+            continue
+        type_ratio = p.fuse_ratio_dict.get(m.memory_type, p.unknown_type_ratio)
+        matched = time_matches(parts, m.memory.event_time)
+        time_ratio = p.fuse_time_ratio if matched else 1.0
+        scored.append(m.model_copy(update={
+            "type_ratio": type_ratio, "time_ratio": time_ratio, "time_matched": matched,
+            "fused_score": fused_score(m.base_score, type_ratio, time_ratio),
+            "formatted": format_memory_line(m.memory.created_at, m.memory.content)}))
+    scored.sort(key=lambda m: (-(m.fused_score or 0.0), -m.memory.created_at.timestamp(), m.memory.id))
+    return scored[: p.output_memory_max_count], below
+
+
+def read_messages(conversations: Sequence[Sequence[ChatMessage]] | Sequence[ChatMessage],
+                  p: ReadMessageParams) -> list[ChatMessage]:
+    """The unmemorized recent messages: conversations that hold a message from `target_name` (any,
+    when unset), flattened, memorized messages left out, sorted by time (messages without a time keep
+    their order after the timed ones), the last `contextual_msg_max_count` kept.
+    A flat list of messages counts as one conversation."""
+    if all(isinstance(c, ChatMessage) for c in conversations):
+        groups = [list(conversations)]
+    else:
+        groups = [[c] if isinstance(c, ChatMessage) else list(c) for c in conversations]
+    flat = []
+    for group in groups:
+        if p.target_name is not None and not any(m.role_name == p.target_name for m in group):
+            continue
+        flat.extend(m for m in group if not m.memorized)
+    timed = sorted((m for m in flat if m.time_created is not None), key=lambda m: m.time_created)
+    ordered = timed + [m for m in flat if m.time_created is None]
+    if p.contextual_msg_max_count == 0:
+        return []
+    return ordered[-p.contextual_msg_max_count:]
+
+
+def print_memories(memories: Sequence[ScopeMemory]) -> str:
+    """Number each memory with its type and time, its `when_to_use` and other metadata when present."""
+    blocks = []
+    for i, m in enumerate(memories, start=1):
+        lines = [f"Memory {i} ({m.memory_type}): {m.formatted or format_memory_line(m.memory.created_at, m.memory.content)}"]
+        meta = dict(m.memory.metadata)
+        if when := meta.pop("when_to_use", None):
+            lines.append(f"  when to use: {when}")
+        if meta:
+            lines.append("  metadata: " + ", ".join(f"{k}={v}" for k, v in sorted(meta.items())))
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
+
+
+# -- ops ----------------------------------------------------------------------------------------
+
+class SetQueryOp(Op):
+    name = "set_query_op"
+    params: SetQueryParams
+
+    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+        if not ctx.query.strip():
+            raise InvalidInput("query must not be empty")
+        ts = self.params.timestamp
+        ctx.now = datetime.fromtimestamp(ts, UTC) if ts is not None else (ctx.now or datetime.now(UTC))
+        return OpTrace(op=self.name, input_size=1, output_size=1,
+                       output={"query": ctx.query, "timestamp": ctx.now.isoformat()},
+                       note="timestamp from parameters" if ts is not None else None)
+
+
+class RetrieveMemoryOp(Op):
+    name = "retrieve_memory_op"
+    params: RetrieveMemoryParams
+
+    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+        from core.retrieval.hybrid import SearchRequest, hybrid_search
+
+        p = self.params
+        if p.recall_key != "query":
+            raise InvalidInput(f"op.retrieve_memory_op.params.recall_key {p.recall_key!r} is not in the "
+                               "context; available: query")
+        req = SearchRequest(query=ctx.query, instance=ctx.instance, top_k=min(1000, 2 * p.pool_size),
+                            pool_size=p.pool_size, profile=ctx.profile,
+                            similarity_threshold=p.similarity_threshold, kinds=p.kinds)
+        found = hybrid_search(wb.pool(), wb.embedder, req, now=ctx.now)
+        found_list = [ScopeMemory(memory=s.memory, retrieval=s.score) for s in found.results]
+        unique = dedupe_by_content(found_list)
+        kept = unique if p.threshold_score is None else [m for m in unique
+                                                         if m.retrieval.combined >= p.threshold_score]
+        ctx.memories = kept[: p.top_k]
+        note = (f"{found.candidates} candidates from hybrid search ({ctx.profile.name}, {ctx.profile.method}); "
+                f"{len(found_list) - len(unique)} duplicates removed; "
+                f"{len(unique) - len(kept)} below threshold_score; kept {len(ctx.memories)}")
+        return OpTrace(op=self.name, input_size=found.candidates, output_size=len(ctx.memories),
+                       output=[m.summary() for m in ctx.memories], note=note)
+
+
+class FuseRerankOp(Op):
+    name = "fuse_rerank_op"
+    params: FuseRerankParams
+
+    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+        parts = ctx.time_hint.parts if ctx.time_hint else {}
+        before = len(ctx.memories)
+        ctx.memories, below = fuse_rerank(ctx.memories, parts, self.params)
+        ctx.formatted = [m.formatted or "" for m in ctx.memories]
+        note = (f"{below} below fuse_score_threshold; time parts {parts or 'none'}; "
+                f"kept {len(ctx.memories)} of {before}")
+        return OpTrace(op=self.name, input_size=before, output_size=len(ctx.memories),
+                       output=[m.summary() | {"formatted": m.formatted} for m in ctx.memories], note=note)
+
+
+class PrintMemoryOp(Op):
+    name = "print_memory_op"
+    params: PrintMemoryParams
+
+    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+        ctx.answer = print_memories(ctx.memories)
+        return OpTrace(op=self.name, input_size=len(ctx.memories), output_size=1 if ctx.answer else 0,
+                       output=ctx.answer)
+
+
+class ReadMessageOp(Op):
+    name = "read_message_op"
+    params: ReadMessageParams
+
+    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+        before = len(ctx.messages)
+        ctx.messages = read_messages(ctx.messages, self.params)
+        return OpTrace(op=self.name, input_size=before, output_size=len(ctx.messages),
+                       output=[m.model_dump(mode="json") for m in ctx.messages])

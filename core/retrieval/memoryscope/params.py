@@ -1,0 +1,109 @@
+"""The ops' parameters under the seed's names (`op.<op_name>.params.<name>`) with the seed's defaults.
+
+Each op has its own model; `ScopeParams` holds them all and reads or writes the flat seed names:
+
+    ScopeParams.from_flat({"op.retrieve_memory_op.params.top_k": 5}).retrieve_memory_op.top_k == 5
+
+Parameters the seed does not name but the product needs (the candidate pool of hybrid search, the
+ratio of an unknown memory type, the target name of read_message) sit beside them, documented.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from core.errors import InvalidInput, explain_validation
+
+DEFAULT_FUSE_RATIOS = {"conversation": 0.5, "observation": 1.0, "obs_customized": 1.2, "insight": 2.0}
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class SetQueryParams(_Params):
+    timestamp: int | None = Field(None, ge=0, description="Unix seconds to use instead of the current time")
+
+
+class ExtractTimeParams(_Params):
+    language: Literal["en"] = Field("en", description="Language of the time expressions (English only)")
+
+
+class RetrieveMemoryParams(_Params):
+    recall_key: str = Field("query", description="Context key holding the text to search with")
+    top_k: int = Field(3, ge=1, le=1000, description="Most memories to retrieve")
+    threshold_score: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
+                                          description="Drop memories whose retrieval score is below this")
+    # Product additions: how hybrid search gathers its candidates.
+    pool_size: int = Field(50, ge=1, le=2000, description="Candidates taken from each leg before fusion")
+    similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False,
+                                        description="Minimum semantic (cosine) score of a candidate")
+    kinds: list[str] | None = Field(None, description="Only these memory types (all when unset)")
+
+
+class SemanticRankParams(_Params):
+    enable_ranker: bool = Field(True, description="Ask the LLM to score relevance when there are too many")
+    output_memory_max_count: int = Field(10, ge=1, le=1000, description="Most memories to keep")
+
+
+class FuseRerankParams(_Params):
+    fuse_score_threshold: float = Field(0.1, ge=0, allow_inf_nan=False, description="Drop memories below this")
+    fuse_ratio_dict: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FUSE_RATIOS),
+                                              description="Score multiplier per memory type")
+    fuse_time_ratio: float = Field(2.0, ge=0, allow_inf_nan=False,
+                                   description="Multiplier when the memory's event time matches the query's")
+    output_memory_max_count: int = Field(5, ge=1, le=1000, description="Most memories to output")
+    unknown_type_ratio: float = Field(0.1, ge=0, allow_inf_nan=False,
+                                      description="Multiplier for a memory type not in fuse_ratio_dict")
+
+    @field_validator("fuse_ratio_dict")
+    @classmethod
+    def _ratios(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = [k for k, r in v.items() if not (r >= 0)]
+        if bad:
+            raise ValueError(f"ratios must be numbers >= 0; check {', '.join(bad)}")
+        return v
+
+
+class PrintMemoryParams(_Params):
+    pass
+
+
+class ReadMessageParams(_Params):
+    contextual_msg_max_count: int = Field(10, ge=0, le=10_000, description="Most messages to return")
+    target_name: str | None = Field(None, description="Keep conversations with a message from this name")
+
+
+class ScopeParams(_Params):
+    set_query_op: SetQueryParams = SetQueryParams()
+    extract_time_op: ExtractTimeParams = ExtractTimeParams()
+    retrieve_memory_op: RetrieveMemoryParams = RetrieveMemoryParams()
+    semantic_rank_op: SemanticRankParams = SemanticRankParams()
+    fuse_rerank_op: FuseRerankParams = FuseRerankParams()
+    print_memory_op: PrintMemoryParams = PrintMemoryParams()
+    read_message_op: ReadMessageParams = ReadMessageParams()
+
+    @classmethod
+    def from_flat(cls, values: dict[str, Any]) -> ScopeParams:
+        """Build from seed names, e.g. {"op.fuse_rerank_op.params.fuse_time_ratio": 3}."""
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in values.items():
+            parts = key.split(".")
+            if len(parts) != 4 or parts[0] != "op" or parts[2] != "params" or parts[1] not in cls.model_fields:
+                raise InvalidInput(f"unknown parameter {key!r}: names look like op.<op_name>.params.<name> "
+                                   f"with op_name one of {', '.join(cls.model_fields)}")
+            nested.setdefault(parts[1], {})[parts[3]] = value
+        try:
+            return cls.model_validate(nested)
+        except ValidationError as e:
+            raise InvalidInput(explain_validation(e)) from e
+
+    def flat(self) -> dict[str, Any]:
+        """Every parameter under its seed name."""
+        out: dict[str, Any] = {}
+        for op_name in type(self).model_fields:
+            for name, value in getattr(self, op_name).model_dump().items():
+                out[f"op.{op_name}.params.{name}"] = value
+        return out

@@ -1,0 +1,189 @@
+"""Offline time hints: find a time expression in English text and turn it into parts and a range.
+
+`parse_time_hint(text, now)` is the rule-based half of MemoryScope's extract_time (DESIGN §4) and the
+`temporal` parameter of ui_remember. Spans are found with whole-word patterns (so "May I" is not a
+date), then read by `dateparser` relative to `now`, preferring the past. The result carries both the
+parts MemoryScope matches on (year, month, day, week, weekday, hour; week is the ISO week number) and
+a half-open datetime range [start, end) for filtering.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+TIME_PARTS = ("year", "month", "day", "week", "weekday", "hour")
+
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_NUM = r"(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_UNIT = r"(?:hour|day|week|month|year)s?"
+_PART_OF_DAY = r"(?:morning|afternoon|evening|night)"
+_ORD = r"\d{1,2}(?:st|nd|rd|th)?"
+_CLOCK = r"(?:\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2})"
+
+# Alternatives, most specific first. Month names alone need a number, a preposition or
+# this/last/next beside them: "May I ask" and "march on" are not dates.
+_SPAN_PATTERNS = [
+    r"\d{4}-\d{1,2}-\d{1,2}",
+    r"\d{1,2}/\d{1,2}/\d{2,4}",
+    rf"{_ORD}\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?",
+    rf"(?:{_MONTHS})\.?\s+{_ORD}(?:,?\s+\d{{4}})?",
+    rf"(?:{_MONTHS})\.?,?\s+\d{{4}}",
+    rf"(?:in|during|since|of|this|last|next)\s+(?:{_MONTHS})",
+    r"(?:in|during|since|of)\s+(?:19|20)\d{2}",
+    rf"{_NUM}\s+{_UNIT}\s+ago",
+    r"(?:the\s+)?day\s+before\s+yesterday",
+    rf"(?:this|last|yesterday|tomorrow)\s+{_PART_OF_DAY}",
+    r"today|yesterday|tomorrow|tonight",
+    rf"(?:this|last|next)\s+(?:week|month|year|{_WEEKDAYS})",
+    rf"(?:on\s+)?(?:{_WEEKDAYS})",
+    rf"(?:at\s+)?{_CLOCK}",
+]
+_SPAN_RE = re.compile(r"\b(?:" + "|".join(_SPAN_PATTERNS) + r")\b", re.IGNORECASE)
+_CLOCK_RE = re.compile(rf"^(?:at\s+)?{_CLOCK}$", re.IGNORECASE)
+_BARE_MONTH_RE = re.compile(rf"^(?:in|during|since|of)\s+(?:{_MONTHS})$", re.IGNORECASE)
+_BARE_WEEKDAY_RE = re.compile(rf"^(?:on\s+)?(?:{_WEEKDAYS})$", re.IGNORECASE)
+_PART_OF_DAY_RE = re.compile(rf"\b(tonight|{_PART_OF_DAY})$", re.IGNORECASE)
+_PART_HOURS = {"morning": (5, 12), "afternoon": (12, 17), "evening": (17, 22), "night": (18, 30),
+               "tonight": (18, 30)}
+
+# The cheap gate: any of these whole words, or a span above, means the query may carry a time.
+_KEYWORDS = re.compile(
+    r"\b(?:today|yesterday|tomorrow|tonight|morning|afternoon|evening|night|weekend|ago|recently|"
+    r"days?|weeks?|months?|years?|hours?|last|next|earlier|"
+    rf"{_WEEKDAYS}|january|february|april|june|july|august|september|october|november|december)\b"
+    r"|\b(?:19|20)\d{2}\b",
+    re.IGNORECASE)
+
+
+class TimeHint(BaseModel):
+    """A time found in a text: the parts it pins down and the range [start, end) it covers."""
+
+    model_config = ConfigDict(frozen=True)
+
+    parts: dict[str, int]
+    start: datetime
+    end: datetime
+    expression: str
+    source: Literal["rules", "llm"] = "rules"
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+
+def has_time_keyword(text: str) -> bool:
+    """The gate before any parsing or LLM call: a whole-word time keyword or a date-like span."""
+    return bool(_KEYWORDS.search(text) or _SPAN_RE.search(text))
+
+
+def find_time_expression(text: str) -> str | None:
+    """The first time expression in `text`, joined with a clock time right after it ("yesterday at 3pm")."""
+    matches = list(_SPAN_RE.finditer(text))
+    if not matches:
+        return None
+    first = matches[0]
+    start, end = first.start(), first.end()
+    for nxt in matches[1:]:
+        gap = text[end:nxt.start()]
+        if len(gap) <= 4 and _CLOCK_RE.match(nxt.group(0).strip()) and not _CLOCK_RE.match(first.group(0)):
+            end = nxt.end()
+        break
+    return text[start:end]
+
+
+@lru_cache(maxsize=1)
+def _parser_class():
+    from dateparser.date import DateDataParser  # imported on first use: loading it takes ~0.1 s
+
+    return DateDataParser
+
+
+def parse_time_hint(text: str, now: datetime) -> TimeHint | None:
+    """The time the text refers to, relative to `now` (naive `now` is taken as UTC), or None."""
+    if not text or not has_time_keyword(text):
+        return None
+    expression = find_time_expression(text)
+    if expression is None:
+        return None
+    now = now if now.tzinfo else now.replace(tzinfo=UTC)
+    spoken = re.sub(r"^(?:in|during|since|of|on|at)\s+", "", expression.strip(), flags=re.IGNORECASE)
+    spoken = re.sub(r"^this\s+(?=(?:" + _MONTHS + r")\b)", "", spoken, flags=re.IGNORECASE)
+    local_now = now.replace(tzinfo=None)
+    parser = _parser_class()(languages=["en"], settings={
+        "RELATIVE_BASE": local_now, "PREFER_DATES_FROM": "past", "RETURN_TIME_AS_PERIOD": True})
+    data = parser.get_date_data(spoken)
+    if data is None or data.date_obj is None:
+        return None
+    moment = data.date_obj.replace(tzinfo=None)
+    period = data.period or "day"
+    lowered = expression.lower().strip()
+    pod = _PART_OF_DAY_RE.search(lowered)
+    if pod and not _CLOCK_RE.search(lowered):
+        return _part_of_day(moment, pod.group(1), expression, now.tzinfo)
+    start, end, parts = _period(moment, period)
+    if period == "day" and _BARE_WEEKDAY_RE.match(lowered):
+        parts = {"weekday": moment.weekday()}
+    if period == "month" and _BARE_MONTH_RE.match(lowered):
+        parts = {"month": moment.month}
+    return TimeHint(parts=parts, start=start.replace(tzinfo=now.tzinfo), end=end.replace(tzinfo=now.tzinfo),
+                    expression=expression)
+
+
+def _period(moment: datetime, period: str) -> tuple[datetime, datetime, dict[str, int]]:
+    day0 = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "year":
+        start = day0.replace(month=1, day=1)
+        return start, start.replace(year=start.year + 1), {"year": start.year}
+    if period == "month":
+        start = day0.replace(day=1)
+        end = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+        return start, end, {"year": start.year, "month": start.month}
+    if period == "week":
+        start = day0 - timedelta(days=day0.weekday())
+        iso = start.isocalendar()
+        return start, start + timedelta(days=7), {"year": iso.year, "week": iso.week}
+    if period == "time":
+        start = moment.replace(minute=0, second=0, microsecond=0)
+        return start, start + timedelta(hours=1), {"year": start.year, "month": start.month,
+                                                   "day": start.day, "hour": start.hour}
+    return day0, day0 + timedelta(days=1), {"year": day0.year, "month": day0.month, "day": day0.day}
+
+
+def _part_of_day(moment: datetime, word: str, expression: str, tz) -> TimeHint:
+    first, last = _PART_HOURS[word.lower()]
+    day0 = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    start, end = day0 + timedelta(hours=first), day0 + timedelta(hours=last)
+    return TimeHint(parts={"year": day0.year, "month": day0.month, "day": day0.day},
+                    start=start.replace(tzinfo=tz), end=end.replace(tzinfo=tz), expression=expression)
+
+
+def range_of_parts(parts: dict[str, int], now: datetime) -> tuple[datetime, datetime] | None:
+    """The [start, end) a set of parts pins down when year is known (an LLM's answer), else None."""
+    year = parts.get("year")
+    if year is None or year < 1:
+        return None
+    tz = now.tzinfo or UTC
+    try:
+        if "week" in parts and "month" not in parts:
+            start = datetime.fromisocalendar(year, parts["week"], 1).replace(tzinfo=tz)
+            return start, start + timedelta(days=7)
+        if "month" not in parts:
+            start = datetime(year, 1, 1, tzinfo=tz)
+            return start, start.replace(year=year + 1)
+        if "day" not in parts:
+            start = datetime(year, parts["month"], 1, tzinfo=tz)
+            end = start.replace(year=year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+            return start, end
+        start = datetime(year, parts["month"], parts["day"], tzinfo=tz)
+        if "hour" in parts:
+            start += timedelta(hours=parts["hour"])
+            return start, start + timedelta(hours=1)
+        return start, start + timedelta(days=1)
+    except ValueError:
+        return None
