@@ -1,0 +1,1 @@
+"""Labelled evaluation of retrieval: datasets (LoCoMo, JSONL), IR metrics, evaluate, optimise."""

@@ -1,0 +1,251 @@
+"""Labelled query sets for retrieval evaluation, in two formats.
+
+- LoCoMo (`snap-research/LoCoMo`, a JSON list of samples): each conversation becomes its own evaluation
+  instance, its turns memories of kind "turn" (id = the dia_id made id-safe, "D1:3" -> "D1_3"; content
+  "speaker: text", plus the photo caption when there is one, never the image search `query`, which
+  sometimes holds the answer); created_at and event time = the session's date. Questions become queries
+  whose relevant ids are their evidence. Category 5 (adversarial) and questions without usable evidence
+  are left out and counted.
+- JSONL: one `{"query", "relevant": [ids], "category"?}` per line, against an existing instance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from core.errors import InvalidInput, explain_validation
+from core.ids import ID_PATTERN, validate_id
+from core.models import MemoryRecord
+from core.storage.memory_index import event_time_of
+
+LOADER_VERSION = "locomo-turns-1"  # part of each instance's content hash: change it when records change
+LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.json)"
+_DIA_RE = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
+
+
+class EvalQuery(BaseModel):
+    qid: str
+    query: str
+    relevant: list[str]
+    category: str
+    instance: str
+    now: datetime | None = None  # the time the question is asked at (recency is measured from it)
+
+
+class EvalCorpus(BaseModel):
+    """Memories to load into one evaluation instance; `content_hash` names its content."""
+
+    instance: str
+    content_hash: str
+    records: list[MemoryRecord]
+
+
+class EvalDataset(BaseModel):
+    name: str
+    kind: Literal["locomo", "jsonl"]
+    queries: list[EvalQuery]
+    corpora: list[EvalCorpus] = []
+    include_shared: bool = False
+    skipped: dict[str, int] = Field(default_factory=dict, description="left out, by reason")
+
+    @property
+    def categories(self) -> list[str]:
+        return sorted({q.category for q in self.queries})
+
+
+class JsonlQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1)
+    relevant: list[str] = Field(min_length=1)
+    category: str | int = "all"
+
+    @field_validator("relevant")
+    @classmethod
+    def _ids(cls, v: list[str]) -> list[str]:
+        return [validate_id(x, "relevant id") for x in v]
+
+
+# -- LoCoMo -------------------------------------------------------------------------------------
+
+def normalise_dia_id(raw: str) -> str | None:
+    """"D1:3", " D1 : 3", "D:11:26" -> "D1:3" / "D11:26"; None when it does not parse."""
+    m = _DIA_RE.match(str(raw).strip())
+    return f"D{int(m.group(1))}:{int(m.group(2))}" if m else None
+
+
+def memory_id_of(dia_id: str) -> str:
+    """The id-safe memory id of a normalised dia_id: "D1:3" -> "D1_3"."""
+    return dia_id.replace(":", "_")
+
+
+def parse_session_date(text: str) -> datetime:
+    """"1:56 pm on 8 May, 2023" -> 2023-05-08 13:56 UTC."""
+    cleaned = re.sub(r"\s+", " ", text.strip())
+    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
+        try:
+            return datetime.strptime(cleaned, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    import dateparser
+
+    found = dateparser.parse(cleaned, languages=["en"])
+    if found is None:
+        raise InvalidInput(f"session date {text!r} is not a date like '1:56 pm on 8 May, 2023'")
+    return found.replace(tzinfo=UTC) if found.tzinfo is None else found.astimezone(UTC)
+
+
+def _session_numbers(conversation: dict) -> list[int]:
+    """The N of every `session_N` key holding turns (date keys without a session are ignored)."""
+    numbers = []
+    for key, value in conversation.items():
+        m = re.fullmatch(r"session_(\d+)", key)
+        if m and isinstance(value, list):
+            numbers.append(int(m.group(1)))
+    return sorted(numbers)
+
+
+def _safe(text: str) -> str:
+    out = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._") or "sample"
+    return out[:40]
+
+
+def locomo_sample(sample: dict, *, instance_prefix: str = "eval-locomo") -> tuple[EvalCorpus, list[EvalQuery],
+                                                                                dict[str, int]]:
+    """One LoCoMo sample as (corpus, queries, skipped-by-reason)."""
+    conv = sample.get("conversation")
+    if not isinstance(conv, dict):
+        raise InvalidInput("a LoCoMo sample needs a 'conversation' object")
+    sample_id = str(sample.get("sample_id", "sample"))
+    digest = hashlib.sha256((LOADER_VERSION + json.dumps(conv, sort_keys=True)).encode()).hexdigest()
+    instance = f"{instance_prefix}-{_safe(sample_id)}-{digest[:10]}"
+    records: list[MemoryRecord] = []
+    last_time: datetime | None = None
+    for n in _session_numbers(conv):
+        date_text = conv.get(f"session_{n}_date_time")
+        if not date_text:
+            raise InvalidInput(f"{sample_id}: session_{n} has no session_{n}_date_time")
+        at = parse_session_date(date_text)
+        last_time = max(last_time or at, at)
+        for turn in conv[f"session_{n}"]:
+            dia = normalise_dia_id(turn.get("dia_id", ""))
+            if dia is None or not turn.get("text"):
+                continue
+            content = f"{turn.get('speaker', '?')}: {turn['text']}"
+            if turn.get("blip_caption"):
+                content += f" [shares a photo: {turn['blip_caption']}]"
+            records.append(MemoryRecord(instance=instance, id=memory_id_of(dia), kind="turn", content=content,
+                                        created_at=at, chain_id=f"session-{n}", event_time=event_time_of(at),
+                                        metadata={"dia_id": dia, "session": n, "sample_id": sample_id}))
+    known = {r.id for r in records}
+    queries: list[EvalQuery] = []
+    skipped: dict[str, int] = {}
+
+    def skip(reason: str, count: int = 1) -> None:
+        skipped[reason] = skipped.get(reason, 0) + count
+
+    for i, qa in enumerate(sample.get("qa", [])):
+        category = str(qa.get("category", "?"))
+        if category == "5":
+            skip("category 5 (adversarial)")
+            continue
+        relevant, bad = [], 0
+        for raw in qa.get("evidence") or []:
+            for piece in str(raw).split(";"):
+                dia = normalise_dia_id(piece)
+                if dia is None or memory_id_of(dia) not in known:
+                    bad += bool(piece.strip())
+                    continue
+                if memory_id_of(dia) not in relevant:
+                    relevant.append(memory_id_of(dia))
+        if bad:
+            skip("evidence ids malformed or not among the turns (dropped)", bad)
+        if not relevant:
+            skip("questions without usable evidence")
+            continue
+        queries.append(EvalQuery(qid=f"{sample_id}#{i}", query=str(qa.get("question", "")), relevant=relevant,
+                                 category=category, instance=instance, now=last_time))
+    return EvalCorpus(instance=instance, content_hash=digest, records=records), queries, skipped
+
+
+def load_locomo(data: list, *, name: str = "locomo", samples: list[str] | None = None) -> EvalDataset:
+    corpora, queries, skipped = [], [], {}
+    for sample in data:
+        if samples and str(sample.get("sample_id")) not in samples:
+            continue
+        corpus, qs, sk = locomo_sample(sample)
+        corpora.append(corpus)
+        queries += qs
+        for k, v in sk.items():
+            skipped[k] = skipped.get(k, 0) + v
+    if not queries:
+        raise InvalidInput("the LoCoMo file has no question with usable evidence"
+                           + (f" among samples {', '.join(samples)}" if samples else ""))
+    return EvalDataset(name=name, kind="locomo", queries=queries, corpora=corpora, skipped=skipped)
+
+
+# -- JSONL --------------------------------------------------------------------------------------
+
+def load_jsonl(text: str, *, instance: str, name: str = "jsonl") -> EvalDataset:
+    validate_id(instance, "instance")
+    queries = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = JsonlQuery.model_validate_json(line)
+        except ValidationError as e:
+            raise InvalidInput(f"line {lineno}: {explain_validation(e)} (expected "
+                               '{"query": str, "relevant": [ids], "category"?: str})') from e
+        queries.append(EvalQuery(qid=f"q{lineno}", query=item.query, relevant=item.relevant,
+                                 category=str(item.category), instance=instance))
+    if not queries:
+        raise InvalidInput("the JSONL file has no queries")
+    return EvalDataset(name=name, kind="jsonl", queries=queries, include_shared=True)
+
+
+def load_dataset(source: Path | str | bytes, *, instance: str | None = None, name: str | None = None,
+                 samples: list[str] | None = None) -> EvalDataset:
+    """Read a LoCoMo JSON or a JSONL query set from a path or bytes; the format is detected."""
+    if isinstance(source, bytes):
+        raw, label = source, name or "upload"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            hint = f" Download LoCoMo from {LOCOMO_DOWNLOAD}." if "locomo" in path.name.lower() else ""
+            raise InvalidInput(f"data file {str(path)!r} not found.{hint}")
+        raw, label = path.read_bytes(), name or path.stem
+    text = raw.decode("utf-8-sig", errors="replace")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise InvalidInput(f"{label}: not valid JSON ({e})") from e
+        if data and isinstance(data[0], dict) and "conversation" in data[0]:
+            return load_locomo(data, name=label, samples=samples)
+        raise InvalidInput(f"{label}: a JSON list, but not LoCoMo samples (each needs 'conversation' and 'qa')")
+    if instance is None:
+        raise InvalidInput("a JSONL query set is evaluated against an existing instance; name it")
+    return load_jsonl(text, instance=instance, name=label)
+
+
+def default_locomo_path() -> Path | None:
+    """The shared LoCoMo dev file when present (../shared/bench/ beside the checkout, or the cwd's)."""
+    here = Path(__file__).resolve().parents[2]
+    for base in (here.parent, Path.cwd().parent, Path.cwd()):
+        candidate = base / "shared" / "bench" / "locomo_dev.json"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+__all__ = ["EvalCorpus", "EvalDataset", "EvalQuery", "ID_PATTERN", "default_locomo_path", "load_dataset",
+           "load_jsonl", "load_locomo", "memory_id_of", "normalise_dia_id", "parse_session_date"]

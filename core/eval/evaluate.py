@@ -1,0 +1,111 @@
+"""Evaluate a fusion profile over a labelled query set: the one function the Tune page, the CLI and
+the benchmarks share.
+
+Evaluation instances are loaded once and found again by their content hash (it is part of the
+instance id), so evaluating again does not re-ingest; rows embedded by another model are re-embedded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from pydantic import BaseModel
+
+from core.eval.datasets import EvalDataset, EvalQuery
+from core.eval.metrics import MetricsTable, compute_metrics, metric_names
+from core.models import FusionProfile
+from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.storage.memory_index import MemoryIndex
+
+Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
+
+
+class LoadSummary(BaseModel):
+    loaded: list[str] = []
+    reused: list[str] = []
+    reembedded: list[str] = []
+    memories: int = 0
+    seconds: float = 0.0
+
+
+class EvalReport(BaseModel):
+    dataset: str
+    kind: str
+    profile: FusionProfile
+    ks: list[int]
+    pool_size: int
+    table: MetricsTable
+    queries: int
+    skipped: dict[str, int]
+    load: LoadSummary
+    search_ms_p50: float
+    search_ms_p95: float
+    seconds: float
+    rankings: dict[str, list[str]] = {}
+
+    def value(self, metric: str, category: str = "overall") -> float:
+        return self.table.value(metric, category)
+
+
+def ensure_loaded(wb, dataset: EvalDataset, progress: Progress | None = None) -> LoadSummary:
+    """Load each corpus of the dataset into its instance unless it is already there (same content
+    hash, same row count); re-embed rows made by another embedding model."""
+    t0 = time.perf_counter()
+    index = MemoryIndex(wb.pool(), wb.embedder)
+    summary = LoadSummary()
+    total = sum(len(c.records) for c in dataset.corpora)
+    done = 0
+    for corpus in dataset.corpora:
+        have = index.count(corpus.instance)
+        if have == len(corpus.records):
+            if index.count(corpus.instance, model=wb.embedder.name) < have:
+                index.reembed(corpus.instance)
+                summary.reembedded.append(corpus.instance)
+            else:
+                summary.reused.append(corpus.instance)
+        else:
+            if have:
+                index.delete_instance(corpus.instance)
+            index.bulk_load(corpus.records)
+            summary.loaded.append(corpus.instance)
+            summary.memories += len(corpus.records)
+        done += len(corpus.records)
+        if progress:
+            progress(done, total, f"loading {corpus.instance}")
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def search_request(q: EvalQuery, dataset: EvalDataset, profile: FusionProfile, top_k: int,
+                   pool_size: int) -> SearchRequest:
+    return SearchRequest(query=q.query, instance=q.instance, top_k=top_k, pool_size=pool_size, profile=profile,
+                         include_shared=dataset.include_shared)
+
+
+def evaluate(wb, dataset: EvalDataset, profile: FusionProfile, ks: tuple[int, ...] = (1, 5, 10, 25), *,
+             pool_size: int = 50, progress: Progress | None = None) -> EvalReport:
+    """Retrieve the top max(ks) for every query with `profile` and score them against the labels."""
+    t0 = time.perf_counter()
+    ks = tuple(sorted(set(ks)))
+    load = ensure_loaded(wb, dataset, progress)
+    wb.embedder.embed_batch([q.query for q in dataset.queries])  # one batch; the searches hit the cache
+    ranked: dict[str, list[str]] = {}
+    timings = []
+    n = len(dataset.queries)
+    for i, q in enumerate(dataset.queries, start=1):
+        t = time.perf_counter()
+        found = hybrid_search(wb.pool(), wb.embedder, search_request(q, dataset, profile, ks[-1], pool_size),
+                              now=q.now)
+        timings.append((time.perf_counter() - t) * 1000)
+        ranked[q.qid] = [s.memory.id for s in found.results]
+        if progress and (i % 25 == 0 or i == n):
+            progress(i, n, "retrieving")
+    table = compute_metrics({q.qid: q.relevant for q in dataset.queries}, ranked,
+                            {q.qid: q.category for q in dataset.queries}, metric_names(ks))
+    return EvalReport(dataset=dataset.name, kind=dataset.kind, profile=profile, ks=list(ks), pool_size=pool_size,
+                      table=table, queries=n, skipped=dataset.skipped, load=load,
+                      search_ms_p50=float(np.percentile(timings, 50)) if timings else 0.0,
+                      search_ms_p95=float(np.percentile(timings, 95)) if timings else 0.0,
+                      seconds=time.perf_counter() - t0, rankings=ranked)

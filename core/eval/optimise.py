@@ -1,0 +1,202 @@
+"""Search fusion profiles for the one that scores best on a labelled query set.
+
+The grid: the weight simplex (w_sem, w_text, w_rec ≥ 0 summing to 1, step 0.05: 231 points) × a few
+tau values for the linear method, and the simplex × a few rrf_k for reciprocal-rank fusion.
+
+Each query's candidate pool (both legs, before fusion) is fetched from Postgres once; every grid
+point then re-fuses all pools at once in numpy with exactly the formulas of `core.scoring.fusion`
+(`fuse_scores`) and the same tie-break, so a point's figure equals what `evaluate` reports for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel
+
+from core.eval.datasets import EvalDataset
+from core.eval.evaluate import Progress, ensure_loaded, search_request
+from core.eval.metrics import metric_from_hits, parse_metric
+from core.models import FusionProfile
+from core.retrieval.hybrid import fetch_candidates
+from core.scoring.fusion import clip01, normalise_max
+
+DEFAULT_TAUS = (3600.0, 86400.0, 7 * 86400.0, 30 * 86400.0, 365 * 86400.0)
+DEFAULT_RRF_KS = (60,)
+
+
+class CandidatePools(BaseModel):
+    """Every query's candidates as padded (queries × candidates) arrays; `valid` marks real entries."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    qids: list[str]
+    categories: list[str]
+    semantic: np.ndarray
+    text: np.ndarray
+    age_s: np.ndarray
+    vector_rank: np.ndarray   # 0 where the vector leg did not find the candidate
+    text_rank: np.ndarray     # 0 where the text leg did not find it
+    age_rank: np.ndarray      # 1 = youngest, ties in the database's order as in `fuse`
+    created_ts: np.ndarray
+    id_order: np.ndarray      # position of the id in sorted order (the last tie-break)
+    valid: np.ndarray
+    relevant: np.ndarray      # candidate is one of the query's relevant ids
+    n_relevant: np.ndarray
+
+
+class SurfacePoint(BaseModel):
+    method: Literal["linear", "rrf"]
+    w_sem: float
+    w_text: float
+    w_rec: float
+    tau_s: float
+    rrf_k: int
+    value: float
+
+
+class OptimiseReport(BaseModel):
+    metric: str
+    category: str | None
+    best: FusionProfile
+    best_value: float
+    baseline: FusionProfile | None = None
+    baseline_value: float | None = None
+    surface: list[SurfacePoint]
+    queries: int
+    pool_size: int
+    seconds: float
+
+
+def weight_simplex(step: float = 0.05) -> list[tuple[float, float, float]]:
+    """All (w_sem, w_text, w_rec) on the grid of `step` with w ≥ 0 and w_sem + w_text + w_rec = 1."""
+    n = round(1 / step)
+    return [(round(i / n, 4), round(j / n, 4), round((n - i - j) / n, 4))
+            for i in range(n + 1) for j in range(n + 1 - i)]
+
+
+def fetch_pools(wb, dataset: EvalDataset, pool_size: int = 50, progress: Progress | None = None) -> CandidatePools:
+    """Both legs' candidates of every query, fetched once (loading the dataset first if needed)."""
+    ensure_loaded(wb, dataset, progress)
+    queries = dataset.queries
+    wb.embedder.embed_batch([q.query for q in queries])
+    probe = FusionProfile()
+
+    def one(q):
+        return fetch_candidates(wb.pool(), wb.embedder, search_request(q, dataset, probe, 1, pool_size))
+
+    with ThreadPoolExecutor(max_workers=4) as ex:
+        found = []
+        for i, cands in enumerate(ex.map(one, queries), start=1):
+            found.append(cands)
+            if progress and (i % 25 == 0 or i == len(queries)):
+                progress(i, len(queries), "fetching candidate pools")
+    width = max((len(c) for c in found), default=0) or 1
+    shape = (len(queries), width)
+    arrays = {name: np.zeros(shape) for name in ("semantic", "text", "age_s", "vector_rank", "text_rank",
+                                                 "age_rank", "created_ts", "id_order")}
+    valid, relevant = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+    for qi, (q, cands) in enumerate(zip(queries, found, strict=True)):
+        if not cands:
+            continue
+        n = len(cands)
+        now = q.now or datetime.now(UTC)
+        ages = np.array([(now - c.memory.created_at).total_seconds() for c in cands])
+        arrays["semantic"][qi, :n] = [clip01(c.cosine) for c in cands]
+        arrays["text"][qi, :n] = normalise_max([c.text_raw for c in cands])
+        arrays["age_s"][qi, :n] = ages
+        arrays["vector_rank"][qi, :n] = [c.vector_rank or 0 for c in cands]
+        arrays["text_rank"][qi, :n] = [c.text_rank or 0 for c in cands]
+        age_rank = np.empty(n)
+        age_rank[np.argsort(ages, kind="stable")] = np.arange(1, n + 1)
+        arrays["age_rank"][qi, :n] = age_rank
+        arrays["created_ts"][qi, :n] = [c.memory.created_at.timestamp() for c in cands]
+        ids = [c.memory.id for c in cands]
+        order = np.empty(n)
+        order[np.argsort(np.array(ids), kind="stable")] = np.arange(n)
+        arrays["id_order"][qi, :n] = order
+        valid[qi, :n] = True
+        wanted = set(q.relevant)
+        relevant[qi, :n] = [i in wanted for i in ids]
+    return CandidatePools(qids=[q.qid for q in queries], categories=[q.category for q in queries],
+                          valid=valid, relevant=relevant,
+                          n_relevant=np.array([len(set(q.relevant)) for q in queries]), **arrays)
+
+
+def fuse_scores(pools: CandidatePools, method: str, w_sem: float, w_text: float, w_rec: float,
+                tau_s: float, rrf_k: int) -> np.ndarray:
+    """The combined score of every candidate, as `core.scoring.fusion.fuse` computes it.
+
+    linear: w_sem * semantic + w_text * text + w_rec * exp(-max(0, age_s) / tau_s)
+    rrf:    (Σ_leg w_leg / (rrf_k + rank_leg)) * (rrf_k + 1), a leg without the candidate adding 0
+    Padding gets -inf.
+    """
+    if method == "linear":
+        recency = np.exp(-np.maximum(pools.age_s, 0.0) / tau_s)
+        score = w_sem * pools.semantic + w_text * pools.text + w_rec * recency
+    else:
+        k = float(rrf_k)
+        vec = np.where(pools.vector_rank > 0, w_sem / (k + pools.vector_rank), 0.0)
+        txt = np.where(pools.text_rank > 0, w_text / (k + pools.text_rank), 0.0)
+        score = (vec + txt + w_rec / (k + pools.age_rank)) * (k + 1)
+    return np.where(pools.valid, score, -np.inf)
+
+
+def ranked_hits(pools: CandidatePools, scores: np.ndarray) -> np.ndarray:
+    """Relevant flags in ranked order: by score, then newer first, then id, as `fuse` breaks ties."""
+    order = np.lexsort((pools.id_order, -pools.created_ts, -scores), axis=-1)
+    return np.take_along_axis(pools.relevant & pools.valid, order, axis=1)
+
+
+def score_point(pools: CandidatePools, metric: str, mask: np.ndarray, **point) -> float:
+    values = metric_from_hits(ranked_hits(pools, fuse_scores(pools, **point)), pools.n_relevant, metric)
+    return float(values[mask].mean()) if mask.any() else 0.0
+
+
+def optimise(pools: CandidatePools, metric: str = "recall@10", *, category: str | None = None,
+             methods: Sequence[str] = ("linear", "rrf"), taus: Sequence[float] = DEFAULT_TAUS,
+             rrf_ks: Sequence[int] = DEFAULT_RRF_KS, step: float = 0.05, baseline: FusionProfile | None = None,
+             name: str = "tuned", pool_size: int = 50,
+             progress: Callable[[int, int, str], None] | None = None) -> OptimiseReport:
+    """Score every grid point on `metric` (mean over the queries, or over one category) and return the
+    best profile, the baseline's figure and the whole surface. Ties go to the earlier grid point."""
+    t0 = time.perf_counter()
+    parse_metric(metric)
+    mask = np.ones(len(pools.qids), dtype=bool) if category is None else \
+        np.array([c == category for c in pools.categories])
+    grid = [(m, w, tau, k) for m in methods
+            for tau, k in ([(t, 60) for t in taus] if m == "linear" else [(86400.0, k) for k in rrf_ks])
+            for w in weight_simplex(step)]
+    surface = []
+    for i, (method, (ws, wt, wr), tau, k) in enumerate(grid, start=1):
+        value = score_point(pools, metric, mask, method=method, w_sem=ws, w_text=wt, w_rec=wr, tau_s=tau, rrf_k=k)
+        surface.append(SurfacePoint(method=method, w_sem=ws, w_text=wt, w_rec=wr, tau_s=tau, rrf_k=k, value=value))
+        if progress and (i % 20 == 0 or i == len(grid)):
+            progress(i, len(grid), "scoring profiles")
+    top = max(surface, key=lambda p: p.value)
+    best = FusionProfile(name=name, method=top.method, w_sem=top.w_sem, w_text=top.w_text, w_rec=top.w_rec,
+                         tau_s=top.tau_s, rrf_k=top.rrf_k)
+    base_value = None
+    if baseline is not None:
+        base_value = score_point(pools, metric, mask, method=baseline.method, w_sem=baseline.w_sem,
+                                 w_text=baseline.w_text, w_rec=baseline.w_rec, tau_s=baseline.tau_s,
+                                 rrf_k=baseline.rrf_k)
+    return OptimiseReport(metric=metric, category=category, best=best, best_value=top.value, baseline=baseline,
+                          baseline_value=base_value, surface=surface, queries=int(mask.sum()),
+                          pool_size=pool_size, seconds=time.perf_counter() - t0)
+
+
+def save_best(wb, report: OptimiseReport, name: str, *, activate_for: str | None = None) -> FusionProfile:
+    """Save the best profile under `name` and, when an instance is given, make it that instance's active one."""
+    from core.storage.profiles import ProfileStore
+
+    store = ProfileStore(wb.pool())
+    profile = store.save(report.best.model_copy(update={"name": FusionProfile(name=name).name}))
+    if activate_for:
+        store.activate(activate_for, profile.name)
+    return profile
