@@ -21,6 +21,7 @@ from core.errors import InvalidInput, describe
 COMMAND_MODULES = [
     "core.cli.services",
     "core.cli.demo",
+    "core.cli.retrieve",
 ]
 
 

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from core.runtime import Workbench
 
 # Modules defining `load(wb, say)` and `reset(wb)`, in load order.
-DEMO_PARTS: list[str] = []
+DEMO_PARTS: list[str] = [
+    "core.demo.tune",
+]
 
 MARKER = "workbench:demo:loaded"
 
