@@ -22,6 +22,7 @@ PAGES = ROOT / "pages"
 NAVIGATION = {
     "Memory": [
         st.Page(PAGES / "overview.py", title="Overview", icon="🏠", default=True),
+        st.Page(PAGES / "explorer.py", title="Memory explorer", icon=":material/travel_explore:"),
     ],
 }
 

@@ -15,6 +15,7 @@ from core.runtime import Workbench
 # Modules defining `load(wb, say)` and `reset(wb)`, in load order.
 DEMO_PARTS: list[str] = [
     "core.demo.tune",
+    "core.demo.bank",
 ]
 
 MARKER = "workbench:demo:loaded"

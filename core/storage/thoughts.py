@@ -338,6 +338,67 @@ class ThoughtStore:
     def outbox_len(self) -> int:
         return int(self.r.llen(OUTBOX))
 
+    # -- what a deleted chain or thought leaves behind (memory explorer) -----------------------
+
+    def outbox_drop(self, instance: str, chain_id: str, thought_ids: Iterable[str] | None = None) -> int:
+        """Remove queued outbox entries of a chain (or of some of its thoughts), so a deleted thought is
+        never indexed afterwards by a sync that runs later. Returns how many were removed."""
+        wanted = None if thought_ids is None else set(thought_ids)
+        dropped = 0
+        for e in self.r.lrange(OUTBOX, 0, -1):
+            item = _maybe_json(e)
+            if (isinstance(item, dict) and item.get("instance") == instance and item.get("chain_id") == chain_id
+                    and (wanted is None or item.get("id") in wanted)):
+                dropped += int(self.r.lrem(OUTBOX, 0, e))
+        return dropped
+
+    def delete_requests(self, instance: str, chain_id: str) -> int:
+        """Remove the chain's served-request results: they hold its answers and retrieved context."""
+        keys = list(self.r.scan_iter(match=f"request:{instance}:{{{chain_id}}}:*", count=1000))
+        return int(self.r.delete(*keys)) if keys else 0
+
+    def delete_thought(self, instance: str, chain_id: str, thought_id: str) -> list[str]:
+        """Remove one thought with its feedback and the metrics thought about it; returns the ids removed.
+
+        The chain's title is re-made from the thoughts left (it quoted the first user thought); a chain
+        with no user or assistant thought left is removed whole.
+        """
+        thoughts = self.chain_thoughts(instance, chain_id)
+        if not any(t.id == thought_id for t in thoughts):
+            return []
+        gone = [thought_id] + [t.id for t in thoughts
+                               if t.category == CATEGORY_METRICS and t.extra.get("answer_id") == thought_id]
+        left = [t for t in thoughts if t.id not in gone and t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)]
+        if not left:
+            self.delete_chain(instance, chain_id)
+            self.outbox_drop(instance, chain_id)
+            self.delete_requests(instance, chain_id)
+            return [t.id for t in thoughts]
+        has_feedback = bool(self.r.exists(feedback_key(thought_id)))
+        meta = chain_meta_key(instance, chain_id)
+        last_answer = self.r.hget(meta, "last_answer_id")
+        title = next((t.thought[:120] for t in left if t.category == CATEGORY_USER), "")
+
+        def chain_part(p: redis.client.Pipeline) -> None:
+            for i in gone:
+                p.delete(thought_key(instance, chain_id, i))
+            p.zrem(chain_key(instance, chain_id), *gone)
+            p.hset(meta, "title", title)
+            if last_answer == thought_id:
+                p.hdel(meta, "last_answer_id")
+
+        def instance_part(p: redis.client.Pipeline) -> None:
+            if has_feedback:
+                p.delete(feedback_key(thought_id))
+                p.zrem(f"feedback:index:{instance}", thought_id)
+                p.zrem(f"feedback:pending:{instance}", thought_id)
+
+        self._commit([chain_part, instance_part])
+        self.outbox_drop(instance, chain_id, gone)
+        self.delete_requests(instance, chain_id)
+        return gone
+
+
 
 def _maybe_json(v: str) -> Any:
     try:

@@ -1,0 +1,36 @@
+"""Memory explorer: browse instances, chains and their thoughts; search everything stored; see and
+fill the memory banks; delete (with a confirmation step) and export."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.explorer import instances_overview
+from dashboard.explorer_bank import render_bank
+from dashboard.explorer_views import VIEW_KEY, plain, render_chains, render_confirmation, render_search
+from dashboard.resources import current_instance, get_workbench
+from dashboard.ui import attempt
+
+VIEWS = ["Search", "Chains", "Memory bank"]
+
+st.title("Memory explorer")
+instance = current_instance()
+st.caption(f"Instance **{plain(instance)}** (choose another in the sidebar). Search what is stored, open the "
+           "chain a memory came from, inspect memory banks, and delete what should be forgotten.")
+
+with st.expander("Instances"):
+    rows = attempt("list instances", lambda: instances_overview(get_workbench()))
+    if rows:
+        st.dataframe(pd.DataFrame([r.model_dump() for r in rows]), hide_index=True, width="stretch",
+                     column_config={"chains": "chains (Redis)", "indexed": "indexed memories (Postgres)",
+                                    "banks": "memory banks"})
+
+render_confirmation(instance)
+view = st.radio("View", VIEWS, horizontal=True, key=VIEW_KEY, label_visibility="collapsed")
+if view == "Chains":
+    render_chains(instance)
+elif view == "Memory bank":
+    render_bank(instance)
+else:
+    render_search(instance)

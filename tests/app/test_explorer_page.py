@@ -1,0 +1,118 @@
+"""AppTest of the Memory explorer: find a memory by a word, open its chain, delete the chain with a
+confirmation, and see it gone; then the memory-bank view with its add-entry form."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from core.bank import MemoryBank, MemoryEntry
+from core.remember import Remember, UiRememberParams
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def open_explorer(instance: str) -> AppTest:
+    st.cache_data.clear()  # the sidebar's instance list must include this test's instance
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
+    at.session_state["instance"] = instance
+    at.run()
+    at.switch_page(str(ROOT / "pages" / "explorer.py"))
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture
+def app(workbench, settings, instance, monkeypatch):
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))  # get_workbench() uses the test servers
+    return open_explorer(instance)
+
+
+def button(at, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def texts(at) -> str:
+    return "\n".join(t.value for t in at.text)
+
+
+def test_find_open_and_delete_a_chain(workbench, instance, monkeypatch, settings):
+    remember = Remember(workbench)
+    remember.run(UiRememberParams(thought="Our quince orchard <b>[link](http://x)</b> has **forty** trees.",
+                                  chain_id="orchard"), instance=instance)
+    remember.run(UiRememberParams(thought="The pear trees need pruning in February.", chain_id="pears"),
+                 instance=instance)
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    at = open_explorer(instance)
+    assert at.title[0].value == "Memory explorer"
+
+    at.text_input(key="xp_q").input("quince")
+    at.radio(key="xp_mode").set_value("Full-text")
+    button(at, "Search").click()
+    at.run()
+    assert not at.exception
+    # Stored text is shown as text, exactly as stored: no HTML, no Markdown.
+    assert "Our quince orchard <b>[link](http://x)</b> has **forty** trees." in texts(at)
+    assert any("chain **orchard**" in m.value for m in at.markdown)
+    assert "pear" not in texts(at)
+
+    at.button(key="xp_hit_open_0").click()
+    at.run()
+    assert at.radio(key="xp_view").value == "Chains"
+    assert "orchard" in at.subheader[0].value
+    at.button(key="xp_chain_delete").click()
+    at.run()
+    assert any("Delete the chain" in w.value for w in at.warning)
+    assert workbench.thoughts.chain_meta(instance, "orchard")  # nothing deleted before the confirmation
+    at.button(key="xp_confirm_yes").click()
+    at.run()
+    assert not at.exception
+    assert any("Chain orchard deleted" in s.value for s in at.success)
+    assert not workbench.thoughts.chain_meta(instance, "orchard")
+
+    at.radio(key="xp_view").set_value("Search")
+    at.run()
+    assert "quince" not in texts(at)
+    assert any("Nothing found" in i.value for i in at.info)
+    assert workbench.thoughts.chain_meta(instance, "pears")  # the other chain stays
+
+
+def test_memory_bank_view_and_add_form(workbench, settings, instance, monkeypatch):
+    bank = MemoryBank(workbench, instance, "deploy")
+    for i in range(6):
+        bank.add_entry(MemoryEntry(command=f"docker compose up -d svc{i}", result="started", tags=["docker"]))
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    app = open_explorer(instance)  # after the data exist: the sidebar lists instances that have some
+    app.radio(key="xp_view").set_value("Memory bank")
+    app.run()
+    assert not app.exception
+    metrics = {m.label: m.value for m in app.metric}
+    assert (metrics["Live entries"], metrics["Compressed"], metrics["Summaries"]) == ("3", "3", "1")
+    assert any("Summary of 3 steps" in e.label for e in app.expander)
+
+    app.text_area(key="xp_ba_thinking").input("Check the new service answers")
+    app.text_input(key="xp_ba_command").input("curl -s localhost:8080/health")
+    button(app, "Add entry").click()
+    app.run()
+    assert not app.exception
+    assert any("Stored as step 7" in s.value for s in app.success)
+    assert {m.label: m.value for m in app.metric}["Live entries"] == "4"
+
+    button(app, "Delete bank").click()
+    app.run()
+    app.button(key="xp_confirm_yes").click()
+    app.run()
+    assert any("Memory bank deploy deleted" in s.value for s in app.success)
+    assert any("No memory bank" in i.value for i in app.info)
+
+
+def test_bad_input_is_a_message_not_a_traceback(app):
+    app.text_input(key="xp_q").input("   ")
+    button(app, "Search").click()
+    app.run()
+    assert not app.exception
+    assert any("query" in e.value for e in app.error)
