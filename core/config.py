@@ -33,9 +33,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", validate_default=True)
 
-    redis_url: str | None = Field(None, description="External Redis; unset = embedded redis-server")
+    redis_url: str | None = Field(None, repr=False, description="External Redis; unset = embedded redis-server")
     redis_cluster: bool = Field(False, description="REDIS_URL points at a Redis Cluster node")
-    database_url: str | None = Field(None, description="External Postgres with pgvector; unset = embedded")
+    database_url: str | None = Field(None, repr=False,
+                                     description="External Postgres with pgvector; unset = embedded")
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = Field(None, description="Override the OpenAI API address")
     groq_api_key: SecretStr | None = None

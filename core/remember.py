@@ -351,7 +351,10 @@ def _metrics_fields(r: UiRememberResult) -> dict[str, object]:
             "synthesis": r.synthesis, "profile": r.profile, "tags": r.tags,
             "tokens": r.usage_total_tokens if r.usage_total_tokens is not None else "",
             "context_items": len(r.context), "answer_id": r.thought2_id,
-            "latency": json.loads(r.latency.model_dump_json())}
+            "latency": json.loads(r.latency.model_dump_json()),
+            # What was retrieved and the exact prompt, so the dashboard can show "why" for every answer.
+            "context": [json.loads(c.model_dump_json()) for c in r.context],
+            "prompt": [m.model_dump() for m in r.prompt], "notes": r.notes}
 
 
 def _metrics_text(r: UiRememberResult) -> str:

@@ -9,6 +9,8 @@ them exits, and their data (Redis append-only file, Postgres data directory) sur
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import subprocess
 import time
 import warnings
@@ -21,7 +23,7 @@ import redis
 from filelock import FileLock
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.retry import Retry
 
 from core.config import Settings, mask_url
@@ -41,8 +43,10 @@ class EmbeddedRedis:
         return f"unix://{self.socket}"
 
     def _ping(self) -> bool:
+        # No retries: this is a probe, and redis-py's default retry backoff would make it take seconds.
         try:
-            return bool(redis.Redis(unix_socket_path=str(self.socket), socket_timeout=1).ping())
+            return bool(redis.Redis(unix_socket_path=str(self.socket), socket_timeout=1,
+                                    retry=Retry(NoBackoff(), 0)).ping())
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
             return False
 
@@ -86,7 +90,10 @@ class EmbeddedRedis:
 
     def stop(self) -> None:
         if self._ping():
-            redis.Redis(unix_socket_path=str(self.socket)).shutdown(nosave=False)
+            try:
+                redis.Redis(unix_socket_path=str(self.socket), retry=Retry(NoBackoff(), 0)).shutdown(nosave=False)
+            except redis.exceptions.ConnectionError:
+                pass  # the server closes the connection as it exits
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,6 +109,10 @@ class EmbeddedPostgres:
 
         self.dir.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.dir.parent / "pg.start.lock"), timeout=60):
+            if self._postmaster_pid() is None:
+                # pgserver caches one handle per data dir for the life of the process and would hand
+                # back the handle of a server that has since stopped; forget it so it starts again.
+                pgserver.postgres_server.PostgresServer._instances.pop(self.dir, None)
             try:
                 server = pgserver.get_server(self.dir, cleanup_mode=None)
             except Exception as e:  # pgserver raises plain exceptions with the server log inside
@@ -110,11 +121,28 @@ class EmbeddedPostgres:
                                          "no postgres process is running, then retry.") from e
         return server.get_uri()
 
-    def stop(self) -> None:
-        pgserver = _import_pgserver()
+    def _postmaster_pid(self) -> int | None:
+        try:
+            pid = int((self.dir / "postmaster.pid").read_text().splitlines()[0])
+            os.kill(pid, 0)
+            return pid
+        except (FileNotFoundError, IndexError, ValueError, ProcessLookupError):
+            return None
 
-        if (self.dir / "postmaster.pid").exists():
-            pgserver.get_server(self.dir, cleanup_mode="stop").cleanup()
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Fast shutdown (SIGINT to the postmaster: roll back open transactions, then stop cleanly)."""
+        pid = self._postmaster_pid()
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGINT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+        raise ServiceUnavailable("Postgres", f"the embedded server (pid {pid}) did not stop within {timeout_s} s")
 
 
 def _import_pgserver():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -37,3 +38,12 @@ def humanize_age(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds // size} {unit}"
     return f"{seconds} s"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
+
+
+def as_plain_markdown(text: str) -> str:
+    """Escape every Markdown (and Streamlit directive) character, so stored text renders as itself:
+    no links, images, HTML, colours or emoji shortcodes can come from a memory."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")

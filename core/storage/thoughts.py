@@ -91,6 +91,10 @@ class ChainSummary(BaseModel):
     last_at: datetime
     turns: int
 
+    @property
+    def age_seconds(self) -> float:
+        return max(0.0, (datetime.now(UTC) - self.last_at).total_seconds())
+
 
 class FeedbackRecord(BaseModel):
     answer_id: str
@@ -397,7 +401,6 @@ class ThoughtStore:
         self.outbox_drop(instance, chain_id, gone)
         self.delete_requests(instance, chain_id)
         return gone
-
 
 
 def _maybe_json(v: str) -> Any:

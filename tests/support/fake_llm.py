@@ -76,7 +76,8 @@ class FakeLLMServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                fake.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+                fake.requests.append({"path": self.path, "body": body,
+                                      "headers": {k.lower(): v for k, v in self.headers.items()}})
                 if self.path.endswith("/embeddings"):
                     return self._embeddings(body)
                 if not self.path.endswith("/chat/completions"):

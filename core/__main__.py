@@ -1,0 +1,3 @@
+from core.cli import main
+
+main()

@@ -1,0 +1,97 @@
+"""Chat: talk to the memory-backed assistant (ui_remember) and see what was retrieved and why."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.remember import Remember, UiRememberParams, UiRememberResult
+from dashboard.chat_view import render_conversation
+from dashboard.resources import current_instance, get_workbench
+from dashboard.ui import attempt, humanize_age, show_error
+
+PAGE_SIZE = 15
+NEW_CHAIN = "➕ New conversation"
+
+st.title("Chat")
+wb = get_workbench()
+instance = current_instance()
+store = wb.thoughts
+attempt("sweep abandoned answers", lambda: store.sweep_abandoned(instance))
+
+# -- choose or start a chain ------------------------------------------------------------------
+page = st.session_state.setdefault("chat_page", 0)
+chains = attempt("list conversations", lambda: store.chains(instance, offset=page * PAGE_SIZE, limit=PAGE_SIZE))
+total = attempt("count conversations", lambda: store.chain_count(instance)) or 0
+options = [NEW_CHAIN] + [c.chain_id for c in chains or []]
+labels = {c.chain_id: f"{c.title[:60]} · {c.turns} turns · {humanize_age(c.age_seconds)} ago"
+          for c in chains or []}
+# A turn that started a new chain selects it on the next run (a widget's state may only be set
+# before the widget is drawn).
+if pending := st.session_state.pop("pending_chain", None):
+    st.session_state.chat_chain_select = pending
+selected = st.session_state.get("chat_chain_select")
+if selected and selected not in options:
+    options.insert(1, selected)
+left, mid, right = st.columns([6, 1, 1], vertical_alignment="bottom")
+chosen = left.selectbox("Conversation", options, format_func=lambda c: labels.get(c, c),
+                        key="chat_chain_select")
+if mid.button("Newer", disabled=page == 0, width="stretch"):
+    st.session_state.chat_page = page - 1
+    st.rerun()
+if right.button("Older", disabled=(page + 1) * PAGE_SIZE >= total, width="stretch"):
+    st.session_state.chat_page = page + 1
+    st.rerun()
+chain_id = None if chosen == NEW_CHAIN else chosen
+
+# -- turn settings ------------------------------------------------------------------------------
+profiles = attempt("list profiles", lambda: [p.name for p in wb.profiles.list()]) or ["balanced-default"]
+active = attempt("read the active profile", lambda: wb.profiles.active(instance).name) or profiles[0]
+with st.expander("Turn settings", expanded=False):
+    c1, c2, c3 = st.columns(3)
+    top_k = c1.slider("top_k (context items)", 1, 20, 5)
+    style = c2.selectbox("Style", ["default", "deep", "chronological"],
+                         help="deep → the deep model; chronological → answer in time order")
+    profile = c3.selectbox("Fusion profile", profiles, index=profiles.index(active) if active in profiles else 0)
+    c4, c5, c6 = st.columns(3)
+    threshold = c4.slider("Similarity threshold (min semantic)", 0.0, 1.0, 0.0, 0.05)
+    token_cap = c5.number_input("Token cap for context (0 = none)", 0, 100_000, 0, step=100)
+    temporal = c6.text_input("Time hint", placeholder="e.g. last week, in March")
+    tags = st.multiselect("Tags for this turn", options=[], accept_new_options=True)
+
+# -- the conversation ---------------------------------------------------------------------------
+thoughts = attempt("load the conversation", lambda: store.chain_thoughts(instance, chain_id)) if chain_id else []
+answers = [t.id for t in thoughts or [] if t.category == "ui_remember:assistant"]
+feedback = attempt("load feedback", lambda: store.feedback(answers)) or {}
+if thoughts:
+    render_conversation(thoughts, feedback)
+else:
+    st.info("Start a conversation below. Each answer shows the memories it drew on — from this "
+            "conversation and every other one in this instance — with their score parts.")
+st.session_state.just_answered = False
+
+if text := st.chat_input("Ask something, or tell the assistant something to remember"):
+    user_turns = sum(1 for t in thoughts or [] if t.category == "ui_remember:user")
+    with st.chat_message("user"):
+        st.text(text)
+    try:
+        params = UiRememberParams(
+            thought=text, chain_id=chain_id, thought_number=user_turns + 1, total_thoughts=user_turns + 1,
+            top_k=top_k, style=style, profile=profile, similarity_threshold=threshold,
+            token_cap=token_cap or None, temporal=temporal or None, tags=tags)
+        holder: dict[str, UiRememberResult] = {}
+
+        def pieces():
+            for piece in Remember(wb).stream(params, instance=instance):
+                if isinstance(piece, UiRememberResult):
+                    holder["result"] = piece
+                else:
+                    yield piece
+
+        with st.chat_message("assistant"):
+            st.write_stream(pieces())
+        result = holder["result"]
+        st.session_state.pending_chain = result.chain_id
+        st.session_state.just_answered = True
+        st.rerun()
+    except Exception as e:  # shown as a message with what to do, never a traceback
+        show_error(e, "answer this turn")

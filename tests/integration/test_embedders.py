@@ -1,0 +1,50 @@
+import numpy as np
+import pytest
+
+from core.config import load_settings
+from core.embeddings import make_embedder
+from core.embeddings.base import CachedEmbedder
+from core.embeddings.wordllama import WordLlamaEmbedder
+from core.errors import ConfigError
+
+
+def test_wordllama_offline_shape_norm_and_determinism(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    e = WordLlamaEmbedder()
+    v = e.embed_batch(["the capital of France", "a dog in the park", ""])
+    assert v.shape == (3, 256) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v[:2], axis=1), 1.0, atol=1e-5)
+    assert np.allclose(v, e.embed_batch(["the capital of France", "a dog in the park", ""]))
+    assert e.embed_batch([]).shape == (0, 256)
+
+
+def test_cache_returns_the_same_vectors_and_skips_the_model():
+    class Counting(WordLlamaEmbedder):
+        calls = 0
+
+        def embed_batch(self, texts):
+            Counting.calls += len(texts)
+            return super().embed_batch(texts)
+
+    cached = CachedEmbedder(Counting())
+    first = cached.embed_batch(["a", "b"])
+    second = cached.embed_batch(["b", "a", "c"])
+    assert Counting.calls == 3
+    assert np.allclose(first[0], second[1]) and np.allclose(first[1], second[0])
+
+
+def test_openai_embedder_against_a_local_server(fake_llm):
+    s = load_settings(openai_api_key="sk-test", openai_base_url=fake_llm.url + "/v1")
+    e = make_embedder(s)
+    assert e.name == "openai:text-embedding-3-small" and e.dim == 1536
+    v = e.embed_batch(["hello world", "hello world", ""])
+    assert v.shape == (3, 1536)
+    assert np.allclose(v[0], v[1])
+    sent = [r for r in fake_llm.requests if r["path"].endswith("/embeddings")]
+    assert sent[0]["body"]["model"] == "text-embedding-3-small"
+    assert sent[0]["headers"]["authorization"] == "Bearer sk-test"
+
+
+def test_openai_choice_without_a_key_names_the_setting():
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        make_embedder(load_settings(embedder="openai"))

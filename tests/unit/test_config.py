@@ -1,0 +1,57 @@
+import pytest
+
+from core.config import Settings, load_settings, mask_url
+from core.errors import ConfigError
+
+
+def test_defaults_need_no_settings():
+    s = load_settings()
+    assert s.redis_embedded and s.postgres_embedded
+    assert (s.model_fast, s.model_deep) == ("llama3-8b-8192", "llama3-70b-8192")
+    assert s.llm_provider == "none"
+
+
+def test_environment_beats_secrets_file_and_code_beats_both(tmp_path, monkeypatch):
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('MODEL_FAST = "from-file"\nMODEL_DEEP = "deep-from-file"\nINSTANCE = "filei"\n')
+    monkeypatch.setenv("WORKBENCH_SECRETS_FILE", str(secrets))
+    monkeypatch.setenv("MODEL_FAST", "from-env")
+    s = load_settings()
+    assert s.model_fast == "from-env"
+    assert s.model_deep == "deep-from-file"
+    assert s.instance == "filei"
+    assert load_settings(model_fast="from-code").model_fast == "from-code"
+
+
+def test_bad_value_names_the_setting_and_what_is_allowed(monkeypatch):
+    monkeypatch.setenv("REDIS_URL", "http://localhost:6379")
+    with pytest.raises(ConfigError) as e:
+        load_settings()
+    assert "REDIS_URL" in str(e.value) and "redis://" in str(e.value)
+
+
+def test_bad_instance_is_refused_with_the_rule(monkeypatch):
+    monkeypatch.setenv("INSTANCE", "a b}")
+    with pytest.raises(ConfigError, match="INSTANCE: instance must be"):
+        load_settings()
+
+
+def test_secrets_are_never_shown(monkeypatch):
+    monkeypatch.setenv("GROQ_API_KEY", "gsk_supersecret")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u:pw123@db/x")
+    s = load_settings()
+    shown = str(s.public_view()) + repr(s) + str(s)
+    assert "gsk_supersecret" not in shown and "pw123" not in shown
+    assert s.public_view()["GROQ_API_KEY"] == "set"
+    assert s.groq_api_key.get_secret_value() == "gsk_supersecret"
+    assert s.llm_provider == "groq"
+
+
+def test_llm_base_url_wins_over_groq():
+    s = Settings(groq_api_key="k", llm_base_url="http://127.0.0.1:9/v1")
+    assert s.llm_provider == "openai-compatible"
+
+
+def test_mask_url():
+    assert mask_url("redis://:secret@host:6379/0") == "redis://:***@host:6379/0"
+    assert mask_url("unix:///tmp/x.sock") == "unix:///tmp/x.sock"

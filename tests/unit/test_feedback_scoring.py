@@ -1,0 +1,39 @@
+import pytest
+
+from core.scoring.feedback import feedback_score, is_acknowledgement, is_correction
+
+
+@pytest.mark.parametrize("seconds, text, expected", [
+    (10, "Tell me more", 0.9),
+    (29.9, "ok", 0.9),
+    (30, "ok", 0.7),
+    (119, "ok", 0.7),
+    (120, "ok", 0.5),
+    (5000, "ok", 0.5),
+    (10, "Thanks! Tell me more about Paris.", 1.0),
+    (60, "got it, next question", 0.7 + 0.1),
+    (200, "perfect", 0.5 + 0.1),
+    (10, "Actually, it's Lyon", 0.9 - 0.1),
+    (60, "That's wrong", 0.7 - 0.1),
+    (500, "incorrect", max(0.5 - 0.1, 0.3)),
+    (10, "No, I meant the other one", 0.9 - 0.1),
+    (10, "thanks, but that's not right", 0.9 + 0.1 - 0.1),
+])
+def test_feedback_table(seconds, text, expected):
+    assert feedback_score(seconds, text).feedback_score == pytest.approx(expected)
+
+
+def test_words_match_at_boundaries_not_inside_words():
+    assert not is_acknowledgement("a greater distance")
+    assert not is_acknowledgement("thanksgiving plans")
+    assert is_acknowledgement("Great!")
+    assert not is_correction("the wrongdoer was caught")
+    assert not is_correction("I know nothing about it")
+    assert is_correction("no, that is not it")
+    assert not is_correction("There is no way to know")
+
+
+def test_floor_after_a_correction_is_0_3():
+    fb = feedback_score(10_000, "wrong, actually")
+    assert fb.corrected and fb.feedback_score == pytest.approx(0.4)
+    assert feedback_score(10_000, "wrong").feedback_score >= 0.3

@@ -1,0 +1,48 @@
+from datetime import UTC, datetime, timedelta
+from math import exp
+
+import pytest
+from pydantic import ValidationError
+
+from core.models import PRESET_PROFILES, FusionProfile, MemoryRow
+from core.scoring.fusion import Candidate, fuse, fuse_rrf, normalise_max, recency_score
+
+NOW = datetime(2026, 1, 2, tzinfo=UTC)
+
+
+def row(id_, age_s):
+    return MemoryRow(instance="i", id=id_, kind="user", content=id_, created_at=NOW - timedelta(seconds=age_s))
+
+
+def test_linear_fusion_is_the_design_formula():
+    c = Candidate(row("a", 86400), cosine=0.8, text_raw=2.0, vector_rank=1, text_rank=2)
+    d = Candidate(row("b", 0), cosine=-0.3, text_raw=4.0, vector_rank=2, text_rank=1)
+    scored = {s.memory.id: s.score for s in fuse([c, d], PRESET_PROFILES["balanced-default"], NOW)}
+    assert scored["a"].combined == pytest.approx(0.6 * 0.8 + 0.25 * 0.5 + 0.15 * exp(-1))
+    assert scored["b"].combined == pytest.approx(0.6 * 0.0 + 0.25 * 1.0 + 0.15 * 1.0)
+
+
+def test_rrf_is_normalised_to_one_at_rank_one_everywhere():
+    assert fuse_rrf((1, 1, 1), (0.6, 0.25, 0.15), 60) == pytest.approx(1.0)
+    assert fuse_rrf((2, None, 1), (0.5, 0.3, 0.2), 60) == pytest.approx((0.5 / 62 + 0.2 / 61) * 61)
+
+
+def test_helpers_guard_zero_and_future():
+    assert normalise_max([0.0, 0.0]) == [0.0, 0.0]
+    assert normalise_max([]) == []
+    assert recency_score(-50, 100) == 1.0
+
+
+def test_profile_weights_must_sum_to_one_and_be_finite():
+    with pytest.raises(ValidationError, match="sum to 1"):
+        FusionProfile(name="x", w_sem=0.5, w_text=0.5, w_rec=0.5)
+    with pytest.raises(ValidationError):
+        FusionProfile(name="x", w_sem=float("nan"), w_text=0.5, w_rec=0.5)
+    with pytest.raises(ValidationError):
+        FusionProfile(name="bad name!", w_sem=0.6, w_text=0.25, w_rec=0.15)
+
+
+def test_presets_are_the_four_of_the_design():
+    assert {n: (p.w_sem, p.w_text, p.w_rec) for n, p in PRESET_PROFILES.items()} == {
+        "balanced-default": (0.60, 0.25, 0.15), "fast-chat": (0.45, 0.40, 0.15),
+        "deep-research": (0.75, 0.10, 0.15), "recall-recent": (0.45, 0.15, 0.40)}
