@@ -43,7 +43,8 @@ def render_sidebar() -> None:
         else:
             st.markdown(f"LLM: {llm} (`{wb.settings.model_fast}` / `{wb.settings.model_deep}`)")
         st.caption("INSTANCE")
-        instances = attempt("list instances", lambda: _instances(wb.settings.instance)) or [wb.settings.instance]
-        current = st.session_state.get("instance", wb.settings.instance)
-        st.selectbox("Instance", instances, index=instances.index(current) if current in instances else 0,
-                     key="instance", label_visibility="collapsed")
+        current = st.session_state.get("instance") or wb.settings.instance
+        known = attempt("list instances", lambda: _instances(wb.settings.instance)) or []
+        instances = sorted({*known, current, wb.settings.instance})  # the cached list may lag behind
+        st.session_state["instance"] = current
+        st.selectbox("Instance", instances, key="instance", label_visibility="collapsed")
