@@ -23,6 +23,7 @@ NAVIGATION = {
     "Memory": [
         st.Page(PAGES / "overview.py", title="Overview", icon="🏠", default=True),
         st.Page(PAGES / "explorer.py", title="Memory explorer", icon=":material/travel_explore:"),
+        st.Page(PAGES / "past_tasks.py", title="Past tasks", icon=":material/history:"),
     ],
 }
 

@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "core.cli.services",
     "core.cli.demo",
     "core.cli.retrieve",
+    "core.cli.tasks",
     "core.cli.bank",
 ]
 

@@ -16,6 +16,7 @@ from core.runtime import Workbench
 DEMO_PARTS: list[str] = [
     "core.demo.tune",
     "core.demo.bank",
+    "core.demo.past_tasks",
 ]
 
 MARKER = "workbench:demo:loaded"

@@ -152,12 +152,25 @@ def _reference(hit: PastTaskHit, points: list[str]) -> PastTaskReference:
 # -- offline --------------------------------------------------------------------------------------
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|#+)\s*")
+# A full stop after these is not the end of a sentence ("Dr. Chen", "e.g. the budget").
+_ABBREVIATIONS = ("dr.", "prof.", "mr.", "mrs.", "ms.", "st.", "e.g.", "i.e.", "etc.", "vs.", "no.", "approx.")
 
 
 def sentences(text: str) -> list[str]:
     """Sentences and list items of a text, without bullet markers; fragments under 3 words skipped."""
+    pieces: list[str] = []
+    for line in text.split("\n"):
+        joined = ""
+        for part in re.split(r"(?<=[.!?])\s+", line.strip()):
+            joined = f"{joined} {part}" if joined else part
+            last = joined.split()[-1:] or [""]
+            if last[0].lower() not in _ABBREVIATIONS:
+                pieces.append(joined)
+                joined = ""
+        if joined:
+            pieces.append(joined)
     out = []
-    for piece in re.split(r"(?<=[.!?])\s+|\n+", text):
+    for piece in pieces:
         piece = _BULLET.sub("", piece).strip()
         if len(piece.split()) >= 3:
             out.append(piece if len(piece) <= 400 else piece[:399] + "…")

@@ -302,6 +302,11 @@ class PastTaskStore:
                 "SELECT DISTINCT user_id FROM past_task_execution WHERE instance = %s ORDER BY user_id",
                 (instance,))]
 
+    def task_types(self) -> list[tuple[str, str]]:
+        """(name, icon) of every task type, by name."""
+        with self.pool.connection() as conn:
+            return conn.execute("SELECT name, icon FROM past_task_type ORDER BY name").fetchall()
+
     def count(self, instance: str) -> int:
         """Produced texts the users have not deleted."""
         with self.pool.connection() as conn:

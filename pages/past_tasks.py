@@ -1,0 +1,189 @@
+"""Past tasks: the internal memory tool (seed 000) — search a user's past tasks, add texts, see history."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import streamlit as st
+
+from core.ids import validate_id
+from core.retrieval.past_tasks import (
+    DEFAULT_MAX_DISTANCE,
+    DEFAULT_N_MAX,
+    InternalMemoryResult,
+    PastTaskQuery,
+    history,
+    run_internal_memory,
+)
+from core.storage.past_tasks import TEXT_SUFFIXES, PastTaskStore, ProducedTextInput, text_from_file
+from dashboard.resources import current_instance, get_workbench
+from dashboard.ui import attempt
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:])")
+
+
+def md(text: str) -> str:
+    """Stored text inside Markdown: every Markdown (and Streamlit directive) character escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+st.title("Past tasks")
+st.caption("The internal memory tool: the nearest texts you produced for a user (cosine distance), "
+           "with the key points that answer the query.")
+
+wb = get_workbench()
+instance = current_instance()
+store = PastTaskStore(wb.pool(), wb.embedder)
+
+users = attempt("list the users", lambda: store.users(instance))
+if users is None:
+    st.stop()
+user = st.selectbox("User", users, index=0 if users else None, key="pt_user", accept_new_options=True,
+                    placeholder="Choose a user, or type a new user id",
+                    help="Each user searches only their own past tasks.")
+if not user:
+    st.info("No past tasks yet in this instance. Type a user id above and add texts, or load the demo "
+            "with `workbench demo load`.")
+    st.stop()
+if attempt("use this user id", lambda: validate_id(user, "user")) is None:
+    st.stop()
+if not wb.llm.configured:
+    st.caption("No LLM configured: key points are the sentences most similar to the query (extractive).")
+
+search_tab, add_tab, history_tab, texts_tab = st.tabs(["Search", "Add texts", "History", "Stored texts"])
+
+
+def _widen(to: float) -> None:
+    st.session_state["pt_max_distance"] = to
+    st.session_state["pt_search_again"] = True
+
+
+def render_result(result: InternalMemoryResult, *, key: str, compact: bool = False) -> None:
+    kp = result.keypoints
+    if kp.note and not compact:
+        (st.warning if kp.failed_batches else st.caption)(kp.note)
+    if message := result.nothing_within():
+        st.info(message)
+        nearest = result.search.nearest_distance
+        suggested = math.floor(nearest * 100 + 1) / 100 if nearest is not None else None
+        if not compact and suggested is not None and suggested <= 1.0:
+            st.button(f"Search again with max distance {suggested:.2f}", key=f"{key}_widen", on_click=_widen,
+                      args=(suggested,))
+        return
+    st.markdown(f"**{len(result.search.hits)}** past task(s) within distance {result.query.max_distance:.2f} "
+                f"(of {result.search.candidates} searchable) · key points: {kp.mode}"
+                + (f" · {kp.llm_calls} LLM calls, {kp.total_tokens} tokens" if kp.mode == "llm" else ""))
+    refs = {r.user_task_execution_pk: r for r in kp.references}
+    failed = {pk for b in kp.failed_batches for pk in b.user_task_execution_pks}
+    for hit in result.search.hits:
+        with st.container(border=True):
+            icon_col, body = st.columns([1, 15])
+            icon_col.markdown(f"### {md(hit.task_icon)}")
+            body.markdown(f"**{md(hit.title)}**")
+            body.caption(f"{md(hit.task_name)} · {hit.date:%d %b %Y %H:%M} · distance {hit.distance:.3f} · "
+                         f"execution #{hit.user_task_execution_pk}")
+            ref = refs.get(hit.user_task_execution_pk)
+            if ref:
+                body.markdown("\n".join(f"- {md(p)}" for p in ref.extracted_informations))
+            elif hit.user_task_execution_pk in failed:
+                body.warning("Key point extraction failed for this batch.")
+            else:
+                body.caption("Judged irrelevant to the query by the LLM.")
+            if not compact:
+                with body.expander("Full text"):
+                    text = hit.production or ""
+                    st.text(text)
+    if not compact:
+        with st.expander("Tool result as JSON (the seed's list, plus distance and date)"):
+            st.json([r.model_dump(mode="json") for r in kp.references])
+
+
+with search_tab:
+    with st.form("pt_search"):
+        query = st.text_input("Query", key="pt_query", placeholder="precise keywords, e.g. late pallet deliveries")
+        left, right = st.columns(2)
+        max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 1.0, DEFAULT_MAX_DISTANCE,
+                                   0.01, key="pt_max_distance")
+        n_max = right.slider("At most (n_max)", 1, 50, DEFAULT_N_MAX, key="pt_n_max")
+        submitted = st.form_submit_button("Search", type="primary")
+    again = st.session_state.pop("pt_search_again", False)
+    if (submitted or again) and not query.strip():
+        st.warning("Type a query first.")
+    elif submitted or again:
+        with st.spinner("Searching and extracting key points…"):
+            result = attempt("search the past tasks", lambda: run_internal_memory(wb, PastTaskQuery(
+                instance=instance, user_id=user, query=query, max_distance=max_distance, n_max=n_max)))
+        st.session_state["pt_result"] = (instance, user, result) if result else None
+    shown = st.session_state.get("pt_result")
+    if shown and shown[:2] == (instance, user):
+        render_result(shown[2], key="current")
+
+with add_tab:
+    types = attempt("list the task types", store.task_types) or []
+    with st.form("pt_add", clear_on_submit=True):
+        task = st.selectbox("Task type", [name for name, _ in types] or ["note"], accept_new_options=True,
+                            help="Type a new name to create a task type.")
+        files = st.file_uploader("Markdown or text files (one produced text each; the first line is the title)",
+                                 type=[s.lstrip(".") for s in TEXT_SUFFIXES], accept_multiple_files=True)
+        st.caption("…or paste one text:")
+        title = st.text_input("Title", key="pt_paste_title")
+        pasted = st.text_area("Text", key="pt_paste_text", height=150)
+        add = st.form_submit_button("Add to past tasks")
+    if add:
+        def build() -> list[ProducedTextInput]:
+            items = []
+            for f in files or []:
+                content = f.getvalue().decode("utf-8", errors="replace")
+                t, body = text_from_file(f.name, content)
+                items.append(ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
+                                               production=body, source_key=f.name))
+            if pasted.strip():
+                t, body = (title.strip(), pasted) if title.strip() else text_from_file("pasted text", pasted)
+                items.append(ProducedTextInput(instance=instance, user_id=user, task=task, title=t, production=body))
+            return items
+
+        items = attempt("read the texts", build)
+        if items == []:
+            st.warning("Choose files or paste a text first.")
+        elif items:
+            bar = st.progress(0.0, text=f"Embedding and storing {len(items)} text(s)…")
+            stored = attempt("store the texts", lambda: store.ingest(
+                items, batch_size=8, progress=lambda done, total: bar.progress(done / total,
+                                                                               text=f"Stored {done} of {total}")))
+            if stored:
+                st.success("Stored: " + "; ".join(
+                    f"{s.title} ({'new' if s.new_execution else f'version {s.version_number}'})" for s in stored)
+                    + ". They are searchable now.")
+
+with history_tab:
+    past = attempt("read the query history", lambda: history(wb, instance, user, 30)) or []
+    if not past:
+        st.caption("No queries yet for this user.")
+    for i, h in enumerate(past):
+        if isinstance(h, dict):  # a query that failed or did not finish
+            st.caption(f"{h['created_at'][:16]} · “{h['query']}” · {h['status']}")
+            continue
+        n = len(h.references)
+        label = (f"{h.created_at:%d %b %H:%M} · “{h.query.query}” · {n} result(s) · max distance "
+                 f"{h.query.max_distance:.2f}, n_max {h.query.n_max}")
+        with st.expander(label):
+            render_result(h, key=f"h{i}", compact=True)
+
+with texts_tab:
+    texts = attempt("list the stored texts", lambda: store.list_texts(instance, user)) or []
+    st.caption(f"{len(texts)} produced texts (latest versions). Deleted texts are never searched.")
+    if texts:
+        st.dataframe([{"execution": t.user_task_execution_pk, "task": f"{t.task_icon} {t.task_name}",
+                       "title": t.title, "date": t.created_at, "versions": t.versions, "deleted": t.deleted,
+                       "searchable": t.embedded and not t.deleted} for t in texts], hide_index=True,
+                     width="stretch")
+        pick = st.selectbox("Text", texts, format_func=lambda t: f"#{t.user_task_execution_pk} · {t.title}"
+                            + (" (deleted)" if t.deleted else ""), key="pt_pick")
+        if st.button("Restore" if pick.deleted else "Delete (as the user)", key="pt_toggle"):
+            def toggle() -> bool:
+                store.mark_deleted(instance, user, pick.user_task_execution_pk, deleted=not pick.deleted)
+                return True
+
+            if attempt("update the text", toggle):
+                st.rerun()

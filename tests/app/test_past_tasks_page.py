@@ -1,0 +1,96 @@
+"""AppTest of the Past tasks page: search with key points, the nearest-distance hint, adding a text, history.
+
+The app builds its own Workbench from the environment, so DATA_DIR points it at the test servers;
+users get fresh ids, so the shared "default" instance stays clean between tests.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.storage.past_tasks import PastTaskStore, ProducedTextInput
+
+APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
+PAGE = "../pages/past_tasks.py"  # relative to the app's main script
+
+
+@pytest.fixture
+def app_env(monkeypatch, settings):
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+
+
+@pytest.fixture
+def user(workbench) -> str:
+    """A user of the app's instance with three texts, and another user whose text must never show."""
+    user_id = f"u-{uuid.uuid4().hex[:8]}"
+    inst = workbench.settings.instance
+    texts = [("Forklift maintenance contract", "LiftPro repairs broken forklifts within 24 hours. "
+              "The contract costs 310 EUR per forklift per month."),
+             ("Late pallet deliveries", "Kartonwerk delivered cardboard pallets two days late three times."),
+             ("Seminar programme", "Six external speakers give talks on Thursdays at 4 pm.")]
+    store = PastTaskStore(workbench.pool(), workbench.embedder)
+    store.ingest([ProducedTextInput(instance=inst, user_id=user_id, task="note", title=t, production=p)
+                  for t, p in texts])
+    store.ingest([ProducedTextInput(instance=inst, user_id=user_id + "-other", task="note",
+                                    title="Other user's forklift notes", production="Forklift repairs of another user.")])
+    return user_id
+
+
+def open_page(user_id: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    at.switch_page(PAGE)
+    at.session_state["pt_user"] = user_id
+    return at.run()
+
+
+def search(at: AppTest, query: str, max_distance: float) -> AppTest:
+    at.text_input(key="pt_query").input(query)
+    at.slider(key="pt_max_distance").set_value(max_distance)
+    return next(b for b in at.button if b.label == "Search").click().run()
+
+
+def markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_search_shows_cards_with_extractive_key_points(app_env, user):
+    at = open_page(user)
+    assert not at.exception and at.title[0].value == "Past tasks"
+    at = search(at, "forklift repairs", 0.9)
+    assert not at.exception and not at.error
+    shown = markdown(at)
+    assert "Forklift maintenance contract" in shown
+    assert "LiftPro repairs broken forklifts within 24 hours" in shown  # a key point, escaped Markdown
+    assert "Other user" not in shown
+    assert any("extractive" in c.value for c in at.caption)
+    assert any("distance" in c.value for c in at.caption)
+
+
+def test_nothing_within_names_the_nearest_distance_and_widens(app_env, user):
+    at = search(open_page(user), "forklift repairs", 0.0)
+    nothing = [i.value for i in at.info if i.value.startswith("Nothing within distance 0.00; the nearest past "
+                                                               "task is at ")]
+    assert len(nothing) == 2  # the result, and the same query in the history tab
+    widen = next(b for b in at.button if b.label.startswith("Search again with max distance"))
+    at = widen.click().run()
+    assert not at.exception
+    assert len([i for i in at.info if i.value.startswith("Nothing within")]) == 1  # only in the history now
+    assert at.slider(key="pt_max_distance").value > 0
+    assert "Forklift maintenance contract" in markdown(at)
+
+
+def test_a_pasted_text_is_searchable_at_once_and_queries_are_in_the_history(app_env, user):
+    at = open_page(user)
+    at.text_input(key="pt_paste_title").input("Budget review")
+    at.text_area(key="pt_paste_text").input("The marketing budget was cut by 12 percent in the review.")
+    at = next(b for b in at.button if b.label == "Add to past tasks").click().run()
+    assert not at.exception and "Budget review (new)" in at.success[0].value
+    at = search(at, "marketing budget cut", 0.9)
+    assert "Budget review" in markdown(at)
+    labels = [e.label for e in at.expander]
+    assert any("marketing budget cut" in label for label in labels)  # the history tab lists the query

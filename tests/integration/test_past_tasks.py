@@ -1,0 +1,155 @@
+"""Past tasks on real Postgres: search semantics (DESIGN §4), versions, deletion, the tool execution record.
+
+The keyword embedder makes every distance a formula: a text's vector counts its vocabulary words.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from pydantic import ValidationError
+
+from core.errors import InvalidInput, NotFound
+from core.retrieval.past_tasks import PastTaskQuery, history, run_internal_memory, search_past_tasks
+from core.storage.past_tasks import PastTaskStore, ProducedTextInput, text_from_file
+
+
+@pytest.fixture
+def store(keyword_workbench) -> PastTaskStore:
+    return PastTaskStore(keyword_workbench.pool(), keyword_workbench.embedder)
+
+
+def text(instance, user, title, production, **kw) -> ProducedTextInput:
+    return ProducedTextInput(instance=instance, user_id=user, task=kw.pop("task", "note"), title=title,
+                             production=production, **kw)
+
+
+def search(wb, instance, user, query, **kw):
+    return search_past_tasks(wb.pool(), wb.embedder, PastTaskQuery(instance=instance, user_id=user, query=query,
+                                                                   **kw))
+
+
+def test_distance_bound_is_strict(keyword_workbench, store, instance):
+    [stored] = store.ingest([text(instance, "ann", "paris", "museum")])
+    wide = search(keyword_workbench, instance, "ann", "paris", max_distance=2.0)
+    d = wide.hits[0].distance
+    assert d == pytest.approx(1 - 1 / math.sqrt(2), abs=1e-6)  # cos((1,1)/√2, (1,0)) = 1/√2
+    assert search(keyword_workbench, instance, "ann", "paris", max_distance=d).hits == []
+    just_above = float(np.nextafter(d, 2.0))
+    hits = search(keyword_workbench, instance, "ann", "paris", max_distance=just_above).hits
+    assert [h.user_task_execution_pk for h in hits] == [stored.user_task_execution_pk]
+
+
+def test_nothing_within_reports_the_nearest_distance(keyword_workbench, store, instance):
+    store.ingest([text(instance, "ann", "paris", "museum"), text(instance, "ann", "dog", "cat")])
+    found = search(keyword_workbench, instance, "ann", "paris")
+    assert found.hits == [] and found.candidates == 2
+    assert found.nearest_distance == pytest.approx(1 - 1 / math.sqrt(2), abs=1e-6)
+    empty = search(keyword_workbench, instance, "nobody", "paris")
+    assert (empty.hits, empty.candidates, empty.nearest_distance) == ([], 0, None)
+
+
+def test_latest_embedded_version_of_each_execution_wins(keyword_workbench, store, instance):
+    [v1] = store.ingest([text(instance, "ann", "paris", "paris", source_key="trip.md")])
+    [v2] = store.ingest([text(instance, "ann", "dog", "dog", source_key="trip.md")], embed=False)
+    assert (v2.user_task_execution_pk, v2.version_number, v2.new_execution) == (v1.user_task_execution_pk, 2, False)
+    # v2 has no vector yet: the search reads v1, the latest version that has one.
+    hits = search(keyword_workbench, instance, "ann", "paris", max_distance=2.0).hits
+    assert [(h.version_pk, round(h.distance, 6)) for h in hits] == [(v1.version_pk, 0.0)]
+    assert store.embed_pending(instance) == 1
+    hits = search(keyword_workbench, instance, "ann", "paris", max_distance=2.0).hits
+    assert [(h.version_pk, round(h.distance, 6)) for h in hits] == [(v2.version_pk, 1.0)]  # one hit per execution
+
+
+def test_another_users_or_instances_text_is_never_returned(keyword_workbench, store, instance):
+    [mine] = store.ingest([text(instance, "ann", "paris museum", "paris")])
+    store.ingest([text(instance, "bob", "paris museum", "paris"), text(instance + "x", "ann", "paris", "paris")])
+    hits = search(keyword_workbench, instance, "ann", "paris museum", max_distance=2.0, n_max=100).hits
+    assert [h.user_task_execution_pk for h in hits] == [mine.user_task_execution_pk]
+
+
+def test_deleted_text_is_never_returned_until_restored(keyword_workbench, store, instance):
+    [a, b] = store.ingest([text(instance, "ann", "paris", "paris"), text(instance, "ann", "paris", "museum")])
+    store.mark_deleted(instance, "ann", a.user_task_execution_pk)
+    hits = search(keyword_workbench, instance, "ann", "paris", max_distance=2.0).hits
+    assert [h.user_task_execution_pk for h in hits] == [b.user_task_execution_pk]
+    store.mark_deleted(instance, "ann", a.user_task_execution_pk, deleted=False)
+    assert len(search(keyword_workbench, instance, "ann", "paris", max_distance=2.0).hits) == 2
+    with pytest.raises(NotFound):
+        store.mark_deleted(instance, "bob", a.user_task_execution_pk)  # only its own user may delete it
+
+
+def test_n_max_keeps_the_nearest_in_distance_order(keyword_workbench, store, instance):
+    words = ["paris", "paris museum", "paris museum dog", "paris museum dog cat", "dog"]
+    stored = store.ingest([text(instance, "ann", w, w) for w in reversed(words)])
+    hits = search(keyword_workbench, instance, "ann", "paris", max_distance=2.0, n_max=3).hits
+    assert [h.title for h in hits] == words[:3]
+    assert [h.distance for h in hits] == sorted(h.distance for h in hits)
+    assert hits[2].distance == pytest.approx(1 - 1 / math.sqrt(3), abs=1e-6)
+    assert len(stored) == 5
+
+
+def test_ingest_new_version_and_listing(store, instance):
+    [first] = store.ingest([text(instance, "ann", "Budget", "draft", source_key="budget.md", task="Plan")])
+    [second] = store.ingest([text(instance, "ann", "Budget v2", "final", source_key="budget.md", task="plan")])
+    assert second.user_task_execution_pk == first.user_task_execution_pk and second.version_number == 2
+    [listed] = store.list_texts(instance, "ann")
+    assert (listed.title, listed.production, listed.versions, listed.task_icon) == ("Budget v2", "final", 2, "🗺️")
+    with pytest.raises(InvalidInput, match="ingested as task 'plan'"):
+        store.ingest([text(instance, "ann", "Budget", "x", source_key="budget.md", task="email")])
+    assert store.users(instance) == ["ann"] and store.count(instance) == 1
+
+
+def test_inputs_name_the_rejected_field():
+    with pytest.raises(ValidationError, match="n_max"):
+        PastTaskQuery(instance="i", user_id="u", query="q", n_max=0)
+    with pytest.raises(ValidationError, match="extra"):
+        PastTaskQuery(instance="i", user_id="u", query="q", top_k=3)
+    with pytest.raises(ValidationError, match="user_id"):
+        ProducedTextInput(instance="i", user_id="bad user!", task="note", title="t", production="p")
+
+
+def test_text_from_file_takes_a_short_first_line_as_title():
+    assert text_from_file("a.md", "# Minutes\n\nWe met.") == ("Minutes", "We met.")
+    assert text_from_file("weekly_notes.txt", "only one line") == ("weekly notes", "only one line")
+
+
+def test_tool_execution_records_its_one_query(keyword_workbench, store, instance):
+    store.ingest([text(instance, "ann", "paris museum", "The museum in paris opens at nine.")])
+    q = PastTaskQuery(instance=instance, user_id="ann", query="paris museum", max_distance=0.5)
+    result = run_internal_memory(keyword_workbench, q, execution_id="exec-1")
+    assert result.keypoints.mode == "extractive" and len(result.references) == 1
+    with pytest.raises(InvalidInput, match="n_total_usages = 1"):
+        run_internal_memory(keyword_workbench, q, execution_id="exec-1")
+    [recorded] = history(keyword_workbench, instance, "ann")
+    assert recorded.execution_id == "exec-1" and recorded.query.query == "paris museum"
+    assert [r.model_dump() for r in recorded.references] == [r.model_dump() for r in result.references]
+    assert recorded.search.hits[0].production == ""  # the history keeps which version, not the text again
+
+
+def test_cli_ingest_and_search_agree_with_the_api(workbench, settings, instance, tmp_path, monkeypatch):
+    from core.cli import cli
+
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    (tmp_path / "minutes.md").write_text("# Forklift contract\n\nLiftPro repairs forklifts within 24 hours.\n")
+    (tmp_path / "email.txt").write_text("Pallets late\nKartonwerk delivered the cardboard pallets two days late.\n")
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--instance", instance, "tasks", "ingest", str(tmp_path / "minutes.md"),
+                              str(tmp_path / "email.txt"), "--user", "tom", "--task", "note"])
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(cli, ["--instance", instance, "tasks", "search", "forklift repairs", "--user", "tom",
+                              "--max-distance", "0.9", "--n-max", "1"])
+    assert out.exit_code == 0, out.output
+    printed = json.loads(out.stdout)
+    api = run_internal_memory(workbench, PastTaskQuery(instance=instance, user_id="tom", query="forklift repairs",
+                                                       max_distance=0.9, n_max=1))
+    assert printed == [r.model_dump(mode="json") for r in api.references]
+    assert set(printed[0]) == {"user_task_execution_pk", "produced_text_title", "task_icon",
+                               "extracted_informations", "distance", "date"}
+    assert printed[0]["produced_text_title"] == "Forklift contract"
+    bad = runner.invoke(cli, ["--instance", instance, "tasks", "search", "x", "--user", "tom", "--n-max", "0"])
+    assert bad.exit_code != 0 and "n_max" in str(bad.exception)
