@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from core.bank import count_entries as bank_entries
 from core.runtime import Workbench
 from core.storage.memory_index import MemoryIndex
 
@@ -17,6 +18,7 @@ class Overview(BaseModel):
 COUNTERS: dict[str, object] = {
     "Indexed memories": lambda wb, inst: MemoryIndex(wb.pool(), wb.embedder).count(inst),
     "Instances": lambda wb, inst: len(MemoryIndex(wb.pool(), wb.embedder).instances()),
+    "Memory-bank entries": bank_entries,
 }
 
 

@@ -21,7 +21,7 @@ def render_bank(instance: str) -> None:
         return
     names = [b.name for b in banks]
     if msg := st.session_state.pop("xp_bank_msg", None):
-        st.success(msg, icon="✅")
+        st.success(msg, icon=":material/check_circle:")
     if (wanted := st.session_state.pop("xp_bank_next", None)) in names:
         st.session_state["xp_bank"] = wanted
     if not names:

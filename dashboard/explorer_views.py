@@ -53,7 +53,7 @@ def render_confirmation(instance: str) -> None:
     pending = st.session_state.get("xp_confirm")
     if not pending:
         if done := st.session_state.pop("xp_done", None):
-            st.success(done, icon="✅")
+            st.success(done, icon=":material/check_circle:")
         return
     what = {"chain": "the chain", "memory": "the memory", "bank": "the memory bank",
             "bank_clear": "every entry, summary and compression event of the memory bank"}[pending["target"]]
@@ -63,7 +63,7 @@ def render_confirmation(instance: str) -> None:
                "bank_clear": "the index rows too; the bank itself stays"}[pending["target"]]
     with st.container(border=True):
         st.warning(f"Delete {what} **{plain(pending['label'], 80)}**? This removes {effects}. It cannot be undone.",
-                   icon="🗑️")
+                   icon=":material/delete:")
         yes, no, _ = st.columns([1, 1, 4])
         if yes.button("Yes, delete", type="primary", key="xp_confirm_yes"):
             st.session_state.pop("xp_confirm", None)
@@ -100,7 +100,19 @@ def _delete(instance: str, pending: dict) -> str:
 
 # -- search ------------------------------------------------------------------------------------------
 
+def _restore_search_inputs() -> None:
+    """Put the last search back into the form: Streamlit drops a widget's state while its view is hidden."""
+    last = st.session_state.get("xp_search")
+    if not last or "xp_q" in st.session_state:
+        return
+    mode = next((label for label, value in MODES.items() if value == last["mode"]), "Hybrid")
+    st.session_state.update({"xp_q": last["query"], "xp_mode": mode, "xp_kinds": last["kinds"],
+                             "xp_chain_filter": last["chain_id"] or "", "xp_tags": ", ".join(last["tags"]),
+                             "xp_from": last["date_from"], "xp_to": last["date_to"]})
+
+
 def render_search(instance: str) -> None:
+    _restore_search_inputs()
     with st.form("xp_search_form"):
         query = st.text_input("Search stored memory", key="xp_q", placeholder="a word or a phrase, e.g. lisbon")
         c1, c2, c3 = st.columns([2, 3, 2])
@@ -130,7 +142,9 @@ def render_search(instance: str) -> None:
     if not out.hits:
         st.info("Nothing found. Try another word, the Semantic mode, or fewer filters.")
         return
-    st.caption(f"{len(out.hits)} hits from {out.candidates} candidates · {out.search_ms:.0f} ms")
+    matched = sum(1 for h in out.hits if h.text > 0)
+    st.caption(f"{len(out.hits)} hits for “{plain(req.query, 80)}” · {matched} contain its words, the others are "
+               f"only semantically close · {out.candidates} candidates · {out.search_ms:.0f} ms")
     for i, hit in enumerate(out.hits):
         _render_hit(i, hit)
 
@@ -152,8 +166,9 @@ def _render_hit(i: int, hit) -> None:
                      + (f" · tags: {plain(', '.join(hit.tags))}" if hit.tags else ""))
         if hit.chain_id and not hit.bank:
             right.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id,))
-        right.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
-                     args=("memory", hit.id, hit.content[:60]))
+        if not shared:  # a shared item belongs to the Federation instance: delete it from there
+            right.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
+                         args=("memory", hit.id, hit.content[:60]))
 
 
 # -- chains ------------------------------------------------------------------------------------------

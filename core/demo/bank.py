@@ -109,7 +109,8 @@ def load(wb: Workbench, say: Callable[[str], None] = print) -> None:
                                        importance=importance, tags=tags, step_number=i + 1,
                                        timestamp=start + timedelta(seconds=i * gap_s)))
         stats = bank.stats()
-        say(f"demo: bank {name}: {stats.total_entries} steps, {stats.summaries} summaries")
+        say(f"demo: bank {name}: {stats.total_entries} steps, {stats.summaries} "
+            f"{'summary' if stats.summaries == 1 else 'summaries'}")
 
 
 def reset(wb: Workbench) -> None:
