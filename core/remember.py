@@ -159,7 +159,14 @@ def format_memories(items: list[ScoredMemory]) -> str:
                      f"{m.score.combined:.2f}) {m.memory.content}" for m in items)
 
 
+# Offline, an answer quotes only memories with some evidence of relevance: recency alone is not.
+EXTRACTIVE_MIN_SEMANTIC = 0.3
+EXTRACTIVE_MIN_TEXT = 0.5
+
+
 def extractive_answer(items: list[ScoredMemory]) -> str:
+    items = [m for m in items
+             if m.score.semantic >= EXTRACTIVE_MIN_SEMANTIC or m.score.text >= EXTRACTIVE_MIN_TEXT]
     if not items:
         return ("Extractive answer (no LLM configured): nothing in memory relates to this yet. "
                 "Your message is stored, so later turns can use it.")

@@ -10,7 +10,7 @@ from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import attempt, humanize_age, show_error
 
 PAGE_SIZE = 15
-NEW_CHAIN = "➕ New conversation"
+NEW_CHAIN = "+ New conversation"
 
 st.title("Chat")
 wb = get_workbench()
