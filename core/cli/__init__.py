@@ -21,6 +21,7 @@ from core.errors import InvalidInput, describe
 COMMAND_MODULES = [
     "core.cli.services",
     "core.cli.demo",
+    "core.cli.feedback",
     "core.cli.retrieve",
     "core.cli.tasks",
     "core.cli.bank",

@@ -1,0 +1,14 @@
+"""Feedback analytics (seed 003's "Behavior Feedback", "Token Usage Tracking", "Abandon Detection").
+
+`load` reads feedback hashes with their turns' metrics into a pandas frame; `aggregate` holds the pure
+functions over that frame (rates, score with its confidence interval, percentiles, groupings).
+"""
+
+from core.analytics.aggregate import (GROUPINGS, FeedbackFilter, FeedbackSummary, apply_filter,
+                                      latency_table, lowest_scored, previous_window, summarize,
+                                      summarize_by)
+from core.analytics.load import FRAME_COLUMNS, build_frame, load_feedback, questions_for, turn_transcript
+
+__all__ = ["FRAME_COLUMNS", "GROUPINGS", "FeedbackFilter", "FeedbackSummary", "apply_filter", "build_frame",
+           "latency_table", "load_feedback", "lowest_scored", "previous_window", "questions_for", "summarize",
+           "summarize_by", "turn_transcript"]

@@ -1,0 +1,199 @@
+"""Pure aggregates over the feedback frame (`core.analytics.load.build_frame`).
+
+Definitions (every rate is a share of all answers in the group, so the three add up with the rest):
+    continue_rate   = answers with a follow-up / answers
+    abandon_rate    = answers marked abandoned (no follow-up for 10 min) / answers
+    correction_rate = answers whose follow-up read as a correction / answers
+    mean_score      = mean feedback_score over answers that have one (a follow-up scored them)
+    ci_low, ci_high = mean_score ∓ t(0.975, n−1) · s / √n, Student's t 95% interval (n ≥ 2),
+                      clipped to [0, 1] where scores live
+    percentiles     = linear interpolation between order statistics (numpy's default)
+    tokens_total    = sum of provider-reported tokens; tokens_per_answer = their mean over LLM answers
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from scipy import stats
+
+from core.analytics.load import STAGES
+
+Grouping = Literal["day", "model", "profile", "chain", "tag"]
+GROUPINGS: tuple[str, ...] = ("day", "model", "profile", "chain", "tag")
+_KEY = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag"}
+NO_TAG = "(no tag)"
+TTN_QUANTILES = {"p50": 0.50, "p75": 0.75, "p90": 0.90}
+LATENCY_QUANTILES = {"p50": 0.50, "p95": 0.95, "p99": 0.99}
+CONFIDENCE = 0.95
+
+SUMMARY_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "continued", "abandoned",
+                   "corrected", "pending", "final", "continue_rate", "abandon_rate", "correction_rate",
+                   *(f"ttn_{k}" for k in TTN_QUANTILES), "llm_answers", "tokens_total", "tokens_per_answer",
+                   *(f"{s}_{k}" for s in STAGES for k in LATENCY_QUANTILES)]
+
+
+class FeedbackFilter(BaseModel):
+    """Which answers to look at. Empty lists mean "all"; a turn matches `tags` if it has any of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    since: datetime | None = None
+    until: datetime | None = None
+    models: list[str] = []
+    profiles: list[str] = []
+    chains: list[str] = []
+    tags: list[str] = []
+
+    @field_validator("since", "until")
+    @classmethod
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
+
+    @model_validator(mode="after")
+    def _ordered(self) -> FeedbackFilter:
+        if self.since and self.until and self.since > self.until:
+            raise ValueError("since must not be after until")
+        return self
+
+
+class FeedbackSummary(BaseModel):
+    """The headline figures for a set of answers (see the module docstring for each definition)."""
+
+    answers: int
+    scored: int
+    mean_score: float | None
+    ci_low: float | None
+    ci_high: float | None
+    continued: int
+    abandoned: int
+    corrected: int
+    pending: int
+    final: int
+    continue_rate: float | None
+    abandon_rate: float | None
+    correction_rate: float | None
+    time_to_next_s: dict[str, float | None]
+    llm_answers: int
+    tokens_total: float | None
+    tokens_per_answer: float | None
+    latency_ms: dict[str, dict[str, float | None]]
+
+
+def apply_filter(frame: pd.DataFrame, f: FeedbackFilter) -> pd.DataFrame:
+    keep = pd.Series(True, index=frame.index)
+    if f.since is not None:
+        keep &= frame["answered_at"] >= pd.Timestamp(f.since)
+    if f.until is not None:
+        keep &= frame["answered_at"] <= pd.Timestamp(f.until)
+    for column, wanted in (("model", f.models), ("profile", f.profiles), ("chain_id", f.chains)):
+        if wanted:
+            keep &= frame[column].isin(wanted)
+    if f.tags:
+        wanted_tags = set(f.tags)
+        keep &= frame["tags"].map(lambda tags: not wanted_tags.isdisjoint(tags))
+    return frame[keep]
+
+
+def previous_window(since: datetime, until: datetime) -> tuple[datetime, datetime]:
+    """The period of the same length just before [since, until], for "change against last period"."""
+    return since - (until - since), since
+
+
+def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFrame:
+    """One row of SUMMARY_COLUMNS per group (sorted by the group key), the key as the first column.
+
+    `by="tag"` counts a turn once under each of its tags, and untagged turns under "(no tag)";
+    `by=None` gives one row for everything, with the key "all"."""
+    if by is not None and by not in _KEY:
+        raise ValueError(f"by must be one of {', '.join(GROUPINGS)}; got {by!r}")
+    key = _KEY[by] if by else "group"
+    data = frame
+    if by == "tag":
+        data = frame.explode("tags").rename(columns={"tags": "tag"})
+        data["tag"] = data["tag"].fillna(NO_TAG)
+    elif by is None:
+        data = frame.assign(group="all")
+    if data.empty:
+        return pd.DataFrame(columns=[key, *SUMMARY_COLUMNS])
+
+    data = data.assign(is_llm=data["synthesis"] == "llm")
+    g = data.groupby(key, sort=True)
+    out = pd.DataFrame({
+        "answers": g.size(),
+        "scored": g["feedback_score"].count(),
+        "mean_score": g["feedback_score"].mean(),
+        "continued": g["continued"].sum(),
+        "abandoned": g["abandoned"].sum(),
+        "corrected": g["corrected"].sum(),
+        "pending": g["pending"].sum(),
+        "final": g["final"].sum(),
+        "llm_answers": g["is_llm"].sum(),
+        "tokens_total": g["tokens"].sum(min_count=1),
+        "tokens_per_answer": g["tokens"].mean(),
+    })
+    std = g["feedback_score"].std(ddof=1)
+    n = out["scored"].astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = stats.t.ppf(0.5 + CONFIDENCE / 2, np.where(n >= 2, n - 1, np.nan))
+        half = t * std / np.sqrt(n)
+    # Scores live in [0, 1]; a small sample's t-interval may reach past that, which means nothing.
+    out["ci_low"] = (out["mean_score"] - half).clip(lower=0.0)
+    out["ci_high"] = (out["mean_score"] + half).clip(upper=1.0)
+    for name in ("continue", "abandon", "correction"):
+        counted = {"continue": "continued", "abandon": "abandoned", "correction": "corrected"}[name]
+        out[f"{name}_rate"] = out[counted] / out["answers"]
+    for label, q in TTN_QUANTILES.items():
+        out[f"ttn_{label}"] = g["time_to_next"].quantile(q)
+    for stage in STAGES:
+        for label, q in LATENCY_QUANTILES.items():
+            out[f"{stage}_{label}"] = g[stage].quantile(q)
+    out = out[SUMMARY_COLUMNS].reset_index()
+    for col in ("answers", "scored", "continued", "abandoned", "corrected", "pending", "final", "llm_answers"):
+        out[col] = out[col].astype("int64")
+    return out
+
+
+def summarize(frame: pd.DataFrame) -> FeedbackSummary:
+    """The headline figures for all of `frame`."""
+    table = summarize_by(frame)
+    row = table.iloc[0].to_dict() if len(table) else {c: 0 for c in SUMMARY_COLUMNS[:2]}
+
+    def val(name: str) -> float | None:
+        v = row.get(name)
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+    def count(name: str) -> int:
+        return int(row.get(name) or 0)
+
+    return FeedbackSummary(
+        answers=count("answers"), scored=count("scored"), mean_score=val("mean_score"),
+        ci_low=val("ci_low"), ci_high=val("ci_high"), continued=count("continued"),
+        abandoned=count("abandoned"), corrected=count("corrected"), pending=count("pending"),
+        final=count("final"), continue_rate=val("continue_rate"), abandon_rate=val("abandon_rate"),
+        correction_rate=val("correction_rate"),
+        time_to_next_s={k: val(f"ttn_{k}") for k in TTN_QUANTILES}, llm_answers=count("llm_answers"),
+        tokens_total=val("tokens_total"), tokens_per_answer=val("tokens_per_answer"),
+        latency_ms={s.removesuffix("_ms"): {k: val(f"{s}_{k}") for k in LATENCY_QUANTILES} for s in STAGES})
+
+
+def latency_table(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFrame:
+    """Long form for charts: one row per (group, stage) with p50, p95 and p99 in milliseconds."""
+    table = summarize_by(frame, by)
+    key = table.columns[0]
+    rows = [{key: r[key], "stage": s.removesuffix("_ms"), **{k: r[f"{s}_{k}"] for k in LATENCY_QUANTILES}}
+            for _, r in table.iterrows() for s in STAGES]
+    return pd.DataFrame(rows, columns=[key, "stage", *LATENCY_QUANTILES])
+
+
+def lowest_scored(frame: pd.DataFrame, n: int = 50, *, corrected_only: bool = False) -> pd.DataFrame:
+    """The `n` scored answers with the lowest feedback score (newest first among equal scores)."""
+    rows = frame[frame["feedback_score"].notna()]
+    if corrected_only:
+        rows = rows[rows["corrected"]]
+    return rows.sort_values(["feedback_score", "answered_at"], ascending=[True, False]).head(n)

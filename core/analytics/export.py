@@ -1,0 +1,54 @@
+"""The feedback frame as CSV and back (the CLI's `feedback export` and the page's download).
+
+Tags are written as a JSON list in one cell, so a tag with a comma or a "|" survives the round trip;
+times as ISO 8601 in UTC.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from core.analytics.load import FRAME_COLUMNS
+
+_BOOLS = ("corrected", "final", "pending")
+_INTS = ("continued", "abandoned")
+_TEXT = ("answer_id", "chain_id", "correction", "model", "model_used", "synthesis", "profile", "user_id",
+         "metrics_id")
+
+
+def to_csv(frame: pd.DataFrame, path: str | Path | None = None) -> bytes:
+    """Write the frame as CSV (UTF-8) to `path` if given; returns the bytes either way."""
+    out = frame[FRAME_COLUMNS].copy()
+    out["tags"] = out["tags"].map(lambda tags: json.dumps(list(tags), ensure_ascii=False))
+    for col in ("answered_at", "day"):
+        out[col] = out[col].dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    data = out.to_csv(index=False).encode("utf-8")
+    if path is not None:
+        Path(path).write_bytes(data)
+    return data
+
+
+def read_csv(source: str | Path | bytes) -> pd.DataFrame:
+    """Read a file written by `to_csv` back into the analytics frame (same columns and types)."""
+    buf = io.BytesIO(source) if isinstance(source, bytes) else source
+    raw = pd.read_csv(buf, dtype={c: str for c in _TEXT}, keep_default_na=False, na_values={
+        c: [""] for c in FRAME_COLUMNS if c not in _TEXT})
+    frame = pd.DataFrame(index=raw.index)
+    for col in FRAME_COLUMNS:
+        if col in ("answered_at", "day"):
+            frame[col] = pd.to_datetime(raw[col], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+        elif col == "tags":
+            frame[col] = pd.Series([json.loads(t) for t in raw[col]], index=raw.index, dtype=object)
+        elif col in _BOOLS:
+            frame[col] = raw[col].astype(bool)
+        elif col in _INTS:
+            frame[col] = raw[col].astype("int64")
+        elif col in _TEXT:
+            frame[col] = raw[col].astype(str)
+        else:
+            frame[col] = raw[col].astype("float64")
+    return frame

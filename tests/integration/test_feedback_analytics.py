@@ -1,0 +1,140 @@
+"""Feedback analytics over real Redis, with turns produced by ui_remember and an LLM served by the fake
+OpenAI-compatible server (so tokens are real usage numbers from a response)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from datetime import UTC, datetime, timedelta
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from core.analytics import load_feedback, questions_for, summarize, turn_transcript
+from core.analytics.export import read_csv
+from core.cli import cli, main
+from core.remember import Remember, UiRememberParams
+from core.runtime import Workbench
+from core.storage.thoughts import feedback_key
+from tests.support.embedders import KeywordEmbedder
+
+T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
+FAST, DEEP = "llama3-8b-8192", "llama3-70b-8192"
+
+
+@pytest.fixture
+def conversation(llm_settings, fake_llm, instance):
+    """Three turns at T0, T0+20 s and T0+220 s: an acknowledged deep answer, a corrected fast answer,
+    and a last answer left without a follow-up."""
+    wb = Workbench(llm_settings, embedder=KeywordEmbedder())
+    now = [T0]
+    remember = Remember(wb, clock=lambda: now[0])
+
+    def turn(text: str, at: datetime, reply: str, tokens: int, **kw):
+        now[0] = at
+        fake_llm.reply(reply, total_tokens=tokens)
+        return remember.run(UiRememberParams(thought=text, chain_id="trip", **kw), instance=instance)
+
+    r1 = turn("Plan a museum day in Paris", T0, "Start at the Louvre.", 120, style="deep", tags=["travel"])
+    r2 = turn("Thanks, that works. Which museum after lunch?", T0 + timedelta(seconds=20),
+              "The Orsay museum.", 40, tags=["travel"], profile="fast-chat")
+    r3 = turn("Actually, the Orsay is closed on Mondays.", T0 + timedelta(seconds=220),
+              "Then the Orangerie.", 60, tags=["work"])
+    yield wb, [r1, r2, r3]
+    wb.close()
+
+
+def test_frame_has_each_answer_with_its_model_tokens_latency_and_feedback(conversation, instance):
+    wb, (r1, r2, r3) = conversation
+    frame = load_feedback(wb.thoughts, instance, now=(T0 + timedelta(seconds=300)).timestamp())
+    assert list(frame["answer_id"]) == [r1.thought2_id, r2.thought2_id, r3.thought2_id]
+    assert list(frame["model"]) == [DEEP, FAST, FAST]
+    assert list(frame["synthesis"]) == ["llm"] * 3
+    assert list(frame["tokens"]) == [120, 40, 60]
+    assert list(frame["profile"]) == ["balanced-default", "fast-chat", "balanced-default"]
+    assert [list(t) for t in frame["tags"]] == [["travel"], ["travel"], ["work"]]
+    # 20 s with "thanks" → 0.9 + 0.1; 200 s with "actually" → 0.5 − 0.1; the last has no follow-up yet.
+    assert frame["feedback_score"].iloc[:2].tolist() == [1.0, 0.4]
+    assert math.isnan(frame["feedback_score"].iloc[2])
+    assert frame["time_to_next"].iloc[:2].tolist() == [20.0, 200.0]
+    assert frame["correction"].iloc[1] == "Actually, the Orsay is closed on Mondays."
+    assert frame["pending"].tolist() == [False, False, True]
+    assert frame["total_ms"].notna().all() and (frame["total_ms"] >= frame["synthesis_ms"]).all()
+
+    s = summarize(frame)
+    assert (s.answers, s.scored, s.corrected, s.llm_answers, s.tokens_total) == (3, 2, 1, 3, 220)
+
+
+def test_the_sweep_runs_before_aggregation(conversation, instance):
+    wb, (_, _, r3) = conversation
+    store = wb.thoughts
+    early = load_feedback(store, instance, now=(T0 + timedelta(seconds=300)).timestamp())
+    assert early["abandoned"].sum() == 0
+    assert load_feedback(store, instance, sweep=False)["abandoned"].sum() == 0
+    late = load_feedback(store, instance, now=(T0 + timedelta(seconds=220 + 600)).timestamp())
+    assert late.set_index("answer_id").loc[r3.thought2_id, "abandoned"] == 1
+    assert summarize(late).abandon_rate == pytest.approx(1 / 3)
+
+
+def test_time_window_reads_only_that_part_of_the_index(conversation, instance):
+    wb, (_, r2, r3) = conversation
+    frame = load_feedback(wb.thoughts, instance, T0 + timedelta(seconds=10), T0 + timedelta(seconds=230),
+                          sweep=False)
+    assert list(frame["answer_id"]) == [r2.thought2_id, r3.thought2_id]
+
+
+def test_older_feedback_hashes_without_thought_ids_still_load(conversation, instance):
+    wb, (_, r2, _) = conversation
+    wb.redis().hdel(feedback_key(r2.thought2_id), "metrics_id", "user_id")
+    frame = load_feedback(wb.thoughts, instance, sweep=False).set_index("answer_id")
+    assert frame.loc[r2.thought2_id, "tokens"] == 40 and frame.loc[r2.thought2_id, "model"] == FAST
+    assert questions_for(wb.thoughts, instance, frame.reset_index())[r2.thought2_id] == \
+        "Thanks, that works. Which museum after lunch?"
+
+
+def test_transcript_of_a_corrected_turn(conversation, instance):
+    wb, (_, r2, _) = conversation
+    t = turn_transcript(wb.thoughts, instance, "trip", r2.thought2_id)
+    assert t.question.thought == "Thanks, that works. Which museum after lunch?"
+    assert t.answer.thought == "The Orsay museum."
+    assert t.next_turn.thought == "Actually, the Orsay is closed on Mondays."
+    assert t.metrics.extra["answer_id"] == r2.thought2_id and t.metrics.extra["tokens"] == 40
+    assert t.feedback.corrected == "Actually, the Orsay is closed on Mondays."
+    assert turn_transcript(wb.thoughts, instance, "trip", "no-such-answer") is None
+
+
+def test_cli_summary_json_and_export_round_trip(conversation, instance, settings, monkeypatch, tmp_path):
+    wb, _ = conversation
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--json", "--by", "model"])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.output)
+    # The CLI swept with the real clock: the last answer (May 2025) is abandoned by now.
+    expected = summarize(load_feedback(wb.thoughts, instance))
+    assert payload["summary"] == json.loads(expected.model_dump_json())
+    assert {g["model"]: g["answers"] for g in payload["groups"]} == {DEEP: 1, FAST: 2}
+
+    path = tmp_path / "feedback.csv"
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(path)])
+    assert out.exit_code == 0 and "wrote 3 answers" in out.output
+    pd.testing.assert_frame_equal(read_csv(path.read_bytes()), load_feedback(wb.thoughts, instance))
+
+
+def test_cli_summary_human_output_and_since(conversation, instance, settings, monkeypatch):
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    out = CliRunner().invoke(cli, ["--instance", instance, "feedback", "summary", "--since",
+                                   "2025-05-01T12:00:10Z"])
+    assert out.exit_code == 0, out.output
+    assert "answers            2 " in out.output and "correction rate    50.0%" in out.output
+
+
+def test_cli_bad_date_is_one_line_and_status_2(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["workbench", "feedback", "summary", "--since", "blorp-xyz"])
+    with pytest.raises(SystemExit) as e:
+        main()
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--since" in err and "blorp-xyz" in err

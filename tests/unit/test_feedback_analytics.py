@@ -1,0 +1,162 @@
+"""Feedback aggregates on a hand-made set of records: the expected values are written out by hand."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pandas as pd
+import pytest
+from pydantic import ValidationError
+from scipy import stats
+
+from core.analytics import (FeedbackFilter, apply_filter, build_frame, latency_table, lowest_scored,
+                            previous_window, summarize, summarize_by)
+from core.analytics.export import read_csv, to_csv
+from core.demo import feedback as demo
+from core.scoring.feedback import is_acknowledgement, is_correction
+
+DAY1 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
+DAY2 = DAY1 + timedelta(days=1)
+FAST, DEEP = "llama3-8b-8192", "llama3-70b-8192"
+
+
+def rec(i: int, at: datetime, *, score=None, ttn=None, continued=0, abandoned=0, corrected="", final=False,
+        model=FAST, profile="balanced-default", tags=(), tokens=None, total_ms=None, chain="c1"):
+    return {"answer_id": f"a{i}", "chain_id": chain, "answered_at": at, "feedback_score": score,
+            "synthesis_quality": score, "continued": continued, "abandoned": abandoned, "corrected": corrected,
+            "time_to_next": ttn, "final": final, "model_selected": model,
+            "model_used": model if tokens is not None else "extractive",
+            "synthesis": "llm" if tokens is not None else "extractive", "profile": profile, "tags": list(tags),
+            "tokens": tokens,
+            "latency": {} if total_ms is None else {"embed_ms": total_ms / 10, "total_ms": total_ms}}
+
+
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    return build_frame([
+        rec(1, DAY1, score=1.0, ttn=10, continued=1, model=DEEP, tags=["travel"], tokens=100, total_ms=100,
+            chain="c1"),
+        rec(2, DAY1 + timedelta(minutes=1), score=0.7, ttn=40, continued=1, model=DEEP,
+            tags=["travel", "work"], tokens=300, total_ms=200, chain="c1"),
+        rec(3, DAY1 + timedelta(minutes=3), score=0.4, ttn=200, continued=1, corrected="Actually, no.",
+            tags=["work"], tokens=50, total_ms=300, chain="c1"),
+        rec(4, DAY2, abandoned=1, profile="fast-chat", total_ms=400, chain="c2"),
+        rec(5, DAY2 + timedelta(minutes=5), score=0.5, ttn=900, continued=1, abandoned=1, profile="fast-chat",
+            total_ms=500, chain="c2"),
+        rec(6, DAY2 + timedelta(minutes=30), final=True, profile="fast-chat", chain="c2"),
+    ])
+
+
+def test_headline_figures_written_out(frame):
+    s = summarize(frame)
+    assert (s.answers, s.scored, s.continued, s.abandoned, s.corrected, s.final, s.pending) == (6, 4, 4, 2, 1, 1, 0)
+    assert s.mean_score == pytest.approx((1.0 + 0.7 + 0.4 + 0.5) / 4)
+    assert s.continue_rate == pytest.approx(4 / 6)
+    assert s.abandon_rate == pytest.approx(2 / 6)
+    assert s.correction_rate == pytest.approx(1 / 6)
+    # time_to_next sorted: 10, 40, 200, 900 → linear interpolation between order statistics
+    assert s.time_to_next_s["p50"] == pytest.approx(40 + 0.5 * (200 - 40))
+    assert s.time_to_next_s["p75"] == pytest.approx(200 + 0.25 * (900 - 200))
+    assert s.time_to_next_s["p90"] == pytest.approx(200 + 0.70 * (900 - 200))
+    assert s.llm_answers == 3 and s.tokens_total == 450 and s.tokens_per_answer == pytest.approx(150)
+    # total_ms 100..500 (5 values): p50 = 300, p95 = 400 + 0.8*100, p99 = 400 + 0.96*100
+    assert s.latency_ms["total"] == {"p50": 300, "p95": pytest.approx(480), "p99": pytest.approx(496)}
+    assert s.latency_ms["synthesis"] == {"p50": None, "p95": None, "p99": None}
+
+
+def test_confidence_interval_is_students_t(frame):
+    s = summarize(frame)
+    scores = [1.0, 0.7, 0.4, 0.5]
+    mean = sum(scores) / 4
+    sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / 3)
+    half = stats.t.ppf(0.975, 3) * sd / math.sqrt(4)
+    assert s.ci_low == pytest.approx(max(0.0, mean - half))
+    assert s.ci_high == pytest.approx(min(1.0, mean + half))
+
+
+def test_one_score_has_no_interval_and_empty_has_no_figures(frame):
+    one = summarize(frame[frame["answer_id"] == "a1"])
+    assert one.mean_score == 1.0 and one.ci_low is None and one.ci_high is None
+    empty = summarize(frame.iloc[0:0])
+    assert empty.answers == 0 and empty.mean_score is None and empty.continue_rate is None
+
+
+def test_grouping_by_day_model_profile_chain(frame):
+    by_day = summarize_by(frame, "day")
+    assert list(by_day["answers"]) == [3, 3]
+    assert list(by_day["mean_score"]) == pytest.approx([(1.0 + 0.7 + 0.4) / 3, 0.5])
+    assert list(by_day["tokens_total"].fillna(0)) == [450, 0]
+    by_model = summarize_by(frame, "model").set_index("model")
+    assert by_model.loc[DEEP, "mean_score"] == pytest.approx(0.85)
+    assert by_model.loc[FAST, "mean_score"] == pytest.approx(0.45)
+    assert by_model.loc[FAST, "abandon_rate"] == pytest.approx(2 / 4)
+    by_profile = summarize_by(frame, "profile").set_index("profile")
+    assert by_profile.loc["fast-chat", "answers"] == 3 and by_profile.loc["fast-chat", "final"] == 1
+    by_chain = summarize_by(frame, "chain").set_index("chain_id")
+    assert by_chain.loc["c1", "correction_rate"] == pytest.approx(1 / 3)
+
+
+def test_grouping_by_tag_counts_a_turn_under_each_tag(frame):
+    by_tag = summarize_by(frame, "tag").set_index("tag")
+    assert by_tag.loc["travel", "answers"] == 2 and by_tag.loc["work", "answers"] == 2
+    assert by_tag.loc["work", "mean_score"] == pytest.approx((0.7 + 0.4) / 2)
+    assert by_tag.loc["(no tag)", "answers"] == 3
+
+
+def test_unknown_grouping_is_refused(frame):
+    with pytest.raises(ValueError, match="by must be one of"):
+        summarize_by(frame, "weather")
+
+
+def test_filters(frame):
+    assert list(apply_filter(frame, FeedbackFilter(models=[DEEP]))["answer_id"]) == ["a1", "a2"]
+    assert list(apply_filter(frame, FeedbackFilter(tags=["work"]))["answer_id"]) == ["a2", "a3"]
+    assert list(apply_filter(frame, FeedbackFilter(since=DAY2))["answer_id"]) == ["a4", "a5", "a6"]
+    assert list(apply_filter(frame, FeedbackFilter(until=DAY1 + timedelta(minutes=1)))["answer_id"]) == ["a1", "a2"]
+    both = FeedbackFilter(profiles=["fast-chat"], chains=["c2"], since=DAY2 + timedelta(minutes=1))
+    assert list(apply_filter(frame, both)["answer_id"]) == ["a5", "a6"]
+
+
+def test_filter_validation_names_the_field():
+    with pytest.raises(ValidationError, match="since must not be after until"):
+        FeedbackFilter(since=DAY2, until=DAY1)
+    with pytest.raises(ValidationError, match="colour"):
+        FeedbackFilter(colour="red")
+
+
+def test_previous_window_has_the_same_length():
+    assert previous_window(DAY2, DAY2 + timedelta(days=7)) == (DAY2 - timedelta(days=7), DAY2)
+
+
+def test_lowest_scored_and_corrected_only(frame):
+    assert list(lowest_scored(frame, 3)["answer_id"]) == ["a3", "a5", "a2"]
+    assert list(lowest_scored(frame, 10, corrected_only=True)["answer_id"]) == ["a3"]
+
+
+def test_latency_table_is_long_form(frame):
+    table = latency_table(frame, "model")
+    deep_total = table[(table["model"] == DEEP) & (table["stage"] == "total")].iloc[0]
+    assert deep_total["p50"] == pytest.approx(150)  # 100 and 200
+
+
+def test_model_falls_back_to_the_answering_model_for_older_turns():
+    old = build_frame([{**rec(1, DAY1, tokens=10), "model_selected": None, "model_used": "groq-model"},
+                       {**rec(2, DAY1), "model_selected": None}])
+    assert list(old["model"]) == ["groq-model", "unknown"]
+
+
+def test_csv_round_trip_keeps_every_value(frame):
+    frame.loc[2, "correction"] = 'No, "quoted", with a comma\nand a new line'
+    frame.at[1, "tags"] = ["a,b", "c|d"]
+    pd.testing.assert_frame_equal(read_csv(to_csv(frame)), frame)
+
+
+def test_demo_texts_read_as_the_reaction_they_simulate():
+    for _, facts, questions, corrections in demo.TOPICS:
+        for text in [*facts, *questions, demo.LATE]:
+            assert not is_acknowledgement(text) and not is_correction(text), text
+        for text in corrections:
+            assert is_correction(text), text
+    for ack in demo.ACKS:
+        assert is_acknowledgement(ack) and not is_correction(ack), ack
