@@ -24,6 +24,7 @@ NAVIGATION = {
         st.Page(PAGES / "overview.py", title="Overview", icon="🏠", default=True),
         st.Page(PAGES / "explorer.py", title="Memory explorer", icon=":material/travel_explore:"),
         st.Page(PAGES / "past_tasks.py", title="Past tasks", icon=":material/history:"),
+        st.Page(PAGES / "feedback.py", title="Feedback", icon=":material/insights:"),
     ],
 }
 

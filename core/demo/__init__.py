@@ -17,6 +17,7 @@ DEMO_PARTS: list[str] = [
     "core.demo.tune",
     "core.demo.bank",
     "core.demo.past_tasks",
+    "core.demo.feedback",
 ]
 
 MARKER = "workbench:demo:loaded"

@@ -1,0 +1,95 @@
+"""Pieces of the Feedback page: KPI tiles with their change, and one turn's transcript.
+
+Stored text (questions, answers, memories, corrections) is shown with `st.text` or in dataframes, so
+nothing a user typed is rendered as Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from core.analytics import FeedbackSummary
+from core.analytics.load import Transcript
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{100 * v:.1f}%"
+
+
+def _delta(cur: float | None, prev: float | None, fmt: Callable[[float], str]) -> str | None:
+    if cur is None or prev is None:
+        return None
+    return fmt(cur - prev)
+
+
+def render_tiles(cur: FeedbackSummary, prev: FeedbackSummary, period: str) -> None:
+    """Six tiles; each delta is the change against the previous period of the same length."""
+    pp = lambda d: f"{100 * d:+.1f} pp"  # noqa: E731  (percentage points)
+    ci = (f"95% interval {cur.ci_low:.3f}–{cur.ci_high:.3f} over {cur.scored} scored answers"
+          if cur.ci_low is not None else f"{cur.scored} scored answers: too few for an interval")
+    tiles = [
+        ("Mean score", "—" if cur.mean_score is None else f"{cur.mean_score:.3f}",
+         _delta(cur.mean_score, prev.mean_score, lambda d: f"{d:+.3f}"), "normal",
+         f"Mean feedback_score of answers that got a follow-up. {ci}."),
+        ("Answers", f"{cur.answers:,}", _delta(cur.answers, prev.answers, lambda d: f"{d:+,.0f}"), "off",
+         f"{cur.scored} scored, {cur.abandoned} abandoned, {cur.final} final, {cur.pending} awaiting a follow-up."),
+        ("Continue rate", _pct(cur.continue_rate), _delta(cur.continue_rate, prev.continue_rate, pp), "normal",
+         "Share of answers the user followed up in the same conversation."),
+        ("Abandon rate", _pct(cur.abandon_rate), _delta(cur.abandon_rate, prev.abandon_rate, pp), "inverse",
+         "Share of answers left 10 minutes or more without a follow-up (marked by the sweep)."),
+        ("Correction rate", _pct(cur.correction_rate), _delta(cur.correction_rate, prev.correction_rate, pp),
+         "inverse", "Share of answers whose follow-up read as a correction (actually, wrong, no, …)."),
+        ("Median reply time", "—" if cur.time_to_next_s["p50"] is None else f"{cur.time_to_next_s['p50']:.0f} s",
+         _delta(cur.time_to_next_s["p50"], prev.time_to_next_s["p50"], lambda d: f"{d:+.0f} s"), "inverse",
+         "Median seconds between an answer and the user's next turn (p75 "
+         f"{cur.time_to_next_s['p75'] or 0:.0f} s, p90 {cur.time_to_next_s['p90'] or 0:.0f} s)."),
+    ]
+    for col, (label, value, delta, color, help_text) in zip(st.columns(len(tiles)), tiles, strict=True):
+        col.metric(label, value, delta, delta_color=color, help=f"{help_text} Change: against {period}.",
+                   border=True)
+
+
+def render_transcript(t: Transcript, model_label: Callable[[str], str]) -> None:
+    """The turn as the user lived it: question, answer (with what it drew on), then what came next."""
+    answer, fb, x = t.answer, t.feedback, (t.metrics.extra if t.metrics else t.answer.extra)
+    st.caption(f"Conversation {answer.chain_id} · answered {answer.timestamp:%Y-%m-%d %H:%M:%S} UTC")
+    with st.chat_message("user"):
+        st.caption("User turn")
+        st.text(t.question.thought if t.question else "(the user turn is no longer stored)")
+    with st.chat_message("assistant"):
+        st.caption(f"Answer · routed to {model_label(str(x.get('model_selected') or x.get('model', '—')))} · "
+                   f"synthesis {x.get('synthesis', '—')} · profile {x.get('profile', '—')}"
+                   + (f" · {x['tokens']} tokens" if x.get("tokens") not in (None, "") else ""))
+        st.text(answer.thought)
+        context = x.get("context")
+        with st.expander(f"Context: {x.get('context_items', len(context or []))} retrieved memories"):
+            if context:
+                st.dataframe(pd.DataFrame([{k: c.get(k) for k in ("content", "kind", "combined", "semantic",
+                                                                  "text", "recency")} for c in context]),
+                             hide_index=True, width="stretch")
+            elif t.metrics is None:
+                st.caption("The metrics thought of this turn is missing, so its context is unknown.")
+            else:
+                st.caption("No memory was passed to synthesis for this turn, or its texts were not recorded.")
+    if t.next_turn is not None:
+        with st.chat_message("user"):
+            if fb and fb.corrected:
+                label = "Correction"
+            elif fb and fb.continued:
+                label = "Follow-up"
+            else:
+                label = "Next turn"
+            timing = f" after {fb.time_to_next:.0f} s" if fb and fb.time_to_next is not None else ""
+            score = f" · feedback score {fb.feedback_score:.2f}" if fb and fb.feedback_score is not None else ""
+            late = " · came back after the answer was marked abandoned" if fb and fb.abandoned else ""
+            st.caption(f"{label}{timing}{score}{late}")
+            st.text(t.next_turn.thought)
+    elif fb and fb.abandoned:
+        st.info("No follow-up: the user left, and the answer was marked abandoned after 10 minutes.")
+    elif fb and fb.final:
+        st.info("Final answer: the user said no follow-up was needed.")
+    else:
+        st.info("No follow-up yet.")

@@ -1,0 +1,173 @@
+"""Feedback: how users reacted to answers over time, per model and per profile, and the worst turns."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+
+import pandas as pd
+import streamlit as st
+
+from core.analytics import (FeedbackFilter, apply_filter, latency_table, load_feedback, lowest_scored,
+                            previous_window, questions_for, summarize, summarize_by, turn_transcript)
+from core.analytics.export import to_csv
+from dashboard import feedback_charts as charts
+from dashboard.feedback_view import render_tiles, render_transcript
+from dashboard.resources import current_instance, get_workbench
+from dashboard.ui import attempt
+
+PERIODS = {"24 hours": timedelta(days=1), "7 days": timedelta(days=7), "30 days": timedelta(days=30),
+           "90 days": timedelta(days=90)}
+CUSTOM = "Custom"
+
+
+@st.cache_data(ttl=30, show_spinner="Loading feedback…")
+def _load(instance: str, since: datetime, until: datetime) -> pd.DataFrame:
+    # The sweep runs inside the load, so figures count answers abandoned since the last look.
+    return load_feedback(get_workbench().thoughts, instance, since, until)
+
+
+st.title("Feedback")
+st.caption("How users reacted to answers: a follow-up soon after scores high, an acknowledgement adds, a "
+           "correction takes away, and no follow-up for 10 minutes marks the answer abandoned.")
+wb = get_workbench()
+instance = current_instance()
+fast, deep = wb.settings.model_fast, wb.settings.model_deep
+
+
+def model_label(name: str) -> str:
+    return f"{name} (deep)" if name == deep else f"{name} (fast)" if name == fast else name
+
+
+# -- the period -----------------------------------------------------------------------------------
+top = st.columns([3, 2, 1], vertical_alignment="bottom")
+period = top[0].segmented_control("Period", [*PERIODS, CUSTOM], default="7 days", key="fb_period") or "7 days"
+# "now" rounded up to the minute: reruns within a minute reuse the cached load, and nothing is cut off.
+now = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
+if period == CUSTOM:
+    picked = top[1].date_input("Dates (UTC)", value=(now.date() - timedelta(days=13), now.date()),
+                               max_value=now.date(), key="fb_dates")
+    start_day, end_day = (picked if isinstance(picked, tuple | list) and len(picked) == 2
+                          else (picked[0], picked[0]) if isinstance(picked, tuple | list) else (picked, picked))
+    since = datetime.combine(start_day, time.min, UTC)
+    until = min(now, datetime.combine(end_day, time.min, UTC) + timedelta(days=1))
+else:
+    since, until = now - PERIODS[period], now
+if top[2].button("Refresh", help="Reload from Redis (figures are cached for 30 s)", width="stretch"):
+    _load.clear()
+prev_since, prev_until = previous_window(since, until)
+
+frame_all = attempt("load feedback", lambda: _load(instance, prev_since, until))
+if frame_all is None:
+    st.stop()
+if frame_all.empty:
+    st.info(f"No answers with feedback in instance **{instance}** between {prev_since:%Y-%m-%d} and "
+            f"{until:%Y-%m-%d}. Feedback is recorded for every ui_remember answer: talk to the assistant on "
+            "the Chat page, pick a longer period, or load the demo data with `workbench demo load`.")
+    st.stop()
+
+# -- filters (options from the loaded period) ------------------------------------------------------
+with st.container(border=True):
+    f1, f2, f3, f4 = st.columns(4)
+    models = f1.multiselect("Model (routed to)", sorted(frame_all["model"].unique()), format_func=model_label,
+                            placeholder="all models", key="fb_models")
+    profiles = f2.multiselect("Profile", sorted(frame_all["profile"].unique()), placeholder="all profiles",
+                              key="fb_profiles")
+    tags = f3.multiselect("Tag", sorted({t for ts in frame_all["tags"] for t in ts}), placeholder="all tags",
+                          key="fb_tags")
+    chains = f4.multiselect("Conversation", sorted(frame_all["chain_id"].unique()), placeholder="all",
+                            key="fb_chains")
+chosen = dict(models=models, profiles=profiles, chains=chains, tags=tags)
+cur = apply_filter(frame_all, FeedbackFilter(since=since, until=until, **chosen))
+prev = apply_filter(frame_all, FeedbackFilter(since=prev_since, until=prev_until - timedelta(microseconds=1),
+                                              **chosen))
+cli = (f"workbench{'' if instance == wb.settings.instance else f' --instance {instance}'} feedback summary "
+       f"--since {since:%Y-%m-%dT%H:%MZ} --until {until:%Y-%m-%dT%H:%MZ}")
+st.caption(f"{since:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, compared with {prev_since:%Y-%m-%d %H:%M} → "
+           f"{prev_until:%Y-%m-%d %H:%M}. Same figures in a terminal"
+           f"{' (without the filters)' if any(chosen.values()) else ''}: `{cli}`")
+if cur.empty:
+    st.info("No answers match these filters in this period. Clear a filter or pick a longer period; "
+            f"the previous period had {len(prev)} matching answers.")
+    st.stop()
+
+render_tiles(summarize(cur), summarize(prev), f"{prev_since:%b %d %H:%M} – {prev_until:%b %d %H:%M} UTC")
+if (cur["synthesis"] != "llm").all():
+    st.caption("ℹ️ Every answer in this view was extractive (no LLM configured when it was given). "
+               "“Model” is the model each turn was routed to: the deep one for style “deep” or more than 8 "
+               "context items.")
+
+# -- charts ---------------------------------------------------------------------------------------
+daily = summarize_by(cur, "day")
+st.plotly_chart(charts.score_over_time(daily), width="stretch")
+
+left, right = st.columns(2)
+by_model = summarize_by(cur, "model")
+left.plotly_chart(charts.compare(by_model, "model", "Fast vs deep: mean score by model",
+                                 {m: model_label(m) for m in by_model["model"]}), width="stretch")
+right.plotly_chart(charts.compare(summarize_by(cur, "profile"), "profile", "Profile against profile"),
+                   width="stretch")
+
+left, right = st.columns(2)
+if cur["feedback_score"].notna().any():
+    left.plotly_chart(charts.score_distribution(cur), width="stretch")
+else:
+    left.info("No answer in this view has a score yet: scores come from the user's next turn.")
+if cur["time_to_next"].notna().any():
+    right.plotly_chart(charts.time_to_next(cur), width="stretch")
+else:
+    right.info("No follow-ups in this view, so there is no time to next turn to show.")
+
+left, right = st.columns(2)
+lat = latency_table(cur).dropna(subset=["p50"])
+if not lat.empty:
+    left.plotly_chart(charts.latency(lat), width="stretch")
+else:
+    left.info("No latency was recorded for these answers (their metrics thoughts are missing).")
+if cur["tokens"].notna().any():
+    right.plotly_chart(charts.tokens_over_time(daily), width="stretch")
+else:
+    right.info("No token usage in this view: tokens are reported by the LLM provider, and these answers "
+               "were extractive. Configure GROQ_API_KEY or LLM_BASE_URL to see usage per day.")
+
+# -- the worst turns --------------------------------------------------------------------------------
+st.subheader("Lowest-scored turns")
+head = st.columns([2, 2, 3], vertical_alignment="center")
+corrected_only = head[0].toggle("Only corrected turns", key="fb_corrected_only",
+                                help="Turns whose follow-up read as a correction.")
+head[1].download_button("Download CSV", to_csv(cur), file_name=f"feedback-{instance}-{since:%Y%m%d}-"
+                        f"{until:%Y%m%d}.csv", mime="text/csv", help="Every answer in this view, one row each.",
+                        icon=":material/download:")
+worst = lowest_scored(cur, 50, corrected_only=corrected_only)
+if worst.empty:
+    st.info("No corrected turns in this view." if corrected_only else "No scored turns in this view yet.")
+    st.stop()
+head[2].caption(f"{len(worst)} of {int(cur['corrected'].sum()) if corrected_only else int(cur['feedback_score'].notna().sum())} "
+                "turns, lowest score first. Click a row to open its transcript.")
+questions = attempt("read the questions", lambda: questions_for(wb.thoughts, instance, worst)) or {}
+table = pd.DataFrame({
+    "answered (UTC)": worst["answered_at"].dt.tz_localize(None), "score": worst["feedback_score"],
+    "question": [questions.get(a, "") for a in worst["answer_id"]], "correction": worst["correction"],
+    "next after (s)": worst["time_to_next"], "model": worst["model"].map(model_label),
+    "synthesis": worst["synthesis"], "profile": worst["profile"], "tags": worst["tags"].map(", ".join),
+    "conversation": worst["chain_id"]})
+event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                     key="fb_worst", column_config={
+                         "score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
+                                                                  format="%.2f"),
+                         "answered (UTC)": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+                         "question": st.column_config.TextColumn(width=330),
+                         "correction": st.column_config.TextColumn(width=260),
+                         "next after (s)": st.column_config.NumberColumn(format="%.0f")})
+rows = event.selection.rows if event and event.selection else []
+if rows and rows[0] < len(worst):
+    picked_row = worst.iloc[rows[0]]
+    transcript = attempt("load the transcript", lambda: turn_transcript(
+        wb.thoughts, instance, picked_row["chain_id"], picked_row["answer_id"]))
+    if transcript is None:
+        st.warning("This turn is no longer stored (its conversation may have been deleted).")
+    else:
+        with st.container(border=True):
+            st.markdown("**Transcript**")
+            render_transcript(transcript, model_label)
+else:
+    st.caption("Select a row to see the user turn, the answer with its context, and what the user said next.")

@@ -1,0 +1,105 @@
+"""AppTest of the Feedback page: tiles that match the core summary, filters, the corrected-turns table
+with its transcript, and the empty states (no data at all, everything filtered out)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import streamlit as st
+
+from core.analytics import load_feedback, summarize
+from core.remember import Remember, UiRememberParams
+from tests.app.conftest import open_page
+
+PAGE = "pages/feedback.py"
+
+
+@pytest.fixture
+def turns(workbench, instance):
+    """Two conversations from ui_remember, an hour ago: one deep and acknowledged, one corrected."""
+    start = datetime.now(UTC) - timedelta(hours=1)
+    now = [start]
+    rm = Remember(workbench, clock=lambda: now[0])
+
+    def turn(text: str, offset_s: float, chain: str, **kw) -> None:
+        now[0] = start + timedelta(seconds=offset_s)
+        rm.run(UiRememberParams(thought=text, chain_id=chain, **kw), instance=instance)
+
+    turn("Tell me about the <b>**Lisbon**</b> trip", 0, "deep-chat", style="deep", tags=["travel"])
+    turn("Thanks, that works.", 15, "deep-chat", style="deep", tags=["travel"], next_thought_needed=False)
+    turn("The budget is 48,000 euros.", 100, "fast-chat", tags=["work"])
+    turn("No, it is 46,500 euros.", 190, "fast-chat", tags=["work"], next_thought_needed=False)
+    return instance
+
+
+def metric(at, label: str):
+    return next(m for m in at.metric if m.label == label)
+
+
+def test_page_with_data(app_env, workbench, turns):
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=turns)
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Feedback"
+    expected = summarize(load_feedback(workbench.thoughts, turns, datetime.now(UTC) - timedelta(days=7)))
+    assert metric(at, "Answers").value == str(expected.answers) == "4"
+    assert metric(at, "Mean score").value == f"{expected.mean_score:.3f}"  # (0.9 + 0.1 + 0.5 − 0.1) / 2
+    assert metric(at, "Correction rate").value == "25.0%"
+    assert any("workbench" in c.value and "feedback summary --since" in c.value for c in at.caption)
+
+    # Filtering to the deep model leaves its one acknowledged answer pair.
+    at.multiselect(key="fb_models").select(workbench.settings.model_deep).run()
+    assert not at.exception
+    assert metric(at, "Answers").value == "2" and metric(at, "Mean score").value == "1.000"
+
+    # Only corrected turns: one row; selecting it opens the transcript, stored text shown as text.
+    at.multiselect(key="fb_models").unselect(workbench.settings.model_deep).run()
+    at.toggle(key="fb_corrected_only").set_value(True).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert len(table) == 1 and table["correction"].iloc[0] == "No, it is 46,500 euros."
+    assert at.get("download_button")  # the CSV download is offered
+
+
+def test_transcript_opens_on_row_selection(app_env, workbench, turns):
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=turns)
+    at.toggle(key="fb_corrected_only").set_value(True).run()
+    # AppTest cannot click a grid row; it sets the selection state the click would set.
+    at.session_state["fb_worst"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    shown = [t.value for t in at.text]
+    assert "The budget is 48,000 euros." in shown and "No, it is 46,500 euros." in shown
+    assert any(c.value.startswith("Correction after 90 s") for c in at.caption)
+
+
+def test_stored_text_is_not_rendered_as_markup(app_env, workbench, turns):
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=turns)
+    # Row 1 (score 1.0, after the corrected 0.4) is the deep chain's answer to the marked-up question.
+    at.session_state["fb_worst"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    assert "Tell me about the <b>**Lisbon**</b> trip" in [t.value for t in at.text]
+    assert all("Lisbon" not in m.value for m in at.markdown)
+
+
+def test_page_without_data(app_env, instance):
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=instance)
+    assert not at.exception, at.exception
+    assert not at.metric
+    assert any("No answers with feedback" in i.value and instance in i.value for i in at.info)
+
+
+def test_everything_filtered_out(app_env, workbench, turns):
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=turns)
+    at.multiselect(key="fb_profiles").select("balanced-default").run()
+    at.multiselect(key="fb_tags").select("travel").run()
+    at.multiselect(key="fb_models").select(workbench.settings.model_fast).run()
+    assert not at.exception
+    assert not at.metric
+    assert any("No answers match these filters" in i.value for i in at.info)
