@@ -21,9 +21,10 @@ PAGES = ROOT / "pages"
 # Each feature adds its page here.
 NAVIGATION = {
     "Memory": [
-        st.Page(PAGES / "overview.py", title="Overview", icon="🏠", default=True),
-        st.Page(PAGES / "explorer.py", title="Memory explorer", icon=":material/travel_explore:"),
+        st.Page(PAGES / "overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page(PAGES / "chat.py", title="Chat", icon=":material/chat:"),
         st.Page(PAGES / "past_tasks.py", title="Past tasks", icon=":material/history:"),
+        st.Page(PAGES / "explorer.py", title="Memory explorer", icon=":material/travel_explore:"),
         st.Page(PAGES / "feedback.py", title="Feedback", icon=":material/insights:"),
     ],
 }

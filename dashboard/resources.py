@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from core.config import load_settings
+from core.maintenance import upkeep
 from core.runtime import Workbench
+
+log = logging.getLogger("dashboard")
 
 
 @st.cache_resource(show_spinner="Starting Redis and Postgres…")
 def get_workbench() -> Workbench:
     """The runtime shared by all sessions. Settings come from the environment and secrets.toml."""
-    return Workbench(load_settings())
+    wb = Workbench(load_settings())
+    try:
+        upkeep(wb)
+    except Exception as e:  # upkeep is best effort: the sidebar shows which service is down
+        log.warning("upkeep at start skipped: %s", type(e).__name__)
+    return wb
 
 
 def current_instance() -> str:

@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "core.cli.feedback",
     "core.cli.retrieve",
     "core.cli.tasks",
+    "core.cli.remember",
     "core.cli.bank",
 ]
 

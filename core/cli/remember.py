@@ -46,11 +46,9 @@ def register(cli: click.Group) -> None:
     def sweep(ctx) -> None:
         """Mark answers with no follow-up for 10 minutes as abandoned; index queued thoughts."""
         from core.cli import emit
-        from core.indexing import sync_index
+        from core.maintenance import upkeep
 
-        wb = ctx.wb
-        marked = {i: wb.thoughts.sweep_abandoned(i) for i in wb.thoughts.instances()}
-        emit({"abandoned_marked": marked, "index": sync_index(wb.thoughts, wb.index).model_dump()})
+        emit(upkeep(ctx.wb))
 
     @cli.group()
     def profiles() -> None:

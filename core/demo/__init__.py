@@ -14,10 +14,11 @@ from core.runtime import Workbench
 
 # Modules defining `load(wb, say)` and `reset(wb)`, in load order.
 DEMO_PARTS: list[str] = [
-    "core.demo.tune",
-    "core.demo.bank",
-    "core.demo.past_tasks",
+    "core.demo.conversations",
     "core.demo.feedback",
+    "core.demo.past_tasks",
+    "core.demo.bank",
+    "core.demo.tune",
 ]
 
 MARKER = "workbench:demo:loaded"

@@ -1,0 +1,26 @@
+"""Upkeep run whenever the dashboard or a service process loads: mark abandoned answers and index
+thoughts still queued in the outbox (e.g. written while Postgres was down)."""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import BaseModel
+
+from core.indexing import sync_index
+from core.runtime import Workbench
+
+log = logging.getLogger(__name__)
+
+
+class Upkeep(BaseModel):
+    abandoned_marked: dict[str, int]
+    indexed: int
+    pending: int
+    error: str | None = None
+
+
+def upkeep(wb: Workbench) -> Upkeep:
+    marked = {i: wb.thoughts.sweep_abandoned(i) for i in wb.thoughts.instances()}
+    sync = sync_index(wb.thoughts, wb.index)
+    return Upkeep(abandoned_marked=marked, indexed=sync.indexed, pending=sync.pending, error=sync.error)
