@@ -35,7 +35,8 @@ class DeletionReport(BaseModel):
 
     @property
     def removed_anything(self) -> bool:
-        return any((self.thoughts, self.feedback, self.outbox, self.requests, self.index_rows, self.bank_rows))
+        return any((self.thoughts, self.feedback, self.outbox, self.requests, self.index_rows,
+                    self.bank_rows))
 
 
 def delete_chain(wb: Workbench, instance: str, chain_id: str) -> DeletionReport:
@@ -104,7 +105,8 @@ def _delete_bank_item(wb: Workbench, instance: str, index_id: str, report: Delet
             gone = ([item_id] if bank is not None else []) + entries
             index_ids = [f"bs-{item_id}"] + [f"be-{i}" for i in entries]
             if entries:
-                report.notes.append(f"{len(entries)} entries compressed into this summary were deleted with it")
+                report.notes.append(f"{len(entries)} entries compressed into this summary were deleted "
+                                    "with it")
     report.bank_rows = len(gone)
     report.index_rows = wb.index.delete(instance, list(dict.fromkeys(index_ids + [index_id])))
 

@@ -120,7 +120,8 @@ def list_chains(wb: Workbench, instance: str, *, page: int = 1, page_size: int =
     else:  # the same ranking read from its other end
         end = total - offset
         start = max(0, end - page_size)
-        chains = list(reversed(wb.thoughts.chains(instance, offset=start, limit=end - start))) if end > 0 else []
+        found = wb.thoughts.chains(instance, offset=start, limit=end - start) if end > 0 else []
+        chains = list(reversed(found))
     return ChainPage(instance=instance, total=total, page=page, pages=pages, page_size=page_size, order=order,
                      chains=chains)
 
@@ -135,7 +136,8 @@ def chain_detail(wb: Workbench, instance: str, chain_id: str) -> ChainDetail:
     with wb.pool().connection() as conn:
         indexed = conn.execute("SELECT count(*) FROM memory WHERE instance = %s AND chain_id = %s",
                                (instance, chain_id)).fetchone()[0]
-    return ChainDetail(instance=instance, chain_id=chain_id, title=store.chain_meta(instance, chain_id).get("title", ""),
+    title = store.chain_meta(instance, chain_id).get("title", "")
+    return ChainDetail(instance=instance, chain_id=chain_id, title=title,
                        thoughts=thoughts, feedback=store.feedback([t.id for t in thoughts]), indexed=indexed)
 
 
@@ -156,7 +158,8 @@ def search_memory(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
         query=req.query, instance=req.instance, top_k=req.top_k, pool_size=max(50, 2 * req.top_k),
         search_type=req.mode, kinds=req.kinds or None, chain_id=req.chain_id, tags=req.tags or None,
         since=since, until=until))
-    titles = _chain_titles(wb, {(m.memory.instance, m.memory.chain_id) for m in found.results if m.memory.chain_id})
+    chains = {(m.memory.instance, m.memory.chain_id) for m in found.results if m.memory.chain_id}
+    titles = _chain_titles(wb, chains)
     hits = [Hit(id=m.memory.id, instance=m.memory.instance, kind=m.memory.kind, content=m.memory.content,
                 created_at=m.memory.created_at, chain_id=m.memory.chain_id,
                 chain_title=titles.get((m.memory.instance, m.memory.chain_id)),

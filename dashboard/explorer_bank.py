@@ -44,9 +44,11 @@ def render_bank(instance: str) -> None:
     cols[1].metric("Compressed", s.compressed_entries)
     cols[2].metric("Summaries", s.summaries)
     cols[3].metric("Compressions", s.compressions)
-    cols[4].metric("Avg importance", f"{s.average_importance:.2f}" if s.average_importance is not None else "—")
+    cols[4].metric("Avg importance",
+                   f"{s.average_importance:.2f}" if s.average_importance is not None else "—")
     cols[5].metric("Waiting for index", s.pending_index)
-    st.caption(f"Compresses the oldest half when live entries reach {min(s.max_entries, s.compression_threshold)} "
+    due = min(s.max_entries, s.compression_threshold)
+    st.caption(f"Compresses the oldest half when live entries reach {due} "
                f"(max_entries {s.max_entries}, compression_threshold {s.compression_threshold}).")
     titles = {x.id: x.title for x in snap.summaries}
     t_entries, t_summaries, t_events, t_query, t_add = st.tabs(
@@ -67,7 +69,8 @@ def render_bank(instance: str) -> None:
             with st.expander(plain(x.title, 100)):
                 st.text(x.content)
                 src = sorted(steps[i] for i in x.source_entries if i in steps)
-                st.caption(f"{'LLM' if x.method == 'llm' else 'rule-based'} summary · importance {x.importance:.2f} · "
+                how = "LLM" if x.method == "llm" else "rule-based"
+                st.caption(f"{how} summary · importance {x.importance:.2f} · "
                            f"source steps {', '.join(map(str, src)) or '—'}"
                            + (f" · tags: {plain(', '.join(x.tags))}" if x.tags else ""))
     with t_events:
@@ -77,7 +80,7 @@ def render_bank(instance: str) -> None:
             st.dataframe(pd.DataFrame([{
                 "at": e.at, "entries compressed": e.entries_compressed, "live before": e.live_before,
                 "live after": e.live_after, "method": e.method, "model": e.model or "",
-                "tokens": e.tokens, "summary": titles.get(e.summary_id, "(deleted)") if e.summary_id else "(deleted)",
+                "tokens": e.tokens, "summary": titles.get(e.summary_id or "", "(deleted)"),
                 "note": e.note} for e in reversed(snap.events)]), hide_index=True, width="stretch")
     with t_query:
         _render_query(bank)

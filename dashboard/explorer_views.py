@@ -45,6 +45,10 @@ def open_chain(chain_id: str) -> None:
     st.session_state[VIEW_KEY] = "Chains"
 
 
+def close_chain() -> None:
+    st.session_state.pop("xp_chain", None)
+
+
 def ask_to_delete(target: str, ident: str, label: str, chain_id: str | None = None) -> None:
     st.session_state["xp_confirm"] = {"target": target, "id": ident, "label": label, "chain": chain_id}
 
@@ -62,7 +66,8 @@ def render_confirmation(instance: str) -> None:
                "bank": "its entries, summaries, compression events and index rows",
                "bank_clear": "the index rows too; the bank itself stays"}[pending["target"]]
     with st.container(border=True):
-        st.warning(f"Delete {what} **{plain(pending['label'], 80)}**? This removes {effects}. It cannot be undone.",
+        st.warning(f"Delete {what} **{plain(pending['label'], 80)}**? This removes {effects}. "
+                   "It cannot be undone.",
                    icon=":material/delete:")
         yes, no, _ = st.columns([1, 1, 4])
         if yes.button("Yes, delete", type="primary", key="xp_confirm_yes"):
@@ -87,8 +92,8 @@ def _delete(instance: str, pending: dict) -> str:
                 f"{r.index_rows} index rows, {r.outbox} queued index writes.")
     if target == "memory":
         r = delete_memory(wb, instance, ident, chain_id=pending.get("chain"))
-        return f"Memory deleted ({r.thoughts} thoughts, {r.bank_rows} bank rows, {r.index_rows} index rows). " + \
-            " ".join(r.notes)
+        counts = f"{r.thoughts} thoughts, {r.bank_rows} bank rows, {r.index_rows} index rows"
+        return " ".join([f"Memory deleted ({counts})."] + r.notes)
     if target == "bank":
         r = delete_bank(wb, instance, ident)
         return f"Memory bank {ident} deleted: {r.bank_rows} entries and summaries, {r.index_rows} index rows."
@@ -114,10 +119,12 @@ def _restore_search_inputs() -> None:
 def render_search(instance: str) -> None:
     _restore_search_inputs()
     with st.form("xp_search_form"):
-        query = st.text_input("Search stored memory", key="xp_q", placeholder="a word or a phrase, e.g. lisbon")
+        query = st.text_input("Search stored memory", key="xp_q",
+                              placeholder="a word or a phrase, e.g. lisbon")
         c1, c2, c3 = st.columns([2, 3, 2])
         mode = c1.radio("Search", list(MODES), horizontal=True, key="xp_mode",
-                        help="Semantic = vector similarity; Full-text = Postgres text search; Hybrid = both, fused")
+                        help="Semantic = vector similarity; Full-text = Postgres text search; "
+                        "Hybrid = both, fused")
         kinds = c2.multiselect("Kinds", KINDS, key="xp_kinds", placeholder="all kinds")
         chain = c3.text_input("Chain id", key="xp_chain_filter", placeholder="any chain")
         c4, c5, c6 = st.columns([2, 2, 2])
@@ -143,8 +150,8 @@ def render_search(instance: str) -> None:
         st.info("Nothing found. Try another word, the Semantic mode, or fewer filters.")
         return
     matched = sum(1 for h in out.hits if h.text > 0)
-    st.caption(f"{len(out.hits)} hits for “{plain(req.query, 80)}” · {matched} contain its words, the others are "
-               f"only semantically close · {out.candidates} candidates · {out.search_ms:.0f} ms")
+    st.caption(f"{len(out.hits)} hits for “{plain(req.query, 80)}” · {matched} contain its words, the others "
+               f"are only semantically close · {out.candidates} candidates · {out.search_ms:.0f} ms")
     for i, hit in enumerate(out.hits):
         _render_hit(i, hit)
 
@@ -177,10 +184,12 @@ def render_chains(instance: str) -> None:
     wb = get_workbench()
     c1, c2, c3 = st.columns([2, 1, 1])
     order = c1.radio("Order", ["newest", "oldest"], horizontal=True, key="xp_order",
-                     format_func=lambda o: {"newest": "Latest activity first", "oldest": "Oldest activity first"}[o])
+                     format_func=lambda o: {"newest": "Latest activity first",
+                                            "oldest": "Oldest activity first"}[o])
     size = c2.selectbox("Per page", [10, 20, 50], index=1, key="xp_page_size")
     page_no = c3.number_input("Page", min_value=1, value=1, step=1, key="xp_page")
-    page = attempt("list chains", lambda: list_chains(wb, instance, page=int(page_no), page_size=size, order=order))
+    page = attempt("list chains", lambda: list_chains(wb, instance, page=int(page_no), page_size=size,
+                                                      order=order))
     if page is None:
         return
     if not page.total:
@@ -188,7 +197,8 @@ def render_chains(instance: str) -> None:
     else:
         st.caption(f"Page {page.page} of {page.pages} · {page.total} chains")
         st.dataframe(pd.DataFrame([{"chain": c.chain_id, "title": c.title, "turns": c.turns,
-                                    "last activity": c.last_at, "started": c.created_at} for c in page.chains]),
+                                    "last activity": c.last_at, "started": c.created_at}
+                                   for c in page.chains]),
                      hide_index=True, width="stretch")
         ids = [c.chain_id for c in page.chains]
         titles = {c.chain_id: c.title for c in page.chains}
@@ -204,18 +214,19 @@ def _render_chain(instance: str, chain_id: str) -> None:
     wb = get_workbench()
     detail = attempt("read the chain", lambda: chain_detail(wb, instance, chain_id))
     if detail is None:
-        st.button("Close", key="xp_chain_close_missing", on_click=lambda: st.session_state.pop("xp_chain", None))
+        st.button("Close", key="xp_chain_close_missing", on_click=close_chain)
         return
     with st.container(border=True):
         st.subheader(plain(detail.title or chain_id, 100))
-        st.caption(f"chain {plain(chain_id)} · {len(detail.thoughts)} thoughts · {detail.indexed} rows in the "
-                   "memory index")
+        st.caption(f"chain {plain(chain_id)} · {len(detail.thoughts)} thoughts · {detail.indexed} rows in "
+                   "the memory index")
         b1, b2, b3, _ = st.columns([1, 1, 1, 3])
-        b1.download_button("Export JSON", data=export_chain(wb, instance, chain_id), file_name=f"{chain_id}.json",
+        b1.download_button("Export JSON", data=export_chain(wb, instance, chain_id),
+                           file_name=f"{chain_id}.json",
                            mime="application/json", key="xp_export")
         b2.button("Delete chain", key="xp_chain_delete", type="primary", on_click=ask_to_delete,
                   args=("chain", chain_id, detail.title or chain_id))
-        b3.button("Close", key="xp_chain_close", on_click=lambda: st.session_state.pop("xp_chain", None))
+        b3.button("Close", key="xp_chain_close", on_click=close_chain)
         for t in detail.thoughts:
             if t.category not in (CATEGORY_USER, CATEGORY_ASSISTANT):
                 continue

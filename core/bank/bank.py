@@ -22,8 +22,8 @@ import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.bank.compress import compress
-from core.bank.types import (BankEntryState, BankInfo, BankSnapshot, BankStats, CompressionEvent, MemoryEntry,
-                             MemoryQuery, MemorySummary)
+from core.bank.types import (BankEntryState, BankInfo, BankSnapshot, BankStats, CompressionEvent,
+                             MemoryEntry, MemoryQuery, MemorySummary)
 from core.errors import InvalidInput, NotFound, ServiceUnavailable
 from core.ids import validate_id
 from core.models import MemoryRecord
@@ -113,7 +113,8 @@ class MemoryBank:
             raise InvalidInput("entry must be a MemoryEntry")
         entry = entry.model_copy()
         with self.wb.pool().connection() as conn, conn.transaction():
-            next_step = db.lock_bank(conn, self.instance, self.name, self.max_entries, self.compression_threshold)
+            next_step = db.lock_bank(conn, self.instance, self.name, self.max_entries,
+                                     self.compression_threshold)
             if entry.step_number == 0:
                 entry.step_number = next_step
             if not db.insert_entry(conn, self.instance, self.name, entry):
@@ -152,7 +153,8 @@ class MemoryBank:
                 tags=list(dict.fromkeys(t for e in chosen for t in e.tags)),
                 importance=max(e.importance for e in chosen), period_start=min(e.timestamp for e in chosen),
                 period_end=max(e.timestamp for e in chosen), method=made.method)
-            db.insert_summary(conn, self.instance, self.name, summary, first_step=min(e.step_number for e in chosen))
+            db.insert_summary(conn, self.instance, self.name, summary,
+                              first_step=min(e.step_number for e in chosen))
             db.mark_compressed(conn, self.instance, ids, summary.id)
             db.insert_event(conn, self.instance, self.name, at, summary.id, len(ids), len(live), made.method,
                             made.model, made.tokens, made.note)
@@ -170,7 +172,8 @@ class MemoryBank:
                        + [summary_record(self.instance, self.name, s) for s in summaries])
             wb.index.add(records)
             with wb.pool().connection() as conn:
-                kept = db.mark_indexed(conn, self.instance, [e.id for e in entries], [s.id for s in summaries])
+                kept = db.mark_indexed(conn, self.instance, [e.id for e in entries],
+                                       [s.id for s in summaries])
             # Rows deleted while they were being indexed must not survive in the index.
             stale = [r.id for r in records if r.id[3:] not in kept]
             if stale:

@@ -61,7 +61,7 @@ def register(cli: click.Group) -> None:
     def bank_query(ctx, name, keywords, min_importance, max_results, tags, date_from: datetime | None,
                    date_to: datetime | None) -> None:
         """Live entries and summaries matching the query, by importance then time."""
-        from core.bank import MemoryBank, MemoryQuery
+        from core.bank import MemoryQuery
         from core.cli import emit
 
         q = MemoryQuery(keywords=list(keywords), min_importance=min_importance, max_results=max_results,
@@ -157,7 +157,8 @@ def register(cli: click.Group) -> None:
 
     @memory.command("search")
     @click.argument("query")
-    @click.option("--mode", type=click.Choice(["hybrid", "vector", "text"]), default="hybrid", show_default=True)
+    @click.option("--mode", type=click.Choice(["hybrid", "vector", "text"]), default="hybrid",
+                  show_default=True)
     @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable): user, assistant, "
                   "bank_entry, bank_summary, …")
     @click.option("--chain", "chain_id", default=None)

@@ -68,7 +68,8 @@ CREATE TABLE IF NOT EXISTS bank_entry (
     FOREIGN KEY (instance, bank) REFERENCES bank (instance, name) ON DELETE CASCADE,
     FOREIGN KEY (instance, compressed_into) REFERENCES bank_summary (instance, id) ON DELETE CASCADE
 );
-CREATE INDEX IF NOT EXISTS bank_entry_live ON bank_entry (instance, bank, ts, seq) WHERE compressed_into IS NULL;
+CREATE INDEX IF NOT EXISTS bank_entry_live ON bank_entry (instance, bank, ts, seq)
+    WHERE compressed_into IS NULL;
 CREATE INDEX IF NOT EXISTS bank_entry_summary ON bank_entry (instance, compressed_into);
 CREATE INDEX IF NOT EXISTS bank_entry_bank ON bank_entry (instance, bank, ts);
 CREATE INDEX IF NOT EXISTS bank_summary_bank ON bank_summary (instance, bank, ts);
@@ -139,7 +140,8 @@ def insert_entry(conn: psycopg.Connection, instance: str, bank: str, e: MemoryEn
     return cur.rowcount == 1
 
 
-def insert_summary(conn: psycopg.Connection, instance: str, bank: str, s: MemorySummary, first_step: int) -> None:
+def insert_summary(conn: psycopg.Connection, instance: str, bank: str, s: MemorySummary,
+                   first_step: int) -> None:
     conn.execute(
         f"""INSERT INTO bank_summary (instance, bank, {SUMMARY_COLS})
             VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
@@ -156,8 +158,9 @@ def insert_event(conn: psycopg.Connection, instance: str, bank: str, at: datetim
                  compressed: int, live_before: int, method: str, model: str | None, tokens: int | None,
                  note: str) -> None:
     conn.execute(
-        """INSERT INTO bank_event (instance, bank, at, summary_id, entries_compressed, live_before, live_after,
-               method, model, tokens, note) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+        """INSERT INTO bank_event (instance, bank, at, summary_id, entries_compressed, live_before,
+               live_after, method, model, tokens, note)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
         (instance, bank, at, summary_id, compressed, live_before, live_before - compressed, method, model,
          tokens, note))
 
@@ -172,14 +175,14 @@ def live_entries(conn: psycopg.Connection, instance: str, bank: str) -> list[Mem
 
 
 def all_entries(conn: psycopg.Connection, instance: str, bank: str) -> list[tuple[MemoryEntry, str | None]]:
-    rows = conn.execute(f"SELECT {ENTRY_COLS}, compressed_into FROM bank_entry WHERE instance = %s AND bank = %s "
-                        "ORDER BY ts, seq", (instance, bank)).fetchall()
+    rows = conn.execute(f"SELECT {ENTRY_COLS}, compressed_into FROM bank_entry "
+                        "WHERE instance = %s AND bank = %s ORDER BY ts, seq", (instance, bank)).fetchall()
     return [(entry_from_row(r), r[10]) for r in rows]
 
 
 def summaries(conn: psycopg.Connection, instance: str, bank: str) -> list[MemorySummary]:
-    rows = conn.execute(f"SELECT {SUMMARY_COLS} FROM bank_summary WHERE instance = %s AND bank = %s ORDER BY ts, id",
-                        (instance, bank)).fetchall()
+    rows = conn.execute(f"SELECT {SUMMARY_COLS} FROM bank_summary WHERE instance = %s AND bank = %s "
+                        "ORDER BY ts, id", (instance, bank)).fetchall()
     return [summary_from_row(r) for r in rows]
 
 
@@ -226,8 +229,8 @@ def query(conn: psycopg.Connection, instance: str, bank: str, q: MemoryQuery) ->
 
 
 def bank_settings(conn: psycopg.Connection, instance: str, name: str) -> tuple[int, int] | None:
-    row = conn.execute("SELECT max_entries, compression_threshold FROM bank WHERE instance = %s AND name = %s",
-                       (instance, name)).fetchone()
+    row = conn.execute("SELECT max_entries, compression_threshold FROM bank "
+                       "WHERE instance = %s AND name = %s", (instance, name)).fetchone()
     return (row[0], row[1]) if row else None
 
 
@@ -238,21 +241,23 @@ def list_banks(conn: psycopg.Connection, instance: str) -> list[BankInfo]:
                   (SELECT count(*) FROM bank_summary s WHERE s.instance = b.instance AND s.bank = b.name),
                   (SELECT max(ts) FROM bank_entry e WHERE e.instance = b.instance AND e.bank = b.name)
            FROM bank b WHERE b.instance = %s ORDER BY b.name""", (instance,)).fetchall()
-    return [BankInfo(instance=instance, name=r[0], max_entries=r[1], compression_threshold=r[2], created_at=r[3],
-                     entries=r[4], summaries=r[5], last_at=r[6]) for r in rows]
+    return [BankInfo(instance=instance, name=r[0], max_entries=r[1], compression_threshold=r[2],
+                     created_at=r[3], entries=r[4], summaries=r[5], last_at=r[6]) for r in rows]
 
 
 def stats_row(conn: psycopg.Connection, instance: str, bank: str) -> dict[str, Any]:
     e = conn.execute(
-        """SELECT count(*) FILTER (WHERE compressed_into IS NULL), count(*) FILTER (WHERE compressed_into IS NOT NULL),
-                  avg(importance), min(ts), max(ts), count(*) FILTER (WHERE NOT indexed)
+        """SELECT count(*) FILTER (WHERE compressed_into IS NULL),
+                  count(*) FILTER (WHERE compressed_into IS NOT NULL), avg(importance), min(ts), max(ts),
+                  count(*) FILTER (WHERE NOT indexed)
            FROM bank_entry WHERE instance = %s AND bank = %s""", (instance, bank)).fetchone()
     s = conn.execute("SELECT count(*), count(*) FILTER (WHERE NOT indexed) FROM bank_summary "
                      "WHERE instance = %s AND bank = %s", (instance, bank)).fetchone()
     n_events = conn.execute("SELECT count(*) FROM bank_event WHERE instance = %s AND bank = %s",
                             (instance, bank)).fetchone()[0]
-    skills = dict(conn.execute("SELECT skill_name, count(*) FROM bank_entry WHERE instance = %s AND bank = %s "
-                               "GROUP BY skill_name ORDER BY count(*) DESC, skill_name", (instance, bank)).fetchall())
+    skills = dict(conn.execute(
+        "SELECT skill_name, count(*) FROM bank_entry WHERE instance = %s AND bank = %s "
+        "GROUP BY skill_name ORDER BY count(*) DESC, skill_name", (instance, bank)).fetchall())
     return {"live_entries": e[0], "compressed_entries": e[1], "total_entries": e[0] + e[1],
             "average_importance": float(e[2]) if e[2] is not None else None, "first_entry_at": e[3],
             "last_entry_at": e[4], "summaries": s[0], "compressions": n_events, "skills": skills,
@@ -261,20 +266,20 @@ def stats_row(conn: psycopg.Connection, instance: str, bank: str) -> dict[str, A
 
 def unindexed(conn: psycopg.Connection, instance: str, bank: str, limit: int = 500
               ) -> tuple[list[MemoryEntry], list[MemorySummary]]:
-    entries = conn.execute(f"SELECT {ENTRY_COLS} FROM bank_entry WHERE instance = %s AND bank = %s AND NOT indexed "
-                           "ORDER BY ts, seq LIMIT %s", (instance, bank, limit)).fetchall()
-    sums = conn.execute(f"SELECT {SUMMARY_COLS} FROM bank_summary WHERE instance = %s AND bank = %s AND NOT indexed "
-                        "ORDER BY ts LIMIT %s", (instance, bank, limit)).fetchall()
+    entries = conn.execute(f"SELECT {ENTRY_COLS} FROM bank_entry WHERE instance = %s AND bank = %s "
+                           "AND NOT indexed ORDER BY ts, seq LIMIT %s", (instance, bank, limit)).fetchall()
+    sums = conn.execute(f"SELECT {SUMMARY_COLS} FROM bank_summary WHERE instance = %s AND bank = %s "
+                        "AND NOT indexed ORDER BY ts LIMIT %s", (instance, bank, limit)).fetchall()
     return [entry_from_row(r) for r in entries], [summary_from_row(r) for r in sums]
 
 
 def mark_indexed(conn: psycopg.Connection, instance: str, entry_ids: Sequence[str], summary_ids: Sequence[str]
                  ) -> set[str]:
     """Flag rows as indexed; returns the ids that still exist (a row deleted meanwhile is not returned)."""
-    found = conn.execute("UPDATE bank_entry SET indexed = true WHERE instance = %s AND id = ANY(%s) RETURNING id",
-                         (instance, list(entry_ids))).fetchall()
-    found += conn.execute("UPDATE bank_summary SET indexed = true WHERE instance = %s AND id = ANY(%s) RETURNING id",
-                          (instance, list(summary_ids))).fetchall()
+    found = conn.execute("UPDATE bank_entry SET indexed = true WHERE instance = %s AND id = ANY(%s) "
+                         "RETURNING id", (instance, list(entry_ids))).fetchall()
+    found += conn.execute("UPDATE bank_summary SET indexed = true WHERE instance = %s AND id = ANY(%s) "
+                          "RETURNING id", (instance, list(summary_ids))).fetchall()
     return {r[0] for r in found}
 
 
@@ -301,7 +306,8 @@ def drop(conn: psycopg.Connection, instance: str, bank: str) -> bool:
 def owner_of(conn: psycopg.Connection, instance: str, kind: str, item_id: str) -> str | None:
     """The bank that holds an entry or a summary."""
     table = "bank_entry" if kind == "bank_entry" else "bank_summary"
-    row = conn.execute(f"SELECT bank FROM {table} WHERE instance = %s AND id = %s", (instance, item_id)).fetchone()
+    row = conn.execute(f"SELECT bank FROM {table} WHERE instance = %s AND id = %s",
+                       (instance, item_id)).fetchone()
     return row[0] if row else None
 
 
@@ -315,8 +321,8 @@ def delete_entry(conn: psycopg.Connection, instance: str, entry_id: str) -> bool
 
 def delete_summary(conn: psycopg.Connection, instance: str, summary_id: str) -> list[str]:
     """Delete a summary and the entries it stands for; returns those entries' ids."""
-    gone = [r[0] for r in conn.execute("SELECT id FROM bank_entry WHERE instance = %s AND compressed_into = %s",
-                                       (instance, summary_id)).fetchall()]
+    gone = [r[0] for r in conn.execute("SELECT id FROM bank_entry WHERE instance = %s "
+                                       "AND compressed_into = %s", (instance, summary_id)).fetchall()]
     conn.execute("DELETE FROM bank_summary WHERE instance = %s AND id = %s", (instance, summary_id))
     conn.execute("UPDATE bank_event SET summary_id = NULL WHERE instance = %s AND summary_id = %s",
                  (instance, summary_id))

@@ -351,8 +351,8 @@ class ThoughtStore:
         dropped = 0
         for e in self.r.lrange(OUTBOX, 0, -1):
             item = _maybe_json(e)
-            if (isinstance(item, dict) and item.get("instance") == instance and item.get("chain_id") == chain_id
-                    and (wanted is None or item.get("id") in wanted)):
+            if (isinstance(item, dict) and item.get("instance") == instance
+                    and item.get("chain_id") == chain_id and (wanted is None or item.get("id") in wanted)):
                 dropped += int(self.r.lrem(OUTBOX, 0, e))
         return dropped
 

@@ -33,8 +33,8 @@ def residue(wb, instance: str, chain: str, ids: list[str]) -> dict:
     """Everything either store still holds about a chain and its thoughts."""
     r = wb.redis()
     with wb.pool().connection() as conn:
-        rows = conn.execute("SELECT count(*) FROM memory WHERE instance = %s AND (chain_id = %s OR id = ANY(%s))",
-                            (instance, chain, ids)).fetchone()[0]
+        rows = conn.execute("SELECT count(*) FROM memory WHERE instance = %s "
+                            "AND (chain_id = %s OR id = ANY(%s))", (instance, chain, ids)).fetchone()[0]
     return {
         "keys": sorted(k for k in r.scan_iter(match=f"*{{{chain}}}*", count=1000)),
         "feedback": [i for i in ids if r.exists(f"voice:feedback:{i}")],
@@ -52,7 +52,8 @@ NOTHING = {"keys": [], "feedback": [], "feedback_index": [], "feedback_pending":
 
 def test_deleting_a_chain_leaves_nothing_and_is_never_retrieved_again(llm_wb, instance):
     wb = llm_wb
-    a = turn(wb, instance, "jam-chain", "My grandmother's marmalade recipe uses Seville oranges and demerara.",
+    a = turn(wb, instance, "jam-chain",
+             "My grandmother's marmalade recipe uses Seville oranges and demerara.",
              request_id="req-1")
     b = turn(wb, instance, "jam-chain", "The marmalade must boil for exactly 15 minutes.")
     other = turn(wb, instance, "other-chain", "The bike needs new brake pads before the marmalade fair.")
@@ -68,12 +69,14 @@ def test_deleting_a_chain_leaves_nothing_and_is_never_retrieved_again(llm_wb, in
 
     report = delete_chain(wb, instance, "jam-chain")
 
-    assert (report.thoughts, report.feedback, report.index_rows, report.outbox, report.requests) == (6, 2, 4, 1, 1)
+    counts = (report.thoughts, report.feedback, report.index_rows, report.outbox, report.requests)
+    assert counts == (6, 2, 4, 1, 1)
     assert residue(wb, instance, "jam-chain", ids) == NOTHING
     sync_index(wb.thoughts, wb.index)  # a later sync has nothing of it to bring back
     assert residue(wb, instance, "jam-chain", ids) == NOTHING
     for mode in ("text", "vector", "hybrid"):
-        hits = search_memory(wb, ExplorerSearch(query="marmalade Seville oranges", instance=instance, mode=mode)).hits
+        hits = search_memory(wb, ExplorerSearch(query="marmalade Seville oranges", instance=instance,
+                                                mode=mode)).hits
         assert all(h.chain_id != "jam-chain" and h.id not in ids for h in hits)
     later = turn(wb, instance, "new-chain", "What was the marmalade recipe with Seville oranges?", top_k=20)
     assert all(c.chain_id != "jam-chain" and c.id not in ids for c in later.context)
@@ -102,7 +105,8 @@ def test_deleting_one_answer_takes_its_feedback_and_metrics(llm_wb, instance):
 
 
 def test_deleting_the_last_thoughts_removes_the_chain(workbench, instance):
-    t = turn(workbench, instance, "solo", "A single offline turn about tulips.")  # extractive: answer not indexed
+    t = turn(workbench, instance, "solo",
+             "A single offline turn about tulips.")  # extractive: answer not indexed
     delete_memory(workbench, instance, t.thought2_id, chain_id="solo")
     report = delete_memory(workbench, instance, t.thought1_id)
     assert "nothing else left" in report.notes[0]
@@ -113,7 +117,8 @@ def test_deleting_the_last_thoughts_removes_the_chain(workbench, instance):
 
 def test_deleting_bank_items_and_banks(workbench, instance):
     bank = MemoryBank(workbench, instance, "ops")
-    added = [bank.add_entry(MemoryEntry(command=f"systemctl restart svc{i}", result="active")) for i in range(6)]
+    added = [bank.add_entry(MemoryEntry(command=f"systemctl restart svc{i}",
+                                        result="active")) for i in range(6)]
     [summary] = bank.get_summaries()
     live = added[-1].entry
     assert delete_memory(workbench, instance, f"be-{live.id}").bank_rows == 1
@@ -126,7 +131,8 @@ def test_deleting_bank_items_and_banks(workbench, instance):
     assert (report.bank_rows, report.index_rows) == (2, 2)
     with workbench.pool().connection() as conn:
         for table in ("bank", "bank_entry", "bank_summary", "bank_event"):
-            assert conn.execute(f"SELECT count(*) FROM {table} WHERE instance = %s", (instance,)).fetchone()[0] == 0
+            assert conn.execute(f"SELECT count(*) FROM {table} WHERE instance = %s",
+                                (instance,)).fetchone()[0] == 0
     assert workbench.index.count(instance) == 0
     with pytest.raises(NotFound):
         delete_bank(workbench, instance, "ops")
@@ -139,7 +145,8 @@ def test_chain_pages_and_export(workbench, instance):
     assert (newest.total, newest.pages, [c.chain_id for c in newest.chains]) == (5, 3, ["p4", "p3"])
     oldest = list_chains(workbench, instance, page=3, page_size=2, order="oldest")
     assert [c.chain_id for c in oldest.chains] == ["p4"]
-    assert [c.chain_id for c in list_chains(workbench, instance, page_size=2, order="oldest").chains] == ["p0", "p1"]
+    first = list_chains(workbench, instance, page_size=2, order="oldest")
+    assert [c.chain_id for c in first.chains] == ["p0", "p1"]
     doc = json.loads(export_chain(workbench, instance, "p2"))
     assert doc["chain_id"] == "p2" and [t["category"] for t in doc["thoughts"]] == [
         "ui_remember:user", "ui_remember:assistant", "ui_remember:metrics"]

@@ -41,16 +41,16 @@ def test_compresses_the_oldest_half_when_the_threshold_is_reached(workbench, ins
     oldest = [r.entry.id for r in results[:3]]
     assert summary.source_entries == oldest and summary.id == event.summary_id
     assert summary.title == "Summary of 3 steps (steps 1–3)"
-    assert summary.period_start == T0 + timedelta(minutes=1) and summary.period_end == T0 + timedelta(minutes=3)
+    assert summary.period_start == T0 + timedelta(minutes=1)
+    assert summary.period_end == T0 + timedelta(minutes=3)
     assert [e.step_number for e in bank.get_recent_entries()] == [4, 5, 6]
     assert [e.step_number for e in bank.get_recent_entries(2)] == [5, 6]
     everything = bank.get_all_memories()
     assert [e.step_number for e in everything] == [1, 2, 3, 4, 5, 6]  # compressed and live
     stats = bank.get_stats()
-    assert {k: stats[k] for k in ("live_entries", "compressed_entries", "total_entries", "summaries",
-                                  "compressions", "max_entries", "compression_threshold", "pending_index")} == \
-        {"live_entries": 3, "compressed_entries": 3, "total_entries": 6, "summaries": 1, "compressions": 1,
-         "max_entries": 6, "compression_threshold": 6, "pending_index": 0}
+    expected = {"live_entries": 3, "compressed_entries": 3, "total_entries": 6, "summaries": 1,
+                "compressions": 1, "max_entries": 6, "compression_threshold": 6, "pending_index": 0}
+    assert {k: stats[k] for k in expected} == expected
     assert stats["skills"] == {"CommandSkill": 6}
     # Three more entries reach the threshold again: the oldest three live ones (4, 5, 6) go next.
     fill_more = [bank.add_entry(step(i)) for i in (7, 8, 9)]
@@ -95,13 +95,16 @@ def test_summaries_are_queried_and_searchable(workbench, instance):
         bank.add_entry(step(i, importance=0.2))
     [summary] = bank.get_summaries()
     found = bank.get_relevant_memories(MemoryQuery(keywords=["gateway"]))
-    assert [(e.id, e.skill_name) for e in found] == [(summary.id, SUMMARY_SKILL)]  # the compressed entries are not
+    # The summary stands for the compressed entries: they are not returned themselves.
+    assert [(e.id, e.skill_name) for e in found] == [(summary.id, SUMMARY_SKILL)]
     assert found[0].importance == 0.9 and found[0].tags == ["nginx"]
-    assert bank.get_relevant_memories(MemoryQuery(tags=["nginx"], date_from=T0 + timedelta(minutes=2)))[0].id == summary.id
+    overlapping = MemoryQuery(tags=["nginx"], date_from=T0 + timedelta(minutes=2))  # within its period
+    assert bank.get_relevant_memories(overlapping)[0].id == summary.id
     hits = hybrid_search(workbench.pool(), workbench.embedder, SearchRequest(
         query="bad gateway", instance=instance, kinds=["bank_summary"], search_type="text")).results
     assert [h.memory.id for h in hits] == [f"bs-{summary.id}"]
-    assert hits[0].memory.metadata["bank"] == "sum" and hits[0].memory.metadata["source_entries"] == summary.source_entries
+    meta = hits[0].memory.metadata
+    assert meta["bank"] == "sum" and meta["source_entries"] == summary.source_entries
     entries = hybrid_search(workbench.pool(), workbench.embedder, SearchRequest(
         query="gateway", instance=instance, kinds=["bank_entry"], search_type="text")).results
     assert len(entries) == 2
@@ -131,7 +134,8 @@ def test_llm_compression_through_the_http_server(llm_settings, fake_llm, instanc
     wb = Workbench(llm_settings)
     try:
         bank = MemoryBank(wb, instance, "llm")
-        fake_llm.reply(json.dumps({"title": "Set up the project", "content": "Checked the folder and ran echo."}),
+        fake_llm.reply(json.dumps({"title": "Set up the project",
+                                   "content": "Checked the folder and ran echo."}),
                        total_tokens=77, model="fast-model")
         results = fill(bank, 6)
         event = results[-1].compression
@@ -194,7 +198,7 @@ def test_duplicate_ids_clear_and_delete(workbench, instance):
     with pytest.raises(InvalidInput, match="already exists"):
         bank.add_entry(MemoryEntry(id=first.id, command="again"))
     assert bank.clear() == 6
-    assert bank.get_all_memories() == [] and bank.get_summaries() == [] and bank.get_compression_events() == []
+    assert bank.get_all_memories() == bank.get_summaries() == bank.get_compression_events() == []
     assert workbench.index.count(instance) == 0
     assert bank.add_entry(step(1)).entry.step_number == 1  # numbering restarts after a clear
     assert bank.delete() is True and list_banks(workbench, instance) == []

@@ -25,7 +25,8 @@ def test_seed_defaults():
     custom = MemoryBank(max_entries=10, compression_threshold=5)
     assert (custom.max_entries, custom.compression_threshold) == (10, 5)
     q = MemoryQuery()
-    assert (q.keywords, q.min_importance, q.max_results, q.tags, q.date_from, q.date_to) == ([], 0.0, 10, [], None, None)
+    got = (q.keywords, q.min_importance, q.max_results, q.tags, q.date_from, q.date_to)
+    assert got == ([], 0.0, 10, [], None, None)
     e = MemoryEntry(skill_name="CommandSkill", thinking="Analyzing directory structure...", command="ls -la",
                     result="Directory listing with 15 files", importance=0.7)
     assert (e.importance, e.tags, e.step_number) == (0.7, [], 0)
