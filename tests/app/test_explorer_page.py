@@ -3,32 +3,24 @@ confirmation, and see it gone; then the memory-bank view with its add-entry form
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core.bank import MemoryBank, MemoryEntry
 from core.remember import Remember, UiRememberParams
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.app.conftest import open_page
 
 
 def open_explorer(instance: str) -> AppTest:
     st.cache_data.clear()  # the sidebar's instance list must include this test's instance
-    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
-    at.session_state["instance"] = instance
-    at.run()
-    at.switch_page(str(ROOT / "pages" / "explorer.py"))
-    at.run()
+    at = open_page("pages/explorer.py", instance=instance)
     assert not at.exception, at.exception
     return at
 
 
 @pytest.fixture
-def app(workbench, settings, instance, monkeypatch):
-    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))  # get_workbench() uses the test servers
+def app(app_env, instance):
     return open_explorer(instance)
 
 
@@ -40,13 +32,12 @@ def texts(at) -> str:
     return "\n".join(t.value for t in at.text)
 
 
-def test_find_open_and_delete_a_chain(workbench, instance, monkeypatch, settings):
+def test_find_open_and_delete_a_chain(app_env, workbench, instance):
     remember = Remember(workbench)
     remember.run(UiRememberParams(thought="Our quince orchard <b>[link](http://x)</b> has **forty** trees.",
                                   chain_id="orchard"), instance=instance)
     remember.run(UiRememberParams(thought="The pear trees need pruning in February.", chain_id="pears"),
                  instance=instance)
-    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
     at = open_explorer(instance)
     assert at.title[0].value == "Memory explorer"
 
@@ -81,11 +72,10 @@ def test_find_open_and_delete_a_chain(workbench, instance, monkeypatch, settings
     assert workbench.thoughts.chain_meta(instance, "pears")  # the other chain stays
 
 
-def test_memory_bank_view_and_add_form(workbench, settings, instance, monkeypatch):
+def test_memory_bank_view_and_add_form(app_env, workbench, instance):
     bank = MemoryBank(workbench, instance, "deploy")
     for i in range(6):
         bank.add_entry(MemoryEntry(command=f"docker compose up -d svc{i}", result="started", tags=["docker"]))
-    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
     app = open_explorer(instance)  # after the data exist: the sidebar lists instances that have some
     app.radio(key="xp_view").set_value("Memory bank")
     app.run()
