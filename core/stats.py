@@ -7,6 +7,7 @@ from pydantic import BaseModel
 from core.bank import count_entries as bank_entries
 from core.runtime import Workbench
 from core.storage.memory_index import MemoryIndex
+from core.storage.past_tasks import count_past_tasks
 
 
 class Overview(BaseModel):
@@ -19,6 +20,7 @@ COUNTERS: dict[str, object] = {
     "Indexed memories": lambda wb, inst: MemoryIndex(wb.pool(), wb.embedder).count(inst),
     "Instances": lambda wb, inst: len(MemoryIndex(wb.pool(), wb.embedder).instances()),
     "Memory-bank entries": bank_entries,
+    "Past tasks": count_past_tasks,
 }
 
 

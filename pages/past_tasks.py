@@ -75,19 +75,19 @@ def render_result(result: InternalMemoryResult, *, key: str, compact: bool = Fal
                 f"(of {result.search.candidates} searchable) · key points: {kp.mode}"
                 + (f" · {kp.llm_calls} LLM calls, {kp.total_tokens} tokens" if kp.mode == "llm" else ""))
     refs = {r.user_task_execution_pk: r for r in kp.references}
-    failed = {pk for b in kp.failed_batches for pk in b.user_task_execution_pks}
+    failed = {pk: b.reason for b in kp.failed_batches for pk in b.user_task_execution_pks}
     for hit in result.search.hits:
         with st.container(border=True):
             icon_col, body = st.columns([1, 15])
             icon_col.markdown(f"### {md(hit.task_icon)}")
             body.markdown(f"**{md(hit.title)}**")
-            body.caption(f"{md(hit.task_name)} · {hit.date:%d %b %Y %H:%M} · distance {hit.distance:.3f} · "
+            body.caption(f"{md(hit.task_name)} · {hit.date:%d %b %Y %H:%M} · distance {hit.distance:.4f} · "
                          f"execution #{hit.user_task_execution_pk}")
             ref = refs.get(hit.user_task_execution_pk)
             if ref:
                 body.markdown("\n".join(f"- {md(p)}" for p in ref.extracted_informations))
             elif hit.user_task_execution_pk in failed:
-                body.warning("Key point extraction failed for this batch.")
+                body.warning(f"Key point extraction failed for this batch: {failed[hit.user_task_execution_pk]}")
             else:
                 body.caption("Judged irrelevant to the query by the LLM.")
             if not compact:
@@ -122,7 +122,9 @@ with search_tab:
 with add_tab:
     types = attempt("list the task types", store.task_types) or []
     with st.form("pt_add", clear_on_submit=True):
-        task = st.selectbox("Task type", [name for name, _ in types] or ["note"], accept_new_options=True,
+        names = [name for name, _ in types] or ["note"]
+        task = st.selectbox("Task type", names, index=names.index("note") if "note" in names else 0,
+                            accept_new_options=True,
                             help="Type a new name to create a task type.")
         files = st.file_uploader("Markdown or text files (one produced text each; the first line is the title)",
                                  type=[s.lstrip(".") for s in TEXT_SUFFIXES], accept_multiple_files=True)
@@ -171,7 +173,7 @@ with history_tab:
             render_result(h, key=f"h{i}", compact=True)
 
 with texts_tab:
-    texts = attempt("list the stored texts", lambda: store.list_texts(instance, user)) or []
+    texts = attempt("list the stored texts", lambda: store.list_texts(instance, user, with_text=False)) or []
     st.caption(f"{len(texts)} produced texts (latest versions). Deleted texts are never searched.")
     if texts:
         st.dataframe([{"execution": t.user_task_execution_pk, "task": f"{t.task_icon} {t.task_name}",

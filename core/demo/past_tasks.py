@@ -93,7 +93,7 @@ def _email(t: dict, when: datetime, rng: random.Random) -> str:
     name, role = t["recipient"]
     greeting = ("Hello everyone," if name.startswith("the ") else f"Dear {name}," if name.startswith(
         ("Dr.", "Prof.")) else f"Hello {name.split()[0]},")
-    opening = rng.choice(("Thank you for your time yesterday.", "Following up on our discussion,",
+    opening = rng.choice(("Thank you for your time yesterday.", "Here is a follow-up to our discussion.",
                           "As promised, here is a short summary.", "I hope you are well."))
     steps = [f"- {_who(t, o)} will {a} by {_due(when, d)}." for o, a, d in t["actions"]]
     return "\n".join([greeting, "", f"{opening} {t['summary']}", "", " ".join(t["facts"][:2]), "",

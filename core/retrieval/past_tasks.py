@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
 from core.errors import describe
-from core.ids import validate_id
+from core.ids import pg_text, validate_id
 from core.storage.past_tasks import PastTaskStore
 
 DEFAULT_MAX_DISTANCE = 0.2
@@ -44,6 +44,11 @@ class PastTaskQuery(BaseModel):
     @classmethod
     def _ids(cls, v: str, info) -> str:
         return validate_id(v, info.field_name)
+
+    @field_validator("query")
+    @classmethod
+    def _storable(cls, v: str) -> str:  # the query is recorded in Postgres with the tool execution
+        return pg_text(v)
 
 
 class PastTaskHit(BaseModel):
@@ -132,30 +137,31 @@ def search_past_tasks(pool, embedder: Embedder, q: PastTaskQuery) -> PastTaskSea
 
 def _statement(embedder: Embedder) -> sql.Composed:
     vt = sql.SQL("vector({})").format(sql.Literal(embedder.dim))
-    # `latest` first picks each execution's newest version with a vector of this model, then the
-    # distance is taken; the one-row `n` makes the statement answer even when no hit is in range.
+    # `latest` picks each execution's newest version with a vector of this model (narrow rows: the
+    # texts are joined only for the hits); the one-row `n` makes the statement answer, with the
+    # nearest distance, even when no hit is in range.
     return sql.SQL("""
 WITH latest AS MATERIALIZED (
-    SELECT DISTINCT ON (pt.pk)
-           e.pk AS execution_pk, pt.pk AS text_pk, v.pk AS version_pk, tt.name AS task_name,
-           tt.icon AS task_icon, v.title, v.production, v.created_at, v.embedding
+    SELECT DISTINCT ON (pt.pk) e.pk AS execution_pk, pt.pk AS text_pk, v.pk AS version_pk, e.task_type_pk,
+           v.embedding
     FROM past_task_execution e
     JOIN past_task_produced_text pt ON pt.execution_pk = e.pk
     JOIN past_task_text_version v ON v.produced_text_pk = pt.pk
-    JOIN past_task_type tt ON tt.pk = e.task_type_pk
     WHERE e.instance = %(instance)s AND e.user_id = %(user_id)s AND NOT pt.deleted_by_user
       AND v.embedding_model = {model} AND v.embedding IS NOT NULL
     ORDER BY pt.pk, v.created_at DESC, v.pk DESC
 ), scored AS MATERIALIZED (
-    SELECT execution_pk, text_pk, version_pk, task_name, task_icon, title, production, created_at,
-           (embedding::{vt}) <=> %(q)s::{vt} AS distance
+    SELECT execution_pk, text_pk, version_pk, task_type_pk, (embedding::{vt}) <=> %(q)s::{vt} AS distance
     FROM latest
 )
-SELECT n.nearest, n.candidates, s.*
+SELECT n.nearest, n.candidates, s.execution_pk, s.text_pk, s.version_pk, tt.name, tt.icon, v.title,
+       v.production, v.created_at, s.distance
 FROM (SELECT min(distance) AS nearest, count(*) AS candidates FROM scored) n
 LEFT JOIN LATERAL (
     SELECT * FROM scored WHERE distance < %(max_distance)s ORDER BY distance, execution_pk LIMIT %(n_max)s
 ) s ON true
+LEFT JOIN past_task_text_version v ON v.pk = s.version_pk
+LEFT JOIN past_task_type tt ON tt.pk = s.task_type_pk
 ORDER BY s.distance, s.execution_pk
 """).format(model=sql.Literal(embedder.name), vt=vt)
 

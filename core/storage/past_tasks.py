@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
-from core.ids import validate_id
+from core.ids import pg_text, validate_id
 from core.storage.memory_index import model_slug
 
 DDL = """
@@ -113,6 +113,11 @@ class ProducedTextInput(BaseModel):
     @classmethod
     def _aware(cls, v: datetime | None) -> datetime | None:
         return v if v is None or v.tzinfo else v.replace(tzinfo=UTC)
+
+    @field_validator("title", "production", "task_icon", "source_key")
+    @classmethod
+    def _storable(cls, v: str | None) -> str | None:
+        return None if v is None else pg_text(v)
 
     @property
     def embedded_text(self) -> str:
@@ -315,22 +320,26 @@ class PastTaskStore:
                 "ON pt.execution_pk = e.pk WHERE e.instance = %s AND NOT pt.deleted_by_user", (instance,)).fetchone()[0]
 
     def list_texts(self, instance: str, user_id: str, *, include_deleted: bool = True, limit: int = 500,
-                   execution_pks: Sequence[int] | None = None) -> list[StoredText]:
-        """The user's produced texts, newest first, each with its latest version."""
+                   execution_pks: Sequence[int] | None = None, with_text: bool = True) -> list[StoredText]:
+        """The user's produced texts, newest first, each with its latest version (`production` empty
+        unless `with_text`, so listing many long texts stays cheap)."""
         with self.pool.connection() as conn:
             rows = conn.execute(
-                """SELECT e.pk, pt.pk, tt.name, tt.icon, v.title, v.production, v.created_at,
+                """SELECT e.pk, pt.pk, tt.name, tt.icon, v.title, CASE WHEN %(text)s THEN v.production ELSE '' END,
+                          v.created_at,
                           (SELECT count(*) FROM past_task_text_version c WHERE c.produced_text_pk = pt.pk),
                           pt.deleted_by_user, v.embedding_model IS NOT DISTINCT FROM %(m)s
                    FROM past_task_execution e
                    JOIN past_task_type tt ON tt.pk = e.task_type_pk
                    JOIN past_task_produced_text pt ON pt.execution_pk = e.pk
-                   JOIN LATERAL (SELECT * FROM past_task_text_version x WHERE x.produced_text_pk = pt.pk
+                   JOIN LATERAL (SELECT x.title, x.production, x.created_at, x.embedding_model
+                                 FROM past_task_text_version x WHERE x.produced_text_pk = pt.pk
                                  ORDER BY x.created_at DESC, x.pk DESC LIMIT 1) v ON true
                    WHERE e.instance = %(i)s AND e.user_id = %(u)s AND (%(all)s OR NOT pt.deleted_by_user)
                      AND (%(pks)s::bigint[] IS NULL OR e.pk = ANY(%(pks)s))
                    ORDER BY v.created_at DESC, e.pk DESC LIMIT %(n)s""",
                 {"m": self.embedder.name, "i": instance, "u": user_id, "all": include_deleted, "n": limit,
+                 "text": with_text,
                  "pks": list(execution_pks) if execution_pks is not None else None}).fetchall()
         return [StoredText(user_task_execution_pk=r[0], produced_text_pk=r[1], task_name=r[2], task_icon=r[3],
                            title=r[4], production=r[5], created_at=r[6], versions=r[7], deleted=r[8],
@@ -370,3 +379,8 @@ class PastTaskStore:
                 "ORDER BY created_at DESC, pk DESC LIMIT %s", (instance, user_id, limit)).fetchall()
         return [ToolExecutionRecord(execution_id=r[0], instance=r[1], user_id=r[2], query=r[3], params=r[4],
                                     status=r[5], result=r[6], created_at=r[7]) for r in rows]
+
+
+def count_past_tasks(wb, instance: str) -> int:
+    """The overview's counter: produced texts of the instance that their users have not deleted."""
+    return PastTaskStore(wb.pool(), wb.embedder).count(instance)

@@ -1,26 +1,18 @@
 """AppTest of the Past tasks page: search with key points, the nearest-distance hint, adding a text, history.
 
-The app builds its own Workbench from the environment, so DATA_DIR points it at the test servers;
+The app builds its own Workbench from the environment (`app_env` points DATA_DIR at the test servers);
 users get fresh ids, so the shared "default" instance stays clean between tests.
 """
 
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.storage.past_tasks import PastTaskStore, ProducedTextInput
-
-APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
-PAGE = "../pages/past_tasks.py"  # relative to the app's main script
-
-
-@pytest.fixture
-def app_env(monkeypatch, settings):
-    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+from tests.app.conftest import open_page as open_app
 
 
 @pytest.fixture
@@ -41,9 +33,7 @@ def user(workbench) -> str:
 
 
 def open_page(user_id: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
-    at.switch_page(PAGE)
+    at = open_app("pages/past_tasks.py", timeout=30)
     at.session_state["pt_user"] = user_id
     return at.run()
 
