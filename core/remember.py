@@ -106,6 +106,7 @@ class StageLatency(BaseModel):
     search_ms: float = 0.0
     synthesis_ms: float = 0.0
     store_ms: float = 0.0
+    index_ms: float = 0.0
     total_ms: float = 0.0
 
 
@@ -290,7 +291,17 @@ class Remember:
                           final=not params.next_thought_needed, index_answer=synthesis == "llm",
                           metrics_id=metrics_id)
         result.previous_feedback = self._score_previous(meta, now, params.thought)
+        latency.store_ms = (time.perf_counter() - t_store) * 1000
+        t_index = time.perf_counter()
+        try:
+            sync_error = sync_index(store, wb.index).error
+        except (psycopg.Error, ServiceUnavailable) as e:
+            sync_error = str(e)
+        if sync_error:
+            notes.append("indexing deferred: Postgres is unavailable; this turn is indexed when it is back")
+        latency.index_ms = (time.perf_counter() - t_index) * 1000
         latency.total_ms = (time.perf_counter() - t_start) * 1000
+        # Written last, so it records every stage but its own write.
         try:
             store.append(Thought(id=metrics_id, thought=_metrics_text(result), timestamp=answered,
                                  category=CATEGORY_METRICS, seq=seq + 2, extra=_metrics_fields(result),
@@ -298,14 +309,6 @@ class Remember:
         except ServiceUnavailable:
             result.thought3_id = None
             notes.append("metrics thought not stored: Redis refused the write")
-        try:
-            sync_error = sync_index(store, wb.index).error
-        except (psycopg.Error, ServiceUnavailable) as e:
-            sync_error = str(e)
-        if sync_error:
-            notes.append("indexing deferred: Postgres is unavailable; this turn is indexed when it is back")
-        latency.store_ms = (time.perf_counter() - t_store) * 1000
-        latency.total_ms = (time.perf_counter() - t_start) * 1000
         yield result
 
     # -- steps ------------------------------------------------------------------------------

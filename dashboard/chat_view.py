@@ -46,7 +46,7 @@ def render_why(metrics: Thought, *, expanded: bool = False) -> None:
         cols[2].metric("Context items", x.get("context_items", 0))
         cols[3].metric("Total", f"{latency.get('total_ms', 0):.0f} ms")
         st.caption(" · ".join(f"{stage.removesuffix('_ms')} {latency.get(stage, 0):.1f} ms"
-                              for stage in ("embed_ms", "search_ms", "synthesis_ms", "store_ms")))
+                              for stage in ("embed_ms", "search_ms", "synthesis_ms", "store_ms", "index_ms")))
         for note in x.get("notes") or []:
             st.caption(f"ℹ️ {note}")
         context = x.get("context") or []
