@@ -150,7 +150,8 @@ def render_search(instance: str) -> None:
         st.info("Nothing found. Try another word, the Semantic mode, or fewer filters.")
         return
     matched = sum(1 for h in out.hits if h.text > 0)
-    st.caption(f"{len(out.hits)} hits for “{plain(req.query, 80)}” · {matched} contain its words, the others "
+    verb = "contains" if matched == 1 else "contain"
+    st.caption(f"{len(out.hits)} hits for “{plain(req.query, 80)}” · {matched} {verb} its words, the others "
                f"are only semantically close · {out.candidates} candidates · {out.search_ms:.0f} ms")
     for i, hit in enumerate(out.hits):
         _render_hit(i, hit)
