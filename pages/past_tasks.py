@@ -81,13 +81,14 @@ def render_result(result: InternalMemoryResult, *, key: str, compact: bool = Fal
             icon_col, body = st.columns([1, 15])
             icon_col.markdown(f"### {md(hit.task_icon)}")
             body.markdown(f"**{md(hit.title)}**")
-            body.caption(f"{md(hit.task_name)} · {hit.date:%d %b %Y %H:%M} · distance {hit.distance:.4f} · "
-                         f"execution #{hit.user_task_execution_pk}")
+            body.caption(f"{md(hit.task_name)} · {hit.date:%d %b %Y %H:%M} · "
+                         f"distance {hit.distance:.4f} · execution #{hit.user_task_execution_pk}")
             ref = refs.get(hit.user_task_execution_pk)
             if ref:
                 body.markdown("\n".join(f"- {md(p)}" for p in ref.extracted_informations))
             elif hit.user_task_execution_pk in failed:
-                body.warning(f"Key point extraction failed for this batch: {failed[hit.user_task_execution_pk]}")
+                body.warning("Key point extraction failed for this batch: "
+                             + md(failed[hit.user_task_execution_pk]))
             else:
                 body.caption("Judged irrelevant to the query by the LLM.")
             if not compact:
@@ -101,7 +102,8 @@ def render_result(result: InternalMemoryResult, *, key: str, compact: bool = Fal
 
 with search_tab:
     with st.form("pt_search"):
-        query = st.text_input("Query", key="pt_query", placeholder="precise keywords, e.g. late pallet deliveries")
+        query = st.text_input("Query", key="pt_query",
+                              placeholder="precise keywords, e.g. late pallet deliveries")
         left, right = st.columns(2)
         max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 1.0, DEFAULT_MAX_DISTANCE,
                                    0.01, key="pt_max_distance")
@@ -126,7 +128,8 @@ with add_tab:
         task = st.selectbox("Task type", names, index=names.index("note") if "note" in names else 0,
                             accept_new_options=True,
                             help="Type a new name to create a task type.")
-        files = st.file_uploader("Markdown or text files (one produced text each; the first line is the title)",
+        files = st.file_uploader("Markdown or text files (one produced text each; "
+                                 "the first line is the title)",
                                  type=[s.lstrip(".") for s in TEXT_SUFFIXES], accept_multiple_files=True)
         st.caption("…or paste one text:")
         title = st.text_input("Title", key="pt_paste_title")
@@ -142,7 +145,8 @@ with add_tab:
                                                production=body, source_key=f.name))
             if pasted.strip():
                 t, body = (title.strip(), pasted) if title.strip() else text_from_file("pasted text", pasted)
-                items.append(ProducedTextInput(instance=instance, user_id=user, task=task, title=t, production=body))
+                items.append(ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
+                                               production=body))
             return items
 
         items = attempt("read the texts", build)
@@ -150,27 +154,29 @@ with add_tab:
             st.warning("Choose files or paste a text first.")
         elif items:
             bar = st.progress(0.0, text=f"Embedding and storing {len(items)} text(s)…")
-            stored = attempt("store the texts", lambda: store.ingest(
-                items, batch_size=8, progress=lambda done, total: bar.progress(done / total,
-                                                                               text=f"Stored {done} of {total}")))
+            def step(done: int, total: int) -> None:
+                bar.progress(done / total, text=f"Stored {done} of {total}")
+
+            stored = attempt("store the texts", lambda: store.ingest(items, batch_size=8, progress=step))
             if stored:
-                st.success("Stored: " + "; ".join(
-                    f"{s.title} ({'new' if s.new_execution else f'version {s.version_number}'})" for s in stored)
-                    + ". They are searchable now.")
+                done = [f"{md(s.title)} ({'new' if s.new_execution else f'version {s.version_number}'})"
+                        for s in stored]
+                st.success("Stored: " + "; ".join(done) + ". They are searchable now.")
 
 with history_tab:
     past = attempt("read the query history", lambda: history(wb, instance, user, 30)) or []
     if not past:
         st.caption("No queries yet for this user.")
     for i, h in enumerate(past):
-        if isinstance(h, dict):  # a query that failed or did not finish
-            st.caption(f"{h['created_at'][:16]} · “{h['query']}” · {h['status']}")
+        if h.result is None:  # a query that failed or has not finished
+            st.caption(f"{h.created_at:%d %b %H:%M} · “{md(h.query)}” · {h.status}"
+                       + (f": {md(h.error)}" if h.error else ""))
             continue
-        n = len(h.references)
-        label = (f"{h.created_at:%d %b %H:%M} · “{h.query.query}” · {n} result(s) · max distance "
-                 f"{h.query.max_distance:.2f}, n_max {h.query.n_max}")
+        r = h.result
+        label = (f"{h.created_at:%d %b %H:%M} · “{md(h.query)}” · {len(r.references)} result(s) · "
+                 f"max distance {r.query.max_distance:.2f}, n_max {r.query.n_max}")
         with st.expander(label):
-            render_result(h, key=f"h{i}", compact=True)
+            render_result(r, key=f"h{i}", compact=True)
 
 with texts_tab:
     texts = attempt("list the stored texts", lambda: store.list_texts(instance, user, with_text=False)) or []

@@ -98,11 +98,12 @@ def register(cli: click.Group) -> None:
         from core.cli import emit
         from core.retrieval.past_tasks import history
 
-        emit([h if isinstance(h, dict) else {
-            "execution_id": h.execution_id, "query": h.query.query, "created_at": h.created_at.isoformat(),
-            "max_distance": h.query.max_distance, "n_max": h.query.n_max,
-            "results": [r.model_dump(mode="json") for r in h.references]}
-            for h in history(ctx.wb, _instance(ctx), _user(user_id), limit)])
+        emit([{"execution_id": h.execution_id, "query": h.query, "status": h.status,
+               "created_at": h.created_at.isoformat(), "error": h.error,
+               **({"max_distance": h.result.query.max_distance, "n_max": h.result.query.n_max,
+                   "nothing_within": h.result.nothing_within(),
+                   "results": [r.model_dump(mode="json") for r in h.result.references]} if h.result else {})}
+              for h in history(ctx.wb, _instance(ctx), _user(user_id), limit)])
 
     @tasks.command("embed")
     @click.pass_obj
@@ -134,7 +135,8 @@ def _read(path: Path, ctx, user_id: str, task: str, icon: str | None):
     from core.storage.past_tasks import TEXT_SUFFIXES, ProducedTextInput, text_from_file
 
     if path.suffix.lower() not in TEXT_SUFFIXES:
-        raise InvalidInput(f"{path}: only Markdown or text files ({', '.join(TEXT_SUFFIXES)}) can be ingested")
+        raise InvalidInput(f"{path}: only Markdown or text files ({', '.join(TEXT_SUFFIXES)}) "
+                           "can be ingested")
     try:
         content = path.read_text(encoding="utf-8")
     except FileNotFoundError as e:

@@ -82,7 +82,8 @@ def _who(t: dict, owner: str) -> str:
 
 def _minutes(t: dict, when: datetime, rng: random.Random) -> str:
     people = ", ".join([t["me"], *t["people"]])
-    lines = [f"Date: {when:%A %d %B %Y}, {when:%H:%M}", f"Attendees: {people}", "", "## Context", t["summary"],
+    lines = [f"Date: {when:%A %d %B %Y}, {when:%H:%M}", f"Attendees: {people}", "",
+             "## Context", t["summary"],
              "", "## Discussion", *[f"- {f}" for f in t["facts"]], f"- Risk raised: {t['risk']}",
              f"- Open question: {t['question']}", "", "## Decisions", *[f"- {d}" for d in t["decisions"]],
              "", "## Action items", *[f"- {o}: {a} (due {_due(when, d)})" for o, a, d in t["actions"]]]
@@ -120,6 +121,7 @@ def _follow_up(t: dict, when: datetime, rng: random.Random) -> str:
     owner = t["actions"][0][0]
     return "\n".join([f"Date: {when:%A %d %B %Y}, {when:%H:%M}",
                       f"Attendees: {', '.join([t['me'], *t['people']])}", "", "## Status", t["status"], "",
-                      "## Reviewed", f"- Decision from the kick-off: {t['decisions'][0]}", f"- {t['facts'][-1]}",
+                      "## Reviewed", f"- Decision from the kick-off: {t['decisions'][0]}",
+                      f"- {t['facts'][-1]}",
                       "", "## Next steps", f"- {owner}: report on {t['metric']} at the next meeting.",
                       f"- {t['me']}: share the status with {t['recipient'][0]}."])

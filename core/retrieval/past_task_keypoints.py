@@ -86,7 +86,8 @@ def _llm_batch(llm, model: str, query: str, batch: list[PastTaskHit]):
             done = llm.complete(messages, model=model, temperature=0.0, max_tokens=1024, json_mode=True)
         except ProviderError as e:  # the client already retried the HTTP call
             calls += 1
-            return [], [], FailedBatch(user_task_execution_pks=pks, reason=str(e), attempts=calls), tokens, calls
+            failed = FailedBatch(user_task_execution_pks=pks, reason=str(e), attempts=calls)
+            return [], [], failed, tokens, calls
         calls += 1
         tokens += done.total_tokens or 0
         try:
@@ -153,7 +154,8 @@ def _reference(hit: PastTaskHit, points: list[str]) -> PastTaskReference:
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|#+)\s*")
 # A full stop after these is not the end of a sentence ("Dr. Chen", "e.g. the budget").
-_ABBREVIATIONS = ("dr.", "prof.", "mr.", "mrs.", "ms.", "st.", "e.g.", "i.e.", "etc.", "vs.", "no.", "approx.")
+_ABBREVIATIONS = ("dr.", "prof.", "mr.", "mrs.", "ms.", "st.", "e.g.", "i.e.", "etc.", "vs.", "no.",
+                  "approx.")
 
 
 def sentences(text: str) -> list[str]:

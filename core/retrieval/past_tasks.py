@@ -195,20 +195,34 @@ def _for_history(result: InternalMemoryResult) -> dict:
     return result.model_dump(mode="json", exclude={"search": {"hits": {"__all__": {"production"}}}})
 
 
-def history(wb, instance: str, user_id: str, limit: int = 50) -> list[InternalMemoryResult | dict]:
-    """Past tool executions of a user, newest first: results, or the record when one did not finish."""
-    out: list[InternalMemoryResult | dict] = []
+class PastToolExecution(BaseModel):
+    """One recorded tool execution: its query, and its result when it finished."""
+
+    execution_id: str
+    query: str
+    status: str = Field(description="running, done, partial (a key-point batch failed) or failed")
+    created_at: datetime
+    result: InternalMemoryResult | None = None
+    error: str | None = None
+
+
+def history(wb, instance: str, user_id: str, limit: int = 50) -> list[PastToolExecution]:
+    """A user's tool executions, newest first."""
+    out = []
     for rec in PastTaskStore(wb.pool(), wb.embedder).tool_executions(instance, user_id, limit):
+        result = error = None
         if rec.status in ("done", "partial") and rec.result:
             try:
-                out.append(InternalMemoryResult.model_validate(rec.result))
-                continue
-            except ValueError:  # a record written by an older shape of the result: show it raw
-                pass
-        out.append(rec.model_dump(mode="json"))
+                result = InternalMemoryResult.model_validate(rec.result)
+            except ValueError:  # written by an older shape of the result
+                error = "the recorded result can no longer be read"
+        elif rec.result:
+            error = rec.result.get("error")
+        out.append(PastToolExecution(execution_id=rec.execution_id, query=rec.query, status=rec.status,
+                                     created_at=rec.created_at, result=result, error=error))
     return out
 
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "FailedBatch", "InternalMemoryResult", "KeyPoints",
-           "PastTaskHit", "PastTaskQuery", "PastTaskReference", "PastTaskSearch", "history",
-           "run_internal_memory", "search_past_tasks"]
+           "PastTaskHit", "PastTaskQuery", "PastTaskReference", "PastTaskSearch", "PastToolExecution",
+           "history", "run_internal_memory", "search_past_tasks"]

@@ -70,12 +70,13 @@ CREATE TABLE IF NOT EXISTS past_task_tool_execution (
     result       jsonb,
     created_at   timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS past_task_tool_user ON past_task_tool_execution (instance, user_id, created_at DESC);
+CREATE INDEX IF NOT EXISTS past_task_tool_user
+    ON past_task_tool_execution (instance, user_id, created_at DESC);
 """
 
 # Icons for the task types a user is most likely to name; any other type gets DEFAULT_ICON.
-KNOWN_ICONS = {"meeting minutes": "📝", "email": "✉️", "note": "🗒️", "plan": "🗺️", "report": "📊",
-               "summary": "📄", "proposal": "💡", "checklist": "✅"}
+KNOWN_ICONS = {"meeting minutes": "📝", "email": "✉️", "note": "🗒️", "plan": "🗺️",
+               "report": "📊", "summary": "📄", "proposal": "💡", "checklist": "✅"}
 DEFAULT_ICON = "📄"
 TASK_NAME = re.compile(r"^[\w][\w '&/-]{0,63}$")
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
@@ -235,7 +236,8 @@ class PastTaskStore:
                  "c": item.created_at}).fetchone()
         execution_pk, existing_type, new = row
         if existing_type != type_pk:
-            name = conn.execute("SELECT name FROM past_task_type WHERE pk = %s", (existing_type,)).fetchone()[0]
+            name = conn.execute("SELECT name FROM past_task_type WHERE pk = %s",
+                                (existing_type,)).fetchone()[0]
             raise InvalidInput(f"task: {item.source_key!r} was ingested as task {name!r} for user "
                                f"{item.user_id!r}; use --task {name!r} to add a version, or rename the file")
         # A text the user deleted and then ingests again is wanted again: the new version restores it.
@@ -249,8 +251,9 @@ class PastTaskStore:
             "WHERE produced_text_pk = %(p)s) FROM v",
             {"p": text_pk, "t": item.title, "x": item.production, "c": item.created_at, "e": vec,
              "m": self.embedder.name if vec is not None else None}).fetchone()
-        return IngestedText(user_task_execution_pk=execution_pk, produced_text_pk=text_pk, version_pk=version_pk,
-                            version_number=number, title=item.title, task=item.task, new_execution=new)
+        return IngestedText(user_task_execution_pk=execution_pk, produced_text_pk=text_pk,
+                            version_pk=version_pk, version_number=number, title=item.title, task=item.task,
+                            new_execution=new)
 
     def _task_type(self, conn, name: str, icon: str | None) -> int:
         # An explicit icon updates the type; without one, an existing type keeps its icon.
@@ -270,14 +273,16 @@ class PastTaskStore:
                     "SELECT v.pk, v.title, v.production FROM past_task_text_version v "
                     "JOIN past_task_produced_text pt ON pt.pk = v.produced_text_pk "
                     "JOIN past_task_execution e ON e.pk = pt.execution_pk "
-                    "WHERE e.instance = %(i)s AND v.embedding_model IS DISTINCT FROM %(m)s ORDER BY v.pk LIMIT %(n)s",
+                    "WHERE e.instance = %(i)s AND v.embedding_model IS DISTINCT FROM %(m)s "
+                    "ORDER BY v.pk LIMIT %(n)s",
                     {"i": instance, "m": self.embedder.name, "n": batch_size}).fetchall()
             if not rows:
                 return done
             vectors = self.embedder.embed_batch([f"{t}\n\n{p}" for _, t, p in rows])
             with self.pool.connection() as conn, conn.cursor() as cur, conn.transaction():
-                cur.executemany("UPDATE past_task_text_version SET embedding = %s, embedding_model = %s WHERE pk = %s",
-                                [(v, self.embedder.name, pk) for (pk, _, _), v in zip(rows, vectors, strict=True)])
+                cur.executemany(
+                    "UPDATE past_task_text_version SET embedding = %s, embedding_model = %s WHERE pk = %s",
+                    [(v, self.embedder.name, pk) for (pk, _, _), v in zip(rows, vectors, strict=True)])
             done += len(rows)
             if progress:
                 progress(done)
@@ -317,7 +322,8 @@ class PastTaskStore:
         with self.pool.connection() as conn:
             return conn.execute(
                 "SELECT count(*) FROM past_task_execution e JOIN past_task_produced_text pt "
-                "ON pt.execution_pk = e.pk WHERE e.instance = %s AND NOT pt.deleted_by_user", (instance,)).fetchone()[0]
+                "ON pt.execution_pk = e.pk WHERE e.instance = %s AND NOT pt.deleted_by_user",
+                (instance,)).fetchone()[0]
 
     def list_texts(self, instance: str, user_id: str, *, include_deleted: bool = True, limit: int = 500,
                    execution_pks: Sequence[int] | None = None, with_text: bool = True) -> list[StoredText]:
@@ -325,8 +331,8 @@ class PastTaskStore:
         unless `with_text`, so listing many long texts stays cheap)."""
         with self.pool.connection() as conn:
             rows = conn.execute(
-                """SELECT e.pk, pt.pk, tt.name, tt.icon, v.title, CASE WHEN %(text)s THEN v.production ELSE '' END,
-                          v.created_at,
+                """SELECT e.pk, pt.pk, tt.name, tt.icon, v.title,
+                          CASE WHEN %(text)s THEN v.production ELSE '' END, v.created_at,
                           (SELECT count(*) FROM past_task_text_version c WHERE c.produced_text_pk = pt.pk),
                           pt.deleted_by_user, v.embedding_model IS NOT DISTINCT FROM %(m)s
                    FROM past_task_execution e
@@ -359,8 +365,9 @@ class PastTaskStore:
         execution_id = validate_id(execution_id, "execution_id") if execution_id else uuid.uuid4().hex
         try:
             with self.pool.connection() as conn:
-                conn.execute("INSERT INTO past_task_tool_execution (execution_id, instance, user_id, query, params) "
-                             "VALUES (%s, %s, %s, %s, %s)", (execution_id, instance, user_id, query, Jsonb(params)))
+                conn.execute("INSERT INTO past_task_tool_execution (execution_id, instance, user_id, query, "
+                             "params) VALUES (%s, %s, %s, %s, %s)",
+                             (execution_id, instance, user_id, query, Jsonb(params)))
         except pg_errors.UniqueViolation as e:
             raise InvalidInput(f"execution_id: {execution_id!r} already made its query; internal_memory "
                                "allows 1 query per tool execution (n_total_usages = 1)") from e
@@ -368,8 +375,8 @@ class PastTaskStore:
 
     def finish_tool_execution(self, execution_id: str, status: str, result: dict[str, Any]) -> None:
         with self.pool.connection() as conn:
-            conn.execute("UPDATE past_task_tool_execution SET status = %s, result = %s WHERE execution_id = %s",
-                         (status, Jsonb(result), execution_id))
+            conn.execute("UPDATE past_task_tool_execution SET status = %s, result = %s "
+                         "WHERE execution_id = %s", (status, Jsonb(result), execution_id))
 
     def tool_executions(self, instance: str, user_id: str, limit: int = 50) -> list[ToolExecutionRecord]:
         with self.pool.connection() as conn:

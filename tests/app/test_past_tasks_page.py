@@ -28,7 +28,8 @@ def user(workbench) -> str:
     store.ingest([ProducedTextInput(instance=inst, user_id=user_id, task="note", title=t, production=p)
                   for t, p in texts])
     store.ingest([ProducedTextInput(instance=inst, user_id=user_id + "-other", task="note",
-                                    title="Other user's forklift notes", production="Forklift repairs of another user.")])
+                                    title="Other user's forklift notes",
+                                    production="Forklift repairs of another user.")])
     return user_id
 
 
@@ -63,8 +64,8 @@ def test_search_shows_cards_with_extractive_key_points(app_env, user):
 
 def test_nothing_within_names_the_nearest_distance_and_widens(app_env, user):
     at = search(open_page(user), "forklift repairs", 0.0)
-    nothing = [i.value for i in at.info if i.value.startswith("Nothing within distance 0.00; the nearest past "
-                                                               "task is at ")]
+    expected = "Nothing within distance 0.00; the nearest past task is at "
+    nothing = [i.value for i in at.info if i.value.startswith(expected)]
     assert len(nothing) == 2  # the result, and the same query in the history tab
     widen = next(b for b in at.button if b.label.startswith("Search again with max distance"))
     at = widen.click().run()

@@ -34,11 +34,13 @@ def hit(pk: int, production: str = "The paris museum opens at nine.") -> PastTas
 
 def answer(pks, points=("a key point",)) -> str:
     return json.dumps({"results": [{"user_task_execution_pk": pk, "produced_text_title": "renamed by model",
-                                    "task_icon": "🤖", "extracted_informations": list(points)} for pk in pks]})
+                                    "task_icon": "🤖", "extracted_informations": list(points)}
+                                   for pk in pks]})
 
 
 def prompt_pks(request) -> list[int]:
-    return [int(p) for p in re.findall(r"user_task_execution_pk: (\d+)", request["body"]["messages"][1]["content"])]
+    prompt = request["body"]["messages"][1]["content"]
+    return [int(p) for p in re.findall(r"user_task_execution_pk: (\d+)", prompt)]
 
 
 def test_results_are_read_in_batches_of_three(llm_wb, fake_llm):
@@ -52,7 +54,9 @@ def test_results_are_read_in_batches_of_three(llm_wb, fake_llm):
     assert (kp.mode, kp.llm_calls, kp.total_tokens, kp.failed_batches) == ("llm", 3, 300, [])
     assert [r.user_task_execution_pk for r in kp.references] == list(range(1, 8))  # by distance
     ref = kp.references[0]
-    assert (ref.produced_text_title, ref.task_icon, ref.extracted_informations) == ("Text 1", "🗒️", ["a key point"])
+    # Title and icon come from the database, whatever the model wrote.
+    assert (ref.produced_text_title, ref.task_icon) == ("Text 1", "🗒️")
+    assert ref.extracted_informations == ["a key point"]
 
 
 def test_irrelevant_results_are_dropped(llm_wb, fake_llm):
@@ -108,11 +112,14 @@ def test_offline_key_points_are_the_most_similar_sentences(keyword_workbench):
 
 def test_tool_run_with_the_llm_records_the_references(llm_wb, fake_llm, instance):
     store = PastTaskStore(llm_wb.pool(), llm_wb.embedder)
-    [a] = store.ingest([ProducedTextInput(instance=instance, user_id="ann", task="email", title="paris museum",
+    [a] = store.ingest([ProducedTextInput(instance=instance, user_id="ann", task="email",
+                                          title="paris museum",
                                           production="Tickets for the paris museum are booked.")])
     fake_llm.reply(answer([a.user_task_execution_pk], ["Tickets are booked."]))
-    result = run_internal_memory(llm_wb, PastTaskQuery(instance=instance, user_id="ann", query="paris museum"))
+    q = PastTaskQuery(instance=instance, user_id="ann", query="paris museum")
+    result = run_internal_memory(llm_wb, q)
     assert [r.extracted_informations for r in result.references] == [["Tickets are booked."]]
     assert result.references[0].task_icon == "✉️"
-    [recorded] = history(llm_wb, instance, "ann")
+    [execution] = history(llm_wb, instance, "ann")
+    recorded = execution.result
     assert recorded.keypoints.mode == "llm" and recorded.references == result.references

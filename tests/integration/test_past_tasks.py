@@ -29,8 +29,8 @@ def text(instance, user, title, production, **kw) -> ProducedTextInput:
 
 
 def search(wb, instance, user, query, **kw):
-    return search_past_tasks(wb.pool(), wb.embedder, PastTaskQuery(instance=instance, user_id=user, query=query,
-                                                                   **kw))
+    q = PastTaskQuery(instance=instance, user_id=user, query=query, **kw)
+    return search_past_tasks(wb.pool(), wb.embedder, q)
 
 
 def test_distance_bound_is_strict(keyword_workbench, store, instance):
@@ -56,18 +56,21 @@ def test_nothing_within_reports_the_nearest_distance(keyword_workbench, store, i
 def test_latest_embedded_version_of_each_execution_wins(keyword_workbench, store, instance):
     [v1] = store.ingest([text(instance, "ann", "paris", "paris", source_key="trip.md")])
     [v2] = store.ingest([text(instance, "ann", "dog", "dog", source_key="trip.md")], embed=False)
-    assert (v2.user_task_execution_pk, v2.version_number, v2.new_execution) == (v1.user_task_execution_pk, 2, False)
+    assert v2.user_task_execution_pk == v1.user_task_execution_pk
+    assert (v2.version_number, v2.new_execution) == (2, False)
     # v2 has no vector yet: the search reads v1, the latest version that has one.
     hits = search(keyword_workbench, instance, "ann", "paris", max_distance=2.0).hits
     assert [(h.version_pk, round(h.distance, 6)) for h in hits] == [(v1.version_pk, 0.0)]
     assert store.embed_pending(instance) == 1
     hits = search(keyword_workbench, instance, "ann", "paris", max_distance=2.0).hits
-    assert [(h.version_pk, round(h.distance, 6)) for h in hits] == [(v2.version_pk, 1.0)]  # one hit per execution
+    # One hit per execution: the newest embedded version.
+    assert [(h.version_pk, round(h.distance, 6)) for h in hits] == [(v2.version_pk, 1.0)]
 
 
 def test_another_users_or_instances_text_is_never_returned(keyword_workbench, store, instance):
     [mine] = store.ingest([text(instance, "ann", "paris museum", "paris")])
-    store.ingest([text(instance, "bob", "paris museum", "paris"), text(instance + "x", "ann", "paris", "paris")])
+    store.ingest([text(instance, "bob", "paris museum", "paris"),
+                  text(instance + "x", "ann", "paris", "paris")])
     hits = search(keyword_workbench, instance, "ann", "paris museum", max_distance=2.0, n_max=100).hits
     assert [h.user_task_execution_pk for h in hits] == [mine.user_task_execution_pk]
 
@@ -95,10 +98,12 @@ def test_n_max_keeps_the_nearest_in_distance_order(keyword_workbench, store, ins
 
 def test_ingest_new_version_and_listing(store, instance):
     [first] = store.ingest([text(instance, "ann", "Budget", "draft", source_key="budget.md", task="Plan")])
-    [second] = store.ingest([text(instance, "ann", "Budget v2", "final", source_key="budget.md", task="plan")])
+    [second] = store.ingest([text(instance, "ann", "Budget v2", "final", source_key="budget.md",
+                                  task="plan")])
     assert second.user_task_execution_pk == first.user_task_execution_pk and second.version_number == 2
     [listed] = store.list_texts(instance, "ann")
-    assert (listed.title, listed.production, listed.versions, listed.task_icon) == ("Budget v2", "final", 2, "🗺️")
+    assert (listed.title, listed.production, listed.versions) == ("Budget v2", "final", 2)
+    assert listed.task_icon == "🗺️"
     with pytest.raises(InvalidInput, match="ingested as task 'plan'"):
         store.ingest([text(instance, "ann", "Budget", "x", source_key="budget.md", task="email")])
     assert store.users(instance) == ["ann"] and store.count(instance) == 1
@@ -125,8 +130,9 @@ def test_tool_execution_records_its_one_query(keyword_workbench, store, instance
     assert result.keypoints.mode == "extractive" and len(result.references) == 1
     with pytest.raises(InvalidInput, match="n_total_usages = 1"):
         run_internal_memory(keyword_workbench, q, execution_id="exec-1")
-    [recorded] = history(keyword_workbench, instance, "ann")
-    assert recorded.execution_id == "exec-1" and recorded.query.query == "paris museum"
+    [execution] = history(keyword_workbench, instance, "ann")
+    assert (execution.execution_id, execution.query, execution.status) == ("exec-1", "paris museum", "done")
+    recorded = execution.result
     assert [r.model_dump() for r in recorded.references] == [r.model_dump() for r in result.references]
     assert recorded.search.hits[0].production == ""  # the history keeps which version, not the text again
 
@@ -135,8 +141,8 @@ def test_cli_ingest_and_search_agree_with_the_api(workbench, settings, instance,
     from core.cli import cli
 
     monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
-    (tmp_path / "minutes.md").write_text("# Forklift contract\n\nLiftPro repairs forklifts within 24 hours.\n")
-    (tmp_path / "email.txt").write_text("Pallets late\nKartonwerk delivered the cardboard pallets two days late.\n")
+    (tmp_path / "minutes.md").write_text("# Forklift contract\n\nLiftPro repairs forklifts in 24 hours.\n")
+    (tmp_path / "email.txt").write_text("Pallets late\nKartonwerk delivered the pallets two days late.\n")
     runner = CliRunner()
     out = runner.invoke(cli, ["--instance", instance, "tasks", "ingest", str(tmp_path / "minutes.md"),
                               str(tmp_path / "email.txt"), "--user", "tom", "--task", "note"])
@@ -145,11 +151,12 @@ def test_cli_ingest_and_search_agree_with_the_api(workbench, settings, instance,
                               "--max-distance", "0.9", "--n-max", "1"])
     assert out.exit_code == 0, out.output
     printed = json.loads(out.stdout)
-    api = run_internal_memory(workbench, PastTaskQuery(instance=instance, user_id="tom", query="forklift repairs",
-                                                       max_distance=0.9, n_max=1))
+    q = PastTaskQuery(instance=instance, user_id="tom", query="forklift repairs", max_distance=0.9, n_max=1)
+    api = run_internal_memory(workbench, q)
     assert printed == [r.model_dump(mode="json") for r in api.references]
     assert set(printed[0]) == {"user_task_execution_pk", "produced_text_title", "task_icon",
                                "extracted_informations", "distance", "date"}
     assert printed[0]["produced_text_title"] == "Forklift contract"
-    bad = runner.invoke(cli, ["--instance", instance, "tasks", "search", "x", "--user", "tom", "--n-max", "0"])
+    bad = runner.invoke(cli, ["--instance", instance, "tasks", "search", "x", "--user", "tom",
+                              "--n-max", "0"])
     assert bad.exit_code != 0 and "n_max" in str(bad.exception)
