@@ -118,7 +118,7 @@ class InternalMemoryResult(BaseModel):
         if self.search.nearest_distance is None:
             return f"User {q.user_id!r} has no searchable past tasks yet."
         return (f"Nothing within distance {q.max_distance:.2f}; the nearest past task is at "
-                f"{self.search.nearest_distance:.3f}.")
+                f"{self.search.nearest_distance:.4f}.")
 
 
 def search_past_tasks(pool, embedder: Embedder, q: PastTaskQuery) -> PastTaskSearch:
