@@ -19,7 +19,8 @@ def _instances(default: str) -> list[str]:
     from core.storage.memory_index import MemoryIndex
 
     wb = get_workbench()
-    known = set(MemoryIndex(wb.pool(), wb.embedder).instances())
+    # Instances with indexed memory, and those with conversations not indexed yet.
+    known = set(MemoryIndex(wb.pool(), wb.embedder).instances()) | set(wb.thoughts.instances())
     known.discard("Federation")
     return sorted(known | {default})
 
@@ -34,7 +35,7 @@ def render_sidebar() -> None:
                 st.markdown(f":green[●] **{s.name}** {s.version} — {s.mode}{extra}")
             else:
                 st.markdown(f":red[●] **{s.name}** unavailable — {s.mode}")
-                st.caption(f"{s.detail or ''}. {s.hint or ''}")
+                st.caption(" ".join(part.rstrip(".") + "." for part in (s.detail, s.hint) if part))
         llm = wb.settings.llm_provider
         st.caption("MODELS")
         st.markdown(f"Embedder: `{attempt('load the embedder', lambda: wb.embedder.name) or '—'}`")
