@@ -22,6 +22,7 @@ from psycopg_pool import ConnectionPool
 from core.embeddings import Embedder
 from core.ids import validate_id
 from core.models import EventTime, MemoryRecord, MemoryRow
+from core.storage.vectors import ensure_model_hnsw_index
 
 DDL = """
 CREATE TABLE IF NOT EXISTS memory (
@@ -56,10 +57,6 @@ CREATE TABLE IF NOT EXISTS memory_partition (
 FEDERATION = "Federation"
 
 
-def model_slug(model: str) -> str:
-    return hashlib.sha1(model.encode()).hexdigest()[:12]
-
-
 class MemoryIndex:
     """Writes and reads rows of the memory index. Searching lives in `core.retrieval.hybrid`."""
 
@@ -75,14 +72,7 @@ class MemoryIndex:
         """The partial HNSW index for the active embedding model (created once, idempotent)."""
         if self._vector_index_ready:
             return
-        e = self.embedder
-        stmt = sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON memory USING hnsw ((embedding::vector({dim})) "
-            "vector_cosine_ops) WHERE embedding_model = {model}"
-        ).format(name=sql.Identifier(f"memory_hnsw_{model_slug(e.name)}"), dim=sql.Literal(e.dim),
-                 model=sql.Literal(e.name))
-        with self.pool.connection() as conn:
-            conn.execute(stmt)
+        ensure_model_hnsw_index(self.pool, "memory", self.embedder)
         self._vector_index_ready = True
 
     def ensure_partition(self, instance: str) -> None:

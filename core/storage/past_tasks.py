@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 from psycopg import errors as pg_errors
-from psycopg import sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -25,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
 from core.ids import pg_text, validate_id
-from core.storage.memory_index import model_slug
+from core.storage.vectors import ensure_model_hnsw_index
 
 DDL = """
 CREATE TABLE IF NOT EXISTS past_task_type (
@@ -186,14 +185,7 @@ class PastTaskStore:
         """The partial HNSW index for the active model; the model and cast must match the queries'."""
         if self._vector_index_ready:
             return
-        e = self.embedder
-        stmt = sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON past_task_text_version USING hnsw "
-            "((embedding::vector({dim})) vector_cosine_ops) WHERE embedding_model = {model}"
-        ).format(name=sql.Identifier(f"past_task_hnsw_{model_slug(e.name)}"), dim=sql.Literal(e.dim),
-                 model=sql.Literal(e.name))
-        with self.pool.connection() as conn:
-            conn.execute(stmt)
+        ensure_model_hnsw_index(self.pool, "past_task_text_version", self.embedder)
         self._vector_index_ready = True
 
     # -- writes -----------------------------------------------------------------------------
