@@ -38,8 +38,16 @@ def score_over_time(daily: pd.DataFrame) -> go.Figure:
                     line=dict(color=SCORE, width=2.5), secondary_y=False,
                     customdata=daily[["scored"]], hovertemplate="%{y:.3f} (n=%{customdata[0]})")
     fig.update_yaxes(title_text="mean feedback score", range=[0, 1.05], secondary_y=False)
-    fig.update_yaxes(title_text="answers", secondary_y=True, showgrid=False, tickformat=",d", rangemode="tozero")
+    fig.update_yaxes(title_text="answers", secondary_y=True, showgrid=False, rangemode="tozero",
+                     dtick=_whole_step(daily["answers"].max()))
     return _layout(fig, "Feedback score by day (UTC), with answer volume", 360)
+
+
+def _whole_step(top: float) -> int:
+    """A tick step of 1, 2 or 5 × 10^k giving about five ticks: counts never get fractional ticks."""
+    rough = max(1.0, float(top) / 5)
+    magnitude = 10 ** math.floor(math.log10(rough))
+    return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= rough))
 
 
 def score_distribution(frame: pd.DataFrame) -> go.Figure:
@@ -60,9 +68,11 @@ def compare(table: pd.DataFrame, key: str, title: str, labels: dict[str, str] | 
     fig = go.Figure(go.Bar(
         x=names, y=table["mean_score"], marker_color=SCORE,
         error_y=dict(type="data", array=err_hi, arrayminus=err_lo, color="#333"),
-        text=[f"n={n}" for n in table["scored"]], textposition="inside", insidetextanchor="start",
+        text=[f"{m:.3f} · n={n}" if pd.notna(m) else f"n={n}" for m, n in zip(table["mean_score"], table["scored"],
+                                                                            strict=True)],
+        textposition="inside", insidetextanchor="start",
         customdata=table[["answers", "continue_rate", "abandon_rate", "correction_rate"]],
-        hovertemplate=("%{x}<br>mean %{y:.3f} · %{text}<br>%{customdata[0]} answers · continued "
+        hovertemplate=("%{x}<br>mean %{text}<br>%{customdata[0]} answers · continued "
                        "%{customdata[1]:.0%} · abandoned %{customdata[2]:.0%} · corrected "
                        "%{customdata[3]:.0%}<extra></extra>")))
     fig.update_yaxes(title_text="mean feedback score", range=[0, 1.05])
@@ -106,5 +116,6 @@ def tokens_over_time(daily: pd.DataFrame) -> go.Figure:
     fig.add_scatter(x=daily["day"], y=daily["tokens_per_answer"], mode="lines+markers",
                     name="tokens per LLM answer", line=dict(color=ACCENT), secondary_y=True)
     fig.update_yaxes(title_text="tokens per day", secondary_y=False)
-    fig.update_yaxes(title_text="per answer", secondary_y=True, showgrid=False)
+    fig.update_yaxes(title_text="per answer", secondary_y=True, showgrid=False, rangemode="tozero",
+                     tickformat=",.0f")
     return _layout(fig, "Tokens by day (UTC), as the provider reported them")

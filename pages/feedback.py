@@ -67,7 +67,7 @@ if frame_all.empty:
 
 # -- filters (options from the loaded period) ------------------------------------------------------
 with st.container(border=True):
-    f1, f2, f3, f4 = st.columns(4)
+    f1, f2, f3, f4 = st.columns([4, 3, 3, 3])
     models = f1.multiselect("Model (routed to)", sorted(frame_all["model"].unique()), format_func=model_label,
                             placeholder="all models", key="fb_models")
     profiles = f2.multiselect("Profile", sorted(frame_all["profile"].unique()), placeholder="all profiles",
@@ -134,7 +134,7 @@ st.subheader("Lowest-scored turns")
 head = st.columns([2, 2, 3], vertical_alignment="center")
 corrected_only = head[0].toggle("Only corrected turns", key="fb_corrected_only",
                                 help="Turns whose follow-up read as a correction.")
-head[1].download_button("Download CSV", to_csv(cur), file_name=f"feedback-{instance}-{since:%Y%m%d}-"
+head[1].download_button("Download CSV", lambda: to_csv(cur), on_click="ignore", file_name=f"feedback-{instance}-{since:%Y%m%d}-"
                         f"{until:%Y%m%d}.csv", mime="text/csv", help="Every answer in this view, one row each.",
                         icon=":material/download:")
 worst = lowest_scored(cur, 50, corrected_only=corrected_only)
