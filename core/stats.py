@@ -21,6 +21,7 @@ COUNTERS: dict[str, object] = {
     "Instances": lambda wb, inst: len(MemoryIndex(wb.pool(), wb.embedder).instances()),
     "Memory-bank entries": bank_entries,
     "Past tasks": count_past_tasks,
+    "Answers with feedback": lambda wb, inst: int(wb.redis().zcard(f"feedback:index:{inst}")),
 }
 
 
