@@ -98,7 +98,7 @@ def parse_session_date(text: str) -> datetime:
 
     found = dateparser.parse(cleaned, languages=["en"])
     if found is None:
-        raise InvalidInput(f"session date {text!r} is not a date like '1:56 pm on 8 May, 2023'")
+        raise InvalidInput(f"session date {text!r:.60} is not a date like '1:56 pm on 8 May, 2023'")
     return found.replace(tzinfo=UTC) if found.tzinfo is None else found.astimezone(UTC)
 
 
@@ -120,23 +120,27 @@ def _safe(text: str) -> str:
 def locomo_sample(sample: dict, *, instance_prefix: str = "eval-locomo") -> tuple[EvalCorpus, list[EvalQuery],
                                                                                 dict[str, int]]:
     """One LoCoMo sample as (corpus, queries, skipped-by-reason)."""
-    conv = sample.get("conversation")
+    conv = sample.get("conversation") if isinstance(sample, dict) else None
     if not isinstance(conv, dict):
         raise InvalidInput("a LoCoMo sample needs a 'conversation' object")
-    sample_id = str(sample.get("sample_id", "sample"))
+    sample_id = str(sample.get("sample_id", "sample"))[:80]
     digest = hashlib.sha256((LOADER_VERSION + json.dumps(conv, sort_keys=True)).encode()).hexdigest()
     instance = f"{instance_prefix}-{_safe(sample_id)}-{digest[:10]}"
     records: list[MemoryRecord] = []
     last_time: datetime | None = None
     for n in _session_numbers(conv):
         date_text = conv.get(f"session_{n}_date_time")
-        if not date_text:
-            raise InvalidInput(f"{sample_id}: session_{n} has no session_{n}_date_time")
+        if not isinstance(date_text, str) or not date_text.strip():
+            raise InvalidInput(f"{sample_id}: session_{n} needs a session_{n}_date_time text "
+                               "like '1:56 pm on 8 May, 2023'")
         at = parse_session_date(date_text)
         last_time = max(last_time or at, at)
         for turn in conv[f"session_{n}"]:
+            if not isinstance(turn, dict):
+                raise InvalidInput(f"{sample_id}: session_{n} must be a list of turn objects "
+                                   "(dia_id, speaker, text)")
             dia = normalise_dia_id(turn.get("dia_id", ""))
-            if dia is None or not turn.get("text"):
+            if dia is None or not isinstance(turn.get("text"), str) or not turn["text"].strip():
                 continue
             content = f"{turn.get('speaker', '?')}: {turn['text']}"
             if turn.get("blip_caption"):
@@ -151,13 +155,23 @@ def locomo_sample(sample: dict, *, instance_prefix: str = "eval-locomo") -> tupl
     def skip(reason: str, count: int = 1) -> None:
         skipped[reason] = skipped.get(reason, 0) + count
 
-    for i, qa in enumerate(sample.get("qa", [])):
-        category = str(qa.get("category", "?"))
+    qas = sample.get("qa", [])
+    if not isinstance(qas, list) or not all(isinstance(qa, dict) for qa in qas):
+        raise InvalidInput(f"{sample_id}: 'qa' must be a list of objects (question, evidence, category)")
+    for i, qa in enumerate(qas):
+        category = str(qa.get("category", "?"))[:40]
         if category == "5":
             skip("category 5 (adversarial)")
             continue
+        evidence = qa.get("evidence") or []
+        if not isinstance(evidence, list):  # one id written without its list
+            evidence = [evidence]
+        question = qa.get("question")
+        if not isinstance(question, str) or not question.strip():
+            skip("questions without text")
+            continue
         relevant, bad = [], 0
-        for raw in qa.get("evidence") or []:
+        for raw in evidence:
             for piece in str(raw).split(";"):
                 dia = normalise_dia_id(piece)
                 if dia is None or memory_id_of(dia) not in known:
@@ -170,7 +184,7 @@ def locomo_sample(sample: dict, *, instance_prefix: str = "eval-locomo") -> tupl
         if not relevant:
             skip("questions without usable evidence")
             continue
-        queries.append(EvalQuery(qid=f"{sample_id}#{i}", query=str(qa.get("question", "")), relevant=relevant,
+        queries.append(EvalQuery(qid=f"{sample_id}#{i}", query=question, relevant=relevant,
                                  category=category, instance=instance, now=last_time))
     return EvalCorpus(instance=instance, content_hash=digest, records=records), queries, skipped
 
@@ -187,7 +201,8 @@ def load_locomo(data: list, *, name: str = "locomo", samples: list[str] | None =
             skipped[k] = skipped.get(k, 0) + v
     if not queries:
         raise InvalidInput("the LoCoMo file has no question with usable evidence"
-                           + (f" among samples {', '.join(samples)}" if samples else ""))
+                           + (f" among samples {', '.join(samples)}" if samples else "")
+                           + ": a question needs evidence ids like 'D1:3' naming turns of its sample")
     return EvalDataset(name=name, kind="locomo", queries=queries, corpora=corpora, skipped=skipped)
 
 
@@ -207,7 +222,8 @@ def load_jsonl(text: str, *, instance: str, name: str = "jsonl") -> EvalDataset:
         queries.append(EvalQuery(qid=f"q{lineno}", query=item.query, relevant=item.relevant,
                                  category=str(item.category), instance=instance))
     if not queries:
-        raise InvalidInput("the JSONL file has no queries")
+        raise InvalidInput('the JSONL file has no queries: it needs one {"query": str, "relevant": [ids]} '
+                           "object per line")
     return EvalDataset(name=name, kind="jsonl", queries=queries, include_shared=True)
 
 

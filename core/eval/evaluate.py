@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from pydantic import BaseModel
@@ -92,16 +93,21 @@ def evaluate(wb, dataset: EvalDataset, profile: FusionProfile, ks: tuple[int, ..
     load = ensure_loaded(wb, dataset, progress)
     wb.embedder.embed_batch([q.query for q in dataset.queries])  # one batch; the searches hit the cache
     ranked: dict[str, list[str]] = {}
-    timings = []
+    timings: list[float] = []
     n = len(dataset.queries)
-    for i, q in enumerate(dataset.queries, start=1):
+
+    def one(q: EvalQuery) -> tuple[list[str], float]:
         t = time.perf_counter()
         found = hybrid_search(wb.pool(), wb.embedder, search_request(q, dataset, profile, ks[-1], pool_size),
                               now=q.now)
-        timings.append((time.perf_counter() - t) * 1000)
-        ranked[q.qid] = [s.memory.id for s in found.results]
-        if progress and (i % 25 == 0 or i == n):
-            progress(i, n, "retrieving")
+        return [s.memory.id for s in found.results], (time.perf_counter() - t) * 1000
+
+    with ThreadPoolExecutor(max_workers=4) as ex:  # the pool has 8 connections; leave some to the app
+        for i, (q, (ids, ms)) in enumerate(zip(dataset.queries, ex.map(one, dataset.queries), strict=True), 1):
+            ranked[q.qid] = ids
+            timings.append(ms)
+            if progress and (i % 25 == 0 or i == n):
+                progress(i, n, "retrieving")
     table = compute_metrics({q.qid: q.relevant for q in dataset.queries}, ranked,
                             {q.qid: q.category for q in dataset.queries}, metric_names(ks))
     return EvalReport(dataset=dataset.name, kind=dataset.kind, profile=profile, ks=list(ks), pool_size=pool_size,

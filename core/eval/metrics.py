@@ -9,6 +9,7 @@ ranx's `recall@k`.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 
 import numpy as np
@@ -17,6 +18,10 @@ from pydantic import BaseModel
 from core.errors import InvalidInput
 
 OVERALL = "overall"
+# ranx runs numba kernels with parallel=True; numba's default "workqueue" threading layer aborts the
+# whole process when two threads launch such kernels at once (two dashboard sessions, or the warm-up
+# thread and a user). One evaluation at a time per process, then.
+_RANX_LOCK = threading.Lock()
 _METRIC_RE = re.compile(r"^(recall|ndcg|mrr)(?:@(\d+))?$")
 
 
@@ -66,9 +71,9 @@ def compute_metrics(relevant: dict[str, list[str]], ranked: dict[str, list[str]]
     run_dict = {q: {d: float(len(ranked[q]) - i) for i, d in enumerate(ranked[q])}
                 for q in qids if ranked.get(q)}
     if qids and run_dict:
-        qrels = Qrels({q: {d: 1 for d in relevant[q]} for q in qids})
-        run = Run(run_dict)
-        with warnings.catch_warnings():
+        with _RANX_LOCK, warnings.catch_warnings():
+            qrels = Qrels({q: {d: 1 for d in relevant[q]} for q in qids})
+            run = Run(run_dict)
             warnings.simplefilter("ignore")  # numba's cast notices
             evaluate(qrels, run, metrics, return_mean=False, make_comparable=True)
         for m in metrics:
@@ -115,3 +120,9 @@ def metric_from_hits(hits: np.ndarray, n_relevant: np.ndarray, metric: str) -> n
     dcg = (top * discounts[: top.shape[1]]).sum(axis=1)
     ideal = np.cumsum(discounts)[np.minimum(n_relevant, k).astype(int).clip(min=1) - 1]
     return np.where(n_relevant > 0, dcg / ideal, 0.0)
+
+
+def warm_up() -> None:
+    """Compile ranx's numba code once (several seconds on a cold process) on a tiny example, so the
+    first real evaluation does not pay for it. Safe to call from a background thread."""
+    compute_metrics({"q": ["a"]}, {"q": ["a", "b"]}, {"q": "1"}, metric_names((1, 2)))

@@ -35,8 +35,8 @@ _SPAN_PATTERNS = [
     rf"{_ORD}\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?",
     rf"(?:{_MONTHS})\.?\s+{_ORD}(?:,?\s+\d{{4}})?",
     rf"(?:{_MONTHS})\.?,?\s+\d{{4}}",
-    rf"(?:in|during|since|of|this|last|next)\s+(?:{_MONTHS})",
-    r"(?:in|during|since|of)\s+(?:19|20)\d{2}",
+    rf"(?:in|during|since|of|from|this|last|next)\s+(?:{_MONTHS})",
+    r"(?:in|during|since|of|from)\s+(?:19|20)\d{2}",
     rf"{_NUM}\s+{_UNIT}\s+ago",
     r"(?:the\s+)?day\s+before\s+yesterday",
     rf"(?:this|last|yesterday|tomorrow)\s+{_PART_OF_DAY}",
@@ -47,7 +47,7 @@ _SPAN_PATTERNS = [
 ]
 _SPAN_RE = re.compile(r"\b(?:" + "|".join(_SPAN_PATTERNS) + r")\b", re.IGNORECASE)
 _CLOCK_RE = re.compile(rf"^(?:at\s+)?{_CLOCK}$", re.IGNORECASE)
-_BARE_MONTH_RE = re.compile(rf"^(?:in|during|since|of)\s+(?:{_MONTHS})$", re.IGNORECASE)
+_BARE_MONTH_RE = re.compile(rf"^(?:in|during|since|of|from)\s+(?:{_MONTHS})$", re.IGNORECASE)
 _BARE_WEEKDAY_RE = re.compile(rf"^(?:on\s+)?(?:{_WEEKDAYS})$", re.IGNORECASE)
 _PART_OF_DAY_RE = re.compile(rf"\b(tonight|{_PART_OF_DAY})$", re.IGNORECASE)
 _PART_HOURS = {"morning": (5, 12), "afternoon": (12, 17), "evening": (17, 22), "night": (18, 30),
@@ -112,7 +112,7 @@ def parse_time_hint(text: str, now: datetime) -> TimeHint | None:
     if expression is None:
         return None
     now = now if now.tzinfo else now.replace(tzinfo=UTC)
-    spoken = re.sub(r"^(?:in|during|since|of|on|at)\s+", "", expression.strip(), flags=re.IGNORECASE)
+    spoken = re.sub(r"^(?:in|during|since|of|from|on|at)\s+", "", expression.strip(), flags=re.IGNORECASE)
     spoken = re.sub(r"^this\s+(?=(?:" + _MONTHS + r")\b)", "", spoken, flags=re.IGNORECASE)
     local_now = now.replace(tzinfo=None)
     parser = _parser_class()(languages=["en"], settings={
@@ -124,9 +124,12 @@ def parse_time_hint(text: str, now: datetime) -> TimeHint | None:
     period = data.period or "day"
     lowered = expression.lower().strip()
     pod = _PART_OF_DAY_RE.search(lowered)
-    if pod and not _CLOCK_RE.search(lowered):
-        return _part_of_day(moment, pod.group(1), expression, now.tzinfo)
-    start, end, parts = _period(moment, period)
+    try:
+        if pod and not _CLOCK_RE.search(lowered):
+            return _part_of_day(moment, pod.group(1), expression, now.tzinfo)
+        start, end, parts = _period(moment, period)
+    except (OverflowError, ValueError):  # a range past year 9999 ("31/12/9999"): not a usable time
+        return None
     if period == "day" and _BARE_WEEKDAY_RE.match(lowered):
         parts = {"weekday": moment.weekday()}
     if period == "month" and _BARE_MONTH_RE.match(lowered):

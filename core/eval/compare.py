@@ -1,0 +1,72 @@
+"""Two fusion profiles' rankings of the same candidates, side by side, with each memory's rank change.
+
+The candidates are fetched once and fused twice with the pure maths of `core.scoring.fusion`, so the
+difference between the two columns is the profiles' doing alone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+
+from core.models import FusionProfile
+from core.retrieval.hybrid import SearchRequest, fetch_candidates
+from core.scoring.fusion import fuse
+
+
+class RankedRow(BaseModel):
+    rank: int
+    id: str
+    kind: str
+    content: str
+    semantic: float
+    text: float
+    recency: float
+    combined: float
+    change: str = ""  # against the other ranking: "=", "↑2", "↓1", "new"
+
+
+class Comparison(BaseModel):
+    query: str
+    candidates: int
+    active: FusionProfile
+    candidate: FusionProfile
+    active_rows: list[RankedRow]
+    candidate_rows: list[RankedRow]
+
+
+def rank_change(before: int | None, after: int) -> str:
+    """"new" when absent before, "=" when unchanged, else ↑n (moved up n places) or ↓n."""
+    if before is None:
+        return "new"
+    if before == after:
+        return "="
+    return f"↑{before - after}" if after < before else f"↓{after - before}"
+
+
+def compare_profiles(wb, instance: str, query: str, active: FusionProfile, candidate: FusionProfile, *,
+                     pool_size: int = 50, similarity_threshold: float = 0.0, rows: int = 10,
+                     kinds: list[str] | None = None, now: datetime | None = None) -> Comparison:
+    """The top `rows` of each profile's ranking; the candidate's rows carry their change of rank."""
+    req = SearchRequest(query=query, instance=instance, pool_size=pool_size, profile=candidate,
+                        similarity_threshold=similarity_threshold, kinds=kinds)
+    cands = fetch_candidates(wb.pool(), wb.embedder, req)
+    now = now or datetime.now(UTC)
+
+    def ranking(profile: FusionProfile) -> list:
+        return [s for s in fuse(cands, profile, now) if s.score.semantic >= similarity_threshold]
+
+    before, after = ranking(active), ranking(candidate)
+    position = {s.memory.id: i for i, s in enumerate(before, start=1)}
+
+    def row(i: int, s, change: str = "") -> RankedRow:
+        return RankedRow(rank=i, id=s.memory.id, kind=s.memory.kind, content=s.memory.content,
+                         semantic=s.score.semantic, text=s.score.text, recency=s.score.recency,
+                         combined=s.score.combined, change=change)
+
+    return Comparison(
+        query=query, candidates=len(cands), active=active, candidate=candidate,
+        active_rows=[row(i, s) for i, s in enumerate(before[:rows], start=1)],
+        candidate_rows=[row(i, s, rank_change(position.get(s.memory.id), i))
+                        for i, s in enumerate(after[:rows], start=1)])

@@ -1,0 +1,110 @@
+"""The Tune page's controls: the candidate fusion profile and the MemoryScope op parameters."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from core.models import FusionProfile
+from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS, ScopeParams
+
+K = "tune_"  # session-state prefix of this page's widgets
+
+
+def load_profile_into_controls(profile: FusionProfile) -> None:
+    """Put a profile's values into the widgets (before they are drawn on the next run)."""
+    st.session_state[K + "method"] = profile.method
+    st.session_state[K + "w_sem"] = round(profile.w_sem, 2)
+    st.session_state[K + "w_text_keep"] = round(profile.w_text, 2)
+    st.session_state[K + "half_life_h"] = round(profile.half_life_s / 3600, 2)
+    st.session_state[K + "rrf_k"] = profile.rrf_k
+
+
+def request_profile_load(profile: FusionProfile) -> None:
+    """Load a profile into the controls on the next run (widgets already drawn cannot change now)."""
+    st.session_state[K + "pending"] = profile.model_dump()
+
+
+def _start_from(profiles: dict[str, FusionProfile]) -> None:
+    chosen = profiles.get(st.session_state.get(K + "start"))
+    if chosen:
+        load_profile_into_controls(chosen)
+
+
+def profile_controls(profiles: dict[str, FusionProfile], active: FusionProfile) -> FusionProfile:
+    """Weights that always sum to 1 (two sliders, the third derived), recency half-life, fusion method."""
+    if K + "w_sem" not in st.session_state:
+        load_profile_into_controls(active)
+    if pending := st.session_state.pop(K + "pending", None):
+        load_profile_into_controls(FusionProfile.model_validate(pending))
+        if pending["name"] in profiles:
+            st.session_state[K + "start"] = pending["name"]
+    names = list(profiles)
+    st.selectbox("Start from profile", names, index=names.index(active.name) if active.name in names else 0,
+                 key=K + "start", on_change=_start_from, args=(profiles,),
+                 help="Loads a saved profile's values into the controls below.")
+    st.radio("Fusion method", ["linear", "rrf"], key=K + "method", horizontal=True,
+             help="linear: weighted sum of the score parts. rrf: weighted reciprocal-rank fusion of the legs.")
+    w_sem = st.slider("Semantic weight — cosine similarity of query and memory", 0.0, 1.0, step=0.05,
+                      key=K + "w_sem")
+    rest = round(1.0 - w_sem, 2)
+    keep = min(st.session_state.get(K + "w_text_keep", 0.0), rest)
+    if rest < 0.05:
+        w_text = 0.0
+        st.caption("Text weight — full-text match: 0.00 (the semantic weight takes everything)")
+    else:
+        # The slider's range depends on the semantic weight, and a widget whose range changes is a new
+        # widget; one key per range, seeded from the kept value, carries the text weight across.
+        w_text = st.slider("Text weight — full-text (keyword) match, normalised", 0.0, rest, value=keep,
+                           step=0.05, key=f"{K}w_text_{rest:.2f}")
+    st.session_state[K + "w_text_keep"] = w_text
+    w_rec = max(0.0, 1.0 - w_sem - w_text)
+    st.markdown(f"Recency weight — exp(−age / τ): **{w_rec:.2f}** *(the rest: the three sum to 1)*")
+    half_life_h = st.number_input("Recency half-life (hours)", min_value=0.05, max_value=87600.0, step=1.0,
+                                  key=K + "half_life_h",
+                                  help="Age at which a memory's recency score halves: τ = half-life / ln 2.")
+    rrf_k = st.number_input("RRF k", min_value=1, max_value=10_000, step=10, key=K + "rrf_k",
+                            disabled=st.session_state[K + "method"] != "rrf",
+                            help="Reciprocal-rank fusion constant: larger k flattens the rank differences.")
+    return FusionProfile(name="candidate", method=st.session_state[K + "method"], w_sem=w_sem, w_text=w_text,
+                         w_rec=w_rec, tau_s=half_life_h * 3600 / math.log(2), rrf_k=int(rrf_k))
+
+
+def op_controls() -> tuple[ScopeParams, int]:
+    """Candidate pool, thresholds and the MemoryScope ops' parameters. Returns (params, rows shown)."""
+    pool = st.slider("Candidate pool per leg", 5, 500, 50, step=5, key=K + "pool",
+                     help="How many candidates the vector leg and the text leg each contribute.")
+    sim = st.slider("Similarity threshold (min. semantic score)", 0.0, 1.0, 0.0, step=0.05, key=K + "sim")
+    shown = st.slider("Rows shown", 3, 50, 10, key=K + "rows")
+    with st.expander("MemoryScope op parameters"):
+        top_k = st.number_input("retrieve_memory · top_k", 1, 1000, 3, key=K + "top_k")
+        use_thr = st.checkbox("retrieve_memory · threshold_score", key=K + "use_thr")
+        thr = st.slider("threshold_score", 0.0, 1.0, 0.2, 0.05, key=K + "thr", disabled=not use_thr,
+                        label_visibility="collapsed")
+        ranker = st.checkbox("semantic_rank · enable_ranker (needs an LLM)", True, key=K + "ranker")
+        rank_max = st.number_input("semantic_rank · output_memory_max_count", 1, 1000, 10, key=K + "rank_max")
+        st.caption("fuse_rerank · fuse_ratio_dict (score multiplier per memory type)")
+        ratios = {}
+        cols = st.columns(2)
+        for i, (kind, default) in enumerate(DEFAULT_FUSE_RATIOS.items()):
+            ratios[kind] = cols[i % 2].number_input(kind, 0.0, 100.0, float(default), 0.1, key=K + "ratio_" + kind)
+        unknown = st.number_input("any other type", 0.0, 100.0, 0.1, 0.05, key=K + "ratio_unknown")
+        time_ratio = st.number_input("fuse_rerank · fuse_time_ratio", 0.0, 100.0, 2.0, 0.1, key=K + "time_ratio",
+                                     help="Multiplier when every extracted time part matches the event time.")
+        fuse_thr = st.number_input("fuse_rerank · fuse_score_threshold", 0.0, 10.0, 0.1, 0.01, key=K + "fuse_thr")
+        out_max = st.number_input("fuse_rerank · output_memory_max_count", 1, 1000, 5, key=K + "out_max")
+    params = ScopeParams.from_flat({
+        "op.retrieve_memory_op.params.top_k": int(top_k),
+        "op.retrieve_memory_op.params.threshold_score": thr if use_thr else None,
+        "op.retrieve_memory_op.params.pool_size": int(pool),
+        "op.retrieve_memory_op.params.similarity_threshold": float(sim),
+        "op.semantic_rank_op.params.enable_ranker": bool(ranker),
+        "op.semantic_rank_op.params.output_memory_max_count": int(rank_max),
+        "op.fuse_rerank_op.params.fuse_ratio_dict": ratios,
+        "op.fuse_rerank_op.params.unknown_type_ratio": float(unknown),
+        "op.fuse_rerank_op.params.fuse_time_ratio": float(time_ratio),
+        "op.fuse_rerank_op.params.fuse_score_threshold": float(fuse_thr),
+        "op.fuse_rerank_op.params.output_memory_max_count": int(out_max),
+    })
+    return params, int(shown)

@@ -1,0 +1,133 @@
+"""Tune retrieval: move the fusion weights and MemoryScope parameters, watch the ranking change, follow the
+pipeline step by step, measure profiles on labelled queries and save the best one."""
+
+from __future__ import annotations
+
+import threading
+
+import pandas as pd
+import streamlit as st
+
+from core.eval.compare import Comparison, compare_profiles
+from core.retrieval.memoryscope import OpTrace, run_memoryscope
+from core.storage.profiles import ProfileStore
+from dashboard.resources import current_instance, get_workbench
+from dashboard.tune_controls import op_controls, profile_controls
+from dashboard.tune_eval import evaluation_panel
+from dashboard.ui import attempt
+
+st.title("Tune retrieval")
+st.caption("Fusion weights, recency and MemoryScope's rerank: see rankings change, measure them on labelled "
+           "queries, and save the profile the live system uses.")
+
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_metrics() -> threading.Thread:
+    """ranx compiles its numba code on first use (seconds): start that in the background once per process."""
+    from core.eval.metrics import warm_up
+
+    thread = threading.Thread(target=warm_up, name="ranx-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+_warm_metrics()
+wb = get_workbench()
+instance = current_instance()
+store = ProfileStore(wb.pool())
+profiles = attempt("read the fusion profiles", lambda: {p.name: p for p in store.list()})
+active = attempt("read the active profile", lambda: store.active(instance))
+if profiles is None or active is None:
+    st.stop()
+
+query = st.text_input("Query", "What did I eat yesterday?", key="tune_query",
+                      help="Searched in the instance chosen in the sidebar.")
+left, right = st.columns([1, 3.2], gap="small")
+with left, st.container(border=True):
+    st.markdown("**Candidate profile**")
+    candidate = attempt("read the controls", lambda: profile_controls(profiles, active))
+    st.markdown("**Retrieval and rerank**")
+    controls = attempt("read the op parameters", op_controls)
+if candidate is None or controls is None:
+    st.stop()
+params, shown = controls
+
+PARTS = {c: st.column_config.NumberColumn(label, format="%.2f", width=42, help=f"{c} score part, in [0, 1]")
+         for c, label in (("semantic", "sem"), ("text", "txt"), ("recency", "rec"))}
+
+
+def _ranking_table(rows, with_change: bool) -> None:
+    frame = pd.DataFrame([r.model_dump() for r in rows])
+    if frame.empty:
+        st.info("No memory matches this query in this instance.")
+        return
+    cols = ["rank"] + (["change"] if with_change else []) + ["content", "combined", "semantic", "text", "recency",
+                                                              "kind"]
+    st.dataframe(frame[cols], hide_index=True, width="stretch", column_config={
+        **PARTS, "rank": st.column_config.NumberColumn("#", width=30),
+        "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
+                                                    width=90, help="What the profile ranks by"),
+        "content": st.column_config.TextColumn("content", width=190),
+        "change": st.column_config.TextColumn("Δ", width=40, help="Rank change against the active profile")})
+
+
+def _trace_step(i: int, t: OpTrace) -> None:
+    badge = {"ran": ":green[ran]", "skipped": ":orange[skipped]", "fallback": ":blue[fallback]"}[t.status]
+    with st.expander(f"{i}. **{t.op}** — {badge} · in {t.input_size} → out {t.output_size} · {t.ms:.1f} ms",
+                     expanded=t.op in ("extract_time_op", "fuse_rerank_op")):
+        if t.note:
+            st.caption(t.note)
+        if isinstance(t.output, list) and t.output and isinstance(t.output[0], dict):
+            frame = pd.DataFrame(t.output)
+            first = [c for c in frame.columns if c not in ("id", "content", "formatted")]
+            st.dataframe(frame[first + [c for c in ("content", "id") if c in frame.columns]], hide_index=True,
+                         width="stretch", column_config={"content": st.column_config.TextColumn(width="large")})
+        elif isinstance(t.output, str):
+            st.code(t.output or "(empty)", language=None)
+        elif t.output is not None:
+            st.json(t.output)
+        st.caption("parameters")
+        st.json(t.params, expanded=False)
+
+
+with right:
+    tab_rank, tab_trace, tab_eval = st.tabs(["Rankings", "Pipeline trace", "Evaluate & optimise"])
+    if not query.strip():
+        tab_rank.info("Type a query to see the rankings.")
+        comparison, result = None, None
+    else:
+        rp = params.retrieve_memory_op
+        comparison: Comparison | None = attempt("rank the candidates", lambda: compare_profiles(
+            wb, instance, query, active, candidate, pool_size=rp.pool_size,
+            similarity_threshold=rp.similarity_threshold, rows=shown))
+        result = attempt("run the MemoryScope pipeline", lambda: run_memoryscope(
+            wb, query, instance=instance, profile=candidate, params=params))
+    with tab_rank:
+        if comparison is not None:
+            st.caption(f"{comparison.candidates} candidates from both legs in **{instance}**; the top {shown} "
+                       "of each profile. Score parts lie in [0, 1]; *combined* is what the profile ranks by.")
+            a, c = st.columns(2)
+            with a:
+                p = comparison.active
+                st.markdown(f"**Active: {p.name}** · {p.method} · {p.w_sem:.2f} / {p.w_text:.2f} / {p.w_rec:.2f}")
+                _ranking_table(comparison.active_rows, with_change=False)
+            with c:
+                p = comparison.candidate
+                st.markdown(f"**Candidate** · {p.method} · {p.w_sem:.2f} / {p.w_text:.2f} / {p.w_rec:.2f}")
+                _ranking_table(comparison.candidate_rows, with_change=True)
+        if result is not None:
+            st.markdown(f"**MemoryScope output with the candidate profile** ({result.total_ms:.0f} ms)")
+            if result.formatted:
+                st.code("\n".join(result.formatted), language=None, wrap_lines=True)
+            else:
+                st.info("fuse_rerank kept nothing: lower fuse_score_threshold or raise top_k.")
+    with tab_trace:
+        if result is not None:
+            hint = result.time_hint
+            st.markdown(f"Query at **{result.timestamp:%Y-%m-%d %H:%M:%S} UTC** · extracted time: "
+                        + (f"`{hint.parts}` from “{hint.expression}” ({hint.source})" if hint else "none"))
+            for i, t in enumerate(result.trace, start=1):
+                _trace_step(i, t)
+    with tab_eval:
+        evaluation_panel(instance, active, candidate, params.retrieve_memory_op.pool_size)
