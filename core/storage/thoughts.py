@@ -236,8 +236,12 @@ class ThoughtStore:
         pending = f"feedback:pending:{instance}"
         marked = 0
         while ids := self.r.zrangebyscore(pending, "-inf", cutoff, start=0, num=500):
+            # One round trip per batch: each answer is its own key (own slot on a cluster), so the
+            # check-and-set scripts go through a non-transactional pipeline.
+            p = self.r.pipeline(transaction=False)
             for answer_id in ids:
-                marked += int(self._abandon(keys=[feedback_key(answer_id)]) or 0)
+                self._abandon(keys=[feedback_key(answer_id)], client=p)
+            marked += sum(int(r or 0) for r in p.execute())
             self.r.zrem(pending, *ids)
         return marked
 
