@@ -45,7 +45,8 @@ def profile_controls(profiles: dict[str, FusionProfile], active: FusionProfile) 
                  key=K + "start", on_change=_start_from, args=(profiles,),
                  help="Loads a saved profile's values into the controls below.")
     st.radio("Fusion method", ["linear", "rrf"], key=K + "method", horizontal=True,
-             help="linear: weighted sum of the score parts. rrf: weighted reciprocal-rank fusion of the legs.")
+             help="linear: weighted sum of the score parts. "
+                  "rrf: weighted reciprocal-rank fusion of the legs.")
     w_sem = st.slider("Semantic weight — cosine similarity of query and memory", 0.0, 1.0, step=0.05,
                       key=K + "w_sem")
     rest = round(1.0 - w_sem, 2)
@@ -88,11 +89,14 @@ def op_controls() -> tuple[ScopeParams, int]:
         ratios = {}
         cols = st.columns(2)
         for i, (kind, default) in enumerate(DEFAULT_FUSE_RATIOS.items()):
-            ratios[kind] = cols[i % 2].number_input(kind, 0.0, 100.0, float(default), 0.1, key=K + "ratio_" + kind)
+            ratios[kind] = cols[i % 2].number_input(kind, 0.0, 100.0, float(default), 0.1,
+                                                    key=K + "ratio_" + kind)
         unknown = st.number_input("any other type", 0.0, 100.0, 0.1, 0.05, key=K + "ratio_unknown")
-        time_ratio = st.number_input("fuse_rerank · fuse_time_ratio", 0.0, 100.0, 2.0, 0.1, key=K + "time_ratio",
+        time_ratio = st.number_input("fuse_rerank · fuse_time_ratio", 0.0, 100.0, 2.0, 0.1,
+                                     key=K + "time_ratio",
                                      help="Multiplier when every extracted time part matches the event time.")
-        fuse_thr = st.number_input("fuse_rerank · fuse_score_threshold", 0.0, 10.0, 0.1, 0.01, key=K + "fuse_thr")
+        fuse_thr = st.number_input("fuse_rerank · fuse_score_threshold", 0.0, 10.0, 0.1, 0.01,
+                                   key=K + "fuse_thr")
         out_max = st.number_input("fuse_rerank · output_memory_max_count", 1, 1000, 5, key=K + "out_max")
     params = ScopeParams.from_flat({
         "op.retrieve_memory_op.params.top_k": int(top_k),

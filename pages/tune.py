@@ -62,8 +62,8 @@ def _ranking_table(rows, with_change: bool) -> None:
     if frame.empty:
         st.info("No memory matches this query in this instance.")
         return
-    cols = ["rank"] + (["change"] if with_change else []) + ["content", "combined", "semantic", "text", "recency",
-                                                              "kind"]
+    cols = ["rank", *(["change"] if with_change else []), "content", "combined", "semantic", "text",
+            "recency", "kind"]
     st.dataframe(frame[cols], hide_index=True, width="stretch", column_config={
         **PARTS, "rank": st.column_config.NumberColumn("#", width=30),
         "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
@@ -82,7 +82,8 @@ def _trace_step(i: int, t: OpTrace) -> None:
             frame = pd.DataFrame(t.output)
             first = [c for c in frame.columns if c not in ("id", "content", "formatted")]
             st.dataframe(frame[first + [c for c in ("content", "id") if c in frame.columns]], hide_index=True,
-                         width="stretch", column_config={"content": st.column_config.TextColumn(width="large")})
+                         width="stretch",
+                         column_config={"content": st.column_config.TextColumn(width="large")})
         elif isinstance(t.output, str):
             st.code(t.output or "(empty)", language=None)
         elif t.output is not None:
@@ -105,12 +106,14 @@ with right:
             wb, query, instance=instance, profile=candidate, params=params))
     with tab_rank:
         if comparison is not None:
-            st.caption(f"{comparison.candidates} candidates from both legs in **{instance}**; the top {shown} "
+            st.caption(f"{comparison.candidates} candidates from both legs in **{instance}**; "
+                       f"the top {shown} "
                        "of each profile. Score parts lie in [0, 1]; *combined* is what the profile ranks by.")
             a, c = st.columns(2)
             with a:
                 p = comparison.active
-                st.markdown(f"**Active: {p.name}** · {p.method} · {p.w_sem:.2f} / {p.w_text:.2f} / {p.w_rec:.2f}")
+                st.markdown(f"**Active: {p.name}** · {p.method} · "
+                            f"{p.w_sem:.2f} / {p.w_text:.2f} / {p.w_rec:.2f}")
                 _ranking_table(comparison.active_rows, with_change=False)
             with c:
                 p = comparison.candidate

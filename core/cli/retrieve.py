@@ -90,9 +90,8 @@ def register(cli: click.Group) -> None:
         from core.eval.datasets import load_dataset
         from core.eval.evaluate import evaluate
         from core.eval.metrics import parse_metric
-        from core.eval.optimise import fetch_pools
+        from core.eval.optimise import fetch_pools, save_best
         from core.eval.optimise import optimise as run_optimiser
-        from core.eval.optimise import save_best
 
         try:
             cutoffs = tuple(sorted({int(k) for k in ks.split(",") if k.strip()}))
@@ -134,10 +133,12 @@ def _print_table(report) -> None:
     metrics = [m for m in report.table.metrics if m.startswith("recall@")] + \
               [m for m in report.table.metrics if not m.startswith("recall@")]
     click.echo(f"{report.dataset} ({report.kind}), profile {report.profile.name}: {report.queries} queries, "
-               f"load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, {len(report.load.reused)} "
+               f"load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, "
+               f"{len(report.load.reused)} "
                f"reused), search p50 {report.search_ms_p50:.1f} ms, {report.seconds:.1f} s")
     if report.skipped:
         click.echo("left out: " + "; ".join(f"{v} {k}" for k, v in report.skipped.items()))
     click.echo(f"{'category':>10} {'n':>5} " + " ".join(f"{m:>9}" for m in metrics))
     for row in report.table.rows:
-        click.echo(f"{row.category:>10} {row.queries:>5} " + " ".join(f"{row.values[m]:>9.3f}" for m in metrics))
+        cells = " ".join(f"{row.values[m]:>9.3f}" for m in metrics)
+        click.echo(f"{row.category:>10} {row.queries:>5} {cells}")

@@ -13,9 +13,11 @@ PREFIX = "demo-tune-"
 
 # (id suffix, type, days ago, hour, content, when_to_use)
 _MEMORIES = [
-    ("obs-1", "observation", 1, 19, "The user had sushi for dinner with a colleague after the budget meeting.", ""),
+    ("obs-1", "observation", 1, 19,
+     "The user had sushi for dinner with a colleague after the budget meeting.", ""),
     ("obs-2", "observation", 2, 8, "The user walks the dog every morning before work, usually around 7.", ""),
-    ("obs-3", "observation", 6, 14, "The user visited the Louvre museum in Paris and loved the Egyptian wing.", ""),
+    ("obs-3", "observation", 6, 14,
+     "The user visited the Louvre museum in Paris and loved the Egyptian wing.", ""),
     ("obs-4", "observation", 9, 11, "The user's team moved the Postgres database to a new server.", ""),
     ("obs-5", "observation", 30, 20, "The user is learning to play jazz piano on weekends.", ""),
     ("obs-6", "observation", 3, 12, "The user said the weather in Paris was rainy all week.", ""),
@@ -43,7 +45,8 @@ def records(instance: str, now: datetime | None = None) -> list[MemoryRecord]:
         at = (now - timedelta(days=days)).replace(hour=hour)
         if at > now:
             at -= timedelta(days=1)
-        out.append(MemoryRecord(instance=instance, id=PREFIX + suffix, kind=kind, content=content, created_at=at,
+        out.append(MemoryRecord(instance=instance, id=PREFIX + suffix, kind=kind, content=content,
+                                created_at=at,
                                 event_time=event_time_of(at), tags=["demo", "memoryscope"],
                                 metadata={"when_to_use": when} if when else {}))
     return out

@@ -247,7 +247,8 @@ def load_dataset(source: Path | str | bytes, *, instance: str | None = None, nam
             raise InvalidInput(f"{label}: not valid JSON ({e})") from e
         if data and isinstance(data[0], dict) and "conversation" in data[0]:
             return load_locomo(data, name=label, samples=samples)
-        raise InvalidInput(f"{label}: a JSON list, but not LoCoMo samples (each needs 'conversation' and 'qa')")
+        raise InvalidInput(f"{label}: a JSON list, but not LoCoMo samples "
+                           "(each needs 'conversation' and 'qa')")
     if instance is None:
         raise InvalidInput("a JSONL query set is evaluated against an existing instance; name it")
     return load_jsonl(text, instance=instance, name=label)
@@ -263,5 +264,16 @@ def default_locomo_path() -> Path | None:
     return None
 
 
-__all__ = ["EvalCorpus", "EvalDataset", "EvalQuery", "ID_PATTERN", "default_locomo_path", "load_dataset",
-           "load_jsonl", "load_locomo", "memory_id_of", "normalise_dia_id", "parse_session_date"]
+__all__ = [
+    "ID_PATTERN",
+    "EvalCorpus",
+    "EvalDataset",
+    "EvalQuery",
+    "default_locomo_path",
+    "load_dataset",
+    "load_jsonl",
+    "load_locomo",
+    "memory_id_of",
+    "normalise_dia_id",
+    "parse_session_date",
+]

@@ -81,7 +81,8 @@ def ensure_loaded(wb, dataset: EvalDataset, progress: Progress | None = None) ->
 
 def search_request(q: EvalQuery, dataset: EvalDataset, profile: FusionProfile, top_k: int,
                    pool_size: int) -> SearchRequest:
-    return SearchRequest(query=q.query, instance=q.instance, top_k=top_k, pool_size=pool_size, profile=profile,
+    return SearchRequest(query=q.query, instance=q.instance, top_k=top_k, pool_size=pool_size,
+                         profile=profile,
                          include_shared=dataset.include_shared)
 
 
@@ -103,14 +104,16 @@ def evaluate(wb, dataset: EvalDataset, profile: FusionProfile, ks: tuple[int, ..
         return [s.memory.id for s in found.results], (time.perf_counter() - t) * 1000
 
     with ThreadPoolExecutor(max_workers=4) as ex:  # the pool has 8 connections; leave some to the app
-        for i, (q, (ids, ms)) in enumerate(zip(dataset.queries, ex.map(one, dataset.queries), strict=True), 1):
+        answers = ex.map(one, dataset.queries)
+        for i, (q, (ids, ms)) in enumerate(zip(dataset.queries, answers, strict=True), start=1):
             ranked[q.qid] = ids
             timings.append(ms)
             if progress and (i % 25 == 0 or i == n):
                 progress(i, n, "retrieving")
     table = compute_metrics({q.qid: q.relevant for q in dataset.queries}, ranked,
                             {q.qid: q.category for q in dataset.queries}, metric_names(ks))
-    return EvalReport(dataset=dataset.name, kind=dataset.kind, profile=profile, ks=list(ks), pool_size=pool_size,
+    return EvalReport(dataset=dataset.name, kind=dataset.kind, profile=profile, ks=list(ks),
+                      pool_size=pool_size,
                       table=table, queries=n, skipped=dataset.skipped, load=load,
                       search_ms_p50=float(np.percentile(timings, 50)) if timings else 0.0,
                       search_ms_p95=float(np.percentile(timings, 95)) if timings else 0.0,

@@ -91,7 +91,8 @@ def _cat_key(cat: str) -> tuple[int, str]:
     return (int(cat), "") if cat.isdigit() else (10**9, cat)
 
 
-def _row(category: str, qids: list[str], per_query: dict[str, dict[str, float]], metrics: list[str]) -> MetricRow:
+def _row(category: str, qids: list[str], per_query: dict[str, dict[str, float]],
+         metrics: list[str]) -> MetricRow:
     values = {m: float(np.mean([per_query[q][m] for q in qids])) if qids else 0.0 for m in metrics}
     return MetricRow(category=category, queries=len(qids), values=values)
 

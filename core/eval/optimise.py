@@ -80,7 +80,8 @@ def weight_simplex(step: float = 0.05) -> list[tuple[float, float, float]]:
             for i in range(n + 1) for j in range(n + 1 - i)]
 
 
-def fetch_pools(wb, dataset: EvalDataset, pool_size: int = 50, progress: Progress | None = None) -> CandidatePools:
+def fetch_pools(wb, dataset: EvalDataset, pool_size: int = 50,
+                progress: Progress | None = None) -> CandidatePools:
     """Both legs' candidates of every query, fetched once (loading the dataset first if needed)."""
     ensure_loaded(wb, dataset, progress)
     queries = dataset.queries
@@ -160,7 +161,8 @@ def score_point(pools: CandidatePools, metric: str, mask: np.ndarray, **point) -
 
 def optimise(pools: CandidatePools, metric: str = "recall@10", *, category: str | None = None,
              methods: Sequence[str] = ("linear", "rrf"), taus: Sequence[float] = DEFAULT_TAUS,
-             rrf_ks: Sequence[int] = DEFAULT_RRF_KS, step: float = 0.05, baseline: FusionProfile | None = None,
+             rrf_ks: Sequence[int] = DEFAULT_RRF_KS, step: float = 0.05,
+             baseline: FusionProfile | None = None,
              name: str = "tuned", pool_size: int = 50,
              progress: Callable[[int, int, str], None] | None = None) -> OptimiseReport:
     """Score every grid point on `metric` (mean over the queries, or over one category) and return the
@@ -174,8 +176,8 @@ def optimise(pools: CandidatePools, metric: str = "recall@10", *, category: str 
             for w in weight_simplex(step)]
     surface = []
     for i, (method, (ws, wt, wr), tau, k) in enumerate(grid, start=1):
-        value = score_point(pools, metric, mask, method=method, w_sem=ws, w_text=wt, w_rec=wr, tau_s=tau, rrf_k=k)
-        surface.append(SurfacePoint(method=method, w_sem=ws, w_text=wt, w_rec=wr, tau_s=tau, rrf_k=k, value=value))
+        point = {"method": method, "w_sem": ws, "w_text": wt, "w_rec": wr, "tau_s": tau, "rrf_k": k}
+        surface.append(SurfacePoint(**point, value=score_point(pools, metric, mask, **point)))
         if progress and (i % 20 == 0 or i == len(grid)):
             progress(i, len(grid), "scoring profiles")
     top = max(surface, key=lambda p: p.value)
@@ -186,13 +188,14 @@ def optimise(pools: CandidatePools, metric: str = "recall@10", *, category: str 
         base_value = score_point(pools, metric, mask, method=baseline.method, w_sem=baseline.w_sem,
                                  w_text=baseline.w_text, w_rec=baseline.w_rec, tau_s=baseline.tau_s,
                                  rrf_k=baseline.rrf_k)
-    return OptimiseReport(metric=metric, category=category, best=best, best_value=top.value, baseline=baseline,
+    return OptimiseReport(metric=metric, category=category, best=best, best_value=top.value,
+                          baseline=baseline,
                           baseline_value=base_value, surface=surface, queries=int(mask.sum()),
                           pool_size=pool_size, seconds=time.perf_counter() - t0)
 
 
 def save_best(wb, report: OptimiseReport, name: str, *, activate_for: str | None = None) -> FusionProfile:
-    """Save the best profile under `name` and, when an instance is given, make it that instance's active one."""
+    """Save the best profile under `name`; when an instance is given, make it that instance's active one."""
     from core.storage.profiles import ProfileStore
 
     store = ProfileStore(wb.pool())

@@ -145,8 +145,7 @@ def _period(moment: datetime, period: str) -> tuple[datetime, datetime, dict[str
         return start, start.replace(year=start.year + 1), {"year": start.year}
     if period == "month":
         start = day0.replace(day=1)
-        end = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
-        return start, end, {"year": start.year, "month": start.month}
+        return start, _next_month(start), {"year": start.year, "month": start.month}
     if period == "week":
         start = day0 - timedelta(days=day0.weekday())
         iso = start.isocalendar()
@@ -181,7 +180,7 @@ def range_of_parts(parts: dict[str, int], now: datetime) -> tuple[datetime, date
             return start, start.replace(year=year + 1)
         if "day" not in parts:
             start = datetime(year, parts["month"], 1, tzinfo=tz)
-            end = start.replace(year=year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+            end = _next_month(start)
             return start, end
         start = datetime(year, parts["month"], parts["day"], tzinfo=tz)
         if "hour" in parts:
@@ -190,3 +189,10 @@ def range_of_parts(parts: dict[str, int], now: datetime) -> tuple[datetime, date
         return start, start + timedelta(days=1)
     except ValueError:
         return None
+
+
+def _next_month(start: datetime) -> datetime:
+    """The first day of the month after `start`'s (whose day must be 1)."""
+    if start.month == 12:
+        return start.replace(year=start.year + 1, month=1)
+    return start.replace(month=start.month + 1)

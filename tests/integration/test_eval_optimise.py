@@ -113,7 +113,8 @@ def test_cli_retrieve_and_eval(workbench, settings, instance, tmp_path, monkeypa
                     '{"query": "museum in Paris", "relevant": ["demo-tune-obs-3", "demo-tune-ins-2"]}\n')
     report = tmp_path / "r.json"
     out = runner.invoke(cli, ["eval", "--data", str(data), "--instance", instance, "--k", "1,5", "--json",
-                              str(report), "--optimise", "--metric", "recall@5", "--save-as", f"cli-{instance}"])
+                              str(report), "--optimise", "--metric", "recall@5",
+                              "--save-as", f"cli-{instance}"])
     assert out.exit_code == 0, out.output
     assert "overall" in out.output and f"saved profile 'cli-{instance}'" in out.output
     written = json.loads(report.read_text())

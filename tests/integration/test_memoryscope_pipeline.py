@@ -43,20 +43,23 @@ def test_flow_trace_dedupe_threshold_and_time_boost(keyword_workbench, instance)
     r = run_memoryscope(wb, "sushi food yesterday", instance=instance, profile=FusionProfile(),
                         params=params(retrieve_memory_op__top_k=10))
     ops = [t.op for t in r.trace]
-    assert ops == ["set_query_op", "extract_time_op", "retrieve_memory_op", "semantic_rank_op", "fuse_rerank_op",
-                   "print_memory_op"]
+    assert ops == ["set_query_op", "extract_time_op", "retrieve_memory_op", "semantic_rank_op",
+                   "fuse_rerank_op", "print_memory_op"]
     steps = {t.op: t for t in r.trace}
     assert all(t.ms >= 0 and isinstance(t.params, dict) for t in r.trace)
     assert steps["retrieve_memory_op"].params["top_k"] == 10
     assert r.timestamp == NOW
     # extract_time: offline, the rule-based parser, relative to the query timestamp
-    assert steps["extract_time_op"].status == "fallback" and "no LLM configured" in steps["extract_time_op"].note
+    extract = steps["extract_time_op"]
+    assert extract.status == "fallback" and "no LLM configured" in extract.note
     assert r.time_hint.parts == {"year": 2024, "month": 5, "day": 14}
     # retrieve_memory: the duplicate content is kept once (the better one)
     ids = [m["id"] for m in steps["retrieve_memory_op"].output]
-    assert "sushi-1" in ids and "sushi-2" not in ids and "1 duplicates removed" in steps["retrieve_memory_op"].note
+    assert "sushi-1" in ids and "sushi-2" not in ids
+    assert "1 duplicates removed" in steps["retrieve_memory_op"].note
     # semantic_rank: skipped offline, said so
-    assert steps["semantic_rank_op"].status == "skipped" and "no LLM configured" in steps["semantic_rank_op"].note
+    rank = steps["semantic_rank_op"]
+    assert rank.status == "skipped" and "no LLM configured" in rank.note
     # fuse_rerank: yesterday's observation gets the time ratio, formatted as the seed says
     top = r.memories[0]
     assert top.memory.id == "sushi-1" and top.time_matched and top.time_ratio == 2.0
@@ -66,7 +69,8 @@ def test_flow_trace_dedupe_threshold_and_time_boost(keyword_workbench, instance)
     assert len(r.memories) <= 5
 
     strict = run_memoryscope(wb, "sushi food", instance=instance, profile=FusionProfile(),
-                             params=params(retrieve_memory_op__top_k=10, retrieve_memory_op__threshold_score=0.5))
+                             params=params(retrieve_memory_op__top_k=10,
+                                           retrieve_memory_op__threshold_score=0.5))
     kept = strict.trace[2].output
     assert kept and all(m["retrieval"] >= 0.5 for m in kept)
     assert strict.trace[1].status == "skipped" and strict.time_hint is None  # no time keyword
@@ -78,7 +82,7 @@ def test_the_profile_changes_the_ranking(keyword_workbench, instance):
         retrieve_memory_op__top_k=5), profile=FusionProfile(name="s", w_sem=1.0, w_text=0.0, w_rec=0.0))
     recent = run_memoryscope(keyword_workbench, "sushi", instance=instance, params=params(
         retrieve_memory_op__top_k=5), profile=FusionProfile(name="r", w_sem=0.0, w_text=0.0, w_rec=1.0))
-    first = lambda res: res.trace[2].output[0]["id"]  # noqa: E731
+    first = lambda res: res.trace[2].output[0]["id"]
     assert first(semantic) == "sushi-3"  # "the user loves sushi": the closest vector
     assert first(recent) in ("sushi-1", "dog-1")  # a day old: the newest
 
@@ -102,7 +106,8 @@ def test_llm_time_extraction_with_few_shot(llm_wb, fake_llm, instance):
     msgs = req["body"]["messages"]
     assert msgs[0]["role"] == "system" and "weekday (Monday = 0)" in msgs[0]["content"]
     assert len(msgs) == 1 + 2 * 6 + 1  # system, six few-shot pairs, the query
-    assert msgs[-1]["content"] == "Sentence: What did I eat last Tuesday?\nSentence timestamp: 2024-05-15 10:00:00 Wednesday"
+    assert msgs[-1]["content"] == ("Sentence: What did I eat last Tuesday?\n"
+                                   "Sentence timestamp: 2024-05-15 10:00:00 Wednesday")
 
 
 def test_llm_failure_falls_back_to_rules(llm_wb, fake_llm, instance):

@@ -21,14 +21,17 @@ def test_metrics_by_hand():
     t = compute_metrics(relevant, ranked, cats, ["recall@1", "recall@3", "ndcg@3", "mrr@3"])
     q1_ndcg = (1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
     q2_ndcg = (1 / math.log2(3)) / 1
-    assert t.per_query["q1"] == pytest.approx({"recall@1": 0.5, "recall@3": 1.0, "ndcg@3": q1_ndcg, "mrr@3": 1.0})
-    assert t.per_query["q2"] == pytest.approx({"recall@1": 0.0, "recall@3": 1.0, "ndcg@3": q2_ndcg, "mrr@3": 0.5})
+    assert t.per_query["q1"] == pytest.approx({"recall@1": 0.5, "recall@3": 1.0, "ndcg@3": q1_ndcg,
+                                               "mrr@3": 1.0})
+    assert t.per_query["q2"] == pytest.approx({"recall@1": 0.0, "recall@3": 1.0, "ndcg@3": q2_ndcg,
+                                               "mrr@3": 0.5})
     assert t.per_query["q3"] == pytest.approx({"recall@1": 0.0, "recall@3": 0.0, "ndcg@3": 0.0, "mrr@3": 0.0})
     assert [r.category for r in t.rows] == ["1", "2", "overall"]
     assert t.value("recall@1", "1") == pytest.approx(0.25)
     assert t.value("mrr@3") == pytest.approx((1 + 0.5 + 0) / 3)
     assert t.value("ndcg@3", "1") == pytest.approx((q1_ndcg + q2_ndcg) / 2)
-    assert metric_names((10, 1, 5)) == ["recall@1", "recall@5", "recall@10", "ndcg@1", "ndcg@5", "ndcg@10", "mrr@10"]
+    assert metric_names((10, 1, 5)) == ["recall@1", "recall@5", "recall@10", "ndcg@1", "ndcg@5", "ndcg@10",
+                                        "mrr@10"]
 
 
 def test_numpy_twins_agree_with_ranx():
@@ -116,7 +119,8 @@ def test_dia_ids_and_dates():
 
 
 def test_jsonl_loader_and_its_errors():
-    ds = load_dataset(b'{"query": "dog?", "relevant": ["m1"], "category": 2}\n\n{"query": "cat", "relevant": ["m2"]}\n',
+    ds = load_dataset(b'{"query": "dog?", "relevant": ["m1"], "category": 2}\n\n'
+                      b'{"query": "cat", "relevant": ["m2"]}\n',
                       instance="inst")
     assert [(q.query, q.relevant, q.category, q.instance) for q in ds.queries] == [
         ("dog?", ["m1"], "2", "inst"), ("cat", ["m2"], "all", "inst")]

@@ -10,19 +10,27 @@ import pytest
 from core.errors import InvalidInput
 from core.models import EventTime, MemoryRow, ScoreParts
 from core.retrieval.memoryscope.llm_ops import parse_rank_reply, parse_time_reply, rank_by_model
-from core.retrieval.memoryscope.ops import (dedupe_by_content, format_memory_line, fuse_rerank, print_memories,
-                                            read_messages, time_matches)
+from core.retrieval.memoryscope.ops import (
+    dedupe_by_content,
+    format_memory_line,
+    fuse_rerank,
+    print_memories,
+    read_messages,
+    time_matches,
+)
 from core.retrieval.memoryscope.params import FuseRerankParams, ReadMessageParams, ScopeParams
 from core.retrieval.memoryscope.types import ChatMessage, ScopeMemory
 
 T0 = datetime(2024, 5, 13, 9, 30, 5, tzinfo=UTC)  # a Monday
+UNKNOWN = EventTime()
 
 
 def mem(id_: str, score: float, kind: str = "observation", content: str | None = None,
-        ev: EventTime = EventTime(), at: datetime = T0, **meta) -> ScopeMemory:
+        ev: EventTime = UNKNOWN, at: datetime = T0, **meta) -> ScopeMemory:
     row = MemoryRow(instance="i", id=id_, kind=kind, content=content or f"memory {id_}", created_at=at,
                     event_time=ev, metadata=meta)
-    return ScopeMemory(memory=row, retrieval=ScoreParts(semantic=score, text=0.0, recency=0.0, combined=score))
+    parts = ScoreParts(semantic=score, text=0.0, recency=0.0, combined=score)
+    return ScopeMemory(memory=row, retrieval=parts)
 
 
 # -- parameters ---------------------------------------------------------------------------------
@@ -46,7 +54,8 @@ def test_seed_defaults_under_seed_names():
 
 
 def test_params_from_flat_and_errors_name_the_field():
-    p = ScopeParams.from_flat({"op.retrieve_memory_op.params.top_k": 7, "op.fuse_rerank_op.params.fuse_time_ratio": 3})
+    p = ScopeParams.from_flat({"op.retrieve_memory_op.params.top_k": 7,
+                               "op.fuse_rerank_op.params.fuse_time_ratio": 3})
     assert p.retrieve_memory_op.top_k == 7 and p.fuse_rerank_op.fuse_time_ratio == 3
     with pytest.raises(InvalidInput, match="op.<op_name>.params.<name>"):
         ScopeParams.from_flat({"op.nope_op.params.x": 1})
@@ -108,7 +117,8 @@ def test_output_format():
 
 
 def test_print_memory_numbers_with_when_to_use_and_metadata():
-    kept, _ = fuse_rerank([mem("a", 0.9, "insight", content="likes sushi", when_to_use="food talk", source="x"),
+    kept, _ = fuse_rerank([mem("a", 0.9, "insight", content="likes sushi", when_to_use="food talk",
+                               source="x"),
                            mem("b", 0.5, content="walks the dog")], {}, FuseRerankParams())
     text = print_memories(kept)
     assert text.splitlines() == [
@@ -133,8 +143,8 @@ def test_read_message_filters_memorized_and_by_target_sorts_and_limits():
     ]
     out = read_messages(convs, ReadMessageParams(target_name="alice"))
     assert [m.content for m in out] == ["a2", "a1", "b1"]
-    assert [m.content for m in read_messages(convs, ReadMessageParams(target_name="alice",
-                                                                       contextual_msg_max_count=2))] == ["a1", "b1"]
+    two = read_messages(convs, ReadMessageParams(target_name="alice", contextual_msg_max_count=2))
+    assert [m.content for m in two] == ["a1", "b1"]
     assert read_messages(convs, ReadMessageParams(contextual_msg_max_count=0)) == []
     assert len(read_messages(convs, ReadMessageParams())) == 5  # no target: every unmemorized message
 
@@ -149,7 +159,8 @@ def test_read_message_flat_list_and_untimed_last():
 @pytest.mark.parametrize(("reply", "parts"), [
     ('{"year": 2024, "month": 8, "day": 19}', {"year": 2024, "month": 8, "day": 19}),
     ('Sure! {"Year": 2024, "Month": 8, "Day of Week": 1,}', {"year": 2024, "month": 8, "weekday": 1}),
-    ("{Year: 2024, Month: 8, Day of Week: Monday, Hour: 21,}", {"year": 2024, "month": 8, "weekday": 0, "hour": 21}),
+    ("{Year: 2024, Month: 8, Day of Week: Monday, Hour: 21,}",
+     {"year": 2024, "month": 8, "weekday": 0, "hour": 21}),
     ('{"year": "2024", "week": 33, "day": -1, "hour": null}', {"year": 2024, "week": 33}),
     ('{"month": 13, "day_of_week": 2, "minute": 5}', {"weekday": 2}),
     ("{}", {}),

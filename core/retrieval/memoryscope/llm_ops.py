@@ -24,7 +24,8 @@ EXTRACT_TIME_SYSTEM = (
     "and hour. Leave out every part the sentence does not pin down. Reply {} when it names no time.")
 
 EXTRACT_TIME_FEW_SHOT = [
-    ("I ate pasta for dinner last night.", "2024-08-20 21:00:00 Tuesday", '{"year": 2024, "month": 8, "day": 19}'),
+    ("I ate pasta for dinner last night.", "2024-08-20 21:00:00 Tuesday",
+     '{"year": 2024, "month": 8, "day": 19}'),
     ("What did I do last week?", "2024-08-20 09:30:00 Tuesday", '{"year": 2024, "week": 33}'),
     ("Do you remember what I bought on Monday?", "2024-08-20 09:30:00 Tuesday", '{"weekday": 0}'),
     ("Where did I travel in March 2023?", "2024-08-20 09:30:00 Tuesday", '{"year": 2023, "month": 3}'),
@@ -109,7 +110,8 @@ def parse_rank_reply(text: str, count: int) -> dict[int, float]:
     elif isinstance(loaded, dict):
         items = list(loaded.items())
     else:
-        items = re.findall(r"^\s*<?(?:memory\s*)?(\d+)>?\s*[:\-,.)]?\s*<?(\d*\.?\d+)>?", text, re.M | re.I)
+        items = re.findall(r"^\s*<?(?:memory\s*)?(\d+)>?\s*[:\-,.)]?\s*<?(\d*\.?\d+)>?", text,
+                           re.MULTILINE | re.IGNORECASE)
     for idx, score in items:
         try:
             i, s = int(idx), float(score)
@@ -156,9 +158,11 @@ class ExtractTimeOp(Op):
     def _ask_llm(self, ctx: ScopeContext, wb: Any) -> TimeHint | None:
         messages = [Message(role="system", content=EXTRACT_TIME_SYSTEM)]
         for sentence, stamp, answer in EXTRACT_TIME_FEW_SHOT:
-            messages.append(Message(role="user", content=f"Sentence: {sentence}\nSentence timestamp: {stamp}"))
+            messages.append(Message(role="user",
+                                    content=f"Sentence: {sentence}\nSentence timestamp: {stamp}"))
             messages.append(Message(role="assistant", content=answer))
-        messages.append(Message(role="user", content=f"Sentence: {ctx.query}\nSentence timestamp: {_stamp(ctx)}"))
+        messages.append(Message(role="user",
+                                content=f"Sentence: {ctx.query}\nSentence timestamp: {_stamp(ctx)}"))
         reply = wb.llm.complete(messages, model=wb.settings.model_fast, temperature=0.0, max_tokens=128,
                                 json_mode=True)
         parts = parse_time_reply(reply.text)
@@ -173,7 +177,8 @@ class ExtractTimeOp(Op):
 
     def _done(self, ctx: ScopeContext, note: str) -> OpTrace:
         hint = ctx.time_hint
-        output = None if hint is None else {"parts": {k: hint.parts[k] for k in TIME_PARTS if k in hint.parts},
+        output = None if hint is None else {"parts": {k: hint.parts[k] for k in TIME_PARTS
+                                                      if k in hint.parts},
                                             "start": hint.start.isoformat(), "end": hint.end.isoformat(),
                                             "expression": hint.expression, "source": hint.source}
         return OpTrace(op=self.name, input_size=1, output_size=0 if hint is None else len(hint.parts),
@@ -193,7 +198,8 @@ class SemanticRankOp(Op):
         elif llm is None or not llm.configured:
             reason = "semantic rank skipped: no LLM configured"
         elif n <= p.output_memory_max_count:
-            reason = f"semantic rank skipped: {n} memories ≤ output_memory_max_count {p.output_memory_max_count}"
+            reason = (f"semantic rank skipped: {n} memories ≤ output_memory_max_count "
+                      f"{p.output_memory_max_count}")
         if reason:
             return OpTrace(op=self.name, status="skipped", note=reason, input_size=n, output_size=n,
                            output=[m.summary() for m in ctx.memories])
@@ -204,8 +210,9 @@ class SemanticRankOp(Op):
                                     temperature=0.0, max_tokens=32 + 24 * n, json_mode=True)
         except ProviderError as e:
             ctx.memories = ctx.memories[: p.output_memory_max_count]
-            return OpTrace(op=self.name, status="skipped", note=f"semantic rank failed ({e}); retrieval order kept",
-                           input_size=n, output_size=len(ctx.memories), output=[m.summary() for m in ctx.memories])
+            return OpTrace(op=self.name, status="skipped",
+                           note=f"semantic rank failed ({e}); retrieval order kept", input_size=n,
+                           output_size=len(ctx.memories), output=[m.summary() for m in ctx.memories])
         scores = parse_rank_reply(reply.text, n)
         ctx.memories = rank_by_model(ctx.memories, scores)[: p.output_memory_max_count]
         unscored = n - len(scores)

@@ -14,10 +14,14 @@ from pydantic import BaseModel
 
 from core.errors import InvalidInput
 from core.models import EventTime
-from core.retrieval.memoryscope.params import (FuseRerankParams, PrintMemoryParams, ReadMessageParams,
-                                               RetrieveMemoryParams, SetQueryParams)
-from core.retrieval.memoryscope.types import (WEEKDAY_NAMES, ChatMessage, OpTrace, ScopeContext,
-                                              ScopeMemory)
+from core.retrieval.memoryscope.params import (
+    FuseRerankParams,
+    PrintMemoryParams,
+    ReadMessageParams,
+    RetrieveMemoryParams,
+    SetQueryParams,
+)
+from core.retrieval.memoryscope.types import WEEKDAY_NAMES, ChatMessage, OpTrace, ScopeContext, ScopeMemory
 
 
 class Op(ABC):
@@ -138,7 +142,8 @@ def print_memories(memories: Sequence[ScopeMemory]) -> str:
     """Number each memory with its type and time, its `when_to_use` and other metadata when present."""
     blocks = []
     for i, m in enumerate(memories, start=1):
-        lines = [f"Memory {i} ({m.memory_type}): {m.formatted or format_memory_line(m.memory.created_at, m.memory.content)}"]
+        line = m.formatted or format_memory_line(m.memory.created_at, m.memory.content)
+        lines = [f"Memory {i} ({m.memory_type}): {line}"]
         meta = dict(m.memory.metadata)
         if when := meta.pop("when_to_use", None):
             lines.append(f"  when to use: {when}")
@@ -184,7 +189,8 @@ class RetrieveMemoryOp(Op):
         kept = unique if p.threshold_score is None else [m for m in unique
                                                          if m.retrieval.combined >= p.threshold_score]
         ctx.memories = kept[: p.top_k]
-        note = (f"{found.candidates} candidates from hybrid search ({ctx.profile.name}, {ctx.profile.method}); "
+        note = (f"{found.candidates} candidates from hybrid search "
+                f"({ctx.profile.name}, {ctx.profile.method}); "
                 f"{len(found_list) - len(unique)} duplicates removed; "
                 f"{len(unique) - len(kept)} below threshold_score; kept {len(ctx.memories)}")
         return OpTrace(op=self.name, input_size=found.candidates, output_size=len(ctx.memories),

@@ -49,7 +49,8 @@ class SemanticRankParams(_Params):
 
 
 class FuseRerankParams(_Params):
-    fuse_score_threshold: float = Field(0.1, ge=0, allow_inf_nan=False, description="Drop memories below this")
+    fuse_score_threshold: float = Field(0.1, ge=0, allow_inf_nan=False,
+                                        description="Drop memories below this")
     fuse_ratio_dict: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FUSE_RATIOS),
                                               description="Score multiplier per memory type")
     fuse_time_ratio: float = Field(2.0, ge=0, allow_inf_nan=False,
@@ -91,7 +92,8 @@ class ScopeParams(_Params):
         nested: dict[str, dict[str, Any]] = {}
         for key, value in values.items():
             parts = key.split(".")
-            if len(parts) != 4 or parts[0] != "op" or parts[2] != "params" or parts[1] not in cls.model_fields:
+            well_formed = len(parts) == 4 and parts[0] == "op" and parts[2] == "params"
+            if not well_formed or parts[1] not in cls.model_fields:
                 raise InvalidInput(f"unknown parameter {key!r}: names look like op.<op_name>.params.<name> "
                                    f"with op_name one of {', '.join(cls.model_fields)}")
             nested.setdefault(parts[1], {})[parts[3]] = value

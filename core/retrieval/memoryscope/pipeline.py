@@ -15,8 +15,13 @@ from datetime import datetime
 
 from core.models import FusionProfile
 from core.retrieval.memoryscope.llm_ops import ExtractTimeOp, SemanticRankOp
-from core.retrieval.memoryscope.ops import (FuseRerankOp, PrintMemoryOp, ReadMessageOp, RetrieveMemoryOp,
-                                            SetQueryOp)
+from core.retrieval.memoryscope.ops import (
+    FuseRerankOp,
+    PrintMemoryOp,
+    ReadMessageOp,
+    RetrieveMemoryOp,
+    SetQueryOp,
+)
 from core.retrieval.memoryscope.params import ScopeParams
 from core.retrieval.memoryscope.types import ChatMessage, OpTrace, ScopeContext, ScopeResult
 

@@ -50,7 +50,8 @@ class ScopeMemory(BaseModel):
                "recency": round(self.retrieval.recency, 4), "retrieval": round(self.retrieval.combined, 4),
                "llm_score": self.llm_score, "base_source": self.base_source}
         if self.fused_score is not None:
-            row |= {"type_ratio": self.type_ratio, "time_ratio": self.time_ratio, "fused": round(self.fused_score, 4)}
+            row |= {"type_ratio": self.type_ratio, "time_ratio": self.time_ratio,
+                    "fused": round(self.fused_score, 4)}
         return row
 
 
