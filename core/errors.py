@@ -95,7 +95,12 @@ def explain_validation(exc) -> str:
     """One line naming each rejected field and what is allowed (pydantic's messages, input left out)."""
     parts = []
     for err in exc.errors(include_input=False, include_url=False):
-        field = ".".join(str(p) for p in err["loc"]) or "input"
+        # A location part can be a key of the input itself (an unknown field): never echo a long one.
+        field = ".".join(_clip(str(p), 40) for p in err["loc"]) or "input"
         msg = err["msg"].removeprefix("Value error, ")
         parts.append(f"{field}: {msg}")
     return "invalid input — " + "; ".join(parts)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -10,6 +10,24 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ID_RULE = "1–128 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
+def pg_text(value: str) -> str:
+    """Text as Postgres can store it. A text or jsonb value cannot hold NUL (U+0000): a single one in a
+    thought made its index write fail, and the write stayed first in the outbox, blocking every later
+    one. It becomes U+FFFD (the replacement character), so the rest of the text is kept and searchable."""
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def pg_json(value: object) -> object:
+    """`pg_text` applied to every string (keys too) inside a JSON-like value."""
+    if isinstance(value, str):
+        return pg_text(value)
+    if isinstance(value, dict):
+        return {pg_text(str(k)): pg_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [pg_json(v) for v in value]
+    return value
+
+
 def validate_id(value: object, field: str) -> str:
     """Return `value` if it may be used as an id, else raise InvalidInput naming the field."""
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from core.ids import validate_id
+from core.ids import pg_json, validate_id
 
 # What a row of the memory index is. Thoughts are indexed as "user" / "assistant"; the others are
 # DESIGN §3's session summaries, important and shared items, MemoryScope types and memory-bank rows.
@@ -58,6 +58,11 @@ class MemoryRecord(BaseModel):
     @classmethod
     def _aware(cls, v: datetime) -> datetime:
         return v if v.tzinfo else v.replace(tzinfo=UTC)
+
+    @field_validator("content", "chain_id", "tags", "metadata")
+    @classmethod
+    def _storable(cls, v):
+        return pg_json(v)
 
 
 class MemoryRow(BaseModel):

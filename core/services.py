@@ -22,7 +22,7 @@ import psycopg
 import redis
 from filelock import FileLock
 from pgvector.psycopg import register_vector
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.retry import Retry
 
@@ -172,6 +172,44 @@ class ServiceStatus:
         return {k: v for k, v in self.__dict__.items()}
 
 
+class FailFastPool(ConnectionPool):
+    """A pool that tells a down Postgres from a busy one within about a second.
+
+    A plain pool makes every caller wait its whole timeout when the server is gone, and a ui_remember
+    turn asks it three times (profile, retrieval, indexing): 30 s before the degraded answer. Here a
+    caller waits at most FIRST_WAIT_S; if no connection came, one direct connection attempt decides:
+    the server answers (the pool is only busy: keep waiting) or it does not (fail now, and until it
+    answers again every caller fails at once after the same quick attempt instead of waiting).
+    """
+
+    FIRST_WAIT_S = 1.0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._down = False
+
+    def getconn(self, timeout: float | None = None):
+        timeout = self.timeout if timeout is None else timeout
+        if self._down:
+            self._probe()  # raises at once while the server is still unreachable
+        first = min(timeout, self.FIRST_WAIT_S)
+        try:
+            return super().getconn(first)
+        except PoolTimeout:
+            if timeout <= first:
+                raise
+        self._probe()
+        return super().getconn(timeout - first)
+
+    def _probe(self) -> None:
+        try:
+            psycopg.connect(self.conninfo, connect_timeout=2).close()
+        except psycopg.OperationalError as e:
+            self._down = True
+            raise PoolTimeout("Postgres is unreachable") from e
+        self._down = False
+
+
 class Services:
     """Connections to Redis and Postgres for one process. Nothing connects until first asked."""
 
@@ -199,9 +237,13 @@ class Services:
     # -- clients ----------------------------------------------------------------------------
 
     def redis(self) -> redis.Redis:
-        """A client that reconnects by itself: retries with backoff on connection errors."""
+        """A client that reconnects by itself: retries with backoff on connection errors.
+
+        The retries span about 0.7 s: enough to ride over a restart of the server, short enough that
+        a page with several Redis calls says "Redis is unavailable" within seconds when it is down.
+        """
         if self._redis is None:
-            retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=5)
+            retry = Retry(ExponentialBackoff(cap=0.4, base=0.05), retries=3)
             common = dict(decode_responses=True, retry=retry, health_check_interval=10,
                           socket_timeout=5, socket_connect_timeout=2,
                           retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
@@ -218,8 +260,9 @@ class Services:
         if self._pool is None:
             url = self.postgres_url()
             _require_pgvector(url)
-            pool = ConnectionPool(url, min_size=1, max_size=8, open=False, configure=_configure,
-                                  kwargs={"autocommit": True}, timeout=10, check=ConnectionPool.check_connection)
+            pool = FailFastPool(url, min_size=1, max_size=8, open=False, configure=_configure,
+                                kwargs={"autocommit": True}, timeout=10,
+                                check=ConnectionPool.check_connection)
             pool.open(wait=True, timeout=15)
             from core.storage.schema import ensure_schema
 
@@ -267,8 +310,11 @@ class Services:
             return ServiceStatus("Postgres", mode, mask_url(url), True, version.split()[0],
                                  detail=f"pgvector {vec[0]}" if vec else None)
         except ServiceUnavailable as e:
+            # Either no pgvector on the server, or no server at all: the message already says which.
+            unreachable = isinstance(e.__cause__, psycopg.OperationalError)
             return ServiceStatus("Postgres", mode, mask_url(s.database_url or "embedded"), False, None,
-                                 detail=str(e), hint="Install pgvector 0.5+ on that server, or unset DATABASE_URL.")
+                                 detail=str(e), hint=None if unreachable else
+                                 "Install pgvector 0.5+ on that server, or unset DATABASE_URL.")
         except Exception as e:
             hint = ("The embedded server could not start: see .data/pg/log." if s.postgres_embedded
                     else "Check that DATABASE_URL is right and the server is up.")

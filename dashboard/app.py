@@ -11,9 +11,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `streamlit run dashboard/app.py` from a checkout without an install
     sys.path.insert(0, str(ROOT))
 
-from dashboard.resources import get_workbench  # noqa: E402
-from dashboard.sidebar import render_sidebar  # noqa: E402
-from dashboard.ui import show_error  # noqa: E402
+from core.errors import describe
+from dashboard.resources import get_workbench
+from dashboard.sidebar import render_sidebar
+from dashboard.ui import show_error
 
 st.set_page_config(page_title="Memory Workbench", page_icon="🧠", layout="wide")
 
@@ -38,4 +39,12 @@ except Exception as e:
     st.stop()
 
 render_sidebar()
-st.navigation(NAVIGATION).run()
+page = st.navigation(NAVIGATION)
+try:
+    page.run()
+except Exception as e:
+    # A page's call that failed because a service is down or an input was refused becomes a message
+    # with what to do. Anything else is a bug: re-raised, so tests and the server log show it.
+    if describe(e).code == "internal":
+        raise
+    show_error(e, f"show {page.title}")

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from core.ids import ID_PATTERN
+from core.ids import ID_PATTERN, pg_text
 
 # How a summary appears among the results of `get_relevant_memories`, which returns MemoryEntries (seed).
 SUMMARY_SKILL = "MemorySummary"
@@ -93,6 +93,11 @@ class MemoryEntry(BaseModel):
     @classmethod
     def _valid_tags(cls, v: list[str]) -> list[str]:
         return _check_tags(v)
+
+    @field_validator("skill_name", "thinking", "command", "result", "summary")
+    @classmethod
+    def _storable(cls, v: str) -> str:  # stored in Postgres, which refuses NUL in text
+        return pg_text(v)
 
     @field_validator("timestamp")
     @classmethod

@@ -16,7 +16,7 @@ from psycopg import sql
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
-from core.ids import validate_id
+from core.ids import pg_json, validate_id
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
 from core.scoring.fusion import Candidate, fuse
 from core.storage.memory_index import FEDERATION, ROW_COLUMNS, row_from_tuple
@@ -44,6 +44,11 @@ class SearchRequest(BaseModel):
     @classmethod
     def _instance(cls, v: str) -> str:
         return validate_id(v, "instance")
+
+    @field_validator("query", "kinds", "chain_id", "tags", "exclude_ids")
+    @classmethod
+    def _storable(cls, v):  # sent as SQL parameters: Postgres refuses NUL in text
+        return pg_json(v)
 
 
 class SearchResult(BaseModel):

@@ -140,20 +140,48 @@ return 0
 """
 
 
+# Every key is built here, from validated parts only: an id holding "{", "}", ":" or "*" could move a
+# key to another chain's slot, collide with another key, or widen a SCAN pattern to other chains.
+
+def _chain(instance: str, chain_id: str) -> str:
+    return f"{validate_id(instance, 'instance')}:{{{validate_id(chain_id, 'chain_id')}}}"
+
+
 def thought_key(instance: str, chain_id: str, thought_id: str) -> str:
-    return f"thought:{instance}:{{{chain_id}}}:{thought_id}"
+    return f"thought:{_chain(instance, chain_id)}:{validate_id(thought_id, 'thought id')}"
 
 
 def chain_key(instance: str, chain_id: str) -> str:
-    return f"chain:{instance}:{{{chain_id}}}"
+    return f"chain:{_chain(instance, chain_id)}"
 
 
 def chain_meta_key(instance: str, chain_id: str) -> str:
-    return f"chainmeta:{instance}:{{{chain_id}}}"
+    return f"chainmeta:{_chain(instance, chain_id)}"
+
+
+def request_key(instance: str, chain_id: str, request_id: str) -> str:
+    return f"request:{_chain(instance, chain_id)}:{validate_id(request_id, 'request_id')}"
+
+
+def requests_pattern(instance: str, chain_id: str) -> str:
+    """The SCAN pattern of a chain's request keys (ids have no glob characters, so it matches no other)."""
+    return f"request:{_chain(instance, chain_id)}:*"
 
 
 def feedback_key(answer_id: str) -> str:
-    return f"voice:feedback:{answer_id}"
+    return f"voice:feedback:{validate_id(answer_id, 'answer id')}"
+
+
+def chains_key(instance: str) -> str:
+    return f"chains:{validate_id(instance, 'instance')}"
+
+
+def feedback_index_key(instance: str) -> str:
+    return f"feedback:index:{validate_id(instance, 'instance')}"
+
+
+def feedback_pending_key(instance: str) -> str:
+    return f"feedback:pending:{validate_id(instance, 'instance')}"
 
 
 class ThoughtStore:
@@ -170,7 +198,7 @@ class ThoughtStore:
         return int(self.r.hincrby(chain_meta_key(instance, chain_id), "seq", n)) - n + 1
 
     def served(self, instance: str, chain_id: str, request_id: str) -> str | None:
-        return self.r.get(f"request:{instance}:{{{chain_id}}}:{request_id}")
+        return self.r.get(request_key(instance, chain_id, request_id))
 
     def append_turn(self, user: Thought, answer: Thought, *, request_id: str | None = None,
                     result_json: str | None = None, final: bool = False, index_answer: bool = True,
@@ -195,19 +223,19 @@ class ThoughtStore:
             p.hset(meta, mapping={"last_at": str(at), "last_answer_id": answer.id})
             p.hincrby(meta, "turns", 1)
             if request_id and result_json:
-                p.set(f"request:{instance}:{{{chain}}}:{request_id}", result_json, ex=86400)
+                p.set(request_key(instance, chain, request_id), result_json, ex=86400)
 
         def instance_part(p: redis.client.Pipeline) -> None:
-            p.zadd(f"chains:{instance}", {chain: at}, gt=True)  # GT still adds a new chain
+            p.zadd(chains_key(instance), {chain: at}, gt=True)  # GT still adds a new chain
             p.sadd("instances", instance)
             p.hset(feedback_key(answer.id), mapping={
                 "synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
                 "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain,
                 "at": str(at), "final": "1" if final else "0", "user_id": user.id,
                 **({"metrics_id": metrics_id} if metrics_id else {})})
-            p.zadd(f"feedback:index:{instance}", {answer.id: at})
+            p.zadd(feedback_index_key(instance), {answer.id: at})
             if not final:
-                p.zadd(f"feedback:pending:{instance}", {answer.id: at})
+                p.zadd(feedback_pending_key(instance), {answer.id: at})
             to_index = (user, answer) if index_answer else (user,)
             p.rpush(OUTBOX, *(json.dumps({"instance": instance, "chain_id": chain, "id": t.id}) for t in to_index))
 
@@ -227,13 +255,13 @@ class ThoughtStore:
         done = self._followup(keys=[feedback_key(answer_id)],
                               args=[f"{time_to_next_s:.3f}", text if fb.corrected else "", f"{fb.feedback_score}"])
         if instance:
-            self.r.zrem(f"feedback:pending:{instance}", answer_id)
+            self.r.zrem(feedback_pending_key(instance), answer_id)
         return done == 1
 
     def sweep_abandoned(self, instance: str, now: float | None = None) -> int:
         """Mark answers with no follow-up for ABANDON_AFTER_S or more as abandoned."""
         cutoff = (now or time.time()) - ABANDON_AFTER_S
-        pending = f"feedback:pending:{instance}"
+        pending = feedback_pending_key(instance)
         marked = 0
         while ids := self.r.zrangebyscore(pending, "-inf", cutoff, start=0, num=500):
             # One round trip per batch: each answer is its own key (own slot on a cluster), so the
@@ -256,12 +284,12 @@ class ThoughtStore:
             p.delete(chain_key(instance, chain_id), chain_meta_key(instance, chain_id))
 
         def instance_part(p: redis.client.Pipeline) -> None:
-            p.zrem(f"chains:{instance}", chain_id)
+            p.zrem(chains_key(instance), chain_id)
             for a in answers:
                 p.delete(feedback_key(a))
             if answers:
-                p.zrem(f"feedback:index:{instance}", *answers)
-                p.zrem(f"feedback:pending:{instance}", *answers)
+                p.zrem(feedback_index_key(instance), *answers)
+                p.zrem(feedback_pending_key(instance), *answers)
 
         self._commit([chain_part, instance_part])
         return len(ids)
@@ -302,7 +330,7 @@ class ThoughtStore:
 
     def chains(self, instance: str, *, offset: int = 0, limit: int = 20) -> list[ChainSummary]:
         """Chains by last activity, newest first, one page at a time (no SCAN)."""
-        ids = self.r.zrevrange(f"chains:{instance}", offset, offset + limit - 1)
+        ids = self.r.zrevrange(chains_key(instance), offset, offset + limit - 1)
         p = self.r.pipeline(transaction=False)
         for c in ids:
             p.hgetall(chain_meta_key(instance, c))
@@ -318,7 +346,7 @@ class ThoughtStore:
         return out
 
     def chain_count(self, instance: str) -> int:
-        return int(self.r.zcard(f"chains:{instance}"))
+        return int(self.r.zcard(chains_key(instance)))
 
     def instances(self) -> list[str]:
         return sorted(self.r.smembers("instances"))
@@ -330,7 +358,7 @@ class ThoughtStore:
         return {a: FeedbackRecord.from_hash(a, h) for a, h in zip(answer_ids, p.execute(), strict=True) if h}
 
     def feedback_ids(self, instance: str, since: float = float("-inf"), until: float = float("inf")) -> list[str]:
-        return self.r.zrangebyscore(f"feedback:index:{instance}", since, until)
+        return self.r.zrangebyscore(feedback_index_key(instance), since, until)
 
     # -- the memory-index outbox --------------------------------------------------------------
 
@@ -362,7 +390,7 @@ class ThoughtStore:
 
     def delete_requests(self, instance: str, chain_id: str) -> int:
         """Remove the chain's served-request results: they hold its answers and retrieved context."""
-        keys = list(self.r.scan_iter(match=f"request:{instance}:{{{chain_id}}}:*", count=1000))
+        keys = list(self.r.scan_iter(match=requests_pattern(instance, chain_id), count=1000))
         return int(self.r.delete(*keys)) if keys else 0
 
     def delete_thought(self, instance: str, chain_id: str, thought_id: str) -> list[str]:
@@ -398,8 +426,8 @@ class ThoughtStore:
         def instance_part(p: redis.client.Pipeline) -> None:
             if has_feedback:
                 p.delete(feedback_key(thought_id))
-                p.zrem(f"feedback:index:{instance}", thought_id)
-                p.zrem(f"feedback:pending:{instance}", thought_id)
+                p.zrem(feedback_index_key(instance), thought_id)
+                p.zrem(feedback_pending_key(instance), thought_id)
 
         self._commit([chain_part, instance_part])
         self.outbox_drop(instance, chain_id, gone)

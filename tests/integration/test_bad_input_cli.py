@@ -1,0 +1,188 @@
+"""Property tests over the `workbench` command line, run in-process through `core.cli.main()` (the real
+entry point, with its error handling) against the session's servers, plus a few runs of the installed
+entry point in a subprocess. Bad input exits 2 with a one-line message naming the option; good input
+exits 0 with JSON; nothing prints a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+import core.runtime
+from core.cli import main
+from core.runtime import Workbench
+from tests.support.hostile import ATTACKS, SERVICE, ids, texts
+
+INSTANCE = f"cli-fuzz-{uuid.uuid4().hex[:8]}"
+OUTCOMES: Counter[str] = Counter()  # (command, exit code) → runs; printed at the end (pytest -s)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report():
+    yield
+    print("\nCLI runs by command and exit code:", dict(sorted(OUTCOMES.items())))
+
+
+@pytest.fixture(scope="module")
+def cli(settings, workbench):
+    """Runs `workbench ARGS` in this process. Each run builds its Workbench as the CLI does, but on the
+    session's connections, so hundreds of runs do not open hundreds of Postgres pools."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DATA_DIR", str(settings.data_dir))
+
+    def shared(s):
+        wb = Workbench(s, embedder=workbench.embedder)
+        wb.services = workbench.services
+        return wb
+
+    mp.setattr(core.runtime, "Workbench", shared)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        runner = CliRunner()
+        with runner.isolation() as (out, err, _):
+            mp.setattr(sys, "argv", ["workbench", *args])
+            try:
+                main()
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+        return code, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace")
+
+    yield run
+    with workbench.pool().connection() as conn:
+        conn.execute("DELETE FROM fusion_profile WHERE name LIKE 'fz-%%'")
+    mp.undo()
+
+
+def assert_outcome(code: int, out: str, err: str, *, json_out: bool = True, command: str = "") -> None:
+    OUTCOMES[f"{command} exit {code}"] += 1
+    if code == 2 and os.environ.get("CLI_DEBUG"):
+        print(command, err.strip().splitlines()[-1][:150])
+    assert "Traceback" not in out + err
+    assert code in (0, 2), (code, err[-500:])
+    if code == 2:
+        last = err.strip().splitlines()[-1]
+        assert last.startswith(("error:", "Error:")), err[-500:]
+        assert len(last) < 2_000
+    elif json_out:
+        json.loads(out)
+
+
+def opt(name: str, strategy: st.SearchStrategy[str]) -> st.SearchStrategy[list[str]]:
+    return st.one_of(st.just([]), strategy.map(lambda v: [name, v]))
+
+
+def mostly(valid: st.SearchStrategy, bad: st.SearchStrategy) -> st.SearchStrategy:
+    """Valid about four times in five: with many options per run, some runs must get through whole."""
+    return st.integers(0, 4).flatmap(lambda i: bad if i == 0 else valid)
+
+
+good_id = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,20}", fullmatch=True)
+
+
+bad_nums = st.one_of(st.integers(-10**6, 10**6).map(str), st.sampled_from(["nan", "inf", "-inf", "1e309", "abc", "",
+                                                                      "0", "-1", "99999999999999999999"]),
+                 st.floats(allow_nan=True, allow_infinity=True).map(repr))
+nums = mostly(st.integers(1, 50).map(str), bad_nums)
+words = texts(120, big=False)
+
+
+@SERVICE
+@given(st.one_of(words, st.sampled_from(["x" * 100_001])), st.tuples(
+    opt("--chain", mostly(good_id, ids())),
+    opt("--style", mostly(st.sampled_from(["deep", "CHRONOLOGICAL", " default "]), words)),
+    opt("--top-k", nums), opt("--similarity-threshold", mostly(st.sampled_from(["0", "0.2", "1"]), bad_nums)),
+    opt("--token-cap", nums), opt("--temporal", mostly(st.sampled_from(["yesterday", "in March", "last week"]),
+                                                       st.one_of(words, st.just("31/12/9999")))),
+    opt("--search-type", mostly(st.sampled_from(["hybrid", "vector", "text"]), st.just("sql"))),
+    opt("--tag", mostly(st.text(st.characters(categories=["L", "N", "P", "S"]), min_size=1, max_size=20), words)),
+    opt("--request-id", mostly(good_id, ids()))))
+def test_remember(cli, text, options):
+    code, out, err = cli("--instance", INSTANCE, "remember", text, *[x for o in options for x in o])
+    assert_outcome(code, out, err, command="remember")
+    if code == 0:
+        assert json.loads(out)["status"] == "ok"
+
+
+@SERVICE
+@given(words, mostly(good_id, ids()), st.tuples(opt("--max-distance", mostly(st.sampled_from(["0.5", "1.5"]), bad_nums)),
+                                                opt("--n-max", nums), opt("--execution-id", mostly(good_id, ids()))))
+def test_past_task_search(cli, query, user, options):
+    code, out, err = cli("--instance", INSTANCE, "tasks", "search", query, "--user", user,
+                         *[x for o in options for x in o])
+    assert_outcome(code, out, err, command="tasks search")
+
+
+@SERVICE
+@given(st.one_of(st.sampled_from(ATTACKS), st.from_regex(r"fz-[a-z0-9]{1,8}", fullmatch=True)),
+       mostly(st.sampled_from([("0.6", "0.25", "0.15"), ("1", "0", "0"), ("0.5", "0.5", "0")]),
+              st.tuples(bad_nums, bad_nums, bad_nums)),
+       st.tuples(opt("--tau", mostly(st.just("3600"), bad_nums)), opt("--rrf-k", nums),
+                 opt("--method", st.sampled_from(["rrf", "linear", "max"]))))
+def test_profile_weights(cli, name, weights, options):
+    w_sem, w_text, w_rec = weights
+    code, out, err = cli("--instance", INSTANCE, "profiles", "save", name, "--w-sem", w_sem, "--w-text", w_text,
+                         "--w-rec", w_rec, *[x for o in options for x in o])
+    assert_outcome(code, out, err, command="profiles save")
+    if "nan" in (w_sem, w_text, w_rec) and name.startswith("fz-") and not any(options):
+        assert code == 2 and "w_" in err
+
+
+@SERVICE
+@given(mostly(texts(400, big=False).map(str.encode), st.binary(max_size=300)), mostly(good_id, ids()),
+       mostly(st.sampled_from(["note", "meeting minutes", "e-mail"]), words),
+       st.sampled_from(["a.md", "b.txt", "c.MD", "d.pdf", "noext"]))
+def test_past_task_ingest_files(cli, tmp_path_factory, content, user, task, name):
+    path = tmp_path_factory.mktemp("ingest") / name
+    path.write_bytes(content)
+    code, out, err = cli("--instance", INSTANCE, "tasks", "ingest", str(path), "--user", user, "--task", task)
+    assert_outcome(code, out, err, command="tasks ingest")
+
+
+@SERVICE
+# Only files the loader refuses: a valid set would run an evaluation, whose metrics library compiles
+# itself on first use (tens of seconds), and evaluation is tested by its own suite.
+@given(st.one_of(st.binary(max_size=200), st.sampled_from([b'{"query": "dog"}\n', b'{"query": "", "relevant": []}',
+                                                            b"[]", b'[{"conversation": {}}]'])),
+       st.sampled_from(["1,5", "0", "a,b", "", "-3", "10"]))
+def test_eval_files(cli, tmp_path_factory, content, ks):
+    path = tmp_path_factory.mktemp("eval") / "set.jsonl"
+    path.write_bytes(content)
+    code, out, err = cli("--instance", INSTANCE, "eval", "--data", str(path), "--k", ks)
+    assert_outcome(code, out, err, json_out=False, command="eval")
+
+
+@SERVICE
+@given(ids(), st.lists(st.one_of(words, st.sampled_from(["op.retrieve_memory_op.params.top_k=-1",
+                                                         "op.retrieve_memory_op.params.top_k=5",
+                                                         "op.fuse_rerank_op.params.fuse_time_ratio=nan",
+                                                         "nonsense=1", "=", "op.x.params.y={"])), max_size=2))
+def test_instance_option_and_retrieve_params(cli, instance, params):
+    code, out, err = cli("--instance", instance, "retrieve", "dog", *[x for p in params for x in ("--param", p)])
+    assert_outcome(code, out, err, command="retrieve")
+
+
+@pytest.mark.parametrize("args, names", [
+    (["remember", ""], "thought"),
+    (["remember", "hi", "--top-k", "-5"], "top_k"),
+    (["--instance", "a b", "remember", "hi"], "INSTANCE"),
+    (["profiles", "save", "p", "--w-sem", "nan", "--w-text", "0.5", "--w-rec", "0.5"], "w_sem"),
+    (["tasks", "search", "q", "--user", "x;y"], "user"),
+    (["eval", "--data", "/nonexistent/locomo.json"], "not found"),
+])
+def test_the_installed_entry_point(settings, args, names):
+    env = {**os.environ, "DATA_DIR": str(settings.data_dir)}
+    done = subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True, text=True, env=env, check=False,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and names in lines[0], done.stderr
