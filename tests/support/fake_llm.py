@@ -48,12 +48,20 @@ class FakeLLMServer:
             "total_tokens": total_tokens if total_tokens is not None else prompt_tokens + completion_tokens},
             "model": model})
 
-    def fail(self, status: int, times: int = 1) -> None:
+    def fail(self, status: int, times: int = 1, *, retry_after_ms: int | None = None) -> None:
+        """The next `times` calls answer HTTP `status`; with `retry_after_ms`, a `retry-after-ms` header
+        (which the OpenAI SDK honours) so retries need not wait the SDK's default backoff."""
         for _ in range(times):
-            self._replies.append({"kind": "fail", "status": status})
+            self._replies.append({"kind": "fail", "status": status, "retry_after_ms": retry_after_ms})
 
     def hang(self, seconds: float) -> None:
         self._replies.append({"kind": "hang", "seconds": seconds})
+
+    def stall(self, seconds: float, times: int = 1) -> None:
+        """The next `times` calls get no answer at all: the connection stays silent, then closes
+        (a client timeout shorter than `seconds` sees a timeout on each)."""
+        for _ in range(times):
+            self._replies.append({"kind": "stall", "seconds": seconds})
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
@@ -84,8 +92,14 @@ class FakeLLMServer:
                     return self._send(404, {"error": {"message": "not found"}})
                 step = fake._next()
                 if step and step["kind"] == "fail":
+                    headers = ({"retry-after-ms": str(step["retry_after_ms"])}
+                               if step.get("retry_after_ms") is not None else {})
                     return self._send(step["status"], {"error": {"message": "scripted failure",
-                                                                 "type": "server_error"}})
+                                                                 "type": "server_error"}}, headers)
+                if step and step["kind"] == "stall":
+                    time.sleep(step["seconds"])
+                    self.close_connection = True
+                    return None
                 if step and step["kind"] == "hang":
                     time.sleep(step["seconds"])
                     step = fake._next()
@@ -133,9 +147,11 @@ class FakeLLMServer:
                 self._send(200, {"object": "list", "data": data, "model": body.get("model"),
                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 raw = json.dumps(payload).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()

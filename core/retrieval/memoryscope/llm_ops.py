@@ -166,6 +166,10 @@ class ExtractTimeOp(Op):
         reply = wb.llm.complete(messages, model=wb.settings.model_fast, temperature=0.0, max_tokens=128,
                                 json_mode=True)
         parts = parse_time_reply(reply.text)
+        if not parts and "{" not in reply.text:
+            # Not the asked JSON (not even "{}" for "no time"): the rules read the query instead, and the
+            # trace says so, rather than the time hint being dropped silently.
+            raise ProviderError("the reply was not the asked JSON")
         if not parts:
             return None
         span = range_of_parts(parts, ctx.now)
