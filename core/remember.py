@@ -297,8 +297,9 @@ class Remember:
             sync_error = sync_index(store, wb.index).error
         except (psycopg.Error, ServiceUnavailable) as e:
             sync_error = str(e)
-        if sync_error:
-            notes.append("indexing deferred: Postgres is unavailable; this turn is indexed when it is back")
+        if sync_error:  # result.notes: the result holds its own copy of `notes` (pydantic copies lists)
+            result.notes.append("indexing deferred: Postgres is unavailable; this turn is indexed when it is "
+                                "back")
         latency.index_ms = (time.perf_counter() - t_index) * 1000
         latency.total_ms = (time.perf_counter() - t_start) * 1000
         # Written last, so it records every stage but its own write.
@@ -308,7 +309,7 @@ class Remember:
                                  **common))
         except ServiceUnavailable:
             result.thought3_id = None
-            notes.append("metrics thought not stored: Redis refused the write")
+            result.notes.append("metrics thought not stored: Redis refused the write")
         yield result
 
     # -- steps ------------------------------------------------------------------------------

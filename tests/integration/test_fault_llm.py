@@ -98,9 +98,10 @@ def test_past_task_key_points_report_the_failed_batch(wb, fake, instance, fault)
 def _seed(wb, instance: str) -> None:
     words = ["sushi food", "sushi food with a friend", "the user loves sushi food", "food in paris",
              "sushi and music", "travel food"]
+    at = [NOW - timedelta(days=i + 1) for i in range(len(words))]
     MemoryIndex(wb.pool(), wb.embedder).add([
-        MemoryRecord(instance=instance, id=f"m{i}", kind="observation", content=text,
-                     created_at=NOW - timedelta(days=i + 1), event_time=event_time_of(NOW - timedelta(days=i + 1)))
+        MemoryRecord(instance=instance, id=f"m{i}", kind="observation", content=text, created_at=at[i],
+                     event_time=event_time_of(at[i]))
         for i, text in enumerate(words)])
 
 

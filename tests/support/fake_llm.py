@@ -147,7 +147,8 @@ class FakeLLMServer:
                 self._send(200, {"object": "list", "data": data, "model": body.get("model"),
                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
 
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _send(self, status: int, payload: dict[str, Any],
+                      headers: dict[str, str] | None = None) -> None:
                 raw = json.dumps(payload).encode()
                 self.send_response(status)
                 for name, value in (headers or {}).items():

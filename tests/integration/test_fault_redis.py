@@ -1,0 +1,118 @@
+"""Redis crashes and comes back during conversations (on servers of the test's own).
+
+Writers keep talking while redis-server is killed with SIGKILL (a crash: only the append-only file,
+fsynced on every write, survives) and started again. Afterwards every acknowledged turn and every
+acknowledged feedback update is there, no turn is half stored, the same clients carry on by themselves,
+and a turn that failed said "Redis is unavailable". The dashboard says so too while it is down.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+from core.errors import describe
+from core.remember import Remember, UiRememberParams, UiRememberResult
+from core.services import EmbeddedRedis
+from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
+from tests.integration.conftest import kill_redis
+
+WRITERS = 4
+TURNS = 15  # acknowledged turns per writer
+CRASHES = 2
+
+
+def test_no_acknowledged_turn_or_feedback_is_lost_when_redis_crashes(fault_wb, instance):
+    wb = fault_wb
+    acked: list[UiRememberResult] = []
+    failures: Counter[str] = Counter()
+    messages: set[str] = set()
+    lock = threading.Lock()
+
+    def writer(k: int) -> None:
+        rm, done = Remember(wb), 0
+        while done < TURNS:
+            try:
+                r = rm.run(UiRememberParams(thought=f"writer {k} turn {done} about redis", chain_id=f"w{k}"),
+                           instance=instance)
+            except Exception as e:  # what a failed turn tells the user is checked below
+                with lock:
+                    failures[type(e).__name__] += 1
+                    messages.add(describe(e).message)
+                time.sleep(0.05)
+                continue
+            with lock:
+                acked.append(r)
+            done += 1
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(WRITERS)]
+    for t in threads:
+        t.start()
+    redis_server = EmbeddedRedis(wb.settings.data_dir)
+    for crash in range(CRASHES):
+        while len(acked) < (crash + 1) * WRITERS * TURNS // (CRASHES + 1):
+            time.sleep(0.01)
+        kill_redis(wb.settings.data_dir)
+        time.sleep(0.5)  # the writers fail meanwhile
+        redis_server.ensure_running()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+
+    # Every failure said that Redis was unavailable and what to do.
+    assert failures, "the crashes went unnoticed: the test did not test anything"
+    assert all("Redis" in m and ("retry" in m or "running" in m) for m in messages), messages
+
+    # Every acknowledged turn is there, with its text.
+    store = wb.thoughts
+    for r in acked:
+        user, answer = store.get_many(instance, r.chain_id, [r.thought1_id, r.thought2_id])
+        assert user.category == CATEGORY_USER and answer.thought == r.answer
+    # Every acknowledged feedback update is there.
+    followed = [r.previous_feedback for r in acked if r.previous_feedback and r.previous_feedback.continued]
+    stored = store.feedback([f.answer_id for f in followed])
+    assert all(stored[f.answer_id].continued == 1 and stored[f.answer_id].feedback_score == f.feedback_score
+               for f in followed)
+    # No half turn: every user thought has its answer, and the chain's turn count agrees.
+    for k in range(WRITERS):
+        thoughts = store.chain_thoughts(instance, f"w{k}")
+        users = [t for t in thoughts if t.category == CATEGORY_USER]
+        answers = [t for t in thoughts if t.category == CATEGORY_ASSISTANT]
+        assert len(users) == len(answers) >= TURNS
+        assert {t.seq + 1 for t in users} == {t.seq for t in answers}
+        assert int(store.chain_meta(instance, f"w{k}")["turns"]) == len(users)
+    print(f"\n{len(acked)} acknowledged turns, {CRASHES} crashes, failed attempts: {dict(failures)}")
+
+
+def test_the_page_says_redis_is_unavailable_while_it_is(fault_dir, fault_wb, monkeypatch):
+    import streamlit as st
+
+    from dashboard.resources import get_workbench
+    from tests.app.conftest import open_page
+
+    Remember(fault_wb).run(UiRememberParams(thought="the dog likes music", chain_id="p"), instance="page")
+    monkeypatch.setenv("DATA_DIR", str(fault_dir))
+    get_workbench.clear()
+    st.cache_data.clear()
+    redis_server = EmbeddedRedis(fault_dir)
+    try:
+        at = open_page("pages/chat.py", instance="page")
+        assert not at.exception and not at.error
+        redis_server.stop()  # a clean shutdown this time
+        st.cache_data.clear()  # the sidebar caches the services' state for 5 s
+        at.run()
+        assert not at.exception
+        errors = "\n".join(e.value for e in at.error)
+        assert "Redis is unavailable" in errors and "retry" in errors, errors
+        assert any("**Redis** unavailable" in m.value for m in at.markdown)
+        redis_server.ensure_running()
+        st.cache_data.clear()
+        at.run()
+        assert not at.exception and not at.error  # the same clients reconnected by themselves
+        assert any("**Redis**" in m.value and "unavailable" not in m.value for m in at.markdown)
+    finally:
+        redis_server.ensure_running()
+        get_workbench().close()
+        get_workbench.clear()
+        st.cache_data.clear()
