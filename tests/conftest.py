@@ -6,6 +6,8 @@ Tests isolate themselves by instance (a fresh id per test), not by server, so th
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -25,12 +27,15 @@ from tests.support.fake_llm import FakeLLMServer  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def data_dir(tmp_path_factory) -> Path:
-    # Short path: Unix socket paths are limited to ~107 characters.
-    path = tmp_path_factory.mktemp("wb")
+def data_dir() -> Path:
+    """The session's servers live in their own temp dir, not under pytest's basetemp: pytest deletes
+    all but its three newest basetemps, which would pull the data from under a concurrent session.
+    The path is short because Unix socket paths are limited to ~107 characters."""
+    path = Path(tempfile.mkdtemp(prefix="wb-test-"))
     yield path
     EmbeddedRedis(path).stop()
     EmbeddedPostgres(path).stop()
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

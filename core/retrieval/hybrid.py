@@ -64,10 +64,23 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *, now: datetime
     t1 = time.perf_counter()
     candidates = fetch_candidates(pool, embedder, req, qvec)
     scored = fuse(candidates, req.profile, now or datetime.now(UTC))
-    kept = [s for s in scored if s.score.semantic >= req.similarity_threshold][: req.top_k]
+    kept = [s for s in distinct_contents(scored) if s.score.semantic >= req.similarity_threshold][: req.top_k]
     t2 = time.perf_counter()
     return SearchResult(results=kept, candidates=len(candidates), embed_ms=(t1 - t0) * 1000,
                         search_ms=(t2 - t1) * 1000)
+
+
+def distinct_contents(scored: list[ScoredMemory]) -> list[ScoredMemory]:
+    """Identical texts (ignoring case and spacing) are one memory: the best-scored copy stands for the
+    rest, so a question asked in ten conversations does not fill the context ten times."""
+    seen: set[str] = set()
+    out = []
+    for s in scored:
+        key = " ".join(s.memory.content.casefold().split())
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
 
 
 def fetch_candidates(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> list[Candidate]:

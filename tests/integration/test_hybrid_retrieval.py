@@ -70,3 +70,14 @@ def test_filters_exclusion_and_isolation(keyword_workbench, memories):
                                               content="paris museum", created_at=NOW)])
     ids = {r.memory.id for r in search(keyword_workbench, memories, "paris museum", top_k=50).results}
     assert "x" not in ids
+
+
+def test_identical_texts_count_once_and_the_best_copy_stands(keyword_workbench, instance):
+    keyword_workbench.index.add([
+        MemoryRecord(instance=instance, id="old", kind="user", content="Paris  museum",
+                     created_at=NOW - timedelta(days=30)),
+        MemoryRecord(instance=instance, id="new", kind="user", content="paris museum", created_at=NOW),
+        MemoryRecord(instance=instance, id="other", kind="user", content="paris", created_at=NOW),
+    ])
+    ids = [r.memory.id for r in search(keyword_workbench, instance, "paris museum", top_k=10).results]
+    assert ids == ["new", "other"]
