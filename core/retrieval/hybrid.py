@@ -12,6 +12,7 @@ import time
 from datetime import UTC, datetime
 from typing import Literal
 
+import numpy as np
 from psycopg import sql
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -30,6 +31,9 @@ class SearchRequest(BaseModel):
     top_k: int = Field(5, ge=1, le=1000)
     pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg before fusion")
     search_type: Literal["hybrid", "vector", "text"] = Field("hybrid", description="which legs run")
+    near_duplicate: float = Field(0.9, gt=0, le=1, allow_inf_nan=False,
+                                  description="a result whose cosine to a better one reaches this is left "
+                                              "out (1 keeps near-duplicates)")
     profile: FusionProfile = PRESET_PROFILES[DEFAULT_PROFILE]
     similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)
     kinds: list[str] | None = None
@@ -64,7 +68,11 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *, now: datetime
     t1 = time.perf_counter()
     candidates = fetch_candidates(pool, embedder, req, qvec)
     scored = fuse(candidates, req.profile, now or datetime.now(UTC))
-    kept = [s for s in distinct_contents(scored) if s.score.semantic >= req.similarity_threshold][: req.top_k]
+    ranked = [s for s in distinct_contents(scored) if s.score.semantic >= req.similarity_threshold]
+    if req.near_duplicate < 1 and len(ranked) > req.top_k:
+        head = ranked[: 4 * req.top_k]
+        ranked = drop_near_duplicates(head, _stored_vectors(pool, embedder, head), req.near_duplicate)
+    kept = ranked[: req.top_k]
     t2 = time.perf_counter()
     return SearchResult(results=kept, candidates=len(candidates), embed_ms=(t1 - t0) * 1000,
                         search_ms=(t2 - t1) * 1000)
@@ -81,6 +89,38 @@ def distinct_contents(scored: list[ScoredMemory]) -> list[ScoredMemory]:
             seen.add(key)
             out.append(s)
     return out
+
+
+def drop_near_duplicates(ranked: list[ScoredMemory], vectors: dict[tuple[str, str], np.ndarray],
+                         threshold: float) -> list[ScoredMemory]:
+    """Greedy, best first: keep a memory unless its cosine to one already kept is >= threshold.
+
+    Rephrasings of one question ("Got it. What did I plant?" / "What did I plant?") would otherwise
+    take every context slot and push out the memory that answers it. Memories without a stored
+    vector of the active model are kept.
+    """
+    kept: list[ScoredMemory] = []
+    kept_vecs: list[np.ndarray] = []
+    for s in ranked:
+        vec = vectors.get((s.memory.instance, s.memory.id))
+        if vec is not None and any(float(vec @ k) >= threshold for k in kept_vecs):
+            continue
+        kept.append(s)
+        if vec is not None:
+            kept_vecs.append(vec)
+    return kept
+
+
+def _stored_vectors(pool, embedder: Embedder, items: list[ScoredMemory]) -> dict[tuple[str, str], np.ndarray]:
+    with pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT instance, id, embedding FROM memory WHERE instance = ANY(%(instances)s) "
+            "AND id = ANY(%(ids)s) AND embedding_model = %(model)s",
+            {"instances": list({s.memory.instance for s in items}), "ids": [s.memory.id for s in items],
+             "model": embedder.name}).fetchall()
+    # The column is untyped `vector`, so pgvector hands back its Vector type rather than an array.
+    return {(r[0], r[1]): np.asarray(r[2].to_numpy() if hasattr(r[2], "to_numpy") else r[2], dtype=np.float32)
+            for r in rows}
 
 
 def fetch_candidates(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> list[Candidate]:

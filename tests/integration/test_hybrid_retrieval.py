@@ -81,3 +81,21 @@ def test_identical_texts_count_once_and_the_best_copy_stands(keyword_workbench, 
     ])
     ids = [r.memory.id for r in search(keyword_workbench, instance, "paris museum", top_k=10).results]
     assert ids == ["new", "other"]
+
+
+def test_near_duplicates_give_way_to_the_memory_that_answers(workbench, instance):
+    """With the real offline embedder: rephrasings of one question do not take every slot."""
+    questions = ["What did I plant on the balcony?", "Got it. What did I plant on the balcony?",
+                 "Thanks, that works. What did I plant on the balcony?",
+                 "Perfect, thank you. What did I plant on the balcony?"]
+    fact = "The balcony gets sun from noon until five, so I planted tomatoes and basil there."
+    workbench.index.add([MemoryRecord(instance=instance, id=f"q{i}", kind="user", content=q, created_at=NOW)
+                         for i, q in enumerate(questions)]
+                        + [MemoryRecord(instance=instance, id="fact", kind="user", content=fact, created_at=NOW)])
+
+    def top(**kw):
+        return [r.memory.id for r in search(workbench, instance, "What did I plant on the balcony?", top_k=3,
+                                            **kw).results]
+
+    assert "fact" not in top(near_duplicate=1.0)
+    assert "fact" in top()
