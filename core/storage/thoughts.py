@@ -264,12 +264,15 @@ class ThoughtStore:
         pending = feedback_pending_key(instance)
         marked = 0
         while ids := self.r.zrangebyscore(pending, "-inf", cutoff, start=0, num=500):
-            # One round trip per batch: each answer is its own key (own slot on a cluster), so the
-            # check-and-set scripts go through a non-transactional pipeline.
-            p = self.r.pipeline(transaction=False)
-            for answer_id in ids:
-                self._abandon(keys=[feedback_key(answer_id)], client=p)
-            marked += sum(int(r or 0) for r in p.execute())
+            if self.cluster:  # redis-py refuses scripts in a cluster pipeline: one call per answer
+                marked += sum(int(self._abandon(keys=[feedback_key(a)]) or 0) for a in ids)
+            else:
+                # One round trip per batch: each answer is its own key, so the check-and-set scripts
+                # go through a non-transactional pipeline.
+                p = self.r.pipeline(transaction=False)
+                for answer_id in ids:
+                    self._abandon(keys=[feedback_key(answer_id)], client=p)
+                marked += sum(int(r or 0) for r in p.execute())
             self.r.zrem(pending, *ids)
         return marked
 

@@ -20,8 +20,14 @@ from core.models import FusionProfile
 from core.remember import Remember, UiRememberParams
 from core.scoring.feedback import feedback_score
 from core.storage.profiles import ProfileStore
-from core.storage.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, Thought, ThoughtStore,
-                                   chain_key)
+from core.storage.thoughts import (
+    CATEGORY_ASSISTANT,
+    CATEGORY_METRICS,
+    CATEGORY_USER,
+    Thought,
+    ThoughtStore,
+    chain_key,
+)
 
 WRITERS, TURNS = 8, 200
 SHARED = "shared"
@@ -74,7 +80,8 @@ def test_8_writers_200_turns_on_shared_and_own_chains(fault_wb, instance):
         by_cat = Counter(t.category for t in thoughts)
         # Every thought stored once: 3 per turn, ids unique, the chain index holds exactly them.
         assert by_cat == {CATEGORY_USER: turns, CATEGORY_ASSISTANT: turns, CATEGORY_METRICS: turns}
-        assert len({t.id for t in thoughts}) == 3 * turns == fault_wb.redis().zcard(chain_key(instance, chain))
+        indexed = fault_wb.redis().zcard(chain_key(instance, chain))
+        assert len({t.id for t in thoughts}) == 3 * turns == indexed
         # Sequence numbers: no duplicate and no gap; each turn's three are consecutive.
         assert sorted(t.seq for t in thoughts) == list(range(1, 3 * turns + 1))
         # Thought numbers: each writer's turns in this chain, in sequence order, are in its own order.
