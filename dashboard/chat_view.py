@@ -17,7 +17,7 @@ def feedback_caption(fb: FeedbackRecord | None) -> str:
     if fb.continued:
         text = f"feedback {fb.feedback_score:.2f} · follow-up after {fb.time_to_next:.0f} s"
         if fb.corrected:
-            text += f" · corrected: “{fb.corrected[:80]}”"
+            text += f" · corrected: “{as_plain_markdown(fb.corrected[:80])}”"  # the user's own words
         return text + (" · abandoned first" if fb.abandoned else "")
     if fb.abandoned:
         return "abandoned: no follow-up within 10 minutes"
@@ -48,7 +48,7 @@ def render_why(metrics: Thought, *, expanded: bool = False) -> None:
         st.caption(" · ".join(f"{stage.removesuffix('_ms')} {latency.get(stage, 0):.1f} ms"
                               for stage in ("embed_ms", "search_ms", "synthesis_ms", "store_ms", "index_ms")))
         for note in x.get("notes") or []:
-            st.caption(f"ℹ️ {note}")
+            st.caption(f"ℹ️ {as_plain_markdown(note)}")  # notes quote user input (e.g. the time hint)
         context = x.get("context") or []
         if context:
             st.dataframe(context_frame(context, datetime.now(UTC)), hide_index=True, width="stretch",
@@ -72,7 +72,7 @@ def render_conversation(thoughts: list[Thought], feedback: dict[str, FeedbackRec
             with st.chat_message("user"):
                 st.markdown(as_plain_markdown(t.thought))
                 if t.tags:
-                    st.caption("tags: " + ", ".join(t.tags))
+                    st.caption("tags: " + as_plain_markdown(", ".join(t.tags)))
         elif t.category == CATEGORY_ASSISTANT:
             with st.chat_message("assistant"):
                 st.markdown(as_plain_markdown(t.thought))

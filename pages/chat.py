@@ -23,8 +23,9 @@ page = st.session_state.setdefault("chat_page", 0)
 chains = attempt("list conversations", lambda: store.chains(instance, offset=page * PAGE_SIZE, limit=PAGE_SIZE))
 total = attempt("count conversations", lambda: store.chain_count(instance)) or 0
 options = [NEW_CHAIN] + [c.chain_id for c in chains or []]
-labels = {c.chain_id: f"{c.title[:60]} · {c.turns} turns · {humanize_age(c.age_seconds)} ago"
-          for c in chains or []}
+# Labels must not change between reruns: the browser sends the selection back as its label, and a label
+# that had changed (an age ticking, a turn count growing) came back as a value that is no chain id.
+labels = {c.chain_id: f"{c.title[:60]} ({c.chain_id})" for c in chains or []}
 # A turn that started a new chain selects it on the next run (a widget's state may only be set
 # before the widget is drawn).
 if pending := st.session_state.pop("pending_chain", None):
@@ -42,6 +43,8 @@ if right.button("Older", disabled=(page + 1) * PAGE_SIZE >= total, width="stretc
     st.session_state.chat_page = page + 1
     st.rerun()
 chain_id = None if chosen == NEW_CHAIN else chosen
+if (summary := next((c for c in chains or [] if c.chain_id == chain_id), None)) is not None:
+    st.caption(f"{summary.turns} turns · last activity {humanize_age(summary.age_seconds)} ago")
 
 # -- turn settings ------------------------------------------------------------------------------
 profiles = attempt("list profiles", lambda: [p.name for p in wb.profiles.list()]) or ["balanced-default"]

@@ -1,0 +1,109 @@
+"""Stored text is shown as text, in a real browser: memories, tags and corrections holding HTML, script,
+`javascript:` links and Streamlit colour directives run nothing and show literally on the Chat page and in
+the Memory explorer (headless Chromium; skipped only where /usr/bin/chromium is missing)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from core.remember import Remember, UiRememberParams
+
+pytestmark = pytest.mark.e2e
+CHROMIUM = "/usr/bin/chromium"
+APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
+PAYLOADS = ["<script>window.__xss=1</script>", '<img src=x onerror="window.__xss=1">',
+            "[link](javascript:window.__xss=1)", ":red[colour]"]
+TAG = "[tag](javascript:window.__xss=1)"
+CORRECTION = "actually, [fix](javascript:window.__xss=1) is :red[wrong]"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def dashboard(settings, workbench, instance):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
+    port = free_port()
+    env = {**os.environ, "DATA_DIR": str(settings.data_dir), "INSTANCE": instance}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
+                break
+        except OSError:
+            time.sleep(0.2)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def settle(page) -> None:
+    """Wait until Streamlit has finished the rerun the last action started."""
+    time.sleep(0.4)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=20_000)
+    time.sleep(0.6)
+
+
+def assert_inert(page, texts: list[str]) -> None:
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert page.locator('img[src="x"]').count() == 0
+    assert page.locator('a[href^="javascript"]').count() == 0
+    assert page.locator("script:not([src])").filter(has_text="__xss").count() == 0
+    body = page.inner_text("body")
+    for text in texts:
+        assert text in body, f"{text!r} is not shown literally"
+
+
+def test_memories_with_markup_show_as_text(dashboard, workbench, instance):
+    playwright = pytest.importorskip("playwright.sync_api")
+    rm = Remember(workbench)
+    for payload in PAYLOADS:
+        rm.run(UiRememberParams(thought=f"{payload} remember the xss memory", chain_id="xss", tags=[TAG]),
+               instance=instance)
+    rm.run(UiRememberParams(thought=CORRECTION, chain_id="xss"), instance=instance)
+
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox",
+                                                                    "--disable-background-networking",
+                                                                    "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        # Chat: the stored conversation, with its tags and the correction in the feedback caption.
+        page.goto(dashboard + "/chat")
+        conversation = page.get_by_test_id("stSelectbox").filter(has_text="Conversation")
+        conversation.wait_for(timeout=30_000)
+        settle(page)
+        conversation.click()
+        page.get_by_role("option").nth(1).click()
+        settle(page)
+        assert_inert(page, [f"{x} remember the xss memory" for x in PAYLOADS] + [TAG, CORRECTION])
+        # A new turn whose extractive answer quotes those memories.
+        page.get_by_test_id("stChatInputTextArea").fill("what is the xss memory")
+        page.keyboard.press("Enter")
+        settle(page)
+        assert_inert(page, [f"{x} remember the xss memory" for x in PAYLOADS])
+
+        # Memory explorer: the search hits.
+        page.goto(dashboard + "/explorer")
+        page.get_by_label("Search stored memory").wait_for(timeout=30_000)
+        page.get_by_label("Search stored memory").fill("xss memory")
+        page.get_by_text("Full-text", exact=True).click()
+        page.get_by_role("button", name="Search", exact=True).click()
+        settle(page)
+        assert_inert(page, [f"{x} remember the xss memory" for x in PAYLOADS] + [TAG])
+        browser.close()
