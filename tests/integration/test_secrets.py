@@ -113,7 +113,8 @@ def element_texts(node) -> list[str]:
 
 
 def test_no_page_shows_a_secret(settings, workbench, monkeypatch, fake, instance):
-    Remember(workbench).run(UiRememberParams(thought="my dog likes the beach", chain_id="c"), instance=instance)
+    Remember(workbench).run(UiRememberParams(thought="my dog likes the beach", chain_id="c"),
+                            instance=instance)
     monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("LLM_BASE_URL", fake.url + "/v1")
     monkeypatch.setenv("LLM_API_KEY", KEY)
