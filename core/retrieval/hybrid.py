@@ -31,6 +31,7 @@ class SearchRequest(BaseModel):
     top_k: int = Field(5, ge=1, le=1000)
     pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg before fusion")
     search_type: Literal["hybrid", "vector", "text"] = Field("hybrid", description="which legs run")
+    distinct: bool = Field(True, description="identical texts count once (the best-scored copy)")
     near_duplicate: float = Field(0.9, gt=0, le=1, allow_inf_nan=False,
                                   description="a result whose cosine to a better one reaches this is left "
                                               "out (1 keeps near-duplicates)")
@@ -68,7 +69,8 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *, now: datetime
     t1 = time.perf_counter()
     candidates = fetch_candidates(pool, embedder, req, qvec)
     scored = fuse(candidates, req.profile, now or datetime.now(UTC))
-    ranked = [s for s in distinct_contents(scored) if s.score.semantic >= req.similarity_threshold]
+    ranked = [s for s in (distinct_contents(scored) if req.distinct else scored)
+              if s.score.semantic >= req.similarity_threshold]
     if req.near_duplicate < 1 and len(ranked) > req.top_k:
         head = ranked[: 4 * req.top_k]
         ranked = drop_near_duplicates(head, _stored_vectors(pool, embedder, head), req.near_duplicate)

@@ -182,7 +182,9 @@ class RetrieveMemoryOp(Op):
                                "context; available: query")
         req = SearchRequest(query=ctx.query, instance=ctx.instance, top_k=min(1000, 2 * p.pool_size),
                             pool_size=p.pool_size, profile=ctx.profile,
-                            similarity_threshold=p.similarity_threshold, kinds=p.kinds)
+                            similarity_threshold=p.similarity_threshold, kinds=p.kinds,
+                            # The seed's RetrieveMemory dedupes itself, visibly in the trace.
+                            distinct=False, near_duplicate=1.0)
         found = hybrid_search(wb.pool(), wb.embedder, req, now=ctx.now)
         found_list = [ScopeMemory(memory=s.memory, retrieval=s.score) for s in found.results]
         unique = dedupe_by_content(found_list)
