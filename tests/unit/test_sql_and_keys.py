@@ -22,7 +22,8 @@ EXECUTORS = {"execute", "executemany", "copy"}
 # Locals interpolated into SQL text, each reviewed: (file, name) -> why it is safe.
 REVIEWED = {
     ("core/storage/memory_bank.py", "table"): "set to one of two literal table names just above",
-    ("core/storage/memory_index.py", "clause"): "joined from literals 'instance = %s', 'embedding_model = %s'",
+    ("core/storage/memory_index.py", "clause"): "joined from the literals 'instance = %s' and "
+                                                "'embedding_model = %s'",
 }
 # sql.SQL arguments derived from constants only: (file, constant) -> why.
 REVIEWED_SQL = {("core/retrieval/hybrid.py", "'m.' + c.strip()"): "column names split from ROW_COLUMNS"}
@@ -108,7 +109,8 @@ def test_redis_keys_come_from_validating_key_functions():
             if rel(path) != KEY_MODULE:
                 problems.append(f"{where}: builds a Redis key; call the key functions of {KEY_MODULE}")
                 continue
-            calls = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            calls = {n.func.id for n in ast.walk(fn)
+                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
             if not calls & {"validate_id", "_chain"}:
                 problems.append(f"{where}: joins ids into a key without validate_id")
             for b in builds:  # every interpolated part is itself a validating call
