@@ -57,6 +57,7 @@ def register(cli: click.Group) -> None:
     @profiles.command("list")
     @click.pass_obj
     def list_(ctx) -> None:
+        """The shipped presets and saved profiles, and the instance's active one."""
         from core.cli import emit
 
         wb = ctx.wb
@@ -74,6 +75,7 @@ def register(cli: click.Group) -> None:
     @click.option("--activate", is_flag=True)
     @click.pass_obj
     def save(ctx, name, method, w_sem, w_text, w_rec, tau_s, rrf_k, activate) -> None:
+        """Save a custom profile (weights must sum to 1); the last write wins."""
         from core.cli import emit
         from core.models import FusionProfile
 
@@ -89,6 +91,7 @@ def register(cli: click.Group) -> None:
     @click.argument("name")
     @click.pass_obj
     def activate_(ctx, name) -> None:
+        """Make NAME the profile every ui_remember call of the instance uses."""
         from core.cli import emit
 
         wb = ctx.wb
