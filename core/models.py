@@ -34,6 +34,24 @@ class EventTime(BaseModel):
         return (self.year, self.month, self.day, self.hour, self.weekday)
 
 
+class MemoryContext(BaseModel):
+    """The messages around a memory in its conversation, nearest first (at most three each side).
+
+    Searched with less weight than the memory's own words and never shown as its content: a reply
+    like "Yes, last weekend!" is found by the question it answers (see `core.storage.memory_text`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    before: list[str] = Field([], max_length=3)
+    after: list[str] = Field([], max_length=3)
+
+    @field_validator("before", "after")
+    @classmethod
+    def _storable(cls, v: list[str]) -> list[str]:
+        return [pg_json(t[:4000]) for t in v]  # a neighbour's gist is in its first lines
+
+
 class MemoryRecord(BaseModel):
     """A memory to write into the index."""
 
@@ -48,6 +66,7 @@ class MemoryRecord(BaseModel):
     event_time: EventTime = EventTime()
     tags: list[str] = []
     metadata: dict[str, Any] = {}
+    context: MemoryContext = MemoryContext()
 
     @field_validator("instance", "id")
     @classmethod

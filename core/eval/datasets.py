@@ -24,8 +24,9 @@ from core.errors import InvalidInput, explain_validation
 from core.ids import ID_PATTERN, validate_id
 from core.models import MemoryRecord
 from core.storage.memory_index import event_time_of
+from core.storage.memory_text import with_conversation_context
 
-LOADER_VERSION = "locomo-turns-1"  # part of each instance's content hash: change it when records change
+LOADER_VERSION = "locomo-turns-3"  # part of each instance's content hash: change it when records change
 LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.json)"
 _DIA_RE = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
 
@@ -148,6 +149,7 @@ def locomo_sample(sample: dict, *, instance_prefix: str = "eval-locomo") -> tupl
             records.append(MemoryRecord(instance=instance, id=memory_id_of(dia), kind="turn", content=content,
                                         created_at=at, chain_id=f"session-{n}", event_time=event_time_of(at),
                                         metadata={"dia_id": dia, "session": n, "sample_id": sample_id}))
+    records = with_conversation_context(records)  # a turn is searched with its neighbours' words too
     known = {r.id for r in records}
     queries: list[EvalQuery] = []
     skipped: dict[str, int] = {}

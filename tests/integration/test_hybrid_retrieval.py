@@ -1,12 +1,14 @@
 """Hybrid retrieval on real Postgres with the keyword embedder: exact order and scores."""
 
 from datetime import UTC, datetime, timedelta
-from math import exp, sqrt
+from math import exp, log, sqrt
 
+import numpy as np
 import pytest
 
-from core.models import PRESET_PROFILES, FusionProfile, MemoryRecord
+from core.models import PRESET_PROFILES, EventTime, FusionProfile, MemoryContext, MemoryRecord
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+from tests.support.embedders import keyword_vector
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 
@@ -31,8 +33,9 @@ def search(wb, instance, query, **kw):
 
 
 def test_exact_scores_follow_the_formula(keyword_workbench, memories):
-    res = search(keyword_workbench, memories, "paris museum", top_k=10)
+    res = search(keyword_workbench, memories, "paris museum", top_k=10, feedback=0)
     by_id = {r.memory.id: r.score for r in res.results}
+    # feedback=0: the query's vector alone (test_feedback_refines_the_query_vector has the default).
     # cosines with the query vector (paris + museum)/√2: a = 1, b = 1/√2, c = d = 0.
     # text: a matches both words and b one, so after normalising by the best, a = 1 and 0 < b < 1.
     assert by_id["a"].semantic == pytest.approx(1.0, abs=1e-6)
@@ -43,6 +46,67 @@ def test_exact_scores_follow_the_formula(keyword_workbench, memories):
     assert b.combined == pytest.approx(0.6 / sqrt(2) + 0.25 * b.text + 0.15 * exp(-1), abs=1e-6)
     assert by_id["c"].combined == pytest.approx(0.15 * exp(-3600 / 86400), abs=1e-6)
     assert [r.memory.id for r in res.results] == ["a", "b", "c", "d"]
+
+
+def test_feedback_refines_the_query_vector(keyword_workbench, memories):
+    """semantic = cosine to q + 0.5 * mean(vectors of the 3 best text matches): here a and b."""
+    res = search(keyword_workbench, memories, "paris museum", top_k=10)
+    by_id = {r.memory.id: r.score for r in res.results}
+    a, b = keyword_vector("paris", "museum"), keyword_vector("paris")
+    q = keyword_vector("paris", "museum") + 0.5 * (a + b) / 2
+    q /= np.linalg.norm(q)
+    assert by_id["a"].semantic == pytest.approx(float(a @ q), abs=1e-5)
+    assert by_id["b"].semantic == pytest.approx(float(b @ q), abs=1e-5)
+    assert by_id["c"].semantic == 0 and by_id["d"].semantic == 0
+    assert by_id["b"].combined == pytest.approx(0.6 * float(b @ q) + 0.25 * by_id["b"].text + 0.15 * exp(-1),
+                                                abs=1e-5)
+
+
+def bm25_part(tf: float, dl: float, avgdl: float, k1: float = 1.2, b: float = 0.3) -> float:
+    return tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def idf(n: int, df: int) -> float:
+    return log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def test_text_score_is_bm25(keyword_workbench, memories):
+    """The raw text score is BM25 over the instance: N = 4 memories, lexemes a: paris museum (dl 2),
+    b: paris (1), c: dog (1), d: franc budget (2), so avgdl = 1.5, df(paris) = 2, df(museum) = 1."""
+    res = search(keyword_workbench, memories, "paris museum", top_k=10, include_shared=False)
+    by_id = {r.memory.id: r.score for r in res.results}
+    a = (idf(4, 2) + idf(4, 1)) * bm25_part(1, 2, 1.5)
+    b = idf(4, 2) * bm25_part(1, 1, 1.5)
+    assert by_id["a"].text == pytest.approx(1.0, abs=1e-6)
+    assert by_id["b"].text == pytest.approx(b / a, abs=1e-5)
+    assert by_id["c"].text == 0 and by_id["d"].text == 0
+
+
+def test_neighbours_and_dates_are_searched_with_less_weight(keyword_workbench, instance):
+    """tf weights: the memory's own words 1, its neighbours' 0.4 (distance 1) and 0.2 (2–3), its date's
+    0.5; so a reply is found by the question before it, below a memory saying the word itself."""
+    at = NOW - timedelta(days=3)
+    keyword_workbench.index.add([
+        MemoryRecord(instance=instance, id="q", kind="turn", content="dog", created_at=at),
+        MemoryRecord(instance=instance, id="reply", kind="turn", content="budget", created_at=at,
+                     context=MemoryContext(before=["dog"])),
+        MemoryRecord(instance=instance, id="far", kind="turn", content="france", created_at=at,
+                     context=MemoryContext(before=["museum", "x", "dog"])),
+        MemoryRecord(instance=instance, id="dated", kind="turn", content="paris", created_at=at,
+                     event_time=EventTime(year=2026, month=5, day=29)),
+    ])
+    res = search(keyword_workbench, instance, "dog", top_k=10, include_shared=False, search_type="text")
+    raw = {r.memory.id: r.score.text for r in res.results}
+    # dl: q 1; reply 1 + 0.4; far 1 + 0.4 + 0.2 + 0.2 (its date is unknown); dated 1 + 3 × 0.5.
+    avgdl = (1 + 1.4 + 1.8 + 2.5) / 4
+    expect = {"q": bm25_part(1, 1, avgdl), "reply": bm25_part(0.4, 1.4, avgdl),
+              "far": bm25_part(0.2, 1.8, avgdl)}
+    assert [r.memory.id for r in res.results] == ["q", "reply", "far"]
+    for id_, value in expect.items():  # one idf for all, so the normalised scores are ratios of the parts
+        assert raw[id_] == pytest.approx(value / expect["q"], abs=1e-5)
+    dated = search(keyword_workbench, instance, "29 May 2026", top_k=10, include_shared=False,
+                   search_type="text")
+    assert [r.memory.id for r in dated.results] == ["dated"]
 
 
 def test_profiles_change_the_order(keyword_workbench, memories):
