@@ -15,12 +15,19 @@ import psycopg
 from pydantic import BaseModel
 
 from core.errors import ServiceUnavailable
-from core.models import MemoryRecord
+from core.models import MemoryContext, MemoryRecord
 from core.storage.memory_index import MemoryIndex, event_time_of
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, ThoughtStore
+from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
 
 log = logging.getLogger(__name__)
 KIND_OF = {CATEGORY_USER: "user", CATEGORY_ASSISTANT: "assistant"}
+CONTEXT_SPAN = 3      # messages before a thought searched with it (see core.storage.memory_text)
+CONTEXT_WINDOW = 40   # how far back in the chain those are looked for
+
+
+def _searchable(t: Thought) -> bool:
+    """User thoughts and LLM answers; an extractive answer only quotes other memories."""
+    return t.category in KIND_OF and t.extra.get("synthesis") != "extractive"
 
 
 class IndexSync(BaseModel):
@@ -39,8 +46,22 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500) -> 
                 grouped[(item["instance"], item["chain_id"])].append(item["id"])
             records = []
             for (instance, chain), ids in grouped.items():
-                for t in store.get_many(instance, chain, ids):
-                    if t.category in KIND_OF:
+                wanted = set(ids)
+                # The chain's recent thoughts give each new one its conversation context.
+                thread = [t for t in store.chain_thoughts(instance, chain, last=CONTEXT_WINDOW)
+                          if _searchable(t)]
+                for i, t in enumerate(thread):
+                    if t.id in wanted:
+                        before = [p.thought for p in reversed(thread[max(0, i - CONTEXT_SPAN):i])]
+                        records.append(MemoryRecord(
+                            instance=t.instance, id=t.id, kind=KIND_OF[t.category], content=t.thought,
+                            created_at=t.timestamp, chain_id=t.chain_id, event_time=event_time_of(t.timestamp),
+                            tags=t.tags, metadata={"thought_number": t.thought_number},
+                            context=MemoryContext(before=before)))
+                        wanted.discard(t.id)
+                # Thoughts older than the window (a long backlog) are indexed without context.
+                for t in store.get_many(instance, chain, wanted):
+                    if _searchable(t):
                         records.append(MemoryRecord(
                             instance=t.instance, id=t.id, kind=KIND_OF[t.category], content=t.thought,
                             created_at=t.timestamp, chain_id=t.chain_id, event_time=event_time_of(t.timestamp),

@@ -143,3 +143,14 @@ def test_temporal_restricts_and_bad_temporal_is_refused(workbench, instance):
     with pytest.raises(InvalidInput, match="temporal"):
         Remember(workbench).run(UiRememberParams(thought="x", temporal="the day of the blue moon"),
                                 instance=instance)
+
+
+def test_indexed_thoughts_carry_their_conversation_context(workbench, instance):
+    rm = Remember(workbench)
+    rm.run(UiRememberParams(thought="Where should we go hiking this weekend?", chain_id="ctx"), instance=instance)
+    r = rm.run(UiRememberParams(thought="Yes, with the kids!", chain_id="ctx"), instance=instance)
+    with workbench.pool().connection() as conn:
+        context = conn.execute("SELECT context FROM memory WHERE instance = %s AND id = %s",
+                               (instance, r.thought1_id)).fetchone()[0]
+    # The previous user turn; the extractive answer between them quotes other memories and is left out.
+    assert context["before"] == ["Where should we go hiking this weekend?"]
