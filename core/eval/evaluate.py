@@ -80,15 +80,18 @@ def ensure_loaded(wb, dataset: EvalDataset, progress: Progress | None = None) ->
 
 
 def search_request(q: EvalQuery, dataset: EvalDataset, profile: FusionProfile, top_k: int,
-                   pool_size: int) -> SearchRequest:
+                   pool_size: int, search_type: str = "hybrid") -> SearchRequest:
     return SearchRequest(query=q.query, instance=q.instance, top_k=top_k, pool_size=pool_size,
-                         profile=profile,
+                         profile=profile, search_type=search_type,
                          include_shared=dataset.include_shared)
 
 
 def evaluate(wb, dataset: EvalDataset, profile: FusionProfile, ks: tuple[int, ...] = (1, 5, 10, 25), *,
-             pool_size: int = 50, progress: Progress | None = None) -> EvalReport:
-    """Retrieve the top max(ks) for every query with `profile` and score them against the labels."""
+             pool_size: int = 50, progress: Progress | None = None,
+             search_type: str = "hybrid") -> EvalReport:
+    """Retrieve the top max(ks) for every query with `profile` and score them against the labels.
+
+    `search_type` "vector" or "text" runs one leg alone (the benchmarks' dense baseline)."""
     t0 = time.perf_counter()
     ks = tuple(sorted(set(ks)))
     load = ensure_loaded(wb, dataset, progress)
@@ -99,8 +102,8 @@ def evaluate(wb, dataset: EvalDataset, profile: FusionProfile, ks: tuple[int, ..
 
     def one(q: EvalQuery) -> tuple[list[str], float]:
         t = time.perf_counter()
-        found = hybrid_search(wb.pool(), wb.embedder, search_request(q, dataset, profile, ks[-1], pool_size),
-                              now=q.now)
+        found = hybrid_search(wb.pool(), wb.embedder,
+                              search_request(q, dataset, profile, ks[-1], pool_size, search_type), now=q.now)
         return [s.memory.id for s in found.results], (time.perf_counter() - t) * 1000
 
     with ThreadPoolExecutor(max_workers=4) as ex:  # the pool has 8 connections; leave some to the app

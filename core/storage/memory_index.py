@@ -82,6 +82,11 @@ class MemoryIndex:
     def partition_name(instance: str) -> str:
         return f"memory_p_{hashlib.sha1(validate_id(instance, 'instance').encode()).hexdigest()[:16]}"
 
+    @staticmethod
+    def postings_name(instance: str) -> str:
+        """The instance's partition of the text postings (`core.storage.memory_text`)."""
+        return "memory_t_" + MemoryIndex.partition_name(instance).removeprefix("memory_p_")
+
     def partition_exists(self, instance: str, *, conn=None) -> bool:
         if instance in self._known_partitions:
             return True
@@ -95,7 +100,10 @@ class MemoryIndex:
         return found
 
     def mark_partition(self, instance: str) -> None:
+        from core.storage.partitions import note_partition
+
         self._known_partitions.add(instance)
+        note_partition(self.pool, instance, self.partition_name(instance))  # searchable at once here
 
     def ensure_partition(self, instance: str) -> None:
         validate_id(instance, "instance")
@@ -108,7 +116,8 @@ class MemoryIndex:
                 sql.Identifier(relname), sql.Literal(instance)))
             conn.execute("INSERT INTO memory_partition (instance, relname) VALUES (%s, %s) "
                          "ON CONFLICT DO NOTHING", (instance, relname))
-        self._known_partitions.add(instance)
+            conn.execute("SELECT memory_term_partition(%s, %s)", (instance, relname))  # its text postings
+        self.mark_partition(instance)
 
     # -- writes -----------------------------------------------------------------------------
 

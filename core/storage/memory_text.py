@@ -61,6 +61,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                   + cardinality(array_positions(u.weights, 'D')) * 0.5)::real
   FROM unnest(doc) u
 $$;
+-- BM25's saturation at a reference length: the order each posting list is read in (scores use avgdl).
+CREATE OR REPLACE FUNCTION memory_impact(tf real, dl real) RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT tf / (tf + 1.2 * (0.7 + 0.3 * dl / 32.0)) $$;
 """
 
 # Run after the `memory` table exists: upgrade an older table, then the postings and their triggers.
@@ -82,9 +85,15 @@ BEGIN
       GENERATED ALWAYS AS (memory_tsv(content, context, ev_year, ev_month, ev_day)) STORED;
     DROP TABLE IF EXISTS memory_term, memory_lexeme;
   END IF;
+  -- Postings kept in one table before they were partitioned like `memory`: rebuilt below.
+  IF EXISTS (SELECT 1 FROM pg_class WHERE relname = 'memory_term' AND relkind = 'r') THEN
+    DROP TABLE memory_term, memory_lexeme;
+  END IF;
 END $$;
 -- The text leg reads postings, not a GIN index over tsv: drop it (it only cost ingest time).
 DROP INDEX IF EXISTS memory_tsv;
+-- Partitioned by instance like `memory`, so a new instance's postings are built in a table of their
+-- own and indexed once (bulk loads), and an instance's posting lists are read without the others'.
 CREATE TABLE IF NOT EXISTS memory_term (
     instance text NOT NULL,
     lexeme   text COLLATE "C" NOT NULL,
@@ -92,7 +101,14 @@ CREATE TABLE IF NOT EXISTS memory_term (
     tf       real NOT NULL,
     dl       real NOT NULL,
     impact   real NOT NULL
-);
+) PARTITION BY LIST (instance);
+CREATE OR REPLACE FUNCTION memory_term_partition(inst text, memory_rel text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE rel text := 'memory_t_' || substr(memory_rel, length('memory_p_') + 1);
+BEGIN
+  EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF memory_term FOR VALUES IN (%L)', rel, inst);
+  RETURN rel;
+END $$;
 CREATE INDEX IF NOT EXISTS memory_term_read ON memory_term (instance, lexeme, impact DESC)
   INCLUDE (id, tf, dl);
 CREATE TABLE IF NOT EXISTS memory_lexeme (
@@ -115,8 +131,9 @@ RETURNS void LANGUAGE sql AS $$
       AND m.id = t.id
   ), added AS (
     INSERT INTO memory_term (instance, lexeme, id, tf, dl, impact)
-    SELECT t.instance, t.lexeme, t.id, t.tf, d.dl, t.tf / (t.tf + 1.2 * (0.7 + 0.3 * d.dl / 32.0))
+    SELECT t.instance, t.lexeme, t.id, t.tf, d.dl, memory_impact(t.tf, d.dl) AS impact
     FROM t JOIN d USING (instance, id, sign) WHERE t.sign > 0
+    ORDER BY 1, 2, impact DESC  -- in index order: many postings go in several times faster
   ), counts AS (
     SELECT instance, lexeme, sum(sign) AS df, 0::double precision AS len FROM t GROUP BY instance, lexeme
     UNION ALL
@@ -164,35 +181,45 @@ BEGIN
       FOR EACH STATEMENT EXECUTE FUNCTION memory_text_changed();
     CREATE TRIGGER memory_text_del AFTER DELETE ON memory REFERENCING OLD TABLE AS oldrows
       FOR EACH STATEMENT EXECUTE FUNCTION memory_text_changed();
-    -- Rows already in the table (an older database) get their postings once.
-    PERFORM memory_text_rebuild(instance) FROM memory_partition;
   END IF;
+END $$;
+DO $$
+DECLARE p record;
+BEGIN
+  -- Instances without a postings partition (an older database) get it and their postings, once.
+  FOR p IN SELECT instance, relname FROM memory_partition
+           WHERE to_regclass('memory_t_' || substr(relname, length('memory_p_') + 1)) IS NULL LOOP
+    PERFORM memory_term_partition(p.instance, p.relname);
+    PERFORM memory_text_rebuild(p.instance);
+  END LOOP;
 END $$;
 """
 
 
-def text_leg(filtered: bool, where: sql.Composable, exclude: bool) -> sql.Composed:
+def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Composable,
+             postings: sql.Composable) -> sql.Composed:
     """CTEs ending in `t (instance, id, tr)`: the `%(tpool)s` memories of `%(instances)s` with the best
     BM25 score for `%(text)s`.
 
     Unfiltered, each query word's posting list is read in impact order, `%(kpost)s` postings at most
-    (on LoCoMo, 100 per word rank exactly as reading them all). With filters on other columns
+    (on LoCoMo, 100 per word rank exactly as reading them all). `table` and `postings` are the
+    instance's partitions of `memory` and `memory_term` (or the parents). With filters on other columns
     (`filtered`: `where` over `m`), every posting is read and checked against its memory, since the
     filter may reject the first postings.
     """
     if filtered:
-        postings = sql.SQL("""
+        read = sql.SQL("""
     SELECT lx.idf, pt.instance, pt.id, pt.tf, pt.dl
-    FROM lx JOIN memory_term pt ON pt.lexeme = lx.lexeme AND pt.instance = ANY(%(instances)s)
-    JOIN memory m ON m.instance = pt.instance AND m.id = pt.id
-    WHERE {where}""").format(where=where)
+    FROM lx JOIN {postings} pt ON pt.lexeme = lx.lexeme AND pt.instance = ANY(%(instances)s)
+    JOIN {table} m ON m.instance = pt.instance AND m.id = pt.id
+    WHERE {where}""").format(where=where, table=table, postings=postings)
     else:
-        postings = sql.SQL("""
+        read = sql.SQL("""
     SELECT lx.idf, pt.instance, pt.id, pt.tf, pt.dl
     FROM unnest(%(instances)s::text[]) AS i(instance) CROSS JOIN lx
-    CROSS JOIN LATERAL (SELECT x.instance, x.id, x.tf, x.dl FROM memory_term x
+    CROSS JOIN LATERAL (SELECT x.instance, x.id, x.tf, x.dl FROM {postings} x
                         WHERE x.instance = i.instance AND x.lexeme = lx.lexeme
-                        ORDER BY x.impact DESC LIMIT %(kpost)s) pt""")
+                        ORDER BY x.impact DESC LIMIT %(kpost)s) pt""").format(postings=postings)
     return sql.SQL("""
 ql AS (
     SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', %(text)s)) u
@@ -201,9 +228,10 @@ ql AS (
     FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''
 ), lx AS MATERIALIZED (  -- once per query word, not once per posting
     SELECT l.lexeme, ln(1 + (st.n - l.df + 0.5) / (l.df + 0.5)) AS idf
-    FROM (SELECT x.lexeme, sum(x.df)::float8 AS df FROM memory_lexeme x JOIN ql ON ql.lexeme = x.lexeme
-          WHERE x.instance = ANY(%(instances)s) GROUP BY x.lexeme HAVING sum(x.df) > 0) l, st
-), p AS ({postings}
+    FROM (SELECT x.lexeme, sum(x.df)::float8 AS df FROM memory_lexeme x
+          WHERE x.instance = ANY(%(instances)s) AND x.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))
+          GROUP BY x.lexeme HAVING sum(x.df) > 0) l, st
+), p AS ({read}
 ), t AS (
     SELECT p.instance, p.id,
            sum(p.idf * p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * p.dl / st.avgdl))) AS tr
@@ -211,7 +239,7 @@ ql AS (
     GROUP BY p.instance, p.id
     ORDER BY tr DESC, p.id
     LIMIT %(tpool)s
-)""").format(postings=postings, k1=sql.Literal(K1), b=sql.Literal(B),
+)""").format(read=read, k1=sql.Literal(K1), b=sql.Literal(B),
              exclude=sql.SQL("WHERE p.id <> ALL(%(exclude)s)") if exclude and not filtered else sql.SQL(""))
 
 

@@ -1,0 +1,53 @@
+"""Which instances have a partition of the memory index, remembered per process.
+
+Hybrid retrieval names an instance's partition table itself (see `core.retrieval.hybrid_sql`), so it
+needs to know it exists. Partitions are never dropped: one found is remembered for good. An instance
+without one is asked about again at every search, except the shared "Federation" instance, which is
+searched beside every instance and usually has no memories: its absence is remembered for a few
+seconds, so memories shared from another process show up within that time (at once in this one).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from core.storage.memory_index import FEDERATION
+
+ABSENT_TTL_S = 5.0
+
+_lock = threading.Lock()
+_present: dict[tuple[str, str], str] = {}   # (database, instance) -> partition table
+_absent: dict[tuple[str, str], float] = {}  # (database, Federation) -> when it was found absent
+
+
+def _db(pool) -> str:
+    return getattr(pool, "conninfo", "")
+
+
+def note_partition(pool, instance: str, relname: str) -> None:
+    """Called by the writers of this process when they create or find a partition."""
+    with _lock:
+        _present[(_db(pool), instance)] = relname
+        _absent.pop((_db(pool), instance), None)
+
+
+def searched_partitions(pool, instances: list[str]) -> list[str]:
+    """The partition tables of those instances that have one, in the instances' order."""
+    db, now = _db(pool), time.monotonic()
+    with _lock:
+        unknown = [i for i in instances if (db, i) not in _present
+                   and not (i == FEDERATION and now - _absent.get((db, i), -ABSENT_TTL_S) < ABSENT_TTL_S)]
+    if unknown:
+        with pool.connection() as conn:
+            rows = conn.execute("SELECT instance, relname FROM memory_partition WHERE instance = ANY(%s)",
+                                (unknown,)).fetchall()
+        found = dict(rows)
+        with _lock:
+            for i in unknown:
+                if i in found:
+                    _present[(db, i)] = found[i]
+                else:
+                    _absent[(db, i)] = now
+    with _lock:
+        return [_present[(db, i)] for i in instances if (db, i) in _present]
