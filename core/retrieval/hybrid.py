@@ -111,19 +111,24 @@ def drop_near_duplicates(ranked: list[ScoredMemory], vectors: dict[tuple[str, st
     have close vectors without saying the same thing.
     """
     adjacent = adjacent or {}
-    kept: list[tuple[ScoredMemory, np.ndarray]] = []
+    kept: list[ScoredMemory] = []
+    kept_vecs: np.ndarray | None = None  # one row per kept memory with a vector, compared in one product
     out: list[ScoredMemory] = []
     for s in ranked:
         key = (s.memory.instance, s.memory.id)
         vec = vectors.get(key)
-        if vec is not None and any(
-                float(vec @ kv) >= threshold and k.memory.content not in adjacent.get(key, ())
-                and s.memory.content not in adjacent.get((k.memory.instance, k.memory.id), ())
-                for k, kv in kept):
-            continue
+        if vec is not None and kept_vecs is not None:
+            close = np.flatnonzero(kept_vecs[: len(kept)] @ vec >= threshold)
+            if any(kept[j].memory.content not in adjacent.get(key, ())
+                   and s.memory.content not in adjacent.get((kept[j].memory.instance, kept[j].memory.id), ())
+                   for j in close):
+                continue
         out.append(s)
         if vec is not None:
-            kept.append((s, vec))
+            if kept_vecs is None:
+                kept_vecs = np.empty((len(ranked), len(vec)), dtype=np.float32)
+            kept_vecs[len(kept)] = vec
+            kept.append(s)
     return out
 
 

@@ -1,0 +1,82 @@
+"""What the benchmarks share: the machine they ran on, percentiles, and a Workbench on servers of
+their own (never the user's data directory or external servers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from core.config import load_settings
+from core.runtime import Workbench
+from core.services import EmbeddedPostgres, EmbeddedRedis
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def machine() -> dict:
+    """CPU model, cores, RAM and Python version, as the README table shows them."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram_gb = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                ram_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "ram_gb": ram_gb, "python": platform.python_version(),
+            "os": f"{platform.system()} {platform.release()}", "date": datetime.now(UTC).strftime("%Y-%m-%d")}
+
+
+def percentiles(values_ms: list[float], qs=(50, 95, 99)) -> dict[str, float]:
+    if not values_ms:
+        return {f"p{q}": 0.0 for q in qs}
+    return {f"p{q}": round(float(np.percentile(values_ms, q)), 3) for q in qs}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (Linux reports KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+@contextmanager
+def bench_workbench(data_dir: str | None = None, *, keep: bool = False) -> Iterator[Workbench]:
+    """A Workbench on embedded Redis and Postgres in `data_dir` (a fresh temporary one by default, removed
+    afterwards), with the offline embedder and no LLM whatever the environment says."""
+    fresh = data_dir is None
+    path = Path(data_dir or tempfile.mkdtemp(prefix="wb-bench-"))  # short: Unix socket paths are limited
+    settings = load_settings(data_dir=path, redis_url=None, database_url=None, embedder="wordllama",
+                             groq_api_key=None, llm_base_url=None, openai_api_key=None)
+    wb = Workbench(settings)
+    try:
+        yield wb
+    finally:
+        wb.close()
+        if fresh and not keep:
+            EmbeddedRedis(path).stop()
+            EmbeddedPostgres(path).stop()
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def write_json(result: dict, out: str | None) -> None:
+    text = json.dumps(result, indent=2)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text + "\n")
+    print(text)

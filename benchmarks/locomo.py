@@ -1,0 +1,151 @@
+"""Retrieval quality on LoCoMo:
+`python -m benchmarks.locomo --data PATH [--profile P] [--json OUT] [--small] [--samples IDS]`.
+
+Each conversation goes into its own instance through the product's ingest path (`core.eval`'s LoCoMo
+loader: turns as memories, each with its conversation neighbours as context, the session date as
+its time; `MemoryIndex.bulk_load`). Each question of categories 1–4 with evidence is answered by the
+product's retrieval (`hybrid_search` with the profile, top 25), scored by `core.eval.evaluate`:
+Recall@1/5/10/25 (LoCoMo's own: the fraction of a question's evidence turns in the top k), per
+category id and over 1–4. Latency p50/p95 comes from a second, sequential pass (query embedding
+included). Baselines on the same turns: BM25 alone (`rank_bm25`'s BM25Okapi over each conversation's
+turns, lower-cased words), the product's dense leg alone (its vector leg, cosine order), and the
+published DRAGON row. Offline embedder, no LLM. `--small`: the first 2 conversations, 40 questions
+each (smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.common import bench_workbench, machine, write_json
+from core.errors import InvalidInput
+from core.eval.datasets import LOCOMO_DOWNLOAD, EvalDataset, default_locomo_path, load_dataset
+from core.eval.evaluate import evaluate, search_request
+from core.eval.metrics import compute_metrics, metric_names
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile
+
+KS = (1, 5, 10, 25)
+CATEGORIES = ("1", "2", "3", "4")
+# LoCoMo paper (Maharana et al., ACL 2024), Table 3, turn-level retrieval over dialog turns.
+DRAGON = {"R@5": 0.567, "R@10": 0.662, "R@25": 0.767, "R@50": 0.827,
+          "source": "LoCoMo paper, Table 3 (DRAGON, dialog turns)"}
+DEFAULT_DATA_DIR = ".data/bench"
+
+
+def recall_rows(table) -> tuple[dict, dict]:
+    """(overall, by category) as {"R@k": value} from a MetricsTable."""
+    def row(values: dict) -> dict:
+        return {f"R@{k}": round(values[f"recall@{k}"], 4) for k in KS}
+
+    by_cat = {r.category: row(r.values) | {"questions": r.queries}
+              for r in table.rows if r.category != "overall"}
+    overall = next(r for r in table.rows if r.category == "overall")
+    return row(overall.values) | {"questions": overall.queries}, by_cat
+
+
+def bm25_baseline(dataset: EvalDataset) -> dict:
+    """BM25Okapi (rank_bm25, defaults k1 1.5, b 0.75) over each conversation's turn texts."""
+    from rank_bm25 import BM25Okapi
+
+    def words(text: str) -> list[str]:
+        return re.findall(r"[a-z0-9]+", text.lower())
+
+    ranked: dict[str, list[str]] = {}
+    for corpus in dataset.corpora:
+        ids = [r.id for r in corpus.records]
+        bm25 = BM25Okapi([words(r.content) for r in corpus.records])
+        for q in (q for q in dataset.queries if q.instance == corpus.instance):
+            scores = bm25.get_scores(words(q.query))
+            order = sorted(range(len(ids)), key=lambda i: (-scores[i], i))[: KS[-1]]
+            ranked[q.qid] = [ids[i] for i in order]
+    table = compute_metrics({q.qid: q.relevant for q in dataset.queries}, ranked,
+                            {q.qid: q.category for q in dataset.queries}, metric_names(KS))
+    overall, by_cat = recall_rows(table)
+    return overall | {"by_category": by_cat}
+
+
+def latency(wb, dataset: EvalDataset, profile: FusionProfile) -> dict:
+    """One query at a time, its embedding included (the uncached model, as for a new question)."""
+    from core.retrieval.hybrid import hybrid_search
+
+    embedder = getattr(wb.embedder, "inner", wb.embedder)
+    times = []
+    for q in dataset.queries:
+        t = time.perf_counter()
+        hybrid_search(wb.pool(), embedder, search_request(q, dataset, profile, KS[-1], 50), now=q.now)
+        times.append((time.perf_counter() - t) * 1000)
+    times = times[10:] if len(times) > 20 else times  # first queries open connections, prepare statements
+    return {"p50": round(statistics.median(times), 2),
+            "p95": round(sorted(times)[max(0, int(len(times) * 0.95) - 1)], 2), "queries": len(times)}
+
+
+def small(dataset: EvalDataset) -> EvalDataset:
+    keep = {c.instance for c in dataset.corpora[:2]}
+    per: dict[str, int] = {}
+    queries = []
+    for q in dataset.queries:
+        if q.instance in keep and per.get(q.instance, 0) < 40:
+            per[q.instance] = per.get(q.instance, 0) + 1
+            queries.append(q)
+    return dataset.model_copy(update={"corpora": dataset.corpora[:2], "queries": queries})
+
+
+def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
+        samples: list[str] | None = None, data_dir: str | None = DEFAULT_DATA_DIR) -> dict:
+    dataset = load_dataset(data, samples=samples)
+    dataset = dataset.model_copy(update={"queries": [q for q in dataset.queries if q.category in CATEGORIES]})
+    if smoke:
+        dataset = small(dataset)
+    with bench_workbench(data_dir) as wb:
+        profile = PRESET_PROFILES.get(profile_name) or wb.profiles.get(profile_name)
+        report = evaluate(wb, dataset, profile, KS)
+        overall, by_cat = recall_rows(report.table)
+        dense_profile = FusionProfile(name="dense-leg-alone", w_sem=1.0, w_text=0.0, w_rec=0.0)
+        dense = evaluate(wb, dataset, dense_profile, KS, search_type="vector")
+        dense_overall, dense_cat = recall_rows(dense.table)
+        lat = latency(wb, dataset, profile)
+    return {
+        "overall": overall, "by_category": by_cat,
+        "baselines": {"bm25": bm25_baseline(dataset), "dense": dense_overall | {"by_category": dense_cat},
+                      "dragon": DRAGON},
+        "latency_ms": lat,
+        "profile": profile.model_dump(), "data": data.name, "conversations": len(dataset.corpora),
+        "samples": samples, "skipped": dataset.skipped, "embedder": "wordllama (offline)", "llm": None,
+        "machine": machine(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path,
+                    help="a LoCoMo-format JSON file (default: ../shared/bench/locomo_dev.json)")
+    ap.add_argument("--profile", default=DEFAULT_PROFILE, help="fusion profile (preset or saved name)")
+    ap.add_argument("--json", metavar="OUT", help="write the result as JSON to OUT")
+    ap.add_argument("--small", action="store_true", help="smoke run: 2 conversations, 40 questions each")
+    ap.add_argument("--samples", help="comma-separated sample ids to keep (e.g. a held-out split)")
+    ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
+                    help=f"servers' directory (default {DEFAULT_DATA_DIR}; evaluation instances are reused)")
+    args = ap.parse_args(argv)
+    data = args.data or default_locomo_path()
+    if data is None or not data.is_file():
+        print(f"LoCoMo data file not found{f': {data}' if data else ''}.\n"
+              f"Download LoCoMo from {LOCOMO_DOWNLOAD}, then run:\n"
+              "  python -m benchmarks.locomo --data path/to/locomo10.json", file=sys.stderr)
+        return 2
+    try:
+        result = run(data, args.profile, smoke=args.small, data_dir=args.data_dir,
+                     samples=args.samples.split(",") if args.samples else None)
+    except InvalidInput as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    write_json(result, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

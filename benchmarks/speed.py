@@ -1,0 +1,170 @@
+"""Speed and scale: `python -m benchmarks.speed --memories N [--json OUT] [--full] [--small]`.
+
+On embedded Redis and Postgres of its own (a fresh temporary directory), with the offline embedder and
+no LLM, for N synthetic conversation memories over five instances (`benchmarks.synth`; the first
+instance holds half):
+- ingest: `MemoryIndex.bulk_load` of all N, embeddings included, memories per second, each with the
+  three messages before it as context, as `sync_index` indexes ui_remember's thoughts; 1,000 more
+  into the largest instance, which already has its indexes (`ingest_existing_per_s`); and up to
+  10,000 as a conversation import, each with three neighbours on both sides (`ingest_context_per_s`);
+  then VACUUM (ANALYZE), as autovacuum would;
+- hybrid retrieval: `hybrid_search` (top 5, the shipped default profile) for distinct questions, the
+  query's embedding included, instances drawn in proportion to their size; p50, p95, p99;
+- a ui_remember turn without an LLM (`Remember.run`, retrieval + storing + indexing): p50;
+- the Feedback page's aggregation (`load_feedback`, then every aggregate the page draws) over 10,000
+  answers written as ui_remember writes them;
+- this process's peak resident memory;
+- the peer, mem0 (`benchmarks.peer_mem0`), on the same Postgres with the same memories, embedder and
+  questions: search p50, and our p50 over its p50.
+`--full` runs N = 1,000,000; `--small` is the quick smoke run (2,000 memories, few queries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from benchmarks import synth
+from benchmarks.common import bench_workbench, machine, peak_rss_mb, percentiles, write_json
+from core.retrieval.hybrid import SearchRequest, hybrid_search
+
+INSTANCES = 5
+PREFIX = "bench"
+
+
+def measure_ingest(wb, n: int, prefix: str) -> dict:
+    t0 = time.perf_counter()
+    loaded = wb.index.bulk_load(synth.records(synth.conversations(n, instances=INSTANCES, prefix=prefix)))
+    seconds = time.perf_counter() - t0
+    # 1,000 more for the largest instance: its partition and indexes exist, so rows go in one by one.
+    extra = min(1000, max(100, n // 20))
+    more = synth.records(synth.conversations(extra, instances=1, prefix=prefix, seed=99, chain_prefix="x"))
+    t1 = time.perf_counter()
+    wb.index.bulk_load(more)
+    existing = time.perf_counter() - t1
+    # A conversation import: each memory with its neighbours as context (as the LoCoMo benchmark loads
+    # turns), so several times more text to analyse and index per memory; into an instance of its own.
+    ctx_n = min(n, 10_000)
+    t2 = time.perf_counter()
+    imported = synth.conversations(ctx_n, instances=1, prefix=f"{prefix}-import", seed=5)
+    wb.index.bulk_load(synth.records(imported, context="both"))
+    with_context = time.perf_counter() - t2
+    # What autovacuum does shortly after a large load (visibility map, planner statistics), done now so
+    # queries are measured in the steady state rather than in the minutes after the load.
+    with wb.pool().connection() as conn:
+        conn.execute("VACUUM (ANALYZE) memory, memory_term, memory_lexeme")
+    return {"ingest_per_s": round(loaded / seconds, 1), "ingest_seconds": round(seconds, 2),
+            "ingest_existing_per_s": round(extra / existing, 1),
+            "ingest_context_per_s": round(ctx_n / with_context, 1), "ingest_context_memories": ctx_n}
+
+
+def measure_hybrid(wb, questions: list[tuple[str, str]], warmup: list[tuple[str, str]]) -> dict:
+    def one(instance: str, q: str) -> tuple[float, float, float]:
+        t = time.perf_counter()
+        found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(query=q, instance=instance, top_k=5))
+        return (time.perf_counter() - t) * 1000, found.embed_ms, found.search_ms
+
+    for instance, q in warmup:  # connections, prepared statements, caches
+        one(instance, q)
+    runs = [one(instance, q) for instance, q in questions]
+    return {"hybrid_ms": percentiles([r[0] for r in runs]),
+            "hybrid_parts_p50_ms": {"embed": round(statistics.median(r[1] for r in runs), 3),
+                                    "search": round(statistics.median(r[2] for r in runs), 3)}}
+
+
+def measure_turns(wb, questions: list[str], instance: str) -> dict:
+    from core.remember import Remember, UiRememberParams
+
+    remember = Remember(wb)
+    times = []
+    for i, q in enumerate(questions):
+        t = time.perf_counter()
+        remember.run(UiRememberParams(thought=q, chain_id=f"bench-turns-{i // 4}"), instance=instance)
+        times.append((time.perf_counter() - t) * 1000)
+    times = times[3:]  # the first turns open connections and load the token counter
+    return {"turn_ms": percentiles(times, (50, 95)), "turns": len(times)}
+
+
+def measure_feedback(wb, records: int) -> dict:
+    """The Feedback page's data path: load the instance's answers, then what the page draws."""
+    from benchmarks.feedback_load import INSTANCE, write
+    from core.analytics import latency_table, load_feedback, lowest_scored, summarize, summarize_by
+
+    for chain in wb.thoughts.r.zrange(f"chains:{INSTANCE}", 0, -1):  # a previous run's answers
+        wb.thoughts.delete_chain(INSTANCE, chain)
+    write(wb, records)
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        frame = load_feedback(wb.thoughts, INSTANCE)
+        summarize(frame)
+        for by in ("day", "model", "profile"):
+            summarize_by(frame, by)
+        latency_table(frame)
+        lowest_scored(frame, 50)
+        times.append((time.perf_counter() - t) * 1000)
+    return {"feedback_ms": {"p50": round(statistics.median(times), 1)}, "feedback_records": len(frame)}
+
+
+def measure_peer(wb, n: int, questions: list[tuple[str, str]], workdir: Path, prefix: str) -> dict:
+    from benchmarks.peer_mem0 import NAME, Mem0Peer
+
+    try:
+        peer = Mem0Peer(wb.services.postgres_url(), wb.embedder, workdir)
+    except Exception as e:  # noqa: BLE001 — the peer is optional: any failure is reported, not fatal
+        return {"name": NAME, "error": f"{type(e).__name__}: {e}"}
+    added, seconds = peer.add(synth.records(synth.conversations(n, instances=INSTANCES, prefix=prefix)))
+    for instance, q in questions[:20]:
+        peer.search(instance, q)
+    times = []
+    for instance, q in questions:
+        t = time.perf_counter()
+        peer.search(instance, q)
+        times.append((time.perf_counter() - t) * 1000)
+    return {"name": NAME, "search_ms": percentiles(times, (50, 95)),
+            "ingest_per_s": round(added / seconds, 1)}
+
+
+def run(n: int, *, small: bool = False, peer: bool = True, data_dir: str | None = None,
+        prefix: str = PREFIX) -> dict:
+    sizes = [(f"{prefix}-{i}", s) for i, s in enumerate(synth.instance_sizes(n, INSTANCES))]
+    qs = synth.queries(30 if small else 500, instances=sizes)
+    warm = synth.queries(10 if small else 50, instances=sizes, seed=12)
+    result: dict = {"memories": n, "instances": dict(sizes), "machine": machine()}
+    with bench_workbench(data_dir) as wb:
+        result |= measure_ingest(wb, n, prefix)
+        result |= measure_hybrid(wb, qs, warm)
+        result["queries"] = len(qs)
+        result |= measure_turns(wb, [q for _, q in qs[: 8 if small else 43]], sizes[0][0])
+        result |= measure_feedback(wb, 200 if small else 10_000)
+        result["peak_rss_mb"] = peak_rss_mb()
+        if peer:
+            result["peer"] = measure_peer(wb, n, qs, Path(wb.settings.data_dir) / "mem0", prefix)
+            if "search_ms" in result["peer"]:
+                ours, theirs = result["hybrid_ms"]["p50"], result["peer"]["search_ms"]["p50"]
+                result["peer"]["p50_ratio_ours_over_peer"] = round(ours / theirs, 4)
+                result["peer"]["times_faster"] = round(theirs / ours, 1)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__.split("\n")[0])
+    ap.add_argument("--memories", type=int, default=None, help="how many memories (10000, 100000, ...)")
+    ap.add_argument("--json", metavar="OUT", help="write the result as JSON to OUT")
+    ap.add_argument("--full", action="store_true", help="1,000,000 memories")
+    ap.add_argument("--small", action="store_true", help="smoke run: 2,000 memories, few queries")
+    ap.add_argument("--no-peer", action="store_true", help="skip the mem0 peer")
+    ap.add_argument("--data-dir", help="servers' directory (default: a fresh temporary one, removed after)")
+    args = ap.parse_args(argv)
+    n = args.memories or (1_000_000 if args.full else 2_000 if args.small else None)
+    if n is None:
+        ap.error("give --memories N (e.g. 10000 or 100000), --full or --small")
+    write_json(run(n, small=args.small, peer=not args.no_peer, data_dir=args.data_dir), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Smoke runs of the benchmarks (`--small`) on the session's servers: they run end to end and write the
+JSON the issue fixes. Figures are not asserted: benchmarks measure, tests do not time."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from benchmarks import locomo, report, speed
+
+LOCOMO_KEYS = {"overall", "by_category", "baselines", "latency_ms"}
+RECALLS = {"R@1", "R@5", "R@10", "R@25"}
+
+
+def tiny_locomo(sample_id: str) -> dict:
+    """A LoCoMo-shaped sample with the format's pitfalls: an extra date key without a session, a
+    malformed evidence id, an integer answer, an adversarial question, an image query field."""
+    turns = [("Ana", "I adopted a puppy named Miso last weekend!"), ("Ben", "Cute! What breed is Miso?"),
+             ("Ana", "A shiba inu. She loves the park by the river."), ("Ben", "I started pottery classes."),
+             ("Ana", "Pottery sounds relaxing. Where are the classes?"), ("Ben", "At the studio on Elm street.")]
+    later = [("Ben", "My first bowl came out of the kiln today."), ("Ana", "Miso chewed my running shoes."),
+             ("Ben", "Ha! Is she going to puppy school?"), ("Ana", "Yes, every Saturday morning.")]
+
+    def session(n: int, rows) -> list[dict]:
+        out = []
+        for i, (speaker, text) in enumerate(rows, start=1):
+            turn = {"speaker": speaker, "dia_id": f"D{n}:{i}", "text": text}
+            if i == 3:
+                turn |= {"img_url": ["x.jpg"], "blip_caption": "a photo of a dog in a park", "query": "shiba"}
+            out.append(turn)
+        return out
+
+    return {
+        "sample_id": sample_id,
+        "conversation": {"speaker_a": "Ana", "speaker_b": "Ben", "session_1": session(1, turns),
+                         "session_1_date_time": "1:56 pm on 8 May, 2023", "session_2": session(2, later),
+                         "session_2_date_time": "10:00 am on 20 May, 2023",
+                         "session_3_date_time": "9:00 am on 1 June, 2023"},
+        "qa": [
+            {"question": "What breed is Ana's puppy?", "answer": "shiba inu", "evidence": ["D1:3"], "category": 4},
+            {"question": "When did Ana adopt Miso?", "answer": "the weekend before 8 May 2023",
+             "evidence": ["D1:1"], "category": 2},
+            {"question": "What hobbies does Ben have?", "answer": "pottery", "evidence": ["D1:4; D2:1"],
+             "category": 1},
+            {"question": "Would Miso like a dog park?", "answer": "likely yes", "evidence": ["D:1:3"],
+             "category": 3},
+            {"question": "How many classes a week?", "answer": 1, "evidence": ["D2:4"], "category": 4},
+            {"question": "What did Ben bake?", "adversarial_answer": "bread", "evidence": [], "category": 5},
+        ],
+    }
+
+
+@pytest.fixture
+def locomo_file(tmp_path):
+    path = tmp_path / "tiny_locomo.json"
+    tag = uuid.uuid4().hex[:8]  # fresh conversations, so this run loads its own instances
+    path.write_text(json.dumps([tiny_locomo(f"tiny-a-{tag}"), tiny_locomo(f"tiny-b-{tag}")]))
+    return path
+
+
+def test_locomo_small_writes_the_issue_json(locomo_file, data_dir, tmp_path):
+    out = tmp_path / "locomo.json"
+    assert locomo.main(["--data", str(locomo_file), "--small", "--json", str(out), "--data-dir", str(data_dir)]) == 0
+    result = json.loads(out.read_text())
+    assert LOCOMO_KEYS <= set(result)
+    assert RECALLS <= set(result["overall"])
+    assert set(result["by_category"]) == {"1", "2", "3", "4"}  # category 5 left out
+    assert {"bm25", "dense", "dragon"} <= set(result["baselines"])
+    assert RECALLS <= set(result["baselines"]["bm25"]) and RECALLS <= set(result["baselines"]["dense"])
+    assert {"p50", "p95"} <= set(result["latency_ms"])
+    assert all(0 <= result["overall"][k] <= 1 for k in RECALLS)
+    assert result["overall"]["R@25"] == 1.0  # 10 turns a conversation: every evidence turn is in the top 25
+
+
+def test_locomo_without_its_file_says_where_to_get_it(tmp_path, capsys):
+    assert locomo.main(["--data", str(tmp_path / "locomo10.json")]) == 2
+    assert "snap-research/LoCoMo" in capsys.readouterr().err
+
+
+def test_speed_small_writes_the_issue_json(data_dir, tmp_path):
+    out = tmp_path / "speed.json"
+    result = speed.run(2_000, small=True, peer=False, data_dir=str(data_dir), prefix=f"sm-{uuid.uuid4().hex[:6]}")
+    out.write_text(json.dumps(result))
+    assert result["memories"] == 2_000
+    assert result["ingest_per_s"] > 0 and result["ingest_context_per_s"] > 0
+    assert {"p50", "p95", "p99"} <= set(result["hybrid_ms"])
+    assert "p50" in result["turn_ms"] and result["peak_rss_mb"] > 0
+    assert result["feedback_records"] == 200
+
+
+def test_report_fills_the_readme_between_its_markers(locomo_file, data_dir, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    locomo.main(["--data", str(locomo_file), "--small", "--json", str(results / "locomo.json"),
+                 "--data-dir", str(data_dir)])
+    (results / "speed-2000.json").write_text(json.dumps({
+        "memories": 2000, "ingest_per_s": 1.0, "ingest_context_per_s": 1.0, "turn_ms": {"p50": 1.0},
+        "hybrid_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0}, "feedback_ms": {"p50": 1.0}, "peak_rss_mb": 1.0,
+        "peer": {"name": "mem0", "search_ms": {"p50": 10.0}, "p50_ratio_ours_over_peer": 0.1,
+                 "times_faster": 10.0}, "machine": {"cpu": "x", "cores": 2, "ram_gb": 1, "python": "3",
+                                                    "os": "y", "date": "z"}}))
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\nIntro.\n\n## Benchmarks\n\n<!-- bench:start -->old<!-- bench:end -->\n\n## Next\n")
+    args = ["--readme", str(readme), "--results", str(results)]
+    assert report.main([*args, "--check"]) == 1
+    assert report.main(args) == 0
+    text = readme.read_text()
+    assert text.startswith("# Title\n\nIntro.\n\n## Benchmarks\n\n<!-- bench:start -->") and "## Next" in text
+    assert "BM25 alone" in text and "DRAGON" in text and "| 2,000 |" in text and ">old<" not in text
+    assert report.main([*args, "--check"]) == 0
