@@ -11,6 +11,7 @@ Search is mem0's own: vector search over-fetching max(4·k, 60), a keyword searc
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterable
@@ -42,6 +43,7 @@ class Mem0Peer:
     def __init__(self, postgres_url: str, embedder: Embedder, workdir: Path, collection: str = "bench_mem0"):
         os.environ["MEM0_TELEMETRY"] = "False"
         os.environ["MEM0_DIR"] = str(workdir)
+        logging.getLogger("mem0").setLevel(logging.WARNING)  # it logs every insert at INFO
         workdir.mkdir(parents=True, exist_ok=True)
         try:
             from mem0 import Memory
