@@ -4,60 +4,16 @@ the Memory explorer (headless Chromium; skipped only where /usr/bin/chromium is 
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
 from core.remember import Remember, UiRememberParams
+from tests.e2e.conftest import launch, settle
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = "/usr/bin/chromium"
-APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 PAYLOADS = ["<script>window.__xss=1</script>", '<img src=x onerror="window.__xss=1">',
             "[link](javascript:window.__xss=1)", ":red[colour]"]
 TAG = "[tag](javascript:window.__xss=1)"
 CORRECTION = "actually, [fix](javascript:window.__xss=1) is :red[wrong]"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def dashboard(settings, workbench, instance):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
-    port = free_port()
-    env = {**os.environ, "DATA_DIR": str(settings.data_dir), "INSTANCE": instance}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
-                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
-                break
-        except OSError:
-            time.sleep(0.2)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
-def settle(page) -> None:
-    """Wait until Streamlit has finished the rerun the last action started."""
-    time.sleep(0.4)
-    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=20_000)
-    time.sleep(0.6)
 
 
 def assert_inert(page, texts: list[str]) -> None:
@@ -79,9 +35,7 @@ def test_memories_with_markup_show_as_text(dashboard, workbench, instance):
     rm.run(UiRememberParams(thought=CORRECTION, chain_id="xss"), instance=instance)
 
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox",
-                                                                    "--disable-background-networking",
-                                                                    "--disable-gpu"])
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1200})
         # Chat: the stored conversation, with its tags and the correction in the feedback caption.
         page.goto(dashboard + "/chat")
