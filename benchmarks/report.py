@@ -86,8 +86,30 @@ def speed(results: dict[str, dict]) -> list[str]:
             f"{h['p50']:.1f} / {h['p95']:.1f} / {h['p99']:.1f} | {r['turn_ms']['p50']:.1f} | "
             f"{r['feedback_ms']['p50']:.0f} | {r['peak_rss_mb']:.0f} | "
             f"{_f(peer.get('search_ms', {}).get('p50'), 1)} | "
-            + (f"{ratio:.2f} ({peer['times_faster']}× faster)" if ratio else "–") + " |")
+            + (_ratio(ratio) if ratio else "–") + " |")
+    big = runs[-1]
+    if big["memories"] >= 100_000:
+        lines += ["", budgets(big)]
     return lines
+
+
+def _ratio(ratio: float) -> str:
+    who, times = ("ours", 1 / ratio) if ratio < 1 else ("mem0", ratio)
+    return f"{ratio:.2f} ({who} {times:.1f}× faster)"
+
+
+def budgets(r: dict) -> str:
+    """DESIGN §5's budgets against the figures at the largest size measured."""
+    peer = (r.get("peer") or {}).get("p50_ratio_ours_over_peer")
+    checks = [("hybrid p50 ≤ 5 ms", r["hybrid_ms"]["p50"] <= 5, f"{r['hybrid_ms']['p50']:.1f} ms"),
+              ("p95 ≤ 15 ms", r["hybrid_ms"]["p95"] <= 15, f"{r['hybrid_ms']['p95']:.1f} ms"),
+              ("turn p50 ≤ 30 ms", r["turn_ms"]["p50"] <= 30, f"{r['turn_ms']['p50']:.1f} ms"),
+              ("ingest ≥ 5,000/s", r["ingest_per_s"] >= 5000, f"{r['ingest_per_s']:,.0f}/s"),
+              ("≥ 10× faster than the peer", peer is not None and peer <= 0.1,
+               "not measured" if peer is None else f"ours/peer {peer:.2f}")]
+    return (f"Budgets of DESIGN §5 at {r['memories']:,} memories: "
+            + "; ".join(f"{name}: {'met' if ok else 'not met'} ({value})" for name, ok, value in checks)
+            + ".")
 
 
 def machine_line(results: dict[str, dict]) -> str:

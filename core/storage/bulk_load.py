@@ -4,10 +4,12 @@ Two costs dominate a large load, and each has its remedy here:
 - Growing an HNSW index row by row is slow (measured: 534 rows/s for 20,000 rows with the index in
   place, against 7,000 rows/s without it). A new instance is therefore loaded into a table of its
   own that then becomes its partition (`ATTACH PARTITION`): its indexes are built once over all its
-  rows, in parallel, and its text postings in one statement. Until then none of it is visible, and
-  a concurrent writer of the same instance waits on the partition's advisory lock.
-- Embedding is CPU work in this process while COPY is work in the database's: the next batch is
-  embedded while the previous one is written.
+  rows, and its text postings in a table of their own, indexed once too. Until the attach commits
+  none of it is visible, and a concurrent writer of the same instance waits on the partition's
+  advisory lock.
+- Embedding is CPU work in this process while COPY and index builds are work in the database's: the
+  next batch is embedded while the previous one is written, and an instance is attached while the
+  next one loads.
 Rows of an instance that already has a partition are COPYed into it (its indexes grow row by row).
 """
 
