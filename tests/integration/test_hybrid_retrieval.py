@@ -163,3 +163,39 @@ def test_near_duplicates_give_way_to_the_memory_that_answers(workbench, instance
 
     assert "fact" not in top(near_duplicate=1.0)
     assert "fact" in top()
+
+
+def test_the_text_index_follows_deletes_and_edits_exactly(keyword_workbench, instance):
+    """Postings and counters kept by the triggers equal a rebuild from scratch after a bulk load (its
+    postings made at attach time), single adds, an edit and deletes; no deleted memory keeps one."""
+    wb = keyword_workbench
+    words = ["paris", "museum", "dog", "france", "budget", "walk", "lake", "sister", "work", "garden"]
+
+    def rec(i: int, content: str | None = None) -> MemoryRecord:
+        text = content or " ".join(words[(i + k) % len(words)] for k in range(1 + i % 4))
+        return MemoryRecord(instance=instance, id=f"m{i}", kind="turn", content=text, chain_id=f"c{i % 3}",
+                            created_at=NOW - timedelta(hours=i),
+                            event_time=EventTime(year=2026, month=5, day=1 + i % 9),
+                            context=MemoryContext(before=[words[i % 10], "a walk by the lake"], after=[words[-i % 10]]))
+
+    wb.index.bulk_load([rec(i) for i in range(40)])
+    wb.index.add([rec(i) for i in range(40, 50)])
+    wb.index.add([rec(3, "an edited memory about the garden")])
+    wb.index.delete(instance, ["m0", "m7", "m41"])
+    wb.index.delete_chain(instance, "c1")
+
+    def state():
+        with wb.pool().connection() as conn:
+            postings = conn.execute("SELECT lexeme, id, tf, round(dl::numeric, 4), round(impact::numeric, 4) "
+                                    "FROM memory_term WHERE instance = %s ORDER BY 1, 2", (instance,)).fetchall()
+            counts = conn.execute("SELECT lexeme, df, round(len::numeric, 3) FROM memory_lexeme "
+                                  "WHERE instance = %s AND df <> 0 ORDER BY 1", (instance,)).fetchall()
+        return postings, counts
+
+    kept, counts = state()
+    with wb.pool().connection() as conn:
+        conn.execute("SELECT memory_text_rebuild(%s)", (instance,))
+    assert (kept, counts) == state()
+    ids = {i for _, i, *_ in kept}
+    assert not ids & {"m0", "m7", "m41", "m1", "m4"} and {"m2", "m3", "m47"} <= ids
+    assert ("edit", "m3") in {(lexeme, i) for lexeme, i, *_ in kept}
