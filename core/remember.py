@@ -215,8 +215,8 @@ class Remember:
         latency = StageLatency()
         try:
             found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(
-                query=params.thought, instance=instance, top_k=params.top_k,
-                pool_size=max(50, 4 * params.top_k), profile=profile, search_type=params.search_type,
+                query=params.thought, instance=instance, top_k=params.top_k, profile=profile,
+                search_type=params.search_type,
                 similarity_threshold=params.similarity_threshold, since=since, until=until,
                 exclude_ids=[user_id]), now=now)
             context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms

@@ -10,9 +10,12 @@ What keeps it fast (measured on 10,000 synthetic memories, per query, see benchm
 - The text leg reads impact-ordered postings (`core.storage.memory_text`), bounded per query word.
 - Each candidate's stored vector and immediate neighbours come back with it (binary), so the
   near-duplicate pass needs no second query.
+- The statement's text is composed once per shape of request (composing it took 0.25 ms a query).
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 from psycopg import sql
@@ -22,42 +25,48 @@ from core.storage.memory_index import FEDERATION, ROW_COLUMNS
 from core.storage.memory_text import text_leg
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
+
+
 def searched_instances(instance: str, include_shared: bool) -> list[str]:
     return [instance] + ([FEDERATION] if include_shared and instance != FEDERATION else [])
 
 
-def candidate_statement(embedder: Embedder, req, qvec, partitions: list[str]) -> tuple[sql.Composed, dict]:
+# The filters a request may add, in the order their clauses appear.
+FILTERS = (("kinds", sql.SQL("m.kind = ANY(%(kinds)s)")), ("chain_id", sql.SQL("m.chain_id = %(chain_id)s")),
+           ("tags", sql.SQL("m.tags && %(tags)s")), ("since", sql.SQL("m.created_at >= %(since)s")),
+           ("until", sql.SQL("m.created_at < %(until)s")), ("exclude", sql.SQL("m.id <> ALL(%(exclude)s)")))
+FILTER_FIELDS = {"kinds": "kinds", "chain_id": "chain_id", "tags": "tags", "since": "since", "until": "until",
+                 "exclude": "exclude_ids"}
+
+
+def candidate_statement(embedder: Embedder, req, qvec, partitions: list[str]) -> tuple[bytes, dict]:
     """Both legs' candidates with their fusion inputs, stored vectors and immediate neighbours."""
-    instances = searched_instances(req.instance, req.include_shared)
-    one = len(partitions) == 1
-    table = sql.Identifier(partitions[0] if one else "memory")
-    postings = sql.Identifier("memory_t_" + partitions[0].removeprefix("memory_p_") if one else "memory_term")
-    filters = [sql.SQL("m.instance = ANY(%(instances)s)")]
-    params: dict = {"instances": instances, "q": qvec, "text": req.query,
-                    "vpool": req.pool_size if req.search_type != "text" else 0,
-                    "tpool": req.pool_size if req.search_type != "vector" else 0}
-    for value, clause, name in ((req.kinds, sql.SQL("m.kind = ANY(%(kinds)s)"), "kinds"),
-                                (req.chain_id, sql.SQL("m.chain_id = %(chain_id)s"), "chain_id"),
-                                (req.tags, sql.SQL("m.tags && %(tags)s"), "tags"),
-                                (req.since, sql.SQL("m.created_at >= %(since)s"), "since"),
-                                (req.until, sql.SQL("m.created_at < %(until)s"), "until"),
-                                (req.exclude_ids, sql.SQL("m.id <> ALL(%(exclude)s)"), "exclude")):
-        if value:
-            filters.append(clause)
+    params: dict = {"instances": searched_instances(req.instance, req.include_shared), "q": qvec,
+                    "text": req.query,
+                    "vpool": req.pool if req.search_type != "text" else 0,
+                    "tpool": req.pool if req.search_type != "vector" else 0}
+    used = []
+    for name, _ in FILTERS:
+        if value := getattr(req, FILTER_FIELDS[name]):
             params[name] = value
-    where = sql.SQL(" AND ").join(filters)
-    filtered = bool(req.kinds or req.chain_id or req.tags or req.since or req.until)
+            used.append(name)
     params["kpost"] = max(100, 4 * params["tpool"])
     params["fbk"] = FEEDBACK_DOCS if req.feedback > 0 else 0
     params["fbw"] = np.full(embedder.dim, req.feedback, dtype=np.float32)
-    vt = sql.SQL("vector({})").format(sql.Literal(embedder.dim))
-    model = sql.Literal(embedder.name)
-    # The text leg runs first: its best matches refine the query's vector (Rocchio's pseudo-relevance
-    # feedback, q' = q + feedback * mean of their vectors), which the vector leg then searches with
-    # and `semantic` is the cosine to. wordllama averages word vectors, so a question's vector is
-    # vague; the vectors of the memories sharing its rare words say what it is about (LoCoMo: +0.014
-    # R@5, +0.011 R@10). The partial HNSW index is used only when the model and the cast appear
-    # literally, as here.
+    return _statement(embedder.dim, embedder.name, tuple(partitions), tuple(used)), params
+
+
+@lru_cache(maxsize=512)
+def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tuple[str, ...]) -> bytes:
+    """The statement's text for one shape of request, composed once: composing it took 0.25 ms a query."""
+    one = len(partitions) == 1
+    table = sql.Identifier(partitions[0] if one else "memory")
+    postings = sql.Identifier("memory_t_" + partitions[0].removeprefix("memory_p_") if one else "memory_term")
+    where = sql.SQL(" AND ").join([sql.SQL("m.instance = ANY(%(instances)s)")]
+                                  + [clause for name, clause in FILTERS if name in used])
+    filtered = any(name != "exclude" for name in used)
+    vt = sql.SQL("vector({})").format(sql.Literal(dim))
+    model = sql.Literal(model_name)
     stmt = sql.SQL("""
 WITH {text_leg}, tr AS (
     SELECT instance, id, tr, row_number() OVER (ORDER BY tr DESC, id) AS trank FROM t
@@ -90,6 +99,6 @@ CROSS JOIN LATERAL (SELECT * FROM {table} m WHERE m.instance = c.instance AND m.
 LEFT JOIN vr ON vr.instance = c.instance AND vr.id = c.id
 LEFT JOIN tr ON tr.instance = c.instance AND tr.id = c.id
 """).format(vt=vt, where=where, model=model, table=table,
-            text_leg=text_leg(filtered, where, bool(req.exclude_ids), table, postings),
+            text_leg=text_leg(filtered, where, "exclude" in used, table, postings),
             cols=sql.SQL(", ").join(sql.Identifier("m", c.strip()) for c in ROW_COLUMNS.split(",")))
-    return stmt, params
+    return stmt.as_bytes(None)

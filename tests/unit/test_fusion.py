@@ -46,3 +46,16 @@ def test_presets_are_the_four_of_the_design():
     assert {n: (p.w_sem, p.w_text, p.w_rec) for n, p in PRESET_PROFILES.items()} == {
         "balanced-default": (0.60, 0.25, 0.15), "fast-chat": (0.45, 0.40, 0.15),
         "deep-research": (0.75, 0.10, 0.15), "recall-recent": (0.45, 0.15, 0.40)}
+
+
+def test_candidate_pools_grow_with_the_answer_list():
+    from core.retrieval.hybrid import POOL_MIN, SearchRequest
+
+    def pool(**kw):
+        return SearchRequest(query="q", instance="i", **kw).pool
+
+    assert pool() == pool(top_k=5) == POOL_MIN == 20  # each leg's candidates for a short answer
+    assert pool(top_k=25) == 50  # two per result asked for
+    assert pool(top_k=5, pool_size=7) == 7  # an explicit pool is kept
+    with pytest.raises(ValidationError):
+        pool(pool_size=0)
