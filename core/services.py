@@ -22,6 +22,7 @@ import psycopg
 import redis
 from filelock import FileLock
 from pgvector.psycopg import register_vector
+from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.retry import Retry
@@ -100,6 +101,21 @@ class EmbeddedRedis:
 # Embedded Postgres: pgserver (Postgres 16 + pgvector in the wheel), on a Unix socket.
 
 
+def shared_buffers_mb() -> int:
+    """The embedded server's buffer cache: a quarter of the RAM (PostgreSQL's own starting advice), at
+    least the stock 128 MB and at most 1 GB.
+
+    The stock 128 MB holds less than one large instance at 100,000 memories (its rows, HNSW graph and
+    text postings are ~320 MB), so every search read pages back from the OS: hybrid p50 was 7.2 ms
+    with the mem0 peer's tables beside ours, against 4–5 ms when they fit (benchmarks/README.md).
+    """
+    try:
+        ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError, AttributeError):
+        return 128
+    return max(128, min(1024, ram_mb // 4))
+
+
 class EmbeddedPostgres:
     def __init__(self, data_dir: Path):
         self.dir = (data_dir / "pg").resolve()
@@ -109,17 +125,39 @@ class EmbeddedPostgres:
 
         self.dir.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.dir.parent / "pg.start.lock"), timeout=60):
-            if self._postmaster_pid() is None:
+            starting = self._postmaster_pid() is None
+            if starting:
                 # pgserver caches one handle per data dir for the life of the process and would hand
                 # back the handle of a server that has since stopped; forget it so it starts again.
                 pgserver.postgres_server.PostgresServer._instances.pop(self.dir, None)
-            try:
-                server = pgserver.get_server(self.dir, cleanup_mode=None)
-            except Exception as e:  # pgserver raises plain exceptions with the server log inside
-                raise ServiceUnavailable("Postgres", f"could not start the embedded Postgres in {self.dir}: "
-                                         f"{type(e).__name__}. Remove {self.dir}/postmaster.pid if "
-                                         "no postgres process is running, then retry.") from e
+            server = self._start(pgserver)
+            if self._configure(server.get_uri()) and starting:
+                # Only a server this call started is restarted for the new settings: nobody else is
+                # connected yet. One already running keeps its settings until its next start.
+                self.stop()
+                pgserver.postgres_server.PostgresServer._instances.pop(self.dir, None)
+                server = self._start(pgserver)
         return server.get_uri()
+
+    def _start(self, pgserver):
+        try:
+            return pgserver.get_server(self.dir, cleanup_mode=None)
+        except Exception as e:  # pgserver raises plain exceptions with the server log inside
+            raise ServiceUnavailable("Postgres", f"could not start the embedded Postgres in {self.dir}: "
+                                     f"{type(e).__name__}. Remove {self.dir}/postmaster.pid if "
+                                     "no postgres process is running, then retry.") from e
+
+    @staticmethod
+    def _configure(url: str) -> bool:
+        """Write the embedded server's settings (ALTER SYSTEM); True if a restart is needed for them."""
+        wanted = shared_buffers_mb()
+        with psycopg.connect(url, autocommit=True) as conn:
+            current = conn.execute("SELECT setting::bigint * 8192 / 1048576 FROM pg_settings "
+                                   "WHERE name = 'shared_buffers'").fetchone()[0]
+            if current == wanted:
+                return False
+            conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(sql.Literal(f"{wanted}MB")))
+        return True
 
     def _postmaster_pid(self) -> int | None:
         try:
