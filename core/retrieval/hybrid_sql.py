@@ -39,10 +39,10 @@ FILTER_FIELDS = {"kinds": "kinds", "chain_id": "chain_id", "tags": "tags", "sinc
                  "exclude": "exclude_ids"}
 
 
-def candidate_statement(embedder: Embedder, req, qvec, partitions: list[str]) -> tuple[bytes, dict]:
-    """Both legs' candidates with their fusion inputs, stored vectors and immediate neighbours."""
-    params: dict = {"instances": searched_instances(req.instance, req.include_shared), "q": qvec,
-                    "text": req.query,
+def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str]) -> tuple[bytes, dict]:
+    """Both legs' candidates with their fusion inputs, stored vectors and immediate neighbours, from
+    `partitions` ({instance: partition table} of the searched instances that have memories)."""
+    params: dict = {"instances": list(partitions), "q": qvec, "text": req.query,
                     "vpool": req.pool if req.search_type != "text" else 0,
                     "tpool": req.pool if req.search_type != "vector" else 0}
     used = []
@@ -53,7 +53,7 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: list[str]) ->
     params["kpost"] = max(100, 4 * params["tpool"])
     params["fbk"] = FEEDBACK_DOCS if req.feedback > 0 else 0
     params["fbw"] = np.full(embedder.dim, req.feedback, dtype=np.float32)
-    return _statement(embedder.dim, embedder.name, tuple(partitions), tuple(used)), params
+    return _statement(embedder.dim, embedder.name, tuple(partitions.values()), tuple(used)), params
 
 
 @lru_cache(maxsize=512)

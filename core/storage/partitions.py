@@ -32,8 +32,8 @@ def note_partition(pool, instance: str, relname: str) -> None:
         _absent.pop((_db(pool), instance), None)
 
 
-def searched_partitions(pool, instances: list[str]) -> list[str]:
-    """The partition tables of those instances that have one, in the instances' order."""
+def searched_partitions(pool, instances: list[str]) -> dict[str, str]:
+    """{instance: partition table} for those instances that have one, in the instances' order."""
     db, now = _db(pool), time.monotonic()
     with _lock:
         unknown = [i for i in instances if (db, i) not in _present
@@ -50,4 +50,4 @@ def searched_partitions(pool, instances: list[str]) -> list[str]:
                 else:
                     _absent[(db, i)] = now
     with _lock:
-        return [_present[(db, i)] for i in instances if (db, i) in _present]
+        return {i: _present[(db, i)] for i in instances if (db, i) in _present}
