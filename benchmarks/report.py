@@ -75,7 +75,7 @@ def speed(results: dict[str, dict]) -> list[str]:
         "",
         ("| memories | ingest /s | ingest, conversation import /s | hybrid p50 / p95 / p99 ms "
          "| ui_remember turn p50 ms | feedback page data (10,000 answers) ms | peak RSS MB "
-         "| mem0 search p50 ms | ours / mem0 |"),
+         "| asked in turn, p50 ms: mem0 / ours | ours / mem0 |"),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
@@ -85,11 +85,15 @@ def speed(results: dict[str, dict]) -> list[str]:
             f"| {r['memories']:,} | {_n(r['ingest_per_s'])} | {_n(r.get('ingest_context_per_s'))} | "
             f"{h['p50']:.1f} / {h['p95']:.1f} / {h['p99']:.1f} | {r['turn_ms']['p50']:.1f} | "
             f"{r['feedback_ms']['p50']:.0f} | {r['peak_rss_mb']:.0f} | "
-            f"{_f(peer.get('search_ms', {}).get('p50'), 1)} | "
+            f"{_f(peer.get('search_ms', {}).get('p50'), 1)} / "
+            f"{_f((peer.get('ours_in_turn_ms') or {}).get('p50'), 1)} | "
             + (_ratio(ratio) if ratio else "–") + " |")
-    big = runs[-1]
-    if big["memories"] >= 100_000:
-        lines += ["", budgets(big)]
+    lines += ["", ("Hybrid retrieval is ours alone, question after question, embedding included; then each "
+                   "question goes to us and to mem0 in turn (same Postgres, embedder and memories), and the "
+                   "ratio is of that pass.")]
+    at_budget = [r for r in runs if r["memories"] == 100_000]  # DESIGN §5's budgets are set at 100,000
+    if at_budget:
+        lines += ["", budgets(at_budget[0])]
     return lines
 
 

@@ -9,14 +9,14 @@ instance holds half):
   10,000 as a conversation import, each with three neighbours on both sides (`ingest_context_per_s`);
   then VACUUM (ANALYZE), as autovacuum would;
 - hybrid retrieval: `hybrid_search` (top 5, the shipped default profile) for distinct questions, the
-  query's embedding included, instances drawn in proportion to their size; p50, p95, p99; the peer's
-  search for the same question right after ours, so both see the same machine;
+  query's embedding included, instances drawn in proportion to their size; p50, p95, p99;
 - a ui_remember turn without an LLM (`Remember.run`, retrieval + storing + indexing): p50;
 - the Feedback page's aggregation (`load_feedback`, then every aggregate the page draws) over 10,000
   answers written as ui_remember writes them;
 - this process's peak resident memory;
 - the peer, mem0 (`benchmarks.peer_mem0`), on the same Postgres with the same memories, embedder and
-  questions: search p50, and our p50 over its p50.
+  questions, asked in turn with ours (each question to us, then to it) in a second pass: its search
+  p50, ours in that pass, and our p50 over its p50.
 `--full` runs N = 1,000,000; `--small` is the quick smoke run (2,000 memories, few queries).
 """
 
@@ -59,8 +59,9 @@ def measure_ingest(wb, n: int, prefix: str) -> dict:
 
 
 def measure_queries(wb, questions: list[tuple[str, str]], warmup: list[tuple[str, str]], peer=None) -> dict:
-    """Our hybrid search, and the peer's search when there is one, question by question in turn, so
-    both see the same machine (other work on it changes both alike)."""
+    """Our hybrid search alone over every question (DESIGN §5's budget: our retrieval as a deployment
+    runs it). Then, when there is a peer, ours and the peer's question by question in turn, so both see
+    the same machine and each other's effect on its caches; the ratio comes from that second pass."""
     def ours(instance: str, q: str) -> tuple[float, float, float]:
         t = time.perf_counter()
         found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(query=q, instance=instance, top_k=5))
@@ -75,17 +76,18 @@ def measure_queries(wb, questions: list[tuple[str, str]], warmup: list[tuple[str
         ours(instance, q)
         if peer is not None:
             theirs(instance, q)
-    runs, peer_times = [], []
-    for instance, q in questions:
-        runs.append(ours(instance, q))
-        if peer is not None:
-            peer_times.append(theirs(instance, q))
+    runs = [ours(instance, q) for instance, q in questions]
     out = {"hybrid_ms": percentiles([r[0] for r in runs]),
            "hybrid_parts_p50_ms": {"embed": round(statistics.median(r[1] for r in runs), 3),
                                    "search": round(statistics.median(r[2] for r in runs), 3)},
            "queries": len(questions)}
-    if peer_times:
+    if peer is not None:
+        ours_times, peer_times = [], []
+        for instance, q in questions:
+            ours_times.append(ours(instance, q)[0])
+            peer_times.append(theirs(instance, q))
         out["peer_search_ms"] = percentiles(peer_times, (50, 95))
+        out["ours_in_turn_ms"] = percentiles(ours_times, (50, 95))
     return out
 
 
@@ -146,9 +148,13 @@ def run(n: int, *, small: bool = False, peer: bool = True, data_dir: str | None 
         prefix: str = PREFIX) -> dict:
     sizes = [(f"{prefix}-{i}", s) for i, s in enumerate(synth.instance_sizes(n, INSTANCES))]
     qs = synth.queries(30 if small else 500, instances=sizes)
-    warm = synth.queries(10 if small else 50, instances=sizes, seed=12)
+    # Warm-up: the steady state of a running service (its index pages in the buffer cache), not the
+    # first minutes after a restart: 300 other questions (none of the measured ones), for us and the
+    # peer alike.
+    warm = [w for w in synth.queries(10 if small else 300, instances=sizes, seed=12) if w not in qs]
     result: dict = {"memories": n, "instances": dict(sizes), "machine": machine()}
     with bench_workbench(data_dir) as wb:
+        wb.index.ensure_vector_index()  # servers started and schema in place: not counted as ingest
         result |= measure_ingest(wb, n, prefix)
         vacuum(wb)
         result |= measure_turns(wb, [q for _, q in qs[: 8 if small else 43]], sizes[0][0])
@@ -161,7 +167,8 @@ def run(n: int, *, small: bool = False, peer: bool = True, data_dir: str | None 
         result |= measure_queries(wb, qs, warm, competitor)
         if "peer_search_ms" in result:
             result["peer"]["search_ms"] = result.pop("peer_search_ms")
-            ours, theirs = result["hybrid_ms"]["p50"], result["peer"]["search_ms"]["p50"]
+            result["peer"]["ours_in_turn_ms"] = result.pop("ours_in_turn_ms")
+            ours, theirs = result["peer"]["ours_in_turn_ms"]["p50"], result["peer"]["search_ms"]["p50"]
             result["peer"]["p50_ratio_ours_over_peer"] = round(ours / theirs, 4)
             result["peer"]["times_faster"] = round(theirs / ours, 2)
     return result

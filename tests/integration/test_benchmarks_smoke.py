@@ -98,7 +98,8 @@ def test_report_fills_the_readme_between_its_markers(locomo_file, data_dir, tmp_
     (results / "speed-2000.json").write_text(json.dumps({
         "memories": 2000, "ingest_per_s": 1.0, "ingest_context_per_s": 1.0, "turn_ms": {"p50": 1.0},
         "hybrid_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0}, "feedback_ms": {"p50": 1.0}, "peak_rss_mb": 1.0,
-        "peer": {"name": "mem0", "search_ms": {"p50": 10.0}, "p50_ratio_ours_over_peer": 0.1,
+        "peer": {"name": "mem0", "search_ms": {"p50": 10.0}, "ours_in_turn_ms": {"p50": 1.0},
+                 "p50_ratio_ours_over_peer": 0.1,
                  "times_faster": 10.0}, "machine": {"cpu": "x", "cores": 2, "ram_gb": 1, "python": "3",
                                                     "os": "y", "date": "z"}}))
     readme = tmp_path / "README.md"
@@ -109,4 +110,5 @@ def test_report_fills_the_readme_between_its_markers(locomo_file, data_dir, tmp_
     text = readme.read_text()
     assert text.startswith("# Title\n\nIntro.\n\n## Benchmarks\n\n<!-- bench:start -->") and "## Next" in text
     assert "BM25 alone" in text and "DRAGON" in text and "| 2,000 |" in text and ">old<" not in text
+    assert "| 10.0 / 1.0 | 0.10 (ours 10.0× faster) |" in text
     assert report.main([*args, "--check"]) == 0
