@@ -106,8 +106,8 @@ def shared_buffers_mb() -> int:
     least the stock 128 MB and at most 1 GB.
 
     The stock 128 MB holds less than one large instance at 100,000 memories (its rows, HNSW graph and
-    text postings are ~320 MB), so every search read pages back from the OS: hybrid p50 was 7.2 ms
-    with the mem0 peer's tables beside ours, against 4–5 ms when they fit (benchmarks/README.md).
+    text postings are ~320 MB), so searches read pages back from the OS: with the mem0 peer's tables
+    beside ours, hybrid p50 went from 7.8 to 5.8 ms with 1 GB (benchmarks/README.md).
     """
     try:
         ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
@@ -131,7 +131,7 @@ class EmbeddedPostgres:
                 # back the handle of a server that has since stopped; forget it so it starts again.
                 pgserver.postgres_server.PostgresServer._instances.pop(self.dir, None)
             server = self._start(pgserver)
-            if self._configure(server.get_uri()) and starting:
+            if self._apply_settings(server.get_uri()) and starting:
                 # Only a server this call started is restarted for the new settings: nobody else is
                 # connected yet. One already running keeps its settings until its next start.
                 self.stop()
@@ -148,7 +148,7 @@ class EmbeddedPostgres:
                                      "no postgres process is running, then retry.") from e
 
     @staticmethod
-    def _configure(url: str) -> bool:
+    def _apply_settings(url: str) -> bool:
         """Write the embedded server's settings (ALTER SYSTEM); True if a restart is needed for them."""
         wanted = shared_buffers_mb()
         with psycopg.connect(url, autocommit=True) as conn:

@@ -31,12 +31,13 @@ def searched_instances(instance: str, include_shared: bool) -> list[str]:
     return [instance] + ([FEDERATION] if include_shared and instance != FEDERATION else [])
 
 
-# The filters a request may add, in the order their clauses appear.
-FILTERS = (("kinds", sql.SQL("m.kind = ANY(%(kinds)s)")), ("chain_id", sql.SQL("m.chain_id = %(chain_id)s")),
-           ("tags", sql.SQL("m.tags && %(tags)s")), ("since", sql.SQL("m.created_at >= %(since)s")),
-           ("until", sql.SQL("m.created_at < %(until)s")), ("exclude", sql.SQL("m.id <> ALL(%(exclude)s)")))
-FILTER_FIELDS = {"kinds": "kinds", "chain_id": "chain_id", "tags": "tags", "since": "since", "until": "until",
-                 "exclude": "exclude_ids"}
+# The filters a request may add: (parameter, SearchRequest field, clause), in the clauses' order.
+FILTERS = (("kinds", "kinds", sql.SQL("m.kind = ANY(%(kinds)s)")),
+           ("chain_id", "chain_id", sql.SQL("m.chain_id = %(chain_id)s")),
+           ("tags", "tags", sql.SQL("m.tags && %(tags)s")),
+           ("since", "since", sql.SQL("m.created_at >= %(since)s")),
+           ("until", "until", sql.SQL("m.created_at < %(until)s")),
+           ("exclude", "exclude_ids", sql.SQL("m.id <> ALL(%(exclude)s)")))
 
 
 def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str]) -> tuple[bytes, dict]:
@@ -46,8 +47,8 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
                     "vpool": req.pool if req.search_type != "text" else 0,
                     "tpool": req.pool if req.search_type != "vector" else 0}
     used = []
-    for name, _ in FILTERS:
-        if value := getattr(req, FILTER_FIELDS[name]):
+    for name, field, _ in FILTERS:
+        if value := getattr(req, field):
             params[name] = value
             used.append(name)
     params["kpost"] = max(100, 4 * params["tpool"])
@@ -63,10 +64,16 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     table = sql.Identifier(partitions[0] if one else "memory")
     postings = sql.Identifier("memory_t_" + partitions[0].removeprefix("memory_p_") if one else "memory_term")
     where = sql.SQL(" AND ").join([sql.SQL("m.instance = ANY(%(instances)s)")]
-                                  + [clause for name, clause in FILTERS if name in used])
+                                  + [clause for name, _, clause in FILTERS if name in used])
     filtered = any(name != "exclude" for name in used)
     vt = sql.SQL("vector({})").format(sql.Literal(dim))
     model = sql.Literal(model_name)
+    # The text leg runs first: its best matches refine the query's vector (Rocchio's pseudo-relevance
+    # feedback, q' = q + feedback * mean of their vectors), which the vector leg then searches with
+    # and `semantic` is the cosine to. wordllama averages word vectors, so a question's vector is
+    # vague; the vectors of the memories sharing its rare words say what it is about (LoCoMo: +0.014
+    # R@5, +0.011 R@10). The partial HNSW index is used only when the model and the cast appear
+    # literally, as here.
     stmt = sql.SQL("""
 WITH {text_leg}, tr AS (
     SELECT instance, id, tr, row_number() OVER (ORDER BY tr DESC, id) AS trank FROM t
