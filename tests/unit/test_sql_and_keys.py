@@ -60,39 +60,41 @@ def is_key(node: ast.AST) -> bool:
             and isinstance(node.values[0], ast.Constant) and node.values[0].value in KEY_PREFIXES)
 
 
+def core_calls():
+    """(module path, call) for every call in the core package."""
+    for path in CORE:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                yield rel(path), node
+
+
 def test_sql_statements_carry_no_values():
     problems, checked = [], 0
-    for path in CORE:
-        tree = ast.parse(path.read_text(), str(path))
-        for call in ast.walk(tree):
-            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                    and call.func.attr in EXECUTORS and call.args):
-                continue
-            stmt, where = call.args[0], f"{rel(path)}:{call.lineno}"
-            checked += 1
-            if is_str_format(stmt):
-                problems.append(f"{where}: SQL text built with % / + / .format")
-            elif isinstance(stmt, ast.JoinedStr):
-                for value in interpolated_names(stmt):
-                    name = value.id if isinstance(value, ast.Name) else None
-                    if name is None or not (name.isupper() or (rel(path), name) in REVIEWED):
-                        problems.append(f"{where}: f-string SQL interpolates {ast.unparse(value)}")
+    for module, call in core_calls():
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr in EXECUTORS and call.args):
+            continue
+        stmt, where = call.args[0], f"{module}:{call.lineno}"
+        checked += 1
+        if is_str_format(stmt):
+            problems.append(f"{where}: SQL text built with % / + / .format")
+        elif isinstance(stmt, ast.JoinedStr):
+            for value in interpolated_names(stmt):
+                name = value.id if isinstance(value, ast.Name) else None
+                if name is None or not (name.isupper() or (module, name) in REVIEWED):
+                    problems.append(f"{where}: f-string SQL interpolates {ast.unparse(value)}")
     assert checked > 50, "the check found almost no SQL: it no longer sees the calls"
     assert not problems, "\n".join(problems)
 
 
 def test_sql_compositions_take_literals():
     problems = []
-    for path in CORE:
-        tree = ast.parse(path.read_text(), str(path))
-        for call in ast.walk(tree):
-            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                    and call.func.attr == "SQL" and isinstance(call.func.value, ast.Name)
-                    and call.func.value.id == "sql"):
-                continue
-            (arg,) = call.args
-            if not isinstance(arg, ast.Constant) and (rel(path), ast.unparse(arg)) not in REVIEWED_SQL:
-                problems.append(f"{rel(path)}:{call.lineno}: sql.SQL({ast.unparse(arg)})")
+    for module, call in core_calls():
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "SQL"
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "sql"):
+            continue
+        (arg,) = call.args
+        if not isinstance(arg, ast.Constant) and (module, ast.unparse(arg)) not in REVIEWED_SQL:
+            problems.append(f"{module}:{call.lineno}: sql.SQL({ast.unparse(arg)})")
     assert not problems, "\n".join(problems)
 
 
