@@ -18,8 +18,8 @@ from datetime import UTC, datetime, timedelta
 
 from core.analytics import load_feedback, summarize, summarize_by
 from core.runtime import Workbench
-from core.scoring.feedback import feedback_score
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, Thought
+from core.conversation.feedback import feedback_score
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, Thought
 
 INSTANCE = "bench-feedback"
 

@@ -4,7 +4,7 @@
 Each conversation goes into its own instance through the product's ingest path (`core.eval`'s LoCoMo
 loader: turns as memories, each with its conversation neighbours as context, the session date as
 its time; `MemoryIndex.bulk_load`). Each question of categories 1–4 with evidence is answered by the
-product's retrieval (`hybrid_search` with the profile, top 25), scored by `core.eval.evaluate`:
+product's retrieval (`hybrid_search` with the profile, top 25), scored by `core.tuning.evaluate`:
 Recall@1/5/10/25 (LoCoMo's own: the fraction of a question's evidence turns in the top k), per
 category id and over 1–4. Latency p50/p95 comes from a second, sequential pass (query embedding
 included). Baselines on the same turns: BM25 alone (`rank_bm25`'s BM25Okapi over each conversation's
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from benchmarks.common import bench_workbench, machine, write_json
 from core.errors import InvalidInput
-from core.eval.datasets import LOCOMO_DOWNLOAD, EvalDataset, default_locomo_path, load_dataset
-from core.eval.evaluate import evaluate, search_request
-from core.eval.metrics import compute_metrics, metric_names
+from core.tuning.datasets import LOCOMO_DOWNLOAD, EvalDataset, default_locomo_path, load_dataset
+from core.tuning.evaluate import evaluate, search_request
+from core.tuning.metrics import compute_metrics, metric_names
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile
 
 KS = (1, 5, 10, 25)

@@ -92,7 +92,7 @@ def measure_queries(wb, questions: list[tuple[str, str]], warmup: list[tuple[str
 
 
 def measure_turns(wb, questions: list[str], instance: str) -> dict:
-    from core.remember import Remember, UiRememberParams
+    from core.conversation.turn import Remember, UiRememberParams
 
     remember = Remember(wb)
     times = []

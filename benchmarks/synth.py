@@ -17,8 +17,8 @@ from itertools import groupby
 from typing import Literal
 
 from core.models import MemoryRecord
-from core.storage.memory_index import event_time_of
-from core.storage.memory_text import with_conversation_context
+from core.index.memory_index import event_time_of
+from core.index.text import with_conversation_context
 
 TOPICS: dict[str, str] = {
     "travel": "flight hotel passport luggage airport train itinerary beach museum visa ferry hostel "

@@ -1,6 +1,6 @@
 """The shared vocabulary of the memory index and retrieval (pydantic models).
 
-Feature-specific models live beside their feature (e.g. `core.remember` for ui_remember's params).
+Feature-specific models live beside their feature (e.g. `core.conversation.turn` for ui_remember's params).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class MemoryContext(BaseModel):
     """The messages around a memory in its conversation, nearest first (at most three each side).
 
     Searched with less weight than the memory's own words and never shown as its content: a reply
-    like "Yes, last weekend!" is found by the question it answers (see `core.storage.memory_text`).
+    like "Yes, last weekend!" is found by the question it answers (see `core.index.text`).
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -12,9 +12,9 @@ from core.config import Settings, load_settings
 from core.embeddings import Embedder, make_embedder
 from core.llm import LLM, make_llm
 from core.services import Services
-from core.storage.memory_index import MemoryIndex
-from core.storage.profiles import ProfileStore
-from core.storage.thoughts import ThoughtStore
+from core.index.memory_index import MemoryIndex
+from core.retrieval.profiles import ProfileStore
+from core.conversation.thoughts import ThoughtStore
 
 
 class Workbench:

@@ -317,7 +317,7 @@ class Services:
             pool = FailFastPool(url, min_size=1, max_size=8, open=False, configure=_configure,
                                 kwargs={"autocommit": True}, timeout=10)
             pool.open(wait=True, timeout=15)
-            from core.storage.schema import ensure_schema
+            from core.schema import ensure_schema
 
             ensure_schema(pool)
             self._pool = pool

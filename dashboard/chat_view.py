@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pandas as pd
 import streamlit as st
 
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord, Thought
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord, Thought
 from dashboard.ui import as_plain_markdown, humanize_age
 
 

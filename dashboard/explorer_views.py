@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 import pandas as pd
 import streamlit as st
 
-from core.deletion import delete_bank, delete_chain, delete_memory
-from core.explorer import ExplorerSearch, chain_detail, export_chain, list_chains, search_memory
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
+from core.admin.deletion import delete_bank, delete_chain, delete_memory
+from core.admin.explorer import ExplorerSearch, chain_detail, export_chain, list_chains, search_memory
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
 from dashboard.resources import get_workbench
 from dashboard.ui import attempt, humanize_age
 

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.scoring.feedback import ABANDON_AFTER_S
+from core.conversation.feedback import ABANDON_AFTER_S
 
 SCORE = "#4C78A8"
 VOLUME = "#BFC9D9"

@@ -7,7 +7,7 @@ import logging
 import streamlit as st
 
 from core.config import load_settings
-from core.maintenance import upkeep
+from core.admin.upkeep import upkeep
 from core.runtime import Workbench
 
 log = logging.getLogger("dashboard")

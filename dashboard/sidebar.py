@@ -16,7 +16,7 @@ def _statuses() -> list[ServiceStatus]:
 
 @st.cache_data(ttl=30, show_spinner=False)
 def _instances(default: str) -> list[str]:
-    from core.storage.memory_index import MemoryIndex
+    from core.index.memory_index import MemoryIndex
 
     wb = get_workbench()
     # Instances with indexed memory, and those with conversations not indexed yet.

@@ -10,9 +10,9 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.eval.datasets import EvalDataset, default_locomo_path, load_dataset
-from core.eval.evaluate import EvalReport, evaluate
-from core.eval.optimise import DEFAULT_TAUS, OptimiseReport, fetch_pools, optimise, save_best
+from core.tuning.datasets import EvalDataset, default_locomo_path, load_dataset
+from core.tuning.evaluate import EvalReport, evaluate
+from core.tuning.optimise import DEFAULT_TAUS, OptimiseReport, fetch_pools, optimise, save_best
 from core.models import FusionProfile
 from dashboard.resources import get_workbench
 from dashboard.tune_controls import request_profile_load

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.remember import Remember, UiRememberParams, UiRememberResult
+from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
 from dashboard.chat_view import render_conversation
 from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import attempt, humanize_age, show_error

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.explorer import instances_overview
+from core.admin.explorer import instances_overview
 from dashboard.explorer_bank import render_bank
 from dashboard.explorer_views import VIEW_KEY, plain, render_chains, render_confirmation, render_search
 from dashboard.resources import current_instance, get_workbench

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.stats import overview
+from core.admin.overview import overview
 from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import attempt
 

@@ -8,7 +8,7 @@ import re
 import streamlit as st
 
 from core.ids import validate_id
-from core.retrieval.past_tasks import (
+from core.past_tasks.search import (
     DEFAULT_MAX_DISTANCE,
     DEFAULT_N_MAX,
     InternalMemoryResult,
@@ -16,7 +16,7 @@ from core.retrieval.past_tasks import (
     history,
     run_internal_memory,
 )
-from core.storage.past_tasks import TEXT_SUFFIXES, PastTaskStore, ProducedTextInput, text_from_file
+from core.past_tasks.store import TEXT_SUFFIXES, PastTaskStore, ProducedTextInput, text_from_file
 from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import attempt
 

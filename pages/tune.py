@@ -8,9 +8,9 @@ import threading
 import pandas as pd
 import streamlit as st
 
-from core.eval.compare import Comparison, compare_profiles
+from core.tuning.compare import Comparison, compare_profiles
 from core.retrieval.memoryscope import OpTrace, run_memoryscope
-from core.storage.profiles import ProfileStore
+from core.retrieval.profiles import ProfileStore
 from dashboard.resources import current_instance, get_workbench
 from dashboard.tune_controls import op_controls, profile_controls
 from dashboard.tune_eval import evaluation_panel
@@ -25,7 +25,7 @@ st.caption("Fusion weights, recency and MemoryScope's rerank: see rankings chang
 @st.cache_resource(show_spinner=False)
 def _warm_metrics() -> threading.Thread:
     """ranx compiles its numba code on first use (seconds): start that in the background once per process."""
-    from core.eval.metrics import warm_up
+    from core.tuning.metrics import warm_up
 
     thread = threading.Thread(target=warm_up, name="ranx-warm-up", daemon=True)
     thread.start()

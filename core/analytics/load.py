@@ -17,7 +17,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from core.ids import validate_id
-from core.storage.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
+from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
                                    Thought, ThoughtStore, chain_key, feedback_key, thought_key)
 
 STAGES = ("embed_ms", "search_ms", "synthesis_ms", "store_ms", "total_ms")

@@ -27,8 +27,8 @@ from core.bank.types import (BankEntryState, BankInfo, BankSnapshot, BankStats, 
 from core.errors import InvalidInput, NotFound, ServiceUnavailable
 from core.ids import validate_id
 from core.models import MemoryRecord
-from core.storage import memory_bank as db
-from core.storage.memory_index import event_time_of
+from core.bank import db as db
+from core.index.memory_index import event_time_of
 
 log = logging.getLogger(__name__)
 DEFAULT_BANK = "default"

@@ -104,7 +104,7 @@ def register(cli: click.Group) -> None:
     def bank_delete(ctx, name) -> None:
         """Delete the bank with everything in it, from every store."""
         from core.cli import emit
-        from core.deletion import delete_bank
+        from core.admin.deletion import delete_bank
 
         emit(delete_bank(ctx.wb, ctx.wb.settings.instance, name))
 
@@ -120,7 +120,7 @@ def register(cli: click.Group) -> None:
     def chains_list(ctx, page, page_size, order) -> None:
         """One page of chains, by last activity."""
         from core.cli import emit
-        from core.explorer import list_chains
+        from core.admin.explorer import list_chains
 
         emit(list_chains(ctx.wb, ctx.wb.settings.instance, page=page, page_size=page_size, order=order))
 
@@ -131,7 +131,7 @@ def register(cli: click.Group) -> None:
     @click.pass_obj
     def chains_export(ctx, chain_id, output: Path | None) -> None:
         """A chain's thoughts and feedback as JSON."""
-        from core.explorer import export_chain
+        from core.admin.explorer import export_chain
 
         doc = export_chain(ctx.wb, ctx.wb.settings.instance, chain_id)
         if output:
@@ -147,7 +147,7 @@ def register(cli: click.Group) -> None:
     def chains_delete(ctx, chain_id) -> None:
         """Delete a chain: thoughts, feedback, queued index writes and index rows."""
         from core.cli import emit
-        from core.deletion import delete_chain
+        from core.admin.deletion import delete_chain
 
         emit(delete_chain(ctx.wb, ctx.wb.settings.instance, chain_id))
 
@@ -168,7 +168,7 @@ def register(cli: click.Group) -> None:
     def memory_search(ctx, query, mode, kinds, chain_id, tags, top_k) -> None:
         """Full-text, semantic or hybrid search; each hit names its chain or bank."""
         from core.cli import emit
-        from core.explorer import ExplorerSearch, search_memory
+        from core.admin.explorer import ExplorerSearch, search_memory
 
         req = ExplorerSearch(query=query, instance=ctx.wb.settings.instance, mode=mode, kinds=list(kinds),
                              chain_id=chain_id, tags=list(tags), top_k=top_k)
@@ -182,7 +182,7 @@ def register(cli: click.Group) -> None:
     def memory_delete(ctx, memory_id, chain_id) -> None:
         """Delete one memory (a thought, a bank entry or summary, or any indexed item)."""
         from core.cli import emit
-        from core.deletion import delete_memory
+        from core.admin.deletion import delete_memory
 
         emit(delete_memory(ctx.wb, ctx.wb.settings.instance, memory_id, chain_id=chain_id))
 

@@ -27,7 +27,7 @@ def register(cli: click.Group) -> None:
                  search_type, thought_number, total_thoughts, final, request_id, brief) -> None:
         """Run one ui_remember turn and print the result as JSON."""
         from core.cli import emit
-        from core.remember import Remember, UiRememberParams
+        from core.conversation.turn import Remember, UiRememberParams
 
         params = UiRememberParams(  # validated before any server starts
             thought=text, chain_id=chain_id, style=style, top_k=top_k, profile=profile,
@@ -46,7 +46,7 @@ def register(cli: click.Group) -> None:
     def sweep(ctx) -> None:
         """Mark answers with no follow-up for 10 minutes as abandoned; index queued thoughts."""
         from core.cli import emit
-        from core.maintenance import upkeep
+        from core.admin.upkeep import upkeep
 
         emit(upkeep(ctx.wb))
 

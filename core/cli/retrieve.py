@@ -12,7 +12,7 @@ import click
 
 
 def _profile(wb, name: str | None, instance: str):
-    from core.storage.profiles import ProfileStore
+    from core.retrieval.profiles import ProfileStore
 
     store = ProfileStore(wb.pool())
     return store.get(name) if name else store.active(instance)
@@ -87,11 +87,11 @@ def register(cli: click.Group) -> None:
     def eval_cmd(ctx, data_path: Path, instance_opt, profile, ks, pool_size, samples, optimise, metric,
                  save_as, activate, json_out) -> None:
         """Evaluate a fusion profile on labelled queries: Recall@k, nDCG@k, MRR per category."""
-        from core.eval.datasets import load_dataset
-        from core.eval.evaluate import evaluate
-        from core.eval.metrics import parse_metric
-        from core.eval.optimise import fetch_pools, save_best
-        from core.eval.optimise import optimise as run_optimiser
+        from core.tuning.datasets import load_dataset
+        from core.tuning.evaluate import evaluate
+        from core.tuning.metrics import parse_metric
+        from core.tuning.optimise import fetch_pools, save_best
+        from core.tuning.optimise import optimise as run_optimiser
 
         try:
             cutoffs = tuple(sorted({int(k) for k in ks.split(",") if k.strip()}))

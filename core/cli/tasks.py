@@ -27,7 +27,7 @@ def register(cli: click.Group) -> None:
         same user becomes a new version of the same task execution (as an upload on the page does).
         """
         from core.cli import emit
-        from core.storage.past_tasks import PastTaskStore
+        from core.past_tasks.store import PastTaskStore
 
         items = [_read(path, ctx, user_id, task, icon) for path in files]
         wb = ctx.wb
@@ -54,7 +54,7 @@ def register(cli: click.Group) -> None:
                execution_id: str | None) -> None:
         """Print the internal memory tool's result for QUERY: the seed's list, plus distance and date."""
         from core.cli import emit
-        from core.retrieval.past_tasks import run_internal_memory
+        from core.past_tasks.search import run_internal_memory
 
         q = _query(ctx, query, user_id, max_distance, n_max)
         result = run_internal_memory(ctx.wb, q, execution_id=execution_id)
@@ -69,7 +69,7 @@ def register(cli: click.Group) -> None:
     def list_(ctx, user_id: str, limit: int) -> None:
         """The user's produced texts, newest first (latest version; deleted ones marked)."""
         from core.cli import emit
-        from core.storage.past_tasks import PastTaskStore
+        from core.past_tasks.store import PastTaskStore
 
         wb = ctx.wb
         texts = PastTaskStore(wb.pool(), wb.embedder).list_texts(_instance(ctx), _user(user_id), limit=limit)
@@ -82,7 +82,7 @@ def register(cli: click.Group) -> None:
     @click.pass_obj
     def delete(ctx, execution_pk: int, user_id: str, restore: bool) -> None:
         """Mark the produced text of a task execution deleted by its user (never searched again)."""
-        from core.storage.past_tasks import PastTaskStore
+        from core.past_tasks.store import PastTaskStore
 
         wb = ctx.wb
         PastTaskStore(wb.pool(), wb.embedder).mark_deleted(_instance(ctx), _user(user_id), execution_pk,
@@ -96,7 +96,7 @@ def register(cli: click.Group) -> None:
     def history_(ctx, user_id: str, limit: int) -> None:
         """The user's past internal memory queries and their results, newest first."""
         from core.cli import emit
-        from core.retrieval.past_tasks import history
+        from core.past_tasks.search import history
 
         emit([{"execution_id": h.execution_id, "query": h.query, "status": h.status,
                "created_at": h.created_at.isoformat(), "error": h.error,
@@ -109,7 +109,7 @@ def register(cli: click.Group) -> None:
     @click.pass_obj
     def embed(ctx) -> None:
         """Embed every version lacking a vector of the active embedding model (after a model change)."""
-        from core.storage.past_tasks import PastTaskStore
+        from core.past_tasks.store import PastTaskStore
 
         wb = ctx.wb
         done = PastTaskStore(wb.pool(), wb.embedder).embed_pending(
@@ -132,7 +132,7 @@ def _read(path: Path, ctx, user_id: str, task: str, icon: str | None):
     from pydantic import ValidationError
 
     from core.errors import explain_validation
-    from core.storage.past_tasks import TEXT_SUFFIXES, ProducedTextInput, text_from_file
+    from core.past_tasks.store import TEXT_SUFFIXES, ProducedTextInput, text_from_file
 
     if path.suffix.lower() not in TEXT_SUFFIXES:
         raise InvalidInput(f"{path}: only Markdown or text files ({', '.join(TEXT_SUFFIXES)}) "
@@ -157,7 +157,7 @@ def _query(ctx, query: str, user_id: str, max_distance: float | None, n_max: int
     from pydantic import ValidationError
 
     from core.errors import explain_validation
-    from core.retrieval.past_tasks import PastTaskQuery
+    from core.past_tasks.search import PastTaskQuery
 
     given = {k: v for k, v in {"max_distance": max_distance, "n_max": n_max}.items() if v is not None}
     try:

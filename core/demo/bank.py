@@ -127,7 +127,7 @@ def reset(wb: Workbench) -> None:
 
 
 def _remove(wb: Workbench, instance: str, name: str) -> None:
-    from core.deletion import delete_bank
+    from core.admin.deletion import delete_bank
 
     try:
         delete_bank(wb, instance, name)

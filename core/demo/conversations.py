@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 
 # (chain id, days ago, hour, tags, [(seconds since previous turn, user text)])

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from core.llm import NoLLM
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 
 PREFIX = "fb-"

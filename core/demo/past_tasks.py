@@ -13,8 +13,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from core.demo.past_tasks_content import USERS
-from core.retrieval.past_tasks import PastTaskQuery, run_internal_memory
-from core.storage.past_tasks import PastTaskStore, ProducedTextInput
+from core.past_tasks.search import PastTaskQuery, run_internal_memory
+from core.past_tasks.store import PastTaskStore, ProducedTextInput
 
 # One query per user, made through the tool so the history is not empty.
 DEMO_QUERIES = {"maria.lopez": "Stripe SDK crash iOS release", "tom.becker": "late pallet deliveries penalty",

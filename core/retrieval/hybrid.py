@@ -2,9 +2,9 @@
 
 The database does the heavy lifting: the vector leg is an HNSW scan of the instance's partition,
 the text leg BM25 over the memory's words, its conversation neighbours' and its date's, read from
-impact-ordered postings (`core.storage.memory_text`); their union comes back with each candidate's
+impact-ordered postings (`core.index.text`); their union comes back with each candidate's
 cosine similarity, text score and per-leg ranks. Fusion is then the pure maths of
-`core.scoring.fusion`.
+`core.retrieval.fusion`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from core.embeddings import Embedder
 from core.ids import pg_json, validate_id
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
 from core.retrieval.hybrid_sql import candidate_statement, searched_instances
-from core.scoring.fusion import Candidate, fuse
-from core.storage.memory_index import ROW_COLUMNS, row_from_tuple
-from core.storage.partitions import searched_partitions
+from core.retrieval.fusion import Candidate, fuse
+from core.index.memory_index import ROW_COLUMNS, row_from_tuple
+from core.index.partitions import searched_partitions
 
 POOL_MIN = 20
 # The HNSW search beam (`hnsw.ef_search`) when the vector pool is smaller: pgvector's default. Over

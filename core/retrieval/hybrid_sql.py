@@ -7,7 +7,7 @@ What keeps it fast (measured on 10,000 synthetic memories, per query, see benchm
   two partitions are searched (the instance and the shared "Federation" one, when that has memories).
 - The final lookup of each candidate is a LATERAL primary-key probe: the planner otherwise hashed
   the whole partition (5 ms at 1,250 rows of wide, TOASTed rows).
-- The text leg reads impact-ordered postings (`core.storage.memory_text`), bounded per query word.
+- The text leg reads impact-ordered postings (`core.index.text`), bounded per query word.
 - Each candidate's stored vector and immediate neighbours come back with it (binary), so the
   near-duplicate pass needs no second query.
 - The statement's text is composed once per shape of request (composing it took 0.25 ms a query).
@@ -21,8 +21,8 @@ import numpy as np
 from psycopg import sql
 
 from core.embeddings import Embedder
-from core.storage.memory_index import FEDERATION, ROW_COLUMNS
-from core.storage.memory_text import text_leg
+from core.index.memory_index import FEDERATION, ROW_COLUMNS
+from core.index.text import text_leg
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
 

@@ -9,7 +9,7 @@ import pytest
 import streamlit as st
 
 from core.analytics import load_feedback, summarize
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from tests.app.conftest import open_page
 
 PAGE = "pages/feedback.py"

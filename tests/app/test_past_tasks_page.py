@@ -11,7 +11,7 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.storage.past_tasks import PastTaskStore, ProducedTextInput
+from core.past_tasks.store import PastTaskStore, ProducedTextInput
 from tests.app.conftest import open_page as open_app
 
 

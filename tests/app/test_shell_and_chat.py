@@ -1,6 +1,6 @@
 """AppTests of the dashboard shell and the Chat page."""
 
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from tests.app.conftest import open_page
 
 

@@ -11,8 +11,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core.demo.tune import records
-from core.storage.memory_index import MemoryIndex
-from core.storage.profiles import ProfileStore
+from core.index.memory_index import MemoryIndex
+from core.retrieval.profiles import ProfileStore
 from tests.integration.test_eval_optimise import mini_locomo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from tests.e2e.conftest import launch, settle
 
 pytestmark = pytest.mark.e2e

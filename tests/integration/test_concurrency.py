@@ -15,12 +15,12 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
-from core.indexing import sync_index
+from core.conversation.indexing import sync_index
 from core.models import FusionProfile
-from core.remember import Remember, UiRememberParams
-from core.scoring.feedback import feedback_score
-from core.storage.profiles import ProfileStore
-from core.storage.thoughts import (
+from core.conversation.turn import Remember, UiRememberParams
+from core.conversation.feedback import feedback_score
+from core.retrieval.profiles import ProfileStore
+from core.conversation.thoughts import (
     CATEGORY_ASSISTANT,
     CATEGORY_METRICS,
     CATEGORY_USER,

@@ -8,13 +8,13 @@ import json
 import pytest
 
 from core.bank import MemoryBank, MemoryEntry
-from core.deletion import delete_bank, delete_chain, delete_memory
+from core.admin.deletion import delete_bank, delete_chain, delete_memory
 from core.errors import NotFound
-from core.explorer import ExplorerSearch, export_chain, list_chains, search_memory
-from core.indexing import sync_index
-from core.remember import Remember, UiRememberParams
+from core.admin.explorer import ExplorerSearch, export_chain, list_chains, search_memory
+from core.conversation.indexing import sync_index
+from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
-from core.storage.thoughts import OUTBOX
+from core.conversation.thoughts import OUTBOX
 
 
 @pytest.fixture

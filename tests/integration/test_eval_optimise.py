@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from core.eval.datasets import EvalCorpus, EvalDataset, EvalQuery, load_dataset
-from core.eval.evaluate import evaluate
-from core.eval.optimise import fetch_pools, optimise, save_best, score_point
+from core.tuning.datasets import EvalCorpus, EvalDataset, EvalQuery, load_dataset
+from core.tuning.evaluate import evaluate
+from core.tuning.optimise import fetch_pools, optimise, save_best, score_point
 from core.models import PRESET_PROFILES, FusionProfile, MemoryRecord
-from core.storage.profiles import ProfileStore
+from core.retrieval.profiles import ProfileStore
 
 
 def mini_locomo(sample_id: str) -> list[dict]:
@@ -97,7 +97,7 @@ def test_optimiser_finds_the_known_best_and_agrees_with_evaluate(keyword_workben
 def test_cli_retrieve_and_eval(workbench, settings, instance, tmp_path, monkeypatch):
     from core.cli import cli
     from core.demo.tune import records
-    from core.storage.memory_index import MemoryIndex
+    from core.index.memory_index import MemoryIndex
 
     monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
     MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))

@@ -17,15 +17,15 @@ import sys
 import time
 from pathlib import Path
 
-from core.indexing import sync_index
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, OUTBOX
+from core.conversation.indexing import sync_index
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, OUTBOX
 
 KILLS = 4
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
 import itertools, sys
 from core.config import load_settings
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 from tests.support.embedders import KeywordEmbedder
 

@@ -14,14 +14,14 @@ import pytest
 
 from core.bank import MemoryBank, MemoryEntry
 from core.models import MemoryRecord
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from core.retrieval.memoryscope import ScopeParams, run_memoryscope
-from core.retrieval.past_tasks import PastTaskQuery, run_internal_memory
+from core.past_tasks.search import PastTaskQuery, run_internal_memory
 from core.retrieval.timeparse import parse_time_hint
 from core.runtime import Workbench
-from core.storage.memory_index import MemoryIndex, event_time_of
-from core.storage.past_tasks import PastTaskStore, ProducedTextInput
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER
+from core.index.memory_index import MemoryIndex, event_time_of
+from core.past_tasks.store import PastTaskStore, ProducedTextInput
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER
 from tests.support.embedders import KeywordEmbedder
 from tests.support.fake_llm import FakeLLMServer
 

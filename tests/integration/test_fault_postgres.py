@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 
-from core.indexing import sync_index
-from core.remember import Remember, UiRememberParams
+from core.conversation.indexing import sync_index
+from core.conversation.turn import Remember, UiRememberParams
 from core.services import EmbeddedPostgres
-from core.storage.thoughts import CATEGORY_USER
+from core.conversation.thoughts import CATEGORY_USER
 
 DOWN_TURNS = ["the museum in paris opens at nine", "my dog hates the weather in paris",
               "python and redis for the memory service"]

@@ -13,9 +13,9 @@ import time
 from collections import Counter
 
 from core.errors import describe
-from core.remember import Remember, UiRememberParams, UiRememberResult
+from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
 from core.services import EmbeddedRedis
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
 from tests.integration.conftest import kill_redis
 
 WRITERS = 4

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from core.analytics import load_feedback, questions_for, summarize, turn_transcript
 from core.analytics.export import read_csv
 from core.cli import cli, main
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
-from core.storage.thoughts import feedback_key
+from core.conversation.thoughts import feedback_key
 from tests.support.embedders import KeywordEmbedder
 
 T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)

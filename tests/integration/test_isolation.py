@@ -13,12 +13,12 @@ import pytest
 import streamlit as st
 
 from core.errors import InvalidInput, NotFound
-from core.explorer import ExplorerSearch, chain_detail, export_chain, search_memory
-from core.remember import Remember, UiRememberParams
+from core.admin.explorer import ExplorerSearch, chain_detail, export_chain, search_memory
+from core.conversation.turn import Remember, UiRememberParams
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.retrieval.memoryscope import run_memoryscope
-from core.retrieval.past_tasks import PastTaskQuery, history, run_internal_memory, search_past_tasks
-from core.storage.past_tasks import PastTaskStore, ProducedTextInput
+from core.past_tasks.search import PastTaskQuery, history, run_internal_memory, search_past_tasks
+from core.past_tasks.store import PastTaskStore, ProducedTextInput
 from tests.app.conftest import open_page
 
 SECRET_TEXT = "Quarterly salary review: Dana earns 91,000 EUR, bonus pending approval"

@@ -10,7 +10,7 @@ import pytest
 from core.models import FusionProfile, MemoryRecord
 from core.retrieval.memoryscope import ScopeParams, run_memoryscope
 from core.runtime import Workbench
-from core.storage.memory_index import MemoryIndex, event_time_of
+from core.index.memory_index import MemoryIndex, event_time_of
 from tests.support.embedders import KeywordEmbedder
 
 NOW = datetime(2024, 5, 15, 10, 0, tzinfo=UTC)  # Wednesday

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.retrieval.past_task_keypoints import extract_key_points
-from core.retrieval.past_tasks import PastTaskHit, PastTaskQuery, history, run_internal_memory
+from core.past_tasks.keypoints import extract_key_points
+from core.past_tasks.search import PastTaskHit, PastTaskQuery, history, run_internal_memory
 from core.runtime import Workbench
-from core.storage.past_tasks import PastTaskStore, ProducedTextInput
+from core.past_tasks.store import PastTaskStore, ProducedTextInput
 from tests.support.embedders import KeywordEmbedder
 
 

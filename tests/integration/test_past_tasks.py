@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from core.errors import InvalidInput, NotFound
-from core.retrieval.past_tasks import PastTaskQuery, history, run_internal_memory, search_past_tasks
-from core.storage.past_tasks import PastTaskStore, ProducedTextInput, text_from_file
+from core.past_tasks.search import PastTaskQuery, history, run_internal_memory, search_past_tasks
+from core.past_tasks.store import PastTaskStore, ProducedTextInput, text_from_file
 
 
 @pytest.fixture

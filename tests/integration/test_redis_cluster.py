@@ -11,10 +11,10 @@ import pytest
 from redis.crc import key_slot
 
 from core.analytics.load import load_feedback
-from core.indexing import sync_index
-from core.remember import Remember, UiRememberParams
+from core.conversation.indexing import sync_index
+from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
 from tests.support.embedders import KeywordEmbedder
 from tests.support.redis_cluster import missing_tools, redis_cluster
 

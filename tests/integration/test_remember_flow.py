@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.remember import Remember, UiRememberParams
+from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, chain_key
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, chain_key
 
 
 class Clock:

@@ -18,8 +18,8 @@ from core.analytics.export import to_csv
 from core.analytics.load import load_feedback
 from core.config import load_settings
 from core.errors import ConfigError, describe
-from core.explorer import export_chain
-from core.remember import Remember, UiRememberParams
+from core.admin.explorer import export_chain
+from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 from tests.app.conftest import open_page
 from tests.support.fake_llm import FakeLLMServer

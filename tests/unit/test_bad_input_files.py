@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from core.errors import InvalidInput
-from core.eval.datasets import EvalDataset, load_dataset
-from core.storage.past_tasks import ProducedTextInput, text_from_file
+from core.tuning.datasets import EvalDataset, load_dataset
+from core.past_tasks.store import ProducedTextInput, text_from_file
 from tests.support.hostile import FAST, check_rejection, texts
 
 leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), texts(40, big=False))

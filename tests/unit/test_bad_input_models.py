@@ -19,15 +19,15 @@ from redis.crc import key_slot
 
 from core.bank.types import MemoryQuery
 from core.errors import InvalidInput
-from core.explorer import ExplorerSearch
+from core.admin.explorer import ExplorerSearch
 from core.ids import ID_PATTERN, validate_id
 from core.models import FusionProfile
-from core.remember import STYLES, UiRememberParams
+from core.conversation.turn import STYLES, UiRememberParams
 from core.retrieval.hybrid import SearchRequest
-from core.retrieval.past_tasks import PastTaskQuery
+from core.past_tasks.search import PastTaskQuery
 from core.retrieval.timeparse import parse_time_hint
-from core.storage import thoughts as keys
-from core.storage.past_tasks import ProducedTextInput
+from core.conversation import thoughts as keys
+from core.past_tasks.store import ProducedTextInput
 from tests.support.hostile import FAST, check_rejection, fields, ids, maybe, numbers, texts
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from core.errors import InvalidInput
-from core.eval.datasets import load_dataset, normalise_dia_id, parse_session_date
-from core.eval.metrics import compute_metrics, metric_from_hits, metric_names
-from core.eval.optimise import weight_simplex
+from core.tuning.datasets import load_dataset, normalise_dia_id, parse_session_date
+from core.tuning.metrics import compute_metrics, metric_from_hits, metric_names
+from core.tuning.optimise import weight_simplex
 
 
 def test_metrics_by_hand():

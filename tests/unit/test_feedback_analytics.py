@@ -14,7 +14,7 @@ from core.analytics import (FeedbackFilter, apply_filter, build_frame, latency_t
                             previous_window, summarize, summarize_by)
 from core.analytics.export import read_csv, to_csv
 from core.demo import feedback as demo
-from core.scoring.feedback import is_acknowledgement, is_correction
+from core.conversation.feedback import is_acknowledgement, is_correction
 
 DAY1 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
 DAY2 = DAY1 + timedelta(days=1)

@@ -1,6 +1,6 @@
 import pytest
 
-from core.scoring.feedback import feedback_score, is_acknowledgement, is_correction
+from core.conversation.feedback import feedback_score, is_acknowledgement, is_correction
 
 
 @pytest.mark.parametrize("seconds, text, expected", [

@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.models import PRESET_PROFILES, FusionProfile, MemoryRow
-from core.scoring.fusion import Candidate, fuse, fuse_rrf, normalise_max, recency_score
+from core.retrieval.fusion import Candidate, fuse, fuse_rrf, normalise_max, recency_score
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 

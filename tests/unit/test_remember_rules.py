@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from core.remember import UiRememberParams, choose_model
+from core.conversation.turn import UiRememberParams, choose_model
 
 
 def test_model_selection_heuristic():

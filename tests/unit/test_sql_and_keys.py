@@ -5,7 +5,7 @@
   interpolate module constants (UPPER_CASE) or a few reviewed locals chosen among literals.
 - `sql.SQL(...)` is given literals only: anything dynamic goes in through `sql.Identifier`,
   `sql.Literal` or a placeholder.
-- Redis key prefixes appear only in the key functions of `core/storage/thoughts.py`, and each of them
+- Redis key prefixes appear only in the key functions of `core/conversation/thoughts.py`, and each of them
   validates the ids it joins (`validate_id`, directly or through `_chain`).
 - The dashboard and the pages run no SQL and build no Redis key themselves.
 """
@@ -21,8 +21,8 @@ UI = sorted([*(ROOT / "dashboard").rglob("*.py"), *(ROOT / "pages").rglob("*.py"
 EXECUTORS = {"execute", "executemany", "copy"}
 # Locals interpolated into SQL text, each reviewed: (file, name) -> why it is safe.
 REVIEWED = {
-    ("core/storage/memory_bank.py", "table"): "set to one of two literal table names just above",
-    ("core/storage/memory_index.py", "clause"): "joined from the literals 'instance = %s' and "
+    ("core/bank/db.py", "table"): "set to one of two literal table names just above",
+    ("core/index/memory_index.py", "clause"): "joined from the literals 'instance = %s' and "
                                                 "'embedding_model = %s'",
 }
 # sql.SQL arguments derived from constants only: (file, constant) -> why.
@@ -30,7 +30,7 @@ REVIEWED_SQL = {("core/retrieval/hybrid.py", "'m.' + c.strip()"): "column names 
 # The literal text before the first id of every key layout (an f-string starting exactly so builds a key).
 KEY_PREFIXES = {"thought:", "chain:", "chainmeta:", "chains:", "request:", "feedback:index:",
                 "feedback:pending:", "voice:feedback:"}
-KEY_MODULE = "core/storage/thoughts.py"
+KEY_MODULE = "core/conversation/thoughts.py"
 
 
 def rel(path: Path) -> str:

@@ -1,5 +1,5 @@
 from core.tokens import count_tokens
-from core.tool_input import ChatMessage, ToolInputSchema, format_query
+from core.conversation.tool_input import ChatMessage, ToolInputSchema, format_query
 
 
 def test_standard_format_has_the_three_headers_on_their_own_lines():

@@ -33,7 +33,7 @@ def run_memoryscope(wb, query: str, *, instance: str | None = None, profile: Fus
     """Run the flow for `query` on `instance` (default: the INSTANCE setting) with a fusion profile
     (default: the instance's active one). `now` stands in for the current time when set_query has no
     timestamp parameter."""
-    from core.storage.profiles import ProfileStore
+    from core.retrieval.profiles import ProfileStore
 
     t0 = time.perf_counter()
     instance = instance or wb.settings.instance

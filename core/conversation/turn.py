@@ -20,17 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.errors import InvalidInput, ProviderError, ServiceUnavailable, WorkbenchError
 from core.ids import validate_id
-from core.indexing import sync_index
+from core.conversation.indexing import sync_index
 from core.llm import Completion, Message
-from core.llm.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
+from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
 from core.models import FusionProfile, ScoredMemory
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.runtime import Workbench
-from core.scoring.feedback import feedback_score
-from core.storage.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
+from core.conversation.feedback import feedback_score
+from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
                                    Thought)
 from core.tokens import count_tokens
-from core.tool_input import ChatMessage, ToolInputSchema, format_query
+from core.conversation.tool_input import ChatMessage, ToolInputSchema, format_query
 
 DEEP_CONTEXT_THRESHOLD = 8  # more context items than this → the deep model
 STYLES = ("default", "deep", "chronological")

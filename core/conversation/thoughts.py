@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from core.errors import ServiceUnavailable
 from core.ids import validate_id
-from core.scoring.feedback import ABANDON_AFTER_S, Feedback
+from core.conversation.feedback import ABANDON_AFTER_S, Feedback
 
 CATEGORY_USER = "ui_remember:user"
 CATEGORY_ASSISTANT = "ui_remember:assistant"

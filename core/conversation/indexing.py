@@ -16,12 +16,12 @@ from pydantic import BaseModel
 
 from core.errors import ServiceUnavailable
 from core.models import MemoryContext, MemoryRecord
-from core.storage.memory_index import MemoryIndex, event_time_of
-from core.storage.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
+from core.index.memory_index import MemoryIndex, event_time_of
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
 
 log = logging.getLogger(__name__)
 KIND_OF = {CATEGORY_USER: "user", CATEGORY_ASSISTANT: "assistant"}
-CONTEXT_SPAN = 3      # messages before a thought searched with it (see core.storage.memory_text)
+CONTEXT_SPAN = 3      # messages before a thought searched with it (see core.index.text)
 CONTEXT_WINDOW = 40   # how far back in the chain those are looked for
 
 

@@ -21,7 +21,7 @@ turns say as much as long ones (b 0.75 was 0.03 R@5 worse).
 
 The index is a postings table, partitioned by instance like `memory` and kept by statement triggers
 on `memory` (every insert, update and delete, whoever makes it; bulk loads of a new instance build
-it directly, see `core.storage.bulk_load`): one row per (memory, lexeme) with tf, dl and an `impact`
+it directly, see `core.index.bulk_load`): one row per (memory, lexeme) with tf, dl and an `impact`
 (the BM25 saturation at a reference length) that orders each posting list, so a query reads only the
 first `kpost` postings of each of its words instead of every memory containing them — the cost of a
 common word stays bounded at 100,000 memories. `memory_lexeme` keeps df per lexeme, and under the

@@ -22,10 +22,10 @@ from psycopg_pool import ConnectionPool
 from core.embeddings import Embedder
 from core.ids import validate_id
 from core.models import EventTime, MemoryRecord, MemoryRow
-from core.storage.memory_text import ANALYSIS_DDL, TEXT_INDEX_DDL
-from core.storage.vectors import ensure_model_hnsw_index
+from core.index.text import ANALYSIS_DDL, TEXT_INDEX_DDL
+from core.index.vectors import ensure_model_hnsw_index
 
-# tsv: the memory's words, its neighbours' and its date's, by weight (see core.storage.memory_text).
+# tsv: the memory's words, its neighbours' and its date's, by weight (see core.index.text).
 DDL = ANALYSIS_DDL + """
 CREATE TABLE IF NOT EXISTS memory (
     instance        text        NOT NULL,
@@ -84,7 +84,7 @@ class MemoryIndex:
 
     @staticmethod
     def postings_name(instance: str) -> str:
-        """The instance's partition of the text postings (`core.storage.memory_text`)."""
+        """The instance's partition of the text postings (`core.index.text`)."""
         return "memory_t_" + MemoryIndex.partition_name(instance).removeprefix("memory_p_")
 
     def partition_exists(self, instance: str, *, conn=None) -> bool:
@@ -100,7 +100,7 @@ class MemoryIndex:
         return found
 
     def mark_partition(self, instance: str) -> None:
-        from core.storage.partitions import note_partition
+        from core.index.partitions import note_partition
 
         self._known_partitions.add(instance)
         note_partition(self.pool, instance, self.partition_name(instance))  # searchable at once here
@@ -153,8 +153,8 @@ class MemoryIndex:
 
     def bulk_load(self, records: Iterable[MemoryRecord], *, batch_size: int = 2000,
                   progress: Any = None) -> int:
-        """Fast ingest for large sets (imports, benchmarks, demo data): see `core.storage.bulk_load`."""
-        from core.storage.bulk_load import bulk_load
+        """Fast ingest for large sets (imports, benchmarks, demo data): see `core.index.bulk_load`."""
+        from core.index.bulk_load import bulk_load
 
         return bulk_load(self, records, batch_size=batch_size, progress=progress)
 

@@ -14,7 +14,7 @@ from core.errors import NotFound
 from core.ids import validate_id
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.runtime import Workbench
-from core.storage.thoughts import ChainSummary, FeedbackRecord, Thought
+from core.conversation.thoughts import ChainSummary, FeedbackRecord, Thought
 
 Order = Literal["newest", "oldest"]
 SearchMode = Literal["hybrid", "vector", "text"]

@@ -27,7 +27,7 @@ from psycopg.types.json import Jsonb
 from core.models import MemoryRecord
 
 if TYPE_CHECKING:
-    from core.storage.memory_index import MemoryIndex
+    from core.index.memory_index import MemoryIndex
 
 COLUMNS = ("instance", "id", "kind", "chain_id", "content", "created_at", "ev_year", "ev_month", "ev_day",
            "ev_hour", "ev_weekday", "tags", "metadata", "embedding", "embedding_model", "context")
@@ -182,7 +182,7 @@ class BulkLoader:
 
 def bulk_load(index: MemoryIndex, records: Iterable[MemoryRecord], *, batch_size: int = 2000,
               progress: Callable[[int], None] | None = None) -> int:
-    from core.storage.memory_index import embedding_text
+    from core.index.memory_index import embedding_text
 
     index.ensure_vector_index()
     loader = BulkLoader(index)

@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from pydantic import BaseModel
 
-from core.eval.datasets import EvalDataset, EvalQuery
-from core.eval.metrics import MetricsTable, compute_metrics, metric_names
+from core.tuning.datasets import EvalDataset, EvalQuery
+from core.tuning.metrics import MetricsTable, compute_metrics, metric_names
 from core.models import FusionProfile
 from core.retrieval.hybrid import SearchRequest, hybrid_search
-from core.storage.memory_index import MemoryIndex
+from core.index.memory_index import MemoryIndex
 
 Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-from core.storage.memory_index import FEDERATION
+from core.index.memory_index import FEDERATION
 
 ABSENT_TTL_S = 5.0
 

@@ -3,7 +3,7 @@
 A task type (name, icon) is done by a user in a task execution; the execution has one produced text,
 which the user may mark deleted; each edit of that text is a version (title, production, creation
 date, embedding of `title + "\\n\\n" + production`, and the name of the model that made it).
-Searching lives in `core.retrieval.past_tasks`; the record of each tool execution (one query each,
+Searching lives in `core.past_tasks.search`; the record of each tool execution (one query each,
 seed: `n_total_usages = 1`) is kept here too, so the dashboard and the CLI share one history.
 """
 
@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
 from core.ids import pg_text, validate_id
-from core.storage.vectors import ensure_model_hnsw_index
+from core.index.vectors import ensure_model_hnsw_index
 
 DDL = """
 CREATE TABLE IF NOT EXISTS past_task_type (

@@ -14,8 +14,8 @@ from pydantic import BaseModel
 from core.errors import NotFound
 from core.ids import validate_id
 from core.runtime import Workbench
-from core.storage import memory_bank as bank_db
-from core.storage.thoughts import feedback_key
+from core.bank import db as bank_db
+from core.conversation.thoughts import feedback_key
 
 THOUGHT_KINDS = ("user", "assistant")
 BANK_KINDS = ("bank_entry", "bank_summary")

@@ -7,7 +7,7 @@ import logging
 
 from pydantic import BaseModel
 
-from core.indexing import sync_index
+from core.conversation.indexing import sync_index
 from core.runtime import Workbench
 
 log = logging.getLogger(__name__)

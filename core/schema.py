@@ -12,10 +12,10 @@ from psycopg_pool import ConnectionPool
 
 # Modules that define a `DDL` string, in the order they must be applied.
 SCHEMA_MODULES = [
-    "core.storage.memory_index",
-    "core.storage.profiles",
-    "core.storage.past_tasks",
-    "core.storage.memory_bank",
+    "core.index.memory_index",
+    "core.retrieval.profiles",
+    "core.past_tasks.store",
+    "core.bank.db",
 ]
 
 _LOCK_KEY = 0x4D454D57  # "MEMW"

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from core.errors import InvalidInput, explain_validation
 from core.ids import ID_PATTERN, validate_id
 from core.models import MemoryRecord
-from core.storage.memory_index import event_time_of
-from core.storage.memory_text import with_conversation_context
+from core.index.memory_index import event_time_of
+from core.index.text import with_conversation_context
 
 LOADER_VERSION = "locomo-turns-3"  # part of each instance's content hash: change it when records change
 LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.json)"

@@ -4,7 +4,7 @@ The grid: the weight simplex (w_sem, w_text, w_rec ≥ 0 summing to 1, step 0.05
 tau values for the linear method, and the simplex × a few rrf_k for reciprocal-rank fusion.
 
 Each query's candidate pool (both legs, before fusion) is fetched from Postgres once; every grid
-point then re-fuses all pools at once in numpy with exactly the formulas of `core.scoring.fusion`
+point then re-fuses all pools at once in numpy with exactly the formulas of `core.retrieval.fusion`
 (`fuse_scores`) and the same tie-break, so a point's figure equals what `evaluate` reports for it.
 """
 
@@ -19,12 +19,12 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from core.eval.datasets import EvalDataset
-from core.eval.evaluate import Progress, ensure_loaded, search_request
-from core.eval.metrics import metric_from_hits, parse_metric
+from core.tuning.datasets import EvalDataset
+from core.tuning.evaluate import Progress, ensure_loaded, search_request
+from core.tuning.metrics import metric_from_hits, parse_metric
 from core.models import FusionProfile
 from core.retrieval.hybrid import fetch_candidates
-from core.scoring.fusion import clip01, normalise_max
+from core.retrieval.fusion import clip01, normalise_max
 
 DEFAULT_TAUS = (3600.0, 86400.0, 7 * 86400.0, 30 * 86400.0, 365 * 86400.0)
 DEFAULT_RRF_KS = (60,)
@@ -131,7 +131,7 @@ def fetch_pools(wb, dataset: EvalDataset, pool_size: int = 50,
 
 def fuse_scores(pools: CandidatePools, method: str, w_sem: float, w_text: float, w_rec: float,
                 tau_s: float, rrf_k: int) -> np.ndarray:
-    """The combined score of every candidate, as `core.scoring.fusion.fuse` computes it.
+    """The combined score of every candidate, as `core.retrieval.fusion.fuse` computes it.
 
     linear: w_sem * semantic + w_text * text + w_rec * exp(-max(0, age_s) / tau_s)
     rrf:    (Σ_leg w_leg / (rrf_k + rank_leg)) * (rrf_k + 1), a leg without the candidate adding 0
@@ -196,7 +196,7 @@ def optimise(pools: CandidatePools, metric: str = "recall@10", *, category: str 
 
 def save_best(wb, report: OptimiseReport, name: str, *, activate_for: str | None = None) -> FusionProfile:
     """Save the best profile under `name`; when an instance is given, make it that instance's active one."""
-    from core.storage.profiles import ProfileStore
+    from core.retrieval.profiles import ProfileStore
 
     store = ProfileStore(wb.pool())
     profile = store.save(report.best.model_copy(update={"name": FusionProfile(name=name).name}))

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.errors import ProviderError
 from core.llm import Message
-from core.retrieval.past_tasks import FailedBatch, KeyPoints, PastTaskHit, PastTaskReference
+from core.past_tasks.search import FailedBatch, KeyPoints, PastTaskHit, PastTaskReference
 
 BATCH_SIZE = 3
 JSON_RETRIES = 3

@@ -6,8 +6,8 @@ from pydantic import BaseModel
 
 from core.bank import count_entries as bank_entries
 from core.runtime import Workbench
-from core.storage.memory_index import MemoryIndex
-from core.storage.past_tasks import count_past_tasks
+from core.index.memory_index import MemoryIndex
+from core.past_tasks.store import count_past_tasks
 
 
 class Overview(BaseModel):

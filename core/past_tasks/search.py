@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.embeddings import Embedder
 from core.errors import describe
 from core.ids import pg_text, validate_id
-from core.storage.past_tasks import PastTaskStore
+from core.past_tasks.store import PastTaskStore
 
 DEFAULT_MAX_DISTANCE = 0.2
 DEFAULT_N_MAX = 10
@@ -171,7 +171,7 @@ def run_internal_memory(wb, q: PastTaskQuery, *, execution_id: str | None = None
 
     A second call with the same `execution_id` is refused (seed: `n_total_usages = 1`).
     """
-    from core.retrieval.past_task_keypoints import extract_key_points
+    from core.past_tasks.keypoints import extract_key_points
 
     store = PastTaskStore(wb.pool(), wb.embedder)
     execution_id = store.begin_tool_execution(q.instance, q.user_id, q.query,

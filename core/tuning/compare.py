@@ -1,6 +1,6 @@
 """Two fusion profiles' rankings of the same candidates, side by side, with each memory's rank change.
 
-The candidates are fetched once and fused twice with the pure maths of `core.scoring.fusion`, so the
+The candidates are fetched once and fused twice with the pure maths of `core.retrieval.fusion`, so the
 difference between the two columns is the profiles' doing alone.
 """
 
@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from core.models import FusionProfile
 from core.retrieval.hybrid import SearchRequest, fetch_candidates
-from core.scoring.fusion import fuse
+from core.retrieval.fusion import fuse
 
 
 class RankedRow(BaseModel):

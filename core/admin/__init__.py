@@ -1,0 +1,1 @@
+"""Administration: the explorer, deletion, the overview counts and upkeep."""

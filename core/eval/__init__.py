@@ -1,1 +1,0 @@
-"""Labelled evaluation of retrieval: datasets (LoCoMo, JSONL), IR metrics, evaluate, optimise."""

@@ -1,0 +1,1 @@
+"""The memory index: one Postgres table (partitioned by instance) of everything searched."""

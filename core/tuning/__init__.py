@@ -1,0 +1,1 @@
+"""Tuning retrieval: labelled datasets, metrics, evaluation, the optimiser, live comparison."""
