@@ -1,4 +1,5 @@
-"""How long the feedback analytics take to load and aggregate N answers (DESIGN §5: 10,000 answers).
+"""How long the feedback analytics take to load and aggregate N answers (the Feedback page is sized for
+10,000 answers in its window).
 
     DATA_DIR=/tmp/wb-bench .venv/bin/python benchmarks/feedback_load.py --records 10000
 

@@ -17,7 +17,7 @@ from itertools import groupby
 from typing import Literal
 
 from core.models import MemoryRecord
-from core.index.memory_index import event_time_of
+from core.index.records import event_time_of
 from core.index.text import with_conversation_context
 
 TOPICS: dict[str, str] = {

@@ -20,7 +20,7 @@ from pydantic_settings import (
 )
 
 from core.errors import ConfigError
-from core.ids import validate_id
+from core.ids import Id
 
 SECRETS_FILE_ENV = "WORKBENCH_SECRETS_FILE"
 DEFAULT_SECRETS_FILE = Path(".streamlit/secrets.toml")
@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     model_deep: str = "llama3-70b-8192"
     embedding_model: str = "text-embedding-3-small"
     embedder: EmbedderChoice = "auto"
-    instance: str = "default"
+    instance: Id = "default"
     data_dir: Path = Path(".data")
     llm_timeout_s: float = Field(30.0, gt=0, le=600)
     llm_max_retries: int = Field(3, ge=0, le=10)
@@ -75,11 +75,6 @@ class Settings(BaseSettings):
         if v and not v.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return v or None
-
-    @field_validator("instance")
-    @classmethod
-    def _instance_id(cls, v: str) -> str:
-        return validate_id(v, "instance")
 
     @classmethod
     def settings_customise_sources(

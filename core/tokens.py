@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from core.embeddings.wordllama import load_wordllama
+
 
 @lru_cache(maxsize=1)
 def _tokenizer():
-    from core.embeddings.wordllama import load_wordllama
-
     return load_wordllama().tokenizer
 
 

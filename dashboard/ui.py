@@ -40,10 +40,28 @@ def humanize_age(seconds: float) -> str:
     return f"{seconds} s"
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
+# Every character that means something in Streamlit's Markdown: \ (escapes), ` (code), * _ (emphasis),
+# [ ] ( ) (links, images), { } (attributes), # (headings), + - . (lists, setext headings, rules),
+# = (setext headings), ! (images), | (tables), < > & (HTML, entities), ~ (strikethrough), ^ (footnotes),
+# : (emoji shortcodes and colour directives such as :red[...]), $ (LaTeX). CommonMark lets a backslash
+# escape any ASCII punctuation, so an escaped character always shows as itself.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&=^])")
+
+
+def _escape_markdown(text: str) -> str:
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def as_plain_markdown(text: str) -> str:
-    """Escape every Markdown (and Streamlit directive) character, so stored text renders as itself:
-    no links, images, HTML, colours or emoji shortcodes can come from a memory."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
+    """Stored text made inert for Markdown, its line breaks kept: it renders as itself, so no link,
+    image, HTML, colour, emoji shortcode or formula can come from a memory."""
+    return _escape_markdown(text).replace("\n", "  \n")
+
+
+def as_plain_line(text: object, limit: int | None = None) -> str:
+    """`as_plain_markdown` on one line (whitespace folded into single spaces), for labels and captions;
+    cut to `limit` characters with an ellipsis."""
+    line = " ".join(str(text).split())
+    if limit and len(line) > limit:
+        line = line[: limit - 1] + "…"
+    return _escape_markdown(line)

@@ -7,18 +7,19 @@ nothing of the chain to re-index, and the last step removes what an earlier sync
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
+import core.bank.db as bank_db
+from core.bank.index_ids import BANK_KINDS, ENTRY_KIND, bank_item_of, entry_index_id, summary_index_id
 from core.errors import NotFound
 from core.ids import validate_id
-from core.runtime import Workbench
-from core.bank import db as bank_db
-from core.conversation.thoughts import feedback_key
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 THOUGHT_KINDS = ("user", "assistant")
-BANK_KINDS = ("bank_entry", "bank_summary")
 
 
 class DeletionReport(BaseModel):
@@ -46,7 +47,7 @@ def delete_chain(wb: Workbench, instance: str, chain_id: str) -> DeletionReport:
     store = wb.thoughts
     report = DeletionReport(target="chain", instance=instance, id=chain_id)
     ids = [t.id for t in store.chain_thoughts(instance, chain_id)]
-    report.feedback = sum(1 for i in ids if store.r.exists(feedback_key(i)))
+    report.feedback = len(store.answers_with_feedback(ids))
     report.thoughts = store.delete_chain(instance, chain_id)
     report.outbox = store.outbox_drop(instance, chain_id)
     report.requests = store.delete_requests(instance, chain_id)
@@ -73,7 +74,7 @@ def delete_memory(wb: Workbench, instance: str, memory_id: str, *, chain_id: str
     chain = row.chain_id if row is not None and row.kind in THOUGHT_KINDS else chain_id
     if chain:
         store = wb.thoughts
-        had_feedback = bool(store.r.exists(feedback_key(memory_id)))
+        had_feedback = bool(store.answers_with_feedback([memory_id]))
         gone = store.delete_thought(instance, chain, memory_id)
         report.thoughts = len(gone)
         report.feedback = int(had_feedback and bool(gone))
@@ -81,7 +82,7 @@ def delete_memory(wb: Workbench, instance: str, memory_id: str, *, chain_id: str
             report.notes.append(f"chain {chain} had nothing else left and was removed")
             report.index_rows += wb.index.delete_chain(instance, chain)
         report.index_rows += wb.index.delete(instance, gone or [memory_id])
-    elif (row is not None and row.kind in BANK_KINDS) or memory_id.startswith(("be-", "bs-")):
+    elif (row is not None and row.kind in BANK_KINDS) or bank_item_of(memory_id) is not None:
         _delete_bank_item(wb, instance, memory_id, report)
     elif row is not None:
         report.index_rows = wb.index.delete(instance, [memory_id])
@@ -91,19 +92,18 @@ def delete_memory(wb: Workbench, instance: str, memory_id: str, *, chain_id: str
 
 
 def _delete_bank_item(wb: Workbench, instance: str, index_id: str, report: DeletionReport) -> None:
-    kind = "bank_entry" if index_id.startswith("be-") else "bank_summary"
-    item_id = index_id[3:]
+    kind, item_id = bank_item_of(index_id)
     with wb.pool().connection() as conn, conn.transaction():
         bank = bank_db.owner_of(conn, instance, kind, item_id)
         if bank is not None:
             bank_db.lock_existing(conn, instance, bank)
-        if kind == "bank_entry":
+        if kind == ENTRY_KIND:
             gone = [item_id] if bank_db.delete_entry(conn, instance, item_id) else []
-            index_ids = [f"be-{i}" for i in gone]
+            index_ids = [entry_index_id(i) for i in gone]
         else:
             entries = bank_db.delete_summary(conn, instance, item_id)
             gone = ([item_id] if bank is not None else []) + entries
-            index_ids = [f"bs-{item_id}"] + [f"be-{i}" for i in entries]
+            index_ids = [summary_index_id(item_id)] + [entry_index_id(i) for i in entries]
             if entries:
                 report.notes.append(f"{len(entries)} entries compressed into this summary were deleted "
                                     "with it")

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.bank.bank import list_banks
+from core.bank.index_ids import BANK_KINDS
 from core.errors import NotFound
-from core.ids import validate_id
+from core.ids import Id, SHARED_INSTANCE, validate_id
 from core.retrieval.hybrid import SearchRequest, hybrid_search
-from core.runtime import Workbench
 from core.conversation.thoughts import ChainSummary, FeedbackRecord, Thought
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 Order = Literal["newest", "oldest"]
 SearchMode = Literal["hybrid", "vector", "text"]
@@ -52,10 +55,10 @@ class ExplorerSearch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=10_000)
-    instance: str
+    instance: Id
     mode: SearchMode = "hybrid"
     kinds: list[str] = []
-    chain_id: str | None = None
+    chain_id: Id | None = None
     tags: list[str] = []
     date_from: date | None = None
     date_to: date | None = None
@@ -68,15 +71,10 @@ class ExplorerSearch(BaseModel):
             raise ValueError("type a word or a phrase to search for")
         return v.strip()
 
-    @field_validator("instance")
+    @field_validator("chain_id", mode="before")
     @classmethod
-    def _instance(cls, v: str) -> str:
-        return validate_id(v, "instance")
-
-    @field_validator("chain_id")
-    @classmethod
-    def _chain(cls, v: str | None) -> str | None:
-        return validate_id(v.strip(), "chain_id") if v and v.strip() else None
+    def _blank_chain_is_none(cls, v: object) -> object:  # the page's text box sends "" for "any chain"
+        return (v.strip() or None) if isinstance(v, str) else v
 
 
 class Hit(BaseModel):
@@ -88,6 +86,7 @@ class Hit(BaseModel):
     chain_id: str | None
     chain_title: str | None  # None when the chain no longer exists in the thought store
     bank: str | None
+    shared: bool  # in the shared instance, searched beside every other: deleted from there, not here
     tags: list[str]
     score: float
     semantic: float
@@ -163,8 +162,9 @@ def search_memory(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
     hits = [Hit(id=m.memory.id, instance=m.memory.instance, kind=m.memory.kind, content=m.memory.content,
                 created_at=m.memory.created_at, chain_id=m.memory.chain_id,
                 chain_title=titles.get((m.memory.instance, m.memory.chain_id)),
-                bank=m.memory.metadata.get("bank") if m.memory.kind.startswith("bank_") else None,
-                tags=m.memory.tags, score=m.score.combined, semantic=m.score.semantic, text=m.score.text)
+                bank=m.memory.metadata.get("bank") if m.memory.kind in BANK_KINDS else None,
+                shared=m.memory.instance == SHARED_INSTANCE, tags=m.memory.tags, score=m.score.combined,
+                semantic=m.score.semantic, text=m.score.text)
             for m in found.results]
     return SearchOutcome(hits=hits, candidates=found.candidates, search_ms=found.embed_ms + found.search_ms)
 

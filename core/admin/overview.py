@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
 
 from core.bank import count_entries as bank_entries
-from core.runtime import Workbench
 from core.index.memory_index import MemoryIndex
 from core.past_tasks.store import count_past_tasks
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 
 class Overview(BaseModel):
@@ -21,7 +25,7 @@ COUNTERS: dict[str, object] = {
     "Instances": lambda wb, inst: len(MemoryIndex(wb.pool(), wb.embedder).instances()),
     "Memory-bank entries": bank_entries,
     "Past tasks": count_past_tasks,
-    "Answers with feedback": lambda wb, inst: int(wb.redis().zcard(f"feedback:index:{inst}")),
+    "Answers with feedback": lambda wb, inst: wb.thoughts.feedback_count(inst),
 }
 
 

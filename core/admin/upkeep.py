@@ -4,11 +4,14 @@ thoughts still queued in the outbox (e.g. written while Postgres was down)."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from core.conversation.indexing import sync_index
-from core.runtime import Workbench
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 log = logging.getLogger(__name__)
 

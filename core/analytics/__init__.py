@@ -1,4 +1,5 @@
-"""Feedback analytics (seed 003's "Behavior Feedback", "Token Usage Tracking", "Abandon Detection").
+"""Feedback analytics over ui_remember's answers: behaviour feedback (continued, corrected, scores),
+token usage and abandoned answers.
 
 `load` reads feedback hashes with their turns' metrics into a pandas frame; `aggregate` holds the pure
 functions over that frame (rates, score with its confidence interval, percentiles, groupings).

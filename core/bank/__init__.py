@@ -1,4 +1,4 @@
-"""The memory bank of seed 004: an agent's step-by-step task memory with compression into summaries."""
+"""The memory bank: an agent's step-by-step task memory with compression into summaries."""
 
 from core.bank.bank import DEFAULT_BANK, AddEntryResult, BankConfig, MemoryBank, count_entries, list_banks
 from core.bank.types import (SUMMARY_SKILL, BankEntryState, BankInfo, BankSnapshot, BankStats,

@@ -1,4 +1,4 @@
-"""`MemoryBank` (seed 004): the step-by-step memory of an agent's task, persisted per (instance, name).
+"""`MemoryBank`: the step-by-step memory of an agent's task, persisted per (instance, name).
 
 Each `add_entry` stores the entry; when the live (uncompressed) entries reach `compression_threshold`
 or `max_entries`, the oldest half is compressed into one summary (LLM when configured, else by rule),
@@ -14,21 +14,24 @@ compressed by a concurrent writer meanwhile.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
+# Not `from core.bank import db`: that goes through the package's __init__, which imports this module.
+import core.bank.db as db  # noqa: PLR0402
 from core.bank.compress import compress
+from core.bank.index_ids import ENTRY_KIND, SUMMARY_KIND, bank_item_of, entry_index_id, summary_index_id
 from core.bank.types import (BankEntryState, BankInfo, BankSnapshot, BankStats, CompressionEvent,
                              MemoryEntry, MemoryQuery, MemorySummary)
 from core.errors import InvalidInput, NotFound, ServiceUnavailable
 from core.ids import validate_id
+from core.index.records import event_time_of
 from core.models import MemoryRecord
-from core.bank import db as db
-from core.index.memory_index import event_time_of
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 log = logging.getLogger(__name__)
 DEFAULT_BANK = "default"
@@ -48,50 +51,42 @@ class AddEntryResult(BaseModel):
 
 
 def entry_record(instance: str, bank: str, e: MemoryEntry) -> MemoryRecord:
-    return MemoryRecord(instance=instance, id=f"be-{e.id}", kind="bank_entry", content=e.search_text(),
+    return MemoryRecord(instance=instance, id=entry_index_id(e.id), kind=ENTRY_KIND, content=e.search_text(),
                         created_at=e.timestamp, event_time=event_time_of(e.timestamp), tags=e.tags,
                         metadata={"bank": bank, "entry_id": e.id, "skill_name": e.skill_name,
                                   "step_number": e.step_number, "importance": e.importance})
 
 
 def summary_record(instance: str, bank: str, s: MemorySummary) -> MemoryRecord:
-    return MemoryRecord(instance=instance, id=f"bs-{s.id}", kind="bank_summary", content=s.search_text(),
+    return MemoryRecord(instance=instance, id=summary_index_id(s.id), kind=SUMMARY_KIND,
+                        content=s.search_text(),
                         created_at=s.timestamp, event_time=event_time_of(s.timestamp), tags=s.tags,
                         metadata={"bank": bank, "summary_id": s.id, "source_entries": s.source_entries,
                                   "importance": s.importance, "method": s.method})
 
 
 class MemoryBank:
-    """A memory bank bound to a workbench, an instance and a name. Nothing connects until first used.
+    """A memory bank bound to a workbench, an instance (None: the INSTANCE setting) and a name.
+    Nothing connects until first used.
 
-    `MemoryBank()` works as in the seed: a Workbench is then built from the settings on first use.
+    Without a Workbench at hand, `core.usecases.default_bank()` builds one from the settings.
     """
 
-    def __init__(self, wb: Any = None, instance: str | None = None, name: str = DEFAULT_BANK, *,
-                 max_entries: int = 6, compression_threshold: int = 6,
-                 clock: Callable[[], datetime] | None = None):
+    def __init__(self, wb: Workbench, instance: str | None = None, name: str = DEFAULT_BANK, *,
+                 max_entries: int = 6, compression_threshold: int = 6):
         self.config = BankConfig(max_entries=max_entries, compression_threshold=compression_threshold)
         self.name = validate_id(name, "bank name")
         self._instance = None if instance is None else validate_id(instance, "instance")
-        self._wb = wb
-        self.clock = clock or (lambda: datetime.now(UTC))
+        self.wb = wb
 
     @classmethod
-    def open(cls, wb: Any, instance: str, name: str) -> MemoryBank:
+    def open(cls, wb: Workbench, instance: str, name: str) -> MemoryBank:
         """An existing bank with the settings it was stored with."""
         with wb.pool().connection() as conn:
             found = db.bank_settings(conn, validate_id(instance, "instance"), validate_id(name, "bank name"))
         if found is None:
             raise NotFound(f"no memory bank named {name!r} in instance {instance!r}")
         return cls(wb, instance, name, max_entries=found[0], compression_threshold=found[1])
-
-    @property
-    def wb(self):
-        if self._wb is None:
-            from core.runtime import Workbench
-
-            self._wb = Workbench()
-        return self._wb
 
     @property
     def instance(self) -> str:
@@ -175,19 +170,12 @@ class MemoryBank:
                 kept = db.mark_indexed(conn, self.instance, [e.id for e in entries],
                                        [s.id for s in summaries])
             # Rows deleted while they were being indexed must not survive in the index.
-            stale = [r.id for r in records if r.id[3:] not in kept]
+            stale = [r.id for r in records if bank_item_of(r.id)[1] not in kept]
             if stale:
                 wb.index.delete(self.instance, stale)
         except (psycopg.Error, ServiceUnavailable) as e:
             log.warning("memory bank indexing deferred: %s", type(e).__name__)
             notes.append("indexing deferred: the memory index could not be written; the next write retries")
-
-    def reindex(self) -> int:
-        """Index every pending row (the CLI's `bank stats` shows how many are pending)."""
-        notes: list[str] = []
-        before = self.get_stats()["pending_index"]
-        self._index(notes)
-        return before - self.get_stats()["pending_index"]
 
     def clear(self) -> int:
         """Remove every entry, summary and compression event of the bank (and their index rows)."""
@@ -256,10 +244,10 @@ class MemoryBank:
                             entries=[BankEntryState(entry=e, compressed_into=s) for e, s in entries])
 
 
-def list_banks(wb: Any, instance: str) -> list[BankInfo]:
+def list_banks(wb: Workbench, instance: str) -> list[BankInfo]:
     with wb.pool().connection() as conn:
         return db.list_banks(conn, validate_id(instance, "instance"))
 
 
-def count_entries(wb: Any, instance: str) -> int:
+def count_entries(wb: Workbench, instance: str) -> int:
     return sum(b.entries for b in list_banks(wb, instance))

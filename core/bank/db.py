@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 
+from core.bank.index_ids import BANK_KINDS
 from core.bank.types import (SUMMARY_SKILL, BankInfo, CompressionEvent, MemoryEntry, MemoryQuery,
                              MemorySummary)
 
@@ -104,12 +105,6 @@ def entry_from_row(r: Sequence[Any]) -> MemoryEntry:
 def summary_from_row(r: Sequence[Any]) -> MemorySummary:
     return MemorySummary(id=r[0], timestamp=r[1], title=r[2], content=r[3], source_entries=list(r[4]),
                          tags=list(r[5]), importance=r[6], period_start=r[7], period_end=r[8], method=r[9])
-
-
-def summary_as_entry(s: MemorySummary, first_step: int) -> MemoryEntry:
-    """A summary in the shape `get_relevant_memories` returns (seed: a list of MemoryEntries)."""
-    return MemoryEntry(id=s.id, timestamp=s.timestamp, skill_name=SUMMARY_SKILL, result=s.content,
-                       summary=s.title, importance=s.importance, tags=s.tags, step_number=first_step)
 
 
 # -- writes (inside the caller's transaction) -------------------------------------------------------
@@ -287,8 +282,8 @@ def mark_indexed(conn: psycopg.Connection, instance: str, entry_ids: Sequence[st
 
 def delete_index_rows(conn: psycopg.Connection, instance: str, bank: str) -> int:
     """Every memory-index row of a bank, found by its metadata, so none survives even a failed write."""
-    return conn.execute("DELETE FROM memory WHERE instance = %s AND kind IN ('bank_entry', 'bank_summary') "
-                        "AND metadata->>'bank' = %s", (instance, bank)).rowcount
+    return conn.execute("DELETE FROM memory WHERE instance = %s AND kind = ANY(%s) "
+                        "AND metadata->>'bank' = %s", (instance, list(BANK_KINDS), bank)).rowcount
 
 
 def clear(conn: psycopg.Connection, instance: str, bank: str) -> int:

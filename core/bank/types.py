@@ -1,4 +1,4 @@
-"""The memory bank's vocabulary (seed 004): `MemoryEntry`, `MemorySummary`, `MemoryQuery`, and what the
+"""The memory bank's vocabulary: `MemoryEntry`, `MemorySummary`, `MemoryQuery`, and what the
 bank reports about itself (compression events, stats, a snapshot for the dashboard)."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from core.ids import ID_PATTERN, pg_text
 
-# How a summary appears among the results of `get_relevant_memories`, which returns MemoryEntries (seed).
+# How a summary appears among the results of `get_relevant_memories`, which returns MemoryEntries only:
+# as an entry of this skill, its title the entry's summary and its content the entry's result.
 SUMMARY_SKILL = "MemorySummary"
-ENTRY_ID_MAX = 100  # the index row id adds a 3-character prefix and must stay within 128
+ENTRY_ID_MAX = 100  # its index row id adds a prefix (`core.bank.index_ids`) and must stay within 128
 AUTO_SUMMARY_MAX = 240
 
 
@@ -68,7 +69,7 @@ def auto_summary(thinking: str, command: str, result: str) -> str:
 
 
 class MemoryEntry(BaseModel):
-    """One step of a task: a skill's thinking, the command it ran and the result (seed 004)."""
+    """One step of a task: a skill's thinking, the command it ran and the result."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -122,7 +123,7 @@ class MemoryEntry(BaseModel):
 
 
 class MemorySummary(BaseModel):
-    """A compressed summary of several entries (seed 004), with how and over which period it was made."""
+    """A compressed summary of several entries, with how and over which period it was made."""
 
     id: str = Field(default_factory=_new_id)
     timestamp: datetime = Field(default_factory=_now)
@@ -140,7 +141,7 @@ class MemorySummary(BaseModel):
 
 
 class MemoryQuery(BaseModel):
-    """Which memories to retrieve (seed 004). Keywords match any, case-insensitively; tags match any."""
+    """Which memories to retrieve. Keywords match any, case-insensitively; tags match any."""
 
     model_config = ConfigDict(extra="forbid")
 

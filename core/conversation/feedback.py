@@ -1,4 +1,6 @@
-"""Behaviour feedback for an answer, read from the user's next turn (seed 003, DESIGN §4).
+"""Behaviour feedback for an answer, read from the user's next turn: whether the user continued,
+corrected the answer or acknowledged it, how long they took, and the score that follows; an answer
+with no follow-up within ABANDON_AFTER_S is marked abandoned.
 
 Pure functions: the thought store applies them.
 """

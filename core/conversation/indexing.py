@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from core.errors import ServiceUnavailable
 from core.models import MemoryContext, MemoryRecord
-from core.index.memory_index import MemoryIndex, event_time_of
+from core.index.memory_index import MemoryIndex
+from core.index.records import event_time_of
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
 
 log = logging.getLogger(__name__)

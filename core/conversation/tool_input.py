@@ -1,4 +1,5 @@
-"""Tool memory (seed 002): `ToolInputSchema` and the standard query format.
+"""Memory for tools: `ToolInputSchema` (chat history, latest message, user settings, intermediate steps)
+and the standard query format a tool is given:
 
     Chat history: ...
     Intermediate tool outputs: ...

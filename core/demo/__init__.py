@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from core.conversation.keys import DEMO_LOADED
 from core.runtime import Workbench
 
 # Modules defining `load(wb, say)` and `reset(wb)`, in load order.
@@ -21,22 +22,19 @@ DEMO_PARTS: list[str] = [
     "core.demo.tune",
 ]
 
-MARKER = "workbench:demo:loaded"
-
-
 def is_loaded(wb: Workbench) -> bool:
-    return bool(wb.redis().exists(MARKER))
+    return bool(wb.redis().exists(DEMO_LOADED))
 
 
 def load(wb: Workbench, say: Callable[[str], None] = print) -> None:
     for name in DEMO_PARTS:
         say(f"demo: loading {name.rsplit('.', 1)[-1]}")
         importlib.import_module(name).load(wb, say)
-    wb.redis().set(MARKER, "1")
+    wb.redis().set(DEMO_LOADED, "1")
 
 
 def reset(wb: Workbench, say: Callable[[str], None] = print) -> None:
     for name in reversed(DEMO_PARTS):
         say(f"demo: removing {name.rsplit('.', 1)[-1]}")
         importlib.import_module(name).reset(wb)
-    wb.redis().delete(MARKER)
+    wb.redis().delete(DEMO_LOADED)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from core.admin.deletion import delete_bank
 from core.bank import MemoryBank, MemoryEntry
 from core.errors import NotFound
 from core.runtime import Workbench
@@ -127,8 +128,6 @@ def reset(wb: Workbench) -> None:
 
 
 def _remove(wb: Workbench, instance: str, name: str) -> None:
-    from core.admin.deletion import delete_bank
-
     try:
         delete_bank(wb, instance, name)
     except NotFound:

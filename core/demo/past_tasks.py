@@ -13,7 +13,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from core.demo.past_tasks_content import USERS
-from core.past_tasks.search import PastTaskQuery, run_internal_memory
+from core.past_tasks.models import PastTaskQuery
+from core.past_tasks.search import run_internal_memory
 from core.past_tasks.store import PastTaskStore, ProducedTextInput
 
 # One query per user, made through the tool so the history is not empty.

@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from core.models import MemoryRecord
-from core.index.memory_index import MemoryIndex, event_time_of
+from core.index.memory_index import MemoryIndex
+from core.index.records import event_time_of
 
 PREFIX = "demo-tune-"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from core.config import Settings
 from core.embeddings.base import CachedEmbedder, Embedder
+from core.embeddings.minilm import MiniLMEmbedder
+from core.embeddings.wordllama import WordLlamaEmbedder
 from core.errors import ConfigError
 
 
@@ -14,18 +16,15 @@ def make_embedder(settings: Settings) -> Embedder:
     if choice == "openai":
         if not settings.openai_api_key:
             raise ConfigError("EMBEDDER=openai needs OPENAI_API_KEY; set it, or set EMBEDDER=wordllama.")
+        # Imported only when chosen: the openai SDK takes about 0.5 s to import.
         from core.embeddings.openai import OpenAIEmbedder
 
         inner: Embedder = OpenAIEmbedder(settings.openai_api_key.get_secret_value(), settings.embedding_model,
                                          base_url=settings.openai_base_url, timeout_s=settings.llm_timeout_s,
                                          max_retries=settings.llm_max_retries)
     elif choice == "minilm":
-        from core.embeddings.minilm import MiniLMEmbedder
-
         inner = MiniLMEmbedder()
     else:
-        from core.embeddings.wordllama import WordLlamaEmbedder
-
         inner = WordLlamaEmbedder()
     return CachedEmbedder(inner)
 

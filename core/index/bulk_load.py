@@ -19,15 +19,30 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import groupby, islice
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
 
+from core.embeddings import Embedder
+from core.index.names import partition_name, postings_name
+from core.index.records import embedding_text
 from core.models import MemoryRecord
 
-if TYPE_CHECKING:
-    from core.index.memory_index import MemoryIndex
+
+class LoadTarget(Protocol):
+    """What a bulk load needs of the memory index (`MemoryIndex` is one), so this module needs no import of
+    the index that calls it."""
+
+    pool: ConnectionPool
+    embedder: Embedder
+
+    def ensure_vector_index(self) -> None: ...
+
+    def partition_exists(self, instance: str, *, conn: Any = None) -> bool: ...
+
+    def mark_partition(self, instance: str) -> None: ...
 
 COLUMNS = ("instance", "id", "kind", "chain_id", "content", "created_at", "ev_year", "ev_month", "ev_day",
            "ev_hour", "ev_weekday", "tags", "metadata", "embedding", "embedding_model", "context")
@@ -71,7 +86,7 @@ class BulkLoader:
     A new instance's table is attached (its indexes built) in a thread of its own while the next
     instance is loaded, so building indexes in the database overlaps with embedding here."""
 
-    def __init__(self, index: MemoryIndex):
+    def __init__(self, index: LoadTarget):
         self.index = index
         self.staged: _Staged | None = None
         self._attacher = ThreadPoolExecutor(max_workers=1)
@@ -82,11 +97,11 @@ class BulkLoader:
         for instance, run in groupby(pairs, key=lambda p: p[0].instance):
             run = list(run)
             if self.staged is not None and instance == self.staged.instance:
-                self._copy(self.staged.conn, sql.Identifier(self.index.partition_name(instance)), run)
+                self._copy(self.staged.conn, sql.Identifier(partition_name(instance)), run)
                 continue
             self._hand_over()
             if not self.index.partition_exists(instance) and self._stage(instance):
-                self._copy(self.staged.conn, sql.Identifier(self.index.partition_name(instance)), run)
+                self._copy(self.staged.conn, sql.Identifier(partition_name(instance)), run)
             else:  # the partition exists (perhaps made by another process meanwhile): rows go in one by one
                 with self.index.pool.connection() as conn, conn.transaction():
                     self._copy(conn, sql.Identifier("memory"), run)
@@ -120,7 +135,7 @@ class BulkLoader:
 
     def _stage(self, instance: str) -> bool:
         """Open a transaction holding the partition's lock and create its table; False if it exists."""
-        relname = self.index.partition_name(instance)
+        relname = partition_name(instance)
         cm = self.index.pool.connection()
         conn = cm.__enter__()
         tx = conn.transaction()
@@ -142,8 +157,8 @@ class BulkLoader:
 
     def _attach(self, staged: _Staged) -> None:
         instance, conn = staged.instance, staged.conn
-        relname = self.index.partition_name(instance)
-        postings = sql.Identifier(self.index.postings_name(instance))
+        relname = partition_name(instance)
+        postings = sql.Identifier(postings_name(instance))
         try:
             conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
             # One parallel worker beside the leader: with two, on two cores, HNSW builds ran slower.
@@ -180,10 +195,8 @@ class BulkLoader:
         self.index.mark_partition(instance)
 
 
-def bulk_load(index: MemoryIndex, records: Iterable[MemoryRecord], *, batch_size: int = 2000,
+def bulk_load(index: LoadTarget, records: Iterable[MemoryRecord], *, batch_size: int = 2000,
               progress: Callable[[int], None] | None = None) -> int:
-    from core.index.memory_index import embedding_text
-
     index.ensure_vector_index()
     loader = BulkLoader(index)
     total = 0

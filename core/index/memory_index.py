@@ -9,9 +9,7 @@ never mix.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -21,9 +19,13 @@ from psycopg_pool import ConnectionPool
 
 from core.embeddings import Embedder
 from core.ids import validate_id
-from core.models import EventTime, MemoryRecord, MemoryRow
+from core.index.bulk_load import bulk_load
+from core.index.names import partition_name
+from core.index.partitions import note_partition
+from core.index.records import ROW_COLUMNS, embedding_text, embedding_text_of, row_from_tuple
 from core.index.text import ANALYSIS_DDL, TEXT_INDEX_DDL
 from core.index.vectors import ensure_model_hnsw_index
+from core.models import MemoryRecord, MemoryRow
 
 # tsv: the memory's words, its neighbours' and its date's, by weight (see core.index.text).
 DDL = ANALYSIS_DDL + """
@@ -56,9 +58,6 @@ CREATE TABLE IF NOT EXISTS memory_partition (
 );
 """ + TEXT_INDEX_DDL
 
-# The instance whose rows every search may also read: items shared on purpose ("federation").
-FEDERATION = "Federation"
-
 
 class MemoryIndex:
     """Writes and reads rows of the memory index. Searching lives in `core.retrieval.hybrid`."""
@@ -78,38 +77,27 @@ class MemoryIndex:
         ensure_model_hnsw_index(self.pool, "memory", self.embedder)
         self._vector_index_ready = True
 
-    @staticmethod
-    def partition_name(instance: str) -> str:
-        return f"memory_p_{hashlib.sha1(validate_id(instance, 'instance').encode()).hexdigest()[:16]}"
-
-    @staticmethod
-    def postings_name(instance: str) -> str:
-        """The instance's partition of the text postings (`core.index.text`)."""
-        return "memory_t_" + MemoryIndex.partition_name(instance).removeprefix("memory_p_")
-
     def partition_exists(self, instance: str, *, conn=None) -> bool:
         if instance in self._known_partitions:
             return True
         query = "SELECT to_regclass(%s) IS NOT NULL"
         if conn is not None:
-            return conn.execute(query, (self.partition_name(instance),)).fetchone()[0]
+            return conn.execute(query, (partition_name(instance),)).fetchone()[0]
         with self.pool.connection() as c:
-            found = c.execute(query, (self.partition_name(instance),)).fetchone()[0]
+            found = c.execute(query, (partition_name(instance),)).fetchone()[0]
         if found:
             self._known_partitions.add(instance)
         return found
 
     def mark_partition(self, instance: str) -> None:
-        from core.index.partitions import note_partition
-
         self._known_partitions.add(instance)
-        note_partition(self.pool, instance, self.partition_name(instance))  # searchable at once here
+        note_partition(self.pool, instance, partition_name(instance))  # searchable at once here
 
     def ensure_partition(self, instance: str) -> None:
         validate_id(instance, "instance")
         if instance in self._known_partitions:
             return
-        relname = self.partition_name(instance)
+        relname = partition_name(instance)
         with self.pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (relname,))
             conn.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} PARTITION OF memory FOR VALUES IN ({})").format(
@@ -154,8 +142,6 @@ class MemoryIndex:
     def bulk_load(self, records: Iterable[MemoryRecord], *, batch_size: int = 2000,
                   progress: Any = None) -> int:
         """Fast ingest for large sets (imports, benchmarks, demo data): see `core.index.bulk_load`."""
-        from core.index.bulk_load import bulk_load
-
         return bulk_load(self, records, batch_size=batch_size, progress=progress)
 
     def delete(self, instance: str, ids: Sequence[str]) -> int:
@@ -205,7 +191,7 @@ class MemoryIndex:
                 "SELECT id, content, context FROM memory WHERE instance = %s "
                 "AND embedding_model IS DISTINCT FROM %s ORDER BY id LIMIT %s",
                 (instance, self.embedder.name, limit)).fetchall()
-        return [(id_, _embedding_text(content, (context or {}).get("before")))
+        return [(id_, embedding_text_of(content, (context or {}).get("before")))
                 for id_, content, context in rows]
 
     def reembed(self, instance: str, *, batch_size: int = 500, progress: Any = None) -> int:
@@ -223,29 +209,3 @@ class MemoryIndex:
                 progress(done)
         return done
 
-
-ROW_COLUMNS = ("instance, id, kind, chain_id, content, created_at, ev_year, ev_month, ev_day, ev_hour, "
-               "ev_weekday, tags, metadata")
-
-
-def row_from_tuple(r: Sequence[Any]) -> MemoryRow:
-    return MemoryRow(instance=r[0], id=r[1], kind=r[2], chain_id=r[3], content=r[4], created_at=r[5],
-                     event_time=EventTime(year=r[6], month=r[7], day=r[8], hour=r[9], weekday=r[10]),
-                     tags=list(r[11]), metadata=dict(r[12]))
-
-
-def embedding_text(record: MemoryRecord) -> str:
-    """What a memory's vector is made from: its content after the message it follows, when known, so a
-    reply's vector says what it replies to (LoCoMo, dense leg alone: R@10 0.396 -> 0.466)."""
-    return _embedding_text(record.content, record.context.before)
-
-
-def _embedding_text(content: str, before: list[str] | None) -> str:
-    # A space, not a newline: WordLlama's tokenizer turns "\n" into a byte token of its own and reads
-    # the next word as a word-piece, which cost 0.03 R@10 on the dense leg.
-    return f"{before[0]} {content}" if before else content
-
-
-def event_time_of(moment: datetime) -> EventTime:
-    return EventTime(year=moment.year, month=moment.month, day=moment.day, hour=moment.hour,
-                     weekday=moment.weekday())

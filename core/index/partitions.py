@@ -2,9 +2,9 @@
 
 Hybrid retrieval names an instance's partition table itself (see `core.retrieval.hybrid_sql`), so it
 needs to know it exists. Partitions are never dropped: one found is remembered for good. An instance
-without one is asked about again at every search, except the shared "Federation" instance, which is
-searched beside every instance and usually has no memories: its absence is remembered for a few
-seconds, so memories shared from another process show up within that time (at once in this one).
+without one is asked about again at every search, except the shared instance (`SHARED_INSTANCE`),
+which is searched beside every instance and usually has no memories: its absence is remembered for a
+few seconds, so memories shared from another process show up within that time (at once in this one).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from __future__ import annotations
 import threading
 import time
 
-from core.index.memory_index import FEDERATION
+from core.ids import SHARED_INSTANCE
 
 ABSENT_TTL_S = 5.0
 
 _lock = threading.Lock()
 _present: dict[tuple[str, str], str] = {}   # (database, instance) -> partition table
-_absent: dict[tuple[str, str], float] = {}  # (database, Federation) -> when it was found absent
+_absent: dict[tuple[str, str], float] = {}  # (database, shared instance) -> when it was found absent
 
 
 def _db(pool) -> str:
@@ -36,8 +36,8 @@ def searched_partitions(pool, instances: list[str]) -> dict[str, str]:
     """{instance: partition table} for those instances that have one, in the instances' order."""
     db, now = _db(pool), time.monotonic()
     with _lock:
-        unknown = [i for i in instances if (db, i) not in _present
-                   and not (i == FEDERATION and now - _absent.get((db, i), -ABSENT_TTL_S) < ABSENT_TTL_S)]
+        unknown = [i for i in instances if (db, i) not in _present and not (
+            i == SHARED_INSTANCE and now - _absent.get((db, i), -ABSENT_TTL_S) < ABSENT_TTL_S)]
     if unknown:
         with pool.connection() as conn:
             rows = conn.execute("SELECT instance, relname FROM memory_partition WHERE instance = ANY(%s)",

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
+from core.index.names import PARTITION_PREFIX, POSTINGS_PREFIX
 from core.models import MemoryContext, MemoryRecord
 
 K1 = 1.2
@@ -62,9 +63,15 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                   + cardinality(array_positions(u.weights, 'D')) * 0.5)::real
   FROM unnest(doc) u
 $$;
+""" + f"""
 -- BM25's saturation at a reference length: the order each posting list is read in (scores use avgdl).
 CREATE OR REPLACE FUNCTION memory_impact(tf real, dl real) RETURNS real
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT tf / (tf + 1.2 * (0.7 + 0.3 * dl / 32.0)) $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT tf / (tf + {K1} * (1 - {B} + {B} * dl / {REF_LEN})) $$;
+-- The postings partition of a partition of `memory`, named as `core.index.names` names it.
+CREATE OR REPLACE FUNCTION memory_postings_name(memory_rel text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT '{POSTINGS_PREFIX}' || substr(memory_rel, length('{PARTITION_PREFIX}') + 1)
+$$;
 """
 
 # Run after the `memory` table exists: upgrade an older table, then the postings and their triggers.
@@ -105,7 +112,7 @@ CREATE TABLE IF NOT EXISTS memory_term (
 ) PARTITION BY LIST (instance);
 CREATE OR REPLACE FUNCTION memory_term_partition(inst text, memory_rel text) RETURNS text
 LANGUAGE plpgsql AS $$
-DECLARE rel text := 'memory_t_' || substr(memory_rel, length('memory_p_') + 1);
+DECLARE rel text := memory_postings_name(memory_rel);
 BEGIN
   EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF memory_term FOR VALUES IN (%L)', rel, inst);
   RETURN rel;
@@ -194,7 +201,7 @@ DECLARE p record;
 BEGIN
   -- Instances without a postings partition (an older database) get it and their postings, once.
   FOR p IN SELECT instance, relname FROM memory_partition
-           WHERE to_regclass('memory_t_' || substr(relname, length('memory_p_') + 1)) IS NULL LOOP
+           WHERE to_regclass(memory_postings_name(relname)) IS NULL LOOP
     PERFORM memory_term_partition(p.instance, p.relname);
     PERFORM memory_text_rebuild(p.instance);
   END LOOP;

@@ -5,6 +5,7 @@ from __future__ import annotations
 from core.config import Settings
 from core.errors import LLMNotConfigured
 from core.llm.base import LLM, Completion, Message
+from core.llm.openai_compat import groq_llm, openai_compatible_llm
 
 
 class NoLLM(LLM):
@@ -19,8 +20,6 @@ class NoLLM(LLM):
 
 
 def make_llm(settings: Settings) -> LLM:
-    from core.llm.openai_compat import groq_llm, openai_compatible_llm
-
     common = dict(timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
     if settings.llm_base_url:
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None

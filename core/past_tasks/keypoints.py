@@ -1,4 +1,4 @@
-"""Key points of the past tasks found for a query (seed 000: "extracts keypoints ... by batch").
+"""Key points of the past tasks found for a query, extracted batch by batch.
 
 With an LLM: the hits go in batches of 3 (short contexts), one call each, the batches in parallel.
 Each answer is a JSON object `{"results": [{user_task_execution_pk, produced_text_title, task_icon,
@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.errors import ProviderError
 from core.llm import Message
-from core.past_tasks.search import FailedBatch, KeyPoints, PastTaskHit, PastTaskReference
+from core.past_tasks.models import FailedBatch, KeyPoints, PastTaskHit, PastTaskReference
+from core.tokens import truncate_to_tokens
 
 BATCH_SIZE = 3
 JSON_RETRIES = 3
@@ -111,8 +112,6 @@ def _llm_batch(llm, model: str, query: str, batch: list[PastTaskHit]):
 
 
 def batch_prompt(query: str, batch: list[PastTaskHit]) -> str:
-    from core.tokens import truncate_to_tokens
-
     parts = [f"Query: {query}", "", "Past tasks:"]
     for h in batch:
         text = truncate_to_tokens(h.production, TEXT_TOKEN_BUDGET)

@@ -1,6 +1,6 @@
-"""The internal memory tool (seed 000): a user's nearest past tasks, with the key points for a query.
+"""The internal memory tool: a user's nearest past tasks, with the key points for a query.
 
-Search (DESIGN §4): the user's own produced texts only; of each task execution the latest version
+Search: the user's own produced texts only; of each task execution the latest version
 that has a vector of the active model; cosine distance strictly below `max_distance`; deleted texts
 excluded; at most `n_max`, nearest first. It is one SQL statement with named parameters, which also
 returns the nearest distance over all candidates, so a caller can say how far the limit would have
@@ -14,111 +14,15 @@ so it could silently miss a user's neighbours. The per-model HNSW index still se
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
 
 from psycopg import sql
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
 from core.errors import describe
-from core.ids import pg_text, validate_id
+from core.past_tasks.keypoints import extract_key_points
+from core.past_tasks.models import (InternalMemoryResult, PastTaskHit, PastTaskQuery, PastTaskSearch,
+                                    PastToolExecution)
 from core.past_tasks.store import PastTaskStore
-
-DEFAULT_MAX_DISTANCE = 0.2
-DEFAULT_N_MAX = 10
-
-
-class PastTaskQuery(BaseModel):
-    """One query of the internal memory tool (the seed's `tool_specifications` plus its limits)."""
-
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-
-    instance: str
-    user_id: str
-    query: str = Field(min_length=1, max_length=4000, description="precise keywords")
-    max_distance: float = Field(DEFAULT_MAX_DISTANCE, ge=0, le=2, allow_inf_nan=False,
-                                description="cosine distance, strictly below")
-    n_max: int = Field(DEFAULT_N_MAX, ge=1, le=100)
-
-    @field_validator("instance", "user_id")
-    @classmethod
-    def _ids(cls, v: str, info) -> str:
-        return validate_id(v, info.field_name)
-
-    @field_validator("query")
-    @classmethod
-    def _storable(cls, v: str) -> str:  # the query is recorded in Postgres with the tool execution
-        return pg_text(v)
-
-
-class PastTaskHit(BaseModel):
-    """A neighbour: the latest embedded version of one task execution."""
-
-    user_task_execution_pk: int
-    produced_text_pk: int
-    version_pk: int
-    task_name: str
-    task_icon: str
-    title: str
-    production: str = ""
-    date: datetime
-    distance: float
-
-
-class PastTaskSearch(BaseModel):
-    hits: list[PastTaskHit]
-    candidates: int = Field(description="the user's searchable texts")
-    nearest_distance: float | None = Field(description="over all candidates, whatever max_distance")
-
-
-class PastTaskReference(BaseModel):
-    """The seed's result item, plus the distance and the date of the version it was read from."""
-
-    user_task_execution_pk: int
-    produced_text_title: str
-    task_icon: str
-    extracted_informations: list[str]
-    distance: float
-    date: datetime
-
-
-class FailedBatch(BaseModel):
-    user_task_execution_pks: list[int]
-    reason: str
-    attempts: int
-
-
-class KeyPoints(BaseModel):
-    mode: Literal["llm", "extractive", "none"]
-    references: list[PastTaskReference]
-    dropped: list[int] = Field([], description="executions the LLM judged irrelevant to the query")
-    failed_batches: list[FailedBatch] = []
-    note: str | None = None
-    model: str | None = None
-    total_tokens: int = 0
-    llm_calls: int = 0
-
-
-class InternalMemoryResult(BaseModel):
-    execution_id: str
-    query: PastTaskQuery
-    search: PastTaskSearch
-    keypoints: KeyPoints
-    created_at: datetime
-
-    @property
-    def references(self) -> list[PastTaskReference]:
-        return self.keypoints.references
-
-    def nothing_within(self) -> str | None:
-        """The sentence to show when no text is within the distance, naming the nearest one."""
-        if self.search.hits:
-            return None
-        q = self.query
-        if self.search.nearest_distance is None:
-            return f"User {q.user_id!r} has no searchable past tasks yet."
-        return (f"Nothing within distance {q.max_distance:.2f}; the nearest past task is at "
-                f"{self.search.nearest_distance:.4f}.")
 
 
 def search_past_tasks(pool, embedder: Embedder, q: PastTaskQuery) -> PastTaskSearch:
@@ -169,10 +73,8 @@ ORDER BY s.distance, s.execution_pk
 def run_internal_memory(wb, q: PastTaskQuery, *, execution_id: str | None = None) -> InternalMemoryResult:
     """One tool execution: record its query, search, extract key points, record the result.
 
-    A second call with the same `execution_id` is refused (seed: `n_total_usages = 1`).
+    A second call with the same `execution_id` is refused: each execution answers one query only.
     """
-    from core.past_tasks.keypoints import extract_key_points
-
     store = PastTaskStore(wb.pool(), wb.embedder)
     execution_id = store.begin_tool_execution(q.instance, q.user_id, q.query,
                                               q.model_dump(exclude={"instance", "user_id", "query"}),
@@ -195,17 +97,6 @@ def _for_history(result: InternalMemoryResult) -> dict:
     return result.model_dump(mode="json", exclude={"search": {"hits": {"__all__": {"production"}}}})
 
 
-class PastToolExecution(BaseModel):
-    """One recorded tool execution: its query, and its result when it finished."""
-
-    execution_id: str
-    query: str
-    status: str = Field(description="running, done, partial (a key-point batch failed) or failed")
-    created_at: datetime
-    result: InternalMemoryResult | None = None
-    error: str | None = None
-
-
 def history(wb, instance: str, user_id: str, limit: int = 50) -> list[PastToolExecution]:
     """A user's tool executions, newest first."""
     out = []
@@ -222,7 +113,3 @@ def history(wb, instance: str, user_id: str, limit: int = 50) -> list[PastToolEx
                                      created_at=rec.created_at, result=result, error=error))
     return out
 
-
-__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "FailedBatch", "InternalMemoryResult", "KeyPoints",
-           "PastTaskHit", "PastTaskQuery", "PastTaskReference", "PastTaskSearch", "PastToolExecution",
-           "history", "run_internal_memory", "search_past_tasks"]

@@ -1,10 +1,10 @@
-"""Past tasks on Postgres + pgvector (seed 000, DESIGN §3): what the assistant produced for each user.
+"""Past tasks on Postgres + pgvector: what the assistant produced for each user.
 
 A task type (name, icon) is done by a user in a task execution; the execution has one produced text,
 which the user may mark deleted; each edit of that text is a version (title, production, creation
 date, embedding of `title + "\\n\\n" + production`, and the name of the model that made it).
-Searching lives in `core.past_tasks.search`; the record of each tool execution (one query each,
-seed: `n_total_usages = 1`) is kept here too, so the dashboard and the CLI share one history.
+Searching lives in `core.past_tasks.search`; the record of each tool execution (an execution answers
+one query only) is kept here too, so the dashboard and the CLI share one history.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
-from core.ids import pg_text, validate_id
+from core.ids import Id, pg_text, validate_id
 from core.index.vectors import ensure_model_hnsw_index
 
 DDL = """
@@ -86,8 +86,8 @@ class ProducedTextInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    instance: str
-    user_id: str
+    instance: Id
+    user_id: Id
     task: str = Field(description="task type name, e.g. 'meeting minutes'")
     task_icon: str | None = Field(None, max_length=16)
     title: str = Field(min_length=1, max_length=300)
@@ -96,11 +96,6 @@ class ProducedTextInput(BaseModel):
     source_key: str | None = Field(None, min_length=1, max_length=500,
                                    description="identifies the execution, e.g. a file name: ingesting "
                                                "the same key again adds a version")
-
-    @field_validator("instance", "user_id")
-    @classmethod
-    def _ids(cls, v: str, info) -> str:
-        return validate_id(v, info.field_name)
 
     @field_validator("task")
     @classmethod

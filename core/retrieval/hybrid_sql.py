@@ -4,7 +4,8 @@ What keeps it fast (measured on 10,000 synthetic memories, per query, see benchm
 - It names the instance's partition table itself rather than `memory`: planning a statement over the
   partitioned parent and pruning it cost about 1 ms a query and grows with the number of instances,
   and prepared (generic) plans of the parent were several times slower. The parent is used only when
-  two partitions are searched (the instance and the shared "Federation" one, when that has memories).
+  two partitions are searched (the instance and the shared one, `SHARED_INSTANCE`, when that has
+  memories).
 - The final lookup of each candidate is a LATERAL primary-key probe: the planner otherwise hashed
   the whole partition (5 ms at 1,250 rows of wide, TOASTed rows).
 - The text leg reads impact-ordered postings (`core.index.text`), bounded per query word.
@@ -21,14 +22,16 @@ import numpy as np
 from psycopg import sql
 
 from core.embeddings import Embedder
-from core.index.memory_index import FEDERATION, ROW_COLUMNS
+from core.ids import SHARED_INSTANCE
+from core.index.names import postings_of
+from core.index.records import ROW_COLUMNS
 from core.index.text import text_leg
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
 
 
 def searched_instances(instance: str, include_shared: bool) -> list[str]:
-    return [instance] + ([FEDERATION] if include_shared and instance != FEDERATION else [])
+    return [instance] + ([SHARED_INSTANCE] if include_shared and instance != SHARED_INSTANCE else [])
 
 
 # The filters a request may add: (parameter, SearchRequest field, clause), in the clauses' order.
@@ -62,7 +65,7 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     """The statement's text for one shape of request, composed once: composing it took 0.25 ms a query."""
     one = len(partitions) == 1
     table = sql.Identifier(partitions[0] if one else "memory")
-    postings = sql.Identifier("memory_t_" + partitions[0].removeprefix("memory_p_") if one else "memory_term")
+    postings = sql.Identifier(postings_of(partitions[0]) if one else "memory_term")
     where = sql.SQL(" AND ").join([sql.SQL("m.instance = ANY(%(instances)s)")]
                                   + [clause for name, _, clause in FILTERS if name in used])
     filtered = any(name != "exclude" for name in used)

@@ -1,6 +1,6 @@
 """Offline time hints: find a time expression in English text and turn it into parts and a range.
 
-`parse_time_hint(text, now)` is the rule-based half of MemoryScope's extract_time (DESIGN §4) and the
+`parse_time_hint(text, now)` is the rule-based half of MemoryScope's extract_time and the
 `temporal` parameter of ui_remember. Spans are found with whole-word patterns (so "May I" is not a
 date), then read by `dateparser` relative to `now`, preferring the past. The result carries both the
 parts MemoryScope matches on (year, month, day, week, weekday, hour; week is the ISO week number) and

@@ -18,17 +18,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import InvalidInput, explain_validation
-from core.ids import ID_PATTERN, validate_id
+from core.ids import labelled_id, validate_id
 from core.models import MemoryRecord
-from core.index.memory_index import event_time_of
+from core.index.records import event_time_of
 from core.index.text import with_conversation_context
 
 LOADER_VERSION = "locomo-turns-3"  # part of each instance's content hash: change it when records change
 LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.json)"
 _DIA_RE = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
+RelevantId = labelled_id("relevant id")  # a memory id a labelled query counts as relevant
 
 
 class EvalQuery(BaseModel):
@@ -65,13 +66,8 @@ class JsonlQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1)
-    relevant: list[str] = Field(min_length=1)
+    relevant: list[RelevantId] = Field(min_length=1)
     category: str | int = "all"
-
-    @field_validator("relevant")
-    @classmethod
-    def _ids(cls, v: list[str]) -> list[str]:
-        return [validate_id(x, "relevant id") for x in v]
 
 
 # -- LoCoMo -------------------------------------------------------------------------------------
@@ -267,7 +263,6 @@ def default_locomo_path() -> Path | None:
 
 
 __all__ = [
-    "ID_PATTERN",
     "EvalCorpus",
     "EvalDataset",
     "EvalQuery",

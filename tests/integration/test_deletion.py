@@ -14,7 +14,7 @@ from core.admin.explorer import ExplorerSearch, export_chain, list_chains, searc
 from core.conversation.indexing import sync_index
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
-from core.conversation.thoughts import OUTBOX
+from core.conversation.keys import OUTBOX
 
 
 @pytest.fixture

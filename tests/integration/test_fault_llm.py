@@ -16,10 +16,12 @@ from core.bank import MemoryBank, MemoryEntry
 from core.models import MemoryRecord
 from core.conversation.turn import Remember, UiRememberParams
 from core.retrieval.memoryscope import ScopeParams, run_memoryscope
-from core.past_tasks.search import PastTaskQuery, run_internal_memory
+from core.past_tasks.models import PastTaskQuery
+from core.past_tasks.search import run_internal_memory
 from core.retrieval.timeparse import parse_time_hint
 from core.runtime import Workbench
-from core.index.memory_index import MemoryIndex, event_time_of
+from core.index.memory_index import MemoryIndex
+from core.index.records import event_time_of
 from core.past_tasks.store import PastTaskStore, ProducedTextInput
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER
 from tests.support.embedders import KeywordEmbedder
@@ -82,7 +84,7 @@ def test_past_task_key_points_report_the_failed_batch(wb, fake, instance, fault)
     store = PastTaskStore(wb.pool(), wb.embedder)
     store.ingest([ProducedTextInput(instance=instance, user_id="u1", task="note", title="Budget",
                                     production="The budget meeting is on Monday with the travel team.")])
-    # Key points retry a reply that is not JSON 3 more times (seed); HTTP failures are the SDK's retries.
+    # Key points retry a reply that is not JSON 3 more times; HTTP failures are the SDK's own retries.
     expected = script(fake, fault, calls=4 if fault == "not JSON" else 1 + RETRIES)
     result = run_internal_memory(wb, PastTaskQuery(instance=instance, user_id="u1", query="budget meeting",
                                                    max_distance=2.0))

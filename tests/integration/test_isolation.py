@@ -2,7 +2,7 @@
 instance — tests that try, through every door: the searches and their filters, listing, reading by
 key, deleting, the history, ui_remember's retrieval, MemoryScope, and the Memory explorer page.
 
-Only items put in the shared "Federation" instance on purpose are visible from every instance.
+Only items put in the shared instance (`SHARED_INSTANCE`) on purpose are visible from every instance.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ import pytest
 import streamlit as st
 
 from core.errors import InvalidInput, NotFound
+from core.ids import SHARED_INSTANCE
 from core.admin.explorer import ExplorerSearch, chain_detail, export_chain, search_memory
 from core.conversation.turn import Remember, UiRememberParams
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.retrieval.memoryscope import run_memoryscope
-from core.past_tasks.search import PastTaskQuery, history, run_internal_memory, search_past_tasks
+from core.past_tasks.models import PastTaskQuery
+from core.past_tasks.search import history, run_internal_memory, search_past_tasks
 from core.past_tasks.store import PastTaskStore, ProducedTextInput
 from tests.app.conftest import open_page
 
@@ -45,7 +47,7 @@ def test_another_instance_never_sees_the_memory(workbench, two_instances):
             found = hybrid_search(workbench.pool(), workbench.embedder, SearchRequest(
                 query=SECRET_TEXT, instance=b, search_type=search_type, **filters))
             assert not {m.memory.id for m in found.results} & leaked
-            assert all(m.memory.instance in (b, "Federation") for m in found.results)
+            assert all(m.memory.instance in (b, SHARED_INSTANCE) for m in found.results)
     # The explorer's search, with the other instance's chain as filter.
     out = search_memory(workbench, ExplorerSearch(query="salary review Dana", instance=b, chain_id="private"))
     assert out.hits == []

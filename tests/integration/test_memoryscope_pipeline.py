@@ -10,7 +10,8 @@ import pytest
 from core.models import FusionProfile, MemoryRecord
 from core.retrieval.memoryscope import ScopeParams, run_memoryscope
 from core.runtime import Workbench
-from core.index.memory_index import MemoryIndex, event_time_of
+from core.index.memory_index import MemoryIndex
+from core.index.records import event_time_of
 from tests.support.embedders import KeywordEmbedder
 
 NOW = datetime(2024, 5, 15, 10, 0, tzinfo=UTC)  # Wednesday
@@ -60,7 +61,7 @@ def test_flow_trace_dedupe_threshold_and_time_boost(keyword_workbench, instance)
     # semantic_rank: skipped offline, said so
     rank = steps["semantic_rank_op"]
     assert rank.status == "skipped" and "no LLM configured" in rank.note
-    # fuse_rerank: yesterday's observation gets the time ratio, formatted as the seed says
+    # fuse_rerank: yesterday's observation gets the time ratio, formatted "[time weekday] content"
     top = r.memories[0]
     assert top.memory.id == "sushi-1" and top.time_matched and top.time_ratio == 2.0
     assert top.fused_score == pytest.approx(top.retrieval.combined * 1.0 * 2.0)

@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 import pytest
 
 from core.past_tasks.keypoints import extract_key_points
-from core.past_tasks.search import PastTaskHit, PastTaskQuery, history, run_internal_memory
+from core.past_tasks.models import PastTaskHit, PastTaskQuery
+from core.past_tasks.search import history, run_internal_memory
 from core.runtime import Workbench
 from core.past_tasks.store import PastTaskStore, ProducedTextInput
 from tests.support.embedders import KeywordEmbedder

@@ -1,4 +1,5 @@
-"""Past tasks on real Postgres: search semantics (DESIGN §4), versions, deletion, the tool execution record.
+"""Past tasks on real Postgres: search semantics (the user's own texts, the latest embedded version of each,
+strictly below max_distance, at most n_max, nearest first), versions, deletion, the tool execution record.
 
 The keyword embedder makes every distance a formula: a text's vector counts its vocabulary words.
 """
@@ -14,7 +15,8 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from core.errors import InvalidInput, NotFound
-from core.past_tasks.search import PastTaskQuery, history, run_internal_memory, search_past_tasks
+from core.past_tasks.models import PastTaskQuery
+from core.past_tasks.search import history, run_internal_memory, search_past_tasks
 from core.past_tasks.store import PastTaskStore, ProducedTextInput, text_from_file
 
 

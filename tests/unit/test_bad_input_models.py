@@ -24,9 +24,9 @@ from core.ids import ID_PATTERN, validate_id
 from core.models import FusionProfile
 from core.conversation.turn import STYLES, UiRememberParams
 from core.retrieval.hybrid import SearchRequest
-from core.past_tasks.search import PastTaskQuery
+from core.past_tasks.models import PastTaskQuery
 from core.retrieval.timeparse import parse_time_hint
-from core.conversation import thoughts as keys
+from core.conversation import keys
 from core.past_tasks.store import ProducedTextInput
 from tests.support.hostile import FAST, check_rejection, fields, ids, maybe, numbers, texts
 

@@ -1,4 +1,5 @@
-"""The memory bank's pure rules: the seed's defaults, auto-summaries, validation, rule-based compression."""
+"""The memory bank's pure rules: its defaults (max_entries=6, compression_threshold=6), auto-summaries,
+validation, rule-based compression."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from core.bank import BankConfig, MemoryBank, MemoryEntry, MemoryQuery, MemorySummary
+from core.bank import BankConfig, MemoryEntry, MemoryQuery, MemorySummary
 from core.bank.compress import _parse, compress, rule_summary
 from core.errors import InvalidInput, explain_validation
 from core.llm import NoLLM
+from core.usecases import default_bank
 
 
 def entry(step: int, **kw) -> MemoryEntry:
@@ -18,11 +20,11 @@ def entry(step: int, **kw) -> MemoryEntry:
                        result=f"result {step}", step_number=step, **kw)
 
 
-def test_seed_defaults():
-    bank = MemoryBank()  # the seed's no-argument form: nothing connects until first used
+def test_defaults():
+    bank = default_bank()  # a bank without a Workbench at hand: nothing connects until first used
     assert (bank.max_entries, bank.compression_threshold) == (6, 6)
     assert BankConfig().model_dump() == {"max_entries": 6, "compression_threshold": 6}
-    custom = MemoryBank(max_entries=10, compression_threshold=5)
+    custom = default_bank(max_entries=10, compression_threshold=5)
     assert (custom.max_entries, custom.compression_threshold) == (10, 5)
     q = MemoryQuery()
     got = (q.keywords, q.min_importance, q.max_results, q.tags, q.date_from, q.date_to)
@@ -69,20 +71,20 @@ def test_empty_entry_and_bad_query_are_refused():
     with pytest.raises(ValidationError, match="extra"):
         MemoryQuery(keyword=["x"])
     with pytest.raises(ValidationError, match="max_entries"):
-        MemoryBank(max_entries=1)
+        default_bank(max_entries=1)
     with pytest.raises(InvalidInput, match="bank name"):
-        MemoryBank(name="no spaces allowed")
+        default_bank("no spaces allowed")
 
 
 def test_due_is_the_oldest_half_when_either_threshold_is_reached():
-    bank = MemoryBank(max_entries=6, compression_threshold=6)
+    bank = default_bank(max_entries=6, compression_threshold=6)
     live = [entry(i) for i in range(1, 7)]
     assert bank._due(live[:5]) == []
     assert [e.step_number for e in bank._due(live)] == [1, 2, 3]
-    small_max = MemoryBank(max_entries=4, compression_threshold=6)
+    small_max = default_bank(max_entries=4, compression_threshold=6)
     assert [e.step_number for e in small_max._due(live[:4])] == [1, 2]
-    seed_example = MemoryBank(max_entries=10, compression_threshold=5)
-    assert [e.step_number for e in seed_example._due(live[:5])] == [1, 2]
+    lower_threshold = default_bank(max_entries=10, compression_threshold=5)
+    assert [e.step_number for e in lower_threshold._due(live[:5])] == [1, 2]
 
 
 def test_rule_summary_names_the_steps_and_keeps_each_summary():

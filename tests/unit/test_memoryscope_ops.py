@@ -1,5 +1,6 @@
-"""MemoryScope ops against the seed's rules: parameters, dedupe, threshold, type ratios, wildcard time
-match, output count and format, print_memory, read_message filtering and limits, LLM reply parsing."""
+"""MemoryScope ops against their specified rules (see "The specification" in docs/ARCHITECTURE.md):
+parameters, dedupe, threshold, type ratios, wildcard time match, output count and format, print_memory,
+read_message filtering and limits, LLM reply parsing."""
 
 from __future__ import annotations
 

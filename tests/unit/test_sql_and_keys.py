@@ -5,8 +5,9 @@
   interpolate module constants (UPPER_CASE) or a few reviewed locals chosen among literals.
 - `sql.SQL(...)` is given literals only: anything dynamic goes in through `sql.Identifier`,
   `sql.Literal` or a placeholder.
-- Redis key prefixes appear only in the key functions of `core/conversation/thoughts.py`, and each of them
-  validates the ids it joins (`validate_id`, directly or through `_chain`).
+- Redis key prefixes appear only in the key functions of `core/conversation/keys.py`, and each of them
+  validates the ids it joins (`validate_id`, directly or through `_chain`); the fixed keys (the outbox,
+  the demo marker) are spelled out there only.
 - The dashboard and the pages run no SQL and build no Redis key themselves.
 """
 
@@ -30,7 +31,9 @@ REVIEWED_SQL = {("core/retrieval/hybrid.py", "'m.' + c.strip()"): "column names 
 # The literal text before the first id of every key layout (an f-string starting exactly so builds a key).
 KEY_PREFIXES = {"thought:", "chain:", "chainmeta:", "chains:", "request:", "feedback:index:",
                 "feedback:pending:", "voice:feedback:"}
-KEY_MODULE = "core/conversation/thoughts.py"
+# Keys without an id: spelled out in the key module only, everyone else imports its constants.
+FIXED_KEYS = {"index:outbox", "workbench:demo:loaded"}
+KEY_MODULE = "core/conversation/keys.py"
 
 
 def rel(path: Path) -> str:
@@ -121,6 +124,16 @@ def test_redis_keys_come_from_validating_key_functions():
                             and value.func.id in {"validate_id", "_chain"}):
                         problems.append(f"{where}: key part {ast.unparse(value)} is not validated")
     assert key_functions >= len(KEY_PREFIXES), "the check no longer sees the key functions"
+    assert not problems, "\n".join(problems)
+
+
+def test_fixed_keys_are_spelled_out_in_the_key_module_only():
+    problems = [f"{rel(path)}:{node.lineno}: {node.value!r}; import it from {KEY_MODULE}"
+                for path in [*CORE, *UI] if rel(path) != KEY_MODULE
+                for node in ast.walk(ast.parse(path.read_text(), str(path)))
+                if isinstance(node, ast.Constant) and node.value in FIXED_KEYS]
+    key_module = (ROOT / KEY_MODULE).read_text()
+    assert all(repr(k).replace("'", '"') in key_module for k in FIXED_KEYS), "the key module lost a key"
     assert not problems, "\n".join(problems)
 
 

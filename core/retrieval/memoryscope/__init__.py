@@ -1,4 +1,4 @@
-"""MemoryScope personal-memory retrieval (seed 001): small ops composed into one traced flow."""
+"""MemoryScope personal-memory retrieval: small ops composed into one traced flow."""
 
 from core.retrieval.memoryscope.params import ScopeParams
 from core.retrieval.memoryscope.pipeline import read_recent_messages, run_memoryscope

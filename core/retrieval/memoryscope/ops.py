@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from core.errors import InvalidInput
 from core.models import EventTime
+from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.retrieval.memoryscope.params import (
     FuseRerankParams,
     PrintMemoryParams,
@@ -174,8 +175,6 @@ class RetrieveMemoryOp(Op):
     params: RetrieveMemoryParams
 
     def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
-        from core.retrieval.hybrid import SearchRequest, hybrid_search
-
         p = self.params
         if p.recall_key != "query":
             raise InvalidInput(f"op.retrieve_memory_op.params.recall_key {p.recall_key!r} is not in the "
@@ -183,7 +182,7 @@ class RetrieveMemoryOp(Op):
         req = SearchRequest(query=ctx.query, instance=ctx.instance, top_k=min(1000, 2 * p.pool_size),
                             pool_size=p.pool_size, profile=ctx.profile,
                             similarity_threshold=p.similarity_threshold, kinds=p.kinds,
-                            # The seed's RetrieveMemory dedupes itself, visibly in the trace.
+                            # This op removes duplicates itself, so its trace says how many.
                             distinct=False, near_duplicate=1.0)
         found = hybrid_search(wb.pool(), wb.embedder, req, now=ctx.now)
         found_list = [ScopeMemory(memory=s.memory, retrieval=s.score) for s in found.results]

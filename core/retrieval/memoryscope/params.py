@@ -1,10 +1,11 @@
-"""The ops' parameters under the seed's names (`op.<op_name>.params.<name>`) with the seed's defaults.
+"""The ops' parameters under their specified flat names (`op.<op_name>.params.<name>`) and defaults
+(the MemoryScope specification: see "The specification" in docs/ARCHITECTURE.md).
 
-Each op has its own model; `ScopeParams` holds them all and reads or writes the flat seed names:
+Each op has its own model; `ScopeParams` holds them all and reads or writes the flat names:
 
     ScopeParams.from_flat({"op.retrieve_memory_op.params.top_k": 5}).retrieve_memory_op.top_k == 5
 
-Parameters the seed does not name but the product needs (the candidate pool of hybrid search, the
+Parameters the specification does not name but the product needs (the candidate pool of hybrid search, the
 ratio of an unknown memory type, the target name of read_message) sit beside them, documented.
 """
 

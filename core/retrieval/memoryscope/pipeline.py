@@ -1,4 +1,4 @@
-"""The personal-memory retrieval flow (seed 001, DESIGN §4):
+"""The personal-memory retrieval flow:
 
     set_query → (extract_time ∥ retrieve_memory → semantic_rank) → fuse_rerank → print_memory
 
@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from core.models import FusionProfile
+from core.retrieval.profiles import ProfileStore
 from core.retrieval.memoryscope.llm_ops import ExtractTimeOp, SemanticRankOp
 from core.retrieval.memoryscope.ops import (
     FuseRerankOp,
@@ -33,8 +34,6 @@ def run_memoryscope(wb, query: str, *, instance: str | None = None, profile: Fus
     """Run the flow for `query` on `instance` (default: the INSTANCE setting) with a fusion profile
     (default: the instance's active one). `now` stands in for the current time when set_query has no
     timestamp parameter."""
-    from core.retrieval.profiles import ProfileStore
-
     t0 = time.perf_counter()
     instance = instance or wb.settings.instance
     params = params or ScopeParams()

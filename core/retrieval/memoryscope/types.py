@@ -56,7 +56,8 @@ class ScopeMemory(BaseModel):
 
 
 class ChatMessage(BaseModel):
-    """A chat message for read_message (the seed's Message: role, role_name, content, time, memorized)."""
+    """A chat message for read_message: its role, the speaker's name, the content, when it was written and
+    whether it is already memorized."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -95,7 +96,7 @@ class ScopeResult(BaseModel):
 
 @dataclass
 class ScopeContext:
-    """The mutable context the ops read and write (the seed's `context`)."""
+    """The mutable context the ops read and write: each op reads what earlier ops left in it."""
 
     query: str
     instance: str

@@ -1,0 +1,71 @@
+"""Every Redis key of the product, built here and nowhere else (a static test keeps it so).
+
+`{chain}` is a Redis Cluster hash tag: every key of one chain lives in one slot, so a turn's writes to
+its chain go in one transaction even on a cluster.
+
+    thought:<instance>:{<chain>}:<id>     hash   one thought
+    chain:<instance>:{<chain>}            zset   thought ids, score = time
+    chainmeta:<instance>:{<chain>}        hash   title, created_at, last_at, turns, last_answer_id, seq
+    request:<instance>:{<chain>}:<rid>    string result of an already-served request (idempotency)
+    chains:<instance>                     zset   chain ids, score = last activity
+    instances                             set    every instance with chains
+    voice:feedback:<answer id>            hash   synthesis_quality, continued, abandoned, corrected,
+                                                 time_to_next, feedback_score (+ instance, chain_id, at,
+                                                 final, user_id, metrics_id)
+    feedback:index:<instance>             zset   answer ids, score = answer time (for analytics)
+    feedback:pending:<instance>           zset   answers with no follow-up yet (for the abandon sweep)
+    index:outbox                          list   thoughts still to be written to the memory index
+    workbench:demo:loaded                 string set once the demo data is loaded
+
+Ids are validated before they are joined: an id holding "{", "}", ":" or "*" could move a key to
+another chain's slot, collide with another key, or widen a SCAN pattern to other chains.
+"""
+
+from __future__ import annotations
+
+from core.ids import validate_id
+
+INSTANCES = "instances"
+OUTBOX = "index:outbox"
+DEMO_LOADED = "workbench:demo:loaded"
+
+
+def _chain(instance: str, chain_id: str) -> str:
+    return f"{validate_id(instance, 'instance')}:{{{validate_id(chain_id, 'chain_id')}}}"
+
+
+def thought_key(instance: str, chain_id: str, thought_id: str) -> str:
+    return f"thought:{_chain(instance, chain_id)}:{validate_id(thought_id, 'thought id')}"
+
+
+def chain_key(instance: str, chain_id: str) -> str:
+    return f"chain:{_chain(instance, chain_id)}"
+
+
+def chain_meta_key(instance: str, chain_id: str) -> str:
+    return f"chainmeta:{_chain(instance, chain_id)}"
+
+
+def request_key(instance: str, chain_id: str, request_id: str) -> str:
+    return f"request:{_chain(instance, chain_id)}:{validate_id(request_id, 'request_id')}"
+
+
+def requests_pattern(instance: str, chain_id: str) -> str:
+    """The SCAN pattern of a chain's request keys (ids have no glob characters, so it matches no other)."""
+    return f"request:{_chain(instance, chain_id)}:*"
+
+
+def feedback_key(answer_id: str) -> str:
+    return f"voice:feedback:{validate_id(answer_id, 'answer id')}"
+
+
+def chains_key(instance: str) -> str:
+    return f"chains:{validate_id(instance, 'instance')}"
+
+
+def feedback_index_key(instance: str) -> str:
+    return f"feedback:index:{validate_id(instance, 'instance')}"
+
+
+def feedback_pending_key(instance: str) -> str:
+    return f"feedback:pending:{validate_id(instance, 'instance')}"

@@ -1,0 +1,39 @@
+"""A memory-index row in and out of Python: the columns read back, the text its vector is made from,
+the event-time parts of a moment. Shared by the index's writers (`memory_index`, `bulk_load`) and its
+readers (`core.retrieval`), so none of them imports another for these."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from core.models import EventTime, MemoryRecord, MemoryRow
+
+ROW_COLUMNS = ("instance, id, kind, chain_id, content, created_at, ev_year, ev_month, ev_day, ev_hour, "
+               "ev_weekday, tags, metadata")
+
+
+def row_from_tuple(r: Sequence[Any]) -> MemoryRow:
+    """A row selected as `ROW_COLUMNS`."""
+    return MemoryRow(instance=r[0], id=r[1], kind=r[2], chain_id=r[3], content=r[4], created_at=r[5],
+                     event_time=EventTime(year=r[6], month=r[7], day=r[8], hour=r[9], weekday=r[10]),
+                     tags=list(r[11]), metadata=dict(r[12]))
+
+
+def embedding_text(record: MemoryRecord) -> str:
+    """What a memory's vector is made from: its content after the message it follows, when known, so a
+    reply's vector says what it replies to (LoCoMo, dense leg alone: R@10 0.396 -> 0.466)."""
+    return embedding_text_of(record.content, record.context.before)
+
+
+def embedding_text_of(content: str, before: list[str] | None) -> str:
+    """`embedding_text` from a stored row's content and the messages before it."""
+    # A space, not a newline: WordLlama's tokenizer turns "\n" into a byte token of its own and reads
+    # the next word as a word-piece, which cost 0.03 R@10 on the dense leg.
+    return f"{before[0]} {content}" if before else content
+
+
+def event_time_of(moment: datetime) -> EventTime:
+    return EventTime(year=moment.year, month=moment.month, day=moment.day, hour=moment.hour,
+                     weekday=moment.weekday())
