@@ -3,8 +3,8 @@
 The database does the heavy lifting: the vector leg is an HNSW scan of the instance's partition,
 the text leg BM25 over the memory's words, its conversation neighbours' and its date's, read from
 impact-ordered postings (`core.index.text`); their union comes back with each candidate's
-cosine similarity, text score and per-leg ranks. Fusion is then the pure maths of
-`core.retrieval.fusion`.
+cosine similarity, text score and per-leg ranks. Ranking is then the pure maths of
+`core.retrieval.ranking` (fusion, identical and near-duplicate texts, top k).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import psycopg
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
-from core.ids import pg_json, validate_id
+from core.ids import Id, pg_json
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
 from core.retrieval.hybrid_sql import candidate_statement, searched_instances
-from core.retrieval.fusion import Candidate, fuse
-from core.index.memory_index import ROW_COLUMNS, row_from_tuple
+from core.retrieval.fusion import Candidate
+from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, rank
+from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.index.partitions import searched_partitions
 
 POOL_MIN = 20
@@ -36,14 +37,14 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(max_length=100_000)
-    instance: str
+    instance: Id
     top_k: int = Field(5, ge=1, le=1000)
     pool_size: int | None = Field(None, ge=1, le=2000,
                                   description="candidates taken from each leg before fusion; by default "
                                               "max(20, 2 * top_k), see `pool`")
     search_type: Literal["hybrid", "vector", "text"] = Field("hybrid", description="which legs run")
     distinct: bool = Field(True, description="identical texts count once (the best-scored copy)")
-    near_duplicate: float = Field(0.9, gt=0, le=1, allow_inf_nan=False,
+    near_duplicate: float = Field(NEAR_DUPLICATE, gt=0, le=1, allow_inf_nan=False,
                                   description="a result whose cosine to a better one reaches this is left "
                                               "out (1 keeps near-duplicates)")
     feedback: float = Field(0.5, ge=0, le=4, allow_inf_nan=False,
@@ -67,11 +68,6 @@ class SearchRequest(BaseModel):
         share of fusion, so the default keeps them few."""
         return self.pool_size or max(POOL_MIN, 2 * self.top_k)
 
-    @field_validator("instance")
-    @classmethod
-    def _instance(cls, v: str) -> str:
-        return validate_id(v, "instance")
-
     @field_validator("query", "kinds", "chain_id", "tags", "exclude_ids")
     @classmethod
     def _storable(cls, v):  # sent as SQL parameters: Postgres refuses NUL in text
@@ -85,76 +81,21 @@ class SearchResult(BaseModel):
     search_ms: float
 
 
-def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *, now: datetime | None = None) -> SearchResult:
+def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
+                  now: datetime | None = None) -> SearchResult:
+    """Embed the query, fetch its candidate pool (`fetch_pool`), rank it (`core.retrieval.ranking.rank`)."""
     t0 = time.perf_counter()
     qvec = embedder.embed(req.query)
     t1 = time.perf_counter()
-    candidates, vectors, adjacent = _fetch(pool, embedder, req, qvec)
-    scored = fuse(candidates, req.profile, now or datetime.now(UTC))
-    ranked = [s for s in (distinct_contents(scored) if req.distinct else scored)
-              if s.score.semantic >= req.similarity_threshold]
-    if req.near_duplicate < 1 and len(ranked) > req.top_k:
-        ranked = drop_near_duplicates(ranked[: 4 * req.top_k], vectors, req.near_duplicate, adjacent)
-    kept = ranked[: req.top_k]
+    found = fetch_pool(pool, embedder, req, qvec)
+    kept = rank(found, req.profile, now or datetime.now(UTC), top_k=req.top_k,
+                similarity_threshold=req.similarity_threshold, distinct=req.distinct,
+                near_duplicate=req.near_duplicate)
     t2 = time.perf_counter()
-    return SearchResult(results=kept, candidates=len(candidates), embed_ms=(t1 - t0) * 1000,
+    return SearchResult(results=kept, candidates=len(found), embed_ms=(t1 - t0) * 1000,
                         search_ms=(t2 - t1) * 1000)
 
 
-def distinct_contents(scored: list[ScoredMemory]) -> list[ScoredMemory]:
-    """Identical texts (ignoring case and spacing) are one memory: the best-scored copy stands for the
-    rest, so a question asked in ten conversations does not fill the context ten times."""
-    seen: set[str] = set()
-    out = []
-    for s in scored:
-        key = " ".join(s.memory.content.casefold().split())
-        if key not in seen:
-            seen.add(key)
-            out.append(s)
-    return out
-
-
-def drop_near_duplicates(ranked: list[ScoredMemory], vectors: dict[tuple[str, str], np.ndarray],
-                         threshold: float, adjacent: dict[tuple[str, str], set[str]] | None = None
-                         ) -> list[ScoredMemory]:
-    """Greedy, best first: keep a memory unless its cosine to one already kept is >= threshold.
-
-    Rephrasings of one question ("Got it. What did I plant?" / "What did I plant?") would otherwise
-    take every context slot and push out the memory that answers it. Memories without a stored
-    vector of the active model are kept. Two messages next to each other in a conversation
-    (`adjacent`: the texts of each memory's immediate neighbours) are never each other's duplicate:
-    a memory's vector includes the message before it (`embedding_text`), so a question and its answer
-    have close vectors without saying the same thing.
-    """
-    adjacent = adjacent or {}
-    kept: list[ScoredMemory] = []
-    kept_vecs: np.ndarray | None = None  # one row per kept memory with a vector, compared in one product
-    out: list[ScoredMemory] = []
-    for s in ranked:
-        key = (s.memory.instance, s.memory.id)
-        vec = vectors.get(key)
-        if vec is not None and kept_vecs is not None:
-            close = np.flatnonzero(kept_vecs[: len(kept)] @ vec >= threshold)
-            if any(kept[j].memory.content not in adjacent.get(key, ())
-                   and s.memory.content not in adjacent.get((kept[j].memory.instance, kept[j].memory.id), ())
-                   for j in close):
-                continue
-        out.append(s)
-        if vec is not None:
-            if kept_vecs is None:
-                kept_vecs = np.empty((len(ranked), len(vec)), dtype=np.float32)
-            kept_vecs[len(kept)] = vec
-            kept.append(s)
-    return out
-
-
-def fetch_candidates(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> list[Candidate]:
-    """Both legs' candidates before fusion, in the database's order (the tuning optimiser fuses them
-    itself for many profiles at once). `qvec` is the query's embedding when already computed."""
-    return _fetch(pool, embedder, req, qvec)[0]
-
-
-Key = tuple[str, str]
 SAVE_SETTINGS = ("SELECT set_config('workbench.saved_ef', current_setting('hnsw.ef_search'), false), "
                  "set_config('workbench.saved_pcm', current_setting('plan_cache_mode'), false)")
 SEARCH_SETTINGS = ("SELECT set_config('hnsw.ef_search', %s, false), "
@@ -172,15 +113,16 @@ def _restore_or_discard(conn) -> None:
         conn.close()
 
 
-def _fetch(pool, embedder: Embedder, req: SearchRequest, qvec=None
-           ) -> tuple[list[Candidate], dict[Key, np.ndarray], dict[Key, set[str]]]:
-    """Candidates, their stored vectors, and the texts of each one's immediate conversation neighbours
-    (for `drop_near_duplicates`), from one statement (`core.retrieval.hybrid_sql`)."""
+def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> CandidatePool:
+    """The query's candidate pool: both legs' candidates before fusion in the database's order, their
+    stored vectors and the texts of each one's immediate conversation neighbours (for the near-duplicate
+    pass), from one statement (`core.retrieval.hybrid_sql`). `qvec` is the query's embedding when already
+    computed. Chat, the Tune comparison and the optimiser rank what this returns (`ranking.rank`)."""
     if qvec is None:
         qvec = embedder.embed(req.query)
     partitions = searched_partitions(pool, searched_instances(req.instance, req.include_shared))
     if not partitions:  # no memory in any searched instance yet
-        return [], {}, {}
+        return CandidatePool([])
     stmt, params = candidate_statement(embedder, req, qvec, partitions)
     with pool.connection() as conn:
         # The statement is prepared and runs its generic plan: a custom plan costs ~1 ms of planning per
@@ -208,5 +150,5 @@ def _fetch(pool, embedder: Embedder, req: SearchRequest, qvec=None
         if r[n] is not None:
             vec = r[n].to_numpy() if hasattr(r[n], "to_numpy") else r[n]  # pgvector's Vector, or an array
             vectors[key] = np.asarray(vec, dtype=np.float32)
-        adjacent[key] = {t for t in r[n + 1:n + 3] if t}
-    return candidates, vectors, adjacent
+        adjacent[key] = frozenset(t for t in r[n + 1:n + 3] if t)
+    return CandidatePool(candidates, vectors, adjacent)

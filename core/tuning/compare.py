@@ -1,7 +1,9 @@
 """Two fusion profiles' rankings of the same candidates, side by side, with each memory's rank change.
 
-The candidates are fetched once and fused twice with the pure maths of `core.retrieval.fusion`, so the
-difference between the two columns is the profiles' doing alone.
+The candidate pool is fetched once (`fetch_pool`) and ranked twice by `core.retrieval.ranking.rank` with
+the settings chat searches with (identical texts once, near-duplicates left out, the similarity
+threshold), so each column is what `ui_remember` would retrieve with that profile and the difference
+between them is the profiles' doing alone.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from datetime import UTC, datetime
 from pydantic import BaseModel
 
 from core.models import FusionProfile
-from core.retrieval.hybrid import SearchRequest, fetch_candidates
-from core.retrieval.fusion import fuse
+from core.retrieval.hybrid import SearchRequest, fetch_pool
+from core.retrieval.ranking import rank
 
 
 class RankedRow(BaseModel):
@@ -46,16 +48,24 @@ def rank_change(before: int | None, after: int) -> str:
 
 
 def compare_profiles(wb, instance: str, query: str, active: FusionProfile, candidate: FusionProfile, *,
-                     pool_size: int = 50, similarity_threshold: float = 0.0, rows: int = 10,
+                     pool_size: int | None = None, similarity_threshold: float = 0.0, rows: int = 10,
                      kinds: list[str] | None = None, now: datetime | None = None) -> Comparison:
-    """The top `rows` of each profile's ranking; the candidate's rows carry their change of rank."""
-    req = SearchRequest(query=query, instance=instance, pool_size=pool_size, profile=candidate,
+    """The top `rows` of each profile's ranking; the candidate's rows carry their change of rank.
+
+    By default the candidate pool is the one a chat turn asking for `rows` memories draws from
+    (`SearchRequest.pool`), so the candidate column is what that turn would retrieve with that profile.
+
+    Each profile's whole ranking is computed (it is prefix-consistent, so its first `rows` are what a
+    search for `rows` returns), so a change of rank is measured against the active profile's full order.
+    """
+    req = SearchRequest(query=query, instance=instance, top_k=rows, pool_size=pool_size, profile=candidate,
                         similarity_threshold=similarity_threshold, kinds=kinds)
-    cands = fetch_candidates(wb.pool(), wb.embedder, req)
+    cands = fetch_pool(wb.pool(), wb.embedder, req)
     now = now or datetime.now(UTC)
 
     def ranking(profile: FusionProfile) -> list:
-        return [s for s in fuse(cands, profile, now) if s.score.semantic >= similarity_threshold]
+        return rank(cands, profile, now, top_k=len(cands), similarity_threshold=req.similarity_threshold,
+                    distinct=req.distinct, near_duplicate=req.near_duplicate)
 
     before, after = ranking(active), ranking(candidate)
     position = {s.memory.id: i for i, s in enumerate(before, start=1)}

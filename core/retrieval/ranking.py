@@ -1,0 +1,185 @@
+"""The one ranking of a candidate pool: fusion → identical texts once → similarity threshold →
+near-duplicates to the end → top k.
+
+Chat (`ui_remember`), MemoryScope's retrieve, the Tune page's comparison and `evaluate` call `rank`; the
+optimiser runs the same passes vectorised over many queries (`core.tuning.optimise.kept_hits`) on the
+same pools, with the same near-duplicate relation (`near_duplicate_matrix`), so what is tuned, compared
+and evaluated is what chat retrieves.
+
+Every pass keeps items in order and decides each one only from the items ranked above it, so the top k
+for any k is a prefix of the top K: recall@5 read off a top-25 list is the recall of a top-5 search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from core.models import FusionProfile, ScoredMemory
+from core.retrieval.fusion import Candidate, fuse
+
+Key = tuple[str, str]  # (instance, id)
+# Cosine at which a result gives way to a better-ranked one: rephrasings of one question by the offline
+# embedder reach it ("Got it. What did I plant?" / "What did I plant?", test_hybrid_retrieval).
+NEAR_DUPLICATE = 0.9
+GRID = 2.0 ** -20  # vectors are compared on this grid (`on_grid`)
+
+
+@dataclass(frozen=True)
+class CandidatePool:
+    """Both legs' candidates of one query before fusion, in the database's order, with what the
+    passes after fusion need: each candidate's stored vector of the active model (absent when it has
+    none) and the texts of its immediate conversation neighbours. (instance, id) is unique in a pool."""
+
+    candidates: Sequence[Candidate]
+    vectors: Mapping[Key, np.ndarray] = field(default_factory=dict)
+    adjacent: Mapping[Key, frozenset[str] | set[str]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+
+def key_of(c: Candidate | ScoredMemory) -> Key:
+    return (c.memory.instance, c.memory.id)
+
+
+def content_key(text: str) -> str:
+    """The text compared for identity: case-folded, runs of whitespace collapsed to one space, trimmed."""
+    return " ".join(text.casefold().split())
+
+
+def content_groups(texts: Sequence[str]) -> np.ndarray:
+    """Group id of each text: the index of the first text with the same `content_key`."""
+    first: dict[str, int] = {}
+    return np.array([first.setdefault(content_key(t), i) for i, t in enumerate(texts)], dtype=np.int64)
+
+
+def distinct_contents(scored: Sequence[ScoredMemory]) -> list[ScoredMemory]:
+    """Identical texts (same `content_key`: ignoring case and spacing) are one memory: the best-scored copy
+    stands for the rest, so a question asked in ten conversations does not fill the context ten times."""
+    seen: set[str] = set()
+    out = []
+    for s in scored:
+        key = content_key(s.memory.content)
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
+
+
+def on_grid(vec: np.ndarray) -> np.ndarray:
+    """The vector in float64 with each component rounded to a multiple of GRID = 2^-20.
+
+    A cosine moves by ~1e-6 at most, but every product of two components is then a multiple of 2^-40
+    held exactly, and so is every partial sum of a dot product of unit vectors (|sum| <= 1 needs 41 of
+    float64's 53 bits): a cosine comes out bit for bit the same however it is computed, one candidate
+    against the kept ones (`drop_near_duplicates`) or a whole pool at once (`near_duplicate_matrix`),
+    whatever the BLAS kernel and its order of summation.
+    """
+    return np.rint(np.asarray(vec, dtype=np.float64) / GRID) * GRID
+
+
+def neighbours(pool: CandidatePool, a: Key, b: Key, content_a: str, content_b: str) -> bool:
+    """Whether either memory's text is one of the other's `adjacent` texts (next to it in a conversation)."""
+    return content_a in pool.adjacent.get(b, ()) or content_b in pool.adjacent.get(a, ())
+
+
+def drop_near_duplicates(ranked: Sequence[ScoredMemory], pool: CandidatePool,
+                         threshold: float = NEAR_DUPLICATE, limit: int | None = None) -> list[ScoredMemory]:
+    """Greedy, best first: a memory that is a near-duplicate of one already kept gives way, to the end
+    of the list: the result is every kept memory in order, then the ones that gave way in order, cut at
+    `limit`.
+
+    Near-duplicates: cosine >= threshold (`on_grid` vectors: stored vectors have unit length) and
+    neither text one of the other's `adjacent` texts. Rephrasings of one question ("Got it. What did I
+    plant?" / "What did I plant?") would otherwise take every context slot and push out the memory that
+    answers it; when there are fewer distinct memories than slots, they still fill the rest (two steps
+    of an agent that did the same thing twice are both worth showing). Memories without a stored
+    vector of the active model are kept. Two messages next to each other in a conversation are never
+    each other's duplicate: a memory's vector includes the message before it (`embedding_text`), so a
+    question and its answer have close vectors without saying the same thing.
+
+    Whether a memory is kept depends only on the ones above it, so the result for any k is a prefix of
+    the result for a larger k, and the pass can stop once `limit` are kept. Each memory's vector is
+    compared with the kept ones in one product (a few small matrix-vector products per search, no
+    thread hand-off in BLAS).
+    """
+    kept: list[ScoredMemory] = []  # kept memories with a vector, one row each in kept_vecs
+    kept_vecs: np.ndarray | None = None
+    out: list[ScoredMemory] = []
+    gave_way: list[ScoredMemory] = []
+    for s in ranked:
+        if limit is not None and len(out) >= limit:
+            return out
+        key = key_of(s)
+        vec = pool.vectors.get(key)
+        if vec is not None:
+            vec = on_grid(vec)
+            if kept_vecs is not None:
+                close = np.flatnonzero(kept_vecs[: len(kept)] @ vec >= threshold)
+                if any(not neighbours(pool, key, key_of(kept[j]), s.memory.content, kept[j].memory.content)
+                       for j in close):
+                    gave_way.append(s)
+                    continue
+        out.append(s)
+        if vec is not None:
+            if kept_vecs is None:
+                kept_vecs = np.empty((min(len(ranked), limit or len(ranked)), len(vec)))
+            kept_vecs[len(kept)] = vec
+            kept.append(s)
+    out += gave_way
+    return out if limit is None else out[:limit]
+
+
+def near_duplicate_matrix(pool: CandidatePool, threshold: float = NEAR_DUPLICATE) -> np.ndarray:
+    """close[i, j] (pool order, symmetric, False on the diagonal): candidates i and j are near-duplicates
+    as `drop_near_duplicates` decides it, for all pairs at once (the optimiser's passes):
+
+    close[i, j] = on_grid(v_i) · on_grid(v_j) >= threshold, both have a stored vector, and neither text
+                  is one of the other's `adjacent` texts.
+    The cosines come from one matrix product and are exactly those of `drop_near_duplicates` (`on_grid`).
+    """
+    n = len(pool.candidates)
+    close = np.zeros((n, n), dtype=bool)
+    keys = [key_of(c) for c in pool.candidates]
+    with_vec = [i for i, k in enumerate(keys) if k in pool.vectors]
+    if len(with_vec) < 2:
+        return close
+    vecs = np.stack([on_grid(pool.vectors[keys[i]]) for i in with_vec])
+    sub = vecs @ vecs.T >= threshold
+    np.fill_diagonal(sub, False)
+    if sub.any():
+        # Texts as integers, so "j's text is one of i's neighbours" is one array comparison.
+        ids: dict[str, int] = {}
+        content = np.array([ids.setdefault(pool.candidates[i].memory.content, len(ids)) for i in with_vec])
+        near = [sorted(pool.adjacent.get(keys[i], ())) for i in with_vec]
+        width = max((len(a) for a in near), default=0)
+        if width:
+            adj = np.full((len(with_vec), width), -1)
+            for row, texts in enumerate(near):
+                adj[row, : len(texts)] = [ids.setdefault(t, len(ids)) for t in texts]
+            next_to = (adj[:, :, None] == content[None, None, :]).any(axis=1)  # [i, j]: j's text by i
+            sub &= ~(next_to | next_to.T)
+        close[np.ix_(with_vec, with_vec)] = sub
+    return close
+
+
+def rank(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,
+         similarity_threshold: float = 0.0, distinct: bool = True,
+         near_duplicate: float = NEAR_DUPLICATE) -> list[ScoredMemory]:
+    """The top `top_k` of the pool for `profile`:
+
+    fuse (`core.retrieval.fusion.fuse`, best first) → `distinct_contents` (when `distinct`) →
+    semantic >= similarity_threshold → `drop_near_duplicates` (when near_duplicate < 1: 1 keeps
+    near-duplicates) → the first top_k.
+    """
+    scored = fuse(pool.candidates, profile, now)
+    if distinct:
+        scored = distinct_contents(scored)
+    scored = [s for s in scored if s.score.semantic >= similarity_threshold]
+    if near_duplicate < 1:
+        scored = drop_near_duplicates(scored, pool, near_duplicate, limit=top_k)
+    return scored[:top_k]
