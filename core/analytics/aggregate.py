@@ -38,17 +38,14 @@ SUMMARY_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "cont
                    *(f"{s}_{k}" for s in STAGES for k in LATENCY_QUANTILES)]
 
 
-class FeedbackFilter(BaseModel):
-    """Which answers to look at. Empty lists mean "all"; a turn matches `tags` if it has any of them."""
+class TimeWindow(BaseModel):
+    """Answers given in [since, until]; an open end means from the first answer, or up to now. A time
+    without a zone is UTC."""
 
     model_config = ConfigDict(extra="forbid")
 
     since: datetime | None = None
     until: datetime | None = None
-    models: list[str] = []
-    profiles: list[str] = []
-    chains: list[str] = []
-    tags: list[str] = []
 
     @field_validator("since", "until")
     @classmethod
@@ -56,10 +53,19 @@ class FeedbackFilter(BaseModel):
         return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
     @model_validator(mode="after")
-    def _ordered(self) -> FeedbackFilter:
+    def _ordered(self) -> TimeWindow:
         if self.since and self.until and self.since > self.until:
             raise ValueError("since must not be after until")
         return self
+
+
+class FeedbackFilter(TimeWindow):
+    """Which answers to look at. Empty lists mean "all"; a turn matches `tags` if it has any of them."""
+
+    models: list[str] = []
+    profiles: list[str] = []
+    chains: list[str] = []
+    tags: list[str] = []
 
 
 class FeedbackSummary(BaseModel):

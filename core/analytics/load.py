@@ -8,22 +8,21 @@ chain's sorted set (the metrics thought shares the answer's time). 10,000 answer
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from core.ids import validate_id
+from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
-                                   Thought, ThoughtStore, chain_key, feedback_key, thought_key)
+                                        Thought, ThoughtStore)
+from core.ids import validate_id
 
 STAGES = ("embed_ms", "search_ms", "synthesis_ms", "store_ms", "total_ms")
-# Fields a metrics thought carries that analytics need; the answer thought has the first five too.
-DESCRIBE_FIELDS = ("model", "model_selected", "synthesis", "profile", "tags")
-METRICS_FIELDS = (*DESCRIBE_FIELDS, "tokens", "context_items", "latency")
+# The fields of each turn's metrics a row reads: the model's small ones (not the context or prompt).
+METRICS_FIELDS = TurnMetrics.summary_fields()
 # chain_id first: every feedback hash has one, so a None there means the hash is gone.
 FEEDBACK_FIELDS = ("chain_id", "at", "synthesis_quality", "feedback_score", "continued", "abandoned",
                    "corrected", "time_to_next", "final", "user_id", "metrics_id")
@@ -48,75 +47,44 @@ def load_feedback(store: ThoughtStore, instance: str, since: datetime | None = N
     hi = until.timestamp() if until else float("inf")
     ids = store.feedback_ids(instance, lo, hi)
 
-    fb = pd.DataFrame(hmget_many(store, [feedback_key(a) for a in ids], FEEDBACK_FIELDS),
-                      columns=list(FEEDBACK_FIELDS), dtype=object)
+    fb = pd.DataFrame(store.feedback_fields(ids, FEEDBACK_FIELDS), columns=list(FEEDBACK_FIELDS),
+                      dtype=object)
     fb.insert(0, "answer_id", ids)
     fb = fb[fb["chain_id"].notna()].reset_index(drop=True)  # a hash deleted since the index was read
 
-    named = fb["metrics_id"].notna()
-    keys = [thought_key(instance, c, m) for c, m in zip(fb["chain_id"][named], fb["metrics_id"][named],
-                                                         strict=True)]
-    described = pd.DataFrame(hmget_many(store, keys, METRICS_FIELDS), columns=list(METRICS_FIELDS),
-                             index=fb.index[named], dtype=object)
-    described = described.reindex(fb.index)
-    missing = described["model"].isna()  # every metrics thought has a model
-    if missing.any():
-        legacy = _describe_legacy(store, instance, fb[missing])
-        described.loc[missing] = legacy.reindex(columns=list(METRICS_FIELDS)).to_numpy()
-    return _frame(pd.concat([fb, described.rename(columns={"model": "model_used"})], axis=1))
+    named = fb["metrics_id"].notna().to_numpy()
+    metrics: list[list[str | None] | None] = [None] * len(fb)
+    refs = list(zip(fb["chain_id"][named], fb["metrics_id"][named], strict=True))
+    found = store.thought_fields(instance, refs, METRICS_FIELDS)
+    for row, values in zip(named.nonzero()[0].tolist(), found, strict=True):
+        if any(values):  # else the metrics thought is gone, or was never written (a thought has its tags)
+            metrics[row] = values
+    missing = [row for row, values in enumerate(metrics) if values is None]
+    if missing:
+        for row, values in zip(missing, _describe_legacy(store, instance, fb.iloc[missing]), strict=True):
+            metrics[row] = values
+    empty = [None] * len(METRICS_FIELDS)
+    return _frame(fb, TurnMetrics.decode_fields(METRICS_FIELDS, [v or empty for v in metrics]))
 
 
-# HMGET over many keys in one call, the replies packed as one JSON text: with 10,000 keys, redis-py's
-# per-command cost and its pure-Python reply parser dominate, not Redis. The keys are declared, so this
-# stays correct on a cluster, where keys in different slots go through a pipeline instead.
-_HMGET_MANY = """
-local out = {}
-for i, key in ipairs(KEYS) do out[i] = redis.call('HMGET', key, unpack(ARGV)) end
-return cjson.encode(out)
-"""
-BATCH = 1000
-
-
-def hmget_many(store: ThoughtStore, keys: Sequence[str], fields: Sequence[str]) -> list[list[str | None]]:
-    """`HMGET key *fields` for every key, in order; a missing field (or hash) reads as None."""
-    if not keys:
-        return []
-    if store.cluster:
-        p = store.r.pipeline(transaction=False)
-        for key in keys:
-            p.hmget(key, fields)
-        return p.execute()
-    script = store.r.register_script(_HMGET_MANY)
-    out: list[list[str | None]] = []
-    for i in range(0, len(keys), BATCH):
-        for values in json.loads(script(keys=keys[i:i + BATCH], args=fields)):
-            out.append([None if v is False else v for v in values])  # Lua's nil comes back as false
-    return out
-
-
-def _describe_legacy(store: ThoughtStore, instance: str, fb: pd.DataFrame) -> pd.DataFrame:
+def _describe_legacy(store: ThoughtStore, instance: str, fb: pd.DataFrame) -> list[list[str | None]]:
     """Turns whose feedback hash does not name the metrics thought (older data, or a failed metrics
-    write): the answer thought describes the turn, and the metrics thought is the chain's thought with
-    the answer's time whose `answer_id` is this answer."""
+    write): the answer thought describes the turn (`TurnMetrics.ANSWER_FIELDS`), and the metrics thought
+    is the chain's thought with the answer's time whose `answer_id` is this answer."""
     rows = list(fb[["answer_id", "chain_id", "at", "user_id"]].itertuples(index=False))
-    p = store.r.pipeline(transaction=False)
-    for a, chain, at, _ in rows:
-        p.hmget(thought_key(instance, chain, a), DESCRIBE_FIELDS)
-        p.zrangebyscore(chain_key(instance, chain), at or 0, at or 0)
-    replies = p.execute()
-    out: dict[str, dict[str, Any]] = {}
-    candidates: list[str] = []
-    p = store.r.pipeline(transaction=False)
-    for (a, chain, _, user_id), values, same_time in zip(rows, replies[0::2], replies[1::2], strict=True):
-        out[a] = dict(zip(DESCRIBE_FIELDS, values, strict=True))
-        for other in same_time:
-            if other not in (a, user_id):
-                candidates.append(a)
-                p.hmget(thought_key(instance, chain, other), ("category", "answer_id", *METRICS_FIELDS))
-    for a, values in zip(candidates, p.execute(), strict=True):
-        if values[0] == CATEGORY_METRICS and values[1] == a:
-            out[a] = dict(zip(METRICS_FIELDS, values[2:], strict=True))
-    return pd.DataFrame([out[a] for a, *_ in rows], index=fb.index, columns=list(METRICS_FIELDS))
+    out = store.thought_fields(instance, [(chain, a) for a, chain, _, _ in rows], METRICS_FIELDS)
+    same_time = store.thought_ids_at(instance, [(chain, at or 0) for _, chain, at, _ in rows])
+    candidates: list[tuple[int, str, str]] = []  # (row, chain, id) of the others stored at the answer's time
+    for i, ((a, chain, _, user_id), ids) in enumerate(zip(rows, same_time, strict=True)):
+        candidates += [(i, chain, other) for other in ids if other not in (a, user_id)]
+    linked = TurnMetrics.summary_fields(linked=True)
+    found = store.thought_fields(instance, [(chain, other) for _, chain, other in candidates],
+                                 ("category", *linked))
+    for (i, _, _), (category, *values) in zip(candidates, found, strict=True):
+        metrics = dict(zip(linked, values, strict=True))
+        if category == CATEGORY_METRICS and TurnMetrics.from_fields(metrics).answer_id == rows[i].answer_id:
+            out[i] = [metrics[name] for name in METRICS_FIELDS]
+    return out
 
 
 def build_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -125,66 +93,63 @@ def build_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     Each record has `answer_id, chain_id, answered_at` (datetime or epoch seconds) and, optionally, the
     feedback fields, `model_selected, model_used, synthesis, profile, tags, tokens, context_items` and
     `latency` ({stage: ms}); missing numbers become NaN."""
-    raw = pd.DataFrame([{**r, "at": r["answered_at"]} for r in records],
-                       columns=["answer_id", *FEEDBACK_FIELDS, "model_used", *METRICS_FIELDS[1:]], dtype=object)
-    return _frame(raw)
+    records = list(records)
+    fb = pd.DataFrame([{**r, "at": r["answered_at"]} for r in records],
+                      columns=["answer_id", *FEEDBACK_FIELDS], dtype=object)
+    # A record names the answering model `model_used`, as the frame does; the metrics call it `model`.
+    rows = [[r.get("model_used") if name == "model" else r.get(name) for name in METRICS_FIELDS]
+            for r in records]
+    return _frame(fb, TurnMetrics.decode_fields(METRICS_FIELDS, rows))
 
 
-def _frame(raw: pd.DataFrame) -> pd.DataFrame:
-    """Typed columns from raw field values (Redis strings or Python values), column by column.
+def _frame(fb: pd.DataFrame, metrics: Mapping[str, list[Any]]) -> pd.DataFrame:
+    """Typed columns from the feedback hashes' raw values (Redis strings or Python values) and the turns'
+    decoded metrics (`TurnMetrics.decode_fields`, a list per field, in the rows' order), column by column.
 
     `model` is the model the turn was routed to (`model_selected`); turns stored before that field
     existed fall back to the model that answered, when an LLM did."""
-    n = len(raw)
-    out = pd.DataFrame(index=raw.index)
-    out["answer_id"] = raw["answer_id"].astype(str)
-    out["chain_id"] = raw["chain_id"].fillna("").astype(str)
-    at = raw["at"]
+    n = len(fb)
+    out = pd.DataFrame(index=fb.index)
+
+    def column(values: list[Any]) -> pd.Series:
+        return pd.Series(values, index=fb.index, dtype=object)
+
+    out["answer_id"] = fb["answer_id"].astype(str)
+    out["chain_id"] = fb["chain_id"].fillna("").astype(str)
+    at = fb["at"]
     out["answered_at"] = (pd.to_datetime(at, utc=True) if n and isinstance(at.iloc[0], datetime)
                           else pd.to_datetime(pd.to_numeric(at, errors="coerce"), unit="s", utc=True)
                           ).astype("datetime64[us, UTC]")  # one unit however the times came in
     out["day"] = out["answered_at"].dt.floor("D")
     for col in ("feedback_score", "synthesis_quality"):
-        out[col] = _numeric(raw[col])
+        out[col] = _numeric(fb[col])
     for col in ("continued", "abandoned"):
-        out[col] = _numeric(raw[col]).fillna(0).astype("int64")
-    correction = raw["corrected"].fillna("").astype(str)
+        out[col] = _numeric(fb[col]).fillna(0).astype("int64")
+    correction = fb["corrected"].fillna("").astype(str)
     out["corrected"] = correction.str.len() > 0
     out["correction"] = correction
-    out["time_to_next"] = _numeric(raw["time_to_next"])
-    out["final"] = raw["final"].map(lambda v: v in ("1", 1, True)).astype(bool)
+    out["time_to_next"] = _numeric(fb["time_to_next"])
+    out["final"] = fb["final"].map(lambda v: v in ("1", 1, True)).astype(bool)
     out["pending"] = ~((out["continued"] > 0) | (out["abandoned"] > 0) | out["final"])
-    used = raw["model_used"].fillna("extractive").replace("", "extractive").astype(str)
-    out["model"] = raw["model_selected"].fillna(used.where(used != "extractive", "unknown")).astype(str)
+    used = column(metrics["model"]).fillna("extractive").replace("", "extractive").astype(str)
+    routed = column(metrics["model_selected"])
+    out["model"] = routed.fillna(used.where(used != "extractive", "unknown")).astype(str)
     out["model_used"] = used
-    out["synthesis"] = raw["synthesis"].fillna("extractive").astype(str)
-    out["profile"] = raw["profile"].fillna("unknown").astype(str)
-    out["tags"] = pd.Series([t if isinstance(t, list) else [] for t in _json_column(raw["tags"])],
-                            index=raw.index, dtype=object)
-    out["tokens"] = _numeric(raw["tokens"])
-    out["context_items"] = _numeric(raw["context_items"])
-    latency = [d if isinstance(d, dict) else {} for d in _json_column(raw["latency"])]
+    out["synthesis"] = column(metrics["synthesis"]).fillna("extractive").astype(str)
+    out["profile"] = column(metrics["profile"]).fillna("unknown").astype(str)
+    out["tags"] = column([t if isinstance(t, list) else [] for t in metrics["tags"]])
+    out["tokens"] = _numeric(column(metrics["tokens"]))
+    out["context_items"] = _numeric(column(metrics["context_items"]))
+    latency = [d if isinstance(d, dict) else {} for d in metrics["latency"]]  # a stage not named: not timed
     for stage in STAGES:
-        out[stage] = _numeric(pd.Series([d.get(stage) for d in latency], index=raw.index, dtype=object))
-    out["user_id"] = raw["user_id"].fillna("").astype(str)
-    out["metrics_id"] = raw["metrics_id"].fillna("").astype(str)
+        out[stage] = _numeric(column([d.get(stage) for d in latency]))
+    out["user_id"] = fb["user_id"].fillna("").astype(str)
+    out["metrics_id"] = fb["metrics_id"].fillna("").astype(str)
     return out[FRAME_COLUMNS].sort_values("answered_at", kind="stable").reset_index(drop=True)
 
 
 def _numeric(s: pd.Series) -> pd.Series:
     return pd.to_numeric(s.replace("", None), errors="coerce").astype("float64")
-
-
-def _json_column(s: pd.Series) -> list[Any]:
-    """Parse a column of JSON texts (values already parsed pass through). One `json.loads` over the
-    joined texts is several times faster than one call per row; a malformed text falls back per row."""
-    values = s.tolist()
-    if values and all(isinstance(v, str) and v for v in values):
-        try:
-            return json.loads("[" + ",".join(values) + "]")
-        except ValueError:
-            pass
-    return [_json(v) for v in values]
 
 
 # -- the turns behind the rows -------------------------------------------------------------------
@@ -194,49 +159,40 @@ class Transcript(BaseModel):
 
     question: Thought | None
     answer: Thought
-    metrics: Thought | None
+    metrics: TurnMetrics | None = Field(description="None: the turn's metrics thought is missing")
     next_turn: Thought | None
     feedback: FeedbackRecord | None
+
+    def described(self) -> TurnMetrics:
+        """The turn's metrics or, when its metrics thought is missing, what its answer thought records
+        of the turn (`TurnMetrics.ANSWER_FIELDS` and its tags)."""
+        return self.metrics or TurnMetrics.from_fields(self.answer.to_hash())
 
 
 def turn_transcript(store: ThoughtStore, instance: str, chain_id: str, answer_id: str) -> Transcript | None:
     """The turn around `answer_id`, read from a window of its chain's sorted set (not the whole chain)."""
     validate_id(instance, "instance")
     validate_id(chain_id, "chain_id")
-    rank = store.r.zrank(chain_key(instance, chain_id), answer_id)
-    if rank is None:
-        return None
     # Thoughts of one turn may share a time (ties sort by id), so read a few on each side.
-    ids = store.r.zrange(chain_key(instance, chain_id), max(0, rank - 4), rank + 6)
-    thoughts = store.get_many(instance, chain_id, ids)
+    thoughts = store.thoughts_around(instance, chain_id, answer_id, before=4, after=6)
     answer = next((t for t in thoughts if t.id == answer_id), None)
     if answer is None or answer.category != CATEGORY_ASSISTANT:
         return None
     before = [t for t in thoughts if t.category == CATEGORY_USER and t.seq < answer.seq]
     after = [t for t in thoughts if t.category == CATEGORY_USER and t.seq > answer.seq]
-    metrics = next((t for t in thoughts if t.category == CATEGORY_METRICS
-                    and t.extra.get("answer_id") == answer_id), None)
-    return Transcript(question=before[-1] if before else None, answer=answer, metrics=metrics,
-                      next_turn=after[0] if after else None, feedback=store.feedback([answer_id]).get(answer_id))
+    metrics = (TurnMetrics.from_fields(t.to_hash()) for t in thoughts if t.category == CATEGORY_METRICS)
+    return Transcript(question=before[-1] if before else None, answer=answer,
+                      metrics=next((m for m in metrics if m.answer_id == answer_id), None),
+                      next_turn=after[0] if after else None,
+                      feedback=store.feedback([answer_id]).get(answer_id))
 
 
 def questions_for(store: ThoughtStore, instance: str, frame: pd.DataFrame) -> dict[str, str]:
-    """The user text each answer in `frame` replied to (one pipelined read; meant for a page of rows)."""
-    p = store.r.pipeline(transaction=False)
+    """The user text each answer in `frame` replied to (one read; meant for a page of rows)."""
     keyed = [(row.answer_id, row.chain_id, row.user_id) for row in frame.itertuples() if row.user_id]
-    for _, chain, user_id in keyed:
-        p.hget(thought_key(instance, chain, user_id), "thought")
-    out = {a: text for (a, _, _), text in zip(keyed, p.execute(), strict=True) if text is not None}
+    texts = store.thought_fields(instance, [(chain, user_id) for _, chain, user_id in keyed], ("thought",))
+    out = {a: text for (a, _, _), (text,) in zip(keyed, texts, strict=True) if text is not None}
     for row in frame.itertuples():  # older hashes do not name the user thought
         if row.answer_id not in out and (t := turn_transcript(store, instance, row.chain_id, row.answer_id)):
             out[row.answer_id] = t.question.thought if t.question else ""
     return out
-
-
-def _json(v: Any) -> Any:
-    if not isinstance(v, str) or not v:
-        return v
-    try:
-        return json.loads(v)
-    except ValueError:
-        return None

@@ -1,18 +1,6 @@
 """The thought store on Redis: conversations (chains of thoughts) and the feedback on each answer.
 
-Key layout (DESIGN §3). `{chain}` is a Redis Cluster hash tag: every key of one chain lives in one slot.
-
-    thought:<instance>:{<chain>}:<id>     hash   one thought
-    chain:<instance>:{<chain>}            zset   thought ids, score = time
-    chainmeta:<instance>:{<chain>}        hash   title, created_at, last_at, turns, last_answer_id, seq
-    request:<instance>:{<chain>}:<rid>    string result of an already-served request (idempotency)
-    chains:<instance>                     zset   chain ids, score = last activity
-    instances                             set    every instance with chains
-    voice:feedback:<answer id>            hash   the seed's feedback fields (+ instance, chain_id, at,
-                                                 final, user_id, metrics_id)
-    feedback:index:<instance>             zset   answer ids, score = answer time (for analytics)
-    feedback:pending:<instance>           zset   answers with no follow-up yet (for the abandon sweep)
-    index:outbox                          list   thoughts still to be written to the memory index
+Its keys, and what each holds, are in `core.conversation.keys`.
 
 A turn's user and assistant thoughts are written in one MULTI/EXEC with their chain index (one slot);
 on a standalone server the instance-wide keys join the same transaction, so a turn is all or nothing.
@@ -26,20 +14,22 @@ import json
 import time
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import redis
 from pydantic import BaseModel
 
-from core.errors import ServiceUnavailable
-from core.ids import validate_id
 from core.conversation.feedback import ABANDON_AFTER_S, Feedback
+from core.conversation.keys import (INSTANCES, OUTBOX, chain_key, chain_meta_key, chains_key,
+                                    feedback_index_key, feedback_key, feedback_pending_key, request_key,
+                                    requests_pattern, thought_key)
+from core.conversation.metrics import TurnMetrics
+from core.errors import NotFound, ServiceUnavailable
+from core.ids import validate_id
 
 CATEGORY_USER = "ui_remember:user"
 CATEGORY_ASSISTANT = "ui_remember:assistant"
 CATEGORY_METRICS = "ui_remember:metrics"
-OUTBOX = "index:outbox"
-FEEDBACK_FIELDS = ("synthesis_quality", "continued", "abandoned", "corrected", "time_to_next", "feedback_score")
 
 
 class Thought(BaseModel):
@@ -131,6 +121,13 @@ redis.call('HSET', KEYS[1], 'continued', '1', 'time_to_next', ARGV[1], 'correcte
            'feedback_score', ARGV[3], 'synthesis_quality', ARGV[3])
 return 1
 """
+# Rates an answer only if its feedback record exists and belongs to the instance asking (ARGV[1]), so a
+# rating can neither recreate a deleted answer's record nor reach another instance's.
+_RATE = """
+if redis.call('HGET', KEYS[1], 'instance') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'rating', ARGV[2], 'rating_comment', ARGV[3], 'rated_at', ARGV[4])
+return 1
+"""
 _ABANDON = """
 if redis.call('HGET', KEYS[1], 'continued') == '0' and redis.call('HGET', KEYS[1], 'final') ~= '1' then
   redis.call('HSET', KEYS[1], 'abandoned', '1')
@@ -140,48 +137,14 @@ return 0
 """
 
 
-# Every key is built here, from validated parts only: an id holding "{", "}", ":" or "*" could move a
-# key to another chain's slot, collide with another key, or widen a SCAN pattern to other chains.
+class RatingRecord(BaseModel):
+    """A user's explicit rating of an answer (up or down, with an optional comment)."""
 
-def _chain(instance: str, chain_id: str) -> str:
-    return f"{validate_id(instance, 'instance')}:{{{validate_id(chain_id, 'chain_id')}}}"
-
-
-def thought_key(instance: str, chain_id: str, thought_id: str) -> str:
-    return f"thought:{_chain(instance, chain_id)}:{validate_id(thought_id, 'thought id')}"
-
-
-def chain_key(instance: str, chain_id: str) -> str:
-    return f"chain:{_chain(instance, chain_id)}"
-
-
-def chain_meta_key(instance: str, chain_id: str) -> str:
-    return f"chainmeta:{_chain(instance, chain_id)}"
-
-
-def request_key(instance: str, chain_id: str, request_id: str) -> str:
-    return f"request:{_chain(instance, chain_id)}:{validate_id(request_id, 'request_id')}"
-
-
-def requests_pattern(instance: str, chain_id: str) -> str:
-    """The SCAN pattern of a chain's request keys (ids have no glob characters, so it matches no other)."""
-    return f"request:{_chain(instance, chain_id)}:*"
-
-
-def feedback_key(answer_id: str) -> str:
-    return f"voice:feedback:{validate_id(answer_id, 'answer id')}"
-
-
-def chains_key(instance: str) -> str:
-    return f"chains:{validate_id(instance, 'instance')}"
-
-
-def feedback_index_key(instance: str) -> str:
-    return f"feedback:index:{validate_id(instance, 'instance')}"
-
-
-def feedback_pending_key(instance: str) -> str:
-    return f"feedback:pending:{validate_id(instance, 'instance')}"
+    instance: str
+    answer_id: str
+    rating: Literal["up", "down"]
+    comment: str = ""
+    rated_at: datetime
 
 
 class ThoughtStore:
@@ -190,6 +153,7 @@ class ThoughtStore:
         self.cluster = cluster
         self._followup = client.register_script(_FOLLOWUP)
         self._abandon = client.register_script(_ABANDON)
+        self._rate = client.register_script(_RATE)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -227,7 +191,7 @@ class ThoughtStore:
 
         def instance_part(p: redis.client.Pipeline) -> None:
             p.zadd(chains_key(instance), {chain: at}, gt=True)  # GT still adds a new chain
-            p.sadd("instances", instance)
+            p.sadd(INSTANCES, instance)
             p.hset(feedback_key(answer.id), mapping={
                 "synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
                 "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain,
@@ -258,6 +222,19 @@ class ThoughtStore:
             self.r.zrem(feedback_pending_key(instance), answer_id)
         return done == 1
 
+    def record_rating(self, instance: str, answer_id: str, rating: Literal["up", "down"], comment: str,
+                      at: datetime) -> RatingRecord:
+        """Store an explicit rating on the answer's feedback record (+1 up, -1 down), replacing an earlier
+        one; NotFound when the instance has no such answer."""
+        done = self._rate(keys=[feedback_key(answer_id)],
+                          args=[validate_id(instance, "instance"), 1 if rating == "up" else -1, comment,
+                                f"{at.timestamp():.3f}"])
+        if done != 1:
+            raise NotFound(f"no answer {answer_id!r} in instance {instance!r}: give thought2_id of a "
+                           "ui_remember result")
+        return RatingRecord(instance=instance, answer_id=answer_id, rating=rating, comment=comment,
+                            rated_at=at)
+
     def sweep_abandoned(self, instance: str, now: float | None = None) -> int:
         """Mark answers with no follow-up for ABANDON_AFTER_S or more as abandoned."""
         cutoff = (now or time.time()) - ABANDON_AFTER_S
@@ -279,7 +256,7 @@ class ThoughtStore:
     def delete_chain(self, instance: str, chain_id: str) -> int:
         """Remove a chain's thoughts, indexes and feedback. Returns the number of thoughts removed."""
         ids = self.r.zrange(chain_key(instance, chain_id), 0, -1)
-        answers = [i for i in ids if self.r.exists(feedback_key(i))]
+        answers = self.answers_with_feedback(ids)
 
         def chain_part(p: redis.client.Pipeline) -> None:
             for i in ids:
@@ -352,7 +329,7 @@ class ThoughtStore:
         return int(self.r.zcard(chains_key(instance)))
 
     def instances(self) -> list[str]:
-        return sorted(self.r.smembers("instances"))
+        return sorted(self.r.smembers(INSTANCES))
 
     def feedback(self, answer_ids: Sequence[str]) -> dict[str, FeedbackRecord]:
         p = self.r.pipeline(transaction=False)
@@ -362,6 +339,20 @@ class ThoughtStore:
 
     def feedback_ids(self, instance: str, since: float = float("-inf"), until: float = float("inf")) -> list[str]:
         return self.r.zrangebyscore(feedback_index_key(instance), since, until)
+
+    def feedback_count(self, instance: str) -> int:
+        """How many answers of the instance have feedback (the answers analytics read)."""
+        return int(self.r.zcard(feedback_index_key(instance)))
+
+    def answers_with_feedback(self, ids: Iterable[str]) -> list[str]:
+        """Those of `ids` that are answers with a feedback hash, in their order (one round trip)."""
+        ids = list(ids)
+        if not ids:
+            return []
+        p = self.r.pipeline(transaction=False)
+        for i in ids:
+            p.exists(feedback_key(i))
+        return [i for i, found in zip(ids, p.execute(), strict=True) if found]
 
     # -- the memory-index outbox --------------------------------------------------------------
 
@@ -405,15 +396,15 @@ class ThoughtStore:
         thoughts = self.chain_thoughts(instance, chain_id)
         if not any(t.id == thought_id for t in thoughts):
             return []
-        gone = [thought_id] + [t.id for t in thoughts
-                               if t.category == CATEGORY_METRICS and t.extra.get("answer_id") == thought_id]
+        gone = [thought_id] + [t.id for t in thoughts if t.category == CATEGORY_METRICS
+                               and TurnMetrics.from_fields(t.to_hash()).answer_id == thought_id]
         left = [t for t in thoughts if t.id not in gone and t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)]
         if not left:
             self.delete_chain(instance, chain_id)
             self.outbox_drop(instance, chain_id)
             self.delete_requests(instance, chain_id)
             return [t.id for t in thoughts]
-        has_feedback = bool(self.r.exists(feedback_key(thought_id)))
+        has_feedback = bool(self.answers_with_feedback([thought_id]))
         meta = chain_meta_key(instance, chain_id)
         last_answer = self.r.hget(meta, "last_answer_id")
         title = next((t.thought[:120] for t in left if t.category == CATEGORY_USER), "")
@@ -436,6 +427,66 @@ class ThoughtStore:
         self.outbox_drop(instance, chain_id, gone)
         self.delete_requests(instance, chain_id)
         return gone
+
+    # -- a few fields of many hashes at once (the feedback analytics) ---------------------------
+
+    # HMGET over many keys in one call, the replies packed as one JSON text: with 10,000 keys, redis-py's
+    # per-command cost and its pure-Python reply parser dominate, not Redis. A missing field (Lua's false)
+    # is packed as null, so the reply needs no pass in Python. The keys are declared, so this stays
+    # correct on a cluster, where keys in different slots go through a pipeline instead.
+    _HMGET_MANY = """
+local out = {}
+for i, key in ipairs(KEYS) do
+  local values = redis.call('HMGET', key, unpack(ARGV))
+  for j = 1, #ARGV do if not values[j] then values[j] = cjson.null end end
+  out[i] = values
+end
+return cjson.encode(out)
+"""
+    _HMGET_BATCH = 1000
+
+    def feedback_fields(self, answer_ids: Sequence[str], fields: Sequence[str]) -> list[list[str | None]]:
+        """`fields` of each answer's feedback hash, in order; a missing field (or hash) reads as None."""
+        return self._hmget_many([feedback_key(a) for a in answer_ids], fields)
+
+    def thought_fields(self, instance: str, thoughts: Sequence[tuple[str, str]], fields: Sequence[str]
+                       ) -> list[list[str | None]]:
+        """`fields` of each thought, given as (chain id, thought id), in order; a missing field (or
+        thought) reads as None."""
+        return self._hmget_many([thought_key(instance, chain, t) for chain, t in thoughts], fields)
+
+    def thought_ids_at(self, instance: str, chain_times: Sequence[tuple[str, float | str]]
+                       ) -> list[list[str]]:
+        """The ids of each chain's thoughts stored at exactly that time (a turn's answer and metrics
+        thoughts share the answer's time), for each (chain id, time), in one round trip."""
+        p = self.r.pipeline(transaction=False)
+        for chain, at in chain_times:
+            p.zrangebyscore(chain_key(instance, chain), at, at)
+        return p.execute()
+
+    def thoughts_around(self, instance: str, chain_id: str, thought_id: str, *, before: int, after: int
+                        ) -> list[Thought]:
+        """The thought with up to `before` and `after` of its chain's thoughts on each side, in order;
+        [] if it is not in the chain. Reads a window of the chain's sorted set, not the whole chain."""
+        rank = self.r.zrank(chain_key(instance, chain_id), thought_id)
+        if rank is None:
+            return []
+        ids = self.r.zrange(chain_key(instance, chain_id), max(0, rank - before), rank + after)
+        return self.get_many(instance, chain_id, ids)
+
+    def _hmget_many(self, keys: Sequence[str], fields: Sequence[str]) -> list[list[str | None]]:
+        if not keys:
+            return []
+        if self.cluster:
+            p = self.r.pipeline(transaction=False)
+            for key in keys:
+                p.hmget(key, fields)
+            return p.execute()
+        script = self.r.register_script(self._HMGET_MANY)
+        out: list[list[str | None]] = []
+        for i in range(0, len(keys), self._HMGET_BATCH):
+            out.extend(json.loads(script(keys=keys[i:i + self._HMGET_BATCH], args=fields)))
+        return out
 
 
 def _maybe_json(v: str) -> Any:

@@ -8,29 +8,32 @@ answer from this follow-up, stores a metrics thought, and indexes the new though
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.errors import InvalidInput, ProviderError, ServiceUnavailable, WorkbenchError
-from core.ids import validate_id
+from core.ids import Id, validate_id
 from core.conversation.indexing import sync_index
+from core.conversation.metrics import ContextItem, StageLatency, TurnMetrics
 from core.llm import Completion, Message
 from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
-from core.models import FusionProfile, ScoredMemory
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
 from core.retrieval.hybrid import SearchRequest, hybrid_search
-from core.runtime import Workbench
 from core.conversation.feedback import feedback_score
 from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
                                    Thought)
+from core.retrieval.timeparse import parse_time_hint
 from core.tokens import count_tokens
 from core.conversation.tool_input import ChatMessage, ToolInputSchema, format_query
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 DEEP_CONTEXT_THRESHOLD = 8  # more context items than this → the deep model
 STYLES = ("default", "deep", "chronological")
@@ -45,7 +48,7 @@ class UiRememberParams(BaseModel):
     thought: str = Field(min_length=1, max_length=100_000)
     thought_number: int = Field(1, ge=1, le=1_000_000)
     total_thoughts: int = Field(1, ge=1, le=1_000_000)
-    chain_id: str | None = None
+    chain_id: Id | None = None
     next_thought_needed: bool = True
     search_type: Literal["hybrid", "vector", "text"] = "hybrid"
     top_k: int = Field(5, ge=1, le=100)
@@ -54,8 +57,9 @@ class UiRememberParams(BaseModel):
     style: str | None = None
     tags: list[str] = Field([], max_length=32)
     temporal: str | None = Field(None, max_length=200)
-    profile: str | None = None
-    request_id: str | None = None
+    profile: Id | None = None
+    request_id: Id | None = None
+    instance: Id | None = Field(None, description="the memory instance; None: the INSTANCE setting")
 
     @field_validator("thought")
     @classmethod
@@ -63,11 +67,6 @@ class UiRememberParams(BaseModel):
         if not v.strip():
             raise ValueError("must contain some text")
         return v
-
-    @field_validator("chain_id", "profile", "request_id")
-    @classmethod
-    def _ids(cls, v: str | None, info) -> str | None:
-        return None if v is None else validate_id(v, info.field_name)
 
     @field_validator("style")
     @classmethod
@@ -85,29 +84,6 @@ class UiRememberParams(BaseModel):
             if not (1 <= len(tag) <= 64) or not tag.isprintable():
                 raise ValueError("each tag must be 1–64 printable characters")
         return list(dict.fromkeys(v))
-
-
-class ContextItem(BaseModel):
-    id: str
-    kind: str
-    chain_id: str | None
-    content: str
-    created_at: datetime
-    age_s: float
-    semantic: float
-    text: float
-    recency: float
-    combined: float
-    tokens: int
-
-
-class StageLatency(BaseModel):
-    embed_ms: float = 0.0
-    search_ms: float = 0.0
-    synthesis_ms: float = 0.0
-    store_ms: float = 0.0
-    index_ms: float = 0.0
-    total_ms: float = 0.0
 
 
 class UiRememberResult(BaseModel):
@@ -133,6 +109,14 @@ class UiRememberResult(BaseModel):
     tags: list[str] = []
     previous_feedback: FeedbackRecord | None = None
     notes: list[str] = []
+
+    def metrics(self) -> TurnMetrics:
+        """What the turn's metrics thought records of it (its answer thought: `TurnMetrics.ANSWER_FIELDS`)."""
+        return TurnMetrics(model=self.model_used or "extractive", model_selected=self.model_selected,
+                           synthesis=self.synthesis, profile=self.profile, tags=self.tags,
+                           tokens=self.usage_total_tokens, context_items=len(self.context),
+                           answer_id=self.thought2_id, latency=self.latency, context=self.context,
+                           prompt=self.prompt, notes=self.notes)
 
 
 def choose_model(style: str | None, context_items: int, fast: str, deep: str) -> str:
@@ -192,7 +176,7 @@ class Remember:
                ) -> Iterator[str | UiRememberResult]:
         """Yield the answer's text as it is produced, then the `UiRememberResult`."""
         wb, store = self.wb, self.wb.thoughts
-        instance = validate_id(instance or wb.settings.instance, "instance")
+        instance = validate_id(instance or params.instance or wb.settings.instance, "instance")
         chain_id = params.chain_id or f"chain-{uuid.uuid4().hex[:12]}"
         if params.request_id and (done := store.served(instance, chain_id, params.request_id)):
             result = UiRememberResult.model_validate_json(done)
@@ -276,9 +260,6 @@ class Remember:
                       tags=params.tags)
         user = Thought(id=user_id, thought=params.thought, timestamp=now, category=CATEGORY_USER, seq=seq,
                        **common)
-        answer = Thought(id=answer_id, thought=answer_text, timestamp=answered, category=CATEGORY_ASSISTANT,
-                         seq=seq + 1, extra={"model": model_used or "extractive", "model_selected": model,
-                                             "synthesis": synthesis, "profile": profile.name}, **common)
         result = UiRememberResult(
             thought1_id=user_id, thought2_id=answer_id, thought3_id=metrics_id, model_used=model_used,
             usage_total_tokens=tokens, model_selected=model, instance=instance, chain_id=chain_id, answer=answer_text,
@@ -286,6 +267,8 @@ class Remember:
             context_dropped_by_token_cap=dropped, history_turns_dropped=query.history_turns_dropped,
             tags=params.tags,
             prompt=prompt, latency=latency, notes=notes)
+        answer = Thought(id=answer_id, thought=answer_text, timestamp=answered, category=CATEGORY_ASSISTANT,
+                         seq=seq + 1, extra=result.metrics().to_fields(TurnMetrics.ANSWER_FIELDS), **common)
         # An extractive answer only restates memories already indexed: indexing it would echo them.
         store.append_turn(user, answer, request_id=params.request_id, result_json=result.model_dump_json(),
                           final=not params.next_thought_needed, index_answer=synthesis == "llm",
@@ -304,9 +287,9 @@ class Remember:
         latency.total_ms = (time.perf_counter() - t_start) * 1000
         # Written last, so it records every stage but its own write.
         try:
-            store.append(Thought(id=metrics_id, thought=_metrics_text(result), timestamp=answered,
-                                 category=CATEGORY_METRICS, seq=seq + 2, extra=_metrics_fields(result),
-                                 **common))
+            metrics = result.metrics()
+            store.append(Thought(id=metrics_id, thought=metrics.thought_text(), timestamp=answered,
+                                 category=CATEGORY_METRICS, seq=seq + 2, extra=metrics.to_fields(), **common))
         except ServiceUnavailable:
             result.thought3_id = None
             result.notes.append("metrics thought not stored: Redis refused the write")
@@ -318,8 +301,6 @@ class Remember:
         try:
             return self.wb.profiles.get(name) if name else self.wb.profiles.active(instance)
         except (psycopg.Error, ServiceUnavailable):
-            from core.models import DEFAULT_PROFILE, PRESET_PROFILES
-
             if name and name in PRESET_PROFILES:
                 return PRESET_PROFILES[name]
             notes.append(f"profile store unavailable: used {DEFAULT_PROFILE}")
@@ -329,8 +310,6 @@ class Remember:
                      ) -> tuple[datetime | None, datetime | None]:
         if not temporal or not temporal.strip():
             return None, None
-        from core.retrieval.timeparse import parse_time_hint
-
         hint = parse_time_hint(temporal, now)
         if hint is None:
             raise InvalidInput(f"temporal: could not read {temporal!r} as a time; try e.g. 'yesterday', "
@@ -355,20 +334,3 @@ def _context_item(m: ScoredMemory, now: datetime) -> ContextItem:
                        age_s=max(0.0, (now - m.memory.created_at).total_seconds()),
                        semantic=m.score.semantic, text=m.score.text, recency=m.score.recency,
                        combined=m.score.combined, tokens=count_tokens(m.memory.content))
-
-
-def _metrics_fields(r: UiRememberResult) -> dict[str, object]:
-    return {"model": r.model_used or "extractive", "model_selected": r.model_selected,
-            "synthesis": r.synthesis, "profile": r.profile, "tags": r.tags,
-            "tokens": r.usage_total_tokens if r.usage_total_tokens is not None else "",
-            "context_items": len(r.context), "answer_id": r.thought2_id,
-            "latency": json.loads(r.latency.model_dump_json()),
-            # What was retrieved and the exact prompt, so the dashboard can show "why" for every answer.
-            "context": [json.loads(c.model_dump_json()) for c in r.context],
-            "prompt": [m.model_dump() for m in r.prompt], "notes": r.notes}
-
-
-def _metrics_text(r: UiRememberResult) -> str:
-    lat = r.latency
-    return (f"model={r.model_used or 'extractive'} tokens={r.usage_total_tokens} context={len(r.context)} "
-            f"embed={lat.embed_ms:.1f}ms search={lat.search_ms:.1f}ms synthesis={lat.synthesis_ms:.1f}ms")

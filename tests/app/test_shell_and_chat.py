@@ -1,5 +1,7 @@
 """AppTests of the dashboard shell and the Chat page."""
 
+from core.conversation.metrics import TurnMetrics
+from core.conversation.thoughts import CATEGORY_METRICS
 from core.conversation.turn import Remember, UiRememberParams
 from tests.app.conftest import open_page
 
@@ -45,5 +47,14 @@ def test_chat_page_sends_a_message_and_shows_why(app_env, workbench, instance):
     # The page re-renders the stored conversation with the "why" expander of the answer.
     at.run()
     assert any("Why this answer" in e.label for e in at.expander)
+    # The expander shows the turn's stored metrics.
+    stored = next(t for t in workbench.thoughts.chain_thoughts(instance, new_chain.chain_id)
+                  if t.category == CATEGORY_METRICS)
+    metrics = TurnMetrics.from_fields(stored.to_hash())
+    shown = {m.label: m.value for m in at.metric}
+    assert (shown["Model"], shown["Tokens"], shown["Context items"]) == \
+        (metrics.model, "—", str(metrics.context_items))
+    assert metrics.context_items >= 1  # the earlier chain's memory about Rex
+    assert f"Profile: {metrics.profile}" in all_text(at)
     frames = [df.value for df in at.dataframe]
     assert any("My dog Rex loves the beach" in set(f["content"]) for f in frames if "content" in f)

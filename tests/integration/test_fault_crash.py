@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 from core.conversation.indexing import sync_index
-from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, OUTBOX
+from core.conversation.keys import OUTBOX
+from core.conversation.metrics import TurnMetrics
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER
 
 KILLS = 4
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +67,8 @@ def test_a_killed_process_leaves_whole_turns_only(fault_wb, instance):
     assert int(meta["turns"]) == len(users)
     assert meta["last_answer_id"] in {a.id for a in answers.values()}
     # Metrics thoughts describe stored answers; at most the last turn of each run lacks one.
-    assert {m.extra["answer_id"] for m in metrics} <= {a.id for a in answers.values()}
+    described = {TurnMetrics.from_fields(m.to_hash()).answer_id for m in metrics}
+    assert described <= {a.id for a in answers.values()}
     assert len(users) - len(metrics) <= KILLS
     # The outbox names only stored thoughts, and a sync indexes all of them.
     known = {t.id for t in thoughts} | {t.id for t in store.chain_thoughts(instance, "warm")}

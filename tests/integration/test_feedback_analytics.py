@@ -17,7 +17,8 @@ from core.analytics.export import read_csv
 from core.cli import cli, main
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
-from core.conversation.thoughts import feedback_key
+from core.conversation.keys import feedback_key, thought_key
+from core.conversation.metrics import TurnMetrics
 from tests.support.embedders import KeywordEmbedder
 
 T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
@@ -100,9 +101,21 @@ def test_transcript_of_a_corrected_turn(conversation, instance):
     assert t.question.thought == "Thanks, that works. Which museum after lunch?"
     assert t.answer.thought == "The Orsay museum."
     assert t.next_turn.thought == "Actually, the Orsay is closed on Mondays."
-    assert t.metrics.extra["answer_id"] == r2.thought2_id and t.metrics.extra["tokens"] == 40
+    assert t.metrics.answer_id == r2.thought2_id and t.metrics.tokens == 40
+    assert t.metrics == r2.metrics() and t.described() == t.metrics  # what the turn wrote, read back whole
     assert t.feedback.corrected == "Actually, the Orsay is closed on Mondays."
     assert turn_transcript(wb.thoughts, instance, "trip", "no-such-answer") is None
+
+
+def test_transcript_without_its_metrics_thought_is_described_by_its_answer(conversation, instance):
+    wb, (_, r2, _) = conversation
+    wb.redis().delete(thought_key(instance, "trip", r2.thought3_id))
+    t = turn_transcript(wb.thoughts, instance, "trip", r2.thought2_id)
+    assert t.metrics is None
+    described = t.described()
+    assert (described.model, described.model_selected, described.synthesis, described.profile,
+            described.tags) == (FAST, FAST, "llm", "fast-chat", ["travel"])
+    assert described.tokens is None and described.latency is None and described.context == []
 
 
 def test_cli_summary_json_and_export_round_trip(conversation, instance, settings, monkeypatch, tmp_path):

@@ -7,7 +7,9 @@ import pytest
 
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
-from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, chain_key
+from core.conversation.keys import chain_key
+from core.conversation.metrics import TurnMetrics
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER
 
 
 class Clock:
@@ -37,6 +39,12 @@ def test_one_call_stores_three_thoughts_with_their_chain_index(workbench, instan
     assert (fb.continued, fb.abandoned, fb.feedback_score) == (0, 0, None)
     assert r.synthesis == "extractive" and r.model_used is None and r.usage_total_tokens is None
     assert any("no LLM configured" in n for n in r.notes)
+    # The metrics thought reads back as what the turn reported, stage timings included.
+    metrics = TurnMetrics.from_fields(thoughts[2].to_hash())
+    assert metrics == r.metrics()
+    assert (metrics.model, metrics.tokens, metrics.answer_id, metrics.tags) == \
+        ("extractive", None, r.thought2_id, ["pets"])
+    assert metrics.latency.total_ms >= metrics.latency.synthesis_ms >= 0
 
 
 def test_context_comes_from_other_chains_and_never_the_query_itself(workbench, instance):

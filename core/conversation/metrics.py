@@ -1,0 +1,171 @@
+"""A turn's metrics: what one ui_remember turn used, what it cost and how long each stage took.
+
+`TurnMetrics` is the one vocabulary for them: the turn writes it as the extra fields of its metrics
+thought (a Redis hash, beside the thought's own fields), and analytics, the Chat page, the Feedback
+page's transcript and exports read it back. It has exactly two conversions, both here: `to_fields` (the
+hash fields) and `from_fields` (back).
+
+The hash layout is flat, one field per attribute, with the encodings of the first version: text as is,
+everything else as JSON, and "" for a turn without a token count. So metrics stored by earlier versions
+(the demo data of an existing install) still read, and analytics can fetch a few small fields of
+10,000 turns with one HMGET each instead of whole hashes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from core.llm import Message
+
+
+class ContextItem(BaseModel):
+    """A memory that went into the prompt, with the score parts that ranked it."""
+
+    id: str
+    kind: str
+    chain_id: str | None
+    content: str
+    created_at: datetime
+    age_s: float
+    semantic: float
+    text: float
+    recency: float
+    combined: float
+    tokens: int
+
+
+class StageLatency(BaseModel):
+    """Milliseconds per stage of a turn. None: a stage the version that stored the turn did not time
+    (index_ms before indexing was timed on its own); a turn being measured starts every stage at 0."""
+
+    embed_ms: float | None = 0.0
+    search_ms: float | None = 0.0
+    synthesis_ms: float | None = 0.0
+    store_ms: float | None = 0.0
+    index_ms: float | None = 0.0
+    total_ms: float | None = 0.0
+
+
+class TurnMetrics(BaseModel):
+    """The extra fields of a turn's metrics thought. A field an older version did not write reads as
+    None (or empty), so readers can tell "not recorded" from a real zero."""
+
+    model: str | None = Field(None, description="the model that answered, or 'extractive'")
+    model_selected: str | None = Field(None, description="the model the heuristic chose (routing)")
+    synthesis: str | None = Field(None, description="'llm' or 'extractive'")
+    profile: str | None = Field(None, description="the fusion profile retrieval used")
+    tags: list[str] = Field(default_factory=list)
+    tokens: int | None = Field(None, description="the LLM's total token usage; None when extractive")
+    context_items: int | None = Field(None, description="how many memories went into the prompt")
+    answer_id: str | None = Field(None, description="the assistant thought these metrics are about")
+    latency: StageLatency | None = None
+    # What was retrieved and the exact prompt, so the dashboard can show "why" for every answer.
+    context: list[ContextItem] = Field(default_factory=list)
+    prompt: list[Message] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    # The fields the turn's answer thought carries too (its tags are the thought's own `tags` field, the
+    # same hash field), so it describes the turn when the metrics thought is missing.
+    ANSWER_FIELDS: ClassVar[tuple[str, ...]] = ("model", "model_selected", "synthesis", "profile")
+    # Kilobytes a turn: left out when many turns are read at once (see `summary_fields`).
+    DETAIL_FIELDS: ClassVar[tuple[str, ...]] = ("context", "prompt", "notes")
+    # The answer the metrics are about: a reader of many turns starts from their answers, so it needs it
+    # only to check a metrics thought found another way (by its time, in older data).
+    LINK_FIELDS: ClassVar[tuple[str, ...]] = ("answer_id",)
+    # Stored as they are; every other field is stored as JSON.
+    _TEXT_FIELDS: ClassVar[frozenset[str]] = frozenset({"model", "model_selected", "synthesis", "profile",
+                                                        "answer_id"})
+
+    @classmethod
+    def summary_fields(cls, *, linked: bool = False) -> tuple[str, ...]:
+        """What analytics fetch for each of many turns: every field but the bulky ones and, unless
+        `linked`, the answer's id (10,000 ids cost a twentieth of the whole read)."""
+        left_out = cls.DETAIL_FIELDS if linked else (*cls.DETAIL_FIELDS, *cls.LINK_FIELDS)
+        return tuple(name for name in cls.model_fields if name not in left_out)
+
+    def to_fields(self, names: Iterable[str] | None = None) -> dict[str, str]:
+        """The hash fields (all, or those named), in today's stored encodings. A field that is None is
+        left out, as older versions left it out; tokens is the exception: "" says "no token count"."""
+        wanted = set(type(self).model_fields if names is None else names)
+        out: dict[str, str] = {}
+        for name, value in self.model_dump(mode="json", include=wanted).items():
+            if value is None:
+                if name == "tokens":
+                    out[name] = ""
+            elif name in self._TEXT_FIELDS:
+                out[name] = value
+            else:
+                out[name] = json.dumps(value)
+        return out
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, Any]) -> TurnMetrics:
+        """Read the hash fields back (HGETALL's mapping; fields of no metrics are ignored). Values that
+        `Thought.from_hash` already decoded from JSON are taken as they are. An absent, empty or
+        malformed field reads as not recorded, as the readers before this model did."""
+        names = [name for name in cls.model_fields if name in fields]
+        columns = cls.decode_fields(names, [[fields[name] for name in names]])
+        values = {name: column[0] for name, column in columns.items() if column[0] is not None}
+        if isinstance(latency := values.get("latency"), Mapping):  # a stage it does not name: not timed
+            values["latency"] = {stage: latency.get(stage) for stage in StageLatency.model_fields}
+        return cls.model_validate(values)
+
+    @classmethod
+    def decode_fields(cls, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, list[Any]]:
+        """`from_fields` for many turns at once, column by column, without a model per turn: HMGET's
+        values of `names` for each turn, decoded, by field name (None: not recorded; a name that is no
+        field of the model is left out). `latency` stays a dict of the stages it names. The frame of
+        10,000 answers reads this way: a model per turn would cost as much again as the whole read."""
+        out: dict[str, list[Any]] = {}
+        for name, values in zip(names, zip(*rows, strict=True) if rows else [()] * len(names), strict=True):
+            if name not in cls.model_fields:
+                continue
+            if name not in cls._TEXT_FIELDS:
+                out[name] = _json_values(values)
+            elif set(map(type, values)) <= {str, type(None)}:  # as Redis gives them
+                out[name] = list(values)
+            else:  # Thought.from_hash reads JSON-looking text as JSON: a profile named "7" came back as 7
+                out[name] = [v if v is None or isinstance(v, str) else json.dumps(v) for v in values]
+        return out
+
+    def thought_text(self) -> str:
+        """The metrics thought's one line of text, for whoever reads the chain as plain thoughts."""
+        lat = self.latency or StageLatency()
+        return (f"model={self.model or 'extractive'} tokens={self.tokens} context={self.context_items} "
+                f"embed={lat.embed_ms or 0:.1f}ms search={lat.search_ms or 0:.1f}ms "
+                f"synthesis={lat.synthesis_ms or 0:.1f}ms")
+
+
+def _json_values(values: Sequence[Any]) -> list[Any]:
+    """Decode JSON texts; None, "" (no tokens) and malformed texts read as None, and values already
+    decoded pass through. One `json.loads` over the joined texts is several times faster than one call
+    per value; if the texts do not join into exactly one value each, each is read alone."""
+    try:  # the common case: every value a JSON text
+        decoded = json.loads("[" + ",".join(values) + "]")
+        if len(decoded) == len(values):
+            return decoded
+    except (TypeError, ValueError):  # a None or a decoded value among them, or a "" (no tokens)
+        pass
+    out = [None if v is None or isinstance(v, str) else v for v in values]
+    texts = [i for i, v in enumerate(values) if isinstance(v, str) and v]
+    try:
+        decoded = json.loads("[" + ",".join(values[i] for i in texts) + "]")
+    except ValueError:
+        decoded = []
+    if len(decoded) != len(texts):
+        decoded = [_json_or_none(values[i]) for i in texts]
+    for i, value in zip(texts, decoded, strict=True):
+        out[i] = value
+    return out
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
