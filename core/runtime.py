@@ -13,6 +13,7 @@ from core.embeddings import Embedder, make_embedder
 from core.llm import LLM, make_llm
 from core.services import Services
 from core.index.memory_index import MemoryIndex
+from core.past_tasks.store import PastTaskStore
 from core.retrieval.profiles import ProfileStore
 from core.conversation.thoughts import ThoughtStore
 
@@ -46,6 +47,10 @@ class Workbench:
     @cached_property
     def profiles(self) -> ProfileStore:
         return ProfileStore(self.services.pool())
+
+    @cached_property
+    def past_tasks(self) -> PastTaskStore:
+        return PastTaskStore(self.services.pool(), self.embedder)
 
     def redis(self):
         return self.services.redis()

@@ -1,5 +1,5 @@
 """The Memory explorer's memory-bank view: stats, entries, summaries, compression events, a query
-form (the seed's MemoryQuery) and a form to add an entry."""
+form (a `MemoryQuery`: keywords, tags, importance, dates) and a form to add an entry."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from datetime import UTC, datetime, time
 import pandas as pd
 import streamlit as st
 
-from core.bank import DEFAULT_BANK, SUMMARY_SKILL, MemoryBank, MemoryEntry, MemoryQuery, list_banks
-from dashboard.explorer_views import ask_to_delete, plain
+from core import usecases as uc
+from dashboard.explorer_views import ask_to_delete
 from dashboard.resources import get_workbench
-from dashboard.ui import attempt
+from dashboard.ui import as_plain_line, attempt
 
 
 def render_bank(instance: str) -> None:
     wb = get_workbench()
-    banks = attempt("list memory banks", lambda: list_banks(wb, instance))
+    banks = attempt("list memory banks", lambda: uc.bank_list(wb, uc.InstanceRequest(instance=instance)))
     if banks is None:
         return
     names = [b.name for b in banks]
@@ -27,15 +27,15 @@ def render_bank(instance: str) -> None:
     if not names:
         st.info("No memory bank in this instance yet. Add an entry below to create one "
                 "(or load the demo with `workbench demo load`).")
-        _render_add(instance, DEFAULT_BANK, None)
+        _render_add(instance, uc.DEFAULT_BANK, None)
         return
     if st.session_state.get("xp_bank") not in names:
         st.session_state["xp_bank"] = names[0]
     name = st.selectbox("Memory bank", names, key="xp_bank",
                         format_func=lambda n: next(f"{n} · {b.entries} entries, {b.summaries} summaries"
                                                    for b in banks if b.name == n))
-    bank = attempt("open the memory bank", lambda: MemoryBank.open(wb, instance, name))
-    snap = attempt("read the memory bank", bank.snapshot) if bank else None
+    snap = attempt("read the memory bank",
+                   lambda: uc.bank_snapshot(wb, uc.BankRef(instance=instance, bank=name)))
     if snap is None:
         return
     s = snap.stats
@@ -66,13 +66,13 @@ def render_bank(instance: str) -> None:
             st.caption("No summary yet: the first compression happens when the thresholds are reached.")
         steps = {x.entry.id: x.entry.step_number for x in snap.entries}
         for x in reversed(snap.summaries):
-            with st.expander(plain(x.title, 100)):
+            with st.expander(as_plain_line(x.title, 100)):
                 st.text(x.content)
                 src = sorted(steps[i] for i in x.source_entries if i in steps)
                 how = "LLM" if x.method == "llm" else "rule-based"
                 st.caption(f"{how} summary · importance {x.importance:.2f} · "
                            f"source steps {', '.join(map(str, src)) or '—'}"
-                           + (f" · tags: {plain(', '.join(x.tags))}" if x.tags else ""))
+                           + (f" · tags: {as_plain_line(', '.join(x.tags))}" if x.tags else ""))
     with t_events:
         if not snap.events:
             st.caption("No compression yet.")
@@ -83,7 +83,7 @@ def render_bank(instance: str) -> None:
                 "tokens": e.tokens, "summary": titles.get(e.summary_id or "", "(deleted)"),
                 "note": e.note} for e in reversed(snap.events)]), hide_index=True, width="stretch")
     with t_query:
-        _render_query(bank)
+        _render_query(instance, name)
     with t_add:
         _render_add(instance, name, (s.max_entries, s.compression_threshold))
     c1, c2, _ = st.columns([1, 1, 4])
@@ -91,7 +91,7 @@ def render_bank(instance: str) -> None:
     c2.button("Delete bank", key="xp_bank_delete", on_click=ask_to_delete, args=("bank", name, name))
 
 
-def _render_query(bank: MemoryBank) -> None:
+def _render_query(instance: str, name: str) -> None:
     with st.form("xp_bank_query"):
         c1, c2, c3 = st.columns([3, 2, 1])
         keywords = c1.text_input("Keywords (comma-separated, any matches)", key="xp_bq_kw")
@@ -104,11 +104,12 @@ def _render_query(bank: MemoryBank) -> None:
         go = st.form_submit_button("Query bank")
     if not go:
         return
-    q = attempt("read the query", lambda: MemoryQuery(
+    q = attempt("read the query", lambda: uc.MemoryQuery(
         keywords=_split(keywords), min_importance=min_imp, max_results=int(max_results), tags=_split(tags),
         date_from=datetime.combine(d_from, time.min, UTC) if d_from else None,
         date_to=datetime.combine(d_to, time.max, UTC) if d_to else None))
-    found = attempt("query the memory bank", lambda: bank.get_relevant_memories(q)) if q else None
+    found = attempt("query the memory bank", lambda: uc.bank_query(
+        get_workbench(), uc.BankQuery(instance=instance, bank=name, query=q))) if q else None
     if found is None:
         return
     if not found:
@@ -116,7 +117,7 @@ def _render_query(bank: MemoryBank) -> None:
         return
     st.dataframe(pd.DataFrame([{
         "importance": e.importance, "time": e.timestamp,
-        "what": "summary" if e.skill_name == SUMMARY_SKILL else f"step {e.step_number}",
+        "what": "summary" if e.skill_name == uc.SUMMARY_SKILL else f"step {e.step_number}",
         "summary": e.summary, "command": e.command, "result": e.result, "tags": ", ".join(e.tags)}
         for e in found]), hide_index=True, width="stretch")
 
@@ -142,19 +143,19 @@ def _render_add(instance: str, name: str, settings: tuple[int, int] | None) -> N
     wb = get_workbench()
 
     def run():
-        entry = MemoryEntry(skill_name=skill, thinking=thinking, command=command, result=result,
-                            importance=importance, tags=_split(tags))
-        return MemoryBank(wb, instance, bank_name.strip(), max_entries=int(max_e),
-                          compression_threshold=int(thr)).add_entry(entry)
+        entry = uc.MemoryEntry(skill_name=skill, thinking=thinking, command=command, result=result,
+                               importance=importance, tags=_split(tags))
+        return uc.bank_add(wb, uc.BankAdd(instance=instance, bank=bank_name.strip(), entry=entry,
+                                          max_entries=int(max_e), compression_threshold=int(thr)))
 
     done = attempt("add the entry", run)
     if done is None:
         return
-    msg = f"Stored as step {done.entry.step_number} of bank {plain(bank_name.strip())}."
+    msg = f"Stored as step {done.entry.step_number} of bank {as_plain_line(bank_name.strip())}."
     if done.compression:
         msg += f" The {done.compression.entries_compressed} oldest entries were compressed into a summary."
     # Shown after a rerun, so the stats and tables above include the new entry.
-    st.session_state["xp_bank_msg"] = " ".join([msg] + [plain(n) + "." for n in done.notes])
+    st.session_state["xp_bank_msg"] = " ".join([msg] + [as_plain_line(n) + "." for n in done.notes])
     st.session_state["xp_bank_next"] = bank_name.strip()
     st.rerun()
 

@@ -1,39 +1,25 @@
 """The Memory explorer's views: search, chains, and the confirmation step before any deletion.
 
 Stored text is user content: it is drawn with st.text / st.dataframe, and where it must sit inside
-Markdown (labels, captions) it goes through `plain`, so no link, image, HTML or directive can come
+Markdown (labels, captions) it goes through `as_plain_line`, so no link, image, HTML or directive can come
 from a memory.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 import pandas as pd
 import streamlit as st
 
-from core.admin.deletion import delete_bank, delete_chain, delete_memory
-from core.admin.explorer import ExplorerSearch, chain_detail, export_chain, list_chains, search_memory
-from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
+from core import usecases as uc
 from dashboard.resources import get_workbench
-from dashboard.ui import attempt, humanize_age
+from dashboard.ui import as_plain_line, attempt, humanize_age
 
 KINDS = ["user", "assistant", "bank_entry", "bank_summary", "session_summary", "important", "federation",
          "conversation", "observation", "obs_customized", "insight", "turn"]
 MODES = {"Hybrid": "hybrid", "Semantic": "vector", "Full-text": "text"}
 VIEW_KEY = "xp_view"
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&=^])")
-
-
-def plain(text: object, limit: int | None = None) -> str:
-    """Text made inert for Markdown: every special character escaped, newlines kept as spaces."""
-    s = " ".join(str(text).split())
-    if limit and len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return _SPECIAL.sub(r"\\\1", s)
-
-
 def ago(moment: datetime) -> str:
     return humanize_age((datetime.now(UTC) - moment).total_seconds()) + " ago"
 
@@ -66,7 +52,7 @@ def render_confirmation(instance: str) -> None:
                "bank": "its entries, summaries, compression events and index rows",
                "bank_clear": "the index rows too; the bank itself stays"}[pending["target"]]
     with st.container(border=True):
-        st.warning(f"Delete {what} **{plain(pending['label'], 80)}**? This removes {effects}. "
+        st.warning(f"Delete {what} **{as_plain_line(pending['label'], 80)}**? This removes {effects}. "
                    "It cannot be undone.",
                    icon=":material/delete:")
         yes, no, _ = st.columns([1, 1, 4])
@@ -87,19 +73,18 @@ def _delete(instance: str, pending: dict) -> str:
     wb = get_workbench()
     target, ident = pending["target"], pending["id"]
     if target == "chain":
-        r = delete_chain(wb, instance, ident)
+        r = uc.chain_delete(wb, uc.ChainRef(instance=instance, chain_id=ident))
         return (f"Chain {ident} deleted: {r.thoughts} thoughts, {r.feedback} feedback records, "
                 f"{r.index_rows} index rows, {r.outbox} queued index writes.")
     if target == "memory":
-        r = delete_memory(wb, instance, ident, chain_id=pending.get("chain"))
+        r = uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=ident,
+                                              chain_id=pending.get("chain")))
         counts = f"{r.thoughts} thoughts, {r.bank_rows} bank rows, {r.index_rows} index rows"
         return " ".join([f"Memory deleted ({counts})."] + r.notes)
     if target == "bank":
-        r = delete_bank(wb, instance, ident)
+        r = uc.bank_delete(wb, uc.BankRef(instance=instance, bank=ident))
         return f"Memory bank {ident} deleted: {r.bank_rows} entries and summaries, {r.index_rows} index rows."
-    from core.bank import MemoryBank
-
-    n = MemoryBank.open(wb, instance, ident).clear()
+    n = uc.bank_clear(wb, uc.BankRef(instance=instance, bank=ident))
     return f"Memory bank {ident} cleared: {n} entries removed."
 
 
@@ -142,8 +127,8 @@ def render_search(instance: str) -> None:
                    "this instance (and shared ones).")
         return
     params = {**params, "instance": instance}
-    req = attempt("read the search", lambda: ExplorerSearch(**params))
-    out = attempt("search", lambda: search_memory(get_workbench(), req)) if req else None
+    req = attempt("read the search", lambda: uc.ExplorerSearch(**params))
+    out = attempt("search", lambda: uc.memory_search(get_workbench(), req)) if req else None
     if out is None:
         return
     if not out.hits:
@@ -151,8 +136,9 @@ def render_search(instance: str) -> None:
         return
     matched = sum(1 for h in out.hits if h.text > 0)
     verb = "contains" if matched == 1 else "contain"
-    st.caption(f"{len(out.hits)} hits for “{plain(req.query, 80)}” · {matched} {verb} its words, the others "
-               f"are only semantically close · {out.candidates} candidates · {out.search_ms:.0f} ms")
+    st.caption(f"{len(out.hits)} hits for “{as_plain_line(req.query, 80)}” · {matched} {verb} its words, "
+               f"the others are only semantically close · {out.candidates} candidates · "
+               f"{out.search_ms:.0f} ms")
     for i, hit in enumerate(out.hits):
         _render_hit(i, hit)
 
@@ -161,20 +147,21 @@ def _render_hit(i: int, hit) -> None:
     with st.container(border=True):
         left, right = st.columns([6, 1])
         if hit.bank:
-            origin = f"bank **{plain(hit.bank)}**"
+            origin = f"bank **{as_plain_line(hit.bank)}**"
         elif hit.chain_id:
-            title = plain(hit.chain_title, 60) if hit.chain_title else "chain no longer in the thought store"
-            origin = f"chain **{plain(hit.chain_id)}** — {title}"
+            title = (as_plain_line(hit.chain_title, 60) if hit.chain_title
+                     else "chain no longer in the thought store")
+            origin = f"chain **{as_plain_line(hit.chain_id)}** — {title}"
         else:
             origin = "no chain"
-        shared = f" · shared from {plain(hit.instance)}" if hit.instance == "Federation" else ""
+        shared = f" · shared from {as_plain_line(hit.instance)}" if hit.shared else ""
         left.markdown(f"`{hit.kind}` · {origin} · {ago(hit.created_at)}{shared}")
         left.text(hit.content)
         left.caption(f"score {hit.score:.3f} (semantic {hit.semantic:.2f}, text {hit.text:.2f})"
-                     + (f" · tags: {plain(', '.join(hit.tags))}" if hit.tags else ""))
+                     + (f" · tags: {as_plain_line(', '.join(hit.tags))}" if hit.tags else ""))
         if hit.chain_id and not hit.bank:
             right.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id,))
-        if not shared:  # a shared item belongs to the Federation instance: delete it from there
+        if not hit.shared:  # a shared item belongs to the shared instance: delete it from there
             right.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
                          args=("memory", hit.id, hit.content[:60]))
 
@@ -189,8 +176,8 @@ def render_chains(instance: str) -> None:
                                             "oldest": "Oldest activity first"}[o])
     size = c2.selectbox("Per page", [10, 20, 50], index=1, key="xp_page_size")
     page_no = c3.number_input("Page", min_value=1, value=1, step=1, key="xp_page")
-    page = attempt("list chains", lambda: list_chains(wb, instance, page=int(page_no), page_size=size,
-                                                      order=order))
+    page = attempt("list chains", lambda: uc.chains(wb, uc.ChainList(instance=instance, page=int(page_no),
+                                                                     page_size=size, order=order)))
     if page is None:
         return
     if not page.total:
@@ -213,32 +200,34 @@ def render_chains(instance: str) -> None:
 
 def _render_chain(instance: str, chain_id: str) -> None:
     wb = get_workbench()
-    detail = attempt("read the chain", lambda: chain_detail(wb, instance, chain_id))
+    detail = attempt("read the chain",
+                     lambda: uc.chain(wb, uc.ChainRef(instance=instance, chain_id=chain_id)))
     if detail is None:
         st.button("Close", key="xp_chain_close_missing", on_click=close_chain)
         return
     with st.container(border=True):
-        st.subheader(plain(detail.title or chain_id, 100))
-        st.caption(f"chain {plain(chain_id)} · {len(detail.thoughts)} thoughts · {detail.indexed} rows in "
-                   "the memory index")
+        st.subheader(as_plain_line(detail.title or chain_id, 100))
+        st.caption(f"chain {as_plain_line(chain_id)} · {len(detail.thoughts)} thoughts · {detail.indexed} "
+                   "rows in the memory index")
         b1, b2, b3, _ = st.columns([1, 1, 1, 3])
-        b1.download_button("Export JSON", data=export_chain(wb, instance, chain_id),
+        export = uc.chain_export(wb, uc.ChainRef(instance=instance, chain_id=chain_id))
+        b1.download_button("Export JSON", data=export.document,
                            file_name=f"{chain_id}.json",
                            mime="application/json", key="xp_export")
         b2.button("Delete chain", key="xp_chain_delete", type="primary", on_click=ask_to_delete,
                   args=("chain", chain_id, detail.title or chain_id))
         b3.button("Close", key="xp_chain_close", on_click=close_chain)
         for t in detail.thoughts:
-            if t.category not in (CATEGORY_USER, CATEGORY_ASSISTANT):
+            if t.category not in (uc.CATEGORY_USER, uc.CATEGORY_ASSISTANT):
                 continue
-            who = "User" if t.category == CATEGORY_USER else "Assistant"
+            who = "User" if t.category == uc.CATEGORY_USER else "Assistant"
             meta = [who, t.timestamp.strftime("%Y-%m-%d %H:%M"), ago(t.timestamp)]
-            if t.category == CATEGORY_ASSISTANT:
+            if t.category == uc.CATEGORY_ASSISTANT:
                 meta.append(str(t.extra.get("model", "")))
                 if (fb := detail.feedback.get(t.id)) and fb.feedback_score is not None:
                     meta.append(f"feedback {fb.feedback_score:.2f}")
             left, right = st.columns([8, 1])
-            left.caption(" · ".join(plain(m) for m in meta if m))
+            left.caption(" · ".join(as_plain_line(m) for m in meta if m))
             left.text(t.thought)
             right.button("Delete", key=f"xp_thought_del_{t.id}", on_click=ask_to_delete,
                          args=("memory", t.id, t.thought[:60], chain_id))

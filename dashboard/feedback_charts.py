@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.conversation.feedback import ABANDON_AFTER_S
+from core import usecases as uc
 
 SCORE = "#4C78A8"
 VOLUME = "#BFC9D9"
@@ -85,7 +85,7 @@ def time_to_next(frame: pd.DataFrame) -> go.Figure:
     seconds = frame["time_to_next"].dropna().clip(lower=1)
     fig = go.Figure(go.Histogram(x=np.log10(seconds), xbins=dict(size=0.1), marker_color=SCORE,
                                  hovertemplate="%{y} follow-ups<extra></extra>"))
-    for at, label in ((30, "30 s"), (120, "120 s"), (ABANDON_AFTER_S, "10 min")):
+    for at, label in ((30, "30 s"), (120, "120 s"), (uc.ABANDON_AFTER_S, "10 min")):
         fig.add_vline(x=math.log10(at), line_dash="dot", line_color=ACCENT, annotation_text=label,
                       annotation_position="top right", annotation_font_size=11)
     ticks = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 10800]

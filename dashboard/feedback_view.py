@@ -11,8 +11,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from core.analytics import FeedbackSummary
-from core.analytics.load import Transcript
+from core import usecases as uc
 
 
 def _pct(v: float | None) -> str:
@@ -25,7 +24,7 @@ def _delta(cur: float | None, prev: float | None, fmt: Callable[[float], str]) -
     return fmt(cur - prev)
 
 
-def render_tiles(cur: FeedbackSummary, prev: FeedbackSummary, period: str) -> None:
+def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str) -> None:
     """Six tiles; each delta is the change against the previous period of the same length."""
     pp = lambda d: f"{100 * d:+.1f} pp"  # noqa: E731  (percentage points)
     ci = (f"95% interval {cur.ci_low:.3f}–{cur.ci_high:.3f} over {cur.scored} scored answers"
@@ -52,24 +51,24 @@ def render_tiles(cur: FeedbackSummary, prev: FeedbackSummary, period: str) -> No
                    border=True)
 
 
-def render_transcript(t: Transcript, model_label: Callable[[str], str]) -> None:
+def render_transcript(t: uc.Transcript, model_label: Callable[[str], str]) -> None:
     """The turn as the user lived it: question, answer (with what it drew on), then what came next."""
-    answer, fb, x = t.answer, t.feedback, (t.metrics.extra if t.metrics else t.answer.extra)
+    answer, fb, x = t.answer, t.feedback, t.described()
     st.caption(f"Conversation {answer.chain_id} · answered {answer.timestamp:%Y-%m-%d %H:%M:%S} UTC")
     with st.chat_message("user"):
         st.caption("User turn")
         st.text(t.question.thought if t.question else "(the user turn is no longer stored)")
     with st.chat_message("assistant"):
-        st.caption(f"Answer · routed to {model_label(str(x.get('model_selected') or x.get('model', '—')))} · "
-                   f"synthesis {x.get('synthesis', '—')} · profile {x.get('profile', '—')}"
-                   + (f" · {x['tokens']} tokens" if x.get("tokens") not in (None, "") else ""))
+        st.caption(f"Answer · routed to {model_label(x.model_selected or x.model or '—')} · "
+                   f"synthesis {x.synthesis or '—'} · profile {x.profile or '—'}"
+                   + (f" · {x.tokens} tokens" if x.tokens is not None else ""))
         st.text(answer.thought)
-        context = x.get("context")
-        with st.expander(f"Context: {x.get('context_items', len(context or []))} retrieved memories"):
-            if context:
-                st.dataframe(pd.DataFrame([{k: c.get(k) for k in ("content", "kind", "combined", "semantic",
-                                                                  "text", "recency")} for c in context]),
-                             hide_index=True, width="stretch")
+        items = x.context_items if x.context_items is not None else len(x.context)
+        with st.expander(f"Context: {items} retrieved memories"):
+            if x.context:
+                shown = ["content", "kind", "combined", "semantic", "text", "recency"]
+                st.dataframe(pd.DataFrame([c.model_dump() for c in x.context])[shown], hide_index=True,
+                             width="stretch")
             elif t.metrics is None:
                 st.caption("The metrics thought of this turn is missing, so its context is unknown.")
             else:

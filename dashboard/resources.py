@@ -6,8 +6,8 @@ import logging
 
 import streamlit as st
 
+from core import usecases as uc
 from core.config import load_settings
-from core.admin.upkeep import upkeep
 from core.runtime import Workbench
 
 log = logging.getLogger("dashboard")
@@ -18,7 +18,7 @@ def get_workbench() -> Workbench:
     """The runtime shared by all sessions. Settings come from the environment and secrets.toml."""
     wb = Workbench(load_settings())
     try:
-        upkeep(wb)
+        uc.sweep(wb)
     except Exception as e:  # upkeep is best effort: the sidebar shows which service is down
         log.warning("upkeep at start skipped: %s", type(e).__name__)
     return wb

@@ -4,25 +4,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.services import ServiceStatus
+from core import usecases as uc
 from dashboard.resources import get_workbench
 from dashboard.ui import attempt
 
 
 @st.cache_data(ttl=5, show_spinner=False)
-def _statuses() -> list[ServiceStatus]:
-    return get_workbench().services.status()
+def _statuses() -> list[uc.ServiceStatus]:
+    return uc.service_statuses(get_workbench())
 
 
 @st.cache_data(ttl=30, show_spinner=False)
 def _instances(default: str) -> list[str]:
-    from core.index.memory_index import MemoryIndex
-
-    wb = get_workbench()
-    # Instances with indexed memory, and those with conversations not indexed yet.
-    known = set(MemoryIndex(wb.pool(), wb.embedder).instances()) | set(wb.thoughts.instances())
-    known.discard("Federation")
-    return sorted(known | {default})
+    return sorted({*uc.instance_names(get_workbench()), default})
 
 
 def render_sidebar() -> None:
@@ -38,7 +32,7 @@ def render_sidebar() -> None:
                 st.caption(" ".join(part.rstrip(".") + "." for part in (s.detail, s.hint) if part))
         llm = wb.settings.llm_provider
         st.caption("MODELS")
-        st.markdown(f"Embedder: `{attempt('load the embedder', lambda: wb.embedder.name) or '—'}`")
+        st.markdown(f"Embedder: `{attempt('load the embedder', lambda: uc.embedder_name(wb)) or '—'}`")
         if llm == "none":
             st.markdown("LLM: none — LLM steps are skipped; answers are extractive")
         else:

@@ -6,13 +6,12 @@ import math
 
 import streamlit as st
 
-from core.models import FusionProfile
-from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS, ScopeParams
+from core import usecases as uc
 
 K = "tune_"  # session-state prefix of this page's widgets
 
 
-def load_profile_into_controls(profile: FusionProfile) -> None:
+def load_profile_into_controls(profile: uc.FusionProfile) -> None:
     """Put a profile's values into the widgets (before they are drawn on the next run)."""
     st.session_state[K + "method"] = profile.method
     st.session_state[K + "w_sem"] = round(profile.w_sem, 2)
@@ -21,23 +20,23 @@ def load_profile_into_controls(profile: FusionProfile) -> None:
     st.session_state[K + "rrf_k"] = profile.rrf_k
 
 
-def request_profile_load(profile: FusionProfile) -> None:
+def request_profile_load(profile: uc.FusionProfile) -> None:
     """Load a profile into the controls on the next run (widgets already drawn cannot change now)."""
     st.session_state[K + "pending"] = profile.model_dump()
 
 
-def _start_from(profiles: dict[str, FusionProfile]) -> None:
+def _start_from(profiles: dict[str, uc.FusionProfile]) -> None:
     chosen = profiles.get(st.session_state.get(K + "start"))
     if chosen:
         load_profile_into_controls(chosen)
 
 
-def profile_controls(profiles: dict[str, FusionProfile], active: FusionProfile) -> FusionProfile:
+def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionProfile) -> uc.FusionProfile:
     """Weights that always sum to 1 (two sliders, the third derived), recency half-life, fusion method."""
     if K + "w_sem" not in st.session_state:
         load_profile_into_controls(active)
     if pending := st.session_state.pop(K + "pending", None):
-        load_profile_into_controls(FusionProfile.model_validate(pending))
+        load_profile_into_controls(uc.FusionProfile.model_validate(pending))
         if pending["name"] in profiles:
             st.session_state[K + "start"] = pending["name"]
     names = list(profiles)
@@ -68,11 +67,12 @@ def profile_controls(profiles: dict[str, FusionProfile], active: FusionProfile) 
     rrf_k = st.number_input("RRF k", min_value=1, max_value=10_000, step=10, key=K + "rrf_k",
                             disabled=st.session_state[K + "method"] != "rrf",
                             help="Reciprocal-rank fusion constant: larger k flattens the rank differences.")
-    return FusionProfile(name="candidate", method=st.session_state[K + "method"], w_sem=w_sem, w_text=w_text,
-                         w_rec=w_rec, tau_s=half_life_h * 3600 / math.log(2), rrf_k=int(rrf_k))
+    return uc.FusionProfile(name="candidate", method=st.session_state[K + "method"], w_sem=w_sem,
+                            w_text=w_text, w_rec=w_rec, tau_s=half_life_h * 3600 / math.log(2),
+                            rrf_k=int(rrf_k))
 
 
-def op_controls() -> tuple[ScopeParams, int]:
+def op_controls() -> tuple[uc.ScopeParams, int]:
     """Candidate pool, thresholds and the MemoryScope ops' parameters. Returns (params, rows shown)."""
     pool = st.slider("Candidate pool per leg", 5, 500, 50, step=5, key=K + "pool",
                      help="How many candidates the vector leg and the text leg each contribute.")
@@ -88,7 +88,7 @@ def op_controls() -> tuple[ScopeParams, int]:
         st.caption("fuse_rerank · fuse_ratio_dict (score multiplier per memory type)")
         ratios = {}
         cols = st.columns(2)
-        for i, (kind, default) in enumerate(DEFAULT_FUSE_RATIOS.items()):
+        for i, (kind, default) in enumerate(uc.DEFAULT_FUSE_RATIOS.items()):
             ratios[kind] = cols[i % 2].number_input(kind, 0.0, 100.0, float(default), 0.1,
                                                     key=K + "ratio_" + kind)
         unknown = st.number_input("any other type", 0.0, 100.0, 0.1, 0.05, key=K + "ratio_unknown")
@@ -98,7 +98,7 @@ def op_controls() -> tuple[ScopeParams, int]:
         fuse_thr = st.number_input("fuse_rerank · fuse_score_threshold", 0.0, 10.0, 0.1, 0.01,
                                    key=K + "fuse_thr")
         out_max = st.number_input("fuse_rerank · output_memory_max_count", 1, 1000, 5, key=K + "out_max")
-    params = ScopeParams.from_flat({
+    params = uc.ScopeParams.from_flat({
         "op.retrieve_memory_op.params.top_k": int(top_k),
         "op.retrieve_memory_op.params.threshold_score": thr if use_thr else None,
         "op.retrieve_memory_op.params.pool_size": int(pool),

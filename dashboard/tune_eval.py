@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.tuning.datasets import EvalDataset, default_locomo_path, load_dataset
-from core.tuning.evaluate import EvalReport, evaluate
-from core.tuning.optimise import DEFAULT_TAUS, OptimiseReport, fetch_pools, optimise, save_best
-from core.models import FusionProfile
+from core import usecases as uc
 from dashboard.resources import get_workbench
 from dashboard.tune_controls import request_profile_load
 from dashboard.ui import attempt
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 K = "tune_eval_"
 KS = (1, 5, 10, 25)
@@ -25,11 +26,13 @@ TAU_LABELS = {3600.0: "1 h", 86400.0: "1 d", 7 * 86400.0: "1 w", 30 * 86400.0: "
 
 @st.cache_resource(max_entries=4, show_spinner="Reading the labelled set…")
 def _dataset(key: str, source: str | bytes, instance: str, samples: tuple[str, ...],
-             name: str) -> EvalDataset:
-    return load_dataset(source, instance=instance, samples=list(samples) or None, name=name)
+             name: str) -> uc.EvalDataset:
+    return uc.read_dataset(get_workbench(), uc.ReadDataset(
+        instance=instance, source=source if isinstance(source, bytes) else Path(source), name=name,
+        samples=list(samples) or None))
 
 
-def _fingerprint(dataset: EvalDataset) -> str:
+def _fingerprint(dataset: uc.EvalDataset) -> str:
     """Which set results belong to: its queries and instances, not only its name."""
     h = hashlib.sha1(dataset.name.encode())
     for q in dataset.queries:
@@ -51,8 +54,8 @@ def _duration(seconds: float) -> str:
     return f"{hours:.3g} h" if hours < 48 else f"{hours / 24:.3g} d"
 
 
-def _choose_dataset(instance: str) -> EvalDataset | None:
-    locomo = default_locomo_path()
+def _choose_dataset(instance: str) -> uc.EvalDataset | None:
+    locomo = uc.default_locomo_path()
     options = (["LoCoMo dev (shared/bench)"] if locomo else []) + ["Upload a file", "Path on the server"]
     source = st.radio("Labelled set", options, horizontal=True, key=K + "source")
     if source.startswith("LoCoMo"):
@@ -83,12 +86,10 @@ def _choose_dataset(instance: str) -> EvalDataset | None:
 
 @st.cache_data(show_spinner=False)
 def _sample_ids(path: str) -> list[str]:
-    import json
-
-    return [str(s.get("sample_id")) for s in json.loads(Path(path).read_text())]
+    return uc.locomo_sample_ids(Path(path))
 
 
-def _metrics_frame(reports: list[EvalReport]) -> pd.DataFrame:
+def _metrics_frame(reports: list[uc.EvalReport]) -> pd.DataFrame:
     rows = []
     for rep in reports:
         for row in rep.table.rows:
@@ -97,7 +98,8 @@ def _metrics_frame(reports: list[EvalReport]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def evaluation_panel(instance: str, active: FusionProfile, candidate: FusionProfile, pool_size: int) -> None:
+def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.FusionProfile,
+                     pool_size: int) -> None:
     wb = get_workbench()
     dataset = _choose_dataset(instance)
     if dataset is None:
@@ -109,8 +111,9 @@ def evaluation_panel(instance: str, active: FusionProfile, candidate: FusionProf
         bar, update = _progress_bar("Evaluating…")
         reports = []
         for profile in (active, candidate):
-            rep = attempt(f"evaluate {profile.name}", lambda p=profile: evaluate(
-                wb, dataset, p, KS, pool_size=pool_size, progress=update))
+            rep = attempt(f"evaluate {profile.name}", lambda p=profile: uc.evaluate(
+                wb, uc.EvaluateRequest(instance=instance, dataset=dataset, profile=p, ks=list(KS),
+                                       pool_size=pool_size), progress=update))
             if rep is None:
                 break
             reports.append(rep)
@@ -124,7 +127,7 @@ def evaluation_panel(instance: str, active: FusionProfile, candidate: FusionProf
     _optimiser_panel(wb, dataset, instance, active, pool_size)
 
 
-def _show_reports(reports: list[EvalReport]) -> None:
+def _show_reports(reports: list[uc.EvalReport]) -> None:
     frame = _metrics_frame(reports)
     a, c = reports
     st.caption(f"{a.queries:,} queries · search p50 {c.search_ms_p50:.1f} ms · load {a.load.seconds:.1f} s "
@@ -139,7 +142,8 @@ def _show_reports(reports: list[EvalReport]) -> None:
     st.dataframe(frame, hide_index=True, width="stretch")
 
 
-def _optimiser_panel(wb, dataset: EvalDataset, instance: str, active: FusionProfile, pool_size: int) -> None:
+def _optimiser_panel(wb: Workbench, dataset: uc.EvalDataset, instance: str, active: uc.FusionProfile,
+                     pool_size: int) -> None:
     st.markdown("**Weight optimiser** — the weight simplex (step 0.05) × τ values × fusion method; each "
                 "query's candidates are fetched once and re-fused for every point.")
     c1, c2, c3 = st.columns(3)
@@ -152,10 +156,11 @@ def _optimiser_panel(wb, dataset: EvalDataset, instance: str, active: FusionProf
     unready = not methods or ("linear" in methods and not taus)
     if st.button("Run the optimiser", key=K + "opt_run", disabled=unready):
         bar, update = _progress_bar("Optimising…")
-        report = attempt("run the optimiser", lambda: optimise(
-            fetch_pools(wb, dataset, pool_size, progress=update), metric,
-            category=None if cat == "all categories" else cat, methods=methods, taus=taus or DEFAULT_TAUS,
-            baseline=active, name="tuned", pool_size=pool_size, progress=update))
+        report = attempt("run the optimiser", lambda: uc.optimise(wb, uc.OptimiseRequest(
+            instance=instance, dataset=dataset, metric=metric,
+            category=None if cat == "all categories" else cat, methods=methods,
+            taus=taus or uc.DEFAULT_TAUS, baseline=active, name="tuned", pool_size=pool_size),
+            progress=update))
         bar.empty()
         if report is not None:
             st.session_state[K + "opt"] = (_fingerprint(dataset), report)
@@ -164,7 +169,7 @@ def _optimiser_panel(wb, dataset: EvalDataset, instance: str, active: FusionProf
         _show_optimiser(wb, stored[1], instance)
 
 
-def _show_optimiser(wb, rep: OptimiseReport, instance: str) -> None:
+def _show_optimiser(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> None:
     b = rep.best
     delta = (None if rep.baseline_value is None
              else f"{rep.best_value - rep.baseline_value:+.4f} vs {rep.baseline.name}")
@@ -201,7 +206,8 @@ def _show_optimiser(wb, rep: OptimiseReport, instance: str) -> None:
                          key=K + "save_name")
     c1, c2 = st.columns(2)
     if c1.button("Save and make active", type="primary", key=K + "save"):
-        saved = attempt("save the profile", lambda: save_best(wb, rep, name.strip(), activate_for=instance))
+        saved = attempt("save the profile", lambda: uc.save_tuned(
+            wb, uc.SaveTuned(instance=instance, report=rep, name=name.strip(), activate=True)))
         if saved:
             st.session_state[K + "saved"] = f"Saved **{saved.name}**, active for **{instance}**: " \
                                             "the next chat turn retrieves with it."

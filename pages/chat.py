@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
+from core import usecases as uc
 from dashboard.chat_view import render_conversation
 from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import attempt, humanize_age, show_error
@@ -15,13 +15,14 @@ NEW_CHAIN = "+ New conversation"
 st.title("Chat")
 wb = get_workbench()
 instance = current_instance()
-store = wb.thoughts
-attempt("sweep abandoned answers", lambda: store.sweep_abandoned(instance))
+attempt("sweep abandoned answers", lambda: uc.sweep_instance(wb, uc.InstanceRequest(instance=instance)))
 
 # -- choose or start a chain ------------------------------------------------------------------
 page = st.session_state.setdefault("chat_page", 0)
-chains = attempt("list conversations", lambda: store.chains(instance, offset=page * PAGE_SIZE, limit=PAGE_SIZE))
-total = attempt("count conversations", lambda: store.chain_count(instance)) or 0
+listing = attempt("list conversations", lambda: uc.chains(
+    wb, uc.ChainList(instance=instance, page=page + 1, page_size=PAGE_SIZE)))
+chains = listing.chains if listing else None
+total = listing.total if listing else 0
 options = [NEW_CHAIN] + [c.chain_id for c in chains or []]
 # Labels must not change between reruns: the browser sends the selection back as its label, and a label
 # that had changed (an age ticking, a turn count growing) came back as a value that is no chain id.
@@ -47,8 +48,9 @@ if (summary := next((c for c in chains or [] if c.chain_id == chain_id), None)) 
     st.caption(f"{summary.turns} turns · last activity {humanize_age(summary.age_seconds)} ago")
 
 # -- turn settings ------------------------------------------------------------------------------
-profiles = attempt("list profiles", lambda: [p.name for p in wb.profiles.list()]) or ["balanced-default"]
-active = attempt("read the active profile", lambda: wb.profiles.active(instance).name) or profiles[0]
+known = attempt("list profiles", lambda: uc.list_profiles(wb, uc.InstanceRequest(instance=instance)))
+profiles = [p.name for p in known.profiles] if known else ["balanced-default"]
+active = known.active if known else profiles[0]
 with st.expander("Turn settings", expanded=False):
     c1, c2, c3 = st.columns(3)
     top_k = c1.slider("top_k (context items)", 1, 20, 5)
@@ -62,30 +64,29 @@ with st.expander("Turn settings", expanded=False):
     tags = st.multiselect("Tags for this turn", options=[], accept_new_options=True)
 
 # -- the conversation ---------------------------------------------------------------------------
-thoughts = attempt("load the conversation", lambda: store.chain_thoughts(instance, chain_id)) if chain_id else []
-answers = [t.id for t in thoughts or [] if t.category == "ui_remember:assistant"]
-feedback = attempt("load feedback", lambda: store.feedback(answers)) or {}
-if thoughts:
-    render_conversation(thoughts, feedback)
+conversation = attempt("load the conversation", lambda: uc.conversation(
+    wb, uc.ConversationRef(instance=instance, chain_id=chain_id))) if chain_id else None
+if conversation and conversation.messages:
+    render_conversation(conversation)
 else:
     st.info("Start a conversation below. Each answer shows the memories it drew on — from this "
             "conversation and every other one in this instance — with their score parts.")
 st.session_state.just_answered = False
 
 if text := st.chat_input("Ask something, or tell the assistant something to remember"):
-    user_turns = sum(1 for t in thoughts or [] if t.category == "ui_remember:user")
+    user_turns = conversation.user_turns if conversation else 0
     with st.chat_message("user"):
         st.text(text)
     try:
-        params = UiRememberParams(
-            thought=text, chain_id=chain_id, thought_number=user_turns + 1, total_thoughts=user_turns + 1,
+        params = uc.UiRememberParams(
+            instance=instance, thought=text, chain_id=chain_id, thought_number=user_turns + 1, total_thoughts=user_turns + 1,
             top_k=top_k, style=style, profile=profile, similarity_threshold=threshold,
             token_cap=token_cap or None, temporal=temporal or None, tags=tags)
-        holder: dict[str, UiRememberResult] = {}
+        holder: dict[str, uc.UiRememberResult] = {}
 
         def pieces():
-            for piece in Remember(wb).stream(params, instance=instance):
-                if isinstance(piece, UiRememberResult):
+            for piece in uc.remember_stream(wb, params):
+                if isinstance(piece, uc.UiRememberResult):
                     holder["result"] = piece
                 else:
                     yield piece

@@ -6,21 +6,21 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.admin.explorer import instances_overview
+from core import usecases as uc
 from dashboard.explorer_bank import render_bank
-from dashboard.explorer_views import VIEW_KEY, plain, render_chains, render_confirmation, render_search
+from dashboard.explorer_views import VIEW_KEY, render_chains, render_confirmation, render_search
 from dashboard.resources import current_instance, get_workbench
-from dashboard.ui import attempt
+from dashboard.ui import as_plain_line, attempt
 
 VIEWS = ["Search", "Chains", "Memory bank"]
 
 st.title("Memory explorer")
 instance = current_instance()
-st.caption(f"Instance **{plain(instance)}** (choose another in the sidebar). Search what is stored, open the "
-           "chain a memory came from, inspect memory banks, and delete what should be forgotten.")
+st.caption(f"Instance **{as_plain_line(instance)}** (choose another in the sidebar). Search what is stored, "
+           "open the chain a memory came from, inspect memory banks, and delete what should be forgotten.")
 
 with st.expander("Instances"):
-    rows = attempt("list instances", lambda: instances_overview(get_workbench()))
+    rows = attempt("list instances", lambda: uc.instances(get_workbench()))
     if rows:
         st.dataframe(pd.DataFrame([r.model_dump() for r in rows]), hide_index=True, width="stretch",
                      column_config={"chains": "chains (Redis)", "indexed": "indexed memories (Postgres)",

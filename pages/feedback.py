@@ -7,9 +7,7 @@ from datetime import UTC, datetime, time, timedelta
 import pandas as pd
 import streamlit as st
 
-from core.analytics import (FeedbackFilter, apply_filter, latency_table, load_feedback, lowest_scored,
-                            previous_window, questions_for, summarize, summarize_by, turn_transcript)
-from core.analytics.export import to_csv
+from core import usecases as uc
 from dashboard import feedback_charts as charts
 from dashboard.feedback_view import render_tiles, render_transcript
 from dashboard.resources import current_instance, get_workbench
@@ -23,7 +21,8 @@ CUSTOM = "Custom"
 @st.cache_data(ttl=30, show_spinner="Loading feedback…")
 def _load(instance: str, since: datetime, until: datetime) -> pd.DataFrame:
     # The sweep runs inside the load, so figures count answers abandoned since the last look.
-    return load_feedback(get_workbench().thoughts, instance, since, until)
+    return uc.feedback_answers(get_workbench(),
+                               uc.FeedbackWindow(instance=instance, since=since, until=until))
 
 
 st.title("Feedback")
@@ -54,7 +53,7 @@ else:
     since, until = now - PERIODS[period], now
 if top[2].button("Refresh", help="Reload from Redis (figures are cached for 30 s)", width="stretch"):
     _load.clear()
-prev_since, prev_until = previous_window(since, until)
+prev_since, prev_until = uc.previous_window(since, until)
 
 frame_all = attempt("load feedback", lambda: _load(instance, prev_since, until))
 if frame_all is None:
@@ -77,9 +76,9 @@ with st.container(border=True):
     chains = f4.multiselect("Conversation", sorted(frame_all["chain_id"].unique()), placeholder="all",
                             key="fb_chains")
 chosen = dict(models=models, profiles=profiles, chains=chains, tags=tags)
-cur = apply_filter(frame_all, FeedbackFilter(since=since, until=until, **chosen))
-prev = apply_filter(frame_all, FeedbackFilter(since=prev_since, until=prev_until - timedelta(microseconds=1),
-                                              **chosen))
+cur = uc.apply_filter(frame_all, uc.FeedbackFilter(since=since, until=until, **chosen))
+prev = uc.apply_filter(frame_all, uc.FeedbackFilter(since=prev_since,
+                                                    until=prev_until - timedelta(microseconds=1), **chosen))
 cli = (f"workbench{'' if instance == wb.settings.instance else f' --instance {instance}'} feedback summary "
        f"--since {since:%Y-%m-%dT%H:%MZ} --until {until:%Y-%m-%dT%H:%MZ}")
 st.caption(f"{since:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, compared with {prev_since:%Y-%m-%d %H:%M} → "
@@ -90,21 +89,22 @@ if cur.empty:
             f"the previous period had {len(prev)} matching answers.")
     st.stop()
 
-render_tiles(summarize(cur), summarize(prev), f"{prev_since:%b %d %H:%M} – {prev_until:%b %d %H:%M} UTC")
+render_tiles(uc.summarize(cur), uc.summarize(prev),
+             f"{prev_since:%b %d %H:%M} – {prev_until:%b %d %H:%M} UTC")
 if (cur["synthesis"] != "llm").all():
     st.caption("ℹ️ Every answer in this view was extractive (no LLM configured when it was given). "
                "“Model” is the model each turn was routed to: the deep one for style “deep” or more than 8 "
                "context items.")
 
 # -- charts ---------------------------------------------------------------------------------------
-daily = summarize_by(cur, "day")
+daily = uc.summarize_by(cur, "day")
 st.plotly_chart(charts.score_over_time(daily), width="stretch")
 
 left, right = st.columns(2)
-by_model = summarize_by(cur, "model")
+by_model = uc.summarize_by(cur, "model")
 left.plotly_chart(charts.compare(by_model, "model", "Fast vs deep: mean score by model",
                                  {m: model_label(m) for m in by_model["model"]}), width="stretch")
-right.plotly_chart(charts.compare(summarize_by(cur, "profile"), "profile", "Profile against profile"),
+right.plotly_chart(charts.compare(uc.summarize_by(cur, "profile"), "profile", "Profile against profile"),
                    width="stretch")
 
 left, right = st.columns(2)
@@ -118,7 +118,7 @@ else:
     right.info("No follow-ups in this view, so there is no time to next turn to show.")
 
 left, right = st.columns(2)
-lat = latency_table(cur).dropna(subset=["p50"])
+lat = uc.latency_table(cur).dropna(subset=["p50"])
 if not lat.empty:
     left.plotly_chart(charts.latency(lat), width="stretch")
 else:
@@ -134,16 +134,17 @@ st.subheader("Lowest-scored turns")
 head = st.columns([2, 2, 3], vertical_alignment="center")
 corrected_only = head[0].toggle("Only corrected turns", key="fb_corrected_only",
                                 help="Turns whose follow-up read as a correction.")
-head[1].download_button("Download CSV", lambda: to_csv(cur), on_click="ignore", file_name=f"feedback-{instance}-{since:%Y%m%d}-"
-                        f"{until:%Y%m%d}.csv", mime="text/csv", help="Every answer in this view, one row each.",
-                        icon=":material/download:")
-worst = lowest_scored(cur, 50, corrected_only=corrected_only)
+head[1].download_button("Download CSV", lambda: uc.answers_csv(cur), on_click="ignore",
+                        file_name=f"feedback-{instance}-{since:%Y%m%d}-{until:%Y%m%d}.csv", mime="text/csv",
+                        help="Every answer in this view, one row each.", icon=":material/download:")
+worst = uc.lowest_scored(cur, 50, corrected_only=corrected_only)
 if worst.empty:
     st.info("No corrected turns in this view." if corrected_only else "No scored turns in this view yet.")
     st.stop()
-head[2].caption(f"{len(worst)} of {int(cur['corrected'].sum()) if corrected_only else int(cur['feedback_score'].notna().sum())} "
-                "turns, lowest score first. Click a row to open its transcript.")
-questions = attempt("read the questions", lambda: questions_for(wb.thoughts, instance, worst)) or {}
+counted = int(cur["corrected"].sum()) if corrected_only else int(cur["feedback_score"].notna().sum())
+head[2].caption(f"{len(worst)} of {counted} turns, lowest score first. Click a row to open its transcript.")
+questions = attempt("read the questions",
+                    lambda: uc.questions(wb, uc.InstanceRequest(instance=instance), worst)) or {}
 table = pd.DataFrame({
     "answered (UTC)": worst["answered_at"].dt.tz_localize(None), "score": worst["feedback_score"],
     "question": [questions.get(a, "") for a in worst["answer_id"]], "correction": worst["correction"],
@@ -161,8 +162,8 @@ event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
 rows = event.selection.rows if event and event.selection else []
 if rows and rows[0] < len(worst):
     picked_row = worst.iloc[rows[0]]
-    transcript = attempt("load the transcript", lambda: turn_transcript(
-        wb.thoughts, instance, picked_row["chain_id"], picked_row["answer_id"]))
+    transcript = attempt("load the transcript", lambda: uc.transcript(wb, uc.TurnRef(
+        instance=instance, chain_id=picked_row["chain_id"], answer_id=picked_row["answer_id"])))
     if transcript is None:
         st.warning("This turn is no longer stored (its conversation may have been deleted).")
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.admin.overview import overview
+from core import usecases as uc
 from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import attempt
 
@@ -12,7 +12,8 @@ st.title("Memory Workbench")
 st.caption("Conversational and agent memory: what is stored, how it is retrieved, and how users react.")
 
 instance = current_instance()
-stats = attempt("read what is stored", lambda: overview(get_workbench(), instance))
+stats = attempt("read what is stored",
+                lambda: uc.stored_counts(get_workbench(), uc.InstanceRequest(instance=instance)))
 if stats:
     cols = st.columns(len(stats.tiles))
     for col, (label, value) in zip(cols, stats.tiles.items(), strict=True):

@@ -1,32 +1,14 @@
-"""Past tasks: the internal memory tool (seed 000) — search a user's past tasks, add texts, see history."""
+"""Past tasks: the internal memory tool — search a user's past tasks, add texts, see history."""
 
 from __future__ import annotations
 
 import math
-import re
 
 import streamlit as st
 
-from core.ids import validate_id
-from core.past_tasks.search import (
-    DEFAULT_MAX_DISTANCE,
-    DEFAULT_N_MAX,
-    InternalMemoryResult,
-    PastTaskQuery,
-    history,
-    run_internal_memory,
-)
-from core.past_tasks.store import TEXT_SUFFIXES, PastTaskStore, ProducedTextInput, text_from_file
+from core import usecases as uc
 from dashboard.resources import current_instance, get_workbench
-from dashboard.ui import attempt
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:])")
-
-
-def md(text: str) -> str:
-    """Stored text inside Markdown: every Markdown (and Streamlit directive) character escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
-
+from dashboard.ui import as_plain_line, attempt
 
 st.title("Past tasks")
 st.caption("The internal memory tool: the nearest texts you produced for a user (cosine distance), "
@@ -34,11 +16,10 @@ st.caption("The internal memory tool: the nearest texts you produced for a user 
 
 wb = get_workbench()
 instance = current_instance()
-store = PastTaskStore(wb.pool(), wb.embedder)
-
-users = attempt("list the users", lambda: store.users(instance))
-if users is None:
+known = attempt("list the users", lambda: uc.catalogue(wb, uc.InstanceRequest(instance=instance)))
+if known is None:
     st.stop()
+users = known.users
 user = st.selectbox("User", users, index=0 if users else None, key="pt_user", accept_new_options=True,
                     placeholder="Choose a user, or type a new user id",
                     help="Each user searches only their own past tasks.")
@@ -46,9 +27,9 @@ if not user:
     st.info("No past tasks yet in this instance. Type a user id above and add texts, or load the demo "
             "with `workbench demo load`.")
     st.stop()
-if attempt("use this user id", lambda: validate_id(user, "user")) is None:
+if attempt("use this user id", lambda: uc.check_user_id(user)) is None:
     st.stop()
-if not wb.llm.configured:
+if not known.llm_configured:
     st.caption("No LLM configured: key points are the sentences most similar to the query (extractive).")
 
 search_tab, add_tab, history_tab, texts_tab = st.tabs(["Search", "Add texts", "History", "Stored texts"])
@@ -59,7 +40,7 @@ def _widen(to: float) -> None:
     st.session_state["pt_search_again"] = True
 
 
-def render_result(result: InternalMemoryResult, *, key: str, compact: bool = False) -> None:
+def render_result(result: uc.InternalMemoryResult, *, key: str, compact: bool = False) -> None:
     kp = result.keypoints
     if kp.note and not compact:
         (st.warning if kp.failed_batches else st.caption)(kp.note)
@@ -79,16 +60,16 @@ def render_result(result: InternalMemoryResult, *, key: str, compact: bool = Fal
     for hit in result.search.hits:
         with st.container(border=True):
             icon_col, body = st.columns([1, 15])
-            icon_col.markdown(f"### {md(hit.task_icon)}")
-            body.markdown(f"**{md(hit.title)}**")
-            body.caption(f"{md(hit.task_name)} · {hit.date:%d %b %Y %H:%M} · "
+            icon_col.markdown(f"### {as_plain_line(hit.task_icon)}")
+            body.markdown(f"**{as_plain_line(hit.title)}**")
+            body.caption(f"{as_plain_line(hit.task_name)} · {hit.date:%d %b %Y %H:%M} · "
                          f"distance {hit.distance:.4f} · execution #{hit.user_task_execution_pk}")
             ref = refs.get(hit.user_task_execution_pk)
             if ref:
-                body.markdown("\n".join(f"- {md(p)}" for p in ref.extracted_informations))
+                body.markdown("\n".join(f"- {as_plain_line(p)}" for p in ref.extracted_informations))
             elif hit.user_task_execution_pk in failed:
                 body.warning("Key point extraction failed for this batch: "
-                             + md(failed[hit.user_task_execution_pk]))
+                             + as_plain_line(failed[hit.user_task_execution_pk]))
             else:
                 body.caption("Judged irrelevant to the query by the LLM.")
             if not compact:
@@ -96,7 +77,7 @@ def render_result(result: InternalMemoryResult, *, key: str, compact: bool = Fal
                     text = hit.production or ""
                     st.text(text)
     if not compact:
-        with st.expander("Tool result as JSON (the seed's list, plus distance and date)"):
+        with st.expander("Tool result as JSON (each past task's key points, with distance and date)"):
             st.json([r.model_dump(mode="json") for r in kp.references])
 
 
@@ -105,16 +86,16 @@ with search_tab:
         query = st.text_input("Query", key="pt_query",
                               placeholder="precise keywords, e.g. late pallet deliveries")
         left, right = st.columns(2)
-        max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 1.0, DEFAULT_MAX_DISTANCE,
+        max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 1.0, uc.DEFAULT_MAX_DISTANCE,
                                    0.01, key="pt_max_distance")
-        n_max = right.slider("At most (n_max)", 1, 50, DEFAULT_N_MAX, key="pt_n_max")
+        n_max = right.slider("At most (n_max)", 1, 50, uc.DEFAULT_N_MAX, key="pt_n_max")
         submitted = st.form_submit_button("Search", type="primary")
     again = st.session_state.pop("pt_search_again", False)
     if (submitted or again) and not query.strip():
         st.warning("Type a query first.")
     elif submitted or again:
         with st.spinner("Searching and extracting key points…"):
-            result = attempt("search the past tasks", lambda: run_internal_memory(wb, PastTaskQuery(
+            result = attempt("search the past tasks", lambda: uc.internal_memory(wb, uc.PastTaskQuery(
                 instance=instance, user_id=user, query=query, max_distance=max_distance, n_max=n_max)))
         st.session_state["pt_result"] = (instance, user, result) if result else None
     shown = st.session_state.get("pt_result")
@@ -122,7 +103,7 @@ with search_tab:
         render_result(shown[2], key="current")
 
 with add_tab:
-    types = attempt("list the task types", store.task_types) or []
+    types = known.task_types
     with st.form("pt_add", clear_on_submit=True):
         names = [name for name, _ in types] or ["note"]
         task = st.selectbox("Task type", names, index=names.index("note") if "note" in names else 0,
@@ -130,23 +111,24 @@ with add_tab:
                             help="Type a new name to create a task type.")
         files = st.file_uploader("Markdown or text files (one produced text each; "
                                  "the first line is the title)",
-                                 type=[s.lstrip(".") for s in TEXT_SUFFIXES], accept_multiple_files=True)
+                                 type=[s.lstrip(".") for s in uc.TEXT_SUFFIXES], accept_multiple_files=True)
         st.caption("…or paste one text:")
         title = st.text_input("Title", key="pt_paste_title")
         pasted = st.text_area("Text", key="pt_paste_text", height=150)
         add = st.form_submit_button("Add to past tasks")
     if add:
-        def build() -> list[ProducedTextInput]:
+        def build() -> list[uc.ProducedTextInput]:
             items = []
             for f in files or []:
                 content = f.getvalue().decode("utf-8", errors="replace")
-                t, body = text_from_file(f.name, content)
-                items.append(ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
-                                               production=body, source_key=f.name))
+                t, body = uc.text_from_file(f.name, content)
+                items.append(uc.ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
+                                                  production=body, source_key=f.name))
             if pasted.strip():
-                t, body = (title.strip(), pasted) if title.strip() else text_from_file("pasted text", pasted)
-                items.append(ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
-                                               production=body))
+                t, body = ((title.strip(), pasted) if title.strip()
+                           else uc.text_from_file("pasted text", pasted))
+                items.append(uc.ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
+                                                  production=body))
             return items
 
         items = attempt("read the texts", build)
@@ -157,29 +139,32 @@ with add_tab:
             def step(done: int, total: int) -> None:
                 bar.progress(done / total, text=f"Stored {done} of {total}")
 
-            stored = attempt("store the texts", lambda: store.ingest(items, batch_size=8, progress=step))
+            stored = attempt("store the texts", lambda: uc.ingest_texts(
+                wb, uc.IngestTexts(items=items, batch_size=8), progress=step))
             if stored:
-                done = [f"{md(s.title)} ({'new' if s.new_execution else f'version {s.version_number}'})"
-                        for s in stored]
+                done = [f"{as_plain_line(s.title)} "
+                        f"({'new' if s.new_execution else f'version {s.version_number}'})" for s in stored]
                 st.success("Stored: " + "; ".join(done) + ". They are searchable now.")
 
 with history_tab:
-    past = attempt("read the query history", lambda: history(wb, instance, user, 30)) or []
+    past = attempt("read the query history", lambda: uc.tool_history(
+        wb, uc.HistoryRequest(instance=instance, user_id=user, limit=30))) or []
     if not past:
         st.caption("No queries yet for this user.")
     for i, h in enumerate(past):
         if h.result is None:  # a query that failed or has not finished
-            st.caption(f"{h.created_at:%d %b %H:%M} · “{md(h.query)}” · {h.status}"
-                       + (f": {md(h.error)}" if h.error else ""))
+            st.caption(f"{h.created_at:%d %b %H:%M} · “{as_plain_line(h.query)}” · {h.status}"
+                       + (f": {as_plain_line(h.error)}" if h.error else ""))
             continue
         r = h.result
-        label = (f"{h.created_at:%d %b %H:%M} · “{md(h.query)}” · {len(r.references)} result(s) · "
-                 f"max distance {r.query.max_distance:.2f}, n_max {r.query.n_max}")
+        label = (f"{h.created_at:%d %b %H:%M} · “{as_plain_line(h.query)}” · {len(r.references)} "
+                 f"result(s) · max distance {r.query.max_distance:.2f}, n_max {r.query.n_max}")
         with st.expander(label):
             render_result(r, key=f"h{i}", compact=True)
 
 with texts_tab:
-    texts = attempt("list the stored texts", lambda: store.list_texts(instance, user, with_text=False)) or []
+    texts = attempt("list the stored texts", lambda: uc.list_texts(
+        wb, uc.ListTexts(instance=instance, user_id=user, with_text=False))) or []
     st.caption(f"{len(texts)} produced texts (latest versions). Deleted texts are never searched.")
     if texts:
         st.dataframe([{"execution": t.user_task_execution_pk, "task": f"{t.task_icon} {t.task_name}",
@@ -190,7 +175,9 @@ with texts_tab:
                             + (" (deleted)" if t.deleted else ""), key="pt_pick")
         if st.button("Restore" if pick.deleted else "Delete (as the user)", key="pt_toggle"):
             def toggle() -> bool:
-                store.mark_deleted(instance, user, pick.user_task_execution_pk, deleted=not pick.deleted)
+                uc.mark_deleted(wb, uc.MarkDeleted(instance=instance, user_id=user,
+                                                   execution_pk=pick.user_task_execution_pk,
+                                                   deleted=not pick.deleted))
                 return True
 
             if attempt("update the text", toggle):

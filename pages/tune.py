@@ -8,9 +8,7 @@ import threading
 import pandas as pd
 import streamlit as st
 
-from core.tuning.compare import Comparison, compare_profiles
-from core.retrieval.memoryscope import OpTrace, run_memoryscope
-from core.retrieval.profiles import ProfileStore
+from core import usecases as uc
 from dashboard.resources import current_instance, get_workbench
 from dashboard.tune_controls import op_controls, profile_controls
 from dashboard.tune_eval import evaluation_panel
@@ -25,9 +23,7 @@ st.caption("Fusion weights, recency and MemoryScope's rerank: see rankings chang
 @st.cache_resource(show_spinner=False)
 def _warm_metrics() -> threading.Thread:
     """ranx compiles its numba code on first use (seconds): start that in the background once per process."""
-    from core.tuning.metrics import warm_up
-
-    thread = threading.Thread(target=warm_up, name="ranx-warm-up", daemon=True)
+    thread = threading.Thread(target=uc.warm_up_metrics, name="ranx-warm-up", daemon=True)
     thread.start()
     return thread
 
@@ -35,11 +31,12 @@ def _warm_metrics() -> threading.Thread:
 _warm_metrics()
 wb = get_workbench()
 instance = current_instance()
-store = ProfileStore(wb.pool())
-profiles = attempt("read the fusion profiles", lambda: {p.name: p for p in store.list()})
-active = attempt("read the active profile", lambda: store.active(instance))
-if profiles is None or active is None:
+listing = attempt("read the fusion profiles",
+                  lambda: uc.list_profiles(wb, uc.InstanceRequest(instance=instance)))
+if listing is None:
     st.stop()
+profiles = {p.name: p for p in listing.profiles}
+active = profiles[listing.active]
 
 query = st.text_input("Query", "What did I eat yesterday?", key="tune_query",
                       help="Searched in the instance chosen in the sidebar.")
@@ -72,7 +69,7 @@ def _ranking_table(rows, with_change: bool) -> None:
         "change": st.column_config.TextColumn("Δ", width=40, help="Rank change against the active profile")})
 
 
-def _trace_step(i: int, t: OpTrace) -> None:
+def _trace_step(i: int, t: uc.OpTrace) -> None:
     badge = {"ran": ":green[ran]", "skipped": ":orange[skipped]", "fallback": ":blue[fallback]"}[t.status]
     with st.expander(f"{i}. **{t.op}** — {badge} · in {t.input_size} → out {t.output_size} · {t.ms:.1f} ms",
                      expanded=t.op in ("extract_time_op", "fuse_rerank_op")):
@@ -99,11 +96,12 @@ with right:
         comparison, result = None, None
     else:
         rp = params.retrieve_memory_op
-        comparison: Comparison | None = attempt("rank the candidates", lambda: compare_profiles(
-            wb, instance, query, active, candidate, pool_size=rp.pool_size,
-            similarity_threshold=rp.similarity_threshold, rows=shown))
-        result = attempt("run the MemoryScope pipeline", lambda: run_memoryscope(
-            wb, query, instance=instance, profile=candidate, params=params))
+        comparison: uc.Comparison | None = attempt("rank the candidates", lambda: uc.compare(
+            wb, uc.CompareRequest(instance=instance, query=query, active=active, candidate=candidate,
+                                  pool_size=rp.pool_size, similarity_threshold=rp.similarity_threshold,
+                                  rows=shown)))
+        result = attempt("run the MemoryScope pipeline", lambda: uc.retrieve_memory(wb, uc.RetrieveRequest(
+            instance=instance, query=query, profile=candidate, params=params)))
     with tab_rank:
         if comparison is not None:
             st.caption(f"{comparison.candidates} candidates from both legs in **{instance}**; "

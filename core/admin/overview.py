@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from core.bank import count_entries as bank_entries
-from core.index.memory_index import MemoryIndex
 from core.past_tasks.store import count_past_tasks
 
 if TYPE_CHECKING:
@@ -21,8 +20,8 @@ class Overview(BaseModel):
 
 # Each feature may add a counter: name -> function(wb, instance) -> int.
 COUNTERS: dict[str, object] = {
-    "Indexed memories": lambda wb, inst: MemoryIndex(wb.pool(), wb.embedder).count(inst),
-    "Instances": lambda wb, inst: len(MemoryIndex(wb.pool(), wb.embedder).instances()),
+    "Indexed memories": lambda wb, inst: wb.index.count(inst),
+    "Instances": lambda wb, inst: len(wb.index.instances()),
     "Memory-bank entries": bank_entries,
     "Past tasks": count_past_tasks,
     "Answers with feedback": lambda wb, inst: wb.thoughts.feedback_count(inst),

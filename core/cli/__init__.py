@@ -1,4 +1,8 @@
-"""The `workbench` command. Each feature adds its command group in a module of this package.
+"""The `workbench` command: one module per command group, each command a thin front end that parses its
+options into a request, calls one use case (`core.usecases`) and prints the result.
+
+Commands import the use cases when they run, not at the top: those pull in pandas and scipy (about two
+seconds), which `--help` and a usage error should not wait for.
 
 Bad input exits with status 2 and a one-line message; a service failure with status 1; never a
 traceback (set WORKBENCH_DEBUG=1 to see one).
@@ -6,45 +10,18 @@ traceback (set WORKBENCH_DEBUG=1 to see one).
 
 from __future__ import annotations
 
-import importlib
-import json
 import logging
 import os
 import sys
-from typing import Any
 
 import click
 
+from core.cli import (bank, chains, demo, feedback, memory, profiles, remember, retrieve, services, sweep,
+                      tasks, tuning)
+from core.cli.context import WorkbenchContext
 from core.errors import InvalidInput, describe
 
-# Modules that each define `register(cli)`, adding their commands.
-COMMAND_MODULES = [
-    "core.cli.services",
-    "core.cli.demo",
-    "core.cli.feedback",
-    "core.cli.retrieve",
-    "core.cli.tasks",
-    "core.cli.remember",
-    "core.cli.bank",
-]
-
-
-class _Context:
-    """Builds the Workbench on first use, so `--help` and input errors never start servers."""
-
-    def __init__(self, instance: str | None):
-        self.instance_override = instance
-        self._wb = None
-
-    @property
-    def wb(self):
-        if self._wb is None:
-            from core.config import load_settings
-            from core.runtime import Workbench
-
-            overrides = {"instance": self.instance_override} if self.instance_override else {}
-            self._wb = Workbench(load_settings(**overrides))
-        return self._wb
+__all__ = ["cli", "main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,18 +29,22 @@ class _Context:
 @click.pass_context
 def cli(ctx: click.Context, instance: str | None) -> None:
     """Memory Workbench: conversational and agent memory, from the command line."""
-    ctx.obj = _Context(instance)
+    ctx.obj = WorkbenchContext(instance)
 
 
-def emit(payload: Any) -> None:
-    """Print a result as JSON (models are dumped with their aliases, dates as ISO 8601)."""
-    if hasattr(payload, "model_dump"):
-        payload = payload.model_dump(mode="json")
-    click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
-
-
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(cli)
+cli.add_command(services.services)
+cli.add_command(services.serve)
+cli.add_command(demo.demo)
+cli.add_command(remember.remember)
+cli.add_command(sweep.sweep)
+cli.add_command(profiles.profiles)
+cli.add_command(retrieve.retrieve)
+cli.add_command(tuning.evaluate)
+cli.add_command(tasks.tasks)
+cli.add_command(bank.bank)
+cli.add_command(chains.chains)
+cli.add_command(memory.memory)
+cli.add_command(feedback.feedback)
 
 
 def main() -> None:

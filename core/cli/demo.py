@@ -4,37 +4,35 @@ from __future__ import annotations
 
 import click
 
+from core.cli.context import WorkbenchContext
 
-def register(cli: click.Group) -> None:
-    @cli.group()
-    def demo() -> None:
-        """Load or remove the demo data."""
 
-    @demo.command("load")
-    @click.option("--first-run", is_flag=True,
-                  help="Only if this is a fresh embedded install that never had the demo (used by make run).")
-    @click.pass_obj
-    def load(ctx, first_run: bool) -> None:
-        """Fill the instance with realistic demo data through the product's own flows."""
-        from core import demo as demo_data
+@click.group("demo")
+def demo() -> None:
+    """Load or remove the demo data."""
 
-        wb = ctx.wb
-        if first_run:
-            if not (wb.settings.redis_embedded and wb.settings.postgres_embedded):
-                click.echo("demo: external services configured; not loading demo data "
-                           "(run 'workbench demo load' to load it there)")
-                return
-            if demo_data.is_loaded(wb):
-                return
-        demo_data.load(wb, click.echo)
+
+@demo.command("load")
+@click.option("--first-run", is_flag=True,
+              help="Only if this is a fresh embedded install that never had the demo (used by make run).")
+@click.pass_obj
+def load(ctx: WorkbenchContext, first_run: bool) -> None:
+    """Fill the instance with realistic demo data through the product's own flows."""
+    from core import usecases as uc
+
+    outcome = uc.demo_load(ctx.wb, uc.DemoLoad(first_run=first_run), say=click.echo)
+    if outcome.loaded:
         click.echo("demo: done")
+    elif outcome.skipped == "external_services":
+        click.echo(f"demo: {outcome.reason}")
 
-    @demo.command("reset")
-    @click.confirmation_option(prompt="Remove all demo data?")
-    @click.pass_obj
-    def reset(ctx) -> None:
-        """Remove the demo data."""
-        from core import demo as demo_data
 
-        demo_data.reset(ctx.wb, click.echo)
-        click.echo("demo: removed")
+@demo.command("reset")
+@click.confirmation_option(prompt="Remove all demo data?")
+@click.pass_obj
+def reset(ctx: WorkbenchContext) -> None:
+    """Remove the demo data."""
+    from core import usecases as uc
+
+    uc.demo_reset(ctx.wb, say=click.echo)
+    click.echo("demo: removed")

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from core.cli.context import WorkbenchContext
+from core.cli.output import emit
 from core.errors import InvalidInput
 
-DATE_HELP = "a date or time (2025-03-01, 2025-03-01T14:00Z) or an expression ('7 days ago', 'last monday'); UTC"
+if TYPE_CHECKING:
+    from core.usecases import FeedbackReport, FeedbackSummary
+
+DATE_HELP = ("a date or time (2025-03-01, 2025-03-01T14:00Z) or an expression ('7 days ago', 'last monday'); "
+             "UTC")
+# The column a group's key is in (named as in the answers frame), and the figures shown for each group.
+GROUP_KEY_COLUMN = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag"}
+GROUP_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "continue_rate", "abandon_rate",
+                 "correction_rate", "ttn_p50", "tokens_total", "total_ms_p95"]
 
 
 def parse_when(text: str | None, option: str) -> datetime | None:
@@ -29,90 +40,104 @@ def parse_when(text: str | None, option: str) -> datetime | None:
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 
-def register(cli: click.Group) -> None:
-    @cli.group()
-    def feedback() -> None:
-        """Feedback analytics: how users reacted to answers (the Feedback page, in the terminal)."""
+def parse_window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    start, end = parse_when(since, "--since"), parse_when(until, "--until")
+    if start and end and start > end:
+        raise InvalidInput("--since must not be after --until")
+    return start, end
 
-    @feedback.command("summary")
-    @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
-    @click.option("--until", help="Only answers up to this time (default: now).")
-    @click.option("--by", type=click.Choice(["day", "model", "profile", "chain", "tag"]),
-                  help="Also break the figures down by this.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-    @click.pass_obj
-    def summary(ctx, since: str | None, until: str | None, by: str | None, as_json: bool) -> None:
-        """Mean feedback score (95% CI), continue/abandon/correction rates, time to next, tokens, latency.
 
-        Runs the abandonment sweep first, so answers left 10 minutes without a follow-up count."""
-        from core.analytics import load_feedback, summarize, summarize_by
-        from core.cli import emit
+@click.group("feedback")
+def feedback() -> None:
+    """Feedback analytics: how users reacted to answers (the Feedback page, in the terminal)."""
 
-        start, end = parse_when(since, "--since"), parse_when(until, "--until")
-        if start and end and start > end:
-            raise InvalidInput("--since must not be after --until")
-        wb = ctx.wb
-        frame = load_feedback(wb.thoughts, wb.settings.instance, start, end)
-        result = summarize(frame)
-        groups = summarize_by(frame, by) if by else None
-        if as_json:
-            payload = {"instance": wb.settings.instance, "since": start and start.isoformat(),
-                       "until": end and end.isoformat(),
-                       "summary": result.model_dump(mode="json")}
-            if groups is not None:
-                payload["by"] = by
-                payload["groups"] = _records(groups)
-            emit(payload)
-            return
-        window = f"{start:%Y-%m-%d %H:%M} UTC" if start else "the beginning"
-        click.echo(f"feedback for instance {wb.settings.instance!r}, from {window} to "
-                   f"{f'{end:%Y-%m-%d %H:%M} UTC' if end else 'now'}")
-        click.echo(render_summary(result))
-        if groups is not None:
-            click.echo("")
-            click.echo(render_groups(groups))
 
-    @feedback.command("export")
-    @click.option("--csv", "out", required=True, type=click.Path(dir_okay=False, writable=True),
-                  help="File to write (UTF-8 CSV, one row per answer).")
-    @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
-    @click.option("--until", help="Only answers up to this time (default: now).")
-    @click.pass_obj
-    def export(ctx, out: str, since: str | None, until: str | None) -> None:
-        """Write every answer's feedback, model, profile, tags, tokens and latency to a CSV file."""
-        from core.analytics import load_feedback
-        from core.analytics.export import to_csv
+@feedback.command("summary")
+@click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
+@click.option("--until", help="Only answers up to this time (default: now).")
+@click.option("--by", type=click.Choice(["day", "model", "profile", "chain", "tag"]),
+              help="Also break the figures down by this.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_obj
+def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str | None,
+            as_json: bool) -> None:
+    """Mean feedback score (95% CI), continue/abandon/correction rates, time to next, tokens, latency.
 
-        start, end = parse_when(since, "--since"), parse_when(until, "--until")
-        wb = ctx.wb
-        frame = load_feedback(wb.thoughts, wb.settings.instance, start, end)
-        to_csv(frame, out)
-        click.echo(f"feedback: wrote {len(frame)} answers to {out}")
+    Runs the abandonment sweep first, so answers left 10 minutes without a follow-up count."""
+    from core import usecases as uc
 
-    @feedback.command("sweep")
-    @click.pass_obj
-    def sweep(ctx) -> None:
-        """Mark answers with no follow-up for 10 minutes as abandoned (the page and summary do it too)."""
-        marked = ctx.wb.thoughts.sweep_abandoned(ctx.wb.settings.instance)
-        click.echo(f"feedback: {marked} answers marked abandoned")
+    start, end = parse_window(since, until)
+    report = uc.feedback_summary(ctx.wb, uc.SummaryRequest(since=start, until=end, by=by))
+    if as_json:
+        emit(json_summary(report))
+        return
+    window = f"{start:%Y-%m-%d %H:%M} UTC" if start else "the beginning"
+    click.echo(f"feedback for instance {report.instance!r}, from {window} to "
+               f"{f'{end:%Y-%m-%d %H:%M} UTC' if end else 'now'}")
+    click.echo(render_summary(report.summary))
+    if report.by and report.groups is not None:
+        click.echo("")
+        click.echo(render_groups(report.by, report.groups))
+
+
+@feedback.command("export")
+@click.option("--csv", "out", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="File to write (UTF-8 CSV, one row per answer).")
+@click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
+@click.option("--until", help="Only answers up to this time (default: now).")
+@click.pass_obj
+def export(ctx: WorkbenchContext, out: str, since: str | None, until: str | None) -> None:
+    """Write every answer's feedback, model, profile, tags, tokens and latency to a CSV file."""
+    from core import usecases as uc
+
+    start, end = parse_window(since, until)
+    exported = uc.feedback_export(ctx.wb, uc.FeedbackWindow(since=start, until=end))
+    with open(out, "wb") as f:
+        f.write(exported.csv)
+    click.echo(f"feedback: wrote {exported.answers} answers to {out}")
+
+
+@feedback.command("sweep")
+@click.pass_obj
+def sweep(ctx: WorkbenchContext) -> None:
+    """Mark answers with no follow-up for 10 minutes as abandoned (the page and summary do it too).
+
+    This instance only; `workbench sweep` sweeps every instance and also indexes queued thoughts."""
+    from core import usecases as uc
+
+    swept = uc.sweep_instance(ctx.wb, uc.InstanceRequest())
+    click.echo(f"feedback: {swept.abandoned_marked} answers marked abandoned")
+
+
+def json_summary(report: FeedbackReport) -> dict[str, Any]:
+    """--json's document: the window as given (ISO 8601), the summary, and the groups when --by was."""
+    payload: dict[str, Any] = {"instance": report.instance,
+                               "since": report.since and report.since.isoformat(),
+                               "until": report.until and report.until.isoformat(),
+                               "summary": report.summary.model_dump(mode="json")}
+    if report.by:
+        payload["by"] = report.by
+        payload["groups"] = report.groups
+    return payload
 
 
 def _fmt(v: float | None, spec: str = ".3f", suffix: str = "") -> str:
     return "—" if v is None else f"{v:{spec}}{suffix}"
 
 
-def render_summary(s) -> str:
+def render_summary(s: FeedbackSummary) -> str:
     ci = f"95% CI [{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]" if s.ci_low is not None else "95% CI —"
     ttn = "  ".join(f"{k} {_fmt(v, '.1f')}" for k, v in s.time_to_next_s.items())
     lines = [
-        f"answers            {s.answers}  (scored {s.scored}, awaiting follow-up {s.pending}, final {s.final})",
+        (f"answers            {s.answers}  (scored {s.scored}, awaiting follow-up {s.pending}, "
+         f"final {s.final})"),
         f"mean score         {_fmt(s.mean_score)}  {ci}  n={s.scored}",
         f"continue rate      {_fmt(_pct(s.continue_rate), '.1f', '%')}  ({s.continued})",
         f"abandon rate       {_fmt(_pct(s.abandon_rate), '.1f', '%')}  ({s.abandoned})",
         f"correction rate    {_fmt(_pct(s.correction_rate), '.1f', '%')}  ({s.corrected})",
         f"time to next (s)   {ttn}",
-        f"tokens             total {_fmt(s.tokens_total, ',.0f')}  per LLM answer "
-        f"{_fmt(s.tokens_per_answer, ',.1f')}  ({s.llm_answers} LLM answers)",
+        (f"tokens             total {_fmt(s.tokens_total, ',.0f')}  per LLM answer "
+         f"{_fmt(s.tokens_per_answer, ',.1f')}  ({s.llm_answers} LLM answers)"),
         "latency (ms)       stage       p50      p95      p99",
     ]
     for stage, q in s.latency_ms.items():
@@ -121,20 +146,16 @@ def render_summary(s) -> str:
     return "\n".join(lines)
 
 
-def render_groups(groups) -> str:
-    cols = [groups.columns[0], "answers", "scored", "mean_score", "ci_low", "ci_high", "continue_rate",
-            "abandon_rate", "correction_rate", "ttn_p50", "tokens_total", "total_ms_p95"]
-    table = groups[cols].copy()
-    if groups.columns[0] == "day":
-        table["day"] = table["day"].dt.strftime("%Y-%m-%d")
+def render_groups(by: str, groups: list[dict[str, Any]]) -> str:
+    """The per-group figures as a text table, one row per group."""
+    import pandas as pd
+
+    table = pd.DataFrame(groups, columns=[GROUP_KEY_COLUMN[by], *GROUP_COLUMNS])
+    if by == "day" and not table.empty:  # ISO 8601 timestamps of midnight UTC: the date is enough
+        table["day"] = table["day"].str[:10]
+    table[GROUP_COLUMNS] = table[GROUP_COLUMNS].apply(pd.to_numeric)  # a figure missing in every group: NaN
     return table.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="—")
 
 
 def _pct(v: float | None) -> float | None:
     return None if v is None else 100 * v
-
-
-def _records(groups) -> list[dict]:
-    import json
-
-    return json.loads(groups.to_json(orient="records", date_format="iso"))

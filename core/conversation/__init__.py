@@ -1,1 +1,2 @@
-"""The ui_remember turn: thoughts in Redis, feedback rules, prompt, indexing of thoughts."""
+"""The ui_remember turn: thoughts in Redis (every key built in `keys`), feedback rules, prompt,
+indexing of thoughts."""

@@ -11,11 +11,15 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from core.demo.past_tasks_content import USERS
 from core.past_tasks.models import PastTaskQuery
 from core.past_tasks.search import run_internal_memory
-from core.past_tasks.store import PastTaskStore, ProducedTextInput
+from core.past_tasks.store import ProducedTextInput
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 # One query per user, made through the tool so the history is not empty.
 DEMO_QUERIES = {"maria.lopez": "Stripe SDK crash iOS release", "tom.becker": "late pallet deliveries penalty",
@@ -23,8 +27,8 @@ DEMO_QUERIES = {"maria.lopez": "Stripe SDK crash iOS release", "tom.becker": "la
 DEMO_QUERY_MAX_DISTANCE = 0.5  # wordllama puts relevant texts at 0.35-0.5 from a keyword query
 
 
-def load(wb, say: Callable[[str], None]) -> None:
-    store = PastTaskStore(wb.pool(), wb.embedder)
+def load(wb: Workbench, say: Callable[[str], None]) -> None:
+    store = wb.past_tasks
     instance = wb.settings.instance
     now = datetime.now(UTC)
     for user_id, user in USERS.items():
@@ -38,8 +42,8 @@ def load(wb, say: Callable[[str], None]) -> None:
                                               max_distance=DEMO_QUERY_MAX_DISTANCE))
 
 
-def reset(wb) -> None:
-    store = PastTaskStore(wb.pool(), wb.embedder)
+def reset(wb: Workbench) -> None:
+    store = wb.past_tasks
     for user_id in USERS:
         store.delete_user(wb.settings.instance, user_id)
 

@@ -5,10 +5,13 @@ boost have something to act on."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from core.models import MemoryRecord
-from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 PREFIX = "demo-tune-"
 
@@ -53,11 +56,11 @@ def records(instance: str, now: datetime | None = None) -> list[MemoryRecord]:
     return out
 
 
-def load(wb, say) -> None:
+def load(wb: Workbench, say) -> None:
     recs = records(wb.settings.instance)
-    MemoryIndex(wb.pool(), wb.embedder).add(recs)
+    wb.index.add(recs)
     say(f"demo: {len(recs)} MemoryScope memories (observation, insight, obs_customized, conversation)")
 
 
-def reset(wb) -> None:
-    MemoryIndex(wb.pool(), wb.embedder).delete(wb.settings.instance, [PREFIX + m[0] for m in _MEMORIES])
+def reset(wb: Workbench) -> None:
+    wb.index.delete(wb.settings.instance, [PREFIX + m[0] for m in _MEMORIES])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -24,6 +25,9 @@ from core.errors import ProviderError
 from core.llm import Message
 from core.past_tasks.models import FailedBatch, KeyPoints, PastTaskHit, PastTaskReference
 from core.tokens import truncate_to_tokens
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 BATCH_SIZE = 3
 JSON_RETRIES = 3
@@ -54,7 +58,7 @@ class _AnswerItem(BaseModel):
     extracted_informations: list[str] = []
 
 
-def extract_key_points(wb, query: str, hits: list[PastTaskHit]) -> KeyPoints:
+def extract_key_points(wb: Workbench, query: str, hits: list[PastTaskHit]) -> KeyPoints:
     if not wb.llm.configured:
         return extractive_key_points(wb.embedder, query, hits)
     batches = [hits[i:i + BATCH_SIZE] for i in range(0, len(hits), BATCH_SIZE)]

@@ -14,6 +14,7 @@ so it could silently miss a user's neighbours. The per-model HNSW index still se
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from psycopg import sql
 
@@ -22,7 +23,9 @@ from core.errors import describe
 from core.past_tasks.keypoints import extract_key_points
 from core.past_tasks.models import (InternalMemoryResult, PastTaskHit, PastTaskQuery, PastTaskSearch,
                                     PastToolExecution)
-from core.past_tasks.store import PastTaskStore
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 
 def search_past_tasks(pool, embedder: Embedder, q: PastTaskQuery) -> PastTaskSearch:
@@ -70,12 +73,13 @@ ORDER BY s.distance, s.execution_pk
 """).format(model=sql.Literal(embedder.name), vt=vt)
 
 
-def run_internal_memory(wb, q: PastTaskQuery, *, execution_id: str | None = None) -> InternalMemoryResult:
+def run_internal_memory(wb: Workbench, q: PastTaskQuery, *, execution_id: str | None = None
+                        ) -> InternalMemoryResult:
     """One tool execution: record its query, search, extract key points, record the result.
 
     A second call with the same `execution_id` is refused: each execution answers one query only.
     """
-    store = PastTaskStore(wb.pool(), wb.embedder)
+    store = wb.past_tasks
     execution_id = store.begin_tool_execution(q.instance, q.user_id, q.query,
                                               q.model_dump(exclude={"instance", "user_id", "query"}),
                                               execution_id)
@@ -97,10 +101,10 @@ def _for_history(result: InternalMemoryResult) -> dict:
     return result.model_dump(mode="json", exclude={"search": {"hits": {"__all__": {"production"}}}})
 
 
-def history(wb, instance: str, user_id: str, limit: int = 50) -> list[PastToolExecution]:
+def history(wb: Workbench, instance: str, user_id: str, limit: int = 50) -> list[PastToolExecution]:
     """A user's tool executions, newest first."""
     out = []
-    for rec in PastTaskStore(wb.pool(), wb.embedder).tool_executions(instance, user_id, limit):
+    for rec in wb.past_tasks.tool_executions(instance, user_id, limit):
         result = error = None
         if rec.status in ("done", "partial") and rec.result:
             try:

@@ -13,7 +13,7 @@ import re
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from psycopg import errors as pg_errors
@@ -25,6 +25,9 @@ from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
 from core.ids import Id, pg_text, validate_id
 from core.index.vectors import ensure_model_hnsw_index
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 DDL = """
 CREATE TABLE IF NOT EXISTS past_task_type (
@@ -375,6 +378,6 @@ class PastTaskStore:
                                     status=r[5], result=r[6], created_at=r[7]) for r in rows]
 
 
-def count_past_tasks(wb, instance: str) -> int:
+def count_past_tasks(wb: Workbench, instance: str) -> int:
     """The overview's counter: produced texts of the instance that their users have not deleted."""
-    return PastTaskStore(wb.pool(), wb.embedder).count(instance)
+    return wb.past_tasks.count(instance)

@@ -9,12 +9,16 @@ between them is the profiles' doing alone.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from core.models import FusionProfile
 from core.retrieval.hybrid import SearchRequest, fetch_pool
 from core.retrieval.ranking import rank
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 
 class RankedRow(BaseModel):
@@ -47,7 +51,8 @@ def rank_change(before: int | None, after: int) -> str:
     return f"↑{before - after}" if after < before else f"↓{after - before}"
 
 
-def compare_profiles(wb, instance: str, query: str, active: FusionProfile, candidate: FusionProfile, *,
+def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionProfile,
+                     candidate: FusionProfile, *,
                      pool_size: int | None = None, similarity_threshold: float = 0.0, rows: int = 10,
                      kinds: list[str] | None = None, now: datetime | None = None) -> Comparison:
     """The top `rows` of each profile's ranking; the candidate's rows carry their change of rank.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel
@@ -18,7 +19,9 @@ from core.tuning.datasets import EvalDataset, EvalQuery
 from core.tuning.metrics import MetricsTable, compute_metrics, metric_names
 from core.models import FusionProfile
 from core.retrieval.hybrid import SearchRequest, hybrid_search
-from core.index.memory_index import MemoryIndex
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
 
@@ -50,11 +53,11 @@ class EvalReport(BaseModel):
         return self.table.value(metric, category)
 
 
-def ensure_loaded(wb, dataset: EvalDataset, progress: Progress | None = None) -> LoadSummary:
+def ensure_loaded(wb: Workbench, dataset: EvalDataset, progress: Progress | None = None) -> LoadSummary:
     """Load each corpus of the dataset into its instance unless it is already there (same content
     hash, same row count); re-embed rows made by another embedding model."""
     t0 = time.perf_counter()
-    index = MemoryIndex(wb.pool(), wb.embedder)
+    index = wb.index
     summary = LoadSummary()
     total = sum(len(c.records) for c in dataset.corpora)
     done = 0
@@ -86,7 +89,8 @@ def search_request(q: EvalQuery, dataset: EvalDataset, profile: FusionProfile, t
                          include_shared=dataset.include_shared)
 
 
-def evaluate(wb, dataset: EvalDataset, profile: FusionProfile, ks: tuple[int, ...] = (1, 5, 10, 25), *,
+def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
+             ks: tuple[int, ...] = (1, 5, 10, 25), *,
              pool_size: int = 50, progress: Progress | None = None,
              search_type: str = "hybrid") -> EvalReport:
     """Retrieve the top max(ks) for every query with `profile` and score them against the labels.

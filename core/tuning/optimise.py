@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -27,9 +27,11 @@ from core.tuning.evaluate import Progress, ensure_loaded, search_request
 from core.tuning.metrics import metric_from_hits, parse_metric
 from core.models import FusionProfile
 from core.retrieval.hybrid import fetch_pool
-from core.retrieval.profiles import ProfileStore
 from core.retrieval.fusion import clip01, normalise_max
 from core.retrieval.ranking import content_groups, near_duplicate_matrix
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 DEFAULT_TAUS = (3600.0, 86400.0, 7 * 86400.0, 30 * 86400.0, 365 * 86400.0)
 DEFAULT_RRF_KS = (60,)
@@ -93,7 +95,7 @@ def weight_simplex(step: float = 0.05) -> list[tuple[float, float, float]]:
             for i in range(n + 1) for j in range(n + 1 - i)]
 
 
-def fetch_pools(wb, dataset: EvalDataset, pool_size: int = 50,
+def fetch_pools(wb: Workbench, dataset: EvalDataset, pool_size: int = 50,
                 progress: Progress | None = None) -> CandidatePools:
     """Both legs' candidates of every query, fetched once (loading the dataset first if needed), with
     each pool's content groups and near-duplicate pairs at the threshold `evaluate` searches with."""
@@ -270,9 +272,10 @@ def optimise(pools: CandidatePools, metric: str = "recall@10", *, category: str 
                           pool_size=pool_size, seconds=time.perf_counter() - t0)
 
 
-def save_best(wb, report: OptimiseReport, name: str, *, activate_for: str | None = None) -> FusionProfile:
+def save_best(wb: Workbench, report: OptimiseReport, name: str, *, activate_for: str | None = None
+              ) -> FusionProfile:
     """Save the best profile under `name`; when an instance is given, make it that instance's active one."""
-    store = ProfileStore(wb.pool())
+    store = wb.profiles
     profile = store.save(report.best.model_copy(update={"name": FusionProfile(name=name).name}))
     if activate_for:
         store.activate(activate_for, profile.name)

@@ -20,14 +20,9 @@ from core.models import FusionProfile
 from core.conversation.turn import Remember, UiRememberParams
 from core.conversation.feedback import feedback_score
 from core.retrieval.profiles import ProfileStore
-from core.conversation.thoughts import (
-    CATEGORY_ASSISTANT,
-    CATEGORY_METRICS,
-    CATEGORY_USER,
-    Thought,
-    ThoughtStore,
-    chain_key,
-)
+from core.conversation.keys import chain_key
+from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, Thought,
+                                        ThoughtStore)
 
 WRITERS, TURNS = 8, 200
 SHARED = "shared"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ProviderError
 from core.llm.base import Message
@@ -17,6 +17,9 @@ from core.retrieval.memoryscope.ops import Op
 from core.retrieval.memoryscope.params import ExtractTimeParams, SemanticRankParams
 from core.retrieval.memoryscope.types import WEEKDAY_NAMES, OpTrace, ScopeContext, ScopeMemory
 from core.retrieval.timeparse import TIME_PARTS, TimeHint, has_time_keyword, parse_time_hint, range_of_parts
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
 
 EXTRACT_TIME_SYSTEM = (
     "You extract the time a sentence refers to, relative to the sentence's timestamp. Reply with one JSON "
@@ -137,7 +140,7 @@ class ExtractTimeOp(Op):
     name = "extract_time_op"
     params: ExtractTimeParams
 
-    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+    def run(self, ctx: ScopeContext, wb: Workbench) -> OpTrace:
         if not has_time_keyword(ctx.query):
             ctx.time_hint = None
             return OpTrace(op=self.name, status="skipped", input_size=1, note="no time keyword in the query")
@@ -155,7 +158,7 @@ class ExtractTimeOp(Op):
         trace.status = "fallback"
         return trace
 
-    def _ask_llm(self, ctx: ScopeContext, wb: Any) -> TimeHint | None:
+    def _ask_llm(self, ctx: ScopeContext, wb: Workbench) -> TimeHint | None:
         messages = [Message(role="system", content=EXTRACT_TIME_SYSTEM)]
         for sentence, stamp, answer in EXTRACT_TIME_FEW_SHOT:
             messages.append(Message(role="user",
@@ -193,7 +196,7 @@ class SemanticRankOp(Op):
     name = "semantic_rank_op"
     params: SemanticRankParams
 
-    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+    def run(self, ctx: ScopeContext, wb: Workbench) -> OpTrace:
         p, n = self.params, len(ctx.memories)
         llm = getattr(wb, "llm", None) if wb is not None else None
         reason = None

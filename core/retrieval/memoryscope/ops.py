@@ -8,7 +8,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel
 
@@ -24,6 +24,9 @@ from core.retrieval.memoryscope.params import (
 )
 from core.retrieval.memoryscope.types import WEEKDAY_NAMES, ChatMessage, OpTrace, ScopeContext, ScopeMemory
 
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
 
 class Op(ABC):
     """An op: `run` reads and writes the context and says what it did; `__call__` adds time and params."""
@@ -33,7 +36,7 @@ class Op(ABC):
     def __init__(self, params: BaseModel):
         self.params = params
 
-    def __call__(self, ctx: ScopeContext, wb: Any = None) -> OpTrace:
+    def __call__(self, ctx: ScopeContext, wb: Workbench | None = None) -> OpTrace:
         t0 = time.perf_counter()
         trace = self.run(ctx, wb)
         trace.op = self.name
@@ -42,7 +45,7 @@ class Op(ABC):
         return trace
 
     @abstractmethod
-    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+    def run(self, ctx: ScopeContext, wb: Workbench) -> OpTrace:
         """Do the op's work on the context."""
 
 
@@ -160,7 +163,7 @@ class SetQueryOp(Op):
     name = "set_query_op"
     params: SetQueryParams
 
-    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+    def run(self, ctx: ScopeContext, wb: Workbench) -> OpTrace:
         if not ctx.query.strip():
             raise InvalidInput("query must not be empty")
         ts = self.params.timestamp
@@ -174,7 +177,7 @@ class RetrieveMemoryOp(Op):
     name = "retrieve_memory_op"
     params: RetrieveMemoryParams
 
-    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+    def run(self, ctx: ScopeContext, wb: Workbench) -> OpTrace:
         p = self.params
         if p.recall_key != "query":
             raise InvalidInput(f"op.retrieve_memory_op.params.recall_key {p.recall_key!r} is not in the "
@@ -202,7 +205,7 @@ class FuseRerankOp(Op):
     name = "fuse_rerank_op"
     params: FuseRerankParams
 
-    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+    def run(self, ctx: ScopeContext, wb: Workbench) -> OpTrace:
         parts = ctx.time_hint.parts if ctx.time_hint else {}
         before = len(ctx.memories)
         ctx.memories, below = fuse_rerank(ctx.memories, parts, self.params)
@@ -217,7 +220,7 @@ class PrintMemoryOp(Op):
     name = "print_memory_op"
     params: PrintMemoryParams
 
-    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+    def run(self, ctx: ScopeContext, wb: Workbench) -> OpTrace:
         ctx.answer = print_memories(ctx.memories)
         return OpTrace(op=self.name, input_size=len(ctx.memories), output_size=1 if ctx.answer else 0,
                        output=ctx.answer)
@@ -227,7 +230,7 @@ class ReadMessageOp(Op):
     name = "read_message_op"
     params: ReadMessageParams
 
-    def run(self, ctx: ScopeContext, wb: Any) -> OpTrace:
+    def run(self, ctx: ScopeContext, wb: Workbench) -> OpTrace:
         before = len(ctx.messages)
         ctx.messages = read_messages(ctx.messages, self.params)
         return OpTrace(op=self.name, input_size=before, output_size=len(ctx.messages),

@@ -12,9 +12,9 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from core.models import FusionProfile
-from core.retrieval.profiles import ProfileStore
 from core.retrieval.memoryscope.llm_ops import ExtractTimeOp, SemanticRankOp
 from core.retrieval.memoryscope.ops import (
     FuseRerankOp,
@@ -26,10 +26,14 @@ from core.retrieval.memoryscope.ops import (
 from core.retrieval.memoryscope.params import ScopeParams
 from core.retrieval.memoryscope.types import ChatMessage, OpTrace, ScopeContext, ScopeResult
 
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
 _EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memoryscope")
 
 
-def run_memoryscope(wb, query: str, *, instance: str | None = None, profile: FusionProfile | None = None,
+def run_memoryscope(wb: Workbench, query: str, *, instance: str | None = None,
+                    profile: FusionProfile | None = None,
                     params: ScopeParams | None = None, now: datetime | None = None) -> ScopeResult:
     """Run the flow for `query` on `instance` (default: the INSTANCE setting) with a fusion profile
     (default: the instance's active one). `now` stands in for the current time when set_query has no
@@ -37,7 +41,7 @@ def run_memoryscope(wb, query: str, *, instance: str | None = None, profile: Fus
     t0 = time.perf_counter()
     instance = instance or wb.settings.instance
     params = params or ScopeParams()
-    profile = profile or ProfileStore(wb.pool()).active(instance)
+    profile = profile or wb.profiles.active(instance)
     ctx = ScopeContext(query=query, instance=instance, profile=profile, now=now)
     trace: list[OpTrace] = [SetQueryOp(params.set_query_op)(ctx, wb)]
 

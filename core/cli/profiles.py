@@ -1,0 +1,53 @@
+"""`workbench profiles list|save|activate`: fusion profiles."""
+
+from __future__ import annotations
+
+import click
+
+from core.cli.context import WorkbenchContext
+from core.cli.output import emit
+
+
+@click.group("profiles")
+def profiles() -> None:
+    """List, save and activate fusion profiles."""
+
+
+@profiles.command("list")
+@click.pass_obj
+def list_profiles(ctx: WorkbenchContext) -> None:
+    """The shipped presets and saved profiles, and the instance's active one."""
+    from core import usecases as uc
+
+    listing = uc.list_profiles(ctx.wb, uc.InstanceRequest())
+    emit(listing.model_dump(mode="json", include={"active", "profiles"}))
+
+
+@profiles.command("save")
+@click.argument("name")
+@click.option("--method", default="linear", show_default=True, help="linear | rrf")
+@click.option("--w-sem", type=float, required=True)
+@click.option("--w-text", type=float, required=True)
+@click.option("--w-rec", type=float, required=True)
+@click.option("--tau", "tau_s", type=float, default=86400.0, show_default=True, help="Recency tau, seconds.")
+@click.option("--rrf-k", type=int, default=60, show_default=True)
+@click.option("--activate", is_flag=True)
+@click.pass_obj
+def save_profile(ctx: WorkbenchContext, name: str, method: str, w_sem: float, w_text: float, w_rec: float,
+                 tau_s: float, rrf_k: int, activate: bool) -> None:
+    """Save a custom profile (weights must sum to 1); the last write wins."""
+    from core import usecases as uc
+
+    profile = uc.FusionProfile(name=name, method=method, w_sem=w_sem, w_text=w_text, w_rec=w_rec,
+                               tau_s=tau_s, rrf_k=rrf_k)
+    emit(uc.save_profile(ctx.wb, uc.SaveProfile(profile=profile, activate=activate)))
+
+
+@profiles.command("activate")
+@click.argument("name")
+@click.pass_obj
+def activate_profile(ctx: WorkbenchContext, name: str) -> None:
+    """Make NAME the profile every ui_remember call of the instance uses."""
+    from core import usecases as uc
+
+    emit(uc.activate_profile(ctx.wb, uc.ActivateProfile(name=name)))

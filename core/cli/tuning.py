@@ -1,0 +1,95 @@
+"""`workbench eval --data PATH`: labelled evaluation of a fusion profile, optionally with the weight
+optimiser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from core.cli.context import WorkbenchContext
+from core.cli.output import tty_progress
+
+if TYPE_CHECKING:
+    from core.usecases import EvalReport, TuneReport
+
+
+@click.command("eval")
+@click.option("--data", "data_path", required=True, type=click.Path(path_type=Path),
+              help="LoCoMo JSON or JSONL query set ({query, relevant, category?} per line).")
+@click.option("--instance", "instance_opt", default=None,
+              help="Instance a JSONL set is evaluated against (default: INSTANCE).")
+@click.option("--profile", default=None, help="Profile to evaluate (default: the active one).")
+@click.option("--k", "ks", default="1,5,10,25", show_default=True, help="Cut-offs, comma-separated.")
+@click.option("--pool-size", default=50, show_default=True, type=click.IntRange(1, 2000),
+              help="Candidates taken from each leg.")
+@click.option("--sample", "samples", multiple=True, help="Only these LoCoMo sample ids (repeatable).")
+@click.option("--optimise", is_flag=True, help="Also search the weight grid for the best profile.")
+@click.option("--metric", default="recall@10", show_default=True, help="What the optimiser maximises.")
+@click.option("--save-as", default=None, help="Save the optimiser's best profile under this name.")
+@click.option("--activate", is_flag=True, help="With --save-as: make it the instance's active profile.")
+@click.option("--json", "json_out", default=None, type=click.Path(path_type=Path),
+              help="Write the full report here.")
+@click.pass_obj
+def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, profile: str | None, ks: str,
+             pool_size: int, samples: tuple[str, ...], optimise: bool, metric: str, save_as: str | None,
+             activate: bool, json_out: Path | None) -> None:
+    """Evaluate a fusion profile on labelled queries: Recall@k, nDCG@k, MRR per category."""
+    from core import usecases as uc
+
+    cutoffs = parse_cutoffs(ks)
+    if activate and not save_as:
+        raise click.BadParameter("--activate needs --save-as NAME", param_hint="--activate")
+    request = uc.TuneRequest(source=data_path, instance=instance_opt or None, samples=list(samples) or None,
+                             profile=profile, ks=cutoffs, pool_size=pool_size, optimise=optimise,
+                             metric=metric, save_as=save_as, activate=activate)
+    report = uc.tune(ctx.wb, request, progress=tty_progress)
+    print_table(report.evaluation)
+    if report.optimiser:
+        opt, b, baseline = report.optimiser, report.optimiser.best, report.evaluation.profile
+        click.echo(f"\noptimiser ({len(opt.surface)} profiles, {opt.seconds:.1f} s): best {metric} "
+                   f"{opt.best_value:.4f} vs {opt.baseline_value:.4f} for {baseline.name} — {b.method} "
+                   f"w_sem={b.w_sem} w_text={b.w_text} w_rec={b.w_rec} tau_s={b.tau_s:g} rrf_k={b.rrf_k}")
+    if report.saved:
+        click.echo(f"saved profile {report.saved.name!r}"
+                   + (f", active for {report.instance}" if activate else ""))
+    click.echo(f"\ntotal {report.seconds:.1f} s")
+    if json_out:
+        json_out.write_text(json.dumps(json_report(report), indent=2, default=str))
+        click.echo(f"report written to {json_out}")
+
+
+def parse_cutoffs(ks: str) -> list[int]:
+    """"1,5,10" as sorted distinct whole numbers, each at least 1."""
+    try:
+        cutoffs = sorted({int(k) for k in ks.split(",") if k.strip()})
+    except ValueError:
+        raise click.BadParameter(f"{ks!r}: give whole numbers like 1,5,10", param_hint="--k") from None
+    if not cutoffs or min(cutoffs) < 1:
+        raise click.BadParameter("cut-offs must be ≥ 1", param_hint="--k")
+    return cutoffs
+
+
+def json_report(report: TuneReport) -> dict[str, object]:
+    """What --json writes: the evaluation without its per-query rankings, and the optimiser's report."""
+    out: dict[str, object] = {"evaluation": report.evaluation.model_dump(mode="json", exclude={"rankings"})}
+    if report.optimiser:
+        out["optimiser"] = report.optimiser.model_dump(mode="json")
+    return out
+
+
+def print_table(report: EvalReport) -> None:
+    metrics = [m for m in report.table.metrics if m.startswith("recall@")] + \
+              [m for m in report.table.metrics if not m.startswith("recall@")]
+    click.echo(f"{report.dataset} ({report.kind}), profile {report.profile.name}: {report.queries} queries, "
+               f"load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, "
+               f"{len(report.load.reused)} "
+               f"reused), search p50 {report.search_ms_p50:.1f} ms, {report.seconds:.1f} s")
+    if report.skipped:
+        click.echo("left out: " + "; ".join(f"{v} {k}" for k, v in report.skipped.items()))
+    click.echo(f"{'category':>10} {'n':>5} " + " ".join(f"{m:>9}" for m in metrics))
+    for row in report.table.rows:
+        cells = " ".join(f"{row.values[m]:>9.3f}" for m in metrics)
+        click.echo(f"{row.category:>10} {row.queries:>5} {cells}")

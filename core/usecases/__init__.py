@@ -1,0 +1,89 @@
+"""The use-case layer: everything a user can do, each one typed function `(wb, request) -> result`.
+
+Front ends (the dashboard pages, the CLI, and the MCP and HTTP servers to come) parse their input into
+a request, call one of these functions and render the result; they hold no behaviour of their own. So
+a turn made from the command line is stored, scored, indexed and shown exactly like one from the Chat
+page. `docs/ARCHITECTURE.md` maps each use case to the feature folder that implements it.
+
+    from core import usecases as uc
+    result = uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
+"""
+
+from core.usecases.admin import (ChainExport, ChainList, ChainRef, DemoLoad, DemoOutcome, MemoryRef,
+                                 ReembedResult, ServicesReport, chain, chain_delete, chain_export, chains,
+                                 demo_load, demo_reset, instance_names, instances, memory_delete,
+                                 memory_search, reembed, services, stored_counts)
+from core.usecases.analytics import (FeedbackExport, FeedbackReport, FeedbackWindow, SummaryRequest, TurnRef,
+                                     answers_csv, feedback_answers, feedback_export, feedback_summary,
+                                     questions, transcript)
+from core.usecases.bank import (BankAdd, BankQuery, BankRef, bank_add, bank_clear, bank_delete, bank_list,
+                                bank_query, bank_snapshot, bank_stats, default_bank)
+from core.usecases.base import InstanceRequest, Progress, Request
+from core.usecases.conversation import (Conversation, ConversationMessage, ConversationRef, SweepResult,
+                                        UiRememberParams, UiRememberResult, conversation, remember,
+                                        remember_stream, sweep, sweep_instance)
+from core.usecases.memories import (AddedMemory, AddMemory, Forget, RateAnswer, RatingRecord, add_memory,
+                                    forget, rate_answer)
+from core.usecases.past_tasks import (EmbedPending, EmbedPendingResult, HistoryRequest, IngestedFile,
+                                      IngestFiles, IngestTexts, ListTexts, MarkDeleted, PastTaskCatalogue,
+                                      PastTaskQuery, TextFile, catalogue, embed_pending, ingest_files,
+                                      ingest_texts, internal_memory, list_texts, mark_deleted,
+                                      read_text_files, tool_history)
+from core.usecases.retrieval import (ActivateProfile, CompareRequest, ProfileList, ProfileRef,
+                                     RetrievalReport, RetrieveReportRequest, RetrieveRequest, SaveProfile,
+                                     activate_profile, compare, get_profile, list_profiles, retrieval_report,
+                                     retrieve_memory, save_profile)
+from core.usecases.tuning import (EvaluateRequest, OptimiseRequest, ReadDataset, SaveTuned, TuneReport,
+                                  TuneRequest, evaluate, optimise, read_dataset, save_tuned, tune)
+
+# Checks and lookups a front end needs beside the use cases above.
+from core.usecases.admin import embedder_name, service_statuses
+from core.usecases.past_tasks import check_user_id
+from core.usecases.tuning import locomo_sample_ids, warm_up_metrics
+
+# What the front ends build requests from and render results with: models, defaults and constants.
+from core.usecases.admin import (SHARED_INSTANCE, ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
+                                 InstanceRow, Overview, SearchOutcome, ServiceStatus)
+from core.usecases.analytics import (FeedbackFilter, FeedbackSummary, Transcript, apply_filter, latency_table,
+                                     lowest_scored, previous_window, summarize, summarize_by)
+from core.usecases.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot,
+                                MemoryEntry, MemoryQuery)
+from core.usecases.conversation import (ABANDON_AFTER_S, CATEGORY_ASSISTANT, CATEGORY_USER, ContextItem,
+                                        FeedbackRecord, Thought, TurnMetrics)
+from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_SUFFIXES, IngestedText,
+                                      InternalMemoryResult, PastToolExecution, ProducedTextInput, StoredText,
+                                      text_from_file)
+from core.usecases.retrieval import (DEFAULT_FUSE_RATIOS, Comparison, FusionProfile, OpTrace, ScopeParams,
+                                     ScopeResult)
+from core.usecases.tuning import DEFAULT_TAUS, EvalDataset, EvalReport, OptimiseReport, default_locomo_path
+
+__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "SHARED_INSTANCE", "SUMMARY_SKILL",
+           "TEXT_SUFFIXES", "ActivateProfile", "AddEntryResult", "AddMemory", "AddedMemory", "BankAdd",
+           "BankInfo", "BankQuery", "BankRef", "BankSnapshot", "ChainDetail", "ChainExport", "ChainList",
+           "ChainPage", "ChainRef", "CompareRequest", "Comparison", "ContextItem", "Conversation",
+           "ConversationMessage", "ConversationRef", "DeletionReport", "DemoLoad", "DemoOutcome",
+           "EmbedPending", "EmbedPendingResult", "EvalDataset", "EvalReport", "EvaluateRequest",
+           "ExplorerSearch", "FeedbackExport", "FeedbackFilter", "FeedbackRecord", "FeedbackReport",
+           "FeedbackSummary", "FeedbackWindow", "Forget", "FusionProfile", "HistoryRequest", "IngestFiles",
+           "IngestTexts", "IngestedFile", "IngestedText", "InstanceRequest", "InstanceRow",
+           "InternalMemoryResult", "ListTexts", "MarkDeleted", "MemoryEntry", "MemoryQuery", "MemoryRef",
+           "OpTrace", "OptimiseReport", "OptimiseRequest", "Overview", "PastTaskCatalogue", "PastTaskQuery",
+           "PastToolExecution", "ProducedTextInput", "ProfileList", "ProfileRef", "Progress", "RateAnswer",
+           "RatingRecord", "ReadDataset", "ReembedResult", "Request", "RetrievalReport",
+           "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned", "ScopeParams",
+           "ScopeResult", "SearchOutcome", "ServiceStatus", "ServicesReport", "StoredText",
+           "SummaryRequest", "SweepResult", "TextFile", "Thought", "Transcript", "TuneReport",
+           "TuneRequest", "TurnMetrics", "TurnRef", "UiRememberParams", "UiRememberResult",
+           "activate_profile", "add_memory", "answers_csv", "apply_filter", "bank_add", "bank_clear",
+           "bank_delete", "bank_list", "bank_query", "bank_snapshot", "bank_stats", "catalogue", "chain",
+           "chain_delete", "chain_export", "chains", "check_user_id", "compare", "conversation",
+           "default_bank", "default_locomo_path", "demo_load", "demo_reset", "embed_pending",
+           "embedder_name", "evaluate", "feedback_answers", "feedback_export", "feedback_summary", "forget",
+           "get_profile", "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory",
+           "latency_table", "list_profiles", "list_texts", "locomo_sample_ids", "lowest_scored",
+           "mark_deleted", "memory_delete", "memory_search", "optimise", "previous_window", "questions",
+           "rate_answer", "read_dataset", "read_text_files", "reembed", "remember", "remember_stream",
+           "retrieval_report", "retrieve_memory", "save_profile", "save_tuned", "service_statuses",
+           "services", "stored_counts", "summarize", "summarize_by", "sweep", "sweep_instance",
+           "text_from_file", "tool_history", "transcript", "tune", "warm_up_metrics"]

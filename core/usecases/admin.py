@@ -1,0 +1,160 @@
+"""Administration: what is stored; chains and memories (browse, search, export, delete); services;
+re-embedding; the demo data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+
+from core import demo
+from core.admin.deletion import DeletionReport, delete_chain, delete_memory
+from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, InstanceRow, SearchOutcome,
+                                 chain_detail, export_chain, instances_overview, list_chains, search_memory)
+from core.admin.overview import Overview, overview
+from core.ids import SHARED_INSTANCE, Id
+from core.services import ServiceStatus
+from core.usecases.base import InstanceRequest, Progress
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+
+def stored_counts(wb: Workbench, req: InstanceRequest) -> Overview:
+    """The overview tiles: indexed memories, instances, bank entries, past tasks, answers with feedback."""
+    return overview(wb, req.instance_in(wb))
+
+
+def instances(wb: Workbench) -> list[InstanceRow]:
+    """Every instance with conversations or indexed memory, with its counts."""
+    return instances_overview(wb)
+
+
+def instance_names(wb: Workbench) -> list[str]:
+    """The instances a user can work on: with indexed memory or conversations not indexed yet (the shared
+    instance, searched beside every other, is not one of them)."""
+    known = set(wb.index.instances()) | set(wb.thoughts.instances())
+    known.discard(SHARED_INSTANCE)
+    return sorted(known)
+
+
+class ServicesReport(BaseModel):
+    instance: str
+    services: list[ServiceStatus]
+    embedder: str
+    llm: str
+
+
+def services(wb: Workbench) -> ServicesReport:
+    """Each service's state (starting the embedded ones), with what to do when one is down."""
+    return ServicesReport(instance=wb.settings.instance, services=wb.services.status(),
+                          embedder=wb.embedder.name, llm=wb.settings.llm_provider)
+
+
+def service_statuses(wb: Workbench) -> list[ServiceStatus]:
+    """Each service's state (starting the embedded ones) without loading a model, so a front end can show
+    which service is down even when the embedder cannot load."""
+    return wb.services.status()
+
+
+def embedder_name(wb: Workbench) -> str:
+    """The active embedding model, stored beside every vector (loading it: fails when it cannot load)."""
+    return wb.embedder.name
+
+
+class ChainList(InstanceRequest):
+    page: int = Field(1, ge=1)
+    page_size: int = Field(20, ge=1, le=200)
+    order: Literal["newest", "oldest"] = "newest"
+
+
+def chains(wb: Workbench, req: ChainList) -> ChainPage:
+    """One page of the instance's chains by last activity."""
+    return list_chains(wb, req.instance_in(wb), page=req.page, page_size=req.page_size, order=req.order)
+
+
+class ChainRef(InstanceRequest):
+    chain_id: Id
+
+
+def chain(wb: Workbench, req: ChainRef) -> ChainDetail:
+    """A chain's thoughts in order, with the feedback on each answer."""
+    return chain_detail(wb, req.instance_in(wb), req.chain_id)
+
+
+class ChainExport(BaseModel):
+    instance: str
+    chain_id: str
+    document: str = Field(description="JSON, format memory-workbench/chain@1")
+
+
+def chain_export(wb: Workbench, req: ChainRef) -> ChainExport:
+    instance = req.instance_in(wb)
+    return ChainExport(instance=instance, chain_id=req.chain_id,
+                       document=export_chain(wb, instance, req.chain_id))
+
+
+def chain_delete(wb: Workbench, req: ChainRef) -> DeletionReport:
+    """The chain from every store: thoughts, feedback, queued index writes, served requests, index rows."""
+    return delete_chain(wb, req.instance_in(wb), req.chain_id)
+
+
+class MemoryRef(InstanceRequest):
+    memory_id: Id
+    chain_id: Id | None = Field(None, description="the thought's chain, when it is not indexed yet")
+
+
+def memory_delete(wb: Workbench, req: MemoryRef) -> DeletionReport:
+    """One memory from every store (a bank summary takes the entries it compressed with it)."""
+    return delete_memory(wb, req.instance_in(wb), req.memory_id, chain_id=req.chain_id)
+
+
+def memory_search(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
+    """Hybrid, semantic or full-text search of everything stored; each hit names its chain or bank."""
+    return search_memory(wb, req)
+
+
+class ReembedResult(BaseModel):
+    instance: str
+    model: str
+    reembedded: int
+
+
+def reembed(wb: Workbench, req: InstanceRequest, *, progress: Progress | None = None) -> ReembedResult:
+    """Give every memory of the instance made by another embedding model a vector of the active one."""
+    instance = req.instance_in(wb)
+    stale = wb.index.count(instance) - wb.index.count(instance, model=wb.embedder.name)
+    done = wb.index.reembed(instance, progress=(lambda n: progress(n, stale, "re-embedding"))
+                            if progress else None)
+    return ReembedResult(instance=instance, model=wb.embedder.name, reembedded=done)
+
+
+class DemoLoad(BaseModel):
+    first_run: bool = Field(False, description="only on a fresh embedded install whose demo is not loaded "
+                                               "yet (what `make run` asks for)")
+
+
+class DemoOutcome(BaseModel):
+    loaded: bool
+    skipped: Literal["external_services", "already_loaded"] | None = Field(
+        None, description="why a first run loaded nothing: a front end tells the user about external "
+                          "services, and stays quiet on every later run")
+    reason: str | None = None
+
+
+def demo_load(wb: Workbench, req: DemoLoad, *, say: Callable[[str], None] = print) -> DemoOutcome:
+    """Realistic demo data made through the product's own flows (turns, feedback, past tasks, banks)."""
+    if req.first_run:
+        if not (wb.settings.redis_embedded and wb.settings.postgres_embedded):
+            return DemoOutcome(loaded=False, skipped="external_services",
+                               reason="external services configured; not loading demo data "
+                                      "(run 'workbench demo load' to load it there)")
+        if demo.is_loaded(wb):
+            return DemoOutcome(loaded=False, skipped="already_loaded", reason="already loaded")
+    demo.load(wb, say)
+    return DemoOutcome(loaded=True)
+
+
+def demo_reset(wb: Workbench, *, say: Callable[[str], None] = print) -> None:
+    demo.reset(wb, say)

@@ -1,0 +1,93 @@
+"""Feedback analytics: how users reacted to answers, per period, model, profile, chain or tag.
+
+The answers come as a pandas frame (one row per answer) because the Feedback page filters and charts
+it interactively; the pure functions over that frame are re-exported here for the front ends.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from pydantic import BaseModel
+
+from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table, load_feedback,
+                            lowest_scored, previous_window, questions_for, summarize, summarize_by,
+                            turn_transcript)
+from core.analytics.aggregate import Grouping, TimeWindow
+from core.analytics.export import to_csv
+from core.analytics.load import Transcript
+from core.ids import Id
+from core.usecases.base import InstanceRequest
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+__all__ = ["FeedbackFilter", "FeedbackSummary", "apply_filter", "latency_table", "lowest_scored",
+           "previous_window", "summarize", "summarize_by"]
+
+
+class FeedbackWindow(InstanceRequest, TimeWindow):
+    """The instance's answers given in [since, until]."""
+
+
+def feedback_answers(wb: Workbench, req: FeedbackWindow) -> pd.DataFrame:
+    """One row per answer in the window, oldest first, after the abandonment sweep."""
+    return load_feedback(wb.thoughts, req.instance_in(wb), req.since, req.until)
+
+
+class SummaryRequest(FeedbackWindow):
+    by: Grouping | None = None
+
+
+class FeedbackReport(BaseModel):
+    instance: str
+    since: datetime | None
+    until: datetime | None
+    summary: FeedbackSummary
+    by: Grouping | None = None
+    groups: list[dict[str, Any]] | None = None
+
+
+def feedback_summary(wb: Workbench, req: SummaryRequest) -> FeedbackReport:
+    """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
+    latency; with `by`, the same per group."""
+    frame = feedback_answers(wb, req)
+    groups = None
+    if req.by:
+        groups = json.loads(summarize_by(frame, req.by).to_json(orient="records", date_format="iso"))
+    return FeedbackReport(instance=req.instance_in(wb), since=req.since, until=req.until,
+                          summary=summarize(frame), by=req.by, groups=groups)
+
+
+class FeedbackExport(BaseModel):
+    answers: int
+    csv: bytes
+
+
+def feedback_export(wb: Workbench, req: FeedbackWindow) -> FeedbackExport:
+    """Every answer's feedback, model, profile, tags, tokens and latency as UTF-8 CSV."""
+    frame = feedback_answers(wb, req)
+    return FeedbackExport(answers=len(frame), csv=to_csv(frame))
+
+
+def answers_csv(frame: pd.DataFrame) -> bytes:
+    """A frame of answers (e.g. the page's current view) as the same CSV."""
+    return to_csv(frame)
+
+
+class TurnRef(InstanceRequest):
+    chain_id: Id
+    answer_id: Id
+
+
+def transcript(wb: Workbench, req: TurnRef) -> Transcript | None:
+    """The question, the answer with what was retrieved, and what the user said next; None if deleted."""
+    return turn_transcript(wb.thoughts, req.instance_in(wb), req.chain_id, req.answer_id)
+
+
+def questions(wb: Workbench, req: InstanceRequest, answers: pd.DataFrame) -> dict[str, str]:
+    """The user text each answer of the frame replied to."""
+    return questions_for(wb.thoughts, req.instance_in(wb), answers)

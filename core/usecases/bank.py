@@ -1,0 +1,78 @@
+"""Memory banks: an agent's step memory per task, compressed into summaries when it fills."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from core.admin.deletion import DeletionReport, delete_bank
+from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot, BankStats,
+                       MemoryBank, MemoryEntry, MemoryQuery, list_banks)
+from core.runtime import Workbench
+from core.usecases.base import InstanceRequest
+
+# For the front ends: the default bank's name, and the skill name that marks a summary among entries.
+__all__ = ["DEFAULT_BANK", "SUMMARY_SKILL", "default_bank"]
+
+
+class BankRef(InstanceRequest):
+    bank: str = DEFAULT_BANK
+
+
+def _open(wb: Workbench, req: BankRef) -> MemoryBank:
+    return MemoryBank.open(wb, req.instance_in(wb), req.bank)
+
+
+class BankAdd(BankRef):
+    """An entry to add; the bank is created with these settings if it does not exist yet."""
+
+    entry: MemoryEntry
+    # The bank's own bounds (BankConfig): a request the bank would take is never refused here.
+    max_entries: int = Field(6, ge=2, le=100_000)
+    compression_threshold: int = Field(6, ge=2, le=100_000)
+
+
+def bank_add(wb: Workbench, req: BankAdd) -> AddEntryResult:
+    bank = MemoryBank(wb, req.instance_in(wb), req.bank, max_entries=req.max_entries,
+                      compression_threshold=req.compression_threshold)
+    return bank.add_entry(req.entry)
+
+
+class BankQuery(BankRef):
+    query: MemoryQuery = MemoryQuery()
+
+
+def bank_query(wb: Workbench, req: BankQuery) -> list[MemoryEntry]:
+    """Live entries and summaries matching the query, by importance then time."""
+    return _open(wb, req).get_relevant_memories(req.query)
+
+
+def bank_stats(wb: Workbench, req: BankRef) -> BankStats:
+    return _open(wb, req).stats()
+
+
+def bank_snapshot(wb: Workbench, req: BankRef) -> BankSnapshot:
+    """Every entry (with the summary that compressed it), summary and compression event."""
+    return _open(wb, req).snapshot()
+
+
+def bank_clear(wb: Workbench, req: BankRef) -> int:
+    """Remove every entry, summary and event of the bank (the bank stays); returns entries removed."""
+    return _open(wb, req).clear()
+
+
+def bank_list(wb: Workbench, req: InstanceRequest) -> list[BankInfo]:
+    return list_banks(wb, req.instance_in(wb))
+
+
+def bank_delete(wb: Workbench, req: BankRef) -> DeletionReport:
+    """The bank and everything in it, from every store."""
+    return delete_bank(wb, req.instance_in(wb), req.bank)
+
+
+def default_bank(name: str = DEFAULT_BANK, *, max_entries: int = 6,
+                 compression_threshold: int = 6) -> MemoryBank:
+    """A memory bank of the INSTANCE setting for a caller without a Workbench (a script, an agent's
+    tool), on a Workbench built from the settings: `default_bank()` is the bank with the default
+    settings. Nothing connects until the bank is first used."""
+    return MemoryBank(Workbench(), None, name, max_entries=max_entries,
+                      compression_threshold=compression_threshold)

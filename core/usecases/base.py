@@ -1,0 +1,28 @@
+"""What every use-case request shares: unknown fields refused, and the instance it works on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from core.ids import Id
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class InstanceRequest(Request):
+    """A request about one memory instance; `None` means the INSTANCE setting."""
+
+    instance: Id | None = None
+
+    def instance_in(self, wb: Workbench) -> str:
+        return self.instance or wb.settings.instance

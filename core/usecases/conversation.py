@@ -1,0 +1,92 @@
+"""Conversation: a ui_remember turn, its chains and their transcripts, and the abandonment sweep."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from core.admin.upkeep import Upkeep, upkeep
+from core.conversation.feedback import ABANDON_AFTER_S
+from core.conversation.metrics import ContextItem, TurnMetrics
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord, \
+    Thought
+from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
+from core.ids import Id
+from core.usecases.base import InstanceRequest
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+# For the front ends: the sweep's threshold, and the categories of a turn's user and assistant thoughts.
+__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "ContextItem", "FeedbackRecord",
+           "Thought", "TurnMetrics"]
+
+
+def remember(wb: Workbench, req: UiRememberParams, *, clock: Callable[[], datetime] | None = None
+             ) -> UiRememberResult:
+    """One ui_remember turn: retrieve, synthesise, store the three thoughts, score the previous answer."""
+    return Remember(wb, clock=clock).run(req)
+
+
+def remember_stream(wb: Workbench, req: UiRememberParams) -> Iterator[str | UiRememberResult]:
+    """The same turn, yielding the answer's text as it is produced and then the result."""
+    return Remember(wb).stream(req)
+
+
+class SweepResult(BaseModel):
+    instance: str
+    abandoned_marked: int
+
+
+def sweep_instance(wb: Workbench, req: InstanceRequest) -> SweepResult:
+    """Mark the instance's answers with no follow-up for 600 s as abandoned."""
+    instance = req.instance_in(wb)
+    return SweepResult(instance=instance, abandoned_marked=wb.thoughts.sweep_abandoned(instance))
+
+
+def sweep(wb: Workbench) -> Upkeep:
+    """Every instance's abandonment sweep, then the thoughts still queued for the memory index."""
+    return upkeep(wb)
+
+
+class ConversationRef(InstanceRequest):
+    chain_id: Id
+
+
+class ConversationMessage(BaseModel):
+    """One message of a conversation; an answer comes with its feedback and the metrics of its turn (what
+    was retrieved and why, the prompt, the stage times)."""
+
+    role: Literal["user", "assistant"]
+    thought: Thought
+    feedback: FeedbackRecord | None = None
+    metrics: TurnMetrics | None = None
+
+
+class Conversation(BaseModel):
+    instance: str
+    chain_id: str
+    messages: list[ConversationMessage]
+
+    @property
+    def user_turns(self) -> int:
+        return sum(1 for m in self.messages if m.role == "user")
+
+
+def conversation(wb: Workbench, req: ConversationRef) -> Conversation:
+    """A chain as the Chat page shows it: its messages in order, each answer with its feedback and metrics.
+    A chain with no thoughts (new, or deleted) has no messages."""
+    instance = req.instance_in(wb)
+    thoughts = wb.thoughts.chain_thoughts(instance, req.chain_id)
+    answers = [t.id for t in thoughts if t.category == CATEGORY_ASSISTANT]
+    feedback = wb.thoughts.feedback(answers) if answers else {}
+    metrics = (TurnMetrics.from_fields(t.to_hash()) for t in thoughts if t.category == CATEGORY_METRICS)
+    by_answer = {m.answer_id: m for m in metrics}
+    messages = [ConversationMessage(role="user", thought=t) if t.category == CATEGORY_USER else
+                ConversationMessage(role="assistant", thought=t, feedback=feedback.get(t.id),
+                                    metrics=by_answer.get(t.id))
+                for t in thoughts if t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)]
+    return Conversation(instance=instance, chain_id=req.chain_id, messages=messages)

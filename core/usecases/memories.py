@@ -1,0 +1,111 @@
+"""Memories an assistant adds and forgets directly (MemoryScope's memory types), and its explicit rating of
+an answer."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from core.admin.deletion import DeletionReport, delete_bank, delete_chain, delete_memory
+from core.conversation.thoughts import RatingRecord
+from core.ids import Id, pg_json
+from core.index.records import event_time_of
+from core.models import EventTime, MemoryRecord
+from core.usecases.base import InstanceRequest
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+__all__ = ["RatingRecord"]
+
+AddableKind = Literal["observation", "insight", "obs_customized", "conversation"]
+
+
+class AddMemory(InstanceRequest):
+    """A memory to remember as it is: a fact observed about the user (observation), something inferred
+    from several (insight), an observation in the caller's own form (obs_customized), or a line of
+    conversation. The same `id` again replaces it (a retry is safe)."""
+
+    content: str = Field(min_length=1, max_length=100_000)
+    kind: AddableKind = "observation"
+    tags: list[str] = Field([], max_length=32)
+    event_time: datetime | None = Field(None, description="when what it says happened (UTC if no zone)")
+    metadata: dict[str, Any] = {}
+    id: Id | None = Field(None, description="default: a new id")
+
+    @field_validator("content")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must contain some text")
+        return v
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: list[str]) -> list[str]:
+        for tag in v:
+            if not (1 <= len(tag) <= 64) or not tag.isprintable():
+                raise ValueError("each tag must be 1–64 printable characters")
+        return list(dict.fromkeys(v))
+
+    @field_validator("event_time")
+    @classmethod
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
+
+
+class AddedMemory(BaseModel):
+    instance: str
+    id: str
+    kind: str
+    created_at: datetime
+    event_time: EventTime
+
+
+def add_memory(wb: Workbench, req: AddMemory) -> AddedMemory:
+    """Embed and index the memory; it is searchable at once (hybrid search, MemoryScope, chat)."""
+    instance = req.instance_in(wb)
+    now = datetime.now(UTC)
+    record = MemoryRecord(instance=instance, id=req.id or f"mem-{uuid.uuid4().hex}", kind=req.kind,
+                          content=req.content, created_at=now, tags=req.tags, metadata=pg_json(req.metadata),
+                          event_time=event_time_of(req.event_time) if req.event_time else EventTime())
+    wb.index.add([record])
+    return AddedMemory(instance=instance, id=record.id, kind=record.kind, created_at=now,
+                       event_time=record.event_time)
+
+
+class Forget(InstanceRequest):
+    """What to forget: one memory (by id; a thought's chain when it is not indexed yet), a whole chain, or
+    a whole memory bank."""
+
+    target: Literal["memory", "chain", "bank"]
+    id: Id = Field(description="the memory id, the chain id, or the bank's name")
+    chain_id: Id | None = Field(None, description="with target 'memory': the thought's chain")
+
+
+def forget(wb: Workbench, req: Forget) -> DeletionReport:
+    """Remove it from every store, derived copies included; the report says what was removed."""
+    instance = req.instance_in(wb)
+    if req.target == "chain":
+        return delete_chain(wb, instance, req.id)
+    if req.target == "bank":
+        return delete_bank(wb, instance, req.id)
+    return delete_memory(wb, instance, req.id, chain_id=req.chain_id)
+
+
+class RateAnswer(InstanceRequest):
+    """An explicit rating of an answer by the user (or the assistant on their behalf), kept beside the
+    feedback their behaviour gives. Rating again replaces the earlier rating."""
+
+    answer_id: Id = Field(description="thought2_id of the ui_remember result")
+    rating: Literal["up", "down"]
+    comment: str = Field("", max_length=2000)
+
+
+def rate_answer(wb: Workbench, req: RateAnswer) -> RatingRecord:
+    """Store the rating on the answer's feedback record; NotFound if the instance has no such answer."""
+    return wb.thoughts.record_rating(req.instance_in(wb), req.answer_id, req.rating, req.comment,
+                                     datetime.now(UTC))

@@ -1,0 +1,135 @@
+"""Retrieval: MemoryScope's personal memory retrieval, fusion profiles, and the live profile comparison."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field, field_serializer
+
+from core.ids import Id
+from core.models import FusionProfile
+from core.retrieval.memoryscope import OpTrace, ScopeParams, ScopeResult, run_memoryscope
+from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS
+from core.retrieval.timeparse import TimeHint
+from core.tuning.compare import Comparison, compare_profiles
+from core.usecases.base import InstanceRequest
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+# For the front ends: the models they build requests from and render results with.
+__all__ = ["DEFAULT_FUSE_RATIOS", "Comparison", "FusionProfile", "OpTrace", "ScopeParams", "ScopeResult"]
+
+
+class ProfileRef(InstanceRequest):
+    """A profile by name; no name means the instance's active profile."""
+
+    name: Id | None = None
+
+
+def get_profile(wb: Workbench, req: ProfileRef) -> FusionProfile:
+    return wb.profiles.get(req.name) if req.name else wb.profiles.active(req.instance_in(wb))
+
+
+class ProfileList(BaseModel):
+    instance: str
+    active: str
+    profiles: list[FusionProfile]
+
+
+def list_profiles(wb: Workbench, req: InstanceRequest) -> ProfileList:
+    """The shipped presets and the saved profiles, and which one the instance uses."""
+    instance = req.instance_in(wb)
+    # The active profile is read first: a profile saved and activated between the two reads is then in
+    # the list too, so `active` always names one of `profiles`.
+    active = wb.profiles.active(instance).name
+    return ProfileList(instance=instance, active=active, profiles=wb.profiles.list())
+
+
+class SaveProfile(InstanceRequest):
+    profile: FusionProfile
+    activate: bool = False
+
+
+def save_profile(wb: Workbench, req: SaveProfile) -> FusionProfile:
+    """Save a profile (the last write wins); with `activate`, every later turn of the instance uses it."""
+    saved = wb.profiles.save(req.profile)
+    if req.activate:
+        wb.profiles.activate(req.instance_in(wb), saved.name)
+    return saved
+
+
+class ActivateProfile(InstanceRequest):
+    name: Id
+
+
+def activate_profile(wb: Workbench, req: ActivateProfile) -> FusionProfile:
+    return wb.profiles.activate(req.instance_in(wb), req.name)
+
+
+class RetrieveRequest(InstanceRequest):
+    """MemoryScope's flow for one query, with its ops' parameters under their own names."""
+
+    query: str = Field(min_length=1, max_length=10_000)
+    profile: str | FusionProfile | None = Field(None, description="a profile, its name, or None for the "
+                                                                   "instance's active one")
+    params: ScopeParams = ScopeParams()
+
+
+def retrieve_memory(wb: Workbench, req: RetrieveRequest) -> ScopeResult:
+    """set_query → (extract_time ∥ retrieve_memory → semantic_rank) → fuse_rerank → print_memory."""
+    profile = req.profile if isinstance(req.profile, FusionProfile) else \
+        get_profile(wb, ProfileRef(instance=req.instance, name=req.profile))
+    return run_memoryscope(wb, req.query, instance=req.instance_in(wb), profile=profile, params=req.params)
+
+
+class RetrieveReportRequest(RetrieveRequest):
+    trace: bool = Field(False, description="keep every op's input size, output, parameters and time")
+
+
+class RetrievalReport(BaseModel):
+    """A retrieval as a JSON front end shows it: each memory one flat row of its scores with its formatted
+    line, and the trace only when asked for."""
+
+    query: str
+    instance: str
+    profile: str = Field(description="the fusion profile's name")
+    timestamp: datetime
+    time: TimeHint | None = Field(description="the time the query speaks of, if any")
+    memories: list[dict[str, Any]] = Field(description="best first: id, type, content, the scores, formatted")
+    answer: str
+    total_ms: float
+    trace: list[OpTrace] | None = None
+
+    @field_serializer("timestamp")
+    def _iso(self, when: datetime) -> str:  # with its offset as written, e.g. +00:00
+        return when.isoformat()
+
+
+def retrieval_report(wb: Workbench, req: RetrieveReportRequest) -> RetrievalReport:
+    """`retrieve_memory`, summed up for a JSON front end (the CLI's `retrieve`, an HTTP API)."""
+    result = retrieve_memory(wb, req)
+    return RetrievalReport(
+        query=result.query, instance=result.instance, profile=result.profile.name, timestamp=result.timestamp,
+        time=result.time_hint, memories=[m.summary() | {"formatted": m.formatted} for m in result.memories],
+        answer=result.answer, total_ms=round(result.total_ms, 2), trace=result.trace if req.trace else None)
+
+
+class CompareRequest(InstanceRequest):
+    """Two profiles' rankings of one query's candidates; `active` None means the instance's active one."""
+
+    query: str = Field(min_length=1, max_length=10_000)
+    candidate: FusionProfile
+    active: FusionProfile | None = None
+    pool_size: int | None = Field(None, ge=1, le=2000, description="candidates per leg; None: those a chat "
+                                  "turn asking for `rows` memories draws from")
+    similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)
+    rows: int = Field(10, ge=1, le=200)
+
+
+def compare(wb: Workbench, req: CompareRequest) -> Comparison:
+    instance = req.instance_in(wb)
+    active = req.active or wb.profiles.active(instance)
+    return compare_profiles(wb, instance, req.query, active, req.candidate, pool_size=req.pool_size,
+                            similarity_threshold=req.similarity_threshold, rows=req.rows)

@@ -1,0 +1,159 @@
+"""Tuning: read a labelled query set, evaluate a profile on it, search the weight grid, keep the best."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from core.models import FusionProfile
+from core.tuning.datasets import EvalDataset, default_locomo_path, load_dataset
+from core.tuning.evaluate import EvalReport
+from core.tuning.evaluate import evaluate as run_evaluation
+from core.tuning.metrics import parse_metric, warm_up
+from core.tuning.optimise import DEFAULT_RRF_KS, DEFAULT_TAUS, OptimiseReport, fetch_pools, save_best
+from core.tuning.optimise import optimise as run_optimiser
+from core.usecases.base import InstanceRequest, Progress
+from core.usecases.retrieval import ProfileRef, get_profile
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+# For the front ends: the models they render, the optimiser's default τ grid, and where the shared
+# LoCoMo dev file is (None when absent).
+__all__ = ["DEFAULT_TAUS", "EvalDataset", "EvalReport", "OptimiseReport", "default_locomo_path"]
+
+
+class ReadDataset(InstanceRequest):
+    """A LoCoMo JSON or a JSONL query set, from a path or an upload's bytes; the format is detected. A JSONL
+    set is evaluated against `instance`."""
+
+    source: Path | bytes
+    name: str | None = None
+    samples: list[str] | None = Field(None, description="only these LoCoMo sample ids")
+
+
+def read_dataset(wb: Workbench, req: ReadDataset) -> EvalDataset:
+    return load_dataset(req.source, instance=req.instance_in(wb), name=req.name, samples=req.samples)
+
+
+def locomo_sample_ids(path: Path) -> list[str]:
+    """The conversations (sample ids) of a LoCoMo JSON file, to evaluate on some of them only."""
+    return [str(sample.get("sample_id")) for sample in json.loads(Path(path).read_text(encoding="utf-8"))]
+
+
+def warm_up_metrics() -> None:
+    """Compile the metrics' code ahead of the first evaluation (ranx's numba takes seconds on first use);
+    a front end runs it in the background once per process."""
+    warm_up()
+
+
+def _profile(wb: Workbench, instance: str | None, profile: str | FusionProfile | None) -> FusionProfile:
+    if isinstance(profile, FusionProfile):
+        return profile
+    return get_profile(wb, ProfileRef(instance=instance, name=profile))
+
+
+class EvaluateRequest(InstanceRequest):
+    dataset: EvalDataset
+    profile: str | FusionProfile | None = Field(None, description="None: the instance's active profile")
+    ks: list[int] = Field([1, 5, 10, 25], min_length=1)
+    pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg")
+    search_type: Literal["hybrid", "vector", "text"] = "hybrid"
+
+
+def evaluate(wb: Workbench, req: EvaluateRequest, *, progress: Progress | None = None) -> EvalReport:
+    """Recall@k, nDCG@k and MRR per category of the profile's rankings (loading the corpora once)."""
+    profile = _profile(wb, req.instance, req.profile)
+    return run_evaluation(wb, req.dataset, profile, tuple(req.ks), pool_size=req.pool_size,
+                          progress=progress, search_type=req.search_type)
+
+
+class OptimiseRequest(InstanceRequest):
+    dataset: EvalDataset
+    metric: str = "recall@10"
+    category: str | None = Field(None, description="maximise over one category only")
+    baseline: str | FusionProfile | None = Field(None, description="compared with the best; None: the "
+                                                                    "instance's active profile")
+    methods: Sequence[Literal["linear", "rrf"]] = ("linear", "rrf")
+    taus: Sequence[float] = DEFAULT_TAUS
+    rrf_ks: Sequence[int] = DEFAULT_RRF_KS
+    name: str = "tuned"
+    pool_size: int = Field(50, ge=1, le=2000)
+
+
+def optimise(wb: Workbench, req: OptimiseRequest, *, progress: Progress | None = None) -> OptimiseReport:
+    """Every profile of the grid scored on the metric, from candidate pools fetched once."""
+    parse_metric(req.metric)
+    baseline = _profile(wb, req.instance, req.baseline)
+    pools = fetch_pools(wb, req.dataset, req.pool_size, progress=progress)
+    return run_optimiser(pools, req.metric, category=req.category, methods=req.methods,
+                         taus=req.taus or DEFAULT_TAUS, rrf_ks=req.rrf_ks, baseline=baseline, name=req.name,
+                         pool_size=req.pool_size, progress=progress)
+
+
+class SaveTuned(InstanceRequest):
+    report: OptimiseReport
+    name: str
+    activate: bool = False
+
+
+def save_tuned(wb: Workbench, req: SaveTuned) -> FusionProfile:
+    """Save the optimiser's best profile under `name`; with `activate`, the instance's turns use it."""
+    return save_best(wb, req.report, req.name, activate_for=req.instance_in(wb) if req.activate else None)
+
+
+class TuneRequest(InstanceRequest):
+    """A labelled query set to evaluate a profile on (as `ReadDataset` reads it) and, with `optimise`, the
+    weight grid to search for a better one, kept under `save_as`."""
+
+    source: Path | bytes
+    name: str | None = None
+    samples: list[str] | None = Field(None, description="only these LoCoMo sample ids")
+    profile: str | FusionProfile | None = Field(None, description="None: the instance's active profile")
+    ks: list[Annotated[int, Field(ge=1)]] = Field([1, 5, 10, 25], min_length=1)
+    pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg")
+    optimise: bool = False
+    metric: str = Field("recall@10", description="what the optimiser maximises")
+    save_as: str | None = Field(None, description="save the optimiser's best profile under this name")
+    activate: bool = Field(False, description="make the saved profile the instance's active one")
+
+    @model_validator(mode="after")
+    def _saved_to_activate(self) -> TuneRequest:
+        if self.activate and not self.save_as:
+            raise ValueError("activate needs save_as: the name to save the best profile under")
+        return self
+
+
+class TuneReport(BaseModel):
+    instance: str
+    evaluation: EvalReport
+    optimiser: OptimiseReport | None = Field(None, description="with optimise")
+    saved: FusionProfile | None = Field(None, description="with optimise and save_as")
+    seconds: float = Field(description="the whole run, reading the set included")
+
+
+def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -> TuneReport:
+    """Read the set, evaluate the profile on it; with `optimise`, score the weight grid against that
+    profile and save the best under `save_as` (the CLI's `eval`)."""
+    t0 = time.perf_counter()
+    if req.optimise:
+        parse_metric(req.metric)  # a misspelt metric fails before the evaluation's minutes
+    dataset = read_dataset(wb, ReadDataset(instance=req.instance, source=req.source, name=req.name,
+                                           samples=req.samples))
+    evaluation = evaluate(wb, EvaluateRequest(instance=req.instance, dataset=dataset, profile=req.profile,
+                                              ks=req.ks, pool_size=req.pool_size), progress=progress)
+    optimised = saved = None
+    if req.optimise:
+        optimised = optimise(wb, OptimiseRequest(instance=req.instance, dataset=dataset, metric=req.metric,
+                                                 baseline=evaluation.profile, name=req.save_as or "tuned",
+                                                 pool_size=req.pool_size), progress=progress)
+        if req.save_as:
+            saved = save_tuned(wb, SaveTuned(instance=req.instance, report=optimised, name=req.save_as,
+                                             activate=req.activate))
+    return TuneReport(instance=req.instance_in(wb), evaluation=evaluation, optimiser=optimised, saved=saved,
+                      seconds=time.perf_counter() - t0)
