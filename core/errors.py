@@ -31,6 +31,18 @@ class NotFound(WorkbenchError, LookupError):
     code = "not_found"
 
 
+class Unauthenticated(WorkbenchError, PermissionError):
+    """No API key, or one that is unknown or revoked."""
+
+    code = "unauthenticated"
+
+
+class Forbidden(WorkbenchError, PermissionError):
+    """The caller's key does not allow this (another instance, or a write with a read-only key)."""
+
+    code = "forbidden"
+
+
 class ServiceUnavailable(WorkbenchError):
     """Redis or Postgres cannot be reached or is not usable."""
 

@@ -16,11 +16,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from core.llm import Message
+
+
+class Origin(BaseModel):
+    """Which front end a turn came through, and with which API key: recorded with the turn so the Feedback
+    page can tell the dashboard's traffic from an assistant's."""
+
+    source: Literal["dashboard", "cli", "mcp", "http", "demo"]
+    key: str | None = None
 
 
 class ContextItem(BaseModel):

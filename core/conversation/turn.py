@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.errors import InvalidInput, ProviderError, ServiceUnavailable, WorkbenchError
 from core.ids import Id, validate_id
 from core.conversation.indexing import sync_index
-from core.conversation.metrics import ContextItem, StageLatency, TurnMetrics
+from core.conversation.metrics import ContextItem, Origin, StageLatency, TurnMetrics
 from core.llm import Completion, Message
 from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
@@ -162,9 +162,11 @@ def extractive_answer(items: list[ScoredMemory]) -> str:
 class Remember:
     """Runs ui_remember turns. `clock` gives "now" (the demo replays 30 days through it)."""
 
-    def __init__(self, wb: Workbench, *, clock: Callable[[], datetime] | None = None):
+    def __init__(self, wb: Workbench, *, clock: Callable[[], datetime] | None = None,
+                 origin: Origin | None = None):
         self.wb = wb
         self.clock = clock or (lambda: datetime.now(UTC))
+        self.origin = origin
 
     def run(self, params: UiRememberParams, *, instance: str | None = None) -> UiRememberResult:
         for piece in self.stream(params, instance=instance):

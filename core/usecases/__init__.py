@@ -18,7 +18,7 @@ from core.usecases.analytics import (FeedbackExport, FeedbackReport, FeedbackWin
                                      questions, transcript)
 from core.usecases.bank import (BankAdd, BankQuery, BankRef, bank_add, bank_clear, bank_delete, bank_list,
                                 bank_query, bank_snapshot, bank_stats, default_bank)
-from core.usecases.base import InstanceRequest, Progress, Request
+from core.usecases.base import InstanceRequest, Origin, Progress, Request
 from core.usecases.conversation import (Conversation, ConversationMessage, ConversationRef, SweepResult,
                                         UiRememberParams, UiRememberResult, conversation, remember,
                                         remember_stream, sweep, sweep_instance)
@@ -68,11 +68,11 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BA
            "FeedbackSummary", "FeedbackWindow", "Forget", "FusionProfile", "HistoryRequest", "IngestFiles",
            "IngestTexts", "IngestedFile", "IngestedText", "InstanceRequest", "InstanceRow",
            "InternalMemoryResult", "ListTexts", "MarkDeleted", "MemoryEntry", "MemoryQuery", "MemoryRef",
-           "OpTrace", "OptimiseReport", "OptimiseRequest", "Overview", "PastTaskCatalogue", "PastTaskQuery",
-           "PastToolExecution", "ProducedTextInput", "ProfileList", "ProfileRef", "Progress", "RateAnswer",
-           "RatingRecord", "ReadDataset", "ReembedResult", "Request", "RetrievalReport",
-           "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned", "ScopeParams",
-           "ScopeResult", "SearchOutcome", "ServiceStatus", "ServicesReport", "StoredText",
+           "OpTrace", "OptimiseReport", "OptimiseRequest", "Origin", "Overview", "PastTaskCatalogue",
+           "PastTaskQuery", "PastToolExecution", "ProducedTextInput", "ProfileList", "ProfileRef",
+           "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReembedResult", "Request",
+           "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned",
+           "ScopeParams", "ScopeResult", "SearchOutcome", "ServiceStatus", "ServicesReport", "StoredText",
            "SummaryRequest", "SweepResult", "TextFile", "Thought", "Transcript", "TuneReport",
            "TuneRequest", "TurnMetrics", "TurnRef", "UiRememberParams", "UiRememberResult",
            "activate_profile", "add_memory", "answers_csv", "apply_filter", "bank_add", "bank_clear",

@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from core.conversation.metrics import Origin
 from core.ids import Id
+
+__all__ = ["Origin"]
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -26,3 +29,4 @@ class InstanceRequest(Request):
 
     def instance_in(self, wb: Workbench) -> str:
         return self.instance or wb.settings.instance
+

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from core.admin.upkeep import Upkeep, upkeep
 from core.conversation.feedback import ABANDON_AFTER_S
-from core.conversation.metrics import ContextItem, TurnMetrics
+from core.conversation.metrics import ContextItem, Origin, TurnMetrics
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord, \
     Thought
 from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
@@ -25,15 +25,17 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "ContextIte
            "Thought", "TurnMetrics"]
 
 
-def remember(wb: Workbench, req: UiRememberParams, *, clock: Callable[[], datetime] | None = None
-             ) -> UiRememberResult:
-    """One ui_remember turn: retrieve, synthesise, store the three thoughts, score the previous answer."""
-    return Remember(wb, clock=clock).run(req)
+def remember(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None,
+             clock: Callable[[], datetime] | None = None) -> UiRememberResult:
+    """One ui_remember turn: retrieve, synthesise, store the three thoughts, score the previous answer.
+    `origin`: the front end (and API key) it came through, recorded with the turn."""
+    return Remember(wb, clock=clock, origin=origin).run(req)
 
 
-def remember_stream(wb: Workbench, req: UiRememberParams) -> Iterator[str | UiRememberResult]:
+def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None
+                    ) -> Iterator[str | UiRememberResult]:
     """The same turn, yielding the answer's text as it is produced and then the result."""
-    return Remember(wb).stream(req)
+    return Remember(wb, origin=origin).stream(req)
 
 
 class SweepResult(BaseModel):

@@ -1,0 +1,44 @@
+"""The caller of a use case through a served front end (HTTP or MCP) and what it may touch.
+
+A `Principal` is resolved once per request from its API key (or is the local user, for the stdio MCP
+server and a loopback API without keys); every request for an instance is checked with `authorize`
+before any use case runs. A refusal names the key, never whether the instance exists, so a key learns
+nothing about instances outside its scope.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from core.errors import Forbidden
+
+
+class Principal(BaseModel):
+    """A caller: a named API key scoped to instances (optionally read-only), or the local user (`instances`
+    None: every instance)."""
+
+    name: str
+    instances: list[str] | None = None
+    read_only: bool = False
+
+    @property
+    def is_local(self) -> bool:
+        return self.instances is None
+
+    def may_read(self, instance: str) -> bool:
+        return self.instances is None or instance in self.instances
+
+    def may_write(self, instance: str) -> bool:
+        return self.may_read(instance) and not self.read_only
+
+
+LOCAL_USER = Principal(name="local")
+
+
+def authorize(principal: Principal, instance: str, *, write: bool) -> None:
+    """Raise Forbidden unless `principal` may read (and, with `write`, write) `instance`."""
+    if not principal.may_read(instance):
+        raise Forbidden(f"key {principal.name!r} is not allowed this instance; use a key created with "
+                        f"--instance {instance}")
+    if write and not principal.may_write(instance):
+        raise Forbidden(f"key {principal.name!r} is read-only; use a key created without --read-only")
