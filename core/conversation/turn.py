@@ -1,4 +1,4 @@
-"""ui_remember (seed 003): one conversational turn with memory.
+"""ui_remember: one conversational turn with memory (docs/ARCHITECTURE.md, "The path of a turn").
 
 A call retrieves context from the instance's memory (hybrid search, fused by the active profile),
 builds the prompt with the standard tool-input format, synthesises an answer (LLM, or an extractive
@@ -41,7 +41,8 @@ HISTORY_THOUGHTS = 60  # the last thoughts of the chain read for the prompt (the
 
 
 class UiRememberParams(BaseModel):
-    """The seed's request parameters, plus `profile` and `request_id`. Unknown fields are refused."""
+    """ui_remember's request parameters, plus `profile`, `request_id` and `instance`. Unknown fields are
+    refused."""
 
     model_config = ConfigDict(extra="forbid")
 
