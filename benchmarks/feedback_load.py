@@ -4,8 +4,9 @@
     DATA_DIR=/tmp/wb-bench .venv/bin/python benchmarks/feedback_load.py --records 10000
 
 Writes N turns through the thought store (user thought, answer and metrics thought shaped as
-ui_remember writes them, with follow-up feedback for most), then times `load_feedback` and `summarize`
-and removes what it wrote. Synthetic timings stand in for real turns: only the read path is measured.
+ui_remember writes them, with their source and key, follow-up feedback for most and an explicit rating
+for about a tenth), then times `load_feedback` and `summarize` and removes what it wrote. Synthetic
+timings stand in for real turns: only the read path is measured.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ def write(wb: Workbench, n: int, turns_per_chain: int = 4) -> None:
             user_id, answer_id, metrics_id = (str(uuid.uuid4()) for _ in range(3))
             common = dict(instance=INSTANCE, chain_id=chain, tags=[rng.choice(["work", "travel", "home"])])
             model = rng.choice(["llama3-8b-8192", "llama3-70b-8192"])
-            extra = {"model": model, "model_selected": model, "synthesis": "llm", "profile": "balanced-default"}
+            source, key = rng.choice([("dashboard", None), ("mcp", "claude-desktop"), ("http", "ci-bot")])
+            extra = {"model": model, "model_selected": model, "synthesis": "llm",
+                     "profile": "balanced-default", "source": source, **({"key": key} if key else {})}
             user = Thought(id=user_id, thought=f"question {k}", timestamp=at, category=CATEGORY_USER,
                            seq=3 * k + 1, **common)
             answer = Thought(id=answer_id, thought=f"answer {k}", timestamp=at, category=CATEGORY_ASSISTANT,
@@ -45,6 +48,8 @@ def write(wb: Workbench, n: int, turns_per_chain: int = 4) -> None:
             if previous:
                 gap = rng.expovariate(1 / 60)
                 store.record_followup(previous, gap, feedback_score(gap, "thanks"), "thanks")
+                if rng.random() < 0.1:  # some answers rated explicitly too
+                    store.record_rating(INSTANCE, previous, rng.choice(["up", "down"]), "", at)
             store.append(Thought(id=metrics_id, thought="metrics", timestamp=at, category=CATEGORY_METRICS,
                                  seq=3 * k + 3, extra={**extra, "tokens": rng.randint(50, 900),
                                                        "context_items": 5, "answer_id": answer_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -9,6 +10,14 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.ui import as_plain_markdown, humanize_age
+
+
+def rating_caption(fb: uc.FeedbackRecord | None) -> str:
+    """The user's explicit rating, beside (not inside) the feedback their behaviour gave."""
+    if fb is None or fb.rating is None:
+        return ""
+    text = f"rated {fb.rating}"  # words: the thumbs' icons are beside it, and not every font has emoji
+    return text + (f": “{as_plain_markdown(fb.rating_comment[:120])}”" if fb.rating_comment else "")
 
 
 def feedback_caption(fb: uc.FeedbackRecord | None) -> str:
@@ -66,7 +75,16 @@ def render_why(metrics: uc.TurnMetrics, *, expanded: bool = False) -> None:
             st.code(message.content, language=None, wrap_lines=True)
 
 
-def render_conversation(conversation: uc.Conversation) -> None:
+THUMBS = ("down", "up")  # st.feedback("thumbs") gives 0 for thumbs down, 1 for up
+
+
+def rating_key(answer_id: str) -> str:
+    return f"rate_{answer_id}"
+
+
+def render_conversation(conversation: uc.Conversation,
+                        rate: Callable[[str, str], None] | None = None) -> None:
+    """The chain's messages; with `rate(answer_id, "up" | "down")`, thumbs under each answer."""
     answers = [m.thought.id for m in conversation.messages if m.role == "assistant"]
     last_answer = answers[-1] if answers else None
     for m in conversation.messages:
@@ -79,9 +97,21 @@ def render_conversation(conversation: uc.Conversation) -> None:
         else:
             with st.chat_message("assistant"):
                 st.markdown(as_plain_markdown(t.thought))
-                caption = feedback_caption(m.feedback)
+                captions = (feedback_caption(m.feedback), rating_caption(m.feedback))
+                caption = " · ".join(c for c in captions if c)
                 if caption:
                     st.caption(caption)
+                if rate is not None and m.feedback is not None:
+                    stored = m.feedback.rating
+                    # Clearing the thumbs keeps the stored rating: only a new thumb replaces it.
+                    st.feedback("thumbs", key=rating_key(t.id), default=None if stored is None else
+                                THUMBS.index(stored), on_change=_rated, args=(t.id, rate))
                 if m.metrics is not None:
                     just_answered = t.id == last_answer and st.session_state.get("just_answered", False)
                     render_why(m.metrics, expanded=just_answered)
+
+
+def _rated(answer_id: str, rate: Callable[[str, str], None]) -> None:
+    value = st.session_state.get(rating_key(answer_id))
+    if value is not None:
+        rate(answer_id, THUMBS[value])

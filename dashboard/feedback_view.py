@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
+from dashboard.ui import as_plain_line
 
 
 def _pct(v: float | None) -> str:
@@ -51,6 +52,33 @@ def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str)
                    border=True)
 
 
+def render_rating_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str) -> None:
+    """The explicit ratings (thumbs up or down), a signal of their own: they are not part of the score
+    above, which comes from what the user did next."""
+    def pp(d: float) -> str:  # percentage points
+        return f"{100 * d:+.1f} pp"
+
+    def count(d: float) -> str:
+        return f"{d:+,.0f}"
+
+    rated_share = cur.rated / cur.answers if cur.answers else None
+    prev_share = prev.rated / prev.answers if prev.answers else None
+    tiles = [
+        ("Rated up", _pct(cur.rated_up_share), _delta(cur.rated_up_share, prev.rated_up_share, pp), "normal",
+         f"Share of rated answers the user rated up: {cur.rated_up} of n={cur.rated}."),
+        ("Thumbs up", f"{cur.rated_up:,}", _delta(cur.rated_up, prev.rated_up, count), "normal",
+         "Answers the user rated up (the Chat page's thumbs, or an assistant's rate_answer)."),
+        ("Thumbs down", f"{cur.rated_down:,}", _delta(cur.rated_down, prev.rated_down, count), "inverse",
+         "Answers the user rated down; “Only rated down” below lists them with their comments."),
+        ("Answers rated", _pct(rated_share), _delta(rated_share, prev_share, pp), "off",
+         f"{cur.rated} of {cur.answers} answers have an explicit rating."),
+    ]
+    st.caption("Explicit ratings: what users said of an answer with a thumb, beside what they did next.")
+    for col, (label, value, delta, color, help_text) in zip(st.columns(6), tiles, strict=False):
+        col.metric(label, value, delta, delta_color=color, help=f"{help_text} Change: against {period}.",
+                   border=True)
+
+
 def render_transcript(t: uc.Transcript, model_label: Callable[[str], str]) -> None:
     """The turn as the user lived it: question, answer (with what it drew on), then what came next."""
     answer, fb, x = t.answer, t.feedback, t.described()
@@ -59,10 +87,17 @@ def render_transcript(t: uc.Transcript, model_label: Callable[[str], str]) -> No
         st.caption("User turn")
         st.text(t.question.thought if t.question else "(the user turn is no longer stored)")
     with st.chat_message("assistant"):
+        via = as_plain_line((x.source or "unknown source") + (f" with key {x.key}" if x.key else ""))
         st.caption(f"Answer · routed to {model_label(x.model_selected or x.model or '—')} · "
                    f"synthesis {x.synthesis or '—'} · profile {x.profile or '—'}"
-                   + (f" · {x.tokens} tokens" if x.tokens is not None else ""))
+                   + (f" · {x.tokens} tokens" if x.tokens is not None else "") + f" · via {via}")
         st.text(answer.thought)
+        if fb and fb.rating:
+            when = f" at {fb.rated_at:%Y-%m-%d %H:%M:%S} UTC" if fb.rated_at else ""
+            st.caption(f"Rated {fb.rating} by the user{when}"
+                       + (", saying:" if fb.rating_comment else ""))
+            if fb.rating_comment:
+                st.text(fb.rating_comment)
         items = x.context_items if x.context_items is not None else len(x.context)
         with st.expander(f"Context: {items} retrieved memories"):
             if x.context:

@@ -11,6 +11,8 @@ from dashboard.ui import attempt, humanize_age, show_error
 
 PAGE_SIZE = 15
 NEW_CHAIN = "+ New conversation"
+WATCH_EVERY_S = 5  # how soon a chain made elsewhere (CLI, MCP, HTTP, another tab) shows in the list
+ORIGIN = uc.Origin(source="dashboard")
 
 st.title("Chat")
 wb = get_workbench()
@@ -44,6 +46,24 @@ if right.button("Older", disabled=(page + 1) * PAGE_SIZE >= total, width="stretc
     st.session_state.chat_page = page + 1
     st.rerun()
 chain_id = None if chosen == NEW_CHAIN else chosen
+
+
+# The list is read once per run, so chains made elsewhere would only show after the user did something.
+# This fragment re-reads the page of chains every few seconds and, when it differs from what this run
+# listed, reruns the whole page. It watches rather than draws the list: a widget inside a fragment
+# reruns only the fragment, so picking a chain there would not load its conversation below.
+@st.fragment(run_every=WATCH_EVERY_S)
+def watch_chains(listed: tuple[int, tuple[str, ...]]) -> None:
+    try:
+        fresh = uc.chains(wb, uc.ChainList(instance=instance, page=page + 1, page_size=PAGE_SIZE))
+    except Exception:  # noqa: BLE001  (the run that listed the chains has shown the error, if any)
+        return
+    if (fresh.total, tuple(c.chain_id for c in fresh.chains)) != listed:
+        st.rerun(scope="app")
+
+
+if listing is not None:
+    watch_chains((total, tuple(c.chain_id for c in chains or [])))
 if (summary := next((c for c in chains or [] if c.chain_id == chain_id), None)) is not None:
     st.caption(f"{summary.turns} turns · last activity {humanize_age(summary.age_seconds)} ago")
 
@@ -62,12 +82,23 @@ with st.expander("Turn settings", expanded=False):
     token_cap = c5.number_input("Token cap for context (0 = none)", 0, 100_000, 0, step=100)
     temporal = c6.text_input("Time hint", placeholder="e.g. last week, in March")
     tags = st.multiselect("Tags for this turn", options=[], accept_new_options=True)
+    c7, c8 = st.columns([1, 2])
+    include_history = c7.toggle("Include chat history", value=True, key="chat_include_history",
+                                help="Off: the prompt gets no earlier turns of this conversation.")
+    step_title = c7.text_input("Earlier tool", placeholder="e.g. web_search", key="chat_step_title")
+    step_output = c8.text_area("Its output (goes into the prompt's intermediate tool outputs)", height=90,
+                               key="chat_step_output")
 
 # -- the conversation ---------------------------------------------------------------------------
 conversation = attempt("load the conversation", lambda: uc.conversation(
     wb, uc.ConversationRef(instance=instance, chain_id=chain_id))) if chain_id else None
+def rate(answer_id: str, rating: str) -> None:
+    attempt("rate the answer", lambda: uc.rate_answer(wb, uc.RateAnswer(
+        instance=instance, answer_id=answer_id, rating=rating)))
+
+
 if conversation and conversation.messages:
-    render_conversation(conversation)
+    render_conversation(conversation, rate)
 else:
     st.info("Start a conversation below. Each answer shows the memories it drew on — from this "
             "conversation and every other one in this instance — with their score parts.")
@@ -79,13 +110,16 @@ if text := st.chat_input("Ask something, or tell the assistant something to reme
         st.text(text)
     try:
         params = uc.UiRememberParams(
-            instance=instance, thought=text, chain_id=chain_id, thought_number=user_turns + 1, total_thoughts=user_turns + 1,
+            instance=instance, thought=text, chain_id=chain_id, thought_number=user_turns + 1,
+            total_thoughts=user_turns + 1,
             top_k=top_k, style=style, profile=profile, similarity_threshold=threshold,
-            token_cap=token_cap or None, temporal=temporal or None, tags=tags)
+            token_cap=token_cap or None, temporal=temporal or None, tags=tags,
+            include_history=include_history,
+            intermediate_steps={(step_title.strip() or "tool"): step_output} if step_output.strip() else {})
         holder: dict[str, uc.UiRememberResult] = {}
 
         def pieces():
-            for piece in uc.remember_stream(wb, params):
+            for piece in uc.remember_stream(wb, params, origin=ORIGIN):
                 if isinstance(piece, uc.UiRememberResult):
                     holder["result"] = piece
                 else:

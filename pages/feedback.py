@@ -9,7 +9,7 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard import feedback_charts as charts
-from dashboard.feedback_view import render_tiles, render_transcript
+from dashboard.feedback_view import render_rating_tiles, render_tiles, render_transcript
 from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import attempt
 
@@ -35,6 +35,14 @@ fast, deep = wb.settings.model_fast, wb.settings.model_deep
 
 def model_label(name: str) -> str:
     return f"{name} (deep)" if name == deep else f"{name} (fast)" if name == fast else name
+
+
+def source_label(name: str) -> str:
+    return "unknown (stored before sources were recorded)" if name == "unknown" else name
+
+
+def key_label(name: str) -> str:
+    return name or "(no key)"
 
 
 # -- the period -----------------------------------------------------------------------------------
@@ -75,7 +83,14 @@ with st.container(border=True):
                           key="fb_tags")
     chains = f4.multiselect("Conversation", sorted(frame_all["chain_id"].unique()), placeholder="all",
                             key="fb_chains")
-chosen = dict(models=models, profiles=profiles, chains=chains, tags=tags)
+    f5, f6, _ = st.columns([4, 3, 6])
+    sources = f5.multiselect("Came through", sorted(frame_all["source"].unique()), format_func=source_label,
+                             placeholder="every front end", key="fb_sources",
+                             help="The front end a turn came through: dashboard, cli, mcp, http or demo.")
+    keys = f6.multiselect("API key", sorted(frame_all["key"].unique()), format_func=key_label,
+                          placeholder="any key", key="fb_keys",
+                          help="The name of the API key a turn came with; “(no key)”: none was needed.")
+chosen = dict(models=models, profiles=profiles, chains=chains, tags=tags, sources=sources, keys=keys)
 cur = uc.apply_filter(frame_all, uc.FeedbackFilter(since=since, until=until, **chosen))
 prev = uc.apply_filter(frame_all, uc.FeedbackFilter(since=prev_since,
                                                     until=prev_until - timedelta(microseconds=1), **chosen))
@@ -89,8 +104,10 @@ if cur.empty:
             f"the previous period had {len(prev)} matching answers.")
     st.stop()
 
-render_tiles(uc.summarize(cur), uc.summarize(prev),
-             f"{prev_since:%b %d %H:%M} – {prev_until:%b %d %H:%M} UTC")
+cur_summary, prev_summary = uc.summarize(cur), uc.summarize(prev)
+period_label = f"{prev_since:%b %d %H:%M} – {prev_until:%b %d %H:%M} UTC"
+render_tiles(cur_summary, prev_summary, period_label)
+render_rating_tiles(cur_summary, prev_summary, period_label)
 if (cur["synthesis"] != "llm").all():
     st.caption("ℹ️ Every answer in this view was extractive (no LLM configured when it was given). "
                "“Model” is the model each turn was routed to: the deep one for style “deep” or more than 8 "
@@ -131,33 +148,44 @@ else:
 
 # -- the worst turns --------------------------------------------------------------------------------
 st.subheader("Lowest-scored turns")
-head = st.columns([2, 2, 3], vertical_alignment="center")
+head = st.columns([2, 2, 2, 3], vertical_alignment="center")
 corrected_only = head[0].toggle("Only corrected turns", key="fb_corrected_only",
                                 help="Turns whose follow-up read as a correction.")
-head[1].download_button("Download CSV", lambda: uc.answers_csv(cur), on_click="ignore",
+rated_down_only = head[1].toggle("Only rated down", key="fb_rated_down_only",
+                                 help="Turns the user rated down, scored or not, with their comments.")
+head[2].download_button("Download CSV", lambda: uc.answers_csv(cur), on_click="ignore",
                         file_name=f"feedback-{instance}-{since:%Y%m%d}-{until:%Y%m%d}.csv", mime="text/csv",
                         help="Every answer in this view, one row each.", icon=":material/download:")
-worst = uc.lowest_scored(cur, 50, corrected_only=corrected_only)
+worst = uc.lowest_scored(cur, 50, corrected_only=corrected_only, rated_down_only=rated_down_only)
 if worst.empty:
-    st.info("No corrected turns in this view." if corrected_only else "No scored turns in this view yet.")
+    st.info("No turns in this view match: " + " and ".join(
+        w for w, on in (("corrected", corrected_only), ("rated down", rated_down_only)) if on) + "."
+            if corrected_only or rated_down_only else "No scored turns in this view yet.")
     st.stop()
-counted = int(cur["corrected"].sum()) if corrected_only else int(cur["feedback_score"].notna().sum())
-head[2].caption(f"{len(worst)} of {counted} turns, lowest score first. Click a row to open its transcript.")
+pool = cur[cur["rating"] < 0] if rated_down_only else cur[cur["feedback_score"].notna()]
+counted = int(pool["corrected"].sum()) if corrected_only else len(pool)
+head[3].caption(f"{len(worst)} of {counted} turns, lowest score first. Click a row to open its transcript.")
 questions = attempt("read the questions",
                     lambda: uc.questions(wb, uc.InstanceRequest(instance=instance), worst)) or {}
 table = pd.DataFrame({
     "answered (UTC)": worst["answered_at"].dt.tz_localize(None), "score": worst["feedback_score"],
-    "question": [questions.get(a, "") for a in worst["answer_id"]], "correction": worst["correction"],
+    # Words, not thumbs: the grid draws on a canvas, where an emoji font may be missing.
+    "rated": worst["rating"].map({1.0: "up", -1.0: "down"}).fillna(""),
+    "question": [questions.get(a, "") for a in worst["answer_id"]],
+    "rating comment": worst["rating_comment"], "correction": worst["correction"],
     "next after (s)": worst["time_to_next"], "model": worst["model"].map(model_label),
     "synthesis": worst["synthesis"], "profile": worst["profile"], "tags": worst["tags"].map(", ".join),
+    "via": worst["source"] + worst["key"].map(lambda k: f" ({k})" if k else ""),
     "conversation": worst["chain_id"]})
 event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                      key="fb_worst", column_config={
                          "score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
                                                                   format="%.2f"),
                          "answered (UTC)": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
-                         "question": st.column_config.TextColumn(width=330),
-                         "correction": st.column_config.TextColumn(width=260),
+                         "rated": st.column_config.TextColumn(width=60),
+                         "question": st.column_config.TextColumn(width=290),
+                         "rating comment": st.column_config.TextColumn(width=180),
+                         "correction": st.column_config.TextColumn(width=230),
                          "next after (s)": st.column_config.NumberColumn(format="%.0f")})
 rows = event.selection.rows if event and event.selection else []
 if rows and rows[0] < len(worst):

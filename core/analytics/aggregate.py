@@ -9,6 +9,8 @@ Definitions (every rate is a share of all answers in the group, so the three add
                       clipped to [0, 1] where scores live
     percentiles     = linear interpolation between order statistics (numpy's default)
     tokens_total    = sum of provider-reported tokens; tokens_per_answer = their mean over LLM answers
+    rated_up, rated_down = answers the user rated explicitly (thumbs up / down; a signal of its own, not
+                      part of the score); rated = their sum; rated_up_share = rated_up / rated (None if 0)
 """
 
 from __future__ import annotations
@@ -24,17 +26,20 @@ from scipy import stats
 
 from core.analytics.load import STAGES
 
-Grouping = Literal["day", "model", "profile", "chain", "tag"]
-GROUPINGS: tuple[str, ...] = ("day", "model", "profile", "chain", "tag")
-_KEY = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag"}
+Grouping = Literal["day", "model", "profile", "chain", "tag", "source", "key"]
+GROUPINGS: tuple[str, ...] = ("day", "model", "profile", "chain", "tag", "source", "key")
+_KEY = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag",
+        "source": "source", "key": "key"}
 NO_TAG = "(no tag)"
+NO_KEY = "(no key)"  # the group of turns that came with no API key (the frame's key is "")
 TTN_QUANTILES = {"p50": 0.50, "p75": 0.75, "p90": 0.90}
 LATENCY_QUANTILES = {"p50": 0.50, "p95": 0.95, "p99": 0.99}
 CONFIDENCE = 0.95
 
 SUMMARY_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "continued", "abandoned",
                    "corrected", "pending", "final", "continue_rate", "abandon_rate", "correction_rate",
-                   *(f"ttn_{k}" for k in TTN_QUANTILES), "llm_answers", "tokens_total", "tokens_per_answer",
+                   *(f"ttn_{k}" for k in TTN_QUANTILES), "rated", "rated_up", "rated_down", "rated_up_share",
+                   "llm_answers", "tokens_total", "tokens_per_answer",
                    *(f"{s}_{k}" for s in STAGES for k in LATENCY_QUANTILES)]
 
 
@@ -60,12 +65,16 @@ class TimeWindow(BaseModel):
 
 
 class FeedbackFilter(TimeWindow):
-    """Which answers to look at. Empty lists mean "all"; a turn matches `tags` if it has any of them."""
+    """Which answers to look at. Empty lists mean "all"; a turn matches `tags` if it has any of them.
+    `sources` are front ends as the frame names them ("unknown": turns stored before sources were
+    recorded); `keys` are API key names ("" : turns that came with no key)."""
 
     models: list[str] = []
     profiles: list[str] = []
     chains: list[str] = []
     tags: list[str] = []
+    sources: list[str] = []
+    keys: list[str] = []
 
 
 class FeedbackSummary(BaseModel):
@@ -85,6 +94,10 @@ class FeedbackSummary(BaseModel):
     abandon_rate: float | None
     correction_rate: float | None
     time_to_next_s: dict[str, float | None]
+    rated: int = 0
+    rated_up: int = 0
+    rated_down: int = 0
+    rated_up_share: float | None = None
     llm_answers: int
     tokens_total: float | None
     tokens_per_answer: float | None
@@ -97,7 +110,8 @@ def apply_filter(frame: pd.DataFrame, f: FeedbackFilter) -> pd.DataFrame:
         keep &= frame["answered_at"] >= pd.Timestamp(f.since)
     if f.until is not None:
         keep &= frame["answered_at"] <= pd.Timestamp(f.until)
-    for column, wanted in (("model", f.models), ("profile", f.profiles), ("chain_id", f.chains)):
+    for column, wanted in (("model", f.models), ("profile", f.profiles), ("chain_id", f.chains),
+                           ("source", f.sources), ("key", f.keys)):
         if wanted:
             keep &= frame[column].isin(wanted)
     if f.tags:
@@ -111,6 +125,13 @@ def previous_window(since: datetime, until: datetime) -> tuple[datetime, datetim
     return since - (until - since), since
 
 
+# The frame's columns the figures are made of, and those summed as counts per group.
+_COUNTED = ("continued", "abandoned", "corrected", "pending", "final", "rated_up", "rated_down",
+            "llm_answers")
+_USED = ("feedback_score", "continued", "abandoned", "corrected", "pending", "final", "synthesis", "tokens",
+         "time_to_next", *STAGES)
+
+
 def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFrame:
     """One row of SUMMARY_COLUMNS per group (sorted by the group key), the key as the first column.
 
@@ -119,51 +140,55 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
     if by is not None and by not in _KEY:
         raise ValueError(f"by must be one of {', '.join(GROUPINGS)}; got {by!r}")
     key = _KEY[by] if by else "group"
-    data = frame
-    if by == "tag":
-        data = frame.explode("tags").rename(columns={"tags": "tag"})
-        data["tag"] = data["tag"].fillna(NO_TAG)
-    elif by is None:
-        data = frame.assign(group="all")
-    if data.empty:
+    if frame.empty:
         return pd.DataFrame(columns=[key, *SUMMARY_COLUMNS])
+    # Only the columns the figures need (copying or exploding the whole frame costs more than the
+    # figures), with the counted flags as columns, so one groupby sum counts them all at once.
+    data = frame[list(_USED)].rename(columns={"synthesis": "llm_answers"})
+    data["llm_answers"] = frame["synthesis"] == "llm"
+    data["rated_up"], data["rated_down"] = frame["rating"] > 0, frame["rating"] < 0
+    if by == "tag":
+        data["tag"] = frame["tags"]
+        data = data.explode("tag")
+        data["tag"] = data["tag"].fillna(NO_TAG)
+    elif by == "key":
+        data["key"] = frame["key"].replace("", NO_KEY)
+    elif by is None:
+        data["group"] = "all"
+    else:
+        data[key] = frame[key]
 
-    data = data.assign(is_llm=data["synthesis"] == "llm")
     g = data.groupby(key, sort=True)
-    out = pd.DataFrame({
-        "answers": g.size(),
-        "scored": g["feedback_score"].count(),
-        "mean_score": g["feedback_score"].mean(),
-        "continued": g["continued"].sum(),
-        "abandoned": g["abandoned"].sum(),
-        "corrected": g["corrected"].sum(),
-        "pending": g["pending"].sum(),
-        "final": g["final"].sum(),
-        "llm_answers": g["is_llm"].sum(),
-        "tokens_total": g["tokens"].sum(min_count=1),
-        "tokens_per_answer": g["tokens"].mean(),
-    })
+    # Every column is made first and the table built once: inserting its 40 columns one by one into a
+    # frame (string-indexed) cost more than all the figures.
+    cols: dict[str, pd.Series] = {"answers": g.size(), "scored": g["feedback_score"].count(),
+                                  "mean_score": g["feedback_score"].mean()}
+    counted = g[list(_COUNTED)].sum().astype("int64")
+    cols.update({name: counted[name] for name in _COUNTED})
+    cols["tokens_total"] = g["tokens"].sum(min_count=1)
+    cols["tokens_per_answer"] = g["tokens"].mean()
     std = g["feedback_score"].std(ddof=1)
-    n = out["scored"].astype(float)
+    n = cols["scored"].astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         t = stats.t.ppf(0.5 + CONFIDENCE / 2, np.where(n >= 2, n - 1, np.nan))
         half = t * std / np.sqrt(n)
     # Scores live in [0, 1]; a small sample's t-interval may reach past that, which means nothing.
-    out["ci_low"] = (out["mean_score"] - half).clip(lower=0.0)
-    out["ci_high"] = (out["mean_score"] + half).clip(upper=1.0)
-    for name in ("continue", "abandon", "correction"):
-        counted = {"continue": "continued", "abandon": "abandoned", "correction": "corrected"}[name]
-        out[f"{name}_rate"] = out[counted] / out["answers"]
+    cols["ci_low"] = (cols["mean_score"] - half).clip(lower=0.0)
+    cols["ci_high"] = (cols["mean_score"] + half).clip(upper=1.0)
+    cols["rated"] = cols["rated_up"] + cols["rated_down"]
+    cols["rated_up_share"] = cols["rated_up"] / cols["rated"].where(cols["rated"] > 0)
+    for name, of in (("continue", "continued"), ("abandon", "abandoned"), ("correction", "corrected")):
+        cols[f"{name}_rate"] = cols[of] / cols["answers"]
     # One quantile call per family (not one per stage and level): the groupby sorts each column once.
     ttn = g["time_to_next"].quantile(list(TTN_QUANTILES.values())).unstack()
     for label, q in TTN_QUANTILES.items():
-        out[f"ttn_{label}"] = ttn[q]
+        cols[f"ttn_{label}"] = ttn[q]
     lat = g[list(STAGES)].quantile(list(LATENCY_QUANTILES.values())).unstack()
     for stage in STAGES:
         for label, q in LATENCY_QUANTILES.items():
-            out[f"{stage}_{label}"] = lat[(stage, q)]
-    out = out[SUMMARY_COLUMNS].reset_index()
-    for col in ("answers", "scored", "continued", "abandoned", "corrected", "pending", "final", "llm_answers"):
+            cols[f"{stage}_{label}"] = lat[(stage, q)]
+    out = pd.DataFrame({name: cols[name] for name in SUMMARY_COLUMNS}).reset_index()
+    for col in ("answers", "scored"):
         out[col] = out[col].astype("int64")
     return out
 
@@ -186,7 +211,9 @@ def summarize(frame: pd.DataFrame) -> FeedbackSummary:
         abandoned=count("abandoned"), corrected=count("corrected"), pending=count("pending"),
         final=count("final"), continue_rate=val("continue_rate"), abandon_rate=val("abandon_rate"),
         correction_rate=val("correction_rate"),
-        time_to_next_s={k: val(f"ttn_{k}") for k in TTN_QUANTILES}, llm_answers=count("llm_answers"),
+        time_to_next_s={k: val(f"ttn_{k}") for k in TTN_QUANTILES}, rated=count("rated"),
+        rated_up=count("rated_up"), rated_down=count("rated_down"), rated_up_share=val("rated_up_share"),
+        llm_answers=count("llm_answers"),
         tokens_total=val("tokens_total"), tokens_per_answer=val("tokens_per_answer"),
         latency_ms={s.removesuffix("_ms"): {k: val(f"{s}_{k}") for k in LATENCY_QUANTILES} for s in STAGES})
 
@@ -200,9 +227,17 @@ def latency_table(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFra
     return pd.DataFrame(rows, columns=[key, "stage", *LATENCY_QUANTILES])
 
 
-def lowest_scored(frame: pd.DataFrame, n: int = 50, *, corrected_only: bool = False) -> pd.DataFrame:
-    """The `n` scored answers with the lowest feedback score (newest first among equal scores)."""
-    rows = frame[frame["feedback_score"].notna()]
+def lowest_scored(frame: pd.DataFrame, n: int = 50, *, corrected_only: bool = False,
+                  rated_down_only: bool = False) -> pd.DataFrame:
+    """The `n` scored answers with the lowest feedback score (newest first among equal scores).
+
+    `rated_down_only`: the answers the user rated down instead, scored or not (a rating needs no
+    follow-up), the scored ones first by score."""
+    if rated_down_only:
+        rows = frame[frame["rating"] < 0]
+    else:
+        rows = frame[frame["feedback_score"].notna()]
     if corrected_only:
         rows = rows[rows["corrected"]]
-    return rows.sort_values(["feedback_score", "answered_at"], ascending=[True, False]).head(n)
+    return rows.sort_values(["feedback_score", "answered_at"], ascending=[True, False],
+                            na_position="last").head(n)

@@ -16,8 +16,8 @@ from core.analytics.load import FRAME_COLUMNS
 
 _BOOLS = ("corrected", "final", "pending")
 _INTS = ("continued", "abandoned")
-_TEXT = ("answer_id", "chain_id", "correction", "model", "model_used", "synthesis", "profile", "user_id",
-         "metrics_id")
+_TEXT = ("answer_id", "chain_id", "correction", "rating_comment", "model", "model_used", "synthesis",
+         "profile", "source", "key", "user_id", "metrics_id")
 
 
 def to_csv(frame: pd.DataFrame, path: str | Path | None = None) -> bytes:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
@@ -25,12 +26,15 @@ STAGES = ("embed_ms", "search_ms", "synthesis_ms", "store_ms", "total_ms")
 METRICS_FIELDS = TurnMetrics.summary_fields()
 # chain_id first: every feedback hash has one, so a None there means the hash is gone.
 FEEDBACK_FIELDS = ("chain_id", "at", "synthesis_quality", "feedback_score", "continued", "abandoned",
-                   "corrected", "time_to_next", "final", "user_id", "metrics_id")
+                   "corrected", "time_to_next", "final", "user_id", "metrics_id", "rating", "rating_comment")
 
+# rating: the user's explicit rating, +1 (up), -1 (down) or NaN (none); source: the front end the turn came
+# through ("unknown" for turns stored before it was recorded); key: the API key's name ("" for none).
 FRAME_COLUMNS = ["answer_id", "chain_id", "answered_at", "day", "feedback_score", "synthesis_quality",
                  "continued", "abandoned", "corrected", "correction", "time_to_next", "final", "pending",
-                 "model", "model_used", "synthesis", "profile", "tags", "tokens", "context_items", *STAGES,
-                 "user_id", "metrics_id"]
+                 "rating", "rating_comment", "model", "model_used", "synthesis", "profile", "source", "key",
+                 "tags", "tokens", "context_items", *STAGES, "user_id", "metrics_id"]
+UNKNOWN_SOURCE = "unknown"
 
 
 def load_feedback(store: ThoughtStore, instance: str, since: datetime | None = None,
@@ -91,8 +95,8 @@ def build_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The analytics frame from feedback records written as dicts (tests, imports).
 
     Each record has `answer_id, chain_id, answered_at` (datetime or epoch seconds) and, optionally, the
-    feedback fields, `model_selected, model_used, synthesis, profile, tags, tokens, context_items` and
-    `latency` ({stage: ms}); missing numbers become NaN."""
+    feedback fields (`rating` as stored: +1 or -1), `model_selected, model_used, synthesis, profile,
+    source, key, tags, tokens, context_items` and `latency` ({stage: ms}); missing numbers become NaN."""
     records = list(records)
     fb = pd.DataFrame([{**r, "at": r["answered_at"]} for r in records],
                       columns=["answer_id", *FEEDBACK_FIELDS], dtype=object)
@@ -109,10 +113,20 @@ def _frame(fb: pd.DataFrame, metrics: Mapping[str, list[Any]]) -> pd.DataFrame:
     `model` is the model the turn was routed to (`model_selected`); turns stored before that field
     existed fall back to the model that answered, when an LLM did."""
     n = len(fb)
-    out = pd.DataFrame(index=fb.index)
+    # The columns are made first and the frame built once: inserting 35 columns one by one costs more
+    # than making most of them.
+    out: dict[str, Any] = {}
 
     def column(values: list[Any]) -> pd.Series:
         return pd.Series(values, index=fb.index, dtype=object)
+
+    def floats(values: list[Any]) -> pd.Series:
+        """Decoded JSON numbers (None: not recorded) straight into a float column; anything else (a
+        malformed value) through `_numeric`, which reads what is not a number as NaN."""
+        try:
+            return pd.Series(np.array(values, dtype="float64"), index=fb.index)
+        except (TypeError, ValueError):
+            return _numeric(column(values))
 
     out["answer_id"] = fb["answer_id"].astype(str)
     out["chain_id"] = fb["chain_id"].fillna("").astype(str)
@@ -129,27 +143,33 @@ def _frame(fb: pd.DataFrame, metrics: Mapping[str, list[Any]]) -> pd.DataFrame:
     out["corrected"] = correction.str.len() > 0
     out["correction"] = correction
     out["time_to_next"] = _numeric(fb["time_to_next"])
-    out["final"] = fb["final"].map(lambda v: v in ("1", 1, True)).astype(bool)
+    out["final"] = fb["final"].isin(("1", 1, True)).astype(bool)
     out["pending"] = ~((out["continued"] > 0) | (out["abandoned"] > 0) | out["final"])
+    out["rating"] = _numeric(fb["rating"])
+    out["rating_comment"] = fb["rating_comment"].fillna("").astype(str)
     used = column(metrics["model"]).fillna("extractive").replace("", "extractive").astype(str)
     routed = column(metrics["model_selected"])
     out["model"] = routed.fillna(used.where(used != "extractive", "unknown")).astype(str)
     out["model_used"] = used
     out["synthesis"] = column(metrics["synthesis"]).fillna("extractive").astype(str)
     out["profile"] = column(metrics["profile"]).fillna("unknown").astype(str)
+    out["source"] = column(metrics["source"]).fillna(UNKNOWN_SOURCE).astype(str)
+    out["key"] = column(metrics["key"]).fillna("").astype(str)
     out["tags"] = column([t if isinstance(t, list) else [] for t in metrics["tags"]])
-    out["tokens"] = _numeric(column(metrics["tokens"]))
-    out["context_items"] = _numeric(column(metrics["context_items"]))
+    out["tokens"] = floats(metrics["tokens"])
+    out["context_items"] = floats(metrics["context_items"])
     latency = [d if isinstance(d, dict) else {} for d in metrics["latency"]]  # a stage not named: not timed
     for stage in STAGES:
-        out[stage] = _numeric(column([d.get(stage) for d in latency]))
+        out[stage] = floats([d.get(stage) for d in latency])
     out["user_id"] = fb["user_id"].fillna("").astype(str)
     out["metrics_id"] = fb["metrics_id"].fillna("").astype(str)
-    return out[FRAME_COLUMNS].sort_values("answered_at", kind="stable").reset_index(drop=True)
+    frame = pd.DataFrame({name: out[name] for name in FRAME_COLUMNS}, index=fb.index)
+    return frame.sort_values("answered_at", kind="stable").reset_index(drop=True)
 
 
 def _numeric(s: pd.Series) -> pd.Series:
-    return pd.to_numeric(s.replace("", None), errors="coerce").astype("float64")
+    """Numbers from Redis texts or Python values; "", None and anything not a number read as NaN."""
+    return pd.to_numeric(s, errors="coerce").astype("float64")
 
 
 # -- the turns behind the rows -------------------------------------------------------------------

@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 DATE_HELP = ("a date or time (2025-03-01, 2025-03-01T14:00Z) or an expression ('7 days ago', 'last monday'); "
              "UTC")
 # The column a group's key is in (named as in the answers frame), and the figures shown for each group.
-GROUP_KEY_COLUMN = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag"}
+GROUP_KEY_COLUMN = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag",
+                    "source": "source", "key": "key"}
 GROUP_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "continue_rate", "abandon_rate",
-                 "correction_rate", "ttn_p50", "tokens_total", "total_ms_p95"]
+                 "correction_rate", "ttn_p50", "rated", "rated_up_share", "tokens_total", "total_ms_p95"]
 
 
 def parse_when(text: str | None, option: str) -> datetime | None:
@@ -55,13 +56,15 @@ def feedback() -> None:
 @feedback.command("summary")
 @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
 @click.option("--until", help="Only answers up to this time (default: now).")
-@click.option("--by", type=click.Choice(["day", "model", "profile", "chain", "tag"]),
-              help="Also break the figures down by this.")
+@click.option("--by", type=click.Choice(list(GROUP_KEY_COLUMN)),
+              help="Also break the figures down by this (source: the front end a turn came through; key: "
+                   "the API key's name).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_obj
 def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str | None,
             as_json: bool) -> None:
-    """Mean feedback score (95% CI), continue/abandon/correction rates, time to next, tokens, latency.
+    """Mean feedback score (95% CI), continue/abandon/correction rates, time to next, explicit ratings,
+    tokens, latency.
 
     Runs the abandonment sweep first, so answers left 10 minutes without a follow-up count."""
     from core import usecases as uc
@@ -136,6 +139,8 @@ def render_summary(s: FeedbackSummary) -> str:
         f"abandon rate       {_fmt(_pct(s.abandon_rate), '.1f', '%')}  ({s.abandoned})",
         f"correction rate    {_fmt(_pct(s.correction_rate), '.1f', '%')}  ({s.corrected})",
         f"time to next (s)   {ttn}",
+        (f"rated up           {_fmt(_pct(s.rated_up_share), '.1f', '%')}  "
+         f"({s.rated_up} up, {s.rated_down} down, n={s.rated})"),
         (f"tokens             total {_fmt(s.tokens_total, ',.0f')}  per LLM answer "
          f"{_fmt(s.tokens_per_answer, ',.1f')}  ({s.llm_answers} LLM answers)"),
         "latency (ms)       stage       p50      p95      p99",

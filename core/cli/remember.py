@@ -25,13 +25,16 @@ BRIEF_FIELDS = {"status", "thought1_id", "thought2_id", "thought3_id", "model_us
 @click.option("--total-thoughts", type=int, default=1, show_default=True)
 @click.option("--final", is_flag=True, help="No follow-up expected (next_thought_needed = false).")
 @click.option("--request-id", default=None, help="Idempotency key: a repeated id returns the first result.")
+@click.option("--step", "steps", multiple=True, metavar="TITLE=TEXT",
+              help="An earlier tool's output, put into the prompt's intermediate tool outputs (repeatable).")
+@click.option("--no-history", is_flag=True, help="Leave the chain's chat history out of the prompt.")
 @click.option("--brief", is_flag=True,
               help="Print only the status, the three thought ids, the model and the tokens.")
 @click.pass_obj
 def remember(ctx: WorkbenchContext, text: str, chain_id: str | None, style: str | None, top_k: int,
              profile: str | None, similarity_threshold: float, token_cap: int | None, tags: tuple[str, ...],
              temporal: str | None, search_type: str, thought_number: int, total_thoughts: int, final: bool,
-             request_id: str | None, brief: bool) -> None:
+             request_id: str | None, steps: tuple[str, ...], no_history: bool, brief: bool) -> None:
     """Run one ui_remember turn and print the result as JSON."""
     from core import usecases as uc
 
@@ -39,6 +42,20 @@ def remember(ctx: WorkbenchContext, text: str, chain_id: str | None, style: str 
         thought=text, chain_id=chain_id, style=style, top_k=top_k, profile=profile,
         similarity_threshold=similarity_threshold, token_cap=token_cap, tags=list(tags),
         temporal=temporal, search_type=search_type, thought_number=thought_number,
-        total_thoughts=total_thoughts, next_thought_needed=not final, request_id=request_id)
-    result = uc.remember(ctx.wb, params)
+        total_thoughts=total_thoughts, next_thought_needed=not final, request_id=request_id,
+        intermediate_steps=parse_steps(steps), include_history=not no_history)
+    result = uc.remember(ctx.wb, params, origin=uc.Origin(source="cli"))
     emit(result.model_dump(include=BRIEF_FIELDS) if brief else result)
+
+
+def parse_steps(steps: tuple[str, ...]) -> dict[str, str]:
+    """--step TITLE=TEXT options as intermediate steps; a title given twice is refused, not overwritten."""
+    out: dict[str, str] = {}
+    for step in steps:
+        title, sep, text = step.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{step[:40]!r}: write TITLE=TEXT", param_hint="--step")
+        if title in out:
+            raise click.BadParameter(f"step {title!r} is given twice", param_hint="--step")
+        out[title] = text
+    return out

@@ -67,6 +67,9 @@ class TurnMetrics(BaseModel):
     model_selected: str | None = Field(None, description="the model the heuristic chose (routing)")
     synthesis: str | None = Field(None, description="'llm' or 'extractive'")
     profile: str | None = Field(None, description="the fusion profile retrieval used")
+    # Origin: None in turns stored before it was recorded (analytics read them as "unknown").
+    source: str | None = Field(None, description="the front end the turn came through (Origin.source)")
+    key: str | None = Field(None, description="the name of the API key it came with, if any")
     tags: list[str] = Field(default_factory=list)
     tokens: int | None = Field(None, description="the LLM's total token usage; None when extractive")
     context_items: int | None = Field(None, description="how many memories went into the prompt")
@@ -79,7 +82,8 @@ class TurnMetrics(BaseModel):
 
     # The fields the turn's answer thought carries too (its tags are the thought's own `tags` field, the
     # same hash field), so it describes the turn when the metrics thought is missing.
-    ANSWER_FIELDS: ClassVar[tuple[str, ...]] = ("model", "model_selected", "synthesis", "profile")
+    ANSWER_FIELDS: ClassVar[tuple[str, ...]] = ("model", "model_selected", "synthesis", "profile", "source",
+                                                "key")
     # Kilobytes a turn: left out when many turns are read at once (see `summary_fields`).
     DETAIL_FIELDS: ClassVar[tuple[str, ...]] = ("context", "prompt", "notes")
     # The answer the metrics are about: a reader of many turns starts from their answers, so it needs it
@@ -87,7 +91,7 @@ class TurnMetrics(BaseModel):
     LINK_FIELDS: ClassVar[tuple[str, ...]] = ("answer_id",)
     # Stored as they are; every other field is stored as JSON.
     _TEXT_FIELDS: ClassVar[frozenset[str]] = frozenset({"model", "model_selected", "synthesis", "profile",
-                                                        "answer_id"})
+                                                        "source", "key", "answer_id"})
 
     @classmethod
     def summary_fields(cls, *, linked: bool = False) -> tuple[str, ...]:

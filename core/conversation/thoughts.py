@@ -98,18 +98,27 @@ class FeedbackRecord(BaseModel):
     corrected: str
     time_to_next: float | None
     final: bool = False
+    # The user's explicit rating (`record_rating`), a signal of its own beside the behavioural one above.
+    rating: Literal["up", "down"] | None = None
+    rating_comment: str = ""
+    rated_at: datetime | None = None
 
     @classmethod
     def from_hash(cls, answer_id: str, h: dict[str, str]) -> FeedbackRecord:
         def num(key: str) -> float | None:
             return float(h[key]) if h.get(key) not in (None, "") else None
 
+        rating = num("rating")
+        rated_at = num("rated_at")
         return cls(answer_id=answer_id, instance=h.get("instance", ""), chain_id=h.get("chain_id", ""),
                    answered_at=datetime.fromtimestamp(float(h.get("at", 0)), UTC),
                    synthesis_quality=num("synthesis_quality"), feedback_score=num("feedback_score"),
                    continued=int(h.get("continued", 0)), abandoned=int(h.get("abandoned", 0)),
                    corrected=h.get("corrected", ""), time_to_next=num("time_to_next"),
-                   final=h.get("final", "0") == "1")
+                   final=h.get("final", "0") == "1",
+                   rating=None if rating is None else "up" if rating > 0 else "down",
+                   rating_comment=h.get("rating_comment", ""),
+                   rated_at=None if rated_at is None else datetime.fromtimestamp(rated_at, UTC))
 
 
 # Sets follow-up feedback only if the answer has none yet: concurrent follow-ups never overwrite the
@@ -163,6 +172,10 @@ class ThoughtStore:
 
     def served(self, instance: str, chain_id: str, request_id: str) -> str | None:
         return self.r.get(request_key(instance, chain_id, request_id))
+
+    def serve(self, instance: str, chain_id: str, request_id: str, result_json: str) -> None:
+        """Keep (or replace) the result a repeat of the request gets, for a day like the first copy."""
+        self._commit([lambda p: p.set(request_key(instance, chain_id, request_id), result_json, ex=86400)])
 
     def append_turn(self, user: Thought, answer: Thought, *, request_id: str | None = None,
                     result_json: str | None = None, final: bool = False, index_answer: bool = True,

@@ -8,6 +8,7 @@ answer from this follow-up, stores a metrics thought, and indexes the new though
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -38,6 +39,13 @@ if TYPE_CHECKING:
 DEEP_CONTEXT_THRESHOLD = 8  # more context items than this → the deep model
 STYLES = ("default", "deep", "chronological")
 HISTORY_THOUGHTS = 60  # the last thoughts of the chain read for the prompt (then cut by token budget)
+# The caller's intermediate steps go into the prompt whole, so their size is bounded here: the prompt
+# must still fit a model's context beside the history and the memories.
+MEMORY_STEP = "memory_retrieval"  # the step this turn adds itself; a caller's step may not replace it
+MAX_STEPS = 16
+MAX_STEP_TITLE = 100
+MAX_STEP_CHARS = 20_000
+MAX_STEPS_CHARS = 60_000
 
 
 class UiRememberParams(BaseModel):
@@ -61,6 +69,10 @@ class UiRememberParams(BaseModel):
     profile: Id | None = None
     request_id: Id | None = None
     instance: Id | None = Field(None, description="the memory instance; None: the INSTANCE setting")
+    intermediate_steps: dict[str, str] = Field(
+        {}, description="outputs of the caller's earlier tools, by tool title, put into the prompt's "
+                        "\"Intermediate tool outputs:\" beside the memory retrieval")
+    include_history: bool = Field(True, description="whether the chain's chat history goes into the prompt")
 
     @field_validator("thought")
     @classmethod
@@ -85,6 +97,26 @@ class UiRememberParams(BaseModel):
             if not (1 <= len(tag) <= 64) or not tag.isprintable():
                 raise ValueError("each tag must be 1–64 printable characters")
         return list(dict.fromkeys(v))
+
+    @field_validator("intermediate_steps")
+    @classmethod
+    def _steps(cls, v: dict[str, str]) -> dict[str, str]:
+        if len(v) > MAX_STEPS:
+            raise ValueError(f"at most {MAX_STEPS} steps")
+        for title, output in v.items():
+            # A title is printed as "[title]" on a line of its own: a newline or a bracket in it could
+            # make a step's output read as another step's, or as the memories.
+            if not (1 <= len(title) <= MAX_STEP_TITLE) or not title.isprintable() or "[" in title \
+                    or "]" in title or title != title.strip():
+                raise ValueError(f"each step title must be 1–{MAX_STEP_TITLE} printable characters without "
+                                 "brackets or surrounding spaces")
+            if title == MEMORY_STEP:
+                raise ValueError(f"{MEMORY_STEP!r} is the turn's own step (the retrieved memories)")
+            if len(output) > MAX_STEP_CHARS:
+                raise ValueError(f"step {title!r}: at most {MAX_STEP_CHARS:,} characters")
+        if sum(map(len, v.values())) > MAX_STEPS_CHARS:
+            raise ValueError(f"at most {MAX_STEPS_CHARS:,} characters in all steps together")
+        return v
 
 
 class UiRememberResult(BaseModel):
@@ -111,10 +143,12 @@ class UiRememberResult(BaseModel):
     previous_feedback: FeedbackRecord | None = None
     notes: list[str] = []
 
-    def metrics(self) -> TurnMetrics:
-        """What the turn's metrics thought records of it (its answer thought: `TurnMetrics.ANSWER_FIELDS`)."""
+    def metrics(self, origin: Origin | None = None) -> TurnMetrics:
+        """What the turn's metrics thought records of it (its answer thought: `TurnMetrics.ANSWER_FIELDS`),
+        with the front end and key it came through (`origin`; None: not recorded)."""
         return TurnMetrics(model=self.model_used or "extractive", model_selected=self.model_selected,
-                           synthesis=self.synthesis, profile=self.profile, tags=self.tags,
+                           synthesis=self.synthesis, profile=self.profile,
+                           source=origin and origin.source, key=origin and origin.key, tags=self.tags,
                            tokens=self.usage_total_tokens, context_items=len(self.context),
                            answer_id=self.thought2_id, latency=self.latency, context=self.context,
                            prompt=self.prompt, notes=self.notes)
@@ -180,7 +214,11 @@ class Remember:
         """Yield the answer's text as it is produced, then the `UiRememberResult`."""
         wb, store = self.wb, self.wb.thoughts
         instance = validate_id(instance or params.instance or wb.settings.instance, "instance")
-        chain_id = params.chain_id or f"chain-{uuid.uuid4().hex[:12]}"
+        # A repeated request that started a new chain must find the chain of its first call, where its
+        # result is kept: so a new chain's id comes from the request id when there is one.
+        chain_id = params.chain_id or (
+            f"chain-{hashlib.sha256(params.request_id.encode()).hexdigest()[:12]}" if params.request_id
+            else f"chain-{uuid.uuid4().hex[:12]}")
         if params.request_id and (done := store.served(instance, chain_id, params.request_id)):
             result = UiRememberResult.model_validate_json(done)
             yield result.answer
@@ -192,7 +230,9 @@ class Remember:
         notes: list[str] = []
         user_id, answer_id, metrics_id = (str(uuid.uuid4()) for _ in range(3))
         history = [t for t in store.chain_thoughts(instance, chain_id, last=HISTORY_THOUGHTS)
-                   if t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)]
+                   if t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)] if params.include_history else []
+        if not params.include_history:
+            notes.append("chat history left out of the prompt (include_history=false)")
         meta = store.chain_meta(instance, chain_id)
 
         # 1. Retrieval (degrades to no context when Postgres is down; the turn still goes on).
@@ -220,7 +260,8 @@ class Remember:
             chat_history=[ChatMessage(type="human" if t.category == CATEGORY_USER else "ai", content=t.thought)
                           for t in history],
             latest_human_message=params.thought,
-            intermediate_steps={"memory_retrieval": format_memories(context)})
+            # The caller's tools ran before this one: their outputs first, then the memories.
+            intermediate_steps={**params.intermediate_steps, MEMORY_STEP: format_memories(context)})
         query = format_query(tool_input, wb.settings.chat_history_token_budget)
         if query.history_turns_dropped:
             notes.append(f"chat history cut to the last {query.history_turns_kept} messages "
@@ -271,7 +312,8 @@ class Remember:
             tags=params.tags,
             prompt=prompt, latency=latency, notes=notes)
         answer = Thought(id=answer_id, thought=answer_text, timestamp=answered, category=CATEGORY_ASSISTANT,
-                         seq=seq + 1, extra=result.metrics().to_fields(TurnMetrics.ANSWER_FIELDS), **common)
+                         seq=seq + 1, extra=result.metrics(self.origin).to_fields(TurnMetrics.ANSWER_FIELDS),
+                         **common)
         # An extractive answer only restates memories already indexed: indexing it would echo them.
         store.append_turn(user, answer, request_id=params.request_id, result_json=result.model_dump_json(),
                           final=not params.next_thought_needed, index_answer=synthesis == "llm",
@@ -290,12 +332,19 @@ class Remember:
         latency.total_ms = (time.perf_counter() - t_start) * 1000
         # Written last, so it records every stage but its own write.
         try:
-            metrics = result.metrics()
+            metrics = result.metrics(self.origin)
             store.append(Thought(id=metrics_id, thought=metrics.thought_text(), timestamp=answered,
                                  category=CATEGORY_METRICS, seq=seq + 2, extra=metrics.to_fields(), **common))
         except ServiceUnavailable:
             result.thought3_id = None
             result.notes.append("metrics thought not stored: Redis refused the write")
+        if params.request_id:
+            # The turn's transaction kept the result as it was then (so a retry after a crash never
+            # repeats the turn); a repeat gets the complete one: previous feedback, every stage's time.
+            try:
+                store.serve(instance, chain_id, params.request_id, result.model_dump_json())
+            except ServiceUnavailable:
+                pass  # the earlier copy still answers a repeat
         yield result
 
     # -- steps ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from core.conversation.metrics import Origin
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 
@@ -75,7 +76,7 @@ def load(wb: Workbench, say: Callable[[str], None]) -> None:
     instance = wb.settings.instance
     for chain_id, days_ago, hour, tags, turns in CHAINS:
         clock = now.replace(hour=hour, minute=5, second=0, microsecond=0) - timedelta(days=days_ago)
-        remember = Remember(wb, clock=lambda: clock)
+        remember = Remember(wb, clock=lambda: clock, origin=Origin(source="demo"))
         for n, (gap, text) in enumerate(turns, start=1):
             clock += timedelta(seconds=gap)
             remember.run(UiRememberParams(thought=text, chain_id=chain_id, thought_number=n,

@@ -5,7 +5,10 @@ A simulated user replays sessions day by day on a simulated clock. How the user 
 odds that depend on the answer's model and profile, so the deep model earns somewhat better feedback.
 The feedback itself is never written here: ui_remember scores each answer from the next turn's text and
 timing, and the abandonment sweep (run on the simulated clock, as a live service would) marks answers
-left alone for 10 minutes. Answers are extractive, so loading the demo never spends LLM tokens.
+left alone for 10 minutes. Some answers are also rated up or down explicitly, as a user would with the
+thumbs (the store's own rating write, which `rate_answer` makes); those draws have a random stream of
+their own, so the conversations are the same with or without them. Answers are extractive, so loading
+the demo never spends LLM tokens.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from core.llm import NoLLM
+from core.conversation.metrics import Origin
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 
@@ -141,11 +145,24 @@ def _reaction(rng: random.Random, satisfaction: float) -> tuple[str, float]:
     return rng.choice(["leave", "late"]), rng.uniform(700, 1500)
 
 
+# (chance, rating, comments) per reaction: pleased users sometimes give a thumbs up, correcting ones a
+# thumbs down, often with a word of why.
+RATINGS = {"ack": (0.35, "up", [""]), "ask": (0.05, "up", [""]),
+           "correct": (0.5, "down", ["", "Wrong details.", "That was out of date.", "Mixed up two things."])}
+
+
+def _rating(rng: random.Random, action: str) -> tuple[str, str] | None:
+    """The explicit rating the user gives besides their reaction, if any: (up or down, comment)."""
+    chance, rating, comments = RATINGS.get(action, (0.0, "up", [""]))
+    return (rating, rng.choice(comments)) if rng.random() < chance else None
+
+
 def load(wb: Workbench, say: Callable[[str], None]) -> None:
     reset(wb)
     sim = _offline(wb)
     instance = wb.settings.instance
     rng = random.Random(SEED)
+    rate_rng = random.Random(SEED + 1)
     real_now = datetime.now(UTC)
     deep = wb.settings.model_deep
     chains = turns = 0
@@ -158,7 +175,8 @@ def load(wb: Workbench, say: Callable[[str], None]) -> None:
             start = day + timedelta(hours=hour, minutes=rng.randint(0, 40))
             if start > real_now - timedelta(hours=2):  # sessions end before "now"
                 continue
-            turns += _session(sim, instance, rng, f"{PREFIX}{day:%m%d}-{n}", SimClock(start, rng), deep, told)
+            turns += _session(sim, instance, rng, f"{PREFIX}{day:%m%d}-{n}", SimClock(start, rng), deep, told,
+                              rate_rng)
             chains += 1
     marked = wb.thoughts.sweep_abandoned(instance)
     note = " (extractive answers: an LLM is configured but the demo does not spend tokens)" \
@@ -168,7 +186,7 @@ def load(wb: Workbench, say: Callable[[str], None]) -> None:
 
 
 def _session(wb: Workbench, instance: str, rng: random.Random, chain_id: str, clock: SimClock,
-             deep: str, told: list[int]) -> int:
+             deep: str, told: list[int], rate_rng: random.Random) -> int:
     """One conversation; returns the number of turns it took."""
     topic = rng.randrange(len(TOPICS))
     tags, facts, questions, corrections = TOPICS[topic]
@@ -185,7 +203,7 @@ def _session(wb: Workbench, instance: str, rng: random.Random, chain_id: str, cl
     # deep-research pulls more context: over 8 items sends a default-style turn to the deep model too.
     top_k = 10 if profile == "deep-research" else 5
     planned = rng.randint(2, 6)
-    remember = Remember(wb, clock=clock)
+    remember = Remember(wb, clock=clock, origin=Origin(source="demo"))
     text = opener()
     recent_bonus = 0.05 if clock.t > datetime.now(UTC) - timedelta(days=10) else 0.0
     for k in range(1, planned + 1):
@@ -200,6 +218,9 @@ def _session(wb: Workbench, instance: str, rng: random.Random, chain_id: str, cl
         tier = "deep" if result.model_selected == deep else "fast"
         bonus = MODEL_BONUS[tier] + PROFILE_BONUS.get(profile, 0.0) + (recent_bonus if tier == "deep" else 0.0)
         action, gap = _reaction(rng, rng.random() + bonus)
+        if rated := _rating(rate_rng, action):
+            rated_at = clock.t + timedelta(seconds=gap / 2)
+            wb.thoughts.record_rating(instance, result.thought2_id, *rated, rated_at)
         if action == "leave":
             return k  # never comes back: the sweep marks the answer abandoned
         clock.t += timedelta(seconds=gap)

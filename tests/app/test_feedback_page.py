@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import streamlit as st
 
+from core import usecases as uc
 from core.analytics import load_feedback, summarize
 from core.conversation.turn import Remember, UiRememberParams
 from tests.app.conftest import open_page
@@ -106,3 +107,65 @@ def test_everything_filtered_out(app_env, workbench, turns):
     assert not at.exception
     assert not at.metric
     assert any("No answers match these filters" in i.value for i in at.info)
+
+
+@pytest.fixture
+def rated(workbench, turns):
+    """The same turns, plus one that came through MCP with a key; one answer rated up, one rated down with
+    a comment, one rated down with no follow-up at all (so it has no score)."""
+    instance = turns
+    ids = [a.id for c in ("deep-chat", "fast-chat") for a in workbench.thoughts.chain_thoughts(instance, c)
+           if a.category == "ui_remember:assistant"]
+    mcp = uc.remember(workbench, uc.UiRememberParams(thought="Book the <i>ferry</i>", chain_id="mcp-chat",
+                                                     instance=instance, next_thought_needed=False),
+                      origin=uc.Origin(source="mcp", key="claude-desktop"))
+    def rate(answer: str, rating: str, comment: str = "") -> None:
+        uc.rate_answer(workbench, uc.RateAnswer(instance=instance, answer_id=answer, rating=rating,
+                                                comment=comment))
+
+    rate(ids[0], "up")
+    rate(ids[2], "down", "Wrong budget: **46,500**, not 48,000")
+    rate(mcp.thought2_id, "down", "Not booked at all")
+    return instance
+
+
+def test_ratings_show_as_their_own_signal_and_filters_by_source_and_key(app_env, workbench, rated):
+    instance = rated
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=instance)
+    assert not at.exception, at.exception
+    assert metric(at, "Answers").value == "5"
+    assert metric(at, "Rated up").value == "33.3%" and "1 of n=3" in metric(at, "Rated up").help
+    assert (metric(at, "Thumbs up").value, metric(at, "Thumbs down").value) == ("1", "2")
+    assert metric(at, "Answers rated").value == "60.0%"
+    expected = summarize(load_feedback(workbench.thoughts, instance, datetime.now(UTC) - timedelta(days=7)))
+    assert metric(at, "Mean score").value == f"{expected.mean_score:.3f}"  # from follow-ups, not ratings
+
+    # The lowest-scored table carries the rating and its comment.
+    table = at.dataframe[0].value
+    row = table[table["rating comment"] != ""].iloc[0]
+    assert (row["rated"], row["rating comment"]) == ("down", "Wrong budget: **46,500**, not 48,000")
+
+    # Only rated down: the MCP answer, never scored, is listed too; its transcript shows the comment.
+    at.toggle(key="fb_rated_down_only").set_value(True).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["rating comment"]) == ["Wrong budget: **46,500**, not 48,000", "Not booked at all"]
+    assert list(table["via"]) == ["unknown", "mcp (claude-desktop)"]
+    at.session_state["fb_worst"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    assert "Not booked at all" in [t.value for t in at.text]
+    assert any(c.value.startswith("Rated down by the user at ") for c in at.caption)
+    assert any("via mcp with key claude\\-desktop" in c.value for c in at.caption)
+    at.toggle(key="fb_rated_down_only").set_value(False).run()
+
+    # Filters by source and by key name.
+    unknown = "unknown (stored before sources were recorded)"
+    assert set(at.multiselect(key="fb_sources").options) == {"mcp", unknown}
+    at.multiselect(key="fb_sources").select("mcp").run()
+    assert not at.exception
+    assert metric(at, "Answers").value == "1" and metric(at, "Thumbs down").value == "1"
+    at.multiselect(key="fb_sources").unselect("mcp").run()
+    at.multiselect(key="fb_keys").select("").run()  # "(no key)"
+    assert metric(at, "Answers").value == "4" and metric(at, "Rated up").value == "50.0%"

@@ -1,7 +1,7 @@
 """AppTests of the dashboard shell and the Chat page."""
 
 from core.conversation.metrics import TurnMetrics
-from core.conversation.thoughts import CATEGORY_METRICS
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS
 from core.conversation.turn import Remember, UiRememberParams
 from tests.app.conftest import open_page
 
@@ -58,3 +58,35 @@ def test_chat_page_sends_a_message_and_shows_why(app_env, workbench, instance):
     assert f"Profile: {metrics.profile}" in all_text(at)
     frames = [df.value for df in at.dataframe]
     assert any("My dog Rex loves the beach" in set(f["content"]) for f in frames if "content" in f)
+
+
+def test_chat_turns_come_from_the_dashboard_and_answers_can_be_rated(app_env, workbench, instance):
+    at = open_page("pages/chat.py", instance=instance)
+    at.toggle(key="chat_include_history").set_value(False)
+    at.text_input(key="chat_step_title").set_value("calendar")
+    at.text_area(key="chat_step_output").set_value("Dentist on Tuesday at 9")
+    at.chat_input[0].set_value("When is the dentist?").run()
+    assert not at.exception, at.exception
+    chain = workbench.thoughts.chains(instance)[0].chain_id
+    thoughts = workbench.thoughts.chain_thoughts(instance, chain)
+    metrics = TurnMetrics.from_fields(next(t for t in thoughts if t.category == CATEGORY_METRICS).to_hash())
+    assert (metrics.source, metrics.key) == ("dashboard", None)
+    assert "[calendar]\nDentist on Tuesday at 9" in metrics.prompt[1].content
+    assert "chat history left out of the prompt (include_history=false)" in metrics.notes
+
+    # Thumbs under the answer: a click stores the rating, and the answer says so.
+    answer = next(t for t in thoughts if t.category == CATEGORY_ASSISTANT)
+    at.run()
+    thumbs = at.feedback(key=f"rate_{answer.id}")
+    assert thumbs.value is None
+    thumbs.set_value(0).run()  # thumbs down
+    assert not at.exception, at.exception
+    assert workbench.thoughts.feedback([answer.id])[answer.id].rating == "down"
+    assert any("rated down" in c.value for c in at.caption)
+    at.feedback(key=f"rate_{answer.id}").set_value(1).run()
+    assert workbench.thoughts.feedback([answer.id])[answer.id].rating == "up"
+    # A fresh session shows the stored rating on the thumbs.
+    again = open_page("pages/chat.py", instance=instance)
+    again.selectbox(key="chat_chain_select").select(chain).run()
+    assert again.feedback(key=f"rate_{answer.id}").value == 1
+    assert any("rated up" in c.value for c in again.caption)

@@ -22,8 +22,10 @@ FAST, DEEP = "llama3-8b-8192", "llama3-70b-8192"
 
 
 def rec(i: int, at: datetime, *, score=None, ttn=None, continued=0, abandoned=0, corrected="", final=False,
-        model=FAST, profile="balanced-default", tags=(), tokens=None, total_ms=None, chain="c1"):
+        model=FAST, profile="balanced-default", tags=(), tokens=None, total_ms=None, chain="c1",
+        source=None, key=None, rating=None, rating_comment=None):
     return {"answer_id": f"a{i}", "chain_id": chain, "answered_at": at, "feedback_score": score,
+            "source": source, "key": key, "rating": rating, "rating_comment": rating_comment,
             "synthesis_quality": score, "continued": continued, "abandoned": abandoned, "corrected": corrected,
             "time_to_next": ttn, "final": final, "model_selected": model,
             "model_used": model if tokens is not None else "extractive",
@@ -36,14 +38,16 @@ def rec(i: int, at: datetime, *, score=None, ttn=None, continued=0, abandoned=0,
 def frame() -> pd.DataFrame:
     return build_frame([
         rec(1, DAY1, score=1.0, ttn=10, continued=1, model=DEEP, tags=["travel"], tokens=100, total_ms=100,
-            chain="c1"),
+            chain="c1", source="dashboard", rating=1),
         rec(2, DAY1 + timedelta(minutes=1), score=0.7, ttn=40, continued=1, model=DEEP,
-            tags=["travel", "work"], tokens=300, total_ms=200, chain="c1"),
+            tags=["travel", "work"], tokens=300, total_ms=200, chain="c1", source="dashboard"),
         rec(3, DAY1 + timedelta(minutes=3), score=0.4, ttn=200, continued=1, corrected="Actually, no.",
-            tags=["work"], tokens=50, total_ms=300, chain="c1"),
-        rec(4, DAY2, abandoned=1, profile="fast-chat", total_ms=400, chain="c2"),
+            tags=["work"], tokens=50, total_ms=300, chain="c1", source="mcp", key="claude-desktop",
+            rating="-1", rating_comment="Wrong budget, again"),
+        rec(4, DAY2, abandoned=1, profile="fast-chat", total_ms=400, chain="c2", source="http", key="ci-bot",
+            rating=-1),
         rec(5, DAY2 + timedelta(minutes=5), score=0.5, ttn=900, continued=1, abandoned=1, profile="fast-chat",
-            total_ms=500, chain="c2"),
+            total_ms=500, chain="c2", source="http", key="ci-bot", rating="1"),
         rec(6, DAY2 + timedelta(minutes=30), final=True, profile="fast-chat", chain="c2"),
     ])
 
@@ -63,6 +67,36 @@ def test_headline_figures_written_out(frame):
     # total_ms 100..500 (5 values): p50 = 300, p95 = 400 + 0.8*100, p99 = 400 + 0.96*100
     assert s.latency_ms["total"] == {"p50": 300, "p95": pytest.approx(480), "p99": pytest.approx(496)}
     assert s.latency_ms["synthesis"] == {"p50": None, "p95": None, "p99": None}
+
+
+def test_explicit_ratings_are_their_own_signal(frame):
+    assert list(frame["rating"].fillna(0)) == [1, 0, -1, -1, 1, 0]
+    assert frame.loc[2, "rating_comment"] == "Wrong budget, again" and frame.loc[0, "rating_comment"] == ""
+    s = summarize(frame)
+    assert (s.rated, s.rated_up, s.rated_down) == (4, 2, 2) and s.rated_up_share == pytest.approx(0.5)
+    assert s.mean_score == pytest.approx((1.0 + 0.7 + 0.4 + 0.5) / 4)  # the score leaves ratings out
+    none = summarize(frame[frame["rating"].isna()])
+    assert (none.rated, none.rated_up_share) == (0, None)
+    by_day = summarize_by(frame, "day")
+    assert list(by_day["rated_up"]) == [1, 1] and list(by_day["rated_down"]) == [1, 1]
+    assert list(by_day["rated_up_share"]) == [0.5, 0.5]
+    # Rated down: scored ones by score first, then the unscored, newest first.
+    assert list(lowest_scored(frame, 10, rated_down_only=True)["answer_id"]) == ["a3", "a4"]
+    assert list(lowest_scored(frame, 10, rated_down_only=True, corrected_only=True)["answer_id"]) == ["a3"]
+
+
+def test_source_and_key_filter_and_group(frame):
+    assert list(frame["source"]) == ["dashboard", "dashboard", "mcp", "http", "http", "unknown"]
+    assert list(frame["key"]) == ["", "", "claude-desktop", "ci-bot", "ci-bot", ""]
+    assert list(apply_filter(frame, FeedbackFilter(sources=["http", "mcp"]))["answer_id"]) == \
+        ["a3", "a4", "a5"]
+    assert list(apply_filter(frame, FeedbackFilter(keys=["ci-bot"]))["answer_id"]) == ["a4", "a5"]
+    assert list(apply_filter(frame, FeedbackFilter(keys=[""], sources=["unknown"]))["answer_id"]) == ["a6"]
+    by_source = summarize_by(frame, "source").set_index("source")
+    assert by_source.loc["http", "answers"] == 2 and by_source.loc["unknown", "answers"] == 1
+    assert by_source.loc["http", "rated_up_share"] == pytest.approx(0.5)
+    by_key = summarize_by(frame, "key").set_index("key")
+    assert dict(by_key["answers"]) == {"(no key)": 3, "ci-bot": 2, "claude-desktop": 1}
 
 
 def test_confidence_interval_is_students_t(frame):
@@ -149,7 +183,11 @@ def test_model_falls_back_to_the_answering_model_for_older_turns():
 def test_csv_round_trip_keeps_every_value(frame):
     frame.loc[2, "correction"] = 'No, "quoted", with a comma\nand a new line'
     frame.at[1, "tags"] = ["a,b", "c|d"]
-    pd.testing.assert_frame_equal(read_csv(to_csv(frame)), frame)
+    frame.loc[4, "rating_comment"] = 'Good, "mostly",\nthanks'
+    frame.loc[1, "key"] = "0123"  # a key name that looks like a number stays a text
+    back = read_csv(to_csv(frame))
+    pd.testing.assert_frame_equal(back, frame)
+    assert list(back["rating"].fillna(0)) == [1, 0, -1, -1, 1, 0] and back.loc[1, "key"] == "0123"
 
 
 def test_demo_texts_read_as_the_reaction_they_simulate():

@@ -76,6 +76,34 @@ def test_the_turn_writes_the_stored_layout_byte_for_byte():
                                                             "synthesis": "llm", "profile": "fast-chat"}
 
 
+def test_the_origin_is_recorded_on_the_metrics_and_the_answer():
+    from core.conversation.metrics import Origin
+
+    metrics = result().metrics(Origin(source="mcp", key="claude-desktop"))
+    assert (metrics.source, metrics.key) == ("mcp", "claude-desktop")
+    fields = metrics.to_fields()
+    assert (fields["source"], fields["key"]) == ("mcp", "claude-desktop")
+    on_answer = metrics.to_fields(TurnMetrics.ANSWER_FIELDS)
+    assert (on_answer["source"], on_answer["key"]) == ("mcp", "claude-desktop")
+    assert TurnMetrics.from_fields(fields) == metrics
+    # A key named like a number comes back as the text it is, through the thought store's reading too.
+    numeric = result().metrics(Origin(source="http", key="42"))
+    stored = Thought(id="x", instance="i", chain_id="c", thought="t",
+                     timestamp=datetime(2025, 1, 1, tzinfo=UTC), category=CATEGORY_METRICS,
+                     extra=numeric.to_fields()).to_hash()
+    assert TurnMetrics.from_fields(Thought.from_hash(stored).to_hash()).key == "42"
+    # No key: nothing stored for it, as for any field that is None.
+    assert "key" not in result().metrics(Origin(source="cli")).to_fields()
+
+
+def test_metrics_stored_before_origins_read_as_no_source():
+    m = TurnMetrics.from_fields(STORED)
+    assert m.source is None and m.key is None
+    columns = TurnMetrics.decode_fields(TurnMetrics.summary_fields(), [[STORED.get(n) for n in
+                                                                        TurnMetrics.summary_fields()]])
+    assert columns["source"] == [None] and columns["key"] == [None]
+
+
 def test_an_extractive_turn_stores_no_token_count_as_an_empty_field():
     metrics = result(model_used=None, usage_total_tokens=None, synthesis="extractive", context=[],
                      notes=[], tags=[]).metrics()
