@@ -118,6 +118,20 @@ def budgets(r: dict) -> str:
             + ".")
 
 
+def http_load(results: dict[str, dict]) -> list[str]:
+    r = results.get("api-load")
+    if not r:
+        return []
+    lat, lost = r["latency_ms"], r["lost"]
+    missing = lost["missing_in_redis"] + lost["missing_in_postgres"]
+    return ["", f"**ui_remember over HTTP** — {r['clients']} concurrent clients × "
+                f"{r['turns_per_client']} turns with an API key, `workbench api --workers {r['workers']}`, "
+                f"no LLM: **{r['turns_per_s']:.1f} turns/s**, latency p50 / p95 / p99 {lat['p50']:.0f} / "
+                f"{lat['p95']:.0f} / {lat['p99']:.0f} ms; "
+                f"{missing} of {lost['acknowledged']:,} acknowledged turns missing from Redis or Postgres "
+                "afterwards. `python -m benchmarks.api_load --json benchmarks/results/api-load.json`."]
+
+
 def machine_line(results: dict[str, dict]) -> str:
     seen = []
     for r in results.values():
@@ -130,7 +144,7 @@ def machine_line(results: dict[str, dict]) -> str:
 
 
 def render(results: dict[str, dict]) -> str:
-    lines = [START, *quality(results), "", *speed(results), "", machine_line(results),
+    lines = [START, *quality(results), "", *speed(results), *http_load(results), "", machine_line(results),
              ("Regenerate with `python -m benchmarks.report`; how the figures are measured and what "
               "limits them: [benchmarks/README.md](benchmarks/README.md)."), END]
     return "\n".join(lines)

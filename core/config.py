@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(0.2, ge=0, le=2)
     llm_max_tokens: int = Field(512, ge=16, le=32768)
     chat_history_token_budget: int = Field(4000, ge=0, le=1_000_000)
+    # The HTTP API (`workbench api`): the largest request body taken, and each key's request rate.
+    api_max_body_bytes: int = Field(1_048_576, ge=1024, le=1 << 30)
+    api_rate_limit: str = Field("600/minute", description="per API key (or client address without keys), "
+                                                         "e.g. 600/minute, 20/second")
 
     @field_validator("redis_url")
     @classmethod
@@ -68,6 +72,17 @@ class Settings(BaseSettings):
         if v and not v.startswith(("postgresql://", "postgres://")):
             raise ValueError("must start with postgresql:// or postgres://")
         return v or None
+
+    @field_validator("api_rate_limit")
+    @classmethod
+    def _rate(cls, v: str) -> str:
+        from limits import parse
+
+        try:
+            parse(v)
+        except ValueError:
+            raise ValueError("must be a count per period, e.g. 600/minute or 20/second") from None
+        return v
 
     @field_validator("llm_base_url", "openai_base_url", "groq_base_url")
     @classmethod

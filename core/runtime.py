@@ -16,6 +16,7 @@ from core.index.memory_index import MemoryIndex
 from core.past_tasks.store import PastTaskStore
 from core.retrieval.profiles import ProfileStore
 from core.conversation.thoughts import ThoughtStore
+from core.access.keys import KeyStore
 
 
 class Workbench:
@@ -51,6 +52,10 @@ class Workbench:
     @cached_property
     def past_tasks(self) -> PastTaskStore:
         return PastTaskStore(self.services.pool(), self.embedder)
+
+    @cached_property
+    def keys(self) -> KeyStore:
+        return KeyStore(self.services.pool())
 
     def redis(self):
         return self.services.redis()

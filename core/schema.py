@@ -16,6 +16,7 @@ SCHEMA_MODULES = [
     "core.retrieval.profiles",
     "core.past_tasks.store",
     "core.bank.db",
+    "core.access.keys",
 ]
 
 _LOCK_KEY = 0x4D454D57  # "MEMW"

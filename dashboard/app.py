@@ -29,6 +29,9 @@ NAVIGATION = {
         st.Page(PAGES / "tune.py", title="Tune retrieval", icon=":material/tune:"),
         st.Page(PAGES / "feedback.py", title="Feedback", icon=":material/insights:"),
     ],
+    "Admin": [
+        st.Page(PAGES / "keys.py", title="API keys", icon=":material/key:"),
+    ],
 }
 
 try:

@@ -16,8 +16,8 @@ import sys
 
 import click
 
-from core.cli import (bank, chains, demo, feedback, memory, profiles, remember, retrieve, services, sweep,
-                      tasks, tuning)
+from core.cli import (api, bank, chains, demo, feedback, keys, mcp, memory, profiles, remember, retrieve,
+                      services, sweep, tasks, tuning)
 from core.cli.context import WorkbenchContext
 from core.errors import InvalidInput, describe
 
@@ -45,6 +45,9 @@ cli.add_command(bank.bank)
 cli.add_command(chains.chains)
 cli.add_command(memory.memory)
 cli.add_command(feedback.feedback)
+cli.add_command(keys.keys)
+cli.add_command(mcp.mcp)
+cli.add_command(api.api)
 
 
 def main() -> None:

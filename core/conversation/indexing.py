@@ -2,13 +2,21 @@
 
 A turn's thoughts are queued in the outbox in the same transaction that stores them, so none can be
 missed: if Postgres is down they stay queued and are indexed by the next sync once it is back.
-Indexing is an idempotent upsert, so two processes syncing at once do no harm.
+Indexing is an idempotent upsert.
+
+One process drains the outbox at a time (a lock in Redis, shared by every process and replica): with
+concurrent turns, each sync would otherwise index every thought queued by the others too, and their
+upserts of the same rows would wait on each other (at 16 concurrent turns, ~0.6 s a turn). A sync that
+finds the lock taken waits for it and then drains what is left, so when a turn's sync returns, its own
+thoughts are indexed — usually by the holder, in the same batch as the others'.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
+import uuid
 from collections import defaultdict
 
 import psycopg
@@ -18,12 +26,17 @@ from core.errors import ServiceUnavailable
 from core.models import MemoryContext, MemoryRecord
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
+from core.conversation.keys import OUTBOX_LOCK
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
 
 log = logging.getLogger(__name__)
 KIND_OF = {CATEGORY_USER: "user", CATEGORY_ASSISTANT: "assistant"}
 CONTEXT_SPAN = 3      # messages before a thought searched with it (see core.index.text)
 CONTEXT_WINDOW = 40   # how far back in the chain those are looked for
+LOCK_TTL_MS = 30_000  # a holder that dies mid-drain frees the outbox after this
+LOCK_WAIT_S = 10.0    # past this, sync without the lock (idempotent, only slower)
+# Compare-and-delete: a holder whose lock expired never frees the next holder's.
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
 
 def _searchable(t: Thought) -> bool:
@@ -38,6 +51,24 @@ class IndexSync(BaseModel):
 
 
 def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500) -> IndexSync:
+    """Index every queued thought, one process at a time (see the module docstring)."""
+    token, deadline, pause = uuid.uuid4().hex, time.monotonic() + LOCK_WAIT_S, 0.001
+    while not store.r.set(OUTBOX_LOCK, token, nx=True, px=LOCK_TTL_MS):
+        if time.monotonic() > deadline:
+            log.warning("memory index sync: the outbox lock is held too long; syncing without it")
+            break
+        time.sleep(pause)
+        pause = min(pause * 2, 0.008)
+    try:
+        return _drain(store, index, batch)
+    finally:
+        try:
+            store.r.eval(_RELEASE, 1, OUTBOX_LOCK, token)
+        except Exception:  # noqa: BLE001 - the lock expires by itself
+            log.warning("memory index sync: could not release the outbox lock; it expires in 30 s")
+
+
+def _drain(store: ThoughtStore, index: MemoryIndex, batch: int) -> IndexSync:
     indexed = 0
     try:
         while entries := store.outbox_peek(batch):

@@ -3,7 +3,8 @@
 `{chain}` is a Redis Cluster hash tag: every key of one chain lives in one slot, so a turn's writes to
 its chain go in one transaction even on a cluster.
 
-    thought:<instance>:{<chain>}:<id>     hash   one thought
+    thought:<instance>:{<chain>}:<id>     hash   one thought (an answer's and a metrics thought's extra
+                                                 fields include the turn's source and key: its Origin)
     chain:<instance>:{<chain>}            zset   thought ids, score = time
     chainmeta:<instance>:{<chain>}        hash   title, created_at, last_at, turns, last_answer_id, seq
     request:<instance>:{<chain>}:<rid>    string result of an already-served request (idempotency)
@@ -11,10 +12,12 @@ its chain go in one transaction even on a cluster.
     instances                             set    every instance with chains
     voice:feedback:<answer id>            hash   synthesis_quality, continued, abandoned, corrected,
                                                  time_to_next, feedback_score (+ instance, chain_id, at,
-                                                 final, user_id, metrics_id)
+                                                 final, user_id, metrics_id); once rated: rating (+1 or
+                                                 -1), rating_comment, rated_at
     feedback:index:<instance>             zset   answer ids, score = answer time (for analytics)
     feedback:pending:<instance>           zset   answers with no follow-up yet (for the abandon sweep)
     index:outbox                          list   thoughts still to be written to the memory index
+    index:outbox:lock                     string the process draining the outbox (expires after 30 s)
     workbench:demo:loaded                 string set once the demo data is loaded
 
 Ids are validated before they are joined: an id holding "{", "}", ":" or "*" could move a key to
@@ -27,6 +30,7 @@ from core.ids import validate_id
 
 INSTANCES = "instances"
 OUTBOX = "index:outbox"
+OUTBOX_LOCK = "index:outbox:lock"  # held by the one process draining the outbox
 DEMO_LOADED = "workbench:demo:loaded"
 
 

@@ -9,6 +9,8 @@ page. `docs/ARCHITECTURE.md` maps each use case to the feature folder that imple
     result = uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
 """
 
+from core.usecases.access import (CreatedKey, CreateKey, KeyRef, authenticate, create_key, keys_exist,
+                                  list_keys, revoke_key)
 from core.usecases.admin import (ChainExport, ChainList, ChainRef, DemoLoad, DemoOutcome, MemoryRef,
                                  ReembedResult, ServicesReport, chain, chain_delete, chain_export, chains,
                                  demo_load, demo_reset, instance_names, instances, memory_delete,
@@ -42,6 +44,7 @@ from core.usecases.past_tasks import check_user_id
 from core.usecases.tuning import locomo_sample_ids, warm_up_metrics
 
 # What the front ends build requests from and render results with: models, defaults and constants.
+from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
 from core.usecases.admin import (SHARED_INSTANCE, ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
                                  InstanceRow, Overview, SearchOutcome, ServiceStatus)
 from core.usecases.analytics import (FeedbackFilter, FeedbackSummary, Transcript, apply_filter, latency_table,
@@ -58,32 +61,40 @@ from core.usecases.retrieval import (DEFAULT_FUSE_RATIOS, Comparison, FusionProf
 from core.usecases.tuning import DEFAULT_TAUS, EvalDataset, EvalReport, OptimiseReport, default_locomo_path
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
-           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "SHARED_INSTANCE", "SUMMARY_SKILL",
-           "TEXT_SUFFIXES", "ActivateProfile", "AddEntryResult", "AddMemory", "AddedMemory", "BankAdd",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "LOCAL_USER", "SHARED_INSTANCE",
+           "SUMMARY_SKILL",
+           "TEXT_SUFFIXES", "ActivateProfile", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
+           "BankAdd",
            "BankInfo", "BankQuery", "BankRef", "BankSnapshot", "ChainDetail", "ChainExport", "ChainList",
            "ChainPage", "ChainRef", "CompareRequest", "Comparison", "ContextItem", "Conversation",
-           "ConversationMessage", "ConversationRef", "DeletionReport", "DemoLoad", "DemoOutcome",
+           "ConversationMessage", "ConversationRef", "CreateKey", "CreatedKey", "DeletionReport", "DemoLoad",
+           "DemoOutcome",
            "EmbedPending", "EmbedPendingResult", "EvalDataset", "EvalReport", "EvaluateRequest",
            "ExplorerSearch", "FeedbackExport", "FeedbackFilter", "FeedbackRecord", "FeedbackReport",
            "FeedbackSummary", "FeedbackWindow", "Forget", "FusionProfile", "HistoryRequest", "IngestFiles",
            "IngestTexts", "IngestedFile", "IngestedText", "InstanceRequest", "InstanceRow",
-           "InternalMemoryResult", "ListTexts", "MarkDeleted", "MemoryEntry", "MemoryQuery", "MemoryRef",
+           "InternalMemoryResult", "KeyRef", "ListTexts", "MarkDeleted", "MemoryEntry", "MemoryQuery",
+           "MemoryRef",
            "OpTrace", "OptimiseReport", "OptimiseRequest", "Origin", "Overview", "PastTaskCatalogue",
-           "PastTaskQuery", "PastToolExecution", "ProducedTextInput", "ProfileList", "ProfileRef",
+           "PastTaskQuery", "PastToolExecution", "Principal", "ProducedTextInput", "ProfileList",
+           "ProfileRef",
            "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReembedResult", "Request",
            "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned",
            "ScopeParams", "ScopeResult", "SearchOutcome", "ServiceStatus", "ServicesReport", "StoredText",
            "SummaryRequest", "SweepResult", "TextFile", "Thought", "Transcript", "TuneReport",
            "TuneRequest", "TurnMetrics", "TurnRef", "UiRememberParams", "UiRememberResult",
-           "activate_profile", "add_memory", "answers_csv", "apply_filter", "bank_add", "bank_clear",
+           "activate_profile", "add_memory", "answers_csv", "apply_filter", "authenticate", "authorize",
+           "bank_add", "bank_clear",
            "bank_delete", "bank_list", "bank_query", "bank_snapshot", "bank_stats", "catalogue", "chain",
            "chain_delete", "chain_export", "chains", "check_user_id", "compare", "conversation",
-           "default_bank", "default_locomo_path", "demo_load", "demo_reset", "embed_pending",
+           "create_key", "default_bank", "default_locomo_path", "demo_load", "demo_reset", "embed_pending",
            "embedder_name", "evaluate", "feedback_answers", "feedback_export", "feedback_summary", "forget",
            "get_profile", "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory",
-           "latency_table", "list_profiles", "list_texts", "locomo_sample_ids", "lowest_scored",
+           "keys_exist", "latency_table", "list_keys", "list_profiles", "list_texts", "locomo_sample_ids",
+           "lowest_scored",
            "mark_deleted", "memory_delete", "memory_search", "optimise", "previous_window", "questions",
            "rate_answer", "read_dataset", "read_text_files", "reembed", "remember", "remember_stream",
-           "retrieval_report", "retrieve_memory", "save_profile", "save_tuned", "service_statuses",
+           "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
+           "service_statuses",
            "services", "stored_counts", "summarize", "summarize_by", "sweep", "sweep_instance",
            "text_from_file", "tool_history", "transcript", "tune", "warm_up_metrics"]

@@ -15,7 +15,7 @@ import pytest
 from tests.app.conftest import open_page
 
 PAGES = ["pages/overview.py", "pages/chat.py", "pages/past_tasks.py", "pages/explorer.py", "pages/tune.py",
-         "pages/feedback.py"]
+         "pages/feedback.py", "pages/keys.py"]
 
 
 def closed_port() -> int:

@@ -1,0 +1,119 @@
+"""Every error the API returns is one problem-details document (RFC 9457, `application/problem+json`):
+
+    {"type": "urn:memory-workbench:problem:forbidden", "title": "Forbidden", "status": 403,
+     "code": "forbidden", "detail": "key 'ci' is not allowed this instance; ...", "retryable": false}
+
+`code` and `detail` come from `core.errors.describe`, the one mapping every front end shares, so the
+message names what to change; the status is chosen here. A traceback never leaves the server: an
+unexpected error is logged there and answered with a generic 500.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from core.errors import ServiceUnavailable, WorkbenchError, describe, explain_validation
+
+log = logging.getLogger(__name__)
+
+MEDIA_TYPE = "application/problem+json"
+RETRY_AFTER_UNAVAILABLE_S = 5  # a restarted Redis or Postgres is usually back within seconds
+
+STATUS_OF_CODE = {
+    "invalid_input": 400,
+    "unauthenticated": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "payload_too_large": 413,
+    "rate_limited": 429,
+    "llm_not_configured": 501,
+    "provider": 502,
+    "service_unavailable": 503,
+}
+
+
+class ProblemResponse(JSONResponse):
+    media_type = MEDIA_TYPE
+
+
+def problem(status: int, code: str, detail: str, *, retryable: bool = False,
+            headers: dict[str, str] | None = None, **extensions: object) -> ProblemResponse:
+    """One problem document; `extensions` are further members (RFC 9457 allows them)."""
+    body = {"type": f"urn:memory-workbench:problem:{code}", "title": HTTPStatus(status).phrase,
+            "status": status, "code": code, "detail": detail, "retryable": retryable, **extensions}
+    return ProblemResponse(body, status_code=status, headers=headers)
+
+
+class ApiProblem(Exception):
+    """A refusal made by the API itself rather than by the core: too many requests, a body too large."""
+
+    def __init__(self, status: int, code: str, detail: str, headers: dict[str, str] | None = None):
+        super().__init__(detail)
+        self.status, self.code, self.detail, self.headers = status, code, detail, headers
+
+
+def from_exception(exc: BaseException) -> ProblemResponse:
+    """The problem document for any exception raised while serving a request."""
+    if isinstance(exc, ApiProblem):
+        return problem(exc.status, exc.code, exc.detail, retryable=exc.status == 429, headers=exc.headers)
+    info = describe(exc)
+    if isinstance(exc, ValidationError):
+        return problem(422, "invalid_input", info.message)
+    status = STATUS_OF_CODE.get(info.code, 500)
+    headers = None
+    if status == 401:
+        headers = {"WWW-Authenticate": 'Bearer realm="memory-workbench"'}
+    elif status == 503:
+        headers = {"Retry-After": str(RETRY_AFTER_UNAVAILABLE_S)}
+    if status == 500:
+        log.error("request failed", exc_info=exc)
+    return problem(status, info.code, info.message, retryable=info.retryable, headers=headers)
+
+
+class _RequestErrors:
+    """FastAPI's request validation errors in the shape `explain_validation` reads (pydantic's)."""
+
+    def __init__(self, exc: RequestValidationError):
+        self._errors = exc.errors()
+
+    def errors(self, **_: object) -> list[dict]:
+        # A body field is named by itself ("thought"), a query or path parameter as "query.page".
+        return [{**e, "loc": tuple(e["loc"][1:]) if e["loc"][:1] == ("body",) else tuple(e["loc"])}
+                for e in self._errors]
+
+
+async def _request_invalid(_: Request, exc: Exception) -> ProblemResponse:
+    assert isinstance(exc, RequestValidationError)
+    return problem(422, "invalid_input", explain_validation(_RequestErrors(exc)))
+
+
+async def _http_error(_: Request, exc: Exception) -> ProblemResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    detail = {404: "no such endpoint; the OpenAPI page at /docs lists them",
+              405: "this endpoint does not take that method; the OpenAPI page at /docs lists them"}.get(
+        exc.status_code, str(exc.detail))
+    return problem(exc.status_code, code, detail, headers=getattr(exc, "headers", None))
+
+
+async def _any_error(_: Request, exc: Exception) -> ProblemResponse:
+    return from_exception(exc)
+
+
+def install(app: FastAPI) -> None:
+    """Map every error, once, to its problem document."""
+    import psycopg
+    import redis
+
+    app.add_exception_handler(RequestValidationError, _request_invalid)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    for kind in (ApiProblem, WorkbenchError, ServiceUnavailable, ValidationError, redis.exceptions.RedisError,
+                 psycopg.Error, Exception):
+        app.add_exception_handler(kind, _any_error)

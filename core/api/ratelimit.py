@@ -1,0 +1,76 @@
+"""Each API key's request rate (API_RATE_LIMIT), counted in the product's Redis so that every replica of
+the API draws on one budget per key; without keys, per client address.
+
+`limits` (sliding window counter: one Lua call per request) keeps the counts. Redis is reached by the URL
+the product uses (an embedded server's unix socket becomes `redis+unix://`, a cluster node
+`redis+cluster://`). When that storage cannot be built the limit is counted in this process alone, and
+the log says so: each replica then allows the full rate.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+
+from limits import RateLimitItem, parse
+from limits.storage import MemoryStorage, Storage, storage_from_string
+from limits.strategies import SlidingWindowCounterRateLimiter
+
+from core.api.problems import ApiProblem
+
+log = logging.getLogger(__name__)
+
+KEY_PREFIX = "api:ratelimit"  # beside the product's own keys in the same Redis
+
+
+def limits_url(redis_url: str, *, cluster: bool) -> str:
+    """The product's Redis URL in the form `limits` reads."""
+    if redis_url.startswith("unix://"):
+        return "redis+unix://" + redis_url.removeprefix("unix://")
+    if cluster:
+        return "redis+cluster://" + redis_url.split("://", 1)[1]
+    return redis_url
+
+
+class RateLimiter:
+    """Built on first use (it needs the Redis URL, which may start the embedded server)."""
+
+    def __init__(self, rate: str, redis_url: Callable[[], str], *, cluster: bool = False):
+        self.item: RateLimitItem = parse(rate)
+        self._redis_url = redis_url
+        self._cluster = cluster
+        self._limiter: SlidingWindowCounterRateLimiter | None = None
+        self._lock = threading.Lock()
+
+    def _storage(self) -> Storage:
+        try:
+            return storage_from_string(limits_url(self._redis_url(), cluster=self._cluster),
+                                       key_prefix=KEY_PREFIX, socket_timeout=5)
+        except Exception as e:  # noqa: BLE001 - any failure here means: count in this process
+            log.warning("API rate limit counted per process, not shared by replicas: Redis storage for "
+                        "`limits` unavailable (%s)", type(e).__name__)
+            return MemoryStorage()
+
+    @property
+    def limiter(self) -> SlidingWindowCounterRateLimiter:
+        if self._limiter is None:
+            with self._lock:
+                if self._limiter is None:
+                    self._limiter = SlidingWindowCounterRateLimiter(self._storage())
+        return self._limiter
+
+    def hit(self, who: str, shown_as: str) -> None:
+        """Count one request of `who`; ApiProblem 429 with Retry-After when over the rate."""
+        if self.limiter.hit(self.item, who):
+            return
+        reset = self.limiter.get_window_stats(self.item, who).reset_time
+        wait = max(1, math.ceil(reset - time.time()))
+        period = self.item.GRANULARITY.name if self.item.multiples == 1 else \
+            f"{self.item.multiples} {self.item.GRANULARITY.name}s"
+        raise ApiProblem(429, "rate_limited",
+                         f"{shown_as} sent more than {self.item.amount} requests per {period}; retry after "
+                         f"{wait} s (the server's API_RATE_LIMIT setting)",
+                         headers={"Retry-After": str(wait)})

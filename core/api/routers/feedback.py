@@ -1,0 +1,28 @@
+"""Feedback: the summary of how users reacted to answers, and an explicit rating of one answer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from fastapi import APIRouter
+
+from core import usecases as uc
+from core.api.deps import WB, ReadInstance, WriteInstance, on_path
+
+router = APIRouter(prefix="/v1/instances/{instance}/feedback", tags=["feedback"])
+
+
+@router.get("/summary", response_model=uc.FeedbackReport)
+def summary(instance: ReadInstance, wb: WB, since: datetime | None = None, until: datetime | None = None,
+            by: Literal["day", "model", "profile", "chain", "tag"] | None = None) -> uc.FeedbackReport:
+    """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
+    latency of the answers given in [since, until]; with `by`, the same per group."""
+    return uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, since=since, until=until, by=by))
+
+
+@router.post("", response_model=uc.RatingRecord)
+def rate(instance: WriteInstance, body: uc.RateAnswer, wb: WB) -> uc.RatingRecord:
+    """An explicit rating of an answer (`thought2_id` of its turn), beside the feedback the follow-up
+    gives; rating again replaces it."""
+    return uc.rate_answer(wb, on_path(body, instance=instance))

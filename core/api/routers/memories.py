@@ -1,0 +1,34 @@
+"""Memories an assistant adds, searches and forgets directly."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from core import usecases as uc
+from core.api.deps import WB, ReadInstance, WriteInstance, on_path
+
+router = APIRouter(prefix="/v1/instances/{instance}/memories", tags=["memories"])
+
+
+class MemorySearch(uc.ExplorerSearch):
+    """A search of everything stored in the instance (the path names the instance)."""
+
+    instance: str | None = None
+
+
+@router.post("", response_model=uc.AddedMemory, status_code=status.HTTP_201_CREATED)
+def add(instance: WriteInstance, body: uc.AddMemory, wb: WB) -> uc.AddedMemory:
+    """Embed and index a memory; searchable at once. The same `id` again replaces it."""
+    return uc.add_memory(wb, on_path(body, instance=instance))
+
+
+@router.post("/search", response_model=uc.SearchOutcome)
+def search(instance: ReadInstance, body: MemorySearch, wb: WB) -> uc.SearchOutcome:
+    """Hybrid, semantic or full-text search; each hit names its chain or bank."""
+    return uc.memory_search(wb, uc.ExplorerSearch(**on_path(body, instance=instance).model_dump()))
+
+
+@router.delete("/{memory_id}", response_model=uc.DeletionReport)
+def delete(instance: WriteInstance, memory_id: str, wb: WB, chain_id: str | None = None) -> uc.DeletionReport:
+    """One memory from every store; `chain_id` finds a thought not indexed yet."""
+    return uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=memory_id, chain_id=chain_id))

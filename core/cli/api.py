@@ -1,0 +1,40 @@
+"""`workbench api`: the HTTP API server (uvicorn)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from core.cli.context import WorkbenchContext
+
+
+@click.command("api")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Listen address. Beyond loopback every request needs an API key "
+                   "(`workbench keys create`).")
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Server processes; all serve the same chains (the state is in Redis and Postgres).")
+@click.pass_obj
+def api(ctx: WorkbenchContext, host: str, port: int, workers: int) -> None:
+    """Serve the JSON API (OpenAPI page at /docs) and the MCP server at /mcp."""
+    import uvicorn
+
+    from core import usecases as uc
+    from core.api.app import HOST_ENV, NO_KEY_BEYOND_LOOPBACK, is_loopback
+
+    if not is_loopback(host) and not uc.keys_exist(ctx.wb):
+        click.echo(f"error: {NO_KEY_BEYOND_LOOPBACK}", err=True)
+        sys.exit(2)
+    if ctx.instance_override:
+        os.environ["INSTANCE"] = ctx.instance_override  # read by the workers' own settings
+    os.environ[HOST_ENV] = host
+    ctx.wb.services.redis_url()  # start the embedded servers once, before the workers race for them
+    ctx.wb.services.postgres_url()
+    ctx.wb.close()
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"serving http://{shown}:{port} (OpenAPI page at /docs, MCP at /mcp); Ctrl+C stops", err=True)
+    uvicorn.run("core.api.app:app_from_env", factory=True, host=host, port=port, workers=workers,
+                log_level="warning", access_log=False, timeout_graceful_shutdown=10)

@@ -1,0 +1,173 @@
+"""The HTTP API through a real uvicorn: every endpoint accepted and refused, errors as problem documents,
+the body limit, health and readiness, and the OpenAPI page."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from core import usecases as uc
+from core.runtime import Workbench
+from tests.support.api import assert_problem, thread_server
+
+
+@pytest.fixture(scope="module")
+def api(workbench):
+    with thread_server(workbench, settings=workbench.settings.model_copy(
+            update={"api_max_body_bytes": 64 * 1024, "api_rate_limit": "100000/minute"})) as url:
+        yield url
+
+
+@pytest.fixture
+def client(api, workbench, instance):
+    """A client with a key for this test's instance."""
+    created = uc.create_key(workbench, uc.CreateKey(name=f"k-{uuid.uuid4().hex[:10]}", instances=[instance]))
+    with httpx.Client(base_url=f"{api}/v1/instances/{instance}", timeout=60,
+                      headers={"Authorization": f"Bearer {created.secret}"}) as c:
+        c.key_name = created.key.name
+        yield c
+
+
+def test_a_conversation_over_http(client, instance, workbench):
+    first = client.post("/remember", json={"thought": "I parked the car on level 3, spot 12",
+                                           "chain_id": "car", "tags": ["car"]})
+    assert first.status_code == 200, first.text
+    turn = first.json()
+    assert turn["instance"] == instance and turn["chain_id"] == "car" and turn["synthesis"] == "extractive"
+    assert turn["previous_feedback"] is None and set(turn["latency"]) >= {"search_ms", "total_ms"}
+    second = client.post("/remember", json={"thought": "where did I park the car?", "chain_id": "car",
+                                            "thought_number": 2, "total_thoughts": 2})
+    assert second.status_code == 200, second.text
+    assert second.json()["previous_feedback"]["continued"] in (True, 1, "1")
+    assert any("level 3" in c["content"] for c in second.json()["context"])
+
+    rated = client.post("/feedback", json={"answer_id": second.json()["thought2_id"], "rating": "up",
+                                           "comment": "right spot"})
+    assert rated.status_code == 200 and rated.json()["rating"] == "up"
+    summary = client.get("/feedback/summary", params={"by": "tag"})
+    assert summary.status_code == 200 and summary.json()["summary"]["answers"] == 2
+
+    chains = client.get("/chains", params={"page_size": 5}).json()
+    assert [c["chain_id"] for c in chains["chains"]] == ["car"]
+    conversation = client.get("/chains/car").json()
+    assert [m["role"] for m in conversation["messages"]] == ["user", "assistant"] * 2
+    origin = conversation["messages"][1]["metrics"]  # each turn records the front end and key it came by
+    assert origin["source"] == "http" and origin["key"] == client.key_name
+    exported = client.get("/chains/car/export").json()
+    assert exported["chain_id"] == "car" and "level 3" in exported["document"]
+
+    report = client.post("/retrieve", json={"query": "where is the car parked", "trace": True})
+    assert report.status_code == 200 and report.json()["instance"] == instance
+
+    deleted = client.delete("/chains/car")
+    assert deleted.status_code == 200 and deleted.json()["thoughts"] >= 4
+    assert client.get("/chains/car").json()["messages"] == []
+
+
+def test_memories_past_tasks_and_banks(client, instance, workbench):
+    added = client.post("/memories", json={"content": "Maya is allergic to peanuts", "kind": "observation",
+                                           "tags": ["health"], "id": "m-peanuts"})
+    assert added.status_code == 201 and added.json()["id"] == "m-peanuts"
+    found = client.post("/memories/search", json={"query": "peanuts allergy", "top_k": 5})
+    assert found.status_code == 200, found.text
+    assert any(h["id"] == "m-peanuts" for h in found.json()["hits"])
+    gone = client.delete("/memories/m-peanuts")
+    assert gone.status_code == 200 and gone.json()["index_rows"] == 1
+
+    uc.ingest_texts(workbench, uc.IngestTexts(items=[uc.ProducedTextInput(
+        instance=instance, user_id="maya", task="meeting minutes", title="Budget review",
+        production="We agreed to cut the travel budget by ten percent next quarter.")]))
+    tasks = client.post("/past-tasks/search", json={"user_id": "maya", "query": "travel budget",
+                                                       "max_distance": 2})
+    assert tasks.status_code == 200, tasks.text
+    assert [h["title"] for h in tasks.json()["search"]["hits"]] == ["Budget review"]
+
+    entry = {"entry": {"skill_name": "search", "thinking": "look for flights", "command": "search flights",
+                       "result": "3 found", "importance": 0.8}}
+    assert client.post("/banks/trip/entries", json=entry).status_code == 201
+    assert [b["name"] for b in client.get("/banks").json()] == ["trip"]
+    assert client.get("/banks/trip").json()["live_entries"] == 1
+    assert len(client.get("/banks/trip/snapshot").json()["entries"]) == 1
+    hits = client.post("/banks/trip/query", json={"keywords": ["flights"]})
+    assert hits.status_code == 200 and len(hits.json()) == 1
+    assert client.delete("/banks/trip/entries").json()["entries_removed"] == 1
+    assert client.delete("/banks/trip").status_code == 200
+
+
+def test_the_instance_list_is_the_keys_scope(client, api, instance):
+    listed = client.get(f"{api}/v1/instances")
+    assert listed.status_code == 200 and listed.json() == {"instances": [instance]}
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status"), [
+    ("post", "/remember", {}, 422),
+    ("post", "/remember", {"thought": "   "}, 422),
+    ("post", "/remember", {"thought": "hi", "top_k": 0}, 422),
+    ("post", "/remember", {"thought": "hi", "surprise": 1}, 422),
+    ("post", "/remember", {"thought": "hi", "instance": "another"}, 400),
+    ("post", "/retrieve", {"query": ""}, 422),
+    ("post", "/memories", {"content": "x", "kind": "gossip"}, 422),
+    ("post", "/memories/search", {"query": " "}, 422),
+    ("delete", "/memories/not%20an%20id", None, 422),
+    ("post", "/past-tasks/search", {"user_id": "maya"}, 422),
+    ("get", "/chains?page=0", None, 422),
+    ("get", "/chains?order=sideways", None, 422),
+    ("get", "/chains/no-such-chain/export", None, 404),
+    ("post", "/banks/trip/entries", {"entry": {"nonsense": 1}}, 422),
+    ("post", "/banks/trip/query", {"max_results": 0}, 422),
+    ("get", "/feedback/summary?by=weather", None, 422),
+    ("get", "/feedback/summary?since=yesterday-ish", None, 422),
+    ("post", "/feedback", {"answer_id": "no-such-answer", "rating": "up"}, 404),
+    ("post", "/feedback", {"answer_id": "a", "rating": "meh"}, 422),
+])
+def test_bad_input_is_refused_with_a_problem_naming_the_field(client, method, path, body, status):
+    response = client.request(method.upper(), path, json=body)
+    problem = assert_problem(response, status, "not_found" if status == 404 else "invalid_input")
+    assert len(problem["detail"]) < 600
+
+
+def test_malformed_json_unknown_routes_and_methods(client, api):
+    broken = client.post("/remember", content=b"{not json", headers={"content-type": "application/json"})
+    assert_problem(broken, 422, "invalid_input")
+    assert_problem(httpx.get(f"{api}/v1/nowhere"), 404, "not_found")
+    assert_problem(client.put("/remember", json={"thought": "x"}), 405, "method_not_allowed")
+
+
+def test_bodies_over_the_limit_get_413(client):
+    big = {"thought": "x" * (70 * 1024)}
+    assert_problem(client.post("/remember", json=big), 413, "payload_too_large")
+
+    def chunks():  # no Content-Length: refused while the body streams in
+        for _ in range(100):
+            yield b"x" * 1024
+
+    assert_problem(client.post("/remember", content=chunks(), headers={"content-type": "application/json"}),
+                   413, "payload_too_large")
+    assert client.post("/remember", json={"thought": "small enough"}).status_code == 200
+
+
+def test_health_readiness_and_openapi(api):
+    assert httpx.get(f"{api}/healthz").json() == {"status": "ok"}
+    ready = httpx.get(f"{api}/readyz")
+    assert ready.status_code == 200 and {s["name"] for s in ready.json()["services"]} == {"Redis", "Postgres"}
+    assert "swagger" in httpx.get(f"{api}/docs").text.lower()
+    paths = httpx.get(f"{api}/openapi.json").json()["paths"]
+    assert {"/v1/instances/{instance}/remember", "/v1/instances/{instance}/retrieve", "/healthz",
+            "/v1/instances/{instance}/memories/search", "/v1/instances/{instance}/past-tasks/search",
+            "/v1/instances/{instance}/feedback/summary", "/v1/instances/{instance}/banks"} <= set(paths)
+
+
+def test_readyz_is_503_when_the_services_are_down(settings):
+    down = Workbench(settings.model_copy(update={"redis_url": "redis://127.0.0.1:9",
+                                                 "database_url": "postgresql://127.0.0.1:9/none"}))
+    with thread_server(down, mcp=False) as url:
+        ready = httpx.get(f"{url}/readyz", timeout=30)
+        problem = assert_problem(ready, 503, "service_unavailable")
+        assert ready.headers["retry-after"] and not any(s["reachable"] for s in problem["services"])
+        assert "127.0.0.1:9" not in ready.text  # no address on an endpoint that needs no key
+        turn = httpx.post(f"{url}/v1/instances/x/remember", json={"thought": "hi"}, timeout=30)
+        assert_problem(turn, 503, "service_unavailable")
+        assert turn.headers["retry-after"]
+    down.close()

@@ -1,0 +1,105 @@
+"""Real uvicorn servers for the HTTP API tests: in a thread of the test process (on a given Workbench), or
+as `workbench api` processes on a data directory, each on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from core.api.app import create_app
+from core.runtime import Workbench
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def thread_server(wb: Workbench, **app_options) -> Iterator[str]:
+    """`create_app(wb, **app_options)` served by uvicorn in a thread; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(wb, **app_options), host="127.0.0.1", port=port,
+                                           log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the API server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+def api_env(data_dir: Path, **settings: str) -> dict[str, str]:
+    """The environment of a `workbench api` process on the test servers in `data_dir`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REDIS_", "DATABASE_", "INSTANCE"))}
+    env.update({"DATA_DIR": str(data_dir), "EMBEDDER": "wordllama", **settings})
+    return env
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "core.cli", *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@contextmanager
+def process_server(data_dir: Path, *, workers: int = 1, **settings: str) -> Iterator[str]:
+    """`workbench api` in its own process on the servers of `data_dir`; yields its base URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port),
+                             "--workers", str(workers)], env=api_env(data_dir, **settings), cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"`workbench api` exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("`workbench api` did not start in time")
+
+
+def assert_problem(response: httpx.Response, status: int, code: str) -> dict:
+    """The response is a problem document with this status and code; returns it."""
+    assert response.status_code == status, (response.status_code, response.text)
+    assert response.headers["content-type"].startswith("application/problem+json"), response.headers
+    body = response.json()
+    assert set(body) >= {"type", "title", "status", "code", "detail"}, body
+    assert body["status"] == status and body["code"] == code, body
+    assert body["detail"] and "Traceback" not in response.text
+    return body
