@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from core.bank import count_entries as bank_entries
-from core.past_tasks.store import count_past_tasks
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -23,7 +22,7 @@ COUNTERS: dict[str, object] = {
     "Indexed memories": lambda wb, inst: wb.index.count(inst),
     "Instances": lambda wb, inst: len(wb.index.instances()),
     "Memory-bank entries": bank_entries,
-    "Past tasks": count_past_tasks,
+    "Past tasks": lambda wb, inst: wb.past_tasks.count(inst),
     "Answers with feedback": lambda wb, inst: wb.thoughts.feedback_count(inst),
 }
 

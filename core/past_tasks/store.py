@@ -13,7 +13,7 @@ import re
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from psycopg import errors as pg_errors
@@ -25,9 +25,6 @@ from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
 from core.ids import Id, pg_text, validate_id
 from core.index.vectors import ensure_model_hnsw_index
-
-if TYPE_CHECKING:
-    from core.runtime import Workbench
 
 DDL = """
 CREATE TABLE IF NOT EXISTS past_task_type (
@@ -376,8 +373,3 @@ class PastTaskStore:
                 "ORDER BY created_at DESC, pk DESC LIMIT %s", (instance, user_id, limit)).fetchall()
         return [ToolExecutionRecord(execution_id=r[0], instance=r[1], user_id=r[2], query=r[3], params=r[4],
                                     status=r[5], result=r[6], created_at=r[7]) for r in rows]
-
-
-def count_past_tasks(wb: Workbench, instance: str) -> int:
-    """The overview's counter: produced texts of the instance that their users have not deleted."""
-    return wb.past_tasks.count(instance)
