@@ -18,7 +18,6 @@ from core.cli import cli, main
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 from core.conversation.keys import feedback_key, thought_key
-from core.conversation.metrics import TurnMetrics
 from tests.support.embedders import KeywordEmbedder
 
 T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
