@@ -8,8 +8,10 @@ they are matched case-insensitively in both the environment and the secrets file
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -130,7 +132,7 @@ class Settings(BaseSettings):
                 value = "set"
             elif name.endswith("api_key"):
                 value = "unset"
-            elif name in ("redis_url", "database_url") and value:
+            elif name.endswith("_url") and value:  # a password can ride in any service address
                 value = mask_url(value)
             out[name.upper()] = str(value) if isinstance(value, Path) else value
         return out
@@ -145,15 +147,35 @@ class _LowerKeysToml(TomlConfigSettingsSource):
         self.init_kwargs = self.toml_data
 
 
-def mask_url(url: str) -> str:
-    """Hide the password of a service URL: `redis://:secret@host` -> `redis://:***@host`."""
-    from urllib.parse import urlsplit, urlunsplit
+# Query parameters (and libpq keywords) that carry a credential: ?password=, &token=, sslpassword=, ...
+_SECRET_PARAM = re.compile(r"(ssl)?pass(word|wd)?|pwd|secret|token|access[-_]?token|api[-_]?key|key|auth|"
+                           r"credentials?|sig(nature)?", re.IGNORECASE)
+_LIBPQ_PASSWORD = re.compile(r"(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 
+
+def mask_url(url: str) -> str:
+    """A service URL as it may be shown: every credential it can carry replaced by `***`.
+
+    - userinfo: `redis://:secret@host` -> `redis://:***@host`; a user name alone is taken for a token
+      (`https://sk-abc@host` -> `https://***@host`), a user with a password keeps its name;
+    - query parameters named like a credential: `postgresql://h/db?password=x` -> `...?password=***`;
+    - a libpq keyword/value string (`host=h password=x`): `password=***`.
+    """
+    if "://" not in url:
+        return _LIBPQ_PASSWORD.sub(r"\1***", url)
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user, has_password, _ = userinfo.partition(":")
+        netloc = f"{user}:***@{host}" if has_password else f"***@{host}"
+    query = "&".join(
+        f"{name}=***" if sep and _SECRET_PARAM.fullmatch(unquote(name)) else f"{name}{sep}{value}"
+        for name, sep, value in (piece.partition("=") for piece in parts.query.split("&"))
+    ) if parts.query else ""
+    # Put together by hand: urlunsplit drops the empty authority of `unix:///path`.
+    return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if parts.query else "")
+            + (f"#{parts.fragment}" if parts.fragment else ""))
 
 
 def load_settings(**overrides: Any) -> Settings:

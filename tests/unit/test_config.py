@@ -55,3 +55,27 @@ def test_llm_base_url_wins_over_groq():
 def test_mask_url():
     assert mask_url("redis://:secret@host:6379/0") == "redis://:***@host:6379/0"
     assert mask_url("unix:///tmp/x.sock") == "unix:///tmp/x.sock"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("redis://default:s3cret@host:6379/0", "redis://default:***@host:6379/0"),
+    ("redis://host:6379/0?password=s3cret", "redis://host:6379/0?password=***"),
+    ("unix:///tmp/r.sock?db=0&password=s3cret", "unix:///tmp/r.sock?db=0&password=***"),
+    ("postgresql://u@h/db?sslmode=require&password=s3cret", "postgresql://***@h/db?sslmode=require&password=***"),
+    ("postgresql://u:s3cret@h:5432/db?sslpassword=s3cret", "postgresql://u:***@h:5432/db?sslpassword=***"),
+    ("host=h dbname=db password=s3cret user=u", "host=h dbname=db password=*** user=u"),
+    ("host=h password='s3 cret' user=u", "host=h password=*** user=u"),
+    ("http://user:s3cret@llm.local:8000/v1", "http://user:***@llm.local:8000/v1"),
+    ("https://s3cret@api.example/v1", "https://***@api.example/v1"),
+    ("https://api.example/v1?api_key=s3cret&model=x", "https://api.example/v1?api_key=***&model=x"),
+    ("https://api.example/v1?Token=s3cret", "https://api.example/v1?Token=***"),
+])
+def test_mask_url_hides_every_form_of_credential(url, shown):
+    assert mask_url(url) == shown
+    assert "s3cret" not in mask_url(url) and "s3 cret" not in mask_url(url)
+
+
+def test_settings_view_masks_a_password_in_any_service_address():
+    s = Settings(llm_base_url="http://user:s3cret@llm.local/v1", groq_base_url="https://s3cret@g.local",
+                 openai_base_url="https://o.local/v1?api_key=s3cret")
+    assert "s3cret" not in str(s.public_view())
