@@ -25,7 +25,14 @@ from core.errors import ConfigError
 from core.ids import Id
 
 SECRETS_FILE_ENV = "WORKBENCH_SECRETS_FILE"
-DEFAULT_SECRETS_FILE = Path(".streamlit/secrets.toml")
+# The project's own secrets file, wherever the command runs: one read from the current directory would let
+# a command run inside an untrusted folder point the LLM at any server. WORKBENCH_SECRETS_FILE names another.
+DEFAULT_SECRETS_FILE = Path(__file__).resolve().parents[1] / ".streamlit" / "secrets.toml"
+
+
+def secrets_file() -> Path:
+    """The secrets file the settings are read from (it may not exist)."""
+    return Path(os.environ.get(SECRETS_FILE_ENV) or DEFAULT_SECRETS_FILE)
 
 EmbedderChoice = Literal["auto", "wordllama", "openai", "minilm"]
 
@@ -102,8 +109,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        secrets = Path(os.environ.get(SECRETS_FILE_ENV) or DEFAULT_SECRETS_FILE)
-        return (init_settings, env_settings, _LowerKeysToml(settings_cls, secrets))
+        return (init_settings, env_settings, _LowerKeysToml(settings_cls, secrets_file()))
 
     # -- what the rest of the code asks of the settings -------------------------------------
 
@@ -135,6 +141,7 @@ class Settings(BaseSettings):
             elif name.endswith("_url") and value:  # a password can ride in any service address
                 value = mask_url(value)
             out[name.upper()] = str(value) if isinstance(value, Path) else value
+        out["SETTINGS_FILE"] = settings_file_in_use()
         return out
 
 
@@ -176,6 +183,12 @@ def mask_url(url: str) -> str:
     # Put together by hand: urlunsplit drops the empty authority of `unix:///path`.
     return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if parts.query else "")
             + (f"#{parts.fragment}" if parts.fragment else ""))
+
+
+def settings_file_in_use() -> str:
+    """Which secrets file the settings came from, as it may be shown."""
+    path = secrets_file()
+    return str(path) if path.is_file() else f"none ({path} does not exist)"
 
 
 def load_settings(**overrides: Any) -> Settings:

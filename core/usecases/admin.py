@@ -13,6 +13,7 @@ from core.admin.deletion import DeletionReport, delete_chain, delete_memory
 from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, InstanceRow, SearchOutcome,
                                  chain_detail, export_chain, instances_overview, list_chains, search_memory)
 from core.admin.overview import Overview, overview
+from core.config import settings_file_in_use
 from core.ids import SHARED_INSTANCE, Id
 from core.services import ServiceStatus
 from core.usecases.base import InstanceRequest, Progress
@@ -44,12 +45,15 @@ class ServicesReport(BaseModel):
     services: list[ServiceStatus]
     embedder: str
     llm: str
+    settings_file: str
 
 
 def services(wb: Workbench) -> ServicesReport:
-    """Each service's state (starting the embedded ones), with what to do when one is down."""
+    """Each service's state (starting the embedded ones), with what to do when one is down, and which
+    secrets file the settings were read from."""
     return ServicesReport(instance=wb.settings.instance, services=wb.services.status(),
-                          embedder=wb.embedder.name, llm=wb.settings.llm_provider)
+                          embedder=wb.embedder.name, llm=wb.settings.llm_provider,
+                          settings_file=settings_file_in_use())
 
 
 def service_statuses(wb: Workbench) -> list[ServiceStatus]:

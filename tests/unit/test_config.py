@@ -1,6 +1,7 @@
 import pytest
 
-from core.config import Settings, load_settings, mask_url
+from core.config import (DEFAULT_SECRETS_FILE, SECRETS_FILE_ENV, Settings, load_settings, mask_url,
+                         secrets_file)
 from core.errors import ConfigError
 
 
@@ -79,3 +80,26 @@ def test_settings_view_masks_a_password_in_any_service_address():
     s = Settings(llm_base_url="http://user:s3cret@llm.local/v1", groq_base_url="https://s3cret@g.local",
                  openai_base_url="https://o.local/v1?api_key=s3cret")
     assert "s3cret" not in str(s.public_view())
+
+
+def test_a_secrets_file_in_the_current_folder_is_not_read(tmp_path, monkeypatch):
+    """Running a command inside an untrusted folder must not let that folder's secrets file choose the LLM."""
+    (tmp_path / ".streamlit").mkdir()
+    (tmp_path / ".streamlit" / "secrets.toml").write_text(
+        'LLM_BASE_URL = "http://evil.example/v1"\nGROQ_API_KEY = "from-cwd"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(SECRETS_FILE_ENV, raising=False)
+    assert secrets_file() == DEFAULT_SECRETS_FILE and DEFAULT_SECRETS_FILE.is_absolute()
+    s = load_settings()
+    assert s.llm_base_url != "http://evil.example/v1"
+    assert s.groq_api_key is None or s.groq_api_key.get_secret_value() != "from-cwd"
+    assert s.public_view()["SETTINGS_FILE"].startswith((str(DEFAULT_SECRETS_FILE), "none ("))
+
+
+def test_the_settings_view_names_the_secrets_file_in_use(tmp_path, monkeypatch):
+    path = tmp_path / "mine.toml"
+    monkeypatch.setenv(SECRETS_FILE_ENV, str(path))
+    assert load_settings().public_view()["SETTINGS_FILE"] == f"none ({path} does not exist)"
+    path.write_text('INSTANCE = "from-file"\n')
+    s = load_settings()
+    assert s.instance == "from-file" and s.public_view()["SETTINGS_FILE"] == str(path)
