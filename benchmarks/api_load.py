@@ -175,17 +175,18 @@ def start_api(data_dir: Path, workers: int, port: int) -> subprocess.Popen:
 
 
 def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until the `workbench api` process answers /readyz; RuntimeError if it exits or takes too long."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"`workbench api` exited: {proc.stderr.read()[-2000:]}")
+            raise RuntimeError(f"`workbench api` exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
         try:
             if httpx.get(url + "/readyz", timeout=2).status_code == 200:
                 return
         except httpx.TransportError:
             pass
-        time.sleep(0.2)
-    raise SystemExit("`workbench api` did not become ready")
+        time.sleep(0.1)
+    raise RuntimeError("`workbench api` did not become ready")
 
 
 def summarise(run: LoadRun, cpu: dict[str, float]) -> dict:
@@ -227,7 +228,10 @@ def main() -> None:
     url = f"http://127.0.0.1:{args.port}"
     proc = start_api(data_dir, args.workers, args.port)
     try:
-        wait_ready(url, proc)
+        try:
+            wait_ready(url, proc)
+        except RuntimeError as e:
+            raise SystemExit(str(e)) from None
         print(f"warming up: {args.clients} clients x {args.warmup} turns", file=sys.stderr)
         run_clients(url, instance, secret, clients=args.clients, turns=args.warmup, prefix="warmup")
         groups = _processes(proc.pid, data_dir)

@@ -7,11 +7,30 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.ids import Id, labelled_id, pg_json
+
+def _some_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must contain some text")
+    return value
+
+
+def _distinct_tags(tags: list[str]) -> list[str]:
+    for tag in tags:
+        if not (1 <= len(tag) <= 64) or not tag.isprintable():
+            raise ValueError("each tag must be 1–64 printable characters")
+    return list(dict.fromkeys(tags))
+
+
+# Text a person or an assistant wrote: refused when it is only white space.
+SomeText = Annotated[str, AfterValidator(_some_text)]
+# Tags of a turn or a memory: at most 32 of 1–64 printable characters, repeats dropped (order kept).
+Tags = Annotated[list[str], Field(max_length=32), AfterValidator(_distinct_tags)]
+
 
 # What a row of the memory index is. Thoughts are indexed as "user" / "assistant"; the others are session
 # summaries, important and shared ("federation") items, MemoryScope's memory types (conversation,

@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.resources import get_workbench
-from dashboard.ui import as_plain_line, attempt, humanize_age
+from dashboard.ui import as_plain_line, attempt, confirm, humanize_age
 
 KINDS = ["user", "assistant", "bank_entry", "bank_summary", "session_summary", "important", "federation",
          "conversation", "observation", "obs_customized", "insight", "turn"]
@@ -51,22 +51,19 @@ def render_confirmation(instance: str) -> None:
                "memory": "it from the thought store, its bank and the memory index",
                "bank": "its entries, summaries, compression events and index rows",
                "bank_clear": "the index rows too; the bank itself stays"}[pending["target"]]
-    with st.container(border=True):
-        st.warning(f"Delete {what} **{as_plain_line(pending['label'], 80)}**? This removes {effects}. "
-                   "It cannot be undone.",
-                   icon=":material/delete:")
-        yes, no, _ = st.columns([1, 1, 4])
-        if yes.button("Yes, delete", type="primary", key="xp_confirm_yes"):
-            st.session_state.pop("xp_confirm", None)
-            report = attempt("delete", lambda: _delete(instance, pending))
-            if report is not None:
-                st.session_state["xp_done"] = report
-                if pending["target"] == "chain" and st.session_state.get("xp_chain") == pending["id"]:
-                    st.session_state.pop("xp_chain", None)
-                st.rerun()
-        if no.button("Cancel", key="xp_confirm_no"):
-            st.session_state.pop("xp_confirm", None)
+    answer = confirm(f"Delete {what} **{as_plain_line(pending['label'], 80)}**? This removes {effects}. "
+                     "It cannot be undone.", yes="Yes, delete", key="xp_confirm", icon=":material/delete:")
+    if answer is not None:
+        st.session_state.pop("xp_confirm", None)
+    if answer:
+        report = attempt("delete", lambda: _delete(instance, pending))
+        if report is not None:
+            st.session_state["xp_done"] = report
+            if pending["target"] == "chain" and st.session_state.get("xp_chain") == pending["id"]:
+                st.session_state.pop("xp_chain", None)
             st.rerun()
+    elif answer is False:
+        st.rerun()
 
 
 def _delete(instance: str, pending: dict) -> str:

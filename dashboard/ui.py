@@ -65,3 +65,16 @@ def as_plain_line(text: object, limit: int | None = None) -> str:
     if limit and len(line) > limit:
         line = line[: limit - 1] + "…"
     return _escape_markdown(line)
+
+
+def confirm(message: str, *, yes: str, key: str, icon: str) -> bool | None:
+    """A bordered warning with a `yes` button and Cancel (widget keys `<key>_yes`, `<key>_no`): True once
+    confirmed, False once cancelled, None while neither was clicked."""
+    with st.container(border=True):
+        st.warning(message, icon=icon)
+        left, right, _ = st.columns([1, 1, 4])
+        if left.button(yes, type="primary", key=f"{key}_yes"):
+            return True
+        if right.button("Cancel", key=f"{key}_no"):
+            return False
+    return None

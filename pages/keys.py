@@ -9,7 +9,7 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.resources import current_instance, get_workbench
-from dashboard.ui import as_plain_line, attempt
+from dashboard.ui import as_plain_line, attempt, confirm
 
 st.title("API keys")
 st.caption("Keys for the HTTP API and the MCP server, sent as `Authorization: Bearer <key>`. Each key may "
@@ -56,20 +56,18 @@ if active:
         st.session_state["keys_confirm"] = target
         st.rerun()
 if pending := st.session_state.get("keys_confirm"):
-    with st.container(border=True):
-        st.warning(f"Revoke the API key **{as_plain_line(pending, 80)}**? Every client using it is refused "
-                   "from then on, by every server. It cannot be undone, and its name stays taken.",
-                   icon=":material/key_off:")
-        yes, no, _ = st.columns([1, 1, 4])
-        if yes.button("Yes, revoke", type="primary", key="keys_confirm_yes"):
-            st.session_state.pop("keys_confirm", None)
-            revoked = attempt("revoke the key", lambda: uc.revoke_key(wb, uc.KeyRef(name=pending)))
-            if revoked is not None:
-                st.session_state["keys_done"] = f"API key **{as_plain_line(revoked.name)}** revoked."
-                st.rerun()
-        if no.button("Cancel", key="keys_confirm_no"):
-            st.session_state.pop("keys_confirm", None)
+    answer = confirm(f"Revoke the API key **{as_plain_line(pending, 80)}**? Every client using it is refused "
+                     "from then on, by every server. It cannot be undone, and its name stays taken.",
+                     yes="Yes, revoke", key="keys_confirm", icon=":material/key_off:")
+    if answer is not None:
+        st.session_state.pop("keys_confirm", None)
+    if answer:
+        revoked = attempt("revoke the key", lambda: uc.revoke_key(wb, uc.KeyRef(name=pending)))
+        if revoked is not None:
+            st.session_state["keys_done"] = f"API key **{as_plain_line(revoked.name)}** revoked."
             st.rerun()
+    elif answer is False:
+        st.rerun()
 
 st.subheader("Create a key")
 known = attempt("list the instances", lambda: uc.instance_names(wb))

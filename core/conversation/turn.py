@@ -24,7 +24,7 @@ from core.conversation.indexing import sync_index
 from core.conversation.metrics import ContextItem, Origin, StageLatency, TurnMetrics
 from core.llm import Completion, Message
 from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
-from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory, SomeText, Tags
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.conversation.feedback import feedback_score
 from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
@@ -54,7 +54,7 @@ class UiRememberParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    thought: str = Field(min_length=1, max_length=100_000)
+    thought: SomeText = Field(min_length=1, max_length=100_000)
     thought_number: int = Field(1, ge=1, le=1_000_000)
     total_thoughts: int = Field(1, ge=1, le=1_000_000)
     chain_id: Id | None = None
@@ -64,7 +64,7 @@ class UiRememberParams(BaseModel):
     similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)
     token_cap: int | None = Field(None, ge=1, le=1_000_000)
     style: str | None = None
-    tags: list[str] = Field([], max_length=32)
+    tags: Tags = []
     temporal: str | None = Field(None, max_length=200)
     profile: Id | None = None
     request_id: Id | None = None
@@ -74,13 +74,6 @@ class UiRememberParams(BaseModel):
                         "\"Intermediate tool outputs:\" beside the memory retrieval")
     include_history: bool = Field(True, description="whether the chain's chat history goes into the prompt")
 
-    @field_validator("thought")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must contain some text")
-        return v
-
     @field_validator("style")
     @classmethod
     def _style(cls, v: str | None) -> str | None:
@@ -89,14 +82,6 @@ class UiRememberParams(BaseModel):
         if v.strip().lower() not in STYLES:
             raise ValueError(f"must be one of {', '.join(STYLES)} (any case)")
         return v.strip().lower()
-
-    @field_validator("tags")
-    @classmethod
-    def _tags(cls, v: list[str]) -> list[str]:
-        for tag in v:
-            if not (1 <= len(tag) <= 64) or not tag.isprintable():
-                raise ValueError("each tag must be 1–64 printable characters")
-        return list(dict.fromkeys(v))
 
     @field_validator("intermediate_steps")
     @classmethod

@@ -13,7 +13,7 @@ from core.admin.deletion import DeletionReport, delete_bank, delete_chain, delet
 from core.conversation.thoughts import RatingRecord
 from core.ids import Id, pg_json
 from core.index.records import event_time_of
-from core.models import EventTime, MemoryRecord
+from core.models import EventTime, MemoryRecord, SomeText, Tags
 from core.usecases.base import InstanceRequest
 
 if TYPE_CHECKING:
@@ -29,27 +29,12 @@ class AddMemory(InstanceRequest):
     from several (insight), an observation in the caller's own form (obs_customized), or a line of
     conversation. The same `id` again replaces it (a retry is safe)."""
 
-    content: str = Field(min_length=1, max_length=100_000)
+    content: SomeText = Field(min_length=1, max_length=100_000)
     kind: AddableKind = "observation"
-    tags: list[str] = Field([], max_length=32)
+    tags: Tags = []
     event_time: datetime | None = Field(None, description="when what it says happened (UTC if no zone)")
     metadata: dict[str, Any] = {}
     id: Id | None = Field(None, description="default: a new id")
-
-    @field_validator("content")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must contain some text")
-        return v
-
-    @field_validator("tags")
-    @classmethod
-    def _tags(cls, v: list[str]) -> list[str]:
-        for tag in v:
-            if not (1 <= len(tag) <= 64) or not tag.isprintable():
-                raise ValueError("each tag must be 1–64 printable characters")
-        return list(dict.fromkeys(v))
 
     @field_validator("event_time")
     @classmethod

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
+from benchmarks.api_load import wait_ready
 from core.api.app import create_app
 from core.runtime import Workbench
 
@@ -78,20 +79,6 @@ def process_server(data_dir: Path, *, workers: int = 1, **settings: str) -> Iter
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"`workbench api` exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("`workbench api` did not start in time")
 
 
 def assert_problem(response: httpx.Response, status: int, code: str) -> dict:
