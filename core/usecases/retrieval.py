@@ -77,10 +77,17 @@ class RetrieveRequest(InstanceRequest):
     params: ScopeParams = ScopeParams()
 
 
+def resolve_profile(wb: Workbench, instance: str | None, profile: str | FusionProfile | None
+                    ) -> FusionProfile:
+    """A request's profile: given whole, by name, or None for the instance's active one."""
+    if isinstance(profile, FusionProfile):
+        return profile
+    return get_profile(wb, ProfileRef(instance=instance, name=profile))
+
+
 def retrieve_memory(wb: Workbench, req: RetrieveRequest) -> ScopeResult:
     """set_query → (extract_time ∥ retrieve_memory → semantic_rank) → fuse_rerank → print_memory."""
-    profile = req.profile if isinstance(req.profile, FusionProfile) else \
-        get_profile(wb, ProfileRef(instance=req.instance, name=req.profile))
+    profile = resolve_profile(wb, req.instance, req.profile)
     return run_memoryscope(wb, req.query, instance=req.instance_in(wb), profile=profile, params=req.params)
 
 

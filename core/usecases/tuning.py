@@ -18,7 +18,7 @@ from core.tuning.metrics import parse_metric, warm_up
 from core.tuning.optimise import DEFAULT_RRF_KS, DEFAULT_TAUS, OptimiseReport, fetch_pools, save_best
 from core.tuning.optimise import optimise as run_optimiser
 from core.usecases.base import InstanceRequest, Progress
-from core.usecases.retrieval import ProfileRef, get_profile
+from core.usecases.retrieval import resolve_profile
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -52,12 +52,6 @@ def warm_up_metrics() -> None:
     warm_up()
 
 
-def _profile(wb: Workbench, instance: str | None, profile: str | FusionProfile | None) -> FusionProfile:
-    if isinstance(profile, FusionProfile):
-        return profile
-    return get_profile(wb, ProfileRef(instance=instance, name=profile))
-
-
 class EvaluateRequest(InstanceRequest):
     dataset: EvalDataset
     profile: str | FusionProfile | None = Field(None, description="None: the instance's active profile")
@@ -68,7 +62,7 @@ class EvaluateRequest(InstanceRequest):
 
 def evaluate(wb: Workbench, req: EvaluateRequest, *, progress: Progress | None = None) -> EvalReport:
     """Recall@k, nDCG@k and MRR per category of the profile's rankings (loading the corpora once)."""
-    profile = _profile(wb, req.instance, req.profile)
+    profile = resolve_profile(wb, req.instance, req.profile)
     return run_evaluation(wb, req.dataset, profile, tuple(req.ks), pool_size=req.pool_size,
                           progress=progress, search_type=req.search_type)
 
@@ -89,7 +83,7 @@ class OptimiseRequest(InstanceRequest):
 def optimise(wb: Workbench, req: OptimiseRequest, *, progress: Progress | None = None) -> OptimiseReport:
     """Every profile of the grid scored on the metric, from candidate pools fetched once."""
     parse_metric(req.metric)
-    baseline = _profile(wb, req.instance, req.baseline)
+    baseline = resolve_profile(wb, req.instance, req.baseline)
     pools = fetch_pools(wb, req.dataset, req.pool_size, progress=progress)
     return run_optimiser(pools, req.metric, category=req.category, methods=req.methods,
                          taus=req.taus or DEFAULT_TAUS, rrf_ks=req.rrf_ks, baseline=baseline, name=req.name,
