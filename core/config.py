@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     model_fast: str = "llama3-8b-8192"
     model_deep: str = "llama3-70b-8192"
     embedding_model: str = "text-embedding-3-small"
+    embedding_dimensions: int | None = Field(None, ge=1, le=3072,
+                                             description="shorter OpenAI text-embedding-3 vectors; unset: full")
     embedder: EmbedderChoice = "auto"
     instance: Id = "default"
     data_dir: Path = Path(".data")
@@ -65,6 +67,11 @@ class Settings(BaseSettings):
     chat_history_token_budget: int = Field(4000, ge=0, le=1_000_000)
     # The HTTP API (`workbench api`): the largest request body taken, and each key's request rate.
     api_max_body_bytes: int = Field(1_048_576, ge=1024, le=1 << 30)
+    # Every call to Redis and Postgres is bounded: a hung server fails the call, reported as a timeout.
+    redis_timeout_s: float = Field(5.0, gt=0, le=600, description="Longest wait for any Redis answer")
+    postgres_connect_timeout_s: int = Field(5, ge=2, le=600, description="Longest wait for a Postgres connection")
+    postgres_statement_timeout_s: float = Field(30.0, gt=0, le=86_400,
+                                                description="Postgres stops a statement running longer")
     api_rate_limit: str = Field("600/minute", description="per API key (or client address without keys), "
                                                          "e.g. 600/minute, 20/second")
 
@@ -145,13 +152,36 @@ class Settings(BaseSettings):
         return out
 
 
+# The seed's layout of the secrets file, `[groq] api_key = "..."`, read as the flat setting it names.
+SECTIONS = {
+    "groq": {"api_key": "groq_api_key", "base_url": "groq_base_url", "model_fast": "model_fast",
+             "model_deep": "model_deep"},
+    "openai": {"api_key": "openai_api_key", "base_url": "openai_base_url", "embedding_model": "embedding_model",
+               "embedding_dimensions": "embedding_dimensions"},
+}
+
+
 class _LowerKeysToml(TomlConfigSettingsSource):
-    """The secrets file, with its keys lower-cased so `GROQ_API_KEY = "..."` matches `groq_api_key`."""
+    """The secrets file, with its keys lower-cased so `GROQ_API_KEY = "..."` matches `groq_api_key`, and
+    the `[groq]` and `[openai]` tables read as their flat settings. Other tables (Streamlit's own, such as
+    `[auth]`) are left to Streamlit."""
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path):
         super().__init__(settings_cls, toml_file=path)
-        self.toml_data = {k.lower(): v for k, v in self.toml_data.items() if not isinstance(v, dict)}
-        self.init_kwargs = self.toml_data
+        data = {k.lower(): v for k, v in self.toml_data.items()}
+        flat = {k: v for k, v in data.items() if not isinstance(v, dict)}
+        for section, names in SECTIONS.items():
+            table = data.get(section)
+            for key, value in (table.items() if isinstance(table, dict) else ()):
+                name = names.get(key.lower())
+                if name is None:
+                    raise ConfigError(f"[{section}] {key} in {path} is not a setting; use "
+                                      + ", ".join(f"[{section}] {k}" for k in names)
+                                      + " or a setting of the README's configuration table.")
+                if name in flat:
+                    raise ConfigError(f"{name.upper()} and [{section}] {key} are both set in {path}; keep one.")
+                flat[name] = value
+        self.toml_data = self.init_kwargs = flat
 
 
 # Query parameters (and libpq keywords) that carry a credential: ?password=, &token=, sslpassword=, ...

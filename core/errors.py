@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Said wherever an instance is named, so an unset shell variable (`--instance "$INST"`, `INSTANCE=`) is
+# refused the same way on every front end instead of meaning the default instance.
+EMPTY_INSTANCE = "the instance is empty: give a name or leave the option out"
+
 
 class WorkbenchError(Exception):
     """Base of every error the core raises on purpose."""
@@ -54,6 +58,31 @@ class ServiceUnavailable(WorkbenchError):
         self.service = service
 
 
+class OutcomeUnknown(ServiceUnavailable):
+    """A write was sent but its reply never came (connection lost, timeout): it may or may not have been
+    applied. Every such write is idempotent by its request id, so the message tells how to retry safely.
+    A kind of ServiceUnavailable: front ends answer it the same way (HTTP 503, CLI exit 1)."""
+
+    def __init__(self, service: str, what: str, request_id: str):
+        super().__init__(service, f"no answer came while {what} was being stored (connection lost or timed "
+                                  f"out), so it may have been stored; retrying with the same request id is safe "
+                                  f"(request id {request_id}).")
+        self.request_id = request_id
+
+
+class ServiceTimeout(ServiceUnavailable):
+    """Redis or Postgres did not answer within its time limit: stopped, suspended or overloaded. What
+    the request did there is unknown."""
+
+    code = "timeout"
+
+    def __init__(self, service: str, seconds: float, why: str):
+        WorkbenchError.__init__(self, f"{service} did not answer within {seconds:g} s ({why}). Check that it "
+                                "is running (see the sidebar), then retry.")
+        self.service = service
+        self.seconds = seconds
+
+
 class ProviderError(WorkbenchError):
     """An LLM or embedding API failed after its retries."""
 
@@ -69,6 +98,27 @@ class LLMNotConfigured(WorkbenchError):
     def __init__(self, step: str = "this step"):
         super().__init__(f"{step} skipped: no LLM configured (set GROQ_API_KEY, or LLM_BASE_URL for an "
                          "OpenAI-compatible server)")
+
+
+def outage(exc: BaseException, service: str) -> str:
+    """How a degraded result names its cause: "Postgres did not answer within 3 s" for a timeout, else
+    "Postgres is unavailable"."""
+    if isinstance(exc, ServiceTimeout):
+        return f"{exc.service} did not answer within {exc.seconds:g} s"
+    if (reason := refused_data(exc)) is not None:
+        return f"Postgres refused the data ({reason})"
+    return f"{service} is unavailable"
+
+
+def refused_data(exc: BaseException) -> str | None:
+    """Postgres's reason when it refused a value (too long for a text vector or an index row, out of
+    range): bad input that fails again as is, though psycopg files a limit under OperationalError. The
+    reason names no setting or secret."""
+    import psycopg
+
+    if isinstance(exc, psycopg.DataError | psycopg.errors.ProgramLimitExceeded):
+        return _clip(exc.diag.message_primary or type(exc).__name__, 200)
+    return None
 
 
 @dataclass(frozen=True)
@@ -93,9 +143,18 @@ def describe(exc: BaseException) -> ErrorInfo:
     if isinstance(exc, ValidationError):
         return ErrorInfo("invalid_input", False, explain_validation(exc))
 
-    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+    if isinstance(exc, redis.exceptions.TimeoutError):
+        return ErrorInfo("timeout", True, "Redis did not answer in time (REDIS_TIMEOUT_S). Check that it is "
+                         "running (see the sidebar), then retry.")
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return ErrorInfo("timeout", True, "Postgres stopped a statement that ran longer than "
+                         "POSTGRES_STATEMENT_TIMEOUT_S. Retry, or raise that setting.")
+    if isinstance(exc, redis.exceptions.ConnectionError):
         return ErrorInfo("service_unavailable", True,
                          "Redis is unavailable. Check that it is running (see the sidebar), then retry.")
+    if (reason := refused_data(exc)) is not None:
+        return ErrorInfo("invalid_input", False, f"Postgres refused the data: {reason}. Shorten or correct "
+                         "the input; the same input fails again.")
     if isinstance(exc, psycopg.OperationalError):
         return ErrorInfo("service_unavailable", True,
                          "Postgres is unavailable. Check that it is running (see the sidebar), then retry.")

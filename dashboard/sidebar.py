@@ -30,6 +30,8 @@ def render_sidebar() -> None:
             else:
                 st.markdown(f":red[●] **{s.name}** unavailable — {s.mode}")
                 st.caption(" ".join(part.rstrip(".") + "." for part in (s.detail, s.hint) if part))
+            if s.recovery:  # an embedded server that died, being started again or just restarted
+                st.caption(f"{s.name} {s.recovery}")
         llm = wb.settings.llm_provider
         st.caption("MODELS")
         st.markdown(f"Embedder: `{attempt('load the embedder', lambda: uc.embedder_name(wb)) or '—'}`")

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import Depends, FastAPI
 from fastapi.concurrency import run_in_threadpool
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Route
 
 from core import usecases as uc
@@ -98,7 +99,18 @@ def create_app(wb: Workbench | None = None, *, settings: Settings | None = None,
     else:
         log.info("MCP server not installed (core/mcp): /mcp is not served")
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    if not exposed:
+        # DNS rebinding: a page of another site whose name is made to resolve to 127.0.0.1 would reach a
+        # loopback server (the local user, without a key) from the visitor's browser. It sends its own
+        # name as Host, so only loopback names are served.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=loopback_hosts(host))
     return app
+
+
+def loopback_hosts(host: str) -> list[str]:
+    """The Host names a loopback server answers: localhost and the loopback addresses, the bound one too."""
+    bound = f"[{host.strip('[]')}]" if ":" in host else host
+    return sorted({"localhost", "127.0.0.1", "[::1]", bound.lower()})
 
 
 def app_from_env() -> FastAPI:

@@ -13,16 +13,29 @@ from core.cli.context import WorkbenchContext
 from core.cli.output import emit
 
 
-@click.command("services")
-@click.pass_obj
-def services(ctx: WorkbenchContext) -> None:
+@click.group("services", invoke_without_command=True)
+@click.pass_context
+def services(click_ctx: click.Context) -> None:
     """Print the status of Redis and Postgres (starting the embedded ones if needed) as JSON."""
+    if click_ctx.invoked_subcommand is not None:
+        return
     from core import usecases as uc
 
-    report = uc.services(ctx.wb)
+    report = uc.services(click_ctx.obj.wb)
     emit(report)
     if not all(s.reachable for s in report.services):
         sys.exit(1)
+
+
+@services.command("repair-redis")
+@click.confirmation_option(prompt="Back up the embedded Redis's append-only file, then cut it at its first "
+                                  "damaged command (what follows is lost, the backup keeps it)?")
+@click.pass_obj
+def repair_redis(ctx: WorkbenchContext) -> None:
+    """Repair the embedded Redis's damaged append-only file (redis-check-aof --fix, after a backup)."""
+    from core import usecases as uc
+
+    emit(uc.repair_redis(ctx.wb))
 
 
 @click.command("serve")
@@ -38,4 +51,10 @@ def serve(port: int, address: str) -> None:
     app = Path(spec.submodule_search_locations[0]) / "app.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
            "--server.address", address]
+    from core.api.app import is_loopback
+
+    if not is_loopback(address):
+        # Reached by other names now (this machine's, a proxy's): .streamlit/config.toml's loopback-only
+        # Host list, there against DNS rebinding, would refuse them.
+        cmd += ["--server.allowedHosts", "*"]
     sys.exit(subprocess.call(cmd))

@@ -13,6 +13,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from core.embeddings import Embedder
+from core.services.bounded import without_time_limit
 
 
 def model_slug(model: str) -> str:
@@ -26,5 +27,5 @@ def ensure_model_hnsw_index(pool: ConnectionPool, table: str, embedder: Embedder
         "vector_cosine_ops) WHERE embedding_model = {model}"
     ).format(name=sql.Identifier(f"{table}_hnsw_{model_slug(embedder.name)}"), table=sql.Identifier(table),
              dim=sql.Literal(embedder.dim), model=sql.Literal(embedder.name))
-    with pool.connection() as conn:
+    with pool.connection() as conn, without_time_limit(conn):
         conn.execute(stmt)

@@ -4,7 +4,9 @@ never disturb the session's servers that every other test uses."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,19 +19,25 @@ from tests.support.embedders import KeywordEmbedder
 
 
 @pytest.fixture(scope="session")
-def fault_dir(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("fault")  # short: Unix socket paths are limited to ~107 characters
+def fault_dir() -> Path:
+    # Under /tmp, not pytest's basetemp: that one is 0700, which the pgserver account Postgres runs as
+    # (when the tests run as root) may not enter.
+    path = Path(tempfile.mkdtemp(prefix="wb-fault-"))
     yield path
     EmbeddedRedis(path).stop()
     EmbeddedPostgres(path).stop()
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
 def fault_wb(fault_dir):
-    """A Workbench on the fault servers (started if a test left them down), keyword embedder, no LLM."""
-    EmbeddedRedis(fault_dir).ensure_running()
-    EmbeddedPostgres(fault_dir).ensure_running()
-    wb = Workbench(load_settings(data_dir=fault_dir), embedder=KeywordEmbedder())
+    """A Workbench on the fault servers (started if a test left them down), keyword embedder, no LLM.
+
+    It reaches them by URL, as external servers, so one a test stops or kills stays down until the test
+    starts it again (a process starts the embedded servers again by itself: test_server_recovery.py)."""
+    wb = Workbench(load_settings(data_dir=fault_dir, redis_url=EmbeddedRedis(fault_dir).ensure_running(),
+                                 database_url=EmbeddedPostgres(fault_dir).ensure_running()),
+                   embedder=KeywordEmbedder())
     yield wb
     wb.close()
     EmbeddedRedis(fault_dir).ensure_running()

@@ -93,6 +93,7 @@ def test_the_page_says_redis_is_unavailable_while_it_is(fault_dir, fault_wb, mon
 
     Remember(fault_wb).run(UiRememberParams(thought="the dog likes music", chain_id="p"), instance="page")
     monkeypatch.setenv("DATA_DIR", str(fault_dir))
+    monkeypatch.setenv("REDIS_URL", fault_wb.settings.redis_url)  # as an external server: stays down
     get_workbench.clear()
     st.cache_data.clear()
     redis_server = EmbeddedRedis(fault_dir)

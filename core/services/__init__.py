@@ -1,0 +1,221 @@
+"""Redis and Postgres: the embedded servers by default, external ones when their URL is set.
+
+The embedded servers are ordinary daemons under the data directory. The first process that needs one
+starts it (under a file lock, so two processes never race); every later process — dashboard sessions,
+the CLI, tests — finds it running and connects. They keep running after the process that started
+them exits, and their data (Redis append-only file, Postgres data directory) survive restarts. They
+listen only on private Unix sockets and ask for a password generated on first start (`private.py`);
+every call is bounded in time, and a long-running process starts a server that died again
+(`bounded.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Literal
+
+import psycopg
+import redis
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
+
+from core.config import Settings, mask_url
+from core.errors import InvalidInput, ServiceUnavailable, WorkbenchError
+from core.schema import ensure_schema
+from core.services.bounded import (
+    PostgresTimeout,
+    RedisTimeout,
+    Revival,
+    bounded_connection_class,
+    redis_client,
+)
+from core.services.embedded_postgres import EmbeddedPostgres, shared_buffers_mb
+from core.services.embedded_redis import EmbeddedRedis, RedisRepair
+from core.services.pool import FailFastPool
+
+__all__ = [
+    "EmbeddedPostgres",
+    "EmbeddedRedis",
+    "FailFastPool",
+    "PostgresTimeout",
+    "RedisRepair",
+    "RedisTimeout",
+    "ServiceStatus",
+    "Services",
+    "shared_buffers_mb",
+]
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    """One service as the sidebar and `workbench services` show it. `recovery`: an embedded server being
+    started again after it died, or restarted a moment ago."""
+
+    name: str
+    mode: Literal["embedded", "external"]
+    url: str
+    reachable: bool
+    version: str | None
+    detail: str | None = None
+    hint: str | None = None
+    recovery: str | None = None
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+class Services:
+    """Connections to Redis and Postgres for one process. Nothing connects until first asked."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._redis: redis.Redis | None = None
+        self._pool: ConnectionPool | None = None
+        self._redis_url: str | None = None
+        self._pg_url: str | None = None
+        self._revivals: dict[str, Revival] = {}
+        if settings.redis_embedded:
+            self._revivals["Redis"] = Revival("Redis", EmbeddedRedis(settings.data_dir).ensure_running)
+        if settings.postgres_embedded:
+            self._revivals["Postgres"] = Revival("Postgres", EmbeddedPostgres(settings.data_dir).ensure_running)
+
+    # -- URLs (starting the embedded servers when they are the ones in use) ------------------
+
+    def redis_url(self) -> str:
+        if self._redis_url is None:
+            s = self.settings
+            self._redis_url = s.redis_url or EmbeddedRedis(s.data_dir).ensure_running()
+        return self._redis_url
+
+    def postgres_url(self) -> str:
+        if self._pg_url is None:
+            s = self.settings
+            self._pg_url = s.database_url or EmbeddedPostgres(s.data_dir).ensure_running()
+        return self._pg_url
+
+    # -- clients ----------------------------------------------------------------------------
+
+    def redis(self) -> redis.Redis:
+        """A client whose every call is bounded by REDIS_TIMEOUT_S and that reconnects by itself."""
+        if self._redis is None:
+            s = self.settings
+            self._redis = redis_client(self.redis_url(), timeout_s=s.redis_timeout_s, cluster=s.redis_cluster,
+                                       revive=self._revive("Redis"))
+        return self._redis
+
+    def pool(self) -> ConnectionPool:
+        """The Postgres pool, with pgvector registered on each connection and the schema in place."""
+        if self._pool is None:
+            s = self.settings
+            url = self.postgres_url()
+            _require_pgvector(url, s.postgres_connect_timeout_s)
+            pool = FailFastPool(url, min_size=1, max_size=8, open=False, timeout=10,
+                                connection_class=bounded_connection_class(s.postgres_statement_timeout_s),
+                                configure=partial(_configure, statement_timeout_s=s.postgres_statement_timeout_s),
+                                kwargs={"autocommit": True, "connect_timeout": s.postgres_connect_timeout_s},
+                                revive=self._revive("Postgres"), connect_timeout_s=s.postgres_connect_timeout_s)
+            pool.open(wait=True, timeout=15)
+            ensure_schema(pool)
+            self._pool = pool
+        return self._pool
+
+    def repair_redis(self) -> RedisRepair:
+        if not self.settings.redis_embedded:
+            raise InvalidInput("REDIS_URL is set: repair that server's append-only file with its own "
+                               "redis-check-aof; this command repairs the embedded one")
+        return EmbeddedRedis(self.settings.data_dir).repair_aof()
+
+    def _revive(self, service: str):
+        revival = self._revivals.get(service)
+        return revival.revive if revival else None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        if self._redis is not None:
+            self._redis.close()
+            self._redis = None
+
+    # -- status -----------------------------------------------------------------------------
+
+    def status(self) -> list[ServiceStatus]:
+        return [self._redis_status(), self._postgres_status()]
+
+    def _recovery(self, service: str) -> str | None:
+        revival = self._revivals.get(service)
+        return revival.state() if revival else None
+
+    def _redis_status(self) -> ServiceStatus:
+        s = self.settings
+        mode = "embedded" if s.redis_embedded else "external"
+        try:
+            url = self.redis_url()
+            info = self.redis().info()
+            if isinstance(info, dict) and "redis_version" not in info:  # cluster: one dict per node
+                info = next(iter(info.values()))
+            return ServiceStatus("Redis", mode, mask_url(url), True, info.get("redis_version"),
+                                 detail=_redis_detail(info), recovery=self._recovery("Redis"))
+        except Exception as e:  # noqa: BLE001 - any failure is shown as the service's state
+            hint = (f"The embedded server could not start: see {EmbeddedRedis(s.data_dir).log}." if s.redis_embedded
+                    else "Check that REDIS_URL is right and the server is up.")
+            return ServiceStatus("Redis", mode, mask_url(s.redis_url or "embedded"), False, None,
+                                 detail=_detail(e), hint=hint, recovery=self._recovery("Redis"))
+
+    def _postgres_status(self) -> ServiceStatus:
+        s = self.settings
+        mode = "embedded" if s.postgres_embedded else "external"
+        try:
+            url = self.postgres_url()
+            with self.pool().connection() as conn:
+                version = conn.execute("SHOW server_version").fetchone()[0]
+                vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname='vector'").fetchone()
+            return ServiceStatus("Postgres", mode, mask_url(url), True, version.split()[0],
+                                 detail=f"pgvector {vec[0]}" if vec else None, recovery=self._recovery("Postgres"))
+        except ServiceUnavailable as e:
+            # No pgvector on the server, no server at all, or a timeout: the message already says which.
+            no_vector = "pgvector" in str(e)
+            return ServiceStatus("Postgres", mode, mask_url(s.database_url or "embedded"), False, None,
+                                 detail=str(e), hint="Install pgvector 0.5+ on that server, or unset DATABASE_URL."
+                                 if no_vector else None, recovery=self._recovery("Postgres"))
+        except Exception as e:  # noqa: BLE001 - any failure is shown as the service's state
+            hint = (f"The embedded server could not start: see {EmbeddedPostgres(s.data_dir).log}."
+                    if s.postgres_embedded else "Check that DATABASE_URL is right and the server is up.")
+            return ServiceStatus("Postgres", mode, mask_url(s.database_url or "embedded"), False, None,
+                                 detail=_detail(e), hint=hint, recovery=self._recovery("Postgres"))
+
+
+def _detail(exc: Exception) -> str:
+    """Our own errors say what happened (with real paths, never a secret); others only by their type."""
+    return str(exc) if isinstance(exc, WorkbenchError) else type(exc).__name__
+
+
+def _configure(conn: psycopg.Connection, *, statement_timeout_s: float) -> None:
+    register_vector(conn)
+    # A wider HNSW beam than the default 40, so a candidate pool of 50–100 is filled from the index;
+    # and the server stops any statement that runs longer than POSTGRES_STATEMENT_TIMEOUT_S.
+    conn.execute("SELECT set_config('hnsw.ef_search', '100', false), set_config('statement_timeout', %s, false)",
+                 (f"{round(statement_timeout_s * 1000)}ms",))
+
+
+def _redis_detail(info: dict) -> str:
+    aof = "append-only on" if str(info.get("aof_enabled", "")) == "1" else None
+    return aof or f"mode {info.get('redis_mode', 'standalone')}"
+
+
+def _require_pgvector(url: str, connect_timeout_s: int = 5) -> None:
+    """Fail with a clear message when the server cannot give us the `vector` extension."""
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout_s) as conn:
+            row = conn.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+                               ).fetchone()
+            if row is None:
+                raise ServiceUnavailable(
+                    "Postgres", "the server has no pgvector extension. Install pgvector 0.5 or newer on it "
+                    "(https://github.com/pgvector/pgvector#installation), or unset DATABASE_URL to use the "
+                    "embedded Postgres.")
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.OperationalError as e:
+        raise ServiceUnavailable("Postgres", "cannot connect. Check DATABASE_URL and that the server is up."
+                                 ) from e

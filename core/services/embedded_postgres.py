@@ -1,0 +1,215 @@
+"""The embedded Postgres: Postgres 16 + pgvector from the pgserver wheel, run with the wheel's own
+`initdb` and `pg_ctl` on a private Unix socket, every connection authenticated (scram-sha-256).
+
+We call the binaries ourselves rather than `pgserver.get_server`: that one trusts every local
+connection, moves the socket to a shared directory when the data path is long, and, as root, adds o+rx
+to every parent of the data directory up to `/`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+from filelock import FileLock
+from psycopg import sql
+
+from core.errors import ServiceTimeout, ServiceUnavailable
+from core.services.private import (
+    Account,
+    check_reachable,
+    prepare_data_dir,
+    private_dir,
+    running_pid,
+    secret,
+    socket_base,
+)
+
+USER = "postgres"
+HBA = """\
+# Written by Memory Workbench: every connection gives the password kept in {password_file}.
+local all all scram-sha-256
+host  all all 127.0.0.1/32 scram-sha-256
+host  all all ::1/128 scram-sha-256
+"""
+
+
+def shared_buffers_mb() -> int:
+    """The embedded server's buffer cache: a quarter of the RAM (PostgreSQL's own starting advice), at
+    least the stock 128 MB and at most 1 GB.
+
+    The stock 128 MB holds less than one large instance at 100,000 memories (its rows, HNSW graph and
+    text postings are ~320 MB), so searches read pages back from the OS: with the mem0 peer's tables
+    beside ours, hybrid p50 went from 7.8 to 5.8 ms with 1 GB (benchmarks/README.md).
+    """
+    try:
+        ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError, AttributeError):
+        return 128
+    return max(128, min(1024, ram_mb // 4))
+
+
+def postgres_bin() -> Path:
+    """The pgserver wheel's bin directory, found without importing pgserver (its import has side
+    effects: a lock file in the user's runtime directory)."""
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        raise ServiceUnavailable("Postgres", "the pgserver package is not installed: reinstall the project "
+                                 "(make install), or set DATABASE_URL to an external Postgres.")
+    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
+
+
+class EmbeddedPostgres:
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir.resolve()
+        self.dir = self.data_dir / "pg"
+        self.socket_dir = socket_base(self.data_dir) / "pg"
+        self.password_file = self.data_dir / "postgres.password"
+        self.log = self.dir / "log"
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://{USER}:{secret(self.password_file)}@/{USER}?host={self.socket_dir}"
+
+    def ensure_running(self) -> str:
+        """The server's URL, first creating, securing or starting it as needed (one starter at a time)."""
+        if self._postmaster_pid() is not None and self._hba_is_ours() and self._answers():
+            return self.url
+        account = prepare_data_dir(self.data_dir)
+        with FileLock(str(self.data_dir / "pg.start.lock"), timeout=120, mode=0o600):
+            bin_dir = postgres_bin()
+            check_reachable(self.dir, account, "Postgres")
+            check_reachable(bin_dir / "postgres", account, "Postgres")
+            private_dir(self.socket_dir, owner=account)
+            if not (self.dir / "PG_VERSION").exists():
+                self._initdb(bin_dir, account)
+            running = self._postmaster_pid() is not None
+            if running and not (self._hba_is_ours() and self._answers()):
+                self.stop()  # a server of an older version: trusting, or on a socket elsewhere
+                running = False
+            if not running:
+                # A postmaster that died (kill -9) may linger as a zombie until reaped, which Postgres
+                # would take for a live one holding the directory and the socket: its lock files go first.
+                for lock in (self.dir / "postmaster.pid", self.socket_dir / ".s.PGSQL.5432.lock"):
+                    lock.unlink(missing_ok=True)
+                self._start(bin_dir, account)
+            if not self._hba_is_ours():
+                self._secure(account)
+        return self.url
+
+    def _answers(self, timeout_s: int = 5) -> bool:
+        try:
+            psycopg.connect(self.url, connect_timeout=timeout_s).close()
+            return True
+        except psycopg.OperationalError as e:
+            if "timeout expired" in str(e):
+                raise ServiceTimeout("Postgres", timeout_s, "its process runs: is it suspended?") from e
+            return False
+
+    def _run(self, args: list[str], account: Account, **kwargs) -> subprocess.CompletedProcess:
+        """Run a Postgres binary as `account`, umask 077, output in temporary files (pg_ctl's server
+        would inherit pipes and keep them open)."""
+        with tempfile.TemporaryFile("w+") as out:
+            try:
+                done = subprocess.run(args, check=False, stdout=out, stderr=subprocess.STDOUT, umask=0o077, cwd=self.dir,
+                                      user=None if account.is_us else account.uid,
+                                      group=None if account.is_us else account.gid,
+                                      extra_groups=None if account.is_us else [], **kwargs)
+            except subprocess.TimeoutExpired as e:
+                raise ServiceUnavailable("Postgres", f"{Path(args[0]).name} did not finish in time; see "
+                                         f"{self.log}.") from e
+            out.seek(0)
+            done.stdout = out.read()
+        return done
+
+    def _initdb(self, bin_dir: Path, account: Account) -> None:
+        """A new cluster that asks every connection for the generated password from the start."""
+        private_dir(self.dir, owner=account)
+        # initdb wants an empty data directory and runs as `account`: the password waits beside it.
+        staging = Path(tempfile.mkdtemp(dir=self.data_dir))
+        try:
+            pwfile = staging / "pwfile"
+            pwfile.write_text(secret(self.password_file) + "\n")
+            for path in (staging, pwfile):
+                os.chown(path, account.uid, account.gid)
+            done = self._run([str(bin_dir / "initdb"), "-D", str(self.dir), "-U", USER, "--encoding=utf8",
+                              "--auth=scram-sha-256", f"--pwfile={pwfile}"], account, timeout=300)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        if done.returncode != 0:
+            raise ServiceUnavailable("Postgres", f"initdb failed in {self.dir}: {_last_line(done.stdout)}")
+        self._write_hba(account)
+
+    def _start(self, bin_dir: Path, account: Account) -> None:
+        options = " ".join(shlex.quote(o) for o in (
+            "-h", "", "-k", str(self.socket_dir), "-c", f"shared_buffers={shared_buffers_mb()}MB",
+            # Old write-ahead segments are removed, not renamed for reuse with deleted text still inside
+            # them (a deletion's text must leave the disk: core/admin/compaction.py).
+            "-c", "wal_recycle=off"))
+        done = self._run([str(bin_dir / "pg_ctl"), "-D", str(self.dir), "-w", "-t", "60", "-l", str(self.log),
+                          "-o", options, "start"], account, timeout=90)
+        if done.returncode != 0:
+            raise ServiceUnavailable("Postgres", f"could not start the embedded Postgres in {self.dir}: "
+                                     f"{_last_line(self._log_tail()) or _last_line(done.stdout)}. "
+                                     f"See {self.log}.")
+
+    def _secure(self, account: Account) -> None:
+        """An older version's cluster trusted every local connection: give the `postgres` role the
+        generated password, then ask for it (pg_hba.conf, reloaded). Done over the private socket, so
+        nobody else can connect meanwhile."""
+        password = secret(self.password_file)
+        with psycopg.connect(f"host={self.socket_dir} user={USER} dbname={USER}", autocommit=True,
+                             connect_timeout=10) as conn:
+            conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(USER), sql.Literal(password)))
+            self._write_hba(account)
+            conn.execute("SELECT pg_reload_conf()")
+        time.sleep(0.2)  # the postmaster reloads pg_hba.conf asynchronously
+        if not self._answers():
+            raise ServiceUnavailable("Postgres", f"the password in {self.password_file} was not accepted after "
+                                     f"the upgrade; see {self.log}.")
+
+    def _write_hba(self, account: Account) -> None:
+        hba = self.dir / "pg_hba.conf"
+        hba.write_text(HBA.format(password_file=self.password_file))
+        os.chown(hba, account.uid, account.gid)
+        hba.chmod(0o600)
+
+    def _hba_is_ours(self) -> bool:
+        try:
+            return (self.dir / "pg_hba.conf").read_text() == HBA.format(password_file=self.password_file)
+        except OSError:
+            return False
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def _postmaster_pid(self) -> int | None:
+        return running_pid(self.dir / "postmaster.pid", "postgres")
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Fast shutdown (SIGINT to the postmaster: roll back open transactions, then stop cleanly)."""
+        pid = self._postmaster_pid()
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGINT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._postmaster_pid() != pid:
+                return
+            time.sleep(0.05)
+        raise ServiceUnavailable("Postgres", f"the embedded server (pid {pid}) did not stop within {timeout_s} s")
+
+
+def _last_line(text: str) -> str:
+    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")

