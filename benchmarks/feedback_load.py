@@ -40,16 +40,15 @@ def write(wb: Workbench, n: int, turns_per_chain: int = 4) -> None:
             source, key = rng.choice([("dashboard", None), ("mcp", "claude-desktop"), ("http", "ci-bot")])
             extra = {"model": model, "model_selected": model, "synthesis": "llm",
                      "profile": "balanced-default", "source": source, **({"key": key} if key else {})}
-            user = Thought(id=user_id, thought=f"question {k}", timestamp=at, category=CATEGORY_USER,
-                           seq=3 * k + 1, **common)
+            user = Thought(id=user_id, thought=f"question {k}", timestamp=at, category=CATEGORY_USER, **common)
             answer = Thought(id=answer_id, thought=f"answer {k}", timestamp=at, category=CATEGORY_ASSISTANT,
-                             seq=3 * k + 2, extra=extra, **common)
-            store.append_turn(user, answer, metrics_id=metrics_id, index_answer=False)
-            if previous:
-                gap = rng.expovariate(1 / 60)
-                store.record_followup(previous, gap, feedback_score(gap, "thanks"), "thanks")
-                if rng.random() < 0.1:  # some answers rated explicitly too
-                    store.record_rating(INSTANCE, previous, rng.choice(["up", "down"]), "", at)
+                             extra=extra, **common)
+            # The turn scores the previous answer of its chain itself, from the time since it.
+            store.append_turn(user, answer, request_id=f"r-{user_id}", result_json="{}",
+                              score=lambda gap: feedback_score(gap, "thanks"), metrics_id=metrics_id,
+                              index_answer=False)
+            if previous and rng.random() < 0.1:  # some answers rated explicitly too
+                store.record_rating(INSTANCE, previous, rng.choice(["up", "down"]), "", at)
             store.append(Thought(id=metrics_id, thought="metrics", timestamp=at, category=CATEGORY_METRICS,
                                  seq=3 * k + 3, extra={**extra, "tokens": rng.randint(50, 900),
                                                        "context_items": 5, "answer_id": answer_id,
@@ -57,7 +56,7 @@ def write(wb: Workbench, n: int, turns_per_chain: int = 4) -> None:
                                                                    "synthesis_ms": 700.0, "store_ms": 2.0,
                                                                    "total_ms": 710.0}}, **common))
             previous = answer_id
-            at += timedelta(seconds=45)
+            at += timedelta(seconds=rng.expovariate(1 / 60))
     wb.thoughts.r.delete("index:outbox")  # nothing of this is meant for the memory index
 
 

@@ -35,13 +35,17 @@ def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str)
          _delta(cur.mean_score, prev.mean_score, lambda d: f"{d:+.3f}"), "normal",
          f"Mean feedback_score of answers that got a follow-up. {ci}."),
         ("Answers", f"{cur.answers:,}", _delta(cur.answers, prev.answers, lambda d: f"{d:+,.0f}"), "off",
-         f"{cur.scored} scored, {cur.abandoned} abandoned, {cur.final} final, {cur.pending} awaiting a follow-up."),
+         f"{cur.scored} scored, {cur.abandoned} abandoned, {cur.final} ended (no follow-up expected), "
+         f"{cur.pending} awaiting a follow-up."),
         ("Continue rate", _pct(cur.continue_rate), _delta(cur.continue_rate, prev.continue_rate, pp), "normal",
-         "Share of answers the user followed up in the same conversation."),
+         f"Share of all answers, ended ones included, the user followed up in the same conversation. "
+         f"Without ended answers: {_pct(cur.continue_rate_excl_ended)}."),
         ("Abandon rate", _pct(cur.abandon_rate), _delta(cur.abandon_rate, prev.abandon_rate, pp), "inverse",
-         "Share of answers left 10 minutes or more without a follow-up (marked by the sweep)."),
+         f"Share of all answers, ended ones included, whose next turn came 10 minutes or more later, or never. "
+         f"Without ended answers: {_pct(cur.abandon_rate_excl_ended)}."),
         ("Correction rate", _pct(cur.correction_rate), _delta(cur.correction_rate, prev.correction_rate, pp),
-         "inverse", "Share of answers whose follow-up read as a correction (actually, wrong, no, …)."),
+         "inverse", f"Share of all answers, ended ones included, whose follow-up read as a correction "
+         f"(actually, wrong, no, …). Without ended answers: {_pct(cur.correction_rate_excl_ended)}."),
         ("Median reply time", "—" if cur.time_to_next_s["p50"] is None else f"{cur.time_to_next_s['p50']:.0f} s",
          _delta(cur.time_to_next_s["p50"], prev.time_to_next_s["p50"], lambda d: f"{d:+.0f} s"), "inverse",
          "Median seconds between an answer and the user's next turn (p75 "
@@ -50,6 +54,10 @@ def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str)
     for col, (label, value, delta, color, help_text) in zip(st.columns(len(tiles)), tiles, strict=True):
         col.metric(label, value, delta, delta_color=color, help=f"{help_text} Change: against {period}.",
                    border=True)
+    st.caption(f"Rates are over all {cur.answers:,} answers, {cur.final:,} of them ended (given with "
+               "next_thought_needed = false: no follow-up was expected, so they are never abandoned). Without "
+               f"the ended answers: continue {_pct(cur.continue_rate_excl_ended)}, abandon "
+               f"{_pct(cur.abandon_rate_excl_ended)}, correction {_pct(cur.correction_rate_excl_ended)}.")
 
 
 def render_rating_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
+
 import streamlit as st
 
 from core import usecases as uc
+from core.errors import OutcomeUnknown
 from dashboard.chat_view import render_conversation
 from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import attempt, humanize_age, show_error
@@ -81,7 +84,13 @@ with st.expander("Turn settings", expanded=False):
     threshold = c4.slider("Similarity threshold (min semantic)", 0.0, 1.0, 0.0, 0.05)
     token_cap = c5.number_input("Token cap for context (0 = none)", 0, 100_000, 0, step=100)
     temporal = c6.text_input("Time hint", placeholder="e.g. last week, in March")
-    tags = st.multiselect("Tags for this turn", options=[], accept_new_options=True)
+    c9, c10, c11 = st.columns([2, 1, 1], vertical_alignment="bottom")
+    tags = c9.multiselect("Tags for this turn", options=[], accept_new_options=True,
+                          help="Stored with the turn; with the filter on, they also choose what is retrieved.")
+    filter_tags = c10.toggle("Retrieve only these tags", value=False, key="chat_filter_tags", disabled=not tags,
+                             help="Only memories carrying one of this turn's tags are retrieved.") and bool(tags)
+    search_type = c11.selectbox("Search", ["hybrid", "vector", "text"], key="chat_search_type",
+                                help="hybrid: meaning and keywords; vector: meaning only; text: keywords only")
     c7, c8 = st.columns([1, 2])
     include_history = c7.toggle("Include chat history", value=True, key="chat_include_history",
                                 help="Off: the prompt gets no earlier turns of this conversation.")
@@ -104,16 +113,28 @@ else:
             "conversation and every other one in this instance — with their score parts.")
 st.session_state.just_answered = False
 
+# Every turn gets a request id here, so a turn whose outcome was unknown (the connection to Redis lost
+# while it was stored) is retried with the same one: the retry returns the stored turn or stores it once.
+turn: dict | None = None
+if unsure := st.session_state.get("chat_unsure"):
+    show_error(unsure["error"], "answer this turn")
+    if st.button("Retry", key="chat_retry", help="Sends the same message with the same request id: it is "
+                                                  "stored at most once."):
+        turn = unsure
 if text := st.chat_input("Ask something, or tell the assistant something to remember"):
+    turn = {"text": text, "request_id": f"chat-{uuid.uuid4().hex}", "chain_id": chain_id}
+if turn:
+    text = turn["text"]
     user_turns = conversation.user_turns if conversation else 0
     with st.chat_message("user"):
         st.text(text)
     try:
         params = uc.UiRememberParams(
-            instance=instance, thought=text, chain_id=chain_id, thought_number=user_turns + 1,
+            instance=instance, thought=text, chain_id=turn["chain_id"], request_id=turn["request_id"],
             total_thoughts=user_turns + 1,
             top_k=top_k, style=style, profile=profile, similarity_threshold=threshold,
             token_cap=token_cap or None, temporal=temporal or None, tags=tags,
+            filter_tags=filter_tags, search_type=search_type,
             include_history=include_history,
             intermediate_steps={(step_title.strip() or "tool"): step_output} if step_output.strip() else {})
         holder: dict[str, uc.UiRememberResult] = {}
@@ -130,6 +151,10 @@ if text := st.chat_input("Ask something, or tell the assistant something to reme
         result = holder["result"]
         st.session_state.pending_chain = result.chain_id
         st.session_state.just_answered = True
+        st.session_state.pop("chat_unsure", None)
+        st.rerun()
+    except OutcomeUnknown as e:  # shown above the input with a Retry, on the next run
+        st.session_state.chat_unsure = {**turn, "error": e}
         st.rerun()
     except Exception as e:  # shown as a message with what to do, never a traceback
         show_error(e, "answer this turn")

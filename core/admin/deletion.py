@@ -1,25 +1,49 @@
-"""Deleting what is stored: a chain, a single memory, a memory bank — in every store that holds it.
+"""Deleting what is stored — a chain, a single memory, a memory bank — from every store that holds it.
 
-Redis is cleaned first (thoughts, chain indexes, feedback, queued outbox entries, served-request
-results), then Postgres (memory-index rows). In that order a sync that reads the outbox later finds
-nothing of the chain to re-index, and the last step removes what an earlier sync had indexed.
+Deleting means the text is gone (the GDPR meaning; docs/ARCHITECTURE.md §6): from the records that
+hold it, from the records derived from it (`core.admin.redaction`: other turns' prompts, answers and
+served results, neighbours' context, text postings and counters), and from the files on disk
+(`core.admin.compaction`). A `Deletion` removes one or more targets, then `finish` does those two last
+steps once for all of them.
+
+A chain is tombstoned first (`chain_tombstone`, for `TOMBSTONE_TTL_S`): from then on a turn on it is
+refused, so a writer racing the deletion cannot bring it back. Then every key of the chain is removed,
+found by scanning the chain's key pattern (not only the keys its listing names, which a crashed or
+racing writer may have left out) and repeated until a scan finds none, so a chain with any key left can
+always be deleted. Redis goes before Postgres: a sync that reads the outbox later finds nothing of the
+chain to re-index, and the index rows go last.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 import core.bank.db as bank_db
+from core.admin.compaction import compact
+from core.admin.redaction import redact_copies
 from core.bank.index_ids import BANK_KINDS, ENTRY_KIND, bank_item_of, entry_index_id, summary_index_id
+from core.conversation.indexing import LOCK_TTL_MS, LOCK_WAIT_S
+from core.conversation.keys import (OUTBOX_LOCK, chain_keys_pattern, chain_meta_key, chain_tombstone, chains_key,
+                                    feedback_index_key, feedback_key, feedback_pending_key)
 from core.errors import NotFound
-from core.ids import validate_id
+from core.ids import SHARED_INSTANCE, validate_id
+from core.index.names import partition_name, postings_name
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
 THOUGHT_KINDS = ("user", "assistant")
+TEXT_CATEGORIES = ("ui_remember:user", "ui_remember:assistant")  # metrics thoughts hold no text of their own
+# Long enough that a turn started before the deletion has ended (its LLM call included): the turn is
+# refused. Within it, a chain id can be used again only by another id; after it, the id is free.
+TOMBSTONE_TTL_S = 600
+MAX_PASSES = 10  # scans of a chain's keys; more would mean a writer ignores the tombstone
+BANK_TABLES = ("bank", "bank_entry", "bank_summary", "bank_event")
 
 
 class DeletionReport(BaseModel):
@@ -32,6 +56,7 @@ class DeletionReport(BaseModel):
     requests: int = 0  # served-request results removed
     index_rows: int = 0  # memory-index rows removed
     bank_rows: int = 0  # memory-bank entries / summaries removed
+    copies: int = 0  # other records whose copy of the text became "[deleted]" (redaction)
     notes: list[str] = []
 
     @property
@@ -40,87 +65,220 @@ class DeletionReport(BaseModel):
                     self.bank_rows))
 
 
+class Deletion:
+    """Removes targets of one instance, remembering their text; `finish` then erases its copies and
+    has the files rewritten, once for all the targets."""
+
+    def __init__(self, wb: Workbench, instance: str):
+        self.wb, self.instance = wb, validate_id(instance, "instance")
+        self.texts: set[str] = set()
+        self.ids: set[str] = set()
+        self.chains: set[str] = set()  # chains the text was said in (their later prompts quote it)
+        self.tables: set[str] = set()
+
+    def finish(self, report: DeletionReport | None = None) -> None:
+        """Replace the copies of what was removed by "[deleted]", then rewrite the files on disk."""
+        copies = redact_copies(self.wb, self.instance, self.texts, self.ids, self.chains)
+        instances = self.wb.index.instances() if self.instance == SHARED_INSTANCE else [self.instance]
+        self.tables |= {t for i in instances for t in (partition_name(i), postings_name(i))}
+        notes = compact(self.wb, [*self.tables, "memory_lexeme"])
+        if report is not None:
+            report.copies += copies
+            report.notes += notes
+
+    # -- targets ----------------------------------------------------------------------------
+
+    def chain(self, chain_id: str) -> DeletionReport:
+        """Remove a chain: every key of it, its feedback, outbox entries and index rows."""
+        validate_id(chain_id, "chain_id")
+        wb, instance = self.wb, self.instance
+        r = wb.redis()
+        tombstone = chain_tombstone(instance, chain_id)
+        earlier = r.set(tombstone, f"{time.time():.3f}", ex=TOMBSTONE_TTL_S, get=True)
+        report = DeletionReport(target="chain", instance=instance, id=chain_id)
+        for _ in range(MAX_PASSES):
+            keys = [k for k in r.scan_iter(match=chain_keys_pattern(instance, chain_id), count=1000)
+                    if k != tombstone]
+            if not keys:
+                break
+            self._remove_keys(chain_id, keys, report)
+        else:
+            report.notes.append("keys of the chain were still being written after "
+                                f"{MAX_PASSES} passes; delete it again")
+        self._remove_feedback(self._stray_feedback(chain_id), report)
+        r.zrem(chains_key(instance), chain_id)
+        with self._indexing_paused():
+            report.outbox = wb.thoughts.outbox_drop(instance, chain_id)
+            self._remember(wb.index.records(instance, chains=[chain_id]))
+            report.index_rows = wb.index.delete_chain(instance, chain_id)
+        if not report.removed_anything:
+            if earlier is None:
+                r.delete(tombstone)  # nothing was ever there: the id stays free
+            raise NotFound(f"no chain {chain_id!r} in instance {instance!r}")
+        report.notes.append(f"new turns on chain {chain_id!r} are refused for {TOMBSTONE_TTL_S // 60} "
+                            "minutes; continue under another chain id")
+        self.chains.add(chain_id)
+        return report
+
+    def memory(self, memory_id: str, *, chain_id: str | None = None) -> DeletionReport:
+        """Remove one memory: its index row; a thought from Redis too (found through its index row, or
+        in `chain_id` when it is not indexed yet); a bank entry or summary from its bank.
+
+        Deleting a bank summary deletes the entries it compressed (it is what stands for them)."""
+        validate_id(memory_id, "memory id")
+        if chain_id is not None:
+            validate_id(chain_id, "chain_id")
+        wb, instance = self.wb, self.instance
+        report = DeletionReport(target="memory", instance=instance, id=memory_id)
+        rows = wb.index.records(instance, ids=[memory_id])
+        row = rows[0] if rows else None
+        chain = row.chain_id if row is not None and row.kind in THOUGHT_KINDS else chain_id
+        if chain:
+            store = wb.thoughts
+            had_feedback = bool(store.answers_with_feedback([memory_id]))
+            said = store.get_many(instance, chain, [memory_id])
+            with self._indexing_paused():
+                gone = store.delete_thought(instance, chain, memory_id)
+                if gone and not store.chain_meta(instance, chain):
+                    report.notes.append(f"chain {chain} had nothing else left and was removed")
+                    self._remember(wb.index.records(instance, chains=[chain]))
+                    report.index_rows += wb.index.delete_chain(instance, chain)
+                report.index_rows += wb.index.delete(instance, gone or [memory_id])
+            self.texts |= {t.thought for t in said if t.category in TEXT_CATEGORIES}
+            report.thoughts = len(gone)
+            report.feedback = int(had_feedback and bool(gone))
+            self.ids.update(gone)
+            self.chains.add(chain)
+            self._remember(rows)
+        elif (row is not None and row.kind in BANK_KINDS) or bank_item_of(memory_id) is not None:
+            self._delete_bank_item(memory_id, report)
+        elif row is not None:
+            self._remember(rows)
+            report.index_rows = wb.index.delete(instance, [memory_id])
+        if not report.removed_anything:
+            raise NotFound(f"no memory {memory_id!r} in instance {instance!r}")
+        return report
+
+    def bank(self, name: str) -> DeletionReport:
+        """Remove a memory bank with its entries, summaries, compression events and index rows."""
+        validate_id(name, "bank name")
+        instance = self.instance
+        report = DeletionReport(target="bank", instance=instance, id=name)
+        with self.wb.pool().connection() as conn, conn.transaction():
+            if not bank_db.lock_existing(conn, instance, name):
+                raise NotFound(f"no memory bank named {name!r} in instance {instance!r}")
+            stats = bank_db.stats_row(conn, instance, name)
+            indexed = conn.execute("SELECT id, content FROM memory WHERE instance = %s AND kind = ANY(%s) "
+                                   "AND metadata->>'bank' = %s", (instance, list(BANK_KINDS), name)).fetchall()
+            bank_db.drop(conn, instance, name)
+            report.index_rows = bank_db.delete_index_rows(conn, instance, name)
+        self.ids |= {i for i, _ in indexed}
+        self.texts |= {c for _, c in indexed}
+        self.tables.update(BANK_TABLES)
+        report.bank_rows = stats["total_entries"] + stats["summaries"]
+        return report
+
+    # -- steps ------------------------------------------------------------------------------
+
+    @contextmanager
+    def _indexing_paused(self) -> Iterator[None]:
+        """Hold the outbox lock (`core.conversation.indexing`) while queued index writes are dropped and
+        index rows deleted: a sync in flight read the thoughts before they went, and would write their
+        rows back after. Past the sync's own wait, it goes on without the lock, as a sync does."""
+        lock = self.wb.redis().lock(OUTBOX_LOCK, timeout=LOCK_TTL_MS / 1000, sleep=0.005,
+                                    blocking_timeout=LOCK_WAIT_S, raise_on_release_error=False)
+        held = lock.acquire()
+        try:
+            yield
+        finally:
+            if held:
+                lock.release()
+
+    def _remember(self, records) -> None:
+        self.ids |= {r.id for r in records}
+        self.texts |= {r.content for r in records}
+
+    def _remove_keys(self, chain_id: str, keys: list[str], report: DeletionReport) -> None:
+        """Delete keys of the chain (and the feedback of its answers), noting the thoughts' text."""
+        r = self.wb.redis()
+        p = r.pipeline(transaction=False)
+        for key in keys:
+            p.type(key)
+        kinds = dict(zip(keys, p.execute(), strict=True))
+        meta = chain_meta_key(self.instance, chain_id)
+        hashes = [k for k, kind in kinds.items() if kind == "hash" and k != meta]
+        p = r.pipeline(transaction=False)
+        for key in hashes:
+            p.hgetall(key)
+        thoughts = [h for h in p.execute() if h]
+        self.texts |= {h["thought"] for h in thoughts if h.get("category") in TEXT_CATEGORIES and "thought" in h}
+        self.ids |= {h["id"] for h in thoughts if "id" in h}
+        report.thoughts += len(hashes)
+        report.requests += sum(kind == "string" for kind in kinds.values())
+        r.delete(*keys)  # one slot: one command, even on a cluster
+        self._remove_feedback([h["id"] for h in thoughts if "id" in h], report)
+
+    def _stray_feedback(self, chain_id: str) -> list[str]:
+        """Answers of the instance whose feedback names the chain though their thought is gone (a turn
+        that raced an earlier deletion)."""
+        store = self.wb.thoughts
+        ids = store.feedback_ids(self.instance)
+        return [a for a, (chain,) in zip(ids, store.feedback_fields(ids, ["chain_id"]), strict=True)
+                if chain == chain_id]
+
+    def _remove_feedback(self, answer_ids: list[str], report: DeletionReport) -> None:
+        if not answer_ids:
+            return
+        r, instance = self.wb.redis(), self.instance
+        p = r.pipeline(transaction=False)
+        for a in answer_ids:  # one command each: on a cluster the hashes live in different slots
+            p.delete(feedback_key(a))
+        report.feedback += sum(p.execute())
+        r.zrem(feedback_index_key(instance), *answer_ids)
+        r.zrem(feedback_pending_key(instance), *answer_ids)
+
+    def _delete_bank_item(self, index_id: str, report: DeletionReport) -> None:
+        wb, instance = self.wb, self.instance
+        kind, item_id = bank_item_of(index_id)
+        with wb.pool().connection() as conn, conn.transaction():
+            bank = bank_db.owner_of(conn, instance, kind, item_id)
+            if bank is not None:
+                bank_db.lock_existing(conn, instance, bank)
+            if kind == ENTRY_KIND:
+                gone = [item_id] if bank_db.delete_entry(conn, instance, item_id) else []
+                index_ids = [entry_index_id(i) for i in gone]
+            else:
+                entries = bank_db.delete_summary(conn, instance, item_id)
+                gone = ([item_id] if bank is not None else []) + entries
+                index_ids = [summary_index_id(item_id)] + [entry_index_id(i) for i in entries]
+                if entries:
+                    report.notes.append(f"{len(entries)} entries compressed into this summary were deleted "
+                                        "with it")
+        index_ids = list(dict.fromkeys(index_ids + [index_id]))
+        self._remember(wb.index.records(instance, ids=index_ids))
+        self.tables.update(BANK_TABLES)
+        report.bank_rows = len(gone)
+        report.index_rows = wb.index.delete(instance, index_ids)
+
+
 def delete_chain(wb: Workbench, instance: str, chain_id: str) -> DeletionReport:
-    """Remove a chain: its thoughts, indexes, feedback hashes, outbox entries and index rows."""
-    validate_id(instance, "instance")
-    validate_id(chain_id, "chain_id")
-    store = wb.thoughts
-    report = DeletionReport(target="chain", instance=instance, id=chain_id)
-    ids = [t.id for t in store.chain_thoughts(instance, chain_id)]
-    report.feedback = len(store.answers_with_feedback(ids))
-    report.thoughts = store.delete_chain(instance, chain_id)
-    report.outbox = store.outbox_drop(instance, chain_id)
-    report.requests = store.delete_requests(instance, chain_id)
-    report.index_rows = wb.index.delete_chain(instance, chain_id)
-    if not report.removed_anything:
-        raise NotFound(f"no chain {chain_id!r} in instance {instance!r}")
-    return report
+    """Remove a chain from every store, its copies elsewhere and the files on disk."""
+    return _one(wb, instance, lambda d: d.chain(chain_id))
 
 
 def delete_memory(wb: Workbench, instance: str, memory_id: str, *, chain_id: str | None = None
                   ) -> DeletionReport:
-    """Remove one memory: its index row; a thought from Redis too (found through its index row, or in
-    `chain_id` when it is not indexed yet); a bank entry or summary from its bank.
-
-    Deleting a bank summary deletes the entries it compressed (it is what stands for them).
-    """
-    validate_id(instance, "instance")
-    validate_id(memory_id, "memory id")
-    if chain_id is not None:
-        validate_id(chain_id, "chain_id")
-    report = DeletionReport(target="memory", instance=instance, id=memory_id)
-    rows = wb.index.get(instance, [memory_id])
-    row = rows[0] if rows else None
-    chain = row.chain_id if row is not None and row.kind in THOUGHT_KINDS else chain_id
-    if chain:
-        store = wb.thoughts
-        had_feedback = bool(store.answers_with_feedback([memory_id]))
-        gone = store.delete_thought(instance, chain, memory_id)
-        report.thoughts = len(gone)
-        report.feedback = int(had_feedback and bool(gone))
-        if gone and not store.chain_meta(instance, chain):
-            report.notes.append(f"chain {chain} had nothing else left and was removed")
-            report.index_rows += wb.index.delete_chain(instance, chain)
-        report.index_rows += wb.index.delete(instance, gone or [memory_id])
-    elif (row is not None and row.kind in BANK_KINDS) or bank_item_of(memory_id) is not None:
-        _delete_bank_item(wb, instance, memory_id, report)
-    elif row is not None:
-        report.index_rows = wb.index.delete(instance, [memory_id])
-    if not report.removed_anything:
-        raise NotFound(f"no memory {memory_id!r} in instance {instance!r}")
-    return report
-
-
-def _delete_bank_item(wb: Workbench, instance: str, index_id: str, report: DeletionReport) -> None:
-    kind, item_id = bank_item_of(index_id)
-    with wb.pool().connection() as conn, conn.transaction():
-        bank = bank_db.owner_of(conn, instance, kind, item_id)
-        if bank is not None:
-            bank_db.lock_existing(conn, instance, bank)
-        if kind == ENTRY_KIND:
-            gone = [item_id] if bank_db.delete_entry(conn, instance, item_id) else []
-            index_ids = [entry_index_id(i) for i in gone]
-        else:
-            entries = bank_db.delete_summary(conn, instance, item_id)
-            gone = ([item_id] if bank is not None else []) + entries
-            index_ids = [summary_index_id(item_id)] + [entry_index_id(i) for i in entries]
-            if entries:
-                report.notes.append(f"{len(entries)} entries compressed into this summary were deleted "
-                                    "with it")
-    report.bank_rows = len(gone)
-    report.index_rows = wb.index.delete(instance, list(dict.fromkeys(index_ids + [index_id])))
+    """Remove one memory from every store, its copies elsewhere and the files on disk."""
+    return _one(wb, instance, lambda d: d.memory(memory_id, chain_id=chain_id))
 
 
 def delete_bank(wb: Workbench, instance: str, name: str) -> DeletionReport:
-    """Remove a memory bank with its entries, summaries, compression events and index rows."""
-    validate_id(instance, "instance")
-    validate_id(name, "bank name")
-    report = DeletionReport(target="bank", instance=instance, id=name)
-    with wb.pool().connection() as conn, conn.transaction():
-        if not bank_db.lock_existing(conn, instance, name):
-            raise NotFound(f"no memory bank named {name!r} in instance {instance!r}")
-        stats = bank_db.stats_row(conn, instance, name)
-        bank_db.drop(conn, instance, name)
-        report.index_rows = bank_db.delete_index_rows(conn, instance, name)
-    report.bank_rows = stats["total_entries"] + stats["summaries"]
+    """Remove a memory bank from every store, its copies elsewhere and the files on disk."""
+    return _one(wb, instance, lambda d: d.bank(name))
+
+
+def _one(wb: Workbench, instance: str, target) -> DeletionReport:
+    deletion = Deletion(wb, instance)
+    report = target(deletion)
+    deletion.finish(report)
     return report

@@ -4,6 +4,9 @@ Definitions (every rate is a share of all answers in the group, so the three add
     continue_rate   = answers with a follow-up / answers
     abandon_rate    = answers marked abandoned (no follow-up for 10 min) / answers
     correction_rate = answers whose follow-up read as a correction / answers
+    *_rate_excl_ended = the same three over the answers that were not "ended" (given with
+                      next_thought_needed = false: no follow-up was expected, so one is never abandoned);
+                      None when every answer ended
     mean_score      = mean feedback_score over answers that have one (a follow-up scored them)
     ci_low, ci_high = mean_score ∓ t(0.975, n−1) · s / √n, Student's t 95% interval (n ≥ 2),
                       clipped to [0, 1] where scores live
@@ -38,6 +41,7 @@ CONFIDENCE = 0.95
 
 SUMMARY_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "continued", "abandoned",
                    "corrected", "pending", "final", "continue_rate", "abandon_rate", "correction_rate",
+                   "continue_rate_excl_ended", "abandon_rate_excl_ended", "correction_rate_excl_ended",
                    *(f"ttn_{k}" for k in TTN_QUANTILES), "rated", "rated_up", "rated_down", "rated_up_share",
                    "llm_answers", "tokens_total", "tokens_per_answer",
                    *(f"{s}_{k}" for s in STAGES for k in LATENCY_QUANTILES)]
@@ -93,6 +97,9 @@ class FeedbackSummary(BaseModel):
     continue_rate: float | None
     abandon_rate: float | None
     correction_rate: float | None
+    continue_rate_excl_ended: float | None = None
+    abandon_rate_excl_ended: float | None = None
+    correction_rate_excl_ended: float | None = None
     time_to_next_s: dict[str, float | None]
     rated: int = 0
     rated_up: int = 0
@@ -127,7 +134,7 @@ def previous_window(since: datetime, until: datetime) -> tuple[datetime, datetim
 
 # The frame's columns the figures are made of, and those summed as counts per group.
 _COUNTED = ("continued", "abandoned", "corrected", "pending", "final", "rated_up", "rated_down",
-            "llm_answers")
+            "llm_answers", "continued_open", "abandoned_open", "corrected_open")
 _USED = ("feedback_score", "continued", "abandoned", "corrected", "pending", "final", "synthesis", "tokens",
          "time_to_next", *STAGES)
 
@@ -147,6 +154,8 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
     data = frame[list(_USED)].rename(columns={"synthesis": "llm_answers"})
     data["llm_answers"] = frame["synthesis"] == "llm"
     data["rated_up"], data["rated_down"] = frame["rating"] > 0, frame["rating"] < 0
+    for of in ("continued", "abandoned", "corrected"):  # among the answers not ended
+        data[f"{of}_open"] = (frame[of] > 0) & ~frame["final"]
     if by == "tag":
         data["tag"] = frame["tags"]
         data = data.explode("tag")
@@ -177,8 +186,10 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
     cols["ci_high"] = (cols["mean_score"] + half).clip(upper=1.0)
     cols["rated"] = cols["rated_up"] + cols["rated_down"]
     cols["rated_up_share"] = cols["rated_up"] / cols["rated"].where(cols["rated"] > 0)
+    not_ended = (cols["answers"] - cols["final"]).where(cols["answers"] > cols["final"])
     for name, of in (("continue", "continued"), ("abandon", "abandoned"), ("correction", "corrected")):
         cols[f"{name}_rate"] = cols[of] / cols["answers"]
+        cols[f"{name}_rate_excl_ended"] = cols[f"{of}_open"] / not_ended
     # One quantile call per family (not one per stage and level): the groupby sorts each column once.
     ttn = g["time_to_next"].quantile(list(TTN_QUANTILES.values())).unstack()
     for label, q in TTN_QUANTILES.items():
@@ -210,7 +221,9 @@ def summarize(frame: pd.DataFrame) -> FeedbackSummary:
         ci_low=val("ci_low"), ci_high=val("ci_high"), continued=count("continued"),
         abandoned=count("abandoned"), corrected=count("corrected"), pending=count("pending"),
         final=count("final"), continue_rate=val("continue_rate"), abandon_rate=val("abandon_rate"),
-        correction_rate=val("correction_rate"),
+        correction_rate=val("correction_rate"), continue_rate_excl_ended=val("continue_rate_excl_ended"),
+        abandon_rate_excl_ended=val("abandon_rate_excl_ended"),
+        correction_rate_excl_ended=val("correction_rate_excl_ended"),
         time_to_next_s={k: val(f"ttn_{k}") for k in TTN_QUANTILES}, rated=count("rated"),
         rated_up=count("rated_up"), rated_down=count("rated_down"), rated_up_share=val("rated_up_share"),
         llm_answers=count("llm_answers"),

@@ -8,6 +8,7 @@ its chain go in one transaction even on a cluster.
     chain:<instance>:{<chain>}            zset   thought ids, score = time
     chainmeta:<instance>:{<chain>}        hash   title, created_at, last_at, turns, last_answer_id, seq
     request:<instance>:{<chain>}:<rid>    string result of an already-served request (idempotency)
+    tombstone:<instance>:{<chain>}        string the chain was deleted: its turns are refused
     chains:<instance>                     zset   chain ids, score = last activity
     instances                             set    every instance with chains
     voice:feedback:<answer id>            hash   synthesis_quality, continued, abandoned, corrected,
@@ -19,6 +20,11 @@ its chain go in one transaction even on a cluster.
     index:outbox                          list   thoughts still to be written to the memory index
     index:outbox:lock                     string the process draining the outbox (expires after 30 s)
     workbench:demo:loaded                 string set once the demo data is loaded
+    import:<instance>:<file sha-256>      hash   an import's checkpoint: format, file, total, done (records
+                                                 stored), started_at, finished_at
+    demo:<instance>                       set    what the demo made there: chain:<id>, memory:<id>,
+                                                 bank:<name>, past_task:<pk>, tool_run:<id> (demo reset
+                                                 removes only these)
 
 Ids are validated before they are joined: an id holding "{", "}", ":" or "*" could move a key to
 another chain's slot, collide with another key, or widen a SCAN pattern to other chains.
@@ -54,9 +60,31 @@ def request_key(instance: str, chain_id: str, request_id: str) -> str:
     return f"request:{_chain(instance, chain_id)}:{validate_id(request_id, 'request_id')}"
 
 
+def chain_tombstone(instance: str, chain_id: str) -> str:
+    """Set when a chain is deleted (before its keys go): a turn on the chain is refused from then on. In the
+    chain's slot, so the turn's script checks it atomically with its writes."""
+    return f"tombstone:{_chain(instance, chain_id)}"
+
+
 def requests_pattern(instance: str, chain_id: str) -> str:
     """The SCAN pattern of a chain's request keys (ids have no glob characters, so it matches no other)."""
     return f"request:{_chain(instance, chain_id)}:*"
+
+
+def chain_keys_pattern(instance: str, chain_id: str) -> str:
+    """The SCAN pattern of every key of a chain, whatever its kind (the tombstone included): each is
+    `<kind>:<instance>:{<chain>}` with or without `:<id>` after it, and ids hold no glob characters."""
+    return f"*:{_chain(instance, chain_id)}*"
+
+
+def thoughts_pattern(instance: str) -> str:
+    """The SCAN pattern of every thought of an instance."""
+    return f"thought:{validate_id(instance, 'instance')}:*"
+
+
+def instance_requests_pattern(instance: str) -> str:
+    """The SCAN pattern of every served-request result of an instance."""
+    return f"request:{validate_id(instance, 'instance')}:*"
 
 
 def feedback_key(answer_id: str) -> str:
@@ -73,3 +101,12 @@ def feedback_index_key(instance: str) -> str:
 
 def feedback_pending_key(instance: str) -> str:
     return f"feedback:pending:{validate_id(instance, 'instance')}"
+
+
+def demo_items_key(instance: str) -> str:
+    return f"demo:{validate_id(instance, 'instance')}"
+
+
+def import_checkpoint_key(instance: str, file_hash: str) -> str:
+    """Where an import of one file into one instance records how far it got (`workbench import`)."""
+    return f"import:{validate_id(instance, 'instance')}:{validate_id(file_hash, 'file hash')}"

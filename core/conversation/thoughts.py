@@ -2,17 +2,18 @@
 
 Its keys, and what each holds, are in `core.conversation.keys`.
 
-A turn's user and assistant thoughts are written in one MULTI/EXEC with their chain index (one slot);
-on a standalone server the instance-wide keys join the same transaction, so a turn is all or nothing.
-On a cluster a transaction cannot span slots: the chain's transaction goes first, so a crash between
-the two steps can leave a complete turn without its listing and feedback entries, never half a turn.
+A turn's user and assistant thoughts are written by one script (`_TURN`) with their chain index (one
+slot), numbered by the store and idempotent by the turn's request id; on a standalone server the
+instance-wide keys and the previous answer's follow-up feedback join the same script, so a turn is all or
+nothing. On a cluster a script cannot span slots: the chain's part goes first, so a crash between the two
+steps can leave a complete turn without its listing and feedback entries, never half a turn.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -20,16 +21,29 @@ import redis
 from pydantic import BaseModel
 
 from core.conversation.feedback import ABANDON_AFTER_S, Feedback
-from core.conversation.keys import (INSTANCES, OUTBOX, chain_key, chain_meta_key, chains_key,
-                                    feedback_index_key, feedback_key, feedback_pending_key, request_key,
-                                    requests_pattern, thought_key)
+from core.conversation.keys import (
+    INSTANCES,
+    OUTBOX,
+    chain_key,
+    chain_meta_key,
+    chain_tombstone,
+    chains_key,
+    feedback_index_key,
+    feedback_key,
+    feedback_pending_key,
+    request_key,
+    requests_pattern,
+    thought_key,
+)
 from core.conversation.metrics import TurnMetrics
-from core.errors import NotFound, ServiceUnavailable
+from core.errors import NotFound, OutcomeUnknown, ServiceUnavailable
 from core.ids import validate_id
 
 CATEGORY_USER = "ui_remember:user"
 CATEGORY_ASSISTANT = "ui_remember:assistant"
 CATEGORY_METRICS = "ui_remember:metrics"
+REQUEST_TTL_S = 86400  # how long a served request's result answers its repeats
+TURN_ATTEMPTS = 100  # each retry means another turn of the chain was stored first: progress is certain
 
 
 class Thought(BaseModel):
@@ -65,7 +79,7 @@ class Thought(BaseModel):
                  "total_thoughts", "next_thought_needed", "importance", "tags", "seq"}
         extra = {k: _maybe_json(v) for k, v in h.items() if k not in known}
         return cls(id=h["id"], instance=h["instance"], chain_id=h["chain_id"], thought=h["thought"],
-                   timestamp=datetime.fromisoformat(h["timestamp"].replace("Z", "+00:00")),
+                   timestamp=datetime.fromisoformat(h["timestamp"]),
                    category=h["category"], thought_number=int(h.get("thought_number", 1)),
                    total_thoughts=int(h.get("total_thoughts", 1)),
                    next_thought_needed=h.get("next_thought_needed", "1") == "1",
@@ -122,19 +136,73 @@ class FeedbackRecord(BaseModel):
 
 
 # Sets follow-up feedback only if the answer has none yet: concurrent follow-ups never overwrite the
-# first, and an answer already marked abandoned keeps that mark (the user came back too late).
-_FOLLOWUP = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('HGET', KEYS[1], 'continued') == '1' then return 0 end
-redis.call('HSET', KEYS[1], 'continued', '1', 'time_to_next', ARGV[1], 'corrected', ARGV[2],
-           'feedback_score', ARGV[3], 'synthesis_quality', ARGV[3])
-return 1
+# first, and an answer already marked abandoned keeps that mark (the user came back too late). A follow-up
+# that came ABANDON_AFTER_S or more later (`late`) marks the answer abandoned itself, whether or not a sweep
+# ran first, unless the answer ended the conversation (final: "ended", never abandoned). Shared by the
+# turn's script and the follow-up's own (a cluster's turn, whose feedback lives in another slot).
+_FOLLOWUP_FN = """
+local function followup(key, time_to_next, corrected, score, late)
+  if redis.call('EXISTS', key) == 0 then return -1 end
+  if redis.call('HGET', key, 'continued') == '1' then return 0 end
+  redis.call('HSET', key, 'continued', '1', 'time_to_next', time_to_next, 'corrected', corrected,
+             'feedback_score', score, 'synthesis_quality', score)
+  if late == '1' and redis.call('HGET', key, 'final') ~= '1' then redis.call('HSET', key, 'abandoned', '1') end
+  return 1
+end
+"""
+_FOLLOWUP = _FOLLOWUP_FN + "return followup(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])"
+# One turn, atomically, on its chain's keys (KEYS[1..6]: tombstone, request, chain meta, chain, user
+# thought, answer thought) and, on a standalone server, the instance's keys after them (declared, so a
+# script never touches an undeclared key). It refuses a deleted chain; answers a request already served
+# with its result, writing nothing (so a re-sent call is a no-op: when the copy that ran was this
+# very call's, re-sent by redis-py after a timeout, it answers with that copy's numbers); writes the turn
+# only if the chain's last answer is still the one the caller scored (ARGV's `expected`), else returns
+# the one that is, to be scored instead. The store numbers the turn: `seq` (3 per turn) and `turns` count
+# in the chain's meta.
+_TURN = _FOLLOWUP_FN + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'deleted'} end
+local served = redis.call('GET', KEYS[2])
+if served then
+  local mine = redis.call('HMGET', KEYS[5], 'seq', 'thought_number')
+  if mine[1] then return {'mine', mine[1], mine[2]} end
+  return {'served', served}
+end
+local a = cjson.decode(ARGV[1])
+local last = redis.call('HMGET', KEYS[3], 'last_answer_id', 'last_at')
+local previous, previous_at = last[1] or '', last[2] or ''
+if previous ~= a.expected[1] or previous_at ~= a.expected[2] then return {'moved', previous, previous_at} end
+local seq = redis.call('HINCRBY', KEYS[3], 'seq', 3) - 2
+local number = redis.call('HINCRBY', KEYS[3], 'turns', 1)
+for i, t in ipairs({a.user, a.answer}) do
+  local flat = {}
+  for k, v in pairs(t.fields) do flat[#flat + 1] = k; flat[#flat + 1] = v end
+  redis.call('HSET', KEYS[4 + i], unpack(flat))
+  redis.call('HSET', KEYS[4 + i], 'seq', seq + i - 1, 'thought_number', number)
+  redis.call('ZADD', KEYS[4], t.at, t.fields.id)
+end
+redis.call('HSETNX', KEYS[3], 'title', a.title)
+redis.call('HSETNX', KEYS[3], 'created_at', a.user.at)
+redis.call('HSET', KEYS[3], 'last_at', a.answer.at, 'last_answer_id', a.answer.fields.id)
+redis.call('SET', KEYS[2], a.result, 'EX', a.ttl)
+if #KEYS > 6 then
+  for _, command in ipairs(a.after) do redis.call(unpack(command)) end
+  if a.followup then followup(unpack(a.followup)) end
+end
+return {'stored', seq, number, previous, previous_at}
 """
 # Rates an answer only if its feedback record exists and belongs to the instance asking (ARGV[1]), so a
 # rating can neither recreate a deleted answer's record nor reach another instance's.
 _RATE = """
 if redis.call('HGET', KEYS[1], 'instance') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'rating', ARGV[2], 'rating_comment', ARGV[3], 'rated_at', ARGV[4])
+return 1
+"""
+# Writes a thought that comes after its turn (a metrics thought) unless the chain was deleted meanwhile:
+# a turn that committed just before a deletion must not bring the chain back with its metrics thought.
+_APPEND = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 3))
+redis.call('ZADD', KEYS[3], ARGV[1], ARGV[2])
 return 1
 """
 _ABANDON = """
@@ -144,6 +212,24 @@ if redis.call('HGET', KEYS[1], 'continued') == '0' and redis.call('HGET', KEYS[1
 end
 return 0
 """
+
+
+class TurnState(BaseModel):
+    """A chain as a turn finds it: its request's result if served already, and the chain's last answer (id
+    and time as stored, "" for none)."""
+
+    served: str | None
+    last_answer: tuple[str, str]
+
+
+class TurnWrite(BaseModel):
+    """What `append_turn` did: stored the turn (its first sequence number, its thought number, the answer
+    it followed), or found its request served already (that result, as JSON)."""
+
+    seq: int = 0
+    number: int = 0
+    previous: str | None = None
+    served: str | None = None
 
 
 class RatingRecord(BaseModel):
@@ -161,79 +247,97 @@ class ThoughtStore:
         self.r = client
         self.cluster = cluster
         self._followup = client.register_script(_FOLLOWUP)
+        self._turn = client.register_script(_TURN)
         self._abandon = client.register_script(_ABANDON)
         self._rate = client.register_script(_RATE)
+        self._append = client.register_script(_APPEND)
 
     # -- writes -----------------------------------------------------------------------------
 
-    def next_seq(self, instance: str, chain_id: str, n: int = 3) -> int:
-        """Reserve n consecutive sequence numbers in the chain; returns the first."""
-        return int(self.r.hincrby(chain_meta_key(instance, chain_id), "seq", n)) - n + 1
-
-    def served(self, instance: str, chain_id: str, request_id: str) -> str | None:
-        return self.r.get(request_key(instance, chain_id, request_id))
+    def turn_state(self, instance: str, chain_id: str, request_id: str) -> TurnState:
+        """Before a turn does any work: the request's result if it was served already, and the chain's last
+        answer (what `append_turn` expects). Raises NotFound for a deleted chain."""
+        p = self.r.pipeline(transaction=False)
+        p.exists(chain_tombstone(instance, chain_id))
+        p.get(request_key(instance, chain_id, request_id))
+        p.hmget(chain_meta_key(instance, chain_id), ["last_answer_id", "last_at"])
+        deleted, served, (last, last_at) = p.execute()
+        if deleted:
+            raise _deleted(instance, chain_id)
+        return TurnState(served=served, last_answer=(last or "", last_at or ""))
 
     def serve(self, instance: str, chain_id: str, request_id: str, result_json: str) -> None:
-        """Keep (or replace) the result a repeat of the request gets, for a day like the first copy."""
-        self._commit([lambda p: p.set(request_key(instance, chain_id, request_id), result_json, ex=86400)])
+        """Replace the result a repeat of the request gets (kept a day, like the first copy)."""
+        self._commit([lambda p: p.set(request_key(instance, chain_id, request_id), result_json, ex=REQUEST_TTL_S,
+                                      xx=True)])
 
-    def append_turn(self, user: Thought, answer: Thought, *, request_id: str | None = None,
-                    result_json: str | None = None, final: bool = False, index_answer: bool = True,
-                    metrics_id: str | None = None) -> None:
-        """Write a user thought and its answer atomically, with the chain's indexes and a fresh
-        feedback hash for the answer. Raises ServiceUnavailable if Redis refuses.
+    def append_turn(self, user: Thought, answer: Thought, *, request_id: str, result_json: str,
+                    score: Callable[[float], Feedback], expected: tuple[str, str] = ("", ""),
+                    final: bool = False, index_answer: bool = True, metrics_id: str | None = None) -> TurnWrite:
+        """Write a user thought and its answer as one turn (`_TURN`), numbered by the store, with the chain's
+        indexes, a fresh feedback hash for the answer, and the follow-up feedback of the answer that
+        preceded it in the chain: `score(seconds since that answer)` gives it. `expected`: that answer's id
+        and time as last read (`turn_state`); when another turn came first, one more round trip.
+
+        Idempotent by `request_id`: a repeat (or a call redis-py re-sent after a timeout) writes nothing and
+        returns the first one's result. Raises NotFound for a deleted chain, OutcomeUnknown when Redis
+        did not answer the write (it may have been applied).
 
         The feedback hash also names the turn's user thought and (when given) its metrics thought, so
         analytics read a turn by key instead of searching its chain."""
-        instance, chain = user.instance, user.chain_id
-        validate_id(instance, "instance")
-        validate_id(chain, "chain_id")
-        at = answer.timestamp.timestamp()
+        instance, chain = validate_id(user.instance, "instance"), validate_id(user.chain_id, "chain_id")
+        chain_keys = [chain_tombstone(instance, chain), request_key(instance, chain, request_id),
+                      chain_meta_key(instance, chain), chain_key(instance, chain),
+                      thought_key(instance, chain, user.id), thought_key(instance, chain, answer.id)]
+        turn = {"user": {"fields": user.to_hash(), "at": f"{user.timestamp.timestamp()}"},
+                "answer": {"fields": answer.to_hash(), "at": f"{answer.timestamp.timestamp()}"},
+                "title": user.thought[:120], "result": result_json, "ttl": REQUEST_TTL_S}
+        writes = _instance_writes(user, answer, final=final, index_answer=index_answer, metrics_id=metrics_id)
+        for _ in range(TURN_ATTEMPTS):
+            previous, previous_at = expected
+            followup = []  # the previous answer's feedback key, then _FOLLOWUP's arguments
+            if previous:
+                elapsed = max(0.0, user.timestamp.timestamp() - float(previous_at))
+                fb = score(elapsed)
+                followup = [feedback_key(previous), f"{elapsed:.3f}", user.thought if fb.corrected else "",
+                            f"{fb.feedback_score}", "1" if elapsed >= ABANDON_AFTER_S else "0"]
+            after = writes + ([["ZREM", feedback_pending_key(instance), previous]] if previous else [])
+            payload = {**turn, "expected": [previous, previous_at], "after": after,
+                       **({"followup": followup} if followup and not self.cluster else {})}
+            inline = [] if self.cluster else [c[1] for c in after] + followup[:1]
+            try:
+                reply = self._turn(keys=chain_keys + inline, args=[json.dumps(payload)])
+                if reply[0] in ("stored", "mine") and self.cluster:  # a script may only touch one slot
+                    p = self.r.pipeline(transaction=False)
+                    for command in after:
+                        p.execute_command(*command)
+                    p.execute()
+                    if followup:
+                        self._followup(keys=followup[:1], args=followup[1:])
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+                raise OutcomeUnknown("Redis", "this turn", request_id) from e
+            if reply[0] == "deleted":
+                raise _deleted(instance, chain)
+            if reply[0] == "served":
+                return TurnWrite(served=reply[1])
+            if reply[0] in ("stored", "mine"):
+                return TurnWrite(seq=int(reply[1]), number=int(reply[2]), previous=previous or None)
+            expected = (reply[1], reply[2])  # "moved": another turn came first; score its answer instead
+        raise ServiceUnavailable("Redis", f"chain {chain!r} changed {TURN_ATTEMPTS} times while this turn was "
+                                 "stored; nothing of it was. Retry.")
 
-        def chain_part(p: redis.client.Pipeline) -> None:
-            for t in (user, answer):
-                p.hset(thought_key(instance, chain, t.id), mapping=t.to_hash())
-                p.zadd(chain_key(instance, chain), {t.id: t.timestamp.timestamp()})
-            meta = chain_meta_key(instance, chain)
-            p.hsetnx(meta, "title", user.thought[:120])
-            p.hsetnx(meta, "created_at", str(user.timestamp.timestamp()))
-            p.hset(meta, mapping={"last_at": str(at), "last_answer_id": answer.id})
-            p.hincrby(meta, "turns", 1)
-            if request_id and result_json:
-                p.set(request_key(instance, chain, request_id), result_json, ex=86400)
-
-        def instance_part(p: redis.client.Pipeline) -> None:
-            p.zadd(chains_key(instance), {chain: at}, gt=True)  # GT still adds a new chain
-            p.sadd(INSTANCES, instance)
-            p.hset(feedback_key(answer.id), mapping={
-                "synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
-                "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain,
-                "at": str(at), "final": "1" if final else "0", "user_id": user.id,
-                **({"metrics_id": metrics_id} if metrics_id else {})})
-            p.zadd(feedback_index_key(instance), {answer.id: at})
-            if not final:
-                p.zadd(feedback_pending_key(instance), {answer.id: at})
-            to_index = (user, answer) if index_answer else (user,)
-            p.rpush(OUTBOX, *(json.dumps({"instance": instance, "chain_id": chain, "id": t.id}) for t in to_index))
-
-        self._commit([chain_part, instance_part])
-
-    def append(self, thought: Thought) -> None:
-        """Write one more thought (a metrics thought) into its chain."""
-        def part(p: redis.client.Pipeline) -> None:
-            p.hset(thought_key(thought.instance, thought.chain_id, thought.id), mapping=thought.to_hash())
-            p.zadd(chain_key(thought.instance, thought.chain_id), {thought.id: thought.timestamp.timestamp()})
-
-        self._commit([part])
-
-    def record_followup(self, answer_id: str, time_to_next_s: float, fb: Feedback, text: str) -> bool:
-        """Store the feedback a follow-up gives the previous answer. False if it already had some."""
-        instance = self.r.hget(feedback_key(answer_id), "instance")
-        done = self._followup(keys=[feedback_key(answer_id)],
-                              args=[f"{time_to_next_s:.3f}", text if fb.corrected else "", f"{fb.feedback_score}"])
-        if instance:
-            self.r.zrem(feedback_pending_key(instance), answer_id)
-        return done == 1
+    def append(self, thought: Thought) -> bool:
+        """Write one more thought (a metrics thought) into its chain; False when the chain was deleted
+        meanwhile (nothing written)."""
+        fields = [x for kv in thought.to_hash().items() for x in kv]
+        try:
+            return bool(self._append(
+                keys=[chain_tombstone(thought.instance, thought.chain_id),
+                      thought_key(thought.instance, thought.chain_id, thought.id),
+                      chain_key(thought.instance, thought.chain_id)],
+                args=[thought.timestamp.timestamp(), thought.id, *fields]))
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+            raise ServiceUnavailable("Redis", "the metrics thought may not have been stored") from e
 
     def record_rating(self, instance: str, answer_id: str, rating: Literal["up", "down"], comment: str,
                       at: datetime) -> RatingRecord:
@@ -288,6 +392,8 @@ class ThoughtStore:
         return len(ids)
 
     def _commit(self, parts: Sequence) -> None:
+        """Run `parts` in one MULTI/EXEC (one per part on a cluster). redis-py re-sends a transaction whose
+        reply was lost, so only writes that may safely run twice come here (a turn's own is `_TURN`)."""
         try:
             if self.cluster:  # a transaction may only touch one slot: one per part
                 for part in parts:
@@ -300,8 +406,9 @@ class ThoughtStore:
                     part(p)
                 p.execute()
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
-            raise ServiceUnavailable("Redis", "the write did not reach Redis; nothing of this turn was stored. "
-                                     "Check that Redis is running, then retry.") from e
+            raise ServiceUnavailable("Redis", "the write failed (connection lost or timed out), so it may be "
+                                     "incomplete; it is safe to repeat. Check that Redis is running, then "
+                                     "retry.") from e
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -313,6 +420,27 @@ class ThoughtStore:
         start = -last if last else 0
         ids = self.r.zrange(chain_key(instance, chain_id), start, -1)
         return self.get_many(instance, chain_id, ids)
+
+    def recent_messages(self, instance: str, chain_id: str, enough: Callable[[list[Thought]], bool], *,
+                        page: int = 60) -> tuple[list[Thought], int]:
+        """The chain's user and assistant thoughts in order, read a page of the chain at a time from the
+        newest until `enough(the messages read so far)`; and how many older messages were left unread
+        (counted by their category alone: their texts are never read)."""
+        key = chain_key(instance, chain_id)
+        end = int(self.r.zcard(key))
+        read: list[Thought] = []
+        while end > 0 and not enough(read):
+            start = max(0, end - page)
+            read = self.get_many(instance, chain_id, self._messages(instance, chain_id, start, end)) + read
+            end = start
+        return read, len(self._messages(instance, chain_id, 0, end)) if end else 0
+
+    def _messages(self, instance: str, chain_id: str, start: int, end: int) -> list[str]:
+        """The ids of the user and assistant thoughts among the chain's thoughts ranked [start, end)."""
+        ids = self.r.zrange(chain_key(instance, chain_id), start, end - 1)
+        categories = self.thought_fields(instance, [(chain_id, i) for i in ids], ["category"])
+        return [i for i, (category,) in zip(ids, categories, strict=True)
+                if category in (CATEGORY_USER, CATEGORY_ASSISTANT)]
 
     def get_many(self, instance: str, chain_id: str, ids: Iterable[str]) -> list[Thought]:
         p = self.r.pipeline(transaction=False)
@@ -500,6 +628,30 @@ return cjson.encode(out)
         for i in range(0, len(keys), self._HMGET_BATCH):
             out.extend(json.loads(script(keys=keys[i:i + self._HMGET_BATCH], args=fields)))
         return out
+
+
+def _instance_writes(user: Thought, answer: Thought, *, final: bool, index_answer: bool,
+                     metrics_id: str | None) -> list[list[str]]:
+    """A turn's writes outside its chain's slot, as commands (each names its key second): the chain's
+    listing, the answer's fresh feedback hash and indexes, the thoughts queued for the memory index."""
+    instance, chain, at = user.instance, user.chain_id, f"{answer.timestamp.timestamp()}"
+    feedback = {"synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
+                "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain, "at": at,
+                "final": "1" if final else "0", "user_id": user.id,
+                **({"metrics_id": metrics_id} if metrics_id else {})}
+    queued = (user, answer) if index_answer else (user,)
+    return [["ZADD", chains_key(instance), "GT", at, chain],  # GT still adds a new chain
+            ["SADD", INSTANCES, instance],
+            ["HSET", feedback_key(answer.id), *(x for pair in feedback.items() for x in pair)],
+            ["ZADD", feedback_index_key(instance), at, answer.id],
+            *([] if final else [["ZADD", feedback_pending_key(instance), at, answer.id]]),
+            ["RPUSH", OUTBOX, *(json.dumps({"instance": instance, "chain_id": chain, "id": t.id})
+                                for t in queued)]]
+
+
+def _deleted(instance: str, chain_id: str) -> NotFound:
+    return NotFound(f"chain {chain_id!r} of instance {instance!r} was deleted: nothing of this turn was stored. "
+                    "Start a new conversation (leave chain_id out) or use another chain id.")
 
 
 def _maybe_json(v: str) -> Any:

@@ -2,8 +2,12 @@
 
 A call retrieves context from the instance's memory (hybrid search, fused by the active profile),
 builds the prompt with the standard tool-input format, synthesises an answer (LLM, or an extractive
-answer labelled as such), stores the user thought and the answer atomically, scores the previous
-answer from this follow-up, stores a metrics thought, and indexes the new thoughts.
+answer labelled as such), stores the user thought and the answer atomically with the feedback of the
+answer that preceded it in the chain, stores a metrics thought, and indexes the new thoughts.
+
+Every turn has a request id (the caller's, or one made here), and its write is idempotent by it: a repeat
+returns the first result and writes nothing, so a turn whose outcome is unknown (`OutcomeUnknown`) is
+safe to retry with the same id.
 """
 
 from __future__ import annotations
@@ -16,29 +20,36 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 import psycopg
+import redis
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from core.errors import InvalidInput, ProviderError, ServiceUnavailable, WorkbenchError
-from core.ids import Id, validate_id
+from core.conversation.feedback import feedback_score
 from core.conversation.indexing import sync_index
 from core.conversation.metrics import ContextItem, Origin, StageLatency, TurnMetrics
-from core.llm import Completion, Message
 from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
+from core.conversation.thoughts import (
+    CATEGORY_ASSISTANT,
+    CATEGORY_METRICS,
+    CATEGORY_USER,
+    FeedbackRecord,
+    Thought,
+)
+from core.conversation.tool_input import ChatMessage, ToolInputSchema, fit_history, format_query
+from core.errors import InvalidInput, ProviderError, ServiceUnavailable, WorkbenchError, outage
+from core.ids import Id, validate_id
+from core.llm import Completion, Message
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory, SomeText, Tags
 from core.retrieval.hybrid import SearchRequest, hybrid_search
-from core.conversation.feedback import feedback_score
-from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
-                                   Thought)
-from core.retrieval.timeparse import parse_time_hint
+from core.retrieval.timeparse import has_time_keyword, parse_time_hint
 from core.tokens import count_tokens
-from core.conversation.tool_input import ChatMessage, ToolInputSchema, format_query
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
 DEEP_CONTEXT_THRESHOLD = 8  # more context items than this → the deep model
 STYLES = ("default", "deep", "chronological")
-HISTORY_THOUGHTS = 60  # the last thoughts of the chain read for the prompt (then cut by token budget)
+REDIS_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+HISTORY_PAGE = 60  # the chain's thoughts read at a time for the prompt's history, newest first
 # The caller's intermediate steps go into the prompt whole, so their size is bounded here: the prompt
 # must still fit a model's context beside the history and the memories.
 MEMORY_STEP = "memory_retrieval"  # the step this turn adds itself; a caller's step may not replace it
@@ -55,7 +66,10 @@ class UiRememberParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     thought: SomeText = Field(min_length=1, max_length=100_000)
-    thought_number: int = Field(1, ge=1, le=1_000_000)
+    thought_number: int | None = Field(
+        None, ge=1, le=1_000_000,
+        description="the turn's place in the chain; the store numbers turns in the order they are stored "
+                    "(concurrent writers cannot agree on a number), and a given number that differs is noted")
     total_thoughts: int = Field(1, ge=1, le=1_000_000)
     chain_id: Id | None = None
     next_thought_needed: bool = True
@@ -65,9 +79,14 @@ class UiRememberParams(BaseModel):
     token_cap: int | None = Field(None, ge=1, le=1_000_000)
     style: str | None = None
     tags: Tags = []
+    filter_tags: bool = Field(False, description="retrieve only memories carrying one of `tags` (the tags are "
+                                                 "stored with the turn either way)")
     temporal: str | None = Field(None, max_length=200)
     profile: Id | None = None
-    request_id: Id | None = None
+    request_id: Id | None = Field(
+        None, description="idempotency key: the same id again returns the first call's result, not a new "
+                          "turn; one is made when left out (retrying a turn whose outcome was unknown needs "
+                          "the id its error message gives)")
     instance: Id | None = Field(None, description="the memory instance; None: the INSTANCE setting")
     intermediate_steps: dict[str, str] = Field(
         {}, description="outputs of the caller's earlier tools, by tool title, put into the prompt's "
@@ -82,6 +101,13 @@ class UiRememberParams(BaseModel):
         if v.strip().lower() not in STYLES:
             raise ValueError(f"must be one of {', '.join(STYLES)} (any case)")
         return v.strip().lower()
+
+    @field_validator("filter_tags")
+    @classmethod
+    def _filter_needs_tags(cls, v: bool, info) -> bool:
+        if v and not info.data.get("tags"):
+            raise ValueError("filter_tags needs at least one tag: give tags, or leave filter_tags off")
+        return v
 
     @field_validator("intermediate_steps")
     @classmethod
@@ -116,6 +142,8 @@ class UiRememberResult(BaseModel):
                                             "answer is extractive (no LLM), so analytics group by this")
     instance: str
     chain_id: str
+    request_id: str | None = Field(None, description="the turn's request id (the caller's, or the one made "
+                                                      "for it): sending it again returns this result")
     answer: str
     synthesis: Literal["llm", "extractive"]
     profile: str
@@ -199,13 +227,13 @@ class Remember:
         """Yield the answer's text as it is produced, then the `UiRememberResult`."""
         wb, store = self.wb, self.wb.thoughts
         instance = validate_id(instance or params.instance or wb.settings.instance, "instance")
+        request_id = params.request_id or f"req-{uuid.uuid4().hex}"
         # A repeated request that started a new chain must find the chain of its first call, where its
-        # result is kept: so a new chain's id comes from the request id when there is one.
-        chain_id = params.chain_id or (
-            f"chain-{hashlib.sha256(params.request_id.encode()).hexdigest()[:12]}" if params.request_id
-            else f"chain-{uuid.uuid4().hex[:12]}")
-        if params.request_id and (done := store.served(instance, chain_id, params.request_id)):
-            result = UiRememberResult.model_validate_json(done)
+        # result is kept: so a new chain's id comes from the request id.
+        chain_id = params.chain_id or f"chain-{hashlib.sha256(request_id.encode()).hexdigest()[:12]}"
+        state = store.turn_state(instance, chain_id, request_id)
+        if state.served:
+            result = UiRememberResult.model_validate_json(state.served)
             yield result.answer
             yield result
             return
@@ -214,11 +242,9 @@ class Remember:
         now = self.clock()
         notes: list[str] = []
         user_id, answer_id, metrics_id = (str(uuid.uuid4()) for _ in range(3))
-        history = [t for t in store.chain_thoughts(instance, chain_id, last=HISTORY_THOUGHTS)
-                   if t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)] if params.include_history else []
+        history, unread = self._history(instance, chain_id) if params.include_history else ([], 0)
         if not params.include_history:
             notes.append("chat history left out of the prompt (include_history=false)")
-        meta = store.chain_meta(instance, chain_id)
 
         # 1. Retrieval (degrades to no context when Postgres is down; the turn still goes on).
         profile = self._profile(instance, params.profile, notes)
@@ -230,28 +256,31 @@ class Remember:
                 query=params.thought, instance=instance, top_k=params.top_k, profile=profile,
                 search_type=params.search_type,
                 similarity_threshold=params.similarity_threshold, since=since, until=until,
-                exclude_ids=[user_id]), now=now)
+                tags=params.tags if params.filter_tags else None, exclude_ids=[user_id]), now=now)
             context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms
-        except (psycopg.Error, ServiceUnavailable):
-            notes.append("retrieval degraded: Postgres is unavailable, so this answer uses no stored memory")
+            notes += [left.note() for left in found.left_out]
+        except (psycopg.Error, ServiceUnavailable) as e:
+            notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
+        if params.filter_tags:
+            notes.append(f"retrieval restricted to memories tagged {', '.join(params.tags)}")
+        # The budget keeps the most relevant; only then does a chronological answer order them by time.
+        context, dropped = fit_context(context, params.token_cap)
         if params.style == "chronological":
             context.sort(key=lambda m: m.memory.created_at)
-        context, dropped = fit_context(context, params.token_cap)
         if dropped:
             notes.append(f"{dropped} retrieved memories left out to stay within token_cap={params.token_cap}")
 
         # 2. Prompt, in the standard tool-input format.
         tool_input = ToolInputSchema(
-            chat_history=[ChatMessage(type="human" if t.category == CATEGORY_USER else "ai", content=t.thought)
-                          for t in history],
+            chat_history=history,
             latest_human_message=params.thought,
             # The caller's tools ran before this one: their outputs first, then the memories.
             intermediate_steps={**params.intermediate_steps, MEMORY_STEP: format_memories(context)})
         query = format_query(tool_input, wb.settings.chat_history_token_budget)
-        if query.history_turns_dropped:
+        history_dropped = query.history_turns_dropped + unread
+        if history_dropped:
             notes.append(f"chat history cut to the last {query.history_turns_kept} messages "
-                         f"({query.history_turns_dropped} older ones dropped to fit "
-                         f"{query.history_budget} tokens)")
+                         f"({history_dropped} older ones dropped to fit {query.history_budget} tokens)")
         system = SYNTHESIS_SYSTEM + (CHRONOLOGICAL if params.style == "chronological" else "")
         prompt = [Message(role="system", content=system), Message(role="user", content=query.text)]
 
@@ -280,56 +309,70 @@ class Remember:
             model_used, tokens = completion.model, completion.total_tokens
         latency.synthesis_ms = (time.perf_counter() - t_syn) * 1000
 
-        # 4. Store: the turn atomically, then the previous answer's feedback, metrics, index.
+        # 4. Store: the turn with the previous answer's feedback atomically, then metrics, index.
         t_store = time.perf_counter()
         answered = max(self.clock(), now)
-        seq = store.next_seq(instance, chain_id)
-        common = dict(instance=instance, chain_id=chain_id, thought_number=params.thought_number,
-                      total_thoughts=params.total_thoughts, next_thought_needed=params.next_thought_needed,
-                      tags=params.tags)
-        user = Thought(id=user_id, thought=params.thought, timestamp=now, category=CATEGORY_USER, seq=seq,
-                       **common)
+        common = {"instance": instance, "chain_id": chain_id, "total_thoughts": params.total_thoughts,
+                  "next_thought_needed": params.next_thought_needed, "tags": params.tags}
+        user = Thought(id=user_id, thought=params.thought, timestamp=now, category=CATEGORY_USER, **common)
         result = UiRememberResult(
             thought1_id=user_id, thought2_id=answer_id, thought3_id=metrics_id, model_used=model_used,
-            usage_total_tokens=tokens, model_selected=model, instance=instance, chain_id=chain_id, answer=answer_text,
+            usage_total_tokens=tokens, model_selected=model, instance=instance, chain_id=chain_id,
+            request_id=request_id, answer=answer_text,
             synthesis=synthesis, profile=profile.name, context=[_context_item(m, now) for m in context],
-            context_dropped_by_token_cap=dropped, history_turns_dropped=query.history_turns_dropped,
+            context_dropped_by_token_cap=dropped, history_turns_dropped=history_dropped,
             tags=params.tags,
             prompt=prompt, latency=latency, notes=notes)
         answer = Thought(id=answer_id, thought=answer_text, timestamp=answered, category=CATEGORY_ASSISTANT,
-                         seq=seq + 1, extra=result.metrics(self.origin).to_fields(TurnMetrics.ANSWER_FIELDS),
-                         **common)
+                         extra=result.metrics(self.origin).to_fields(TurnMetrics.ANSWER_FIELDS), **common)
+        # What a repeat gets should this process stop before the turn's last step: no metrics thought yet.
+        first = result.model_copy(update={"thought3_id": None, "notes": [
+            *notes, "the metrics thought was not stored: this turn's call ended before it"]})
         # An extractive answer only restates memories already indexed: indexing it would echo them.
-        store.append_turn(user, answer, request_id=params.request_id, result_json=result.model_dump_json(),
-                          final=not params.next_thought_needed, index_answer=synthesis == "llm",
-                          metrics_id=metrics_id)
-        result.previous_feedback = self._score_previous(meta, now, params.thought)
+        written = store.append_turn(user, answer, request_id=request_id, result_json=first.model_dump_json(),
+                                    score=lambda elapsed: feedback_score(elapsed, params.thought),
+                                    expected=state.last_answer,
+                                    final=not params.next_thought_needed, index_answer=synthesis == "llm",
+                                    metrics_id=metrics_id)
+        if written.served:  # the same request, served meanwhile (a concurrent repeat)
+            yield UiRememberResult.model_validate_json(written.served)
+            return
+        if params.thought_number not in (None, written.number):
+            result.notes.append(f"thought_number {params.thought_number} given; stored as {written.number}, "
+                                "this turn's place in the chain")
+        # The turn is stored from here on: a failure below is noted in the result, never raised, so that
+        # no caller retries a stored turn without its request id.
+        try:
+            if written.previous:
+                result.previous_feedback = store.feedback([written.previous]).get(written.previous)
+        except REDIS_DOWN:
+            result.notes.append("the previous answer's feedback is stored but could not be read back")
         latency.store_ms = (time.perf_counter() - t_store) * 1000
         t_index = time.perf_counter()
         try:
             sync_error = sync_index(store, wb.index).error
-        except (psycopg.Error, ServiceUnavailable) as e:
+        except (psycopg.Error, ServiceUnavailable, *REDIS_DOWN) as e:
             sync_error = str(e)
         if sync_error:  # result.notes: the result holds its own copy of `notes` (pydantic copies lists)
-            result.notes.append("indexing deferred: Postgres is unavailable; this turn is indexed when it is "
-                                "back")
+            result.notes.append("indexing deferred: Postgres or Redis is unavailable; this turn is indexed "
+                                "when it is back")
         latency.index_ms = (time.perf_counter() - t_index) * 1000
         latency.total_ms = (time.perf_counter() - t_start) * 1000
         # Written last, so it records every stage but its own write.
         try:
             metrics = result.metrics(self.origin)
             store.append(Thought(id=metrics_id, thought=metrics.thought_text(), timestamp=answered,
-                                 category=CATEGORY_METRICS, seq=seq + 2, extra=metrics.to_fields(), **common))
+                                 category=CATEGORY_METRICS, seq=written.seq + 2, thought_number=written.number,
+                                 extra=metrics.to_fields(), **common))
         except ServiceUnavailable:
             result.thought3_id = None
             result.notes.append("metrics thought not stored: Redis refused the write")
-        if params.request_id:
-            # The turn's transaction kept the result as it was then (so a retry after a crash never
-            # repeats the turn); a repeat gets the complete one: previous feedback, every stage's time.
-            try:
-                store.serve(instance, chain_id, params.request_id, result.model_dump_json())
-            except ServiceUnavailable:
-                pass  # the earlier copy still answers a repeat
+        # The turn's write kept the result as it was then (so a retry after a crash never repeats the
+        # turn); a repeat gets the complete one: previous feedback, every stage's time.
+        try:
+            store.serve(instance, chain_id, request_id, result.model_dump_json())
+        except ServiceUnavailable:
+            pass  # the earlier copy still answers a repeat
         yield result
 
     # -- steps ------------------------------------------------------------------------------
@@ -347,22 +390,34 @@ class Remember:
                      ) -> tuple[datetime | None, datetime | None]:
         if not temporal or not temporal.strip():
             return None, None
-        hint = parse_time_hint(temporal, now)
-        if hint is None:
-            raise InvalidInput(f"temporal: could not read {temporal!r} as a time; try e.g. 'yesterday', "
+        if not has_time_keyword(temporal):
+            raise InvalidInput(f"temporal: {temporal!r} names no time; try e.g. 'yesterday', "
                                "'last week', 'in March', 'two days ago' or '3 March 2024'")
+        hint = parse_time_hint(temporal, now)
+        if hint is None:  # a time in words the parser does not read ("over the holidays"): not a reason to fail
+            notes.append(f"temporal={temporal!r} could not be read as a time range: retrieval is not "
+                         "restricted by time")
+            return None, None
+        reading = f": {hint.reading}" if hint.reading else ""
         notes.append(f"retrieval restricted to {hint.start:%Y-%m-%d %H:%M} – {hint.end:%Y-%m-%d %H:%M} "
-                     f"(temporal={temporal!r})")
+                     f"(temporal={temporal!r}{reading})")
         return hint.start, hint.end
 
-    def _score_previous(self, meta: dict[str, str], now: datetime, text: str) -> FeedbackRecord | None:
-        previous = meta.get("last_answer_id")
-        if not previous:
-            return None
-        store = self.wb.thoughts
-        elapsed = max(0.0, now.timestamp() - float(meta.get("last_at", now.timestamp())))
-        store.record_followup(previous, elapsed, feedback_score(elapsed, text), text)
-        return store.feedback([previous]).get(previous)
+    def _history(self, instance: str, chain_id: str) -> tuple[list[ChatMessage], int]:
+        """The chain's latest messages, read until they fill the history's token budget (so the budget
+        alone cuts them), and how many older ones were not read: they count as dropped too."""
+        budget = self.wb.settings.chat_history_token_budget
+
+        def filled(read: list[Thought]) -> bool:
+            return len(fit_history(_chat(read), budget)[0]) < len(read)
+
+        read, unread = self.wb.thoughts.recent_messages(instance, chain_id, filled, page=HISTORY_PAGE)
+        return _chat(read), unread
+
+
+def _chat(thoughts: list[Thought]) -> list[ChatMessage]:
+    return [ChatMessage(type="human" if t.category == CATEGORY_USER else "ai", content=t.thought)
+            for t in thoughts]
 
 
 def _context_item(m: ScoredMemory, now: datetime) -> ContextItem:

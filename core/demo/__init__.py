@@ -2,7 +2,9 @@
 
 `load` creates realistic data through the product's own code paths (never values written by hand
 where a flow produces them). A marker in Redis records that the demo was loaded, so `make run` loads
-it once, on the first start of a fresh embedded install only.
+it once, on the first start of a fresh embedded install only. Each part marks what it makes as it makes
+it (`core.demo.marks`), and `reset` removes only what is marked: a user's own data named like the demo's
+stays.
 """
 
 from __future__ import annotations

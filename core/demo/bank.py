@@ -1,15 +1,17 @@
-"""Demo: memory banks of three ask-shell style tasks (a few dozen shell steps), added through
-`MemoryBank.add_entry`, so the compressions, summaries and events come out of the real flow (LLM
-summaries when one is configured, rule-based otherwise)."""
+"""Demo: memory banks of three ask-shell style tasks (a few dozen shell steps), run through the agent
+loop's helper (`core.bank.agent.TaskMemory`): each step is handed the bank's memories relevant to it,
+then added, so the compressions, summaries and events come out of the real flow (LLM summaries when one
+is configured, rule-based otherwise)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from core.admin.deletion import delete_bank
-from core.bank import MemoryBank, MemoryEntry
-from core.errors import NotFound
+from core.admin.deletion import Deletion
+from core.bank import MemoryBank, MemoryEntry, list_banks
+from core.bank.agent import TaskMemory
+from core.demo import marks
 from core.runtime import Workbench
 
 # (skill, thinking, command, result, importance, tags)
@@ -30,8 +32,8 @@ TASKS: dict[str, tuple[int, int, int, list[Step]]] = {
          "ERROR: Could not find a version that satisfies the requirement psycopg2==2.8.6", 0.9,
          ["python", "error"]),
         ("CommandSkill", "psycopg2 2.8.6 has no wheel for Python 3.11; switch to psycopg2-binary 2.9.9.",
-         "sed -i 's/psycopg2==2.8.6/psycopg2-binary==2.9.9/' requirements.txt && "
-         "pip install -r requirements.txt",
+         ("sed -i 's/psycopg2==2.8.6/psycopg2-binary==2.9.9/' requirements.txt && "
+          "pip install -r requirements.txt"),
          "Successfully installed flask-3.0.2 gunicorn-21.2.0 psycopg2-binary-2.9.9 (12 packages)", 0.8,
          ["python", "fix"]),
         ("CommandSkill", "Run the tests before deploying.", "pytest -q", "38 passed, 2 skipped in 4.12s", 0.7,
@@ -73,8 +75,8 @@ TASKS: dict[str, tuple[int, int, int, list[Step]]] = {
         ("CommandSkill", "Vacuum the journal down to 1 GB.", "sudo journalctl --vacuum-size=1G",
          "Vacuuming done, freed 19.6G of archived journals", 0.9, ["logs", "disk"]),
         ("CommandSkill", "Set a permanent journal limit so it does not happen again.",
-         "sudo sed -i 's/^#SystemMaxUse=.*/SystemMaxUse=1G/' /etc/systemd/journald.conf && "
-         "sudo systemctl restart systemd-journald", "journald restarted with SystemMaxUse=1G", 0.8,
+         ("sudo sed -i 's/^#SystemMaxUse=.*/SystemMaxUse=1G/' /etc/systemd/journald.conf && "
+          "sudo systemctl restart systemd-journald"), "journald restarted with SystemMaxUse=1G", 0.8,
          ["config", "fix"]),
         ("CommandSkill", "Remove dangling Docker images.", "docker image prune -f",
          "Total reclaimed space: 4.3GB", 0.6, ["docker", "disk"]),
@@ -106,29 +108,33 @@ TASKS: dict[str, tuple[int, int, int, list[Step]]] = {
 }
 
 
+MARK = "bank"
+
+
 def load(wb: Workbench, say: Callable[[str], None] = print) -> None:
+    reset(wb)  # loading twice gives the same banks, not doubled ones
     instance = wb.settings.instance
     now = datetime.now(UTC).replace(microsecond=0)
     for name, (days_ago, hour, gap_s, steps) in TASKS.items():
-        _remove(wb, instance, name)  # loading twice gives the same bank, not a doubled one
-        bank = MemoryBank(wb, instance, name)
+        if name in {b.name for b in list_banks(wb, instance)}:
+            say(f"demo: a memory bank named {name!r} is not the demo's; left as it is, not loaded")
+            continue
+        marks.mark(wb, MARK, [name])
+        memory = TaskMemory(MemoryBank(wb, instance, name))
         start = (now - timedelta(days=days_ago)).replace(hour=hour, minute=0, second=0)
+        recalled = 0
         for i, (skill, thinking, command, result, importance, tags) in enumerate(steps):
-            bank.add_entry(MemoryEntry(skill_name=skill, thinking=thinking, command=command, result=result,
-                                       importance=importance, tags=tags, step_number=i + 1,
-                                       timestamp=start + timedelta(seconds=i * gap_s)))
-        stats = bank.stats()
+            done = MemoryEntry(skill_name=skill, thinking=thinking, command=command, result=result,
+                               importance=importance, tags=tags, step_number=i + 1,
+                               timestamp=start + timedelta(seconds=i * gap_s))
+            # The scripted steps ignore what they are handed; a real agent's skill selector reads it.
+            outcome = memory.step(thinking, lambda _context, done=done: done)
+            recalled += len(outcome.context.relevant)
+        stats = memory.bank.stats()
         say(f"demo: bank {name}: {stats.total_entries} steps, {stats.summaries} "
-            f"{'summary' if stats.summaries == 1 else 'summaries'}")
+            f"{'summary' if stats.summaries == 1 else 'summaries'}, {recalled} relevant memories handed "
+            "to later steps")
 
 
 def reset(wb: Workbench) -> None:
-    for name in TASKS:
-        _remove(wb, wb.settings.instance, name)
-
-
-def _remove(wb: Workbench, instance: str, name: str) -> None:
-    try:
-        delete_bank(wb, instance, name)
-    except NotFound:
-        pass
+    marks.remove(wb, MARK, Deletion.bank)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from core.conversation.metrics import Origin
 from core.conversation.turn import Remember, UiRememberParams
+from core.demo import marks
 from core.runtime import Workbench
 
 # (chain id, days ago, hour, tags, [(seconds since previous turn, user text)])
@@ -71,10 +72,18 @@ CHAINS: list[tuple[str, int, int, list[str], list[tuple[int, str]]]] = [
 ]
 
 
+MARK = "chain"
+
+
 def load(wb: Workbench, say: Callable[[str], None]) -> None:
+    reset(wb)  # loading twice gives the same chains, not twice their turns
     now = datetime.now(UTC)
     instance = wb.settings.instance
     for chain_id, days_ago, hour, tags, turns in CHAINS:
+        if marks.is_foreign_chain(wb, MARK, chain_id):
+            say(f"demo: a chain named {chain_id!r} is not the demo's; left as it is, not loaded")
+            continue
+        marks.mark(wb, MARK, [chain_id])
         clock = now.replace(hour=hour, minute=5, second=0, microsecond=0) - timedelta(days=days_ago)
         remember = Remember(wb, clock=lambda: clock, origin=Origin(source="demo"))
         for n, (gap, text) in enumerate(turns, start=1):
@@ -89,7 +98,4 @@ def load(wb: Workbench, say: Callable[[str], None]) -> None:
 
 
 def reset(wb: Workbench) -> None:
-    instance = wb.settings.instance
-    for chain_id, *_ in CHAINS:
-        wb.thoughts.delete_chain(instance, chain_id)
-        wb.index.delete_chain(instance, chain_id)
+    marks.remove_chains(wb, MARK)

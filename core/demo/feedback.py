@@ -20,9 +20,11 @@ from datetime import UTC, datetime, timedelta
 from core.llm import NoLLM
 from core.conversation.metrics import Origin
 from core.conversation.turn import Remember, UiRememberParams
+from core.demo import marks
 from core.runtime import Workbench
 
 PREFIX = "fb-"
+MARK = "feedback-chain"
 DAYS = 30
 SEED = 20240603
 
@@ -167,6 +169,7 @@ def load(wb: Workbench, say: Callable[[str], None]) -> None:
     deep = wb.settings.model_deep
     chains = turns = 0
     told = [0] * len(TOPICS)  # how many of each topic's facts the user has told so far
+    skipped: list[str] = []  # the user's own chains named like a demo session
     for days_ago in range(DAYS - 1, -1, -1):
         day = (real_now - timedelta(days=days_ago)).replace(hour=0, minute=0, second=0, microsecond=0)
         weekend = day.weekday() >= 5
@@ -175,14 +178,21 @@ def load(wb: Workbench, say: Callable[[str], None]) -> None:
             start = day + timedelta(hours=hour, minutes=rng.randint(0, 40))
             if start > real_now - timedelta(hours=2):  # sessions end before "now"
                 continue
-            turns += _session(sim, instance, rng, f"{PREFIX}{day:%m%d}-{n}", SimClock(start, rng), deep, told,
-                              rate_rng)
+            chain_id = f"{PREFIX}{day:%m%d}-{n}"
+            if marks.is_foreign_chain(wb, MARK, chain_id):
+                skipped.append(chain_id)
+                continue
+            marks.mark(wb, MARK, [chain_id])
+            turns += _session(sim, instance, rng, chain_id, SimClock(start, rng), deep, told, rate_rng)
             chains += 1
     marked = wb.thoughts.sweep_abandoned(instance)
     note = " (extractive answers: an LLM is configured but the demo does not spend tokens)" \
         if wb.llm.configured else ""
     say(f"demo: {chains} feedback conversations, {turns} turns over {DAYS} days{note}; "
         f"{marked} more answers marked abandoned")
+    if skipped:
+        say(f"demo: {len(skipped)} chains named like demo sessions are not the demo's; left as they are "
+            f"({', '.join(skipped[:3])}{', …' if len(skipped) > 3 else ''})")
 
 
 def _session(wb: Workbench, instance: str, rng: random.Random, chain_id: str, clock: SimClock,
@@ -231,10 +241,4 @@ def _session(wb: Workbench, instance: str, rng: random.Random, chain_id: str, cl
 
 
 def reset(wb: Workbench) -> None:
-    instance = wb.settings.instance
-    store = wb.thoughts
-    chains = store.chains(instance, limit=max(1, store.chain_count(instance)))
-    for chain in chains:
-        if chain.chain_id.startswith(PREFIX):
-            store.delete_chain(instance, chain.chain_id)
-            wb.index.delete_chain(instance, chain.chain_id)
+    marks.remove_chains(wb, MARK)

@@ -9,10 +9,12 @@ of the Past tasks page has something to show.
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from core.demo import marks
 from core.demo.past_tasks_content import USERS
 from core.past_tasks.models import PastTaskQuery
 from core.past_tasks.search import run_internal_memory
@@ -27,25 +29,33 @@ DEMO_QUERIES = {"maria.lopez": "Stripe SDK crash iOS release", "tom.becker": "la
 DEMO_QUERY_MAX_DISTANCE = 0.5  # wordllama puts relevant texts at 0.35-0.5 from a keyword query
 
 
+MARK, TOOL_MARK = "past_task", "tool_run"
+
+
 def load(wb: Workbench, say: Callable[[str], None]) -> None:
+    reset(wb)  # loading twice gives the same data, not twice the data
     store = wb.past_tasks
     instance = wb.settings.instance
     now = datetime.now(UTC)
     for user_id, user in USERS.items():
-        store.delete_user(instance, user_id)  # loading twice gives the same data, not twice the data
+        # A user of the same name keeps their own texts: the demo's are told apart by their marks.
         texts, updates, deleted = _texts(instance, user_id, user, now)
         stored = store.ingest(texts)
+        marks.mark(wb, MARK, [s.user_task_execution_pk for s in stored])
         store.ingest(updates)
         store.mark_deleted(instance, user_id, stored[deleted].user_task_execution_pk)
         say(f"demo: {len(texts)} past tasks for {user_id} ({len(updates)} with a second version)")
+        run = f"demo-{uuid.uuid4().hex}"
+        marks.mark(wb, TOOL_MARK, [run])
         run_internal_memory(wb, PastTaskQuery(instance=instance, user_id=user_id, query=DEMO_QUERIES[user_id],
-                                              max_distance=DEMO_QUERY_MAX_DISTANCE))
+                                              max_distance=DEMO_QUERY_MAX_DISTANCE), execution_id=run)
 
 
 def reset(wb: Workbench) -> None:
-    store = wb.past_tasks
-    for user_id in USERS:
-        store.delete_user(wb.settings.instance, user_id)
+    pks, runs = marks.marked(wb, MARK), marks.marked(wb, TOOL_MARK)
+    wb.past_tasks.delete_executions(wb.settings.instance, [int(pk) for pk in pks], runs)
+    marks.unmark(wb, MARK, pks)
+    marks.unmark(wb, TOOL_MARK, runs)
 
 
 def _texts(instance: str, user_id: str, user: dict, now: datetime):

@@ -7,8 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from core.models import MemoryRecord
+from core.admin.deletion import Deletion
+from core.demo import marks
 from core.index.records import event_time_of
+from core.models import MemoryRecord
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -56,11 +58,20 @@ def records(instance: str, now: datetime | None = None) -> list[MemoryRecord]:
     return out
 
 
+MARK = "memory"
+
+
 def load(wb: Workbench, say) -> None:
-    recs = records(wb.settings.instance)
+    reset(wb)  # loading twice gives the same memories
+    instance = wb.settings.instance
+    recs = records(instance)
+    taken = {r.id for r in wb.index.records(instance, ids=[r.id for r in recs])}  # the user's own
+    recs = [r for r in recs if r.id not in taken]
+    marks.mark(wb, MARK, [r.id for r in recs])
     wb.index.add(recs)
-    say(f"demo: {len(recs)} MemoryScope memories (observation, insight, obs_customized, conversation)")
+    say(f"demo: {len(recs)} MemoryScope memories (observation, insight, obs_customized, conversation)"
+        + (f"; {len(taken)} ids taken by memories that are not the demo's, left as they are" if taken else ""))
 
 
 def reset(wb: Workbench) -> None:
-    wb.index.delete(wb.settings.instance, [PREFIX + m[0] for m in _MEMORIES])
+    marks.remove(wb, MARK, Deletion.memory)

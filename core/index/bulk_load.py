@@ -28,7 +28,9 @@ from psycopg_pool import ConnectionPool
 from core.embeddings import Embedder
 from core.index.names import partition_name, postings_name
 from core.index.records import embedding_text
+from core.index.text import indexed_metadata
 from core.models import MemoryRecord
+from core.services.bounded import without_time_limit
 
 
 class LoadTarget(Protocol):
@@ -73,6 +75,7 @@ class _Staged:
             self.tx.__exit__(_Rollback, _Rollback(), None)
         else:
             self.tx.__exit__(None, None, None)
+        vars(self.conn).pop("answer_timeout_s", None)  # back in the pool with the class's bound (`_stage`)
         self.cm.__exit__(None, None, None)
 
 
@@ -103,7 +106,7 @@ class BulkLoader:
             if not self.index.partition_exists(instance) and self._stage(instance):
                 self._copy(self.staged.conn, sql.Identifier(partition_name(instance)), run)
             else:  # the partition exists (perhaps made by another process meanwhile): rows go in one by one
-                with self.index.pool.connection() as conn, conn.transaction():
+                with self.index.pool.connection() as conn, without_time_limit(conn), conn.transaction():
                     self._copy(conn, sql.Identifier("memory"), run)
 
     def finish(self) -> None:
@@ -130,7 +133,7 @@ class BulkLoader:
             copy.set_types(TYPES)
             for r, vec in run:
                 copy.write_row((r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at,
-                                *r.event_time.as_tuple(), list(r.tags), Jsonb(r.metadata), vec, name,
+                                *r.event_time.as_tuple(), list(r.tags), Jsonb(indexed_metadata(r)), vec, name,
                                 Jsonb(r.context.model_dump())))
 
     def _stage(self, instance: str) -> bool:
@@ -141,7 +144,10 @@ class BulkLoader:
         tx = conn.transaction()
         tx.__enter__()
         staged = _Staged(instance, cm, conn, tx)
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (relname,))
+        # The staged table is loaded and its indexes built (ATTACH) in this one transaction: minutes
+        # at 500,000 memories, past any statement timeout meant for a turn.
+        conn.execute("SET LOCAL statement_timeout = 0")
+        conn.answer_timeout_s = None
         if self.index.partition_exists(instance, conn=conn):
             staged.close(rollback=False)
             return False

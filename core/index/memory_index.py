@@ -23,9 +23,9 @@ from core.index.bulk_load import bulk_load
 from core.index.names import partition_name
 from core.index.partitions import note_partition
 from core.index.records import ROW_COLUMNS, embedding_text, embedding_text_of, row_from_tuple
-from core.index.text import ANALYSIS_DDL, TEXT_INDEX_DDL
+from core.index.text import ANALYSIS_DDL, TEXT_INDEX_DDL, indexed_metadata
 from core.index.vectors import ensure_model_hnsw_index
-from core.models import MemoryRecord, MemoryRow
+from core.models import MemoryContext, MemoryRecord, MemoryRow
 
 # tsv: the memory's words, its neighbours' and its date's, by weight (see core.index.text).
 DDL = ANALYSIS_DDL + """
@@ -52,6 +52,8 @@ CREATE TABLE IF NOT EXISTS memory (
 ) PARTITION BY LIST (instance);
 CREATE INDEX IF NOT EXISTS memory_created ON memory (instance, created_at DESC);
 CREATE INDEX IF NOT EXISTS memory_chain ON memory (instance, chain_id);
+-- memories per embedding model (the Overview, re-embedding) by an index-only scan, never the wide rows
+CREATE INDEX IF NOT EXISTS memory_model ON memory (instance, embedding_model);
 CREATE TABLE IF NOT EXISTS memory_partition (
     instance  text PRIMARY KEY,
     relname   text NOT NULL UNIQUE
@@ -122,7 +124,7 @@ class MemoryIndex:
         # so two writers of several instances take those locks in one order (no deadlock).
         rows = sorted((
             (r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at, *r.event_time.as_tuple(),
-             list(r.tags), Jsonb(r.metadata), vec, self.embedder.name, Jsonb(r.context.model_dump()))
+             list(r.tags), Jsonb(indexed_metadata(r)), vec, self.embedder.name, Jsonb(r.context.model_dump()))
             for r, vec in zip(records, embeddings, strict=True)), key=lambda row: (row[0], row[1]))
         with self.pool.connection() as conn, conn.cursor() as cur, conn.transaction():
             cur.executemany(
@@ -166,6 +168,18 @@ class MemoryIndex:
             rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s AND id = ANY(%s)",
                                 (instance, list(ids))).fetchall()
         return [row_from_tuple(r) for r in rows]
+
+    def records(self, instance: str, *, ids: Sequence[str] = (), chains: Sequence[str] = ()
+                ) -> list[MemoryRecord]:
+        """The rows with these ids or of these chains, as records (their conversation context included),
+        in their order: what a deletion reads to find the text it removes and the rows quoting it."""
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                f"SELECT {ROW_COLUMNS}, context FROM memory WHERE instance = %s "
+                "AND (id = ANY(%s) OR chain_id = ANY(%s)) ORDER BY created_at, id",
+                (instance, list(ids), list(chains))).fetchall()
+        return [MemoryRecord(**row_from_tuple(r).model_dump(), context=MemoryContext(**(r[-1] or {})))
+                for r in rows]
 
     def count(self, instance: str | None = None, *, model: str | None = None) -> int:
         where, params = [], []

@@ -26,9 +26,19 @@ it directly, see `core.index.bulk_load`): one row per (memory, lexeme) with tf, 
 first `kpost` postings of each of its words instead of every memory containing them — the cost of a
 common word stays bounded at 100,000 memories. `memory_lexeme` keeps df per lexeme, and under the
 empty lexeme the instance's document count and total length.
+
+What is indexed is bounded: the first `INDEXED_CHARS` characters of the content (and of a query), the
+first 8,000 of the neighbours at distance 1 and 16,000 at distances 2–3. Postgres refuses a text vector
+whose lexemes and positions pass 1 MB, and a text of hyphenated words of 4-byte characters makes up to
+7.5 bytes of them per character (measured): (100,000 + 8,000 + 16,000) × 7.5 ≈ 930 kB. Without the
+bound one memory-bank entry of three 99,990-character fields failed every write of its bank's index,
+so every later entry stayed pending. The whole text is stored and shown; a record cut for the text
+index says so in its metadata (`text_indexed`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from psycopg import sql
 
@@ -38,9 +48,11 @@ from core.models import MemoryContext, MemoryRecord
 K1 = 1.2
 B = 0.3
 REF_LEN = 32.0  # the length at which `impact` is taken (it only orders postings; scores use avgdl)
+INDEXED_CHARS = 100_000  # of a memory's content and of a query; see the module's docstring
+NEAR_CHARS, FAR_CHARS = 8_000, 16_000  # of the neighbours' text at distance 1, and at distances 2-3
 
 # Functions the `memory` table needs before it is created (its generated tsv column calls them).
-ANALYSIS_DDL = """
+ANALYSIS_DDL = f"""
 CREATE OR REPLACE FUNCTION memory_date_words(y smallint, mo smallint, d smallint) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN y > 0 THEN concat_ws(' ', CASE WHEN d > 0 THEN d::text END,
@@ -49,10 +61,12 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 CREATE OR REPLACE FUNCTION memory_tsv(content text, context jsonb, y smallint, mo smallint, d smallint)
 RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT setweight(to_tsvector('english', content), 'A')
-      || setweight(to_tsvector('english', concat_ws(' ', context->'before'->>0, context->'after'->>0)), 'B')
-      || setweight(to_tsvector('english', concat_ws(' ', context->'before'->>1, context->'before'->>2,
-                                                    context->'after'->>1, context->'after'->>2)), 'C')
+  SELECT setweight(to_tsvector('english', left(content, {INDEXED_CHARS})), 'A')
+      || setweight(to_tsvector('english', left(concat_ws(' ', context->'before'->>0, context->'after'->>0),
+                                               {NEAR_CHARS})), 'B')
+      || setweight(to_tsvector('english', left(concat_ws(' ', context->'before'->>1, context->'before'->>2,
+                                                         context->'after'->>1, context->'after'->>2),
+                                               {FAR_CHARS})), 'C')
       || setweight(to_tsvector('english', memory_date_words(y, mo, d)), 'D')
 $$;
 CREATE OR REPLACE FUNCTION memory_terms_of(doc tsvector) RETURNS TABLE (lexeme text, tf real)
@@ -63,7 +77,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                   + cardinality(array_positions(u.weights, 'D')) * 0.5)::real
   FROM unnest(doc) u
 $$;
-""" + f"""
+
 -- BM25's saturation at a reference length: the order each posting list is read in (scores use avgdl).
 CREATE OR REPLACE FUNCTION memory_impact(tf real, dl real) RETURNS real
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT tf / (tf + {K1} * (1 - {B} + {B} * dl / {REF_LEN})) $$;
@@ -157,8 +171,18 @@ RETURNS void LANGUAGE sql AS $$
   INSERT INTO memory_lexeme (instance, lexeme, df, len)
   SELECT instance, lexeme, df, len FROM counts ORDER BY instance, lexeme
   ON CONFLICT (instance, lexeme) DO UPDATE
-    SET df = memory_lexeme.df + EXCLUDED.df, len = memory_lexeme.len + EXCLUDED.len
+    SET df = memory_lexeme.df + EXCLUDED.df, len = memory_lexeme.len + EXCLUDED.len;
+  -- A word no memory holds any more leaves the counters too, so deleted text leaves no lexeme behind
+  -- (the instance's totals, under '', stay). The upsert above holds these rows' locks: a concurrent
+  -- writer of the same word waits, then inserts it afresh.
+  DELETE FROM memory_lexeme l
+  USING (SELECT DISTINCT x.instance, w.lexeme
+         FROM unnest(insts, docs, signs) AS x(instance, tsv, sign), memory_terms_of(x.tsv) w
+         WHERE x.sign < 0) gone
+  WHERE l.instance = gone.instance AND l.lexeme = gone.lexeme AND l.lexeme <> '' AND l.df <= 0
 $$;
+-- Databases from before that rule drop the words they kept at zero.
+DELETE FROM memory_lexeme WHERE df <= 0 AND lexeme <> '';
 CREATE OR REPLACE FUNCTION memory_text_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
@@ -235,7 +259,7 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
                         ORDER BY x.impact DESC LIMIT %(kpost)s) pt""").format(postings=postings)
     return sql.SQL("""
 ql AS (
-    SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', %(text)s)) u
+    SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', left(%(text)s, {chars}))) u
 ), st AS MATERIALIZED (
     SELECT sum(df)::float8 AS n, sum(len) / nullif(sum(df), 0)::float8 AS avgdl
     FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''
@@ -252,8 +276,20 @@ ql AS (
     GROUP BY p.instance, p.id
     ORDER BY tr DESC, p.id
     LIMIT %(tpool)s
-)""").format(read=read, k1=sql.Literal(K1), b=sql.Literal(B),
+)""").format(read=read, k1=sql.Literal(K1), b=sql.Literal(B), chars=sql.Literal(INDEXED_CHARS),
              exclude=sql.SQL("WHERE p.id <> ALL(%(exclude)s)") if exclude and not filtered else sql.SQL(""))
+
+
+def indexed_metadata(record: MemoryRecord) -> dict[str, Any]:
+    """The record's metadata as stored: with a `text_indexed` note when the text index reads only the start
+    of its content (the whole content is stored, shown and embedded as ever)."""
+    if len(record.content) <= INDEXED_CHARS:
+        return record.metadata
+    return {**record.metadata, "text_indexed": text_cut_note(len(record.content))}
+
+
+def text_cut_note(length: int) -> str:
+    return f"searched by words in its first {INDEXED_CHARS:,} of {length:,} characters; all of it is stored"
 
 
 def with_conversation_context(records: list[MemoryRecord], span: int = 3) -> list[MemoryRecord]:

@@ -291,6 +291,15 @@ class PastTaskStore:
             return conn.execute("DELETE FROM past_task_execution WHERE instance = %s AND user_id = %s",
                                 (instance, user_id)).rowcount
 
+    def delete_executions(self, instance: str, pks: Sequence[int], tool_runs: Sequence[str] = ()) -> int:
+        """Remove these executions (their texts and versions go with them) and these tool executions;
+        returns how many executions were removed."""
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("DELETE FROM past_task_tool_execution WHERE instance = %s AND execution_id = ANY(%s)",
+                         (instance, list(tool_runs)))
+            return conn.execute("DELETE FROM past_task_execution WHERE instance = %s AND pk = ANY(%s)",
+                                (instance, list(pks))).rowcount
+
     # -- reads ------------------------------------------------------------------------------
 
     def users(self, instance: str) -> list[str]:

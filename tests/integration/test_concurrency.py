@@ -1,75 +1,92 @@
-"""Many writers at once: 8 writers × 200 turns, half on one shared chain and half on a chain of their own,
-then 8 writers of full ui_remember turns; and two dashboard sessions saving the same profile.
+"""Many writers at once: 8 writers × 200 turns, half on one shared chain and half on a chain of their own;
+8 writers × 100 turns on one chain, scored and numbered in the chain's order; then 8 writers of full
+ui_remember turns; and two dashboard sessions saving the same profile.
 
-Each turn of the first test makes the thought store's writes of a ui_remember turn, in its order
-(reserve sequence numbers, the turn in one transaction, the previous answer's feedback, the metrics
-thought): the part where concurrent writers could lose or duplicate something. Retrieval and synthesis
-are read-only and left out there so the 1,600 turns run in seconds; the second test runs the whole flow.
+Each turn of the first two tests makes the thought store's writes of a ui_remember turn, in its order
+(the turn with the previous answer's feedback in one script, then the metrics thought): the part where
+concurrent writers could lose, duplicate or misattribute something. Retrieval and synthesis are
+read-only and left out there so the turns run in seconds; the third test runs the whole flow.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
-from core.conversation.indexing import sync_index
-from core.models import FusionProfile
-from core.conversation.turn import Remember, UiRememberParams
 from core.conversation.feedback import feedback_score
-from core.retrieval.profiles import ProfileStore
+from core.conversation.indexing import sync_index
 from core.conversation.keys import chain_key
-from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, Thought,
-                                        ThoughtStore)
+from core.conversation.thoughts import (
+    CATEGORY_ASSISTANT,
+    CATEGORY_METRICS,
+    CATEGORY_USER,
+    Thought,
+    ThoughtStore,
+    TurnWrite,
+)
+from core.conversation.turn import Remember, UiRememberParams
+from core.models import FusionProfile
+from core.retrieval.profiles import ProfileStore
 
 WRITERS, TURNS = 8, 200
 SHARED = "shared"
 
 
-def store_turn(store: ThoughtStore, instance: str, chain: str, writer: int,
-               n: int) -> tuple[str, float] | None:
-    """The thought store's part of one ui_remember turn; returns the feedback it recorded, if it won."""
-    meta = store.chain_meta(instance, chain)
+def store_turn(store: ThoughtStore, instance: str, chain: str, writer: int, n: int) -> TurnWrite:
+    """The thought store's part of one ui_remember turn; returns what its write did."""
     now = datetime.now(UTC)
-    seq = store.next_seq(instance, chain)
-    common = dict(instance=instance, chain_id=chain, thought_number=n, total_thoughts=TURNS)
+    common = dict(instance=instance, chain_id=chain, total_thoughts=TURNS)
     user = Thought(id=str(uuid.uuid4()), thought=f"writer {writer} turn {n}", timestamp=now,
-                   category=CATEGORY_USER, seq=seq, **common)
+                   category=CATEGORY_USER, **common)
     answer = Thought(id=str(uuid.uuid4()), thought=f"answer {writer}.{n}", timestamp=now,
-                     category=CATEGORY_ASSISTANT, seq=seq + 1, **common)
+                     category=CATEGORY_ASSISTANT, **common)
     metrics_id = str(uuid.uuid4())
-    store.append_turn(user, answer, metrics_id=metrics_id, index_answer=False)
-    won = None
-    if previous := meta.get("last_answer_id"):
-        elapsed = max(0.0, now.timestamp() - float(meta["last_at"]))
-        text = "thanks, that works" if n % 2 else "actually, that's wrong"
-        fb = feedback_score(elapsed, text)
-        if store.record_followup(previous, elapsed, fb, text):
-            won = (previous, fb.feedback_score)
+    text = "thanks, that works" if n % 2 else "actually, that's wrong"
+    written = store.append_turn(user, answer, request_id=f"r-{user.id}", result_json="{}",
+                                score=lambda elapsed: feedback_score(elapsed, text), metrics_id=metrics_id,
+                                index_answer=False)
     store.append(Thought(id=metrics_id, thought="metrics", timestamp=now, category=CATEGORY_METRICS,
-                         seq=seq + 2, extra={"answer_id": answer.id}, **common))
-    return won
+                         seq=written.seq + 2, thought_number=written.number, extra={"answer_id": answer.id},
+                         **common))
+    return written
+
+
+def assert_numbered_in_order(thoughts: list[Thought], turns: int) -> None:
+    """Sequence numbers without duplicate or gap, each turn's three consecutive; thought numbers 1..turns,
+    one per turn, in the order of the sequence numbers."""
+    by_seq = sorted(thoughts, key=lambda t: t.seq)
+    assert [t.seq for t in by_seq] == list(range(1, 3 * turns + 1))
+    assert [t.thought_number for t in by_seq] == [n for n in range(1, turns + 1) for _ in range(3)]
+    assert [t.category for t in by_seq[:3]] == [CATEGORY_USER, CATEGORY_ASSISTANT, CATEGORY_METRICS]
+
+
+def followed_in_order(thoughts: list[Thought]) -> list[str]:
+    """The answers that a later turn followed, in the chain's order: every answer but the last."""
+    return [t.id for t in sorted(thoughts, key=lambda t: t.seq) if t.category == CATEGORY_ASSISTANT][:-1]
 
 
 def test_8_writers_200_turns_on_shared_and_own_chains(fault_wb, instance):
     store = fault_wb.thoughts
-    won: list[tuple[str, float]] = []
+    followed: list[str] = []
     lock = threading.Lock()
 
     def writer(k: int) -> None:
         for n in range(1, TURNS + 1):
             chain = SHARED if n % 2 else f"own-{k}"  # alternate: both patterns run at the same time
-            if (w := store_turn(store, instance, chain, k, n)) is not None:
+            if (previous := store_turn(store, instance, chain, k, n).previous) is not None:
                 with lock:
-                    won.append(w)
+                    followed.append(previous)
 
     with ThreadPoolExecutor(WRITERS) as pool:
         list(pool.map(writer, range(WRITERS)))
 
     per_chain = {SHARED: WRITERS * TURNS // 2, **{f"own-{k}": TURNS // 2 for k in range(WRITERS)}}
-    all_answers = []
+    all_answers: list[str] = []
+    expected_followed: list[str] = []
     for chain, turns in per_chain.items():
         thoughts = store.chain_thoughts(instance, chain)
         by_cat = Counter(t.category for t in thoughts)
@@ -77,27 +94,43 @@ def test_8_writers_200_turns_on_shared_and_own_chains(fault_wb, instance):
         assert by_cat == {CATEGORY_USER: turns, CATEGORY_ASSISTANT: turns, CATEGORY_METRICS: turns}
         indexed = fault_wb.redis().zcard(chain_key(instance, chain))
         assert len({t.id for t in thoughts}) == 3 * turns == indexed
-        # Sequence numbers: no duplicate and no gap; each turn's three are consecutive.
-        assert sorted(t.seq for t in thoughts) == list(range(1, 3 * turns + 1))
-        # Thought numbers: each writer's turns in this chain, in sequence order, are in its own order.
-        for k in range(WRITERS):
-            mine = [t.thought_number for t in sorted(thoughts, key=lambda t: t.seq)
-                    if t.category == CATEGORY_USER and t.thought.startswith(f"writer {k} ")]
-            assert mine == sorted(mine)
+        assert_numbered_in_order(thoughts, turns)
         meta = store.chain_meta(instance, chain)
         assert int(meta["turns"]) == turns and int(meta["seq"]) == 3 * turns
         all_answers += [t.id for t in thoughts if t.category == CATEGORY_ASSISTANT]
+        expected_followed += followed_in_order(thoughts)
 
-    # Every feedback update kept: exactly the follow-ups that won are recorded, with their scores.
+    # Each turn scored the answer just before it in its chain: every answer but each chain's last, once.
+    assert sorted(followed) == sorted(expected_followed)
     records = store.feedback(all_answers)
     assert len(records) == WRITERS * TURNS
-    continued = {a: r.feedback_score for a, r in records.items() if r.continued}
-    assert continued == dict(won)
+    assert {a for a, r in records.items() if r.continued} == set(followed)
     assert len(store.feedback_ids(instance)) == WRITERS * TURNS
     assert store.chain_count(instance) == len(per_chain)
     # Counts exact through to the index: each user thought indexed once.
     sync_index(store, fault_wb.index)
     assert fault_wb.index.count(instance) == WRITERS * TURNS
+
+
+def test_8_writers_on_one_chain_abandon_only_what_was_abandoned(fault_wb, instance):
+    """Issue 16.8: with instant follow-ups, no answer but the chain's last may end up abandoned, and
+    thought numbers are distinct and gap-free (4 sessions once gave 100 turns 60 distinct numbers)."""
+    store, turns = fault_wb.thoughts, 100
+    with ThreadPoolExecutor(WRITERS) as pool:
+        writes = list(pool.map(lambda k: [store_turn(store, instance, SHARED, k, n) for n in range(turns)],
+                               range(WRITERS)))
+    thoughts = store.chain_thoughts(instance, SHARED)
+    assert_numbered_in_order(thoughts, WRITERS * turns)
+    assert sorted(w.number for ws in writes for w in ws) == list(range(1, WRITERS * turns + 1))
+    marked = store.sweep_abandoned(instance, now=time.time() + 3600)  # an hour later: only the last is left
+    records = store.feedback([t.id for t in thoughts if t.category == CATEGORY_ASSISTANT])
+    abandoned = [a for a, r in records.items() if r.abandoned]
+    print(f"\n{WRITERS} writers × {turns} turns on one chain: {len(abandoned)} abandoned, "
+          f"{sum(r.continued for r in records.values())} continued")
+    assert marked == len(abandoned) == 1
+    answers = [t.id for t in sorted(thoughts, key=lambda t: t.seq) if t.category == CATEGORY_ASSISTANT]
+    assert abandoned == answers[-1:]  # the chain's last answer, never followed
+    assert sum(r.continued for r in records.values()) == WRITERS * turns - 1
 
 
 def test_8_writers_of_whole_turns(fault_wb, instance):
@@ -117,7 +150,9 @@ def test_8_writers_of_whole_turns(fault_wb, instance):
         thoughts = store.chain_thoughts(instance, chain)
         assert Counter(t.category for t in thoughts) == {CATEGORY_USER: n, CATEGORY_ASSISTANT: n,
                                                          CATEGORY_METRICS: n}
-        assert sorted(t.seq for t in thoughts) == list(range(1, 3 * n + 1))
+        assert_numbered_in_order(thoughts, n)
+        assert {a for a, r in store.feedback(followed_in_order(thoughts)).items() if r.continued} == \
+            set(followed_in_order(thoughts))
     sync_index(store, fault_wb.index)
     assert {m.id for m in fault_wb.index.get(instance, user_ids)} == set(user_ids)
     assert fault_wb.index.count(instance) == WRITERS * turns  # extractive answers are not indexed

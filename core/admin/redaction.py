@@ -1,0 +1,217 @@
+"""The copies of deleted text that other records hold, found and replaced by "[deleted]".
+
+A memory's words are copied, verbatim, into what is derived from it:
+- a turn that retrieved it: its metrics thought (the context items and the prompt's list of memories),
+  the served-request result kept for the turn's request id, and its answer (an extractive answer quotes
+  it; an LLM answer may);
+- the later turns of the chain it was said in, or of a chain whose answer quoted it: their prompts' chat
+  history, their served-request results, and the `corrected` text a follow-up left on an answer;
+- the memory index: the conversation context of its neighbours (and so their text postings and their
+  vectors, made with the message before), and indexed answers that quote it.
+
+They are found by provenance rather than by searching every record for the words (which would also
+blank a user's own message that happens to say the same thing): a turn names the memories it retrieved
+by id, so the chains to look in are those holding a deleted id, plus the chains the text was said in,
+and then those holding the id of a thought that quoted it among other words. In those chains every
+verbatim copy becomes "[deleted]" (whole words only: deleting "ok" leaves "book" alone); a neighbour's
+context loses the deleted message; each index row that changed is written again, so its postings and
+counters follow (`core.index.text`) and its vector is made anew. An LLM answer that restated a deleted
+memory in its own words is not found by its text (docs/ARCHITECTURE.md, "Deleting").
+
+Retrieval reads the instance and the shared instance: a deletion from the shared instance is looked for
+in every instance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from core.conversation.keys import feedback_key, instance_requests_pattern, thoughts_pattern
+from core.ids import SHARED_INSTANCE, pg_text
+from core.models import MemoryContext
+
+if TYPE_CHECKING:
+    import redis
+
+    from core.runtime import Workbench
+
+DELETED = "[deleted]"
+CONTEXT_CHARS = 4000  # a neighbour's context keeps this much of a message (`MemoryContext`)
+_BATCH = 500
+
+# The keys among KEYS naming one of the ids ARGV[2..] as a retrieved memory: in a metrics thought's
+# ARGV[1] field or in a served result, each memory a turn retrieved is a JSON object with its "id". Ids are
+# read out once per value and looked up, so the cost does not grow with the number of ids.
+_FIND = """
+local wanted = {}
+for i = 2, #ARGV do wanted[ARGV[i]] = true end
+local found = {}
+for _, key in ipairs(KEYS) do
+  local kind = redis.call('TYPE', key)['ok']
+  local value
+  if kind == 'hash' then value = redis.call('HGET', key, ARGV[1])
+  elseif kind == 'string' then value = redis.call('GET', key) end
+  if value then
+    for id in string.gmatch(value, '"id": ?"([^"]*)"') do
+      if wanted[id] then found[#found + 1] = key break end
+    end
+  end
+end
+return found
+"""
+# Rewrites fields of a hash that still exists: a record deleted meanwhile is not brought back in part.
+_HSET_IF_EXISTS = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
+
+def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Iterable[str],
+                  chains: Iterable[str]) -> int:
+    """Replace the copies of `texts` (what was deleted: memories `ids`, said in `chains` of `instance`)
+    in the records derived from them; returns how many records were rewritten."""
+    redact = redactor(texts)
+    if redact is None:
+        return 0
+    scope = (sorted(set(wb.thoughts.instances()) | set(wb.index.instances())) if instance == SHARED_INSTANCE
+             else [instance])
+    rewritten = 0
+    for inst in scope:
+        touched: set[str] = set()
+        rewritten += _redact_redis(wb, inst, set(ids), set(chains) if inst == instance else set(), redact,
+                                   touched)
+        rewritten += _redact_index(wb, inst, touched, redact, set(texts))
+    return rewritten
+
+
+def redactor(texts: Iterable[str]) -> Callable[[str], str] | None:
+    """A function replacing every whole-word occurrence of the texts by "[deleted]" (None: no text)."""
+    variants = {v for t in texts if t.strip() for v in (t, pg_text(t))}
+    if not variants:
+        return None
+    parts = [(r"(?<!\w)" if v[0].isalnum() or v[0] == "_" else "") + re.escape(v)
+             + (r"(?!\w)" if v[-1].isalnum() or v[-1] == "_" else "")
+             for v in sorted(variants, key=len, reverse=True)]
+    pattern = re.compile("|".join(parts))
+    return lambda s: pattern.sub(DELETED, s) if s else s
+
+
+def _redact_redis(wb: Workbench, instance: str, ids: set[str], chains: set[str],
+                  redact: Callable[[str], str], touched: set[str]) -> int:
+    """Thoughts, served results and feedback of `chains` and of the chains naming one of `ids`; a
+    thought that quoted the text is itself a source then (a turn that retrieved it holds a copy too), so
+    this goes on until no new chain is found. `touched` receives the chains rewritten."""
+    r = wb.redis()
+    by_chain: dict[str, list[str]] = defaultdict(list)
+    for pattern in (thoughts_pattern(instance), instance_requests_pattern(instance)):
+        for key in r.scan_iter(match=pattern, count=1000):
+            by_chain[_chain_of(key)].append(key)
+    rewritten = 0
+    while ids or chains:
+        found = _chains_naming(wb, {c: ks for c, ks in by_chain.items() if c not in touched}, ids)
+        chains = (chains | found) - touched
+        ids = set()
+        for chain in chains:
+            count, quoting = _redact_chain(r, by_chain.get(chain, []), redact)
+            rewritten += count
+            ids |= quoting
+        touched |= chains
+        chains = set()
+    return rewritten
+
+
+def _chain_of(key: str) -> str:
+    return key[key.index("{") + 1:key.index("}")]
+
+
+def _chains_naming(wb: Workbench, by_chain: dict[str, list[str]], ids: set[str]) -> set[str]:
+    """The chains with a thought or served result naming one of the ids (a turn names the memories it
+    retrieved: its context items)."""
+    if not ids:
+        return set()
+    r = wb.redis()
+    find = r.register_script(_FIND)
+    args = ["context", *ids]  # TurnMetrics.context: the memories the turn retrieved
+    # On a cluster a script may only touch one slot: one chain (one hash tag) per call.
+    groups = list(by_chain.values()) if wb.thoughts.cluster else [[k for ks in by_chain.values() for k in ks]]
+    return {_chain_of(key) for group in groups for i in range(0, len(group), _BATCH)
+            for key in find(keys=group[i:i + _BATCH], args=args)}
+
+
+def _redact_chain(r: redis.Redis, keys: list[str], redact: Callable[[str], str]) -> tuple[int, set[str]]:
+    """Rewrite a chain's thoughts, served results and feedback; returns how many records changed and the
+    ids of the thoughts whose own text quoted the deleted text among other words."""
+    hset = r.register_script(_HSET_IF_EXISTS)
+    p = r.pipeline(transaction=False)
+    for key in keys:
+        p.type(key)
+    kinds = p.execute()
+    hashes = [k for k, kind in zip(keys, kinds, strict=True) if kind == "hash"]
+    p = r.pipeline(transaction=False)
+    for key in hashes:
+        p.hgetall(key)
+    thoughts = p.execute()
+    feedback = [feedback_key(h["id"]) for h in thoughts if h.get("id")]
+    p = r.pipeline(transaction=False)
+    for key in feedback:
+        p.hgetall(key)
+    rewritten, quoting = 0, set()
+    for key, fields in zip(hashes + feedback, thoughts + p.execute(), strict=True):
+        changed = {f: new for f, v in fields.items() if (new := _redact_value(v, redact)) != v}
+        if changed and hset(keys=[key], args=[x for kv in changed.items() for x in kv]):
+            rewritten += 1
+            # A thought that quoted the text spreads it to the turns that retrieve it; one that only
+            # said the same words ("Thanks!") is no source of it.
+            if changed.get("thought", DELETED) != DELETED and "id" in fields:
+                quoting.add(fields["id"])
+    for key in (k for k, kind in zip(keys, kinds, strict=True) if kind == "string"):
+        value = r.get(key)
+        if value is not None and (new := _redact_value(value, redact)) != value:
+            rewritten += int(bool(r.set(key, new, xx=True, keepttl=True)))
+    return rewritten, quoting
+
+
+def _redact_value(value: str, redact: Callable[[str], str]) -> str:
+    """A stored value with the deleted text replaced: inside the strings of a JSON value (written back
+    as JSON), or in the text itself."""
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return redact(value)
+    if not isinstance(decoded, str | list | dict):
+        return value
+    new = _redact_json(decoded, redact)
+    return value if new == decoded else json.dumps(new)
+
+
+def _redact_json(value: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redact_json(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_json(v, redact) for k, v in value.items()}
+    return value
+
+
+def _redact_index(wb: Workbench, instance: str, chains: set[str], redact: Callable[[str], str],
+                  texts: set[str]) -> int:
+    """Index rows of `chains`: a neighbour's context without the deleted message, and every copy of the
+    text replaced; changed rows are written again (postings, counters and vector follow)."""
+    if not chains or instance not in wb.index.instances():
+        return 0
+    gone = {t for t in texts if t.strip()} | {t[:CONTEXT_CHARS] for t in texts if t.strip()}
+    changed = []
+    for record in wb.index.records(instance, chains=sorted(chains)):
+        context = MemoryContext(before=[redact(m) for m in record.context.before if m not in gone],
+                                after=[redact(m) for m in record.context.after if m not in gone])
+        new = record.model_copy(update={"content": redact(record.content), "context": context})
+        if new != record:
+            changed.append(new)
+    return wb.index.add(changed) if changed else 0
+
