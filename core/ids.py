@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, ValidationInfo
 
-from core.errors import InvalidInput
+from core.errors import EMPTY_INSTANCE, InvalidInput
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ID_RULE = "1–128 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"
@@ -36,6 +36,8 @@ def pg_json(value: object) -> object:
 
 def validate_id(value: object, field: str) -> str:
     """Return `value` if it may be used as an id, else raise InvalidInput naming the field."""
+    if value == "" and field == "instance":  # an unset shell variable ($INST): never the default instance
+        raise InvalidInput(EMPTY_INSTANCE)
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise InvalidInput(f"{field} must be {ID_RULE}; got {value!r:.60}")
     return value

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from core.errors import ServiceUnavailable, WorkbenchError, describe, explain_validation
+from core.errors import EMPTY_INSTANCE, ServiceUnavailable, WorkbenchError, describe, explain_validation
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +94,10 @@ async def _request_invalid(_: Request, exc: Exception) -> ProblemResponse:
     return problem(422, "invalid_input", explain_validation(_RequestErrors(exc)))
 
 
-async def _http_error(_: Request, exc: Exception) -> ProblemResponse:
+async def _http_error(request: Request, exc: Exception) -> ProblemResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404 and "/instances//" in request.url.path:  # `/instances/$INST/…`, INST unset
+        return problem(422, "invalid_input", f"instance: {EMPTY_INSTANCE}")
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     detail = {404: "no such endpoint; the OpenAPI page at /docs lists them",
               405: "this endpoint does not take that method; the OpenAPI page at /docs lists them"}.get(

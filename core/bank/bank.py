@@ -25,9 +25,10 @@ from core.bank.compress import compress
 from core.bank.index_ids import ENTRY_KIND, SUMMARY_KIND, bank_item_of, entry_index_id, summary_index_id
 from core.bank.types import (BankEntryState, BankInfo, BankSnapshot, BankStats, CompressionEvent,
                              MemoryEntry, MemoryQuery, MemorySummary)
-from core.errors import InvalidInput, NotFound, ServiceUnavailable
+from core.errors import InvalidInput, NotFound, ServiceUnavailable, outage
 from core.ids import validate_id
 from core.index.records import event_time_of
+from core.index.text import INDEXED_CHARS, text_cut_note
 from core.models import MemoryRecord
 
 if TYPE_CHECKING:
@@ -166,6 +167,10 @@ class MemoryBank:
             records = ([entry_record(self.instance, self.name, e) for e in entries]
                        + [summary_record(self.instance, self.name, s) for s in summaries])
             wb.index.add(records)
+            for r in records:
+                if len(r.content) > INDEXED_CHARS:  # "entry 1f3…: searched by words in its first …"
+                    kind, item = bank_item_of(r.id)
+                    notes.append(f"{kind.removeprefix('bank_')} {item}: {text_cut_note(len(r.content))}")
             with wb.pool().connection() as conn:
                 kept = db.mark_indexed(conn, self.instance, [e.id for e in entries],
                                        [s.id for s in summaries])
@@ -175,7 +180,8 @@ class MemoryBank:
                 wb.index.delete(self.instance, stale)
         except (psycopg.Error, ServiceUnavailable) as e:
             log.warning("memory bank indexing deferred: %s", type(e).__name__)
-            notes.append("indexing deferred: the memory index could not be written; the next write retries")
+            notes.append(f"indexing deferred: the memory index could not be written ({outage(e, 'Postgres')}); "
+                         "the next write retries")
 
     def clear(self) -> int:
         """Remove every entry, summary and compression event of the bank (and their index rows)."""

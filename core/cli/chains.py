@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from core.cli.context import WorkbenchContext
-from core.cli.output import emit
+from core.cli.output import emit, output_file, write_output
 
 
 @click.group("chains")
@@ -29,16 +29,18 @@ def list_chains(ctx: WorkbenchContext, page: int, page_size: int, order: str) ->
 
 @chains.command("export")
 @click.argument("chain_id")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
               help="Write to this file instead of standard output.")
 @click.pass_obj
 def export(ctx: WorkbenchContext, chain_id: str, output: Path | None) -> None:
     """A chain's thoughts and feedback as JSON."""
     from core import usecases as uc
 
+    if output:
+        output_file(output, "--output")
     exported = uc.chain_export(ctx.wb, uc.ChainRef(chain_id=chain_id))
     if output:
-        output.write_text(exported.document, encoding="utf-8")
+        write_output(output, exported.document, "--output")
         click.echo(f"wrote {output}")
     else:
         click.echo(exported.document)

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import click
+
+from core.errors import EMPTY_INSTANCE, InvalidInput
+
 if TYPE_CHECKING:
     from core.runtime import Workbench
+
+
+def instance_option(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An `--instance` option's callback: "" (an unset shell variable, `--instance "$INST"`) is refused,
+    never read as "the default instance", which made `chains delete` delete a chain of `default`."""
+    if value is not None and not value.strip():
+        raise InvalidInput(f"{param.opts[0]}: {EMPTY_INSTANCE}")
+    return value
 
 
 class WorkbenchContext:
@@ -23,6 +35,6 @@ class WorkbenchContext:
             from core.config import load_settings
             from core.runtime import Workbench
 
-            overrides = {"instance": self.instance_override} if self.instance_override else {}
+            overrides = {} if self.instance_override is None else {"instance": self.instance_override}
             self._wb = Workbench(load_settings(**overrides))
         return self._wb

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from core.cli.context import WorkbenchContext
-from core.cli.output import emit
+from core.cli.output import emit, output_file, write_output
 from core.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -84,19 +85,19 @@ def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str
 
 
 @feedback.command("export")
-@click.option("--csv", "out", required=True, type=click.Path(dir_okay=False, writable=True),
+@click.option("--csv", "out", required=True, type=click.Path(path_type=Path),
               help="File to write (UTF-8 CSV, one row per answer).")
 @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
 @click.option("--until", help="Only answers up to this time (default: now).")
 @click.pass_obj
-def export(ctx: WorkbenchContext, out: str, since: str | None, until: str | None) -> None:
+def export(ctx: WorkbenchContext, out: Path, since: str | None, until: str | None) -> None:
     """Write every answer's feedback, model, profile, tags, tokens and latency to a CSV file."""
     from core import usecases as uc
 
     start, end = parse_window(since, until)
+    output_file(out, "--csv")
     exported = uc.feedback_export(ctx.wb, uc.FeedbackWindow(since=start, until=end))
-    with open(out, "wb") as f:
-        f.write(exported.csv)
+    write_output(out, exported.csv, "--csv")
     click.echo(f"feedback: wrote {exported.answers} answers to {out}")
 
 

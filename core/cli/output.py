@@ -3,16 +3,49 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any, Self
 
 import click
+
+from core.errors import InvalidInput
 
 
 def emit(payload: Any) -> None:
     """Print a result as JSON (models, also inside a list, are dumped with their aliases, dates as
     ISO 8601)."""
     click.echo(json.dumps(_plain(payload), indent=2, ensure_ascii=False, default=str))
+
+
+def output_file(path: Path, option: str) -> Path:
+    """`path` if a file can be written there, else InvalidInput naming the option and what to change.
+
+    Called before the work whose result goes there, so a mistyped folder is said at once, not after a
+    whole evaluation has run."""
+    folder = path.parent
+    if path.is_dir():
+        problem = "is a folder; give a file name"
+    elif not folder.is_dir():
+        problem = f"cannot be written: the folder {str(folder)!r} does not exist"
+    elif not os.access(path if path.exists() else folder, os.W_OK):
+        problem = "cannot be written: permission denied"
+    else:
+        return path
+    raise InvalidInput(f"{option}: {str(path)!r} {problem}")
+
+
+def write_output(path: Path, data: str | bytes, option: str) -> None:
+    """Write a command's result to the file an option named (text as UTF-8); a failure (the disk full,
+    the folder removed meanwhile) is said in one line naming the option."""
+    try:
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        else:
+            path.write_text(data, encoding="utf-8")
+    except OSError as e:
+        raise InvalidInput(f"{option}: could not write {str(path)!r}: {e.strerror or type(e).__name__}") from e
 
 
 def _plain(payload: Any) -> Any:

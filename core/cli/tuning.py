@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from core.cli.context import WorkbenchContext
-from core.cli.output import tty_progress
+from core.cli.context import WorkbenchContext, instance_option
+from core.cli.output import output_file, tty_progress, write_output
 
 if TYPE_CHECKING:
     from core.usecases import EvalReport, TuneReport
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 @click.command("eval")
 @click.option("--data", "data_path", required=True, type=click.Path(path_type=Path),
               help="LoCoMo JSON or JSONL query set ({query, relevant, category?} per line).")
-@click.option("--instance", "instance_opt", default=None,
+@click.option("--instance", "instance_opt", default=None, callback=instance_option,
               help="Instance a JSONL set is evaluated against (default: INSTANCE).")
 @click.option("--profile", default=None, help="Profile to evaluate (default: the active one).")
 @click.option("--k", "ks", default="1,5,10,25", show_default=True, help="Cut-offs, comma-separated.")
@@ -40,9 +40,11 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
     from core import usecases as uc
 
     cutoffs = parse_cutoffs(ks)
+    if json_out:
+        output_file(json_out, "--json")
     if activate and not save_as:
         raise click.BadParameter("--activate needs --save-as NAME", param_hint="--activate")
-    request = uc.TuneRequest(source=data_path, instance=instance_opt or None, samples=list(samples) or None,
+    request = uc.TuneRequest(source=data_path, instance=instance_opt, samples=list(samples) or None,
                              profile=profile, ks=cutoffs, pool_size=pool_size, optimise=optimise,
                              metric=metric, save_as=save_as, activate=activate)
     report = uc.tune(ctx.wb, request, progress=tty_progress)
@@ -57,7 +59,7 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
                    + (f", active for {report.instance}" if activate else ""))
     click.echo(f"\ntotal {report.seconds:.1f} s")
     if json_out:
-        json_out.write_text(json.dumps(json_report(report), indent=2, default=str))
+        write_output(json_out, json.dumps(json_report(report), indent=2, default=str), "--json")
         click.echo(f"report written to {json_out}")
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import re
@@ -22,9 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import InvalidInput, explain_validation
 from core.ids import labelled_id, validate_id
-from core.models import MemoryRecord
 from core.index.records import event_time_of
 from core.index.text import with_conversation_context
+from core.models import MemoryRecord
 
 LOADER_VERSION = "locomo-turns-3"  # part of each instance's content hash: change it when records change
 LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.json)"
@@ -189,7 +190,10 @@ def locomo_sample(sample: dict, *, instance_prefix: str = "eval-locomo") -> tupl
 
 def load_locomo(data: list, *, name: str = "locomo", samples: list[str] | None = None) -> EvalDataset:
     corpora, queries, skipped = [], [], {}
-    for sample in data:
+    for i, sample in enumerate(data, start=1):
+        if not isinstance(sample, dict):
+            raise InvalidInput(f"sample {i} of the LoCoMo file must be an object with 'sample_id', "
+                               f"'conversation' and 'qa', not {json.dumps(sample)[:40]}")
         if samples and str(sample.get("sample_id")) not in samples:
             continue
         corpus, qs, sk = locomo_sample(sample)
@@ -236,20 +240,38 @@ def load_dataset(source: Path | str | bytes, *, instance: str | None = None, nam
             hint = f" Download LoCoMo from {LOCOMO_DOWNLOAD}." if "locomo" in path.name.lower() else ""
             raise InvalidInput(f"data file {str(path)!r} not found.{hint}")
         raw, label = path.read_bytes(), name or path.stem
-    text = raw.decode("utf-8-sig", errors="replace")
+    text = utf8_text(raw, label)
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise InvalidInput(f"{label}: not valid JSON ({e})") from e
-        if data and isinstance(data[0], dict) and "conversation" in data[0]:
-            return load_locomo(data, name=label, samples=samples)
-        raise InvalidInput(f"{label}: a JSON list, but not LoCoMo samples "
-                           "(each needs 'conversation' and 'qa')")
+            return _locomo_file(text, label, samples)
+        except RecursionError:  # from the parser, or from reading a value nested inside a sample
+            raise InvalidInput(f"{label}: the JSON must not nest so deeply (LoCoMo nests five levels)") from None
     if instance is None:
         raise InvalidInput("a JSONL query set is evaluated against an existing instance; name it")
     return load_jsonl(text, instance=instance, name=label)
+
+
+def _locomo_file(text: str, label: str, samples: list[str] | None) -> EvalDataset:
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise InvalidInput(f"{label}: not valid JSON ({e})") from e
+    if data and isinstance(data[0], dict) and "conversation" in data[0]:
+        return load_locomo(data, name=label, samples=samples)
+    raise InvalidInput(f"{label}: a JSON list, but not LoCoMo samples (each needs 'conversation' and 'qa')")
+
+
+def utf8_text(raw: bytes, label: str) -> str:
+    """The file as text; bytes that are not UTF-8 are refused with their offset rather than replaced, which
+    would change the texts and ids evaluated without a word."""
+    body = raw.removeprefix(codecs.BOM_UTF8)
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        offset = len(raw) - len(body) + e.start
+        raise InvalidInput(f"{label}: not UTF-8 text: byte {offset} ({raw[offset]:#04x}) cannot be read "
+                           f"({e.reason}); the file must be UTF-8") from None
 
 
 def default_locomo_path() -> Path | None:

@@ -28,5 +28,5 @@ class InstanceRequest(Request):
     instance: Id | None = None
 
     def instance_in(self, wb: Workbench) -> str:
-        return self.instance or wb.settings.instance
+        return wb.settings.instance if self.instance is None else self.instance
 

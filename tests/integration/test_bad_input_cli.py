@@ -1,7 +1,7 @@
 """Property tests over the `workbench` command line, run in-process through `core.cli.main()` (the real
 entry point, with its error handling) against the session's servers, plus a few runs of the installed
 entry point in a subprocess. Bad input exits 2 with a one-line message naming the option; good input
-exits 0 with JSON; nothing prints a traceback."""
+exits 0 with JSON; nothing prints a traceback. Last, an empty instance refused by every front end."""
 
 from __future__ import annotations
 
@@ -12,14 +12,19 @@ import sys
 import uuid
 from collections import Counter
 
+import anyio
+import httpx
 import pytest
-from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-import core.runtime
-from core.cli import main
-from core.runtime import Workbench
+from core import usecases as uc
+from core.bank import MemoryBank
+from core.errors import EMPTY_INSTANCE, InvalidInput
+from core.mcp.server import build_mcp_server
+from tests.support.api import thread_server
+from tests.support.cli import in_process_cli
 from tests.support.hostile import ATTACKS, SERVICE, ids, texts
 
 INSTANCE = f"cli-fuzz-{uuid.uuid4().hex[:8]}"
@@ -37,26 +42,7 @@ def cli(settings, workbench):
     """Runs `workbench ARGS` in this process. Each run builds its Workbench as the CLI does, but on the
     session's connections, so hundreds of runs do not open hundreds of Postgres pools."""
     mp = pytest.MonkeyPatch()
-    mp.setenv("DATA_DIR", str(settings.data_dir))
-
-    def shared(s):
-        wb = Workbench(s, embedder=workbench.embedder)
-        wb.services = workbench.services
-        return wb
-
-    mp.setattr(core.runtime, "Workbench", shared)
-
-    def run(*args: str) -> tuple[int, str, str]:
-        runner = CliRunner()
-        with runner.isolation() as (out, err, _):
-            mp.setattr(sys, "argv", ["workbench", *args])
-            try:
-                main()
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-        return code, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace")
-
+    run = in_process_cli(settings, workbench, mp)
     yield run
     with workbench.pool().connection() as conn:
         conn.execute("DELETE FROM fusion_profile WHERE name LIKE 'fz-%%'")
@@ -178,6 +164,8 @@ def test_instance_option_and_retrieve_params(cli, instance, params):
     (["profiles", "save", "p", "--w-sem", "nan", "--w-text", "0.5", "--w-rec", "0.5"], "w_sem"),
     (["tasks", "search", "q", "--user", "x;y"], "user"),
     (["eval", "--data", "/nonexistent/locomo.json"], "not found"),
+    (["--instance", "", "chains", "delete", "--yes", "c-1"], "the instance is empty"),
+    (["chains", "export", "c-1", "-o", "/nonexistent/c-1.json"], "does not exist"),
 ])
 def test_the_installed_entry_point(settings, args, names):
     env = {**os.environ, "DATA_DIR": str(settings.data_dir)}
@@ -186,3 +174,90 @@ def test_the_installed_entry_point(settings, args, names):
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and names in lines[0], done.stderr
+
+
+def tiny_locomo(sample_id: str) -> bytes:
+    turns = [{"speaker": "Ann", "dia_id": "D1:1", "text": "My dog loves the park."},
+             {"speaker": "Bob", "dia_id": "D1:2", "text": "I had sushi today."}]
+    return json.dumps([{"sample_id": sample_id, "conversation": {
+        "session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": turns},
+        "qa": [{"question": "Where does the dog go?", "evidence": ["D1:1"], "category": 4}]}]).encode()
+
+
+def assert_one_line_refusal(code: int, err: str, says: str) -> None:
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error:"), err[-500:]
+    assert says in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("case, says", [
+    ("nested", "must not nest so deeply"),            # RecursionError: exit 1 "Unexpected RecursionError"
+    ("nested-jsonl", "recursion limit"),
+    ("sample-not-object", "sample 2 of the LoCoMo file must be an object"),  # AttributeError with --sample
+    ("not-utf8", "not UTF-8 text: byte 38 (0xff)"),  # silently replaced by U+FFFD
+    ("json-in-missing-folder", "does not exist"),  # written after the whole evaluation had run
+    ("json-is-folder", "is a folder"),
+])
+def test_eval_refuses_bad_files_and_outputs_before_evaluating(cli, workbench, tmp_path, case, says):
+    sample = f"s-{uuid.uuid4().hex[:8]}"
+    data, args = tmp_path / "set.json", []
+    data.write_bytes({"nested": b"[" * 100_000 + b"]" * 100_000,
+                      "nested-jsonl": b'{"query": ' + b"[" * 10_000 + b"]" * 10_000 + b"}",
+                      "sample-not-object": b'[{"conversation": {}}, 3]',
+                      "not-utf8": tiny_locomo(sample)[:38] + b"\xff" + tiny_locomo(sample)[38:],
+                      }.get(case, tiny_locomo(sample)))
+    if case == "sample-not-object":
+        args = ["--sample", "s1"]
+    elif case == "json-in-missing-folder":
+        args = ["--json", str(tmp_path / "missing" / "report.json")]
+    elif case == "json-is-folder":
+        args = ["--json", str(tmp_path)]
+    code, _, err = cli("--instance", INSTANCE, "eval", "--data", str(data), *args)
+    assert_one_line_refusal(code, err, says)
+    assert not [i for i in workbench.index.instances() if sample in i]  # nothing was evaluated
+
+
+@pytest.mark.parametrize("command", [["feedback", "export", "--csv"], ["chains", "export", "c-1", "-o"]])
+@pytest.mark.parametrize("where, says", [("missing/out.txt", "does not exist"), (".", "is a folder")])
+def test_exports_refuse_an_output_path_they_cannot_write(cli, tmp_path, command, where, says):
+    code, _, err = cli("--instance", INSTANCE, *command, str(tmp_path / where))
+    assert_one_line_refusal(code, err, says)
+
+
+@pytest.mark.parametrize("args", [["--instance", "", "chains", "list"], ["--instance", " ", "sweep"],
+                                  ["eval", "--instance", "", "--data", "set.jsonl"]])
+def test_an_empty_instance_option_is_refused(cli, args):
+    code, _, err = cli(*args)
+    assert_one_line_refusal(code, err, "--instance: the instance is empty: give a name or leave the option out")
+
+
+def test_an_empty_instance_setting_is_refused(cli, monkeypatch):
+    monkeypatch.setenv("INSTANCE", "")
+    code, _, err = cli("chains", "list")
+    assert_one_line_refusal(code, err, "INSTANCE: the instance is empty")
+
+
+def test_chains_delete_with_an_empty_instance_deletes_nothing(cli, monkeypatch):
+    """`--instance "$INST"` with INST unset deleted the chain of that name in the default instance."""
+    monkeypatch.setenv("INSTANCE", f"cli-default-{uuid.uuid4().hex[:8]}")  # this test's default instance
+    code, out, err = cli("remember", "keep this chain", "--chain", "keep-me")
+    assert code == 0, err
+    code, _, err = cli("--instance", "", "chains", "delete", "--yes", "keep-me")
+    assert_one_line_refusal(code, err, "the instance is empty")
+    code, out, _ = cli("chains", "export", "keep-me")
+    assert code == 0 and "keep this chain" in out
+
+
+def test_an_empty_instance_is_refused_by_every_front_end(workbench):
+    """HTTP (a path or a body), an MCP tool call and a use-case request, as on the command line."""
+    with thread_server(workbench) as base:
+        by_path = httpx.get(f"{base}/v1/instances//chains")
+        by_body = httpx.post(f"{base}/v1/instances/x/memories", json={"content": "hi", "instance": ""})
+    for response in (by_path, by_body):
+        assert response.status_code == 422 and EMPTY_INSTANCE in response.json()["detail"], response.text
+    called = anyio.run(build_mcp_server(workbench).call_tool, "add_memory", {"content": "hi", "instance": ""})
+    assert called.is_error and EMPTY_INSTANCE in called.content[0].text
+    with pytest.raises(ValidationError, match=EMPTY_INSTANCE):
+        uc.ChainRef(instance="", chain_id="keep-me")
+    with pytest.raises(InvalidInput, match=EMPTY_INSTANCE):  # a bank named by its instance
+        MemoryBank(workbench, "", "b")

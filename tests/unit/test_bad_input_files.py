@@ -4,15 +4,17 @@ uploaded Markdown or text files. Whatever the bytes, the result is a dataset / a
 
 from __future__ import annotations
 
+import codecs
 import json
 
-from hypothesis import given
+import pytest
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from core.errors import InvalidInput
-from core.tuning.datasets import EvalDataset, load_dataset
 from core.past_tasks.store import ProducedTextInput, text_from_file
+from core.tuning.datasets import EvalDataset, load_dataset
 from tests.support.hostile import FAST, check_rejection, texts
 
 leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), texts(40, big=False))
@@ -41,19 +43,19 @@ jsonl_lines = st.one_of(
     json_values)
 
 
-def load(raw: bytes) -> EvalDataset | None:
+def load(raw: bytes, samples: list[str] | None = None) -> EvalDataset | None:
     try:
-        return load_dataset(raw, instance="eval-target")
+        return load_dataset(raw, instance="eval-target", samples=samples)
     except InvalidInput as e:
         check_rejection(e)
         return None
 
 
 @FAST
-@given(locomo_files)
-def test_locomo_shaped_files(data):
+@given(locomo_files, st.sampled_from([None, ["s1"]]))
+def test_locomo_shaped_files(data, samples):
     raw = json.dumps(data).encode()
-    dataset = load(raw)
+    dataset = load(raw, samples)  # `eval --sample s1` on a sample that is not an object was AttributeError
     if dataset is not None:
         assert dataset.queries and all(q.relevant for q in dataset.queries)
         known = {(c.instance, r.id) for c in dataset.corpora for r in c.records}
@@ -103,6 +105,26 @@ def test_jsonl_files(lines, newline):
                                   b'[{"conversation": 1}]', b'[{"conversation": {}, "qa": 5}]'])))
 def test_any_bytes_as_a_labelled_set(raw):
     load(raw)
+
+
+@FAST
+@given(st.binary(min_size=1, max_size=400), st.sampled_from([b"", codecs.BOM_UTF8]))
+def test_bytes_that_are_not_utf8_are_refused_at_their_offset(raw, bom):
+    """They were replaced by U+FFFD without a word, changing the texts and ids evaluated."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        with pytest.raises(InvalidInput, match=rf"not UTF-8 text: byte {len(bom) + e.start} "):
+            load_dataset(bom + raw, instance="eval-target")
+    else:
+        assume(False)
+
+
+@FAST
+@given(st.integers(1, 200_000), st.sampled_from([b"[", b'[{"conversation": ', b'{"query": [']))
+def test_deeply_nested_json(depth, opening):
+    """`[[[…]]]` 100,000 deep was an unexpected RecursionError."""
+    load(opening + b"[" * depth + b"]" * depth + b"}" * opening.count(b"{") + b"]" * opening.startswith(b"[{"))
 
 
 @FAST

@@ -1,0 +1,40 @@
+"""`workbench ARGS` run in this process through the real entry point (`core.cli.main`, with its error
+handling and exit codes) on the session's services, so a test's many runs share one Postgres pool."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import pytest
+from click.testing import CliRunner
+
+import core.runtime
+from core.cli import main
+from core.runtime import Workbench
+
+
+def in_process_cli(settings, workbench: Workbench, monkeypatch: pytest.MonkeyPatch
+                   ) -> Callable[..., tuple[int, str, str]]:
+    """A `run(*args, stdin=None) -> (exit code, stdout, stderr)` for the test that asks for it."""
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+
+    def shared(s):
+        wb = Workbench(s, embedder=workbench.embedder)
+        wb.services = workbench.services
+        return wb
+
+    monkeypatch.setattr(core.runtime, "Workbench", shared)
+
+    def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+        runner = CliRunner()
+        with runner.isolation(input=stdin) as (out, err, _):
+            monkeypatch.setattr(sys, "argv", ["workbench", *args])
+            try:
+                main()
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+        return code, out.getvalue().decode(), err.getvalue().decode()
+
+    return run
