@@ -115,12 +115,20 @@ class MemoryRow(BaseModel):
 
 
 class ScoreParts(BaseModel):
-    """The parts of a candidate's score, each in [0, 1], and how they were combined."""
+    """The parts of a candidate's score, each in [0, 1], and how they were combined (`core.retrieval.fusion`).
+
+    `semantic` is the cosine to the query expanded by its best text matches (the part fusion weighs);
+    `similarity` the cosine to the query alone (what `similarity_threshold` reads); `relevance` the
+    combined score without its recency part, rescaled to [0, 1] (what relevance thresholds read, so a
+    fresh memory does not pass them on its age alone).
+    """
 
     semantic: float
     text: float
     recency: float
     combined: float
+    similarity: float
+    relevance: float
     vector_rank: int | None = None  # 1-based rank in the vector leg, None if not found by it
     text_rank: int | None = None
 

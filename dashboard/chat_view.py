@@ -45,6 +45,11 @@ def context_frame(context: list[uc.ContextItem], now: datetime) -> pd.DataFrame:
                                        "combined"])
 
 
+PART_HELP = {"semantic": "cosine of the memory to the query expanded by its best keyword matches",
+             "text": "keyword (BM25) match, relative to the best", "recency": "exp(−age / τ)",
+             "combined": "what the fusion profile ranks by"}
+
+
 def _ms(ms: float | None, digits: int) -> str:
     return "—" if ms is None else f"{ms:.{digits}f} ms"  # None: a stage older versions did not time
 
@@ -65,7 +70,7 @@ def render_why(metrics: uc.TurnMetrics, *, expanded: bool = False) -> None:
         if metrics.context:
             st.dataframe(context_frame(metrics.context, datetime.now(UTC)), hide_index=True, width="stretch",
                          column_config={k: st.column_config.ProgressColumn(k, min_value=0.0, max_value=1.0,
-                                                                           format="%.3f")
+                                                                           format="%.3f", help=PART_HELP[k])
                                         for k in ("semantic", "text", "recency", "combined")})
         else:
             st.caption("No memory was retrieved for this turn.")

@@ -46,8 +46,9 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
     st.radio("Fusion method", ["linear", "rrf"], key=K + "method", horizontal=True,
              help="linear: weighted sum of the score parts. "
                   "rrf: weighted reciprocal-rank fusion of the legs.")
-    w_sem = st.slider("Semantic weight — cosine similarity of query and memory", 0.0, 1.0, step=0.05,
-                      key=K + "w_sem")
+    w_sem = st.slider("Semantic weight — cosine of memory and query", 0.0, 1.0, step=0.05, key=K + "w_sem",
+                      help="The query's vector expanded by the mean of its 3 best keyword matches "
+                           "(pseudo-relevance feedback): it finds what a vague question is about.")
     rest = round(1.0 - w_sem, 2)
     keep = min(st.session_state.get(K + "w_text_keep", 0.0), rest)
     if rest < 0.05:
@@ -76,11 +77,15 @@ def op_controls() -> tuple[uc.ScopeParams, int]:
     """Candidate pool, thresholds and the MemoryScope ops' parameters. Returns (params, rows shown)."""
     pool = st.slider("Candidate pool per leg", 5, 500, 50, step=5, key=K + "pool",
                      help="How many candidates the vector leg and the text leg each contribute.")
-    sim = st.slider("Similarity threshold (min. semantic score)", 0.0, 1.0, 0.0, step=0.05, key=K + "sim")
+    sim = st.slider("Similarity threshold (min. cosine of the query itself)", 0.0, 1.0, 0.0, step=0.05,
+                    key=K + "sim", help="Compared with the query's own cosine, not the expanded one "
+                                        "the semantic part uses.")
     shown = st.slider("Rows shown", 3, 50, 10, key=K + "rows")
     with st.expander("MemoryScope op parameters"):
         top_k = st.number_input("retrieve_memory · top_k", 1, 1000, 3, key=K + "top_k")
-        use_thr = st.checkbox("retrieve_memory · threshold_score", key=K + "use_thr")
+        use_thr = st.checkbox("retrieve_memory · threshold_score", key=K + "use_thr",
+                              help="Minimum relevance: the retrieval score without its recency part, in "
+                                   "[0, 1], so a fresh memory does not pass on its age alone.")
         thr = st.slider("threshold_score", 0.0, 1.0, 0.2, 0.05, key=K + "thr", disabled=not use_thr,
                         label_visibility="collapsed")
         ranker = st.checkbox("semantic_rank · enable_ranker (needs an LLM)", True, key=K + "ranker")
@@ -96,7 +101,9 @@ def op_controls() -> tuple[uc.ScopeParams, int]:
                                      key=K + "time_ratio",
                                      help="Multiplier when every extracted time part matches the event time.")
         fuse_thr = st.number_input("fuse_rerank · fuse_score_threshold", 0.0, 10.0, 0.1, 0.01,
-                                   key=K + "fuse_thr")
+                                   key=K + "fuse_thr",
+                                   help="Minimum relevance: the LLM's score, else the retrieval score "
+                                        "without its recency part.")
         out_max = st.number_input("fuse_rerank · output_memory_max_count", 1, 1000, 5, key=K + "out_max")
     params = uc.ScopeParams.from_flat({
         "op.retrieve_memory_op.params.top_k": int(top_k),

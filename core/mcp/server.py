@@ -211,10 +211,11 @@ FIELD_HELP: dict[str | tuple[str, str], str] = {
                            "abandoned",
     "search_type": "hybrid (vector and keyword), vector or text search for the memories",
     "top_k": "at most this many memories go into the prompt",
-    "similarity_threshold": "leave out memories whose combined score is below this (0-1)",
+    "similarity_threshold": "leave out memories whose cosine similarity to the message is below this (0-1)",
     "token_cap": "token budget for the memories in the prompt: the best that fit are kept",
     "style": "default, deep (the larger model) or chronological (memories in time order)",
-    ("ui_remember", "tags"): "tags stored with the turn",
+    ("ui_remember", "tags"): "tags stored with the turn; with filter_tags, only memories carrying one of "
+                             "them are retrieved",
     "temporal": "a time window for the memories, in words: 'last week', 'in March', 'yesterday'",
     "profile": "the fusion profile's name; default: the instance's active profile",
     "request_id": "idempotency key: the same id again returns the first call's result, not a new turn",

@@ -34,6 +34,13 @@ def fuse_rrf(ranks: Sequence[int | None], weights: Sequence[float], k: int) -> f
     return total * (k + 1)
 
 
+def relevance_weights(profile: FusionProfile) -> tuple[float, float]:
+    """(w_sem, w_text) / (w_sem + w_text): the profile without its recency part, rescaled so the two sum
+    to 1. A profile that weighs recency alone counts both equally."""
+    total = profile.w_sem + profile.w_text
+    return (profile.w_sem / total, profile.w_text / total) if total > 0 else (0.5, 0.5)
+
+
 def normalise_max(scores: Sequence[float]) -> list[float]:
     """score / max(scores), so the best is 1; all zeros (or empty) stay zeros."""
     top = max(scores, default=0.0)
@@ -45,33 +52,40 @@ class Candidate:
     """One memory found by either leg, before fusion."""
 
     memory: MemoryRow
-    cosine: float              # cosine similarity to the query, in [-1, 1]
+    cosine: float              # cosine similarity to the query expanded by its best text matches, in [-1, 1]
     text_raw: float            # the text leg's raw score (0 when the text leg did not find it)
-    vector_rank: int | None    # 1-based rank in the vector leg
+    vector_rank: int | None    # 1-based rank in the vector leg (by `cosine`)
     text_rank: int | None
+    query_cosine: float | None = None  # cosine similarity to the query alone; None: not expanded, `cosine`
 
 
 def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime) -> list[ScoredMemory]:
     """Score every candidate with the profile and return them best first.
 
-    semantic = clip01(cosine); text = text_raw / max(text_raw); recency = exp(-age / tau).
+    semantic = clip01(cosine); text = text_raw / max(text_raw); recency = exp(-age / tau);
+    similarity = clip01(query_cosine); relevance = the profile's fusion of semantic and text alone, with
+    `relevance_weights` (linear: r_sem * semantic + r_text * text; rrf: the two legs' `fuse_rrf`).
     Ties are broken by the newer memory, then by id, so the order is deterministic.
     """
     texts = normalise_max([c.text_raw for c in candidates])
     ages = [(now - c.memory.created_at).total_seconds() for c in candidates]
     age_rank = _ranks_by([-a for a in ages])
+    r_sem, r_text = relevance_weights(profile)
     scored = []
     for i, c in enumerate(candidates):
         semantic = clip01(c.cosine)
         recency = recency_score(ages[i], profile.tau_s)
         if profile.method == "linear":
             combined = fuse_linear(semantic, texts[i], recency, profile)
+            relevance = r_sem * semantic + r_text * texts[i]
         else:
             combined = fuse_rrf((c.vector_rank, c.text_rank, age_rank[i]),
                                 (profile.w_sem, profile.w_text, profile.w_rec), profile.rrf_k)
+            relevance = fuse_rrf((c.vector_rank, c.text_rank), (r_sem, r_text), profile.rrf_k)
+        similarity = clip01(c.cosine if c.query_cosine is None else c.query_cosine)
         scored.append(ScoredMemory(memory=c.memory, score=ScoreParts(
-            semantic=semantic, text=texts[i], recency=recency, combined=combined,
-            vector_rank=c.vector_rank, text_rank=c.text_rank)))
+            semantic=semantic, text=texts[i], recency=recency, combined=combined, similarity=similarity,
+            relevance=relevance, vector_rank=c.vector_rank, text_rank=c.text_rank)))
     scored.sort(key=lambda s: (-s.score.combined, -s.memory.created_at.timestamp(), s.memory.id))
     return scored
 

@@ -19,12 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
 from core.ids import Id, pg_json
-from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
-from core.retrieval.hybrid_sql import candidate_statement, searched_instances
-from core.retrieval.fusion import Candidate
-from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, rank
-from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.index.partitions import searched_partitions
+from core.index.records import ROW_COLUMNS, row_from_tuple
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
+from core.retrieval.fusion import Candidate
+from core.retrieval.hybrid_sql import candidate_statement, searched_instances
+from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
 
 POOL_MIN = 20
 # The HNSW search beam (`hnsw.ef_search`) when the vector pool is smaller: pgvector's default. Over
@@ -45,13 +45,17 @@ class SearchRequest(BaseModel):
     search_type: Literal["hybrid", "vector", "text"] = Field("hybrid", description="which legs run")
     distinct: bool = Field(True, description="identical texts count once (the best-scored copy)")
     near_duplicate: float = Field(NEAR_DUPLICATE, gt=0, le=1, allow_inf_nan=False,
-                                  description="a result whose cosine to a better one reaches this is left "
-                                              "out (1 keeps near-duplicates)")
+                                  description="a result whose cosine to a better one with the same numbers, "
+                                              "names and negation reaches this gives way (1 keeps "
+                                              "near-duplicates)")
     feedback: float = Field(0.5, ge=0, le=4, allow_inf_nan=False,
                             description="weight of the mean vector of the best text matches added to the "
-                                        "query's vector (pseudo-relevance feedback); 0 = the query alone")
+                                        "query's vector (pseudo-relevance feedback): the vector leg searches "
+                                        "with it and `semantic` is the cosine to it; 0 = the query alone")
     profile: FusionProfile = PRESET_PROFILES[DEFAULT_PROFILE]
-    similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)
+    similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False,
+                                        description="minimum cosine of the query's own vector to a memory "
+                                                    "(`similarity`)")
     kinds: list[str] | None = None
     chain_id: str | None = None
     tags: list[str] | None = Field(None, description="keep memories carrying any of these tags")
@@ -76,6 +80,7 @@ class SearchRequest(BaseModel):
 
 class SearchResult(BaseModel):
     results: list[ScoredMemory]
+    left_out: list[LeftOut] = Field(description="near-duplicates of kept results that fell past top_k")
     candidates: int
     embed_ms: float
     search_ms: float
@@ -88,11 +93,12 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
     qvec = embedder.embed(req.query)
     t1 = time.perf_counter()
     found = fetch_pool(pool, embedder, req, qvec)
-    kept = rank(found, req.profile, now or datetime.now(UTC), top_k=req.top_k,
-                similarity_threshold=req.similarity_threshold, distinct=req.distinct,
-                near_duplicate=req.near_duplicate)
+    kept = rank_pool(found, req.profile, now or datetime.now(UTC), top_k=req.top_k,
+                     similarity_threshold=req.similarity_threshold, distinct=req.distinct,
+                     near_duplicate=req.near_duplicate)
     t2 = time.perf_counter()
-    return SearchResult(results=kept, candidates=len(found), embed_ms=(t1 - t0) * 1000,
+    return SearchResult(results=kept.results, left_out=kept.left_out, candidates=len(found),
+                        embed_ms=(t1 - t0) * 1000,
                         search_ms=(t2 - t1) * 1000)
 
 
@@ -144,8 +150,10 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
     candidates, vectors, adjacent = [], {}, {}
     for r in rows:
         memory = row_from_tuple(r)
-        candidates.append(Candidate(memory=memory, cosine=float(r[-4]) if r[-4] is not None else 0.0,
-                                    text_raw=float(r[-3] or 0.0), vector_rank=r[-2], text_rank=r[-1]))
+        cosine, query_cosine, text_raw, vector_rank, text_rank = r[n + 3:]
+        candidates.append(Candidate(memory=memory, cosine=float(cosine or 0.0), text_raw=float(text_raw or 0.0),
+                                    vector_rank=vector_rank, text_rank=text_rank,
+                                    query_cosine=float(query_cosine or 0.0)))
         key = (memory.instance, memory.id)
         if r[n] is not None:
             vec = r[n].to_numpy() if hasattr(r[n], "to_numpy") else r[n]  # pgvector's Vector, or an array

@@ -2,7 +2,8 @@
 
 `parse_time_hint(text, now)` is the rule-based half of MemoryScope's extract_time and the
 `temporal` parameter of ui_remember. Spans are found with whole-word patterns (so "May I" is not a
-date), then read by `dateparser` relative to `now`, preferring the past. The result carries both the
+date), then read by `dateparser` relative to `now`, preferring the past; the periods dateparser does
+not know (weekends, seasons, "recently") are read here (`_named_period`). The result carries both the
 parts MemoryScope matches on (year, month, day, week, weekday, hour; week is the ISO week number) and
 a half-open datetime range [start, end) for filtering.
 """
@@ -14,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 TIME_PARTS = ("year", "month", "day", "week", "weekday", "hour")
 
@@ -24,6 +25,7 @@ _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _NUM = r"(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(?:hour|day|week|month|year)s?"
 _PART_OF_DAY = r"(?:morning|afternoon|evening|night)"
+_SEASON = r"(?:spring|summer|autumn|fall|winter)"
 _ORD = r"\d{1,2}(?:st|nd|rd|th)?"
 _CLOCK = r"(?:\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2})"
 
@@ -41,6 +43,8 @@ _SPAN_PATTERNS = [
     r"(?:the\s+)?day\s+before\s+yesterday",
     rf"(?:this|last|yesterday|tomorrow)\s+{_PART_OF_DAY}",
     r"today|yesterday|tomorrow|tonight",
+    rf"(?:this|last|past)\s+(?:weekend|{_SEASON})",
+    r"recently|lately",
     rf"(?:this|last|next)\s+(?:week|month|year|{_WEEKDAYS})",
     rf"(?:on\s+)?(?:{_WEEKDAYS})",
     rf"(?:at\s+)?{_CLOCK}",
@@ -55,7 +59,8 @@ _PART_HOURS = {"morning": (5, 12), "afternoon": (12, 17), "evening": (17, 22), "
 
 # The cheap gate: any of these whole words, or a span above, means the query may carry a time.
 _KEYWORDS = re.compile(
-    r"\b(?:today|yesterday|tomorrow|tonight|morning|afternoon|evening|night|weekend|ago|recently|"
+    r"\b(?:today|yesterday|tomorrow|tonight|morning|afternoon|evening|night|weekend|ago|recently|lately|"
+    r"spring|summer|autumn|winter|holidays?|"
     r"days?|weeks?|months?|years?|hours?|last|next|earlier|"
     rf"{_WEEKDAYS}|january|february|april|june|july|august|september|october|november|december)\b"
     r"|\b(?:19|20)\d{2}\b",
@@ -72,6 +77,7 @@ class TimeHint(BaseModel):
     end: datetime
     expression: str
     source: Literal["rules", "llm"] = "rules"
+    reading: str | None = Field(None, description="how a vague expression was read, e.g. 'the last 30 days'")
 
     def contains(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
@@ -112,6 +118,8 @@ def parse_time_hint(text: str, now: datetime) -> TimeHint | None:
     if expression is None:
         return None
     now = now if now.tzinfo else now.replace(tzinfo=UTC)
+    if (named := _named_period(expression, now)) is not None:
+        return named
     spoken = re.sub(r"^(?:in|during|since|of|from|on|at)\s+", "", expression.strip(), flags=re.IGNORECASE)
     spoken = re.sub(r"^this\s+(?=(?:" + _MONTHS + r")\b)", "", spoken, flags=re.IGNORECASE)
     local_now = now.replace(tzinfo=None)
@@ -136,6 +144,52 @@ def parse_time_hint(text: str, now: datetime) -> TimeHint | None:
         parts = {"month": moment.month}
     return TimeHint(parts=parts, start=start.replace(tzinfo=now.tzinfo), end=end.replace(tzinfo=now.tzinfo),
                     expression=expression)
+
+
+RECENT_DAYS = 30  # "recently", "lately"
+# Meteorological seasons of the northern hemisphere: (first month, months). Winter runs into next year.
+_SEASONS = {"spring": (3, 3), "summer": (6, 3), "autumn": (9, 3), "fall": (9, 3), "winter": (12, 3)}
+
+
+def _named_period(expression: str, now: datetime) -> TimeHint | None:
+    """Weekends, seasons and "recently", which dateparser does not read; None for anything else.
+
+    this weekend: Saturday and Sunday of the current week; last weekend: the latest one already over.
+    this <season>: the one under way, else this year's; last <season>: the latest one already over.
+    recently / lately: the last RECENT_DAYS days.
+    """
+    words = expression.lower().split()
+    local = now.replace(tzinfo=None)
+    if words[-1] in ("recently", "lately"):
+        return TimeHint(parts={}, start=now - timedelta(days=RECENT_DAYS), end=now, expression=expression,
+                        reading=f"the last {RECENT_DAYS} days")
+    if len(words) != 2 or words[0] not in ("this", "last", "past") or words[1] not in {"weekend", *_SEASONS}:
+        return None
+    latest_over = words[0] != "this"
+    if words[1] == "weekend":
+        day0 = local.replace(hour=0, minute=0, second=0, microsecond=0)
+        start = day0 - timedelta(days=day0.weekday()) + timedelta(days=5)  # this week's Saturday
+        if latest_over and start + timedelta(days=2) > local:
+            start -= timedelta(days=7)
+        end = start + timedelta(days=2)
+        iso = start.isocalendar()
+        parts = {"year": iso.year, "week": iso.week}
+    else:
+        first, months = _SEASONS[words[1]]
+        year = local.year - (1 if first == 12 and local.month < 3 else 0)  # Jan-Feb: last December's
+        start = datetime(year, first, 1)
+        end = _add_months(start, months)
+        if latest_over and end > local:
+            start, end = start.replace(year=year - 1), end.replace(year=end.year - 1)
+        parts = {"year": start.year} if start.year == (end - timedelta(days=1)).year else {}
+    return TimeHint(parts=parts, start=start.replace(tzinfo=now.tzinfo), end=end.replace(tzinfo=now.tzinfo),
+                    expression=expression, reading=f"{start:%Y-%m-%d} to {end - timedelta(days=1):%Y-%m-%d}")
+
+
+def _add_months(start: datetime, months: int) -> datetime:
+    for _ in range(months):
+        start = _next_month(start)
+    return start
 
 
 def _period(moment: datetime, period: str) -> tuple[datetime, datetime, dict[str, int]]:

@@ -9,8 +9,9 @@ from pydantic import BaseModel, Field, field_serializer
 
 from core.ids import Id
 from core.models import FusionProfile
-from core.retrieval.memoryscope import OpTrace, ScopeParams, ScopeResult, run_memoryscope
-from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS
+from core.retrieval.memoryscope import ChatMessage, OpTrace, ScopeParams, ScopeResult, run_memoryscope
+from core.retrieval.memoryscope.chain_messages import read_chain_messages
+from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS, ReadMessageParams
 from core.retrieval.timeparse import TimeHint
 from core.tuning.compare import Comparison, compare_profiles
 from core.usecases.base import InstanceRequest
@@ -140,3 +141,24 @@ def compare(wb: Workbench, req: CompareRequest) -> Comparison:
     active = req.active or wb.profiles.active(instance)
     return compare_profiles(wb, instance, req.query, active, req.candidate, pool_size=req.pool_size,
                             similarity_threshold=req.similarity_threshold, rows=req.rows)
+
+
+class ReadMessageRequest(InstanceRequest):
+    """MemoryScope's read_message over one chain (parameters `op.read_message_op.params.*`)."""
+
+    chain_id: Id
+    params: ReadMessageParams = ReadMessageParams()
+
+
+class ReadMessageResult(BaseModel):
+    instance: str
+    chain_id: str
+    messages: list[ChatMessage] = Field(description="the unmemorized messages, oldest first")
+    trace: OpTrace
+
+
+def read_message(wb: Workbench, req: ReadMessageRequest) -> ReadMessageResult:
+    """The chain's recent messages the memory index does not hold yet (not `memorized`), with the op's trace."""
+    instance = req.instance_in(wb)
+    messages, trace = read_chain_messages(wb, instance, req.chain_id, req.params)
+    return ReadMessageResult(instance=instance, chain_id=req.chain_id, messages=messages, trace=trace)

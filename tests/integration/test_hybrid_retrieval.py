@@ -60,6 +60,23 @@ def test_feedback_refines_the_query_vector(keyword_workbench, memories):
     assert by_id["c"].semantic == 0 and by_id["d"].semantic == 0
     assert by_id["b"].combined == pytest.approx(0.6 * float(b @ q) + 0.25 * by_id["b"].text + 0.15 * exp(-1),
                                                 abs=1e-5)
+    # `similarity` is the query's own cosine, whatever the expansion: a = 1, b = 1/√2.
+    assert by_id["a"].similarity == pytest.approx(1.0, abs=1e-5)
+    assert by_id["b"].similarity == pytest.approx(1 / sqrt(2), abs=1e-5)
+
+
+def test_the_similarity_threshold_reads_the_query_own_cosine(keyword_workbench, instance):
+    """"travel" shares no word with the query, only with its best text match: the expanded query brings
+    it a semantic part, but its similarity to the query is 0, so a similarity threshold leaves it out."""
+    keyword_workbench.index.add([
+        MemoryRecord(instance=instance, id=i, kind="user", content=text, created_at=NOW)
+        for i, text in (("match", "paris museum travel"), ("travel", "travel"))])
+    found = search(keyword_workbench, instance, "paris museum", top_k=10, include_shared=False)
+    travel = next(r.score for r in found.results if r.memory.id == "travel")
+    assert travel.semantic > 0.1 and travel.similarity == 0
+    strict = search(keyword_workbench, instance, "paris museum", top_k=10, include_shared=False,
+                    similarity_threshold=0.1)
+    assert [r.memory.id for r in strict.results] == ["match"]
 
 
 def bm25_part(tf: float, dl: float, avgdl: float, k1: float = 1.2, b: float = 0.3) -> float:

@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.models import PRESET_PROFILES, FusionProfile, MemoryRow
-from core.retrieval.fusion import Candidate, fuse, fuse_rrf, normalise_max, recency_score
+from core.retrieval.fusion import Candidate, fuse, fuse_rrf, normalise_max, recency_score, relevance_weights
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 
@@ -20,6 +20,20 @@ def test_linear_fusion_is_the_design_formula():
     scored = {s.memory.id: s.score for s in fuse([c, d], PRESET_PROFILES["balanced-default"], NOW)}
     assert scored["a"].combined == pytest.approx(0.6 * 0.8 + 0.25 * 0.5 + 0.15 * exp(-1))
     assert scored["b"].combined == pytest.approx(0.6 * 0.0 + 0.25 * 1.0 + 0.15 * 1.0)
+
+
+def test_relevance_is_the_score_without_recency_and_similarity_the_query_own_cosine():
+    c = Candidate(row("a", 86400), cosine=0.8, text_raw=2.0, vector_rank=1, text_rank=2, query_cosine=0.5)
+    d = Candidate(row("b", 0), cosine=-0.3, text_raw=4.0, vector_rank=2, text_rank=1)
+    scored = {s.memory.id: s.score for s in fuse([c, d], PRESET_PROFILES["balanced-default"], NOW)}
+    assert scored["a"].relevance == pytest.approx((0.6 * 0.8 + 0.25 * 0.5) / 0.85)
+    assert scored["b"].relevance == pytest.approx(0.25 * 1.0 / 0.85)  # fresh, but its relevance is low
+    assert scored["a"].semantic == 0.8 and scored["a"].similarity == 0.5  # the expanded and the own cosine
+    assert scored["b"].similarity == 0.0  # no expansion: the cosine itself, clipped
+    rrf = PRESET_PROFILES["balanced-default"].model_copy(update={"method": "rrf"})
+    parts = {s.memory.id: s.score for s in fuse([c, d], rrf, NOW)}
+    assert parts["a"].relevance == pytest.approx((0.6 / 0.85 / 61 + 0.25 / 0.85 / 62) * 61)
+    assert relevance_weights(FusionProfile(name="r", w_sem=0.0, w_text=0.0, w_rec=1.0)) == (0.5, 0.5)
 
 
 def test_rrf_is_normalised_to_one_at_rank_one_everywhere():

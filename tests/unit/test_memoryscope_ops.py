@@ -30,7 +30,7 @@ def mem(id_: str, score: float, kind: str = "observation", content: str | None =
         ev: EventTime = UNKNOWN, at: datetime = T0, **meta) -> ScopeMemory:
     row = MemoryRow(instance="i", id=id_, kind=kind, content=content or f"memory {id_}", created_at=at,
                     event_time=ev, metadata=meta)
-    parts = ScoreParts(semantic=score, text=0.0, recency=0.0, combined=score)
+    parts = ScoreParts(semantic=score, text=0.0, recency=0.0, combined=score, similarity=score, relevance=score)
     return ScopeMemory(memory=row, retrieval=parts)
 
 

@@ -50,7 +50,7 @@ def test_no_time(text):
 
 
 def test_the_gate_is_whole_words():
-    assert not has_time_keyword("May I ask about someday-ish holidays")  # 'day' only inside words
+    assert not has_time_keyword("May I ask about someday-ish plans")  # 'day' only inside words
     assert not has_time_keyword("the agonist")  # 'ago' inside a word
     assert has_time_keyword("two days ago")
     assert has_time_keyword("in May")
@@ -73,3 +73,34 @@ def test_range_of_llm_parts():
     assert range_of_parts({"year": 2023, "month": 12}, NOW) == (d(2023, 12, 1), d(2024, 1, 1))
     assert range_of_parts({"weekday": 0}, NOW) is None
     assert range_of_parts({"year": 2024, "month": 2, "day": 30}, NOW) is None
+
+
+@pytest.mark.parametrize(("text", "parts", "start", "end"), [
+    # NOW is Wednesday 15 May 2024: the weekend just over is 11-12 May, this week's is 18-19 May.
+    ("what did we do last weekend", {"year": 2024, "week": 19}, d(2024, 5, 11), d(2024, 5, 13)),
+    ("plans for this weekend", {"year": 2024, "week": 20}, d(2024, 5, 18), d(2024, 5, 20)),
+    ("this month", {"year": 2024, "month": 5}, d(2024, 5, 1), d(2024, 6, 1)),
+    # Seasons are the meteorological ones; "last" is the latest one already over.
+    ("where did we go last summer", {"year": 2023}, d(2023, 6, 1), d(2023, 9, 1)),
+    ("this summer", {"year": 2024}, d(2024, 6, 1), d(2024, 9, 1)),
+    ("this spring", {"year": 2024}, d(2024, 3, 1), d(2024, 6, 1)),
+    ("last autumn", {"year": 2023}, d(2023, 9, 1), d(2023, 12, 1)),
+    ("last fall", {"year": 2023}, d(2023, 9, 1), d(2023, 12, 1)),
+    ("last winter", {}, d(2023, 12, 1), d(2024, 3, 1)),  # across two years: no single part
+    ("what have I said recently", {}, d(2024, 4, 15, 10), NOW),
+])
+def test_periods_dateparser_does_not_read(text, parts, start, end):
+    hint = parse_time_hint(text, NOW)
+    assert hint is not None, text
+    assert (hint.parts, hint.start, hint.end) == (parts, start, end)
+
+
+def test_recently_says_how_it_was_read_and_winter_turns_the_year():
+    assert parse_time_hint("recently", NOW).reading == "the last 30 days"
+    january = d(2025, 1, 10)  # the winter under way began last December; "last winter" is the one before
+    assert parse_time_hint("this winter", january).start == d(2024, 12, 1)
+    assert parse_time_hint("last winter", january).start == d(2023, 12, 1)
+
+
+def test_time_words_that_do_not_parse_pass_the_gate_and_give_no_hint():
+    assert has_time_keyword("over the holidays") and parse_time_hint("over the holidays", NOW) is None

@@ -189,7 +189,8 @@ class ExtractTimeOp(Op):
                                             "start": hint.start.isoformat(), "end": hint.end.isoformat(),
                                             "expression": hint.expression, "source": hint.source}
         return OpTrace(op=self.name, input_size=1, output_size=0 if hint is None else len(hint.parts),
-                       output=output, note=note if hint else f"{note}; no time found")
+                       output=output,
+                       note=note if hint else f"{note}; no time read from its time words: no time boost")
 
 
 class SemanticRankOp(Op):

@@ -100,13 +100,15 @@ def format_memory_line(created_at: datetime, content: str) -> str:
 
 def fuse_rerank(memories: Sequence[ScopeMemory], parts: dict[str, int],
                 p: FuseRerankParams) -> tuple[list[ScopeMemory], int]:
-    """Drop memories with base score < fuse_score_threshold, score the rest with `fused_score`
-    (type ratio from fuse_ratio_dict, else unknown_type_ratio; time ratio fuse_time_ratio when
-    `time_matches`, else 1), sort best first and keep output_memory_max_count.
+    """Drop memories whose `relevance` (the model's score, else retrieval without recency) is below
+    fuse_score_threshold, score the rest with `fused_score` (type ratio from fuse_ratio_dict, else
+    unknown_type_ratio; time ratio fuse_time_ratio when `time_matches`, else 1), sort best first and keep
+    output_memory_max_count. The memories the model scored come first, then the unscored: a model's
+    score and a retrieval score are never compared (semantic_rank's promise).
     Returns (kept, how many fell below the threshold)."""
     scored, below = [], 0
     for m in memories:
-        if m.base_score < p.fuse_score_threshold:
+        if m.relevance < p.fuse_score_threshold:
             below += 1
             continue
         type_ratio = p.fuse_ratio_dict.get(m.memory_type, p.unknown_type_ratio)
@@ -116,7 +118,8 @@ def fuse_rerank(memories: Sequence[ScopeMemory], parts: dict[str, int],
             "type_ratio": type_ratio, "time_ratio": time_ratio, "time_matched": matched,
             "fused_score": fused_score(m.base_score, type_ratio, time_ratio),
             "formatted": format_memory_line(m.memory.created_at, m.memory.content)}))
-    scored.sort(key=lambda m: (-(m.fused_score or 0.0), -m.memory.created_at.timestamp(), m.memory.id))
+    scored.sort(key=lambda m: (m.llm_score is None, -(m.fused_score or 0.0), -m.memory.created_at.timestamp(),
+                               m.memory.id))
     return scored[: p.output_memory_max_count], below
 
 
@@ -190,13 +193,16 @@ class RetrieveMemoryOp(Op):
         found = hybrid_search(wb.pool(), wb.embedder, req, now=ctx.now)
         found_list = [ScopeMemory(memory=s.memory, retrieval=s.score) for s in found.results]
         unique = dedupe_by_content(found_list)
+        # The threshold reads relevance (the retrieval score without its recency part): a memory an hour
+        # old would otherwise pass 0.1 on its age alone.
         kept = unique if p.threshold_score is None else [m for m in unique
-                                                         if m.retrieval.combined >= p.threshold_score]
+                                                         if m.retrieval.relevance >= p.threshold_score]
         ctx.memories = kept[: p.top_k]
         note = (f"{found.candidates} candidates from hybrid search "
                 f"({ctx.profile.name}, {ctx.profile.method}); "
                 f"{len(found_list) - len(unique)} duplicates removed; "
-                f"{len(unique) - len(kept)} below threshold_score; kept {len(ctx.memories)}")
+                f"{len(unique) - len(kept)} below threshold_score (on relevance, without recency); "
+                f"kept {len(ctx.memories)}")
         return OpTrace(op=self.name, input_size=found.candidates, output_size=len(ctx.memories),
                        output=[m.summary() for m in ctx.memories], note=note)
 
@@ -210,7 +216,8 @@ class FuseRerankOp(Op):
         before = len(ctx.memories)
         ctx.memories, below = fuse_rerank(ctx.memories, parts, self.params)
         ctx.formatted = [m.formatted or "" for m in ctx.memories]
-        note = (f"{below} below fuse_score_threshold; time parts {parts or 'none'}; "
+        note = (f"{below} below fuse_score_threshold (on relevance, without recency); "
+                f"time parts {parts or 'none'}; model-scored first; "
                 f"kept {len(ctx.memories)} of {before}")
         return OpTrace(op=self.name, input_size=before, output_size=len(ctx.memories),
                        output=[m.summary() | {"formatted": m.formatted} for m in ctx.memories], note=note)

@@ -36,11 +36,12 @@ class RetrieveMemoryParams(_Params):
     recall_key: str = Field("query", description="Context key holding the text to search with")
     top_k: int = Field(3, ge=1, le=1000, description="Most memories to retrieve")
     threshold_score: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
-                                          description="Drop memories whose retrieval score is below this")
+                                          description="Drop memories whose relevance (the retrieval score "
+                                                      "without its recency part, in [0, 1]) is below this")
     # Product additions: how hybrid search gathers its candidates.
     pool_size: int = Field(50, ge=1, le=2000, description="Candidates taken from each leg before fusion")
     similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False,
-                                        description="Minimum semantic (cosine) score of a candidate")
+                                        description="Minimum cosine of the query to a candidate")
     kinds: list[str] | None = Field(None, description="Only these memory types (all when unset)")
 
 
@@ -51,7 +52,9 @@ class SemanticRankParams(_Params):
 
 class FuseRerankParams(_Params):
     fuse_score_threshold: float = Field(0.1, ge=0, allow_inf_nan=False,
-                                        description="Drop memories below this")
+                                        description="Drop memories whose relevance (the model's score, "
+                                                    "else the retrieval score without recency) is below "
+                                                    "this")
     fuse_ratio_dict: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FUSE_RATIOS),
                                               description="Score multiplier per memory type")
     fuse_time_ratio: float = Field(2.0, ge=0, allow_inf_nan=False,

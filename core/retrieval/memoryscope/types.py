@@ -17,9 +17,11 @@ WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturd
 class ScopeMemory(BaseModel):
     """A memory on its way through the ops.
 
-    `retrieval` holds hybrid search's parts (semantic, text, recency, combined); `llm_score` is set only
-    by semantic_rank for memories the model scored. `base_score` is what fuse_rerank starts from: the
-    model's score when there is one, else the retrieval score; `base_source` says which.
+    `retrieval` holds hybrid search's parts (semantic, text, recency, combined, similarity, relevance);
+    `llm_score` is set only by semantic_rank for memories the model scored. `base_score` is what
+    fuse_rerank starts from: the model's score when there is one, else the retrieval score; `base_source`
+    says which. `relevance` is what the thresholds compare: the model's score, else the retrieval score
+    without its recency part.
     """
 
     memory: MemoryRow
@@ -40,14 +42,19 @@ class ScopeMemory(BaseModel):
         return self.llm_score if self.llm_score is not None else self.retrieval.combined
 
     @property
+    def relevance(self) -> float:
+        return self.llm_score if self.llm_score is not None else self.retrieval.relevance
+
+    @property
     def base_source(self) -> Literal["llm", "retrieval"]:
         return "llm" if self.llm_score is not None else "retrieval"
 
     def summary(self) -> dict[str, Any]:
         """A flat row for traces and tables."""
         row = {"id": self.memory.id, "type": self.memory_type, "content": self.memory.content,
-               "semantic": round(self.retrieval.semantic, 4), "text": round(self.retrieval.text, 4),
-               "recency": round(self.retrieval.recency, 4), "retrieval": round(self.retrieval.combined, 4),
+               "similarity": round(self.retrieval.similarity, 4), "semantic": round(self.retrieval.semantic, 4),
+               "text": round(self.retrieval.text, 4), "recency": round(self.retrieval.recency, 4),
+               "retrieval": round(self.retrieval.combined, 4), "relevance": round(self.relevance, 4),
                "llm_score": self.llm_score, "base_source": self.base_source}
         if self.fused_score is not None:
             row |= {"type_ratio": self.type_ratio, "time_ratio": self.time_ratio,
