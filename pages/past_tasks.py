@@ -82,13 +82,19 @@ def render_result(result: uc.InternalMemoryResult, *, key: str, compact: bool = 
 
 
 with search_tab:
+    defaults = attempt("load the embedder", lambda: uc.past_task_defaults(wb))
+    if defaults is None:
+        st.stop()
     with st.form("pt_search"):
         query = st.text_input("Query", key="pt_query",
                               placeholder="precise keywords, e.g. late pallet deliveries")
         left, right = st.columns(2)
-        max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 1.0, uc.DEFAULT_MAX_DISTANCE,
+        max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 1.0, defaults.max_distance,
                                    0.01, key="pt_max_distance")
-        n_max = right.slider("At most (n_max)", 1, 50, uc.DEFAULT_N_MAX, key="pt_n_max")
+        left.caption(f"Default for `{defaults.embedder}`: {defaults.max_distance:.2f} "
+                     + ("(calibrated on labelled query/text pairs)" if defaults.calibrated
+                        else "(the seed's limit; not calibrated for this embedder)"))
+        n_max = right.slider("At most (n_max)", 1, 50, defaults.n_max, key="pt_n_max")
         submitted = st.form_submit_button("Search", type="primary")
     again = st.session_state.pop("pt_search_again", False)
     if (submitted or again) and not query.strip():

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
+from dashboard.read_message_view import read_message_step
 from dashboard.resources import current_instance, get_workbench
 from dashboard.tune_controls import op_controls, profile_controls
 from dashboard.tune_eval import evaluation_panel
@@ -50,8 +51,9 @@ if candidate is None or controls is None:
     st.stop()
 params, shown = controls
 
-PARTS = {c: st.column_config.NumberColumn(label, format="%.2f", width=42, help=f"{c} score part, in [0, 1]")
-         for c, label in (("semantic", "sem"), ("text", "txt"), ("recency", "rec"))}
+PARTS = {c: st.column_config.NumberColumn(label, format="%.2f", width=42, help=f"{c} score part, in [0, 1]{why}")
+         for c, label, why in (("semantic", "sem", ": cosine to the query expanded by its best keyword matches"),
+                               ("text", "txt", ""), ("recency", "rec", ""))}
 
 
 def _ranking_table(rows, with_change: bool) -> None:
@@ -132,3 +134,6 @@ with right:
                 _trace_step(i, t)
     with tab_eval:
         evaluation_panel(instance, active, candidate, params.retrieve_memory_op.pool_size)
+    with tab_trace:  # read_message works on a chain, apart from the query's flow above
+        st.divider()
+        read_message_step(instance, params.read_message_op, _trace_step)

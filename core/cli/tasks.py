@@ -44,7 +44,8 @@ def ingest(ctx: WorkbenchContext, files: tuple[Path, ...], user_id: str, task: s
 @tasks.command("search")
 @click.argument("query")
 @click.option("--user", "user_id", required=True)
-@click.option("--max-distance", type=float, default=None, help="Cosine distance, strictly below [0.2].")
+@click.option("--max-distance", type=float, default=None, help="Cosine distance, strictly below [the embedder's default: "
+              "0.2 for OpenAI models, 0.65 for WordLlama].")
 @click.option("--n-max", type=int, default=None, help="At most this many past tasks [10].")
 @click.option("--execution-id", default=None, help="Tool execution id; each may make one query.")
 @click.pass_obj

@@ -13,30 +13,77 @@ from pydantic import BaseModel
 
 ABANDON_AFTER_S = 600.0
 
-# Phrases matched at word boundaries, case-insensitively: "greater" is not "great".
-ACKNOWLEDGEMENTS = ("thanks", "thank you", "thx", "got it", "great", "perfect", "that works", "awesome",
-                    "helpful", "makes sense", "exactly", "nice", "cool")
-CORRECTIONS = ("actually", "wrong", "incorrect", "that's not", "that is not", "thats not", "not true",
-               "should be", "not right", "mistaken", "you misunderstood", "i meant")
+# Replies are read after typographic apostrophes become plain ones ("That’s" → "That's").
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+# Interjections that may open a reply before its first real word: "Hmm no, …", "Well, no, …", "Ok thanks".
+_FILLER = r"(?:(?:hmm+|hm|mm+|well|uh|um|err?|erm|oh|ah|wait|sorry|ok|okay|yes|yeah|yep|right|so)\W+)*"
+
+# An acknowledgement opens the reply (after an interjection): "Thanks to Marie…", "I got it from the
+# library" and "Perfect weather today" say nothing about the answer. PRAISE words count only when a pause
+# or the end follows them ("Perfect, I'll use that"), or a word of praise ("Great answer").
+ACKNOWLEDGEMENTS = ("thanks", "thank you", "thx", "ty", "cheers", "much appreciated", "got it", "gotcha",
+                    "understood", "noted", "makes sense", "that makes sense", "that works", "that helps",
+                    "that helped", "sounds good", "spot on", "love it", "good to know", "nice one",
+                    "that's it", "that's right", "that's correct", "that's the one", "that's helpful",
+                    "that's very helpful", "that's really helpful", "that's great", "that's perfect",
+                    "very helpful", "exactly what")
+PRAISE = ("great", "perfect", "excellent", "fantastic", "brilliant", "wonderful", "lovely", "awesome",
+          "nice", "cool", "exactly", "correct", "super", "good")
+# Corrections are looked for in statements only: "What should be my next step?" and "Is this actually
+# true?" ask, they do not correct. A reply that opens with "no" corrects unless an idiom follows
+# ("no problem", "no rush", "no, nothing else").
+NOT_CORRECTING_NO = ("problem", "worries", "worry", "rush", "hurry", "need", "idea", "thanks", "thank",
+                     "matter", "nothing", "not yet", "doubt", "way")
+CORRECTIONS = ("incorrect", "not true", "not correct", "not right", "isn't right", "isn't correct",
+               "isn't true", "mistaken", "misunderstood", "misread", "misheard", "backwards",
+               "the other way round", "the other way around", "confusing me", "you confused",
+               "you're thinking of", "mixed them up", "mixed it up", "mixed that up", "try again",
+               "correction:", "correct that", "not what i asked", "not what i said", "not what i meant",
+               "not what i wanted", "not quite", "not exactly", "not really", "it should be",
+               "it should have been", "don't think that's right", "don't think that's correct",
+               "don't think that's true")
 
 
-def _phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases)
-    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+def _phrases(phrases: tuple[str, ...]) -> str:
+    """The phrases as regex alternatives, any run of spaces between words."""
+    return "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases)
 
 
-_ACK = _phrase_pattern(ACKNOWLEDGEMENTS)
-_CORRECTION = _phrase_pattern(CORRECTIONS)
-# "no," / "nope" opening a reply reads as a correction; "no" inside a sentence does not.
-_LEADING_NO = re.compile(r"^\s*(?:no|nope)\b\s*[,.!:;-]", re.IGNORECASE)
+_ACK = re.compile(
+    rf"^\W*{_FILLER}(?:(?:{_phrases(ACKNOWLEDGEMENTS)})(?!\w)(?!\s+to\b)"
+    rf"|(?:{_phrases(PRAISE)})(?:\s*(?:[,.!;:—-]|$)|\s+(?:answer|job|thanks|thank)\b))", re.IGNORECASE)
+_LEADING_NO = re.compile(rf"^\W*{_FILLER}(?:no+|nope|nah)\b(?!\W*(?:{_phrases(NOT_CORRECTING_NO)})\b)",
+                         re.IGNORECASE)
+_CORRECTION = re.compile(
+    rf"(?<!\w)(?:{_phrases(CORRECTIONS)})(?!\w)"
+    # "That's not …" unless an idiom follows ("That's not a problem").
+    r"|(?<!\w)(?:that's|thats|that is|that was|this is|that isn't|that wasn't)\s+not\b"
+    r"(?!\s+(?:an?\s+)?(?:problem|issue|big deal|urgent|necessary|needed|important|possible)\b)"
+    # "wrong", unless it is about something else: "what's wrong with…", "nothing's wrong", "she was wrong".
+    r"|(?<!what's )(?<!what is )(?<!nothing's )(?<!nothing is )(?<!she was )(?<!he was )(?<!they were )"
+    r"(?<!\w)wrong(?!\w)(?!\s+with\b)"
+    # "I meant …" opening a clause (not "the one I meant"); "Actually, <a fact>" but not "Actually, I…",
+    # "Actually, let me…", which go on to something new.
+    r"|(?:^|[,.;:!—-]\s*)i\s+meant\b"
+    r"|^\W*actually\b,?\s+(?!(?:i|i'[a-z]+|let|let's|can|could|please|also|one more)\b)"
+    # A contrast: "Lyon, not Paris", "1,200 not 1,400".
+    r"|,\s*not\s+(?!sure\b|yet\b|now\b|today\b|only\b)\w|\d\s+not\s+\d",
+    re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def is_acknowledgement(text: str) -> bool:
-    return bool(_ACK.search(text))
+    """A reply that opens by thanking or agreeing and does not go on to correct ("Thanks, but…")."""
+    return bool(_ACK.search(text.translate(_APOSTROPHES))) and not is_correction(text)
 
 
 def is_correction(text: str) -> bool:
-    return bool(_CORRECTION.search(text) or _LEADING_NO.search(text))
+    """A reply that opens with "no", or says outside a question that the answer was wrong."""
+    text = text.translate(_APOSTROPHES).strip()
+    if _LEADING_NO.search(text):
+        return True
+    statements = [s for s in _SENTENCE_END.split(text) if not s.rstrip().endswith("?")]
+    return any(_CORRECTION.search(s) for s in statements)
 
 
 class Feedback(BaseModel):

@@ -26,7 +26,7 @@ from core.errors import ServiceUnavailable
 from core.models import MemoryContext, MemoryRecord
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
-from core.conversation.keys import OUTBOX_LOCK
+from core.conversation.keys import OUTBOX_LOCK, thought_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
 
 log = logging.getLogger(__name__)
@@ -37,11 +37,43 @@ LOCK_TTL_MS = 30_000  # a holder that dies mid-drain frees the outbox after this
 LOCK_WAIT_S = 10.0    # past this, sync without the lock (idempotent, only slower)
 # Compare-and-delete: a holder whose lock expired never frees the next holder's.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+MEMORIZED = "memorized"  # thought field, "1" once the thought is in the memory index (read_message skips it)
+# One chain's thoughts (one hash slot) at a time. A thought deleted meanwhile stays deleted: the flag never
+# makes a hash of its own.
+_MARK = """for _, key in ipairs(KEYS) do
+  if redis.call('exists', key) == 1 then redis.call('hset', key, ARGV[1], '1') end
+end
+return 0"""
 
 
 def _searchable(t: Thought) -> bool:
     """User thoughts and LLM answers; an extractive answer only quotes other memories."""
     return t.category in KIND_OF and t.extra.get("synthesis") != "extractive"
+
+
+def thought_record(t: Thought, before: list[str]) -> MemoryRecord:
+    """A thought's row of the memory index, with the messages before it (nearest first)."""
+    return MemoryRecord(instance=t.instance, id=t.id, kind=KIND_OF[t.category], content=t.thought,
+                        created_at=t.timestamp, chain_id=t.chain_id, event_time=event_time_of(t.timestamp),
+                        tags=t.tags, metadata={"thought_number": t.thought_number},
+                        context=MemoryContext(before=before))
+
+
+def thought_records(thread: list[Thought], wanted: set[str]) -> list[MemoryRecord]:
+    """The rows of the `wanted` thoughts of a chain's `thread` (in order), each searched with the
+    CONTEXT_SPAN searchable thoughts before it: a live turn and an imported one are indexed alike."""
+    thread = [t for t in thread if _searchable(t)]
+    return [thought_record(t, [p.thought for p in reversed(thread[max(0, i - CONTEXT_SPAN):i])])
+            for i, t in enumerate(thread) if t.id in wanted]
+
+
+def mark_memorized(store: ThoughtStore, records: list[MemoryRecord]) -> None:
+    """Flag the indexed thoughts `memorized`, as MemoryScope's read_message expects of its messages."""
+    chains: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for r in records:
+        chains[(r.instance, r.chain_id)].append(thought_key(r.instance, r.chain_id, r.id))
+    for keys in chains.values():
+        store.r.eval(_MARK, len(keys), *keys, MEMORIZED)
 
 
 class IndexSync(BaseModel):
@@ -80,25 +112,14 @@ def _drain(store: ThoughtStore, index: MemoryIndex, batch: int) -> IndexSync:
             for (instance, chain), ids in grouped.items():
                 wanted = set(ids)
                 # The chain's recent thoughts give each new one its conversation context.
-                thread = [t for t in store.chain_thoughts(instance, chain, last=CONTEXT_WINDOW)
-                          if _searchable(t)]
-                for i, t in enumerate(thread):
-                    if t.id in wanted:
-                        before = [p.thought for p in reversed(thread[max(0, i - CONTEXT_SPAN):i])]
-                        records.append(MemoryRecord(
-                            instance=t.instance, id=t.id, kind=KIND_OF[t.category], content=t.thought,
-                            created_at=t.timestamp, chain_id=t.chain_id, event_time=event_time_of(t.timestamp),
-                            tags=t.tags, metadata={"thought_number": t.thought_number},
-                            context=MemoryContext(before=before)))
-                        wanted.discard(t.id)
+                found = thought_records(store.chain_thoughts(instance, chain, last=CONTEXT_WINDOW), wanted)
+                records += found
                 # Thoughts older than the window (a long backlog) are indexed without context.
-                for t in store.get_many(instance, chain, wanted):
-                    if _searchable(t):
-                        records.append(MemoryRecord(
-                            instance=t.instance, id=t.id, kind=KIND_OF[t.category], content=t.thought,
-                            created_at=t.timestamp, chain_id=t.chain_id, event_time=event_time_of(t.timestamp),
-                            tags=t.tags, metadata={"thought_number": t.thought_number}))
+                left = wanted - {r.id for r in found}
+                records += [thought_record(t, []) for t in store.get_many(instance, chain, left)
+                            if _searchable(t)]
             index.add(records)
+            mark_memorized(store, records)
             store.outbox_ack(entries)
             indexed += len(records)
             if len(entries) < batch:

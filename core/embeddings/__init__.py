@@ -20,7 +20,7 @@ def make_embedder(settings: Settings) -> Embedder:
         from core.embeddings.openai import OpenAIEmbedder
 
         inner: Embedder = OpenAIEmbedder(settings.openai_api_key.get_secret_value(), settings.embedding_model,
-                                         base_url=settings.openai_base_url, timeout_s=settings.llm_timeout_s,
+                                         dimensions=settings.embedding_dimensions, base_url=settings.openai_base_url, timeout_s=settings.llm_timeout_s,
                                          max_retries=settings.llm_max_retries)
     elif choice == "minilm":
         inner = MiniLMEmbedder()

@@ -11,21 +11,32 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.ids import Id, pg_text
 
-DEFAULT_MAX_DISTANCE = 0.2
+DEFAULT_MAX_DISTANCE = 0.2  # the seed's limit, for OpenAI embeddings and any model not calibrated
 DEFAULT_N_MAX = 10
+# Each embedder spreads texts differently: WordLlama puts a text holding the query's words at ~0.5, where
+# 0.2 finds nothing. Calibrated on tests/data/past_task_pairs.jsonl (README, "Past tasks"): the largest
+# 0.05 step at least 0.05 below the nearest unrelated pair, so no unrelated pair of the set is found.
+MAX_DISTANCE_BY_EMBEDDER = {"wordllama-l2-supercat-256": 0.65}
+
+
+def default_max_distance(embedder_name: str) -> float:
+    """The default `max_distance` for vectors of this embedding model."""
+    return MAX_DISTANCE_BY_EMBEDDER.get(embedder_name, DEFAULT_MAX_DISTANCE)
 
 
 class PastTaskQuery(BaseModel):
     """One query of the internal memory tool: whose texts, the query (precise keywords), and the limits of
-    its search (strictly below `max_distance`, at most `n_max` results)."""
+    its search (strictly below `max_distance`, at most `n_max` results). Without `max_distance`, the
+    search uses the active embedder's default, and the recorded query says which value that was."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     instance: Id
     user_id: Id
     query: str = Field(min_length=1, max_length=4000, description="precise keywords")
-    max_distance: float = Field(DEFAULT_MAX_DISTANCE, ge=0, le=2, allow_inf_nan=False,
-                                description="cosine distance, strictly below")
+    max_distance: float | None = Field(None, ge=0, le=2, allow_inf_nan=False,
+                                       description="cosine distance, strictly below; None: the embedder's "
+                                                   "default (0.2 for OpenAI models)")
     n_max: int = Field(DEFAULT_N_MAX, ge=1, le=100)
 
     @field_validator("query")

@@ -22,16 +22,23 @@ from core.embeddings import Embedder
 from core.errors import describe
 from core.past_tasks.keypoints import extract_key_points
 from core.past_tasks.models import (InternalMemoryResult, PastTaskHit, PastTaskQuery, PastTaskSearch,
-                                    PastToolExecution)
+                                    PastToolExecution, default_max_distance)
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
 
+def with_default_distance(q: PastTaskQuery, embedder: Embedder) -> PastTaskQuery:
+    """The query with its `max_distance` set: the embedder's default when the caller gave none."""
+    if q.max_distance is not None:
+        return q
+    return q.model_copy(update={"max_distance": default_max_distance(embedder.name)})
+
+
 def search_past_tasks(pool, embedder: Embedder, q: PastTaskQuery) -> PastTaskSearch:
     stmt = _statement(embedder)
     params = {"instance": q.instance, "user_id": q.user_id, "q": embedder.embed(q.query),
-              "max_distance": q.max_distance, "n_max": q.n_max}
+              "max_distance": with_default_distance(q, embedder).max_distance, "n_max": q.n_max}
     with pool.connection() as conn:
         rows = conn.execute(stmt, params).fetchall()
     nearest, candidates = rows[0][0], rows[0][1]
@@ -80,6 +87,7 @@ def run_internal_memory(wb: Workbench, q: PastTaskQuery, *, execution_id: str | 
     A second call with the same `execution_id` is refused: each execution answers one query only.
     """
     store = wb.past_tasks
+    q = with_default_distance(q, wb.embedder)
     execution_id = store.begin_tool_execution(q.instance, q.user_id, q.query,
                                               q.model_dump(exclude={"instance", "user_id", "query"}),
                                               execution_id)

@@ -12,10 +12,10 @@ from core import demo
 from core.admin.deletion import DeletionReport, delete_chain, delete_memory
 from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, InstanceRow, SearchOutcome,
                                  chain_detail, export_chain, instances_overview, list_chains, search_memory)
-from core.admin.overview import Overview, overview
+from core.admin.overview import Overview, memories_by_model, not_in_vector_leg, overview
 from core.config import settings_file_in_use
 from core.ids import SHARED_INSTANCE, Id
-from core.services import ServiceStatus
+from core.services import RedisRepair, ServiceStatus
 from core.usecases.base import InstanceRequest, Progress
 
 if TYPE_CHECKING:
@@ -62,6 +62,13 @@ def service_statuses(wb: Workbench) -> list[ServiceStatus]:
     return wb.services.status()
 
 
+def repair_redis(wb: Workbench) -> RedisRepair:
+    """Make the embedded Redis start again after its append-only file was damaged (a crash mid-write, a
+    full disk): back the file up, then cut it at its first damaged command. What follows that point is
+    lost; the backup keeps it."""
+    return wb.services.repair_redis()
+
+
 def embedder_name(wb: Workbench) -> str:
     """The active embedding model, stored beside every vector (loading it: fails when it cannot load)."""
     return wb.embedder.name
@@ -100,7 +107,8 @@ def chain_export(wb: Workbench, req: ChainRef) -> ChainExport:
 
 
 def chain_delete(wb: Workbench, req: ChainRef) -> DeletionReport:
-    """The chain from every store: thoughts, feedback, queued index writes, served requests, index rows."""
+    """The chain from every store: thoughts, feedback, queued index writes, served requests, index rows,
+    the copies other records hold of its text, and the files on disk (docs/ARCHITECTURE.md, "Deleting")."""
     return delete_chain(wb, req.instance_in(wb), req.chain_id)
 
 
@@ -110,7 +118,8 @@ class MemoryRef(InstanceRequest):
 
 
 def memory_delete(wb: Workbench, req: MemoryRef) -> DeletionReport:
-    """One memory from every store (a bank summary takes the entries it compressed with it)."""
+    """One memory from every store, its copies elsewhere included (a bank summary takes the entries it
+    compressed with it)."""
     return delete_memory(wb, req.instance_in(wb), req.memory_id, chain_id=req.chain_id)
 
 
@@ -128,7 +137,7 @@ class ReembedResult(BaseModel):
 def reembed(wb: Workbench, req: InstanceRequest, *, progress: Progress | None = None) -> ReembedResult:
     """Give every memory of the instance made by another embedding model a vector of the active one."""
     instance = req.instance_in(wb)
-    stale = wb.index.count(instance) - wb.index.count(instance, model=wb.embedder.name)
+    stale = not_in_vector_leg(memories_by_model(wb, instance), wb.embedder.name)
     done = wb.index.reembed(instance, progress=(lambda n: progress(n, stale, "re-embedding"))
                             if progress else None)
     return ReembedResult(instance=instance, model=wb.embedder.name, reembedded=done)
@@ -161,4 +170,6 @@ def demo_load(wb: Workbench, req: DemoLoad, *, say: Callable[[str], None] = prin
 
 
 def demo_reset(wb: Workbench, *, say: Callable[[str], None] = print) -> None:
+    """Remove what the demo made, and only that: a user's own chains, banks, memories and past tasks
+    named like the demo's stay."""
     demo.reset(wb, say)

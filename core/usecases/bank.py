@@ -5,13 +5,15 @@ from __future__ import annotations
 from pydantic import Field
 
 from core.admin.deletion import DeletionReport, delete_bank
+from core.bank.agent import StepContext, StepOutcome, TaskMemory
 from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot, BankStats,
                        MemoryBank, MemoryEntry, MemoryQuery, list_banks)
 from core.runtime import Workbench
 from core.usecases.base import InstanceRequest
 
-# For the front ends: the default bank's name, and the skill name that marks a summary among entries.
-__all__ = ["DEFAULT_BANK", "SUMMARY_SKILL", "default_bank"]
+# For the front ends: the default bank's name, and the skill name that marks a summary among entries; for an
+# agent's loop, the helper that hands each step the bank's relevant memories and records it after.
+__all__ = ["DEFAULT_BANK", "SUMMARY_SKILL", "StepContext", "StepOutcome", "TaskMemory", "default_bank"]
 
 
 class BankRef(InstanceRequest):

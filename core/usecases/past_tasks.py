@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from core.errors import InvalidInput, explain_validation
 from core.ids import Id, validate_id
-from core.past_tasks.models import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, InternalMemoryResult, PastTaskQuery,
-                                    PastToolExecution)
+from core.past_tasks.models import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, MAX_DISTANCE_BY_EMBEDDER,
+                                    InternalMemoryResult, PastTaskQuery, PastToolExecution, default_max_distance)
 from core.past_tasks.search import history, run_internal_memory
 from core.past_tasks.store import TEXT_SUFFIXES, IngestedText, ProducedTextInput, StoredText, text_from_file
 from core.usecases.base import InstanceRequest, Request
@@ -28,6 +28,20 @@ def internal_memory(wb: Workbench, req: PastTaskQuery, *, execution_id: str | No
     """One tool execution: the user's nearest produced texts with their key points, recorded. A caller's
     `execution_id` answers one query only: a second call with it is refused."""
     return run_internal_memory(wb, req, execution_id=execution_id)
+
+
+class SearchDefaults(BaseModel):
+    embedder: str
+    max_distance: float = Field(description="used when a query gives none")
+    calibrated: bool = Field(description="measured for this embedder; otherwise the seed's 0.2")
+    n_max: int = DEFAULT_N_MAX
+
+
+def past_task_defaults(wb: Workbench) -> SearchDefaults:
+    """The search's defaults for the active embedder, to show beside the limits a user may change."""
+    name = wb.embedder.name
+    return SearchDefaults(embedder=name, max_distance=default_max_distance(name),
+                          calibrated=name in MAX_DISTANCE_BY_EMBEDDER)
 
 
 class IngestTexts(Request):

@@ -85,3 +85,12 @@ def test_a_pasted_text_is_searchable_at_once_and_queries_are_in_the_history(app_
     assert "Budget review" in markdown(at)
     labels = [e.label for e in at.expander]
     assert any("marketing budget cut" in label for label in labels)  # the history tab lists the query
+
+
+def test_the_slider_starts_at_the_embedders_default_and_says_so(app_env, user):
+    at = open_page(user)
+    assert at.slider(key="pt_max_distance").value == 0.65
+    assert any("Default for `wordllama-l2-supercat-256`: 0.65 (calibrated" in c.value for c in at.caption)
+    at.text_input(key="pt_query").input("forklift repairs")
+    at = next(b for b in at.button if b.label == "Search").click().run()
+    assert "Forklift maintenance contract" in markdown(at)

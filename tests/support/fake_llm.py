@@ -140,9 +140,10 @@ class FakeLLMServer:
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 data = []
                 for i, text in enumerate(inputs):
-                    vec = [0.0] * 1536
+                    dim = body.get("dimensions") or 1536
+                    vec = [0.0] * dim
                     for word in str(text).lower().split():
-                        vec[hash(word) % 1536] += 1.0
+                        vec[hash(word) % dim] += 1.0
                     data.append({"object": "embedding", "index": i, "embedding": vec})
                 self._send(200, {"object": "list", "data": data, "model": body.get("model"),
                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})

@@ -53,7 +53,7 @@ def test_ui_remember_params(data):
     if p is None:
         return
     assert p.thought.strip() and len(p.thought) <= 100_000
-    assert 1 <= p.top_k <= 100 and 1 <= p.thought_number and 1 <= p.total_thoughts
+    assert 1 <= p.top_k <= 100 and (p.thought_number is None or 1 <= p.thought_number) and 1 <= p.total_thoughts
     assert math.isfinite(p.similarity_threshold) and 0 <= p.similarity_threshold <= 1
     assert p.token_cap is None or 1 <= p.token_cap <= 1_000_000
     assert p.style in (None, *STYLES)
@@ -91,7 +91,8 @@ def test_past_task_query(data):
         return
     assert ID_PATTERN.fullmatch(q.instance) and ID_PATTERN.fullmatch(q.user_id)
     assert 1 <= len(q.query) <= 4000 and "\x00" not in q.query
-    assert math.isfinite(q.max_distance) and 0 <= q.max_distance <= 2 and 1 <= q.n_max <= 100
+    assert q.max_distance is None or math.isfinite(q.max_distance) and 0 <= q.max_distance <= 2
+    assert 1 <= q.n_max <= 100
 
 
 @FAST

@@ -17,7 +17,7 @@ from core.conversation.feedback import feedback_score, is_acknowledgement, is_co
     (60, "That's wrong", 0.7 - 0.1),
     (500, "incorrect", max(0.5 - 0.1, 0.3)),
     (10, "No, I meant the other one", 0.9 - 0.1),
-    (10, "thanks, but that's not right", 0.9 + 0.1 - 0.1),
+    (10, "thanks, but that's not right", 0.9 - 0.1),  # a polite "thanks, but" is no acknowledgement
 ])
 def test_feedback_table(seconds, text, expected):
     assert feedback_score(seconds, text).feedback_score == pytest.approx(expected)
