@@ -17,6 +17,7 @@ SCHEMA_MODULES = [
     "core.past_tasks.store",
     "core.bank.db",
     "core.access.keys",
+    "core.archive.marks",
 ]
 
 _LOCK_KEY = 0x4D454D57  # "MEMW"

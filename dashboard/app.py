@@ -26,6 +26,7 @@ NAVIGATION = {
         st.Page(PAGES / "chat.py", title="Chat", icon=":material/chat:"),
         st.Page(PAGES / "past_tasks.py", title="Past tasks", icon=":material/history:"),
         st.Page(PAGES / "explorer.py", title="Memory explorer", icon=":material/travel_explore:"),
+        st.Page(PAGES / "import_data.py", title="Import", icon=":material/upload_file:"),
         st.Page(PAGES / "tune.py", title="Tune retrieval", icon=":material/tune:"),
         st.Page(PAGES / "feedback.py", title="Feedback", icon=":material/insights:"),
     ],

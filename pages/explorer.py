@@ -8,7 +8,8 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.explorer_bank import render_bank
-from dashboard.explorer_views import VIEW_KEY, render_chains, render_confirmation, render_search
+from dashboard.explorer_export import render_instance_export
+from dashboard.explorer_views import VIEW_KEY, open_chain, render_chains, render_confirmation, render_search
 from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import as_plain_line, attempt
 
@@ -26,6 +27,11 @@ with st.expander("Instances"):
                      column_config={"chains": "chains (Redis)", "indexed": "indexed memories (Postgres)",
                                     "banks": "memory banks"})
 
+with st.expander("Export this instance"):
+    render_instance_export(instance)
+
+if chain_id := st.query_params.pop("chain", None):  # a link to a chain (from the Import page)
+    open_chain(chain_id)
 render_confirmation(instance)
 view = st.radio("View", VIEWS, horizontal=True, key=VIEW_KEY, label_visibility="collapsed")
 if view == "Chains":

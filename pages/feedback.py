@@ -19,10 +19,10 @@ CUSTOM = "Custom"
 
 
 @st.cache_data(ttl=30, show_spinner="Loading feedback…")
-def _load(instance: str, since: datetime, until: datetime) -> pd.DataFrame:
+def _load(instance: str, since: datetime, until: datetime, imported: bool) -> pd.DataFrame:
     # The sweep runs inside the load, so figures count answers abandoned since the last look.
-    return uc.feedback_answers(get_workbench(),
-                               uc.FeedbackWindow(instance=instance, since=since, until=until))
+    return uc.feedback_answers(get_workbench(), uc.FeedbackWindow(instance=instance, since=since, until=until,
+                                                                  include_imported=imported))
 
 
 st.title("Feedback")
@@ -61,9 +61,13 @@ else:
     since, until = now - PERIODS[period], now
 if top[2].button("Refresh", help="Reload from Redis (figures are cached for 30 s)", width="stretch"):
     _load.clear()
+imported = st.toggle("Include imported answers", key="fb_imported",
+                     help="Answers that came in with `workbench import` or the Import page have no feedback "
+                          "of their own (no follow-up was ever timed): they are left out of the rates unless "
+                          "you include them here.")
 prev_since, prev_until = uc.previous_window(since, until)
 
-frame_all = attempt("load feedback", lambda: _load(instance, prev_since, until))
+frame_all = attempt("load feedback", lambda: _load(instance, prev_since, until, imported))
 if frame_all is None:
     st.stop()
 if frame_all.empty:

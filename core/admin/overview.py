@@ -36,7 +36,7 @@ COUNTERS: dict[str, object] = {
     "Instances": lambda wb, inst: len(wb.index.instances()),
     "Memory-bank entries": bank_entries,
     "Past tasks": lambda wb, inst: wb.past_tasks.count(inst),
-    "Answers with feedback": lambda wb, inst: wb.thoughts.feedback_count(inst),
+    "Answers (live and imported)": lambda wb, inst: wb.thoughts.feedback_count(inst),
 }
 
 

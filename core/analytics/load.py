@@ -25,8 +25,11 @@ STAGES = ("embed_ms", "search_ms", "synthesis_ms", "store_ms", "total_ms")
 # The fields of each turn's metrics a row reads: the model's small ones (not the context or prompt).
 METRICS_FIELDS = TurnMetrics.summary_fields()
 # chain_id first: every feedback hash has one, so a None there means the hash is gone.
+# origin: "imported" for an answer imported from another system (no feedback of its own), else absent.
 FEEDBACK_FIELDS = ("chain_id", "at", "synthesis_quality", "feedback_score", "continued", "abandoned",
-                   "corrected", "time_to_next", "final", "user_id", "metrics_id", "rating", "rating_comment")
+                   "corrected", "time_to_next", "final", "user_id", "metrics_id", "rating", "rating_comment",
+                   "origin")
+IMPORTED = "imported"
 
 # rating: the user's explicit rating, +1 (up), -1 (down) or NaN (none); source: the front end the turn came
 # through ("unknown" for turns stored before it was recorded); key: the API key's name ("" for none).
@@ -38,9 +41,12 @@ UNKNOWN_SOURCE = "unknown"
 
 
 def load_feedback(store: ThoughtStore, instance: str, since: datetime | None = None,
-                  until: datetime | None = None, *, sweep: bool = True, now: float | None = None
-                  ) -> pd.DataFrame:
+                  until: datetime | None = None, *, sweep: bool = True, now: float | None = None,
+                  include_imported: bool = False) -> pd.DataFrame:
     """The instance's answers in [since, until] (answer time), oldest first, one row each.
+
+    Answers imported from another system (`workbench import`) carry no feedback, so they are left out
+    of the rates unless `include_imported`; then they count with their source "imported".
 
     The abandonment sweep runs first (unless `sweep=False`), so answers left without a follow-up for
     10 minutes count as abandoned in the figures, not only once the user comes back."""
@@ -55,6 +61,8 @@ def load_feedback(store: ThoughtStore, instance: str, since: datetime | None = N
                       dtype=object)
     fb.insert(0, "answer_id", ids)
     fb = fb[fb["chain_id"].notna()].reset_index(drop=True)  # a hash deleted since the index was read
+    if not include_imported:
+        fb = fb[fb["origin"] != IMPORTED].reset_index(drop=True)
 
     named = fb["metrics_id"].notna().to_numpy()
     metrics: list[list[str | None] | None] = [None] * len(fb)

@@ -16,16 +16,17 @@ import sys
 
 import click
 
-from core.cli import (api, bank, chains, demo, feedback, keys, mcp, memory, profiles, remember, retrieve,
-                      services, sweep, tasks, tuning)
-from core.cli.context import WorkbenchContext
+from core.cli import (api, bank, chains, demo, export, feedback, importing, keys, mcp, memory, profiles,
+                      read_message, reembed, remember, retrieve, services, sweep, tasks, tuning)
+from core.cli.context import WorkbenchContext, instance_option
 from core.errors import InvalidInput, describe
 
 __all__ = ["cli", "main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--instance", default=None, help="Memory instance to work on (default: INSTANCE setting).")
+@click.option("--instance", default=None, callback=instance_option,
+              help="Memory instance to work on (default: INSTANCE setting).")
 @click.pass_context
 def cli(ctx: click.Context, instance: str | None) -> None:
     """Memory Workbench: conversational and agent memory, from the command line."""
@@ -48,6 +49,10 @@ cli.add_command(feedback.feedback)
 cli.add_command(keys.keys)
 cli.add_command(mcp.mcp)
 cli.add_command(api.api)
+cli.add_command(importing.import_)
+cli.add_command(export.export)
+cli.add_command(reembed.reembed)
+memory.memory.add_command(read_message.read_message)
 
 
 def main() -> None:

@@ -15,6 +15,8 @@ from core.usecases.admin import (ChainExport, ChainList, ChainRef, DemoLoad, Dem
                                  ReembedResult, ServicesReport, chain, chain_delete, chain_export, chains,
                                  demo_load, demo_reset, instance_names, instances, memory_delete,
                                  memory_search, reembed, services, stored_counts)
+from core.usecases.archive import (ExportArchive, ExportResult, RestoreArchive, RestoreResult, export_archive,
+                                   is_archive, restore_archive)
 from core.usecases.analytics import (FeedbackExport, FeedbackReport, FeedbackWindow, SummaryRequest, TurnRef,
                                      answers_csv, feedback_answers, feedback_export, feedback_summary,
                                      questions, transcript)
@@ -24,6 +26,7 @@ from core.usecases.base import InstanceRequest, Origin, Progress, Request
 from core.usecases.conversation import (Conversation, ConversationMessage, ConversationRef, SweepResult,
                                         UiRememberParams, UiRememberResult, conversation, remember,
                                         remember_stream, sweep, sweep_instance)
+from core.usecases.importing import ImportFile, ImportResult, import_file, import_preview
 from core.usecases.memories import (AddedMemory, AddMemory, Forget, RateAnswer, RatingRecord, add_memory,
                                     forget, rate_answer)
 from core.usecases.past_tasks import (EmbedPending, EmbedPendingResult, HistoryRequest, IngestedFile,
@@ -35,33 +38,36 @@ from core.usecases.retrieval import (ActivateProfile, CompareRequest, ProfileLis
                                      RetrievalReport, RetrieveReportRequest, RetrieveRequest, SaveProfile,
                                      activate_profile, compare, get_profile, list_profiles, retrieval_report,
                                      retrieve_memory, save_profile)
+from core.usecases.retrieval import ReadMessageParams, ReadMessageRequest, ReadMessageResult, read_message
 from core.usecases.tuning import (EvaluateRequest, OptimiseRequest, ReadDataset, SaveTuned, TuneReport,
                                   TuneRequest, evaluate, optimise, read_dataset, save_tuned, tune)
 
 # Checks and lookups a front end needs beside the use cases above.
-from core.usecases.admin import embedder_name, service_statuses
-from core.usecases.past_tasks import check_user_id
+from core.usecases.admin import embedder_name, repair_redis, service_statuses
+from core.usecases.past_tasks import check_user_id, past_task_defaults
 from core.usecases.tuning import locomo_sample_ids, warm_up_metrics
 
 # What the front ends build requests from and render results with: models, defaults and constants.
 from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
 from core.usecases.admin import (SHARED_INSTANCE, ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
-                                 InstanceRow, Overview, SearchOutcome, ServiceStatus)
+                                 InstanceRow, Overview, RedisRepair, SearchOutcome, ServiceStatus)
 from core.usecases.analytics import (FeedbackFilter, FeedbackSummary, Transcript, apply_filter, latency_table,
                                      lowest_scored, previous_window, summarize, summarize_by)
 from core.usecases.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot,
-                                MemoryEntry, MemoryQuery)
+                                MemoryEntry, MemoryQuery, StepContext, StepOutcome, TaskMemory)
+from core.usecases.importing import (IMPORT_FORMATS, ImportCounts, ImportOutcome, ImportPreview,
+                                     InvalidRecord)
 from core.usecases.conversation import (ABANDON_AFTER_S, CATEGORY_ASSISTANT, CATEGORY_USER, ContextItem,
                                         FeedbackRecord, Thought, TurnMetrics)
 from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_SUFFIXES, IngestedText,
-                                      InternalMemoryResult, PastToolExecution, ProducedTextInput, StoredText,
-                                      text_from_file)
+                                      InternalMemoryResult, PastToolExecution, ProducedTextInput, SearchDefaults,
+                                      StoredText, text_from_file)
 from core.usecases.retrieval import (DEFAULT_FUSE_RATIOS, Comparison, FusionProfile, OpTrace, ScopeParams,
                                      ScopeResult)
 from core.usecases.tuning import DEFAULT_TAUS, EvalDataset, EvalReport, OptimiseReport, default_locomo_path
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
-           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "LOCAL_USER", "SHARED_INSTANCE",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "IMPORT_FORMATS", "LOCAL_USER", "SHARED_INSTANCE",
            "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",
@@ -70,31 +76,34 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BA
            "ConversationMessage", "ConversationRef", "CreateKey", "CreatedKey", "DeletionReport", "DemoLoad",
            "DemoOutcome",
            "EmbedPending", "EmbedPendingResult", "EvalDataset", "EvalReport", "EvaluateRequest",
-           "ExplorerSearch", "FeedbackExport", "FeedbackFilter", "FeedbackRecord", "FeedbackReport",
-           "FeedbackSummary", "FeedbackWindow", "Forget", "FusionProfile", "HistoryRequest", "IngestFiles",
-           "IngestTexts", "IngestedFile", "IngestedText", "InstanceRequest", "InstanceRow",
-           "InternalMemoryResult", "KeyRef", "ListTexts", "MarkDeleted", "MemoryEntry", "MemoryQuery",
+           "ExplorerSearch", "ExportArchive", "ExportResult", "FeedbackExport", "FeedbackFilter", "FeedbackRecord", "FeedbackReport",
+           "FeedbackSummary", "FeedbackWindow", "Forget", "FusionProfile", "HistoryRequest", "ImportCounts",
+           "ImportFile", "ImportOutcome", "ImportPreview", "ImportResult", "IngestFiles", "IngestTexts",
+           "IngestedFile", "IngestedText", "InstanceRequest", "InstanceRow",
+           "InternalMemoryResult", "InvalidRecord", "KeyRef", "ListTexts", "MarkDeleted", "MemoryEntry", "MemoryQuery",
            "MemoryRef",
            "OpTrace", "OptimiseReport", "OptimiseRequest", "Origin", "Overview", "PastTaskCatalogue",
            "PastTaskQuery", "PastToolExecution", "Principal", "ProducedTextInput", "ProfileList",
            "ProfileRef",
-           "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReembedResult", "Request",
-           "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned",
-           "ScopeParams", "ScopeResult", "SearchOutcome", "ServiceStatus", "ServicesReport", "StoredText",
-           "SummaryRequest", "SweepResult", "TextFile", "Thought", "Transcript", "TuneReport",
+           "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReadMessageParams", "ReadMessageRequest", "ReadMessageResult", "RedisRepair", "ReembedResult", "Request",
+           "RestoreArchive", "RestoreResult", "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned",
+           "ScopeParams", "ScopeResult", "SearchDefaults", "SearchOutcome", "ServiceStatus", "ServicesReport", "StepContext", "StepOutcome", "StoredText",
+           "SummaryRequest", "SweepResult", "TaskMemory", "TextFile", "Thought", "Transcript", "TuneReport",
            "TuneRequest", "TurnMetrics", "TurnRef", "UiRememberParams", "UiRememberResult",
            "activate_profile", "add_memory", "answers_csv", "apply_filter", "authenticate", "authorize",
            "bank_add", "bank_clear",
            "bank_delete", "bank_list", "bank_query", "bank_snapshot", "bank_stats", "catalogue", "chain",
            "chain_delete", "chain_export", "chains", "check_user_id", "compare", "conversation",
            "create_key", "default_bank", "default_locomo_path", "demo_load", "demo_reset", "embed_pending",
-           "embedder_name", "evaluate", "feedback_answers", "feedback_export", "feedback_summary", "forget",
-           "get_profile", "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory",
+           "embedder_name", "evaluate", "export_archive", "feedback_answers", "feedback_export", "feedback_summary", "forget",
+           "get_profile", "import_file", "import_preview", "keep_upload",
+           "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory", "is_archive",
            "keys_exist", "latency_table", "list_keys", "list_profiles", "list_texts", "locomo_sample_ids",
            "lowest_scored",
-           "mark_deleted", "memory_delete", "memory_search", "optimise", "previous_window", "questions",
-           "rate_answer", "read_dataset", "read_text_files", "reembed", "remember", "remember_stream",
-           "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
+           "mark_deleted", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
+           "questions",
+           "rate_answer", "read_dataset", "read_message", "read_text_files", "reembed", "remember", "remember_stream", "repair_redis",
+           "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
            "services", "stored_counts", "summarize", "summarize_by", "sweep", "sweep_instance",
            "text_from_file", "tool_history", "transcript", "tune", "warm_up_metrics"]

@@ -30,12 +30,16 @@ __all__ = ["FeedbackFilter", "FeedbackSummary", "apply_filter", "latency_table",
 
 
 class FeedbackWindow(InstanceRequest, TimeWindow):
-    """The instance's answers given in [since, until]."""
+    """The instance's answers given in [since, until]; imported answers (no feedback of their own) only
+    when `include_imported`."""
+
+    include_imported: bool = False
 
 
 def feedback_answers(wb: Workbench, req: FeedbackWindow) -> pd.DataFrame:
     """One row per answer in the window, oldest first, after the abandonment sweep."""
-    return load_feedback(wb.thoughts, req.instance_in(wb), req.since, req.until)
+    return load_feedback(wb.thoughts, req.instance_in(wb), req.since, req.until,
+                         include_imported=req.include_imported)
 
 
 class SummaryRequest(FeedbackWindow):

@@ -1,0 +1,188 @@
+"""The workbench archive on disk: one zip file holding a whole instance, written and read as streams.
+
+    mimetype          "application/vnd.memory-workbench.archive", stored first and uncompressed (as
+                      EPUB and OpenDocument do), so `is_archive` recognises the file from its first
+                      bytes, even a truncated one (which restoring then refuses as truncated)
+    <kind>.jsonl      one JSON object a line (`MEMBERS`), each written as it is read from its store
+    manifest.json     format, version, product version, source instance, archive id, embedder,
+                      counts per kind: written last, once the counts are known; zip's directory at the
+                      end of the file finds it first when reading
+
+A zip rather than a tar: its members can be written without knowing their size first, so a member
+streams from the database into the file and nothing is held whole in memory; and every member has a
+CRC, so a damaged archive is found before anything is restored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterator
+from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from core.errors import InvalidInput
+
+FORMAT = "memory-workbench-archive"
+VERSION = 1
+MIME = b"application/vnd.memory-workbench.archive"
+MANIFEST = "manifest.json"
+MEMBERS = ("profiles", "banks", "past_tasks", "tool_executions", "memories", "chains")
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, (version … sizes), name length, extra length
+_FLUSH_BYTES = 1 << 20
+
+
+def product_version() -> str:
+    try:
+        return version("memory-workbench")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "unknown"
+
+
+class Manifest(BaseModel):
+    format: str
+    version: int
+    product_version: str
+    archive_id: str
+    instance: str = Field(description="the instance the archive was exported from")
+    created_at: datetime
+    with_vectors: bool
+    embedder: str = Field(description="the embedding model active at export (vectors, if kept, are its)")
+    active_profile: str | None = None
+    counts: dict[str, int]
+
+
+def is_archive(path: Path) -> bool:
+    """True when the file starts as a workbench archive does (its first member is `mimetype`)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_LOCAL_HEADER.size + 8 + len(MIME))
+    except OSError:
+        return False
+    if len(head) < _LOCAL_HEADER.size:
+        return False
+    signature, name_len, extra_len = _LOCAL_HEADER.unpack_from(head)
+    start = _LOCAL_HEADER.size
+    return (signature == b"PK\x03\x04" and name_len == 8 and head[start:start + 8] == b"mimetype"
+            and extra_len == 0 and head[start + 8:] == MIME)
+
+
+class ArchiveWriter:
+    """Writes an archive to `<out>.partial` and moves it to `out` only when complete, so an interrupted
+    export never leaves a truncated archive under the name asked for. The file is the owner's alone:
+    it holds every conversation of the instance."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.partial = out.with_name(f".{out.name}.partial")
+        fd = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self.zip = zipfile.ZipFile(os.fdopen(fd, "wb"), "w", compression=zipfile.ZIP_DEFLATED,
+                                   compresslevel=6)
+        self.zip.writestr(zipfile.ZipInfo("mimetype"), MIME, compress_type=zipfile.ZIP_STORED)
+
+    def member(self, kind: str, rows: Iterator[dict[str, Any]]) -> int:
+        """Stream `rows` into `<kind>.jsonl`; returns how many were written."""
+        count, buffered = 0, []
+        size = 0
+        with self.zip.open(f"{kind}.jsonl", "w", force_zip64=True) as f:
+            for row in rows:
+                line = (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+                buffered.append(line)
+                size += len(line)
+                count += 1
+                if size >= _FLUSH_BYTES:
+                    f.write(b"".join(buffered))
+                    buffered, size = [], 0
+            f.write(b"".join(buffered))
+        return count
+
+    def finish(self, manifest: Manifest) -> int:
+        """Write the manifest, close, and put the archive in place; returns its size in bytes."""
+        self.zip.writestr(MANIFEST, manifest.model_dump_json(indent=2))
+        fp = self.zip.fp
+        self.zip.close()
+        fp.close()
+        os.replace(self.partial, self.out)
+        return self.out.stat().st_size
+
+    def abort(self) -> None:
+        fp = self.zip.fp
+        try:
+            self.zip.close()
+        except (OSError, ValueError):
+            pass
+        if fp is not None:
+            fp.close()
+        self.partial.unlink(missing_ok=True)
+
+
+class ArchiveReader:
+    """Opens an archive and refuses one that is not ours, is newer than this version reads, or is
+    damaged or truncated, with a message that says which, before anything is read from it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        if not path.is_file():
+            raise InvalidInput(f"archive: {path} is not a file; give the path of a workbench archive")
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as e:
+            raise InvalidInput(self._damaged("its end is missing") if is_archive(path) else
+                               f"archive: {path.name} is not a Memory Workbench archive (made by "
+                               "`workbench export`)") from e
+        try:
+            self.manifest = self._manifest()
+            if bad := self.zip.testzip():  # every member's CRC, read as a stream
+                raise InvalidInput(self._damaged(f"member {bad} fails its checksum"))
+        except BaseException as e:
+            self.zip.close()
+            if isinstance(e, zipfile.BadZipFile | EOFError | zlib.error | OSError):
+                raise InvalidInput(self._damaged(type(e).__name__)) from e
+            raise
+
+    def _damaged(self, what: str) -> str:
+        return (f"archive: {self.path.name} is truncated or damaged ({what}); export the instance again "
+                "or copy the file anew")
+
+    def _manifest(self) -> Manifest:
+        names = set(self.zip.namelist())
+        if MANIFEST not in names:
+            raise InvalidInput(f"archive: {self.path.name} has no {MANIFEST}: not a Memory Workbench archive")
+        try:
+            raw = json.loads(self.zip.read(MANIFEST))
+        except ValueError as e:
+            raise InvalidInput(self._damaged(f"{MANIFEST} is not JSON")) from e
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            raise InvalidInput(f"archive: {self.path.name} is not a Memory Workbench archive (format "
+                               f"{str(raw.get('format') if isinstance(raw, dict) else None)[:40]!r})")
+        if isinstance(raw.get("version"), int) and raw["version"] > VERSION:
+            raise InvalidInput(f"archive: version {raw['version']} is newer than this workbench reads "
+                               f"(up to {VERSION}); it was made by memory-workbench "
+                               f"{str(raw.get('product_version'))[:20]}: upgrade to restore it")
+        try:
+            manifest = Manifest.model_validate(raw)
+        except ValidationError as e:
+            raise InvalidInput(self._damaged(f"{MANIFEST} lacks a field")) from e
+        missing = [k for k in MEMBERS if f"{k}.jsonl" not in names]
+        if missing:
+            raise InvalidInput(self._damaged(f"members missing: {', '.join(missing)}"))
+        return manifest
+
+    def rows(self, kind: str) -> Iterator[dict[str, Any]]:
+        """The member's objects, one line at a time."""
+        with self.zip.open(f"{kind}.jsonl") as f:
+            for number, line in enumerate(f, 1):
+                try:
+                    yield json.loads(line)
+                except ValueError as e:
+                    raise InvalidInput(self._damaged(f"{kind}.jsonl line {number} is not JSON")) from e
+
+    def close(self) -> None:
+        self.zip.close()

@@ -1,0 +1,199 @@
+"""A whole instance out to one archive, and an archive back into an instance (see `core.archive.format`
+for the file, `core.archive.ids` for the ids that change on the way).
+
+Restoring refuses an instance that already holds data, unless this same archive was restored into it
+before: then it writes what is missing (an interrupted restore resumes; a repeat creates nothing).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from core.archive import chains, marks, memories, tables
+from core.archive.format import FORMAT, VERSION, ArchiveReader, ArchiveWriter, Manifest, product_version
+from core.archive.ids import IdMap
+from core.conversation.indexing import sync_index
+from core.errors import InvalidInput, NotFound
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+Progress = Callable[[int, int, str], None]  # (done, total, what): `core.usecases.base.Progress`
+# What an archive counts, by kind: archive lines (profiles, banks, past_tasks, tool_executions, memories,
+# chains) and what those hold (bank_summaries, bank_entries, bank_events, text_versions, thoughts, feedback).
+KINDS = ("profiles", "banks", "bank_summaries", "bank_entries", "bank_events", "past_tasks", "text_versions",
+         "tool_executions", "memories", "chains", "thoughts", "feedback")
+# Those counted one archive line each (the progress total of a restore).
+LINE_KINDS = ("profiles", "banks", "bank_summaries", "bank_entries", "bank_events", "past_tasks",
+              "tool_executions", "memories", "chains")
+_BANK_KIND = {"bank": "banks", "bank_summary": "bank_summaries", "bank_entry": "bank_entries",
+              "bank_event": "bank_events"}
+_TICK = 200
+
+
+class ExportResult(BaseModel):
+    instance: str
+    path: str
+    archive_id: str
+    bytes: int
+    with_vectors: bool
+    embedder: str
+    counts: dict[str, int] = Field(description="what the archive holds, by kind")
+
+
+class RestoreResult(BaseModel):
+    instance: str
+    source_instance: str
+    archive_id: str
+    dry_run: bool
+    again: bool = Field(description="this archive had been restored into the instance before")
+    counts: dict[str, int] = Field(description="what the archive holds, by kind")
+    created: dict[str, int] = Field(description="what this restore wrote that was not there, by kind")
+    notes: list[str] = []
+
+
+class _Steps:
+    """Counts archive lines as they pass and reports (done, total, what) every few of them."""
+
+    def __init__(self, total: int, progress: Progress | None):
+        self.total, self.done, self.progress = total, 0, progress
+
+    def through(self, rows: Iterator[Any], what: str) -> Iterator[Any]:
+        for row in rows:
+            yield row
+            self.add(1, what)
+        self.report(what)
+
+    def add(self, n: int, what: str) -> None:
+        self.done += n
+        if self.progress and self.done % _TICK < n:
+            self.report(what)
+
+    def report(self, what: str) -> None:
+        if self.progress:
+            self.progress(min(self.done, self.total), self.total, what)
+
+
+def holdings(wb: Workbench, instance: str) -> dict[str, int]:
+    """What the instance holds, in archive lines (a progress total, and the test of an empty instance)."""
+    with wb.pool().connection() as conn:
+        banks, bank_rows, tasks, tools = conn.execute(
+            "SELECT (SELECT count(*) FROM bank WHERE instance = %(i)s), "
+            "(SELECT count(*) FROM bank_summary WHERE instance = %(i)s) "
+            "+ (SELECT count(*) FROM bank_entry WHERE instance = %(i)s) "
+            "+ (SELECT count(*) FROM bank_event WHERE instance = %(i)s), "
+            "(SELECT count(*) FROM past_task_execution WHERE instance = %(i)s), "
+            "(SELECT count(*) FROM past_task_tool_execution WHERE instance = %(i)s)", {"i": instance}).fetchone()
+    return {"chains": chains.chain_count(wb, instance), "memories": wb.index.count(instance), "banks": banks,
+            "bank_rows": bank_rows, "past_tasks": tasks, "tool_executions": tools}
+
+
+def export_instance(wb: Workbench, instance: str, out: Path, *, with_vectors: bool = False,
+                    progress: Progress | None = None) -> ExportResult:
+    # Thoughts still queued for the memory index are indexed first, so their rows travel too.
+    sync_index(wb.thoughts, wb.index)
+    held = holdings(wb, instance)
+    if not any(held.values()):
+        raise NotFound(f"instance {instance!r} holds nothing to export (no chains, memories, banks or past "
+                       "tasks); check its name")
+    counts = dict.fromkeys(KINDS, 0)
+    steps = _Steps(sum(held.values()), progress)
+    active = tables.active_profile(wb, instance)
+    writer = ArchiveWriter(out)
+
+    def bank_row(line: dict[str, Any]) -> None:
+        counts[_BANK_KIND[line["table"]]] += 1
+
+    def past_task(line: dict[str, Any]) -> None:
+        counts["text_versions"] += len(line["versions"])
+
+    def chain(line: dict[str, Any]) -> None:
+        counts["thoughts"] += len(line["thoughts"])
+        counts["feedback"] += len(line["feedback"])
+
+    try:
+        counts["profiles"] = writer.member("profiles", steps.through(tables.export_profiles(wb), "profiles"))
+        writer.member("banks", _tally(steps.through(tables.export_banks(wb, instance), "memory banks"), bank_row))
+        counts["past_tasks"] = writer.member("past_tasks", _tally(
+            steps.through(tables.export_past_tasks(wb, instance, with_vectors), "past tasks"), past_task))
+        counts["tool_executions"] = writer.member(
+            "tool_executions", steps.through(tables.export_tool_executions(wb, instance), "tool executions"))
+        counts["memories"] = writer.member(
+            "memories", steps.through(memories.export_memories(wb, instance, with_vectors), "memories"))
+        counts["chains"] = writer.member(
+            "chains", _tally(steps.through(chains.export_chains(wb, instance), "chains"), chain))
+        manifest = Manifest(format=FORMAT, version=VERSION, product_version=product_version(),
+                            archive_id=uuid.uuid4().hex, instance=instance, created_at=datetime.now(UTC),
+                            with_vectors=with_vectors, embedder=wb.embedder.name, active_profile=active,
+                            counts=counts)
+        size = writer.finish(manifest)
+    except BaseException:
+        writer.abort()
+        raise
+    return ExportResult(instance=instance, path=str(out), archive_id=manifest.archive_id, bytes=size,
+                        with_vectors=with_vectors, embedder=manifest.embedder, counts=counts)
+
+
+def _tally(rows: Iterator[dict[str, Any]], count: Callable[[dict[str, Any]], None]) -> Iterator[dict[str, Any]]:
+    for row in rows:
+        count(row)
+        yield row
+
+
+def restore_instance(wb: Workbench, path: Path, instance: str, *, dry_run: bool = False,
+                     progress: Progress | None = None) -> RestoreResult:
+    reader = ArchiveReader(path)
+    try:
+        m = reader.manifest
+        again = marks.restored_before(wb, instance, m.archive_id)
+        held = holdings(wb, instance)
+        if any(held.values()) and not again:
+            what = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in held.items() if n)
+            raise InvalidInput(f"instance {instance!r} already holds data ({what}); restore into a new "
+                               "instance, or delete this one's data first")
+        result = RestoreResult(instance=instance, source_instance=m.instance, archive_id=m.archive_id,
+                               dry_run=dry_run, again=again, counts=m.counts, created=dict.fromkeys(KINDS, 0))
+        result.notes += _vector_notes(m, wb.embedder.name)
+        if not dry_run:
+            marks.begin(wb, instance, m.archive_id, m.instance)
+            _restore(wb, reader, IdMap(m.instance, instance), result, progress)
+            marks.finish(wb, instance, m.archive_id)
+        return result
+    finally:
+        reader.close()
+
+
+def _restore(wb: Workbench, reader: ArchiveReader, ids: IdMap, result: RestoreResult,
+             progress: Progress | None) -> None:
+    counts, created = result.counts, result.created
+    steps = _Steps(sum(counts.get(k, 0) for k in LINE_KINDS), progress)
+    created["profiles"] = tables.restore_profiles(
+        wb, steps.through(reader.rows("profiles"), "profiles"), reader.manifest.active_profile, ids.target,
+        result.notes)
+    for table, n in tables.restore_banks(wb, steps.through(reader.rows("banks"), "memory banks"), ids).items():
+        created[_BANK_KIND[table]] = n
+    for line in steps.through(reader.rows("past_tasks"), "past tasks"):
+        for kind, n in tables.restore_past_task(wb, line, ids).items():
+            created[kind] += n
+    created["tool_executions"] = tables.restore_tool_executions(
+        wb, steps.through(reader.rows("tool_executions"), "tool executions"), ids)
+    created["memories"] = memories.restore_memories(
+        wb, iter(reader.rows("memories")), ids, step=lambda n: steps.add(n, "memories"))
+    for line in steps.through(reader.rows("chains"), "chains"):
+        for kind, n in chains.restore_chain(wb, line, ids).items():
+            created[kind] += n
+
+
+def _vector_notes(m: Manifest, model: str) -> list[str]:
+    if not m.with_vectors:
+        return [f"the archive holds no vectors: memories and past tasks are embedded with {model}"]
+    if m.embedder != model:
+        return [(f"the archive's vectors were made by {m.embedder}; memories and past tasks are embedded "
+                 f"again with the active model, {model}")]
+    return []

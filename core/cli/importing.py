@@ -1,0 +1,58 @@
+"""`workbench import FILE...`: conversations, memories and past tasks from other systems, or the
+workbench's own archive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from core.cli.context import WorkbenchContext, instance_option
+from core.cli.output import emit, tty_progress
+
+FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatgpt, claude, locomo, "
+                "memories-jsonl (also mem0's export), memories-csv, past-tasks, workbench-chain (a chain "
+                "exported by `workbench chains export`), workbench-archive")
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--instance", default=None, callback=instance_option,
+              help="Import into this instance (default: INSTANCE setting).")
+@click.option("--format", "fmt", default="auto", show_default=True, help=f"One of {FORMATS_HELP}.")
+@click.option("--dry-run", is_flag=True, help="Validate and report what would be created; write nothing.")
+@click.option("--on-error", type=click.Choice(["stop", "skip"]), default="stop", show_default=True,
+              help="stop: write nothing when any record is invalid; skip: import the valid ones and list "
+                   "the invalid ones in the report file.")
+@click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where the invalid records are listed (JSON lines) [with --on-error skip: "
+                   "FILE.invalid.jsonl in the current folder].")
+@click.option("--include-system", is_flag=True, help="Keep system and tool messages of conversations.")
+@click.option("--user", "user_id", default=None, help="Past tasks in a folder: the user they were made for.")
+@click.option("--task", default=None, help="Past tasks in a folder: their task type [note].")
+@click.pass_obj
+def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None, fmt: str, dry_run: bool,
+            on_error: str, report: Path | None, include_system: bool, user_id: str | None,
+            task: str | None) -> None:
+    """Import FILE... (a folder, for past tasks): chat logs (OpenAI messages, ChatGPT or Claude
+    exports, LoCoMo), memories (JSONL, CSV, mem0) or past tasks, with their original times.
+
+    Each file is validated whole first. Importing a file again creates nothing new, and an interrupted
+    import continues where it stopped. Prints one JSON result per file.
+    """
+    from core import usecases as uc
+
+    if report and len(files) > 1:
+        raise click.UsageError("--report names one file: import one FILE at a time with it")
+    into = ctx.wb.settings.instance if instance is None else instance
+    for path in files:
+        request = uc.ImportFile(path=path, instance=into, format=fmt,
+                                dry_run=dry_run, on_error=on_error, include_system=include_system,
+                                user_id=user_id, task=task,
+                                report=report or (Path(f"{path.name}.invalid.jsonl") if on_error == "skip"
+                                                  else None))
+        result = uc.import_file(ctx.wb, request, progress=tty_progress)
+        emit(result)
+        if result.report:
+            click.echo(f"{path.name}: {result.preview.invalid} invalid records listed in {result.report}",
+                       err=True)

@@ -1,0 +1,95 @@
+"""Conversations imported from elsewhere, stored as chains like live ones (`workbench import`).
+
+An imported chain holds the same user and assistant thoughts as a live chain, at the times the source
+gave them, and its thoughts are indexed with their conversation context by the same function as a live
+turn's (`indexing.thought_records`). What differs, on purpose:
+- No metrics thought: nothing of the turn was measured here (latency, tokens, retrieved context).
+- Each answer carries `source = imported` (the `Origin` of a turn) and gets a feedback record marked
+  `origin = imported` that holds no feedback: it is final (never pending, never abandoned), with no
+  score, and analytics leave it out unless asked. Ratings can still be given to it.
+- The chain's `last_answer_id` is not set, so a live follow-up on an imported chain never scores an
+  imported answer by the months between them.
+- Writes are batched: many chains in one pipeline (one transaction on a standalone server), and the
+  index is fed by the caller in bulk, not through the outbox.
+Ids are derived from the source, so writing the same conversation again writes nothing new: the caller
+asks `missing` first and passes only the thoughts that are not stored yet.
+"""
+
+from __future__ import annotations
+
+import redis
+
+from core.conversation.keys import (INSTANCES, chain_key, chain_meta_key, chain_tombstone, chains_key,
+                                    feedback_index_key, feedback_key, thought_key)
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
+from core.errors import ServiceUnavailable
+
+IMPORTED = "imported"  # the Origin source and the feedback record's `origin` of an imported answer
+
+
+def missing(store: ThoughtStore, instance: str, thoughts: list[Thought]) -> list[Thought]:
+    """Those of `thoughts` not stored yet: one ZMSCORE per chain, in one round trip."""
+    if not thoughts:
+        return []
+    by_chain: dict[str, list[str]] = {}
+    for t in thoughts:
+        by_chain.setdefault(t.chain_id, []).append(t.id)
+    p = store.r.pipeline(transaction=False)
+    for chain, ids in by_chain.items():
+        p.zmscore(chain_key(instance, chain), ids)
+    stored = {(chain, i) for (chain, ids), scores in zip(by_chain.items(), p.execute(), strict=True)
+              for i, score in zip(ids, scores, strict=True) if score is not None}
+    return [t for t in thoughts if (t.chain_id, t.id) not in stored]
+
+
+def store_chains(store: ThoughtStore, instance: str, chains: list[tuple[str, list[Thought]]]) -> None:
+    """Write each (title, new thoughts of one chain, in order) with the chains' listings and the answers'
+    feedback records. Raises ServiceUnavailable when Redis refuses (nothing of the batch is written on a
+    standalone server)."""
+    chains = [(title, thoughts) for title, thoughts in chains if thoughts]
+    if not chains:
+        return
+    try:
+        p = store.r.pipeline(transaction=not store.cluster)
+        answers: dict[str, float] = {}
+        for title, thoughts in chains:
+            answers |= _write_chain(p, instance, title, thoughts)
+            if store.cluster:  # a transaction may only touch one slot: the chains go one by one
+                p.execute()
+        if answers:
+            p.zadd(feedback_index_key(instance), answers)
+        last = {thoughts[-1].chain_id: thoughts[-1].timestamp.timestamp() for _, thoughts in chains}
+        p.zadd(chains_key(instance), last, gt=True)
+        p.sadd(INSTANCES, instance)
+        p.execute()
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+        raise ServiceUnavailable("Redis", "the import's write did not reach Redis. Check that Redis is "
+                                 "running, then import again: it continues where it stopped.") from e
+
+
+def _write_chain(p: redis.client.Pipeline, instance: str, title: str, thoughts: list[Thought]
+                 ) -> dict[str, float]:
+    """Queue one chain's writes; returns its answers by time, for the feedback index."""
+    chain = thoughts[0].chain_id
+    meta = chain_meta_key(instance, chain)
+    answers: dict[str, float] = {}
+    question = ""  # the user thought each answer replies to
+    # Importing a chain deleted minutes ago brings it back on purpose: live turns on it are welcome again.
+    p.delete(chain_tombstone(instance, chain))
+    for t in thoughts:
+        p.hset(thought_key(instance, chain, t.id), mapping=t.to_hash())
+        if t.category == CATEGORY_USER:
+            question = t.id
+        elif t.category == CATEGORY_ASSISTANT:
+            answers[t.id] = at = t.timestamp.timestamp()
+            p.hset(feedback_key(t.id), mapping={
+                "synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
+                "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain,
+                "at": str(at), "final": "1", "user_id": question, "origin": IMPORTED})
+    p.zadd(chain_key(instance, chain), {t.id: t.timestamp.timestamp() for t in thoughts})
+    p.hsetnx(meta, "title", title[:120])
+    p.hsetnx(meta, "created_at", str(thoughts[0].timestamp.timestamp()))
+    p.hset(meta, "last_at", str(thoughts[-1].timestamp.timestamp()))
+    p.hincrby(meta, "turns", sum(t.category == CATEGORY_USER for t in thoughts))
+    p.hincrby(meta, "seq", len(thoughts))
+    return answers

@@ -1,0 +1,168 @@
+"""Which format a file is, told from its first bytes (never by reading it whole), and its reader.
+
+A JSONL file is told by the keys of its first line; a JSON list by the keys of its first item, read
+with a streaming parser that stops after that item; a CSV by its header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+import ijson
+
+from core.errors import InvalidInput
+from core.importing import chatgpt, claude, locomo, memories, openai_chat, past_tasks, workbench_chain
+from core.importing.records import InvalidRecord, Item
+from core.importing.source import open_binary, peek_text
+
+Format = Literal["openai-jsonl", "chatgpt", "claude", "locomo", "memories-jsonl", "memories-csv",
+                 "past-tasks", "workbench-chain"]
+FORMATS: tuple[str, ...] = Format.__args__
+Shape = Literal["jsonl", "json", "mem0-results", "chain", "csv", "folder"]
+FIRST_ITEM_EVENTS = 5000  # enough to meet the first item's keys, however long its values
+FIRST_OBJECT_EVENTS = 1_000_000  # a first JSON line longer than this is not read to its end
+
+
+@dataclass(frozen=True)
+class Detected:
+    format: Format
+    shape: Shape
+
+
+def detect(path: Path) -> Detected:
+    """The file's format and shape; InvalidInput names what was expected when none fits."""
+    if path.is_dir():
+        return Detected("past-tasks", "folder")
+    if not path.is_file():
+        raise InvalidInput(f"{path}: no such file or folder")
+    head = peek_text(path).lstrip()
+    if path.suffix.lower() == ".csv":
+        return Detected("memories-csv", "csv")
+    if head.startswith("{"):
+        top = _first_object(path)
+        if special := _object_format(top):
+            return special
+        found = _format_of(set(top), jsonl=True)
+        if found:
+            return Detected(found, "jsonl")
+        raise _unknown(path, f"JSON objects with the keys {sorted(top)[:8]}")
+    if head.startswith("["):
+        keys = _first_item_keys(path)
+        found = _format_of(keys, jsonl=False)
+        if found:
+            return Detected(found, "json")
+        raise _unknown(path, f"a JSON list whose first item has the keys {sorted(keys)[:8]}")
+    header = head.split("\n", 1)[0].lower()
+    if "," in header and any(k in header for k in memories.TEXT_FIELDS):
+        return Detected("memories-csv", "csv")
+    raise _unknown(path, "neither JSON, JSONL nor CSV")
+
+
+def reader(path: Path, found: Detected, *, include_system: bool = False, user_id: str | None = None,
+           task: str | None = None) -> Callable[[], Iterator[Item | InvalidRecord]]:
+    """A function that streams the file's records from the start, each time it is called."""
+    chat = {"include_system": include_system}
+    tasks = {"user_id": user_id, "task": task}
+    readers: dict[tuple[str, str], Callable[[], Iterator[Item | InvalidRecord]]] = {
+        ("openai-jsonl", "jsonl"): partial(openai_chat.read, path, **chat),
+        ("openai-jsonl", "json"): partial(openai_chat.read, path, json_list=True, **chat),
+        ("chatgpt", "json"): partial(chatgpt.read, path, **chat),
+        ("claude", "json"): partial(claude.read, path, **chat),
+        ("locomo", "json"): partial(locomo.read, path),
+        ("memories-jsonl", "jsonl"): partial(memories.read_jsonl, path),
+        ("memories-jsonl", "json"): partial(memories.read_json, path),
+        ("memories-jsonl", "mem0-results"): partial(memories.read_json, path, prefix="results.item"),
+        ("memories-csv", "csv"): partial(memories.read_csv, path),
+        ("past-tasks", "folder"): partial(past_tasks.read_folder, path, **tasks),
+        ("past-tasks", "jsonl"): partial(past_tasks.read_jsonl, path, **tasks),
+        ("workbench-chain", "chain"): partial(workbench_chain.read, path),
+    }
+    if (found.format, found.shape) not in readers:
+        raise InvalidInput(f"{path.name}: a {found.shape} file cannot hold the {found.format} format")
+    return readers[(found.format, found.shape)]
+
+
+def shaped(path: Path, fmt: str) -> Detected:
+    """The format the user named, with the shape the file has."""
+    if fmt not in FORMATS:
+        raise InvalidInput(f"unknown format {fmt!r}: use one of auto, {', '.join(FORMATS)}")
+    if path.is_dir():
+        return Detected(fmt, "folder")  # type: ignore[arg-type]
+    head = peek_text(path).lstrip()
+    if fmt == "memories-csv":
+        return Detected(fmt, "csv")
+    if head.startswith("["):
+        return Detected(fmt, "json")  # type: ignore[arg-type]
+    if head.startswith("{") and (special := _object_format(_first_object(path))) and special.format == fmt:
+        return special
+    return Detected(fmt, "jsonl")  # type: ignore[arg-type]
+
+
+def _object_format(top: dict[str, Any]) -> Detected | None:
+    """A file that is one JSON object: mem0's memories, or a chain the workbench exported (else None:
+    JSON lines)."""
+    if top.get("format") == workbench_chain.MARK:
+        return Detected("workbench-chain", "chain")
+    if "results" in top:
+        return Detected("memories-jsonl", "mem0-results")
+    return None
+
+
+def _format_of(keys: set[str], *, jsonl: bool) -> Format | None:
+    if "messages" in keys:
+        return "openai-jsonl"
+    if "mapping" in keys and not jsonl:
+        return "chatgpt"
+    if "chat_messages" in keys and not jsonl:
+        return "claude"
+    if "conversation" in keys and not jsonl:
+        return "locomo"
+    if "production" in keys or ("text" in keys and "user_id" in keys and "task" in keys):
+        return "past-tasks" if jsonl else None
+    if keys & set(memories.TEXT_FIELDS):
+        return "memories-jsonl"
+    return None
+
+
+def _first_item_keys(path: Path) -> set[str]:
+    keys: set[str] = set()
+    with open_binary(path) as f:
+        try:
+            for n, (prefix, event, value) in enumerate(ijson.parse(f)):
+                if prefix == "item" and event == "map_key":
+                    keys.add(value)
+                elif (prefix, event) == ("item", "end_map") or n > FIRST_ITEM_EVENTS:
+                    break
+        except ijson.JSONError as e:
+            if not keys:
+                raise InvalidInput(f"{path.name}: not valid JSON ({' '.join(str(e).split())[:80]})") from None
+    return keys
+
+
+def _first_object(path: Path) -> dict[str, Any]:
+    """The first JSON object's keys with their text or number values (None for a list or an object),
+    read as a stream up to its end, or up to mem0's "results" list or a chain export's mark, which say
+    enough (however long the first line is)."""
+    found: dict[str, Any] = {}
+    with open_binary(path) as f:
+        try:
+            for n, (prefix, event, value) in enumerate(ijson.parse(f, multiple_values=True)):
+                if prefix == "" and event == "map_key":
+                    found[value] = None
+                elif prefix in found and event in ("string", "number"):
+                    found[prefix] = value
+                if (prefix, event) == ("", "end_map") or "results" in found or n > FIRST_OBJECT_EVENTS \
+                        or found.get("format") == workbench_chain.MARK:
+                    break
+        except ijson.JSONError as e:
+            if not found:
+                raise InvalidInput(f"{path.name}: not valid JSON ({' '.join(str(e).split())[:80]})") from None
+    return found
+
+
+def _unknown(path: Path, what: str) -> InvalidInput:
+    return InvalidInput(f"{path.name}: unknown format ({what}); give --format, one of {', '.join(FORMATS)}")

@@ -1,0 +1,95 @@
+"""Memories kept by another system: JSONL, a JSON list (or mem0's `{"results": [...]}`), or CSV.
+
+    {"content": str, "kind"?: observation|insight|obs_customized|conversation, "tags"?: [str] | "a, b",
+     "created_at"?: time, "event_time"?: time, "metadata"?: {...}, "id"?: str}
+
+mem0's exported memories read as the same: `memory` is the content, `user_id` (also `agent_id`,
+`run_id`) goes into the metadata and a `user:<id>` tag. A memory without an id is known by a hash of
+its content and times, so importing it again finds it. In CSV, `tags` are separated by commas or
+semicolons and `metadata` is a JSON object.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from core.importing.records import ImportedMemory, InvalidRecord, Item, checked, content_id, each, parse_time
+from core.importing.source import json_items, json_lines, open_binary
+
+TEXT_FIELDS = ("content", "memory", "text")
+OWNERS = ("user_id", "agent_id", "run_id")
+
+
+def read_jsonl(path: Path, **_: Any) -> Iterator[Item | InvalidRecord]:
+    yield from each(json_lines(path), memory)
+
+
+def read_json(path: Path, *, prefix: str = "item", **_: Any) -> Iterator[Item | InvalidRecord]:
+    yield from each(json_items(path, prefix, "memory"), memory)
+
+
+def read_csv(path: Path, **_: Any) -> Iterator[Item | InvalidRecord]:
+    with open_binary(path) as f:
+        rows = csv.DictReader(io.TextIOWrapper(f, encoding="utf-8", newline=""))
+        try:
+            for row in rows:
+                where = f"line {rows.line_num}"
+                yield checked(where, partial(_csv_memory, row))
+        except (UnicodeDecodeError, csv.Error) as e:
+            where = f"line {rows.line_num + 1}"
+            yield InvalidRecord(where=where, problem=f"not readable as UTF-8 CSV ({str(e)[:80]}); nothing "
+                                                     "after this point can be read")
+
+
+def memory(value: Any) -> ImportedMemory:
+    if not isinstance(value, dict):
+        raise TypeError('expected an object with "content" (or mem0\'s "memory")')
+    content = next((value[k] for k in TEXT_FIELDS if isinstance(value.get(k), str)), None)
+    if content is None:
+        raise ValueError('"content" (or "memory") is missing: each memory needs its text')
+    metadata = value.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise TypeError("metadata must be a JSON object")
+    tags = value.get("tags") or []
+    if isinstance(tags, str):
+        tags = [t.strip() for t in tags.replace(";", ",").split(",") if t.strip()]
+    owners = {k: str(value[k]) for k in OWNERS if value.get(k)}
+    tags = [*tags, *(f"{k.removesuffix('_id')}:{v}"[:64] for k, v in owners.items())]
+    created = _time(value, "created_at", "timestamp")
+    event = _time(value, "event_time", "event_at")
+    source_id = value.get("id")
+    if source_id not in (None, ""):
+        metadata = {**metadata, "source_id": str(source_id)}
+    return ImportedMemory(
+        memory_kind=value.get("kind") or "observation", content=content, created_at=created,
+        event_time=event, tags=tags, metadata={**metadata, **owners},
+        id=str(source_id) if source_id not in (None, "") else f"mem-{content_id([content, str(created)])}")
+
+
+def _time(value: dict, *names: str):
+    for name in names:
+        if value.get(name) not in (None, ""):
+            return parse_time(value[name], name)
+    return None
+
+
+def _csv_memory(row: dict[str | None, Any]) -> ImportedMemory:
+    return memory(_csv_values(row))
+
+
+def _csv_values(row: dict[str | None, Any]) -> dict[str, Any]:
+    if None in row:
+        raise ValueError("more values than the header names: quote values holding commas")
+    out: dict[str, Any] = {k.strip(): v for k, v in row.items() if k and v not in (None, "")}
+    if isinstance(out.get("metadata"), str):
+        try:
+            out["metadata"] = json.loads(out["metadata"])
+        except ValueError as e:
+            raise ValueError("metadata must be a JSON object, e.g. {\"source\": \"notes\"}") from e
+    return out

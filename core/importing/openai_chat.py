@@ -1,0 +1,52 @@
+"""OpenAI chat messages: one conversation per JSONL line, or a JSON list of them.
+
+    {"id"?: str, "created_at"?: time, "title"?: str,
+     "messages": [{"role": "user"|"assistant"|"system"|"tool", "content": str | [parts],
+                   "timestamp"? | "created_at"?: time}, ...]}
+
+Times are ISO 8601 or Unix seconds; a conversation needs a time on itself or on its messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from core.importing.chats import RawMessage, build_conversation
+from core.importing.records import InvalidRecord, Item, each, parse_time, text_of
+from core.importing.source import json_items, json_lines
+
+FORMAT = "openai"
+
+
+def read(path: Path, *, include_system: bool = False, json_list: bool = False
+         ) -> Iterator[Item | InvalidRecord]:
+    values = json_items(path, "item", "conversation") if json_list else json_lines(path)
+    yield from each(values, partial(conversation, include_system=include_system))
+
+
+def conversation(value: Any, *, include_system: bool):
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        raise TypeError('expected an object with "messages": [{"role", "content"}, ...]')
+    started = _time(value, "created_at", "create_time")
+    raw = []
+    for i, m in enumerate(value["messages"]):
+        if not isinstance(m, dict) or "role" not in m:
+            raise ValueError(f'messages[{i}] must be an object with "role" and "content"')
+        attachments: list[str] = []
+        at = _time(m, "timestamp", "created_at", "create_time", field=f"messages[{i}].timestamp")
+        raw.append(RawMessage(role=str(m["role"]), text=text_of(m.get("content"), attachments), at=at,
+                              source_id=str(m["id"]) if m.get("id") is not None else None,
+                              attachments=attachments))
+    source_id = str(value["id"]) if value.get("id") not in (None, "") else None
+    return build_conversation(FORMAT, source_id, str(value.get("title") or ""), raw, started=started,
+                              include_system=include_system, model=value.get("model"))
+
+
+def _time(obj: dict, *names: str, field: str | None = None):
+    for name in names:
+        if obj.get(name) not in (None, ""):
+            return parse_time(obj[name], field or name)
+    return None

@@ -1,0 +1,310 @@
+"""An import: a validation pass over the file, then (unless it is a dry run) a write pass.
+
+Both passes stream the file through the same reader, so memory stays bounded whatever its size: a
+batch of records at a time, plus one 8-byte digest per id already written in this run (ids must be
+unique within a bulk load). The validation pass counts what would be created and keeps the first
+errors; with `on_error="stop"` nothing is written when any record is invalid, with `"skip"` the
+invalid ones are listed in the report file and the rest is written.
+
+Idempotent and resumable: every id is derived from the source (its ids, or a hash of the content), so
+what is already stored is found and left alone; a checkpoint per (instance, file hash) records how many
+records are stored, so an interrupted import re-run skips them and continues.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from core.conversation.imported import IMPORTED, missing, store_chains
+from core.conversation.indexing import mark_memorized, thought_records
+from core.conversation.keys import import_checkpoint_key
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
+from core.ids import pg_json, validate_id
+from core.importing.detect import Detected
+from core.importing.records import (ImportedConversation, ImportedMemory, ImportedPastTask, InvalidRecord,
+                                    Item, digest)
+from core.index.records import event_time_of
+from core.models import EventTime, MemoryRecord
+from core.past_tasks.store import ProducedTextInput
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+FIRST_ERRORS = 20
+PREVIEW_ITEMS = 5
+BATCH_RECORDS = 200  # conversations (or memories, past tasks) read per write batch
+THOUGHT_KINDS = ("user", "assistant")
+Progress = Callable[[int, int, str], None]
+
+
+class ImportCounts(BaseModel):
+    """What a file holds (validation) or what an import created."""
+
+    conversations: int = 0
+    messages: int = 0
+    memories: int = 0
+    past_tasks: int = 0
+    attachments: int = Field(0, description="attachments named in messages (their text is not imported)")
+
+
+class ImportPreview(BaseModel):
+    """The validation pass: detected format, counts per kind, the first records and the first errors."""
+
+    file: str
+    format: str
+    shape: str
+    sha256: str
+    records: int
+    counts: ImportCounts
+    invalid: int
+    errors: list[InvalidRecord]
+    first: list[dict[str, Any]]
+
+
+class ImportOutcome(BaseModel):
+    """What the write pass did."""
+
+    created: ImportCounts
+    already_present: int = Field(description="records (or messages) found stored already: not written again")
+    duplicates: int = Field(description="records repeated within the file: written once")
+    skipped_invalid: int
+    resumed_after: int = Field(0, description="records an earlier, interrupted run of this file had stored")
+    chains: list[str] = Field(description="chains created or completed (at most the first 50)")
+
+
+Reader = Callable[[], Iterator[Item | InvalidRecord]]
+
+
+def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_to: Path | None = None
+             ) -> ImportPreview:
+    """Stream the file once: counts, the first records, the first errors (all of them to `errors_to`)."""
+    counts, errors, first, invalid, records = ImportCounts(), [], [], 0, 0
+    sink = None
+    try:
+        for item in read():
+            records += 1
+            if isinstance(item, InvalidRecord):
+                invalid += 1
+                if len(errors) < FIRST_ERRORS:
+                    errors.append(item)
+                if errors_to is not None:
+                    sink = sink or errors_to.open("w", encoding="utf-8")
+                    sink.write(item.model_dump_json() + "\n")
+                continue
+            _count(counts, item)
+            if len(first) < PREVIEW_ITEMS:
+                first.append(_preview(item))
+    finally:
+        if sink:
+            sink.close()
+    return ImportPreview(file=str(path), format=found.format, shape=found.shape, sha256=sha256,
+                         records=records, counts=counts, invalid=invalid, errors=errors, first=first)
+
+
+def refusal(preview: ImportPreview) -> str:
+    """The one line saying why nothing was written."""
+    if not preview.records:
+        return f"{Path(preview.file).name}: no records found in this {preview.format} file: nothing to import"
+    if preview.invalid == preview.records:
+        return (f"{Path(preview.file).name}: every record is invalid (first: {preview.errors[0].line()}); "
+                "nothing to import")
+    return (f"{Path(preview.file).name}: {preview.invalid} of {preview.records} records are invalid (first: "
+            f"{preview.errors[0].line()}); nothing was written. Fix them, or import the valid ones with "
+            "--on-error skip")
+
+
+def write(wb: Workbench, instance: str, read: Reader, preview: ImportPreview, *,
+          progress: Progress | None = None) -> ImportOutcome:
+    """The write pass (see the module docstring)."""
+    validate_id(instance, "instance")
+    run = _Run(wb, instance, preview, progress)
+    items = (item for item in read() if not isinstance(item, InvalidRecord))
+    if preview.format == "past-tasks":
+        for batch in _batched(items, BATCH_RECORDS):
+            run.past_tasks(batch)
+    else:
+        wb.index.bulk_load(run.records(items))
+    run.finish()
+    return ImportOutcome(created=run.created, already_present=run.present, duplicates=run.duplicates,
+                         skipped_invalid=preview.invalid, resumed_after=run.resumed_after, chains=run.chains)
+
+
+class _Run:
+    """One write pass: its counts, its checkpoint, and the ids it has written."""
+
+    def __init__(self, wb: Workbench, instance: str, preview: ImportPreview, progress: Progress | None):
+        self.wb, self.instance, self.progress = wb, instance, progress
+        self.total = preview.records - preview.invalid
+        self.key = import_checkpoint_key(instance, preview.sha256)
+        self.r = wb.thoughts.r
+        saved = self.r.hgetall(self.key)
+        # An earlier run that stopped part-way stored its first `done` records: they are skipped. A
+        # finished one is not trusted to still be stored (chains may have been deleted since): checked.
+        self.resumed_after = int(saved.get("done", 0)) if saved and not saved.get("finished_at") else 0
+        self.r.hset(self.key, mapping={"format": preview.format, "file": Path(preview.file).name,
+                                       "total": self.total, "started_at": _now()})
+        self.r.hdel(self.key, "finished_at")
+        self.done = 0
+        self.created, self.present, self.duplicates = ImportCounts(), 0, 0
+        self.chains: list[str] = []
+        self.seen: set[bytes] = set()
+        self.indexed_before = wb.index.partition_exists(instance)
+
+    def records(self, items: Iterable[Item]) -> Iterator[MemoryRecord]:
+        """The memory-index rows of every batch, storing each batch's chains in Redis first."""
+        for batch in _batched(items, BATCH_RECORDS):
+            convs = [c for c in batch if isinstance(c, ImportedConversation)
+                     and self._first_time(f"chain {c.chain_id}")]
+            memories = [self._memory(m) for m in batch if isinstance(m, ImportedMemory)
+                        and self._first_time(f"memory {m.id}")]
+            rows = self._not_indexed((self._conversations(convs) if convs else []) + memories)
+            new_memories = sum(r.kind not in THOUGHT_KINDS for r in rows)
+            self.created.memories += new_memories
+            self.present += len(memories) - new_memories
+            yield from rows
+            # Handed to the index: flagged as MemoryScope's read_message expects of indexed messages.
+            mark_memorized(self.wb.thoughts, [r for r in rows if r.kind in THOUGHT_KINDS])
+            self._advance(len(batch))
+
+    def _conversations(self, convs: list[ImportedConversation]) -> list[MemoryRecord]:
+        threads = [self._thoughts(c) for c in convs]
+        skip = self.done < self.resumed_after  # stored by the interrupted run: only the index is checked
+        stored = [] if skip else missing(self.wb.thoughts, self.instance, [t for th in threads for t in th])
+        new = {t.id for t in stored}
+        batch = [(c.title, [t for t in th if t.id in new]) for c, th in zip(convs, threads, strict=True)]
+        store_chains(self.wb.thoughts, self.instance, [b for b in batch if b[1]])
+        for conv, thread, (_, written) in zip(convs, threads, batch, strict=True):
+            if written and len(self.chains) < 50:
+                self.chains.append(conv.chain_id)
+            self.created.conversations += len(written) == len(thread)
+            self.created.messages += len(written)
+            self.created.attachments += sum(len(t.extra.get("attachments", [])) for t in written)
+        if not skip:
+            self.present += sum(len(th) for th in threads) - len(stored)
+        return [r for th in threads for r in thought_records(th, {t.id for t in th})]
+
+    def _thoughts(self, conv: ImportedConversation) -> list[Thought]:
+        chain, turn, out = conv.chain_id, 0, []
+        for i, m in enumerate(conv.messages):
+            turn += m.role == "user"
+            user = m.role == "user"
+            extra: dict[str, Any] = {} if user else {"source": IMPORTED}
+            if conv.model and not user:
+                extra["model"] = conv.model
+            if m.attachments:
+                extra["attachments"] = m.attachments
+            # Feedback records are keyed by answer id alone, across instances: the instance is part of
+            # each id, so the same file imported into two instances never shares a record.
+            ident = f"{chain}-{digest(f'{self.instance}/{m.source_id or i}', 12)}"
+            out.append(Thought(
+                id=ident, instance=self.instance, chain_id=chain, thought=m.content, timestamp=m.at,
+                category=CATEGORY_USER if user else CATEGORY_ASSISTANT, thought_number=max(turn, 1),
+                total_thoughts=len(conv.messages), next_thought_needed=i < len(conv.messages) - 1,
+                tags=conv.tags, seq=i + 1, extra=extra))
+        return _unique(out)
+
+    def _memory(self, m: ImportedMemory) -> MemoryRecord:
+        return MemoryRecord(instance=self.instance, id=m.id, kind=m.memory_kind, content=m.content,
+                            created_at=m.created_at or datetime.now(UTC), tags=m.tags,
+                            metadata=pg_json({**m.metadata, "origin": IMPORTED}),
+                            event_time=event_time_of(m.event_time) if m.event_time else EventTime())
+
+    def _first_time(self, ident: str) -> bool:
+        """False for an id this run has met before (a record repeated within the file)."""
+        key = hashlib.blake2b(ident.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        if key in self.seen:
+            self.duplicates += 1
+            return False
+        self.seen.add(key)
+        return True
+
+    def _not_indexed(self, rows: list[MemoryRecord]) -> list[MemoryRecord]:
+        """Rows whose id the instance's index does not hold yet (all, for an instance new to it)."""
+        if not rows or not self.indexed_before:
+            return rows
+        with self.wb.pool().connection() as conn:
+            there = {r[0] for r in conn.execute("SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)",
+                                                (self.instance, [r.id for r in rows]))}
+        return [r for r in rows if r.id not in there]
+
+    def past_tasks(self, batch: list[ImportedPastTask]) -> None:
+        skip = self.done < self.resumed_after
+        fresh = [] if skip else self._new_texts(batch)
+        if fresh:
+            self.wb.past_tasks.ingest([ProducedTextInput(
+                instance=self.instance, user_id=t.user_id, task=t.task, title=t.title,
+                production=t.production, created_at=t.created_at, source_key=t.source_key) for t in fresh])
+        self.created.past_tasks += len(fresh)
+        self.present += 0 if skip else len(batch) - len(fresh)
+        self._advance(len(batch))
+
+    def _new_texts(self, batch: list[ImportedPastTask]) -> list[ImportedPastTask]:
+        """Those whose text is not already the latest version of one of its user's texts."""
+        stored: dict[str, set[tuple[str, str]]] = {}
+        fresh = []
+        for t in batch:
+            if t.user_id not in stored:
+                stored[t.user_id] = {(s.title, s.production) for s in self.wb.past_tasks.list_texts(
+                    self.instance, t.user_id, limit=10_000)}
+            text = (t.title.strip(), t.production.strip())
+            if text not in stored[t.user_id] and self._first_time(f"past task {t.user_id} {digest(text[1])}"):
+                fresh.append(t)
+                stored[t.user_id].add(text)
+        return fresh
+
+    def _advance(self, n: int) -> None:
+        self.done += n
+        if self.done > self.resumed_after:
+            self.r.hset(self.key, "done", self.done)
+        if self.progress:
+            self.progress(min(self.done, self.total), self.total, "importing")
+
+    def finish(self) -> None:
+        self.r.hset(self.key, mapping={"done": self.done, "finished_at": _now()})
+
+
+def _count(counts: ImportCounts, item: Item) -> None:
+    if isinstance(item, ImportedConversation):
+        counts.conversations += 1
+        counts.messages += len(item.messages)
+        counts.attachments += sum(len(m.attachments) for m in item.messages)
+    elif isinstance(item, ImportedMemory):
+        counts.memories += 1
+    else:
+        counts.past_tasks += 1
+
+
+def _preview(item: Item) -> dict[str, Any]:
+    """A short description of a record for the dry run and the Import page."""
+    if isinstance(item, ImportedConversation):
+        return {"kind": "conversation", "chain": item.chain_id, "title": item.title,
+                "messages": len(item.messages), "first_at": item.messages[0].at.isoformat(),
+                "first": item.messages[0].content[:200]}
+    if isinstance(item, ImportedMemory):
+        return {"kind": item.memory_kind, "id": item.id, "content": item.content[:200],
+                "created_at": item.created_at.isoformat() if item.created_at else None, "tags": item.tags}
+    return {"kind": "past task", "user": item.user_id, "task": item.task, "title": item.title,
+            "text": item.production[:200]}
+
+
+def _unique(thoughts: list[Thought]) -> list[Thought]:
+    """A conversation repeating a message id (a quirk of some exports) keeps its first message."""
+    seen: set[str] = set()
+    return [t for t in thoughts if not (t.id in seen or seen.add(t.id))]
+
+
+def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()

@@ -1,0 +1,97 @@
+"""Reading an import file as a stream: its encoding checked on the first bytes, its hash, its JSON items
+or lines one at a time (never the whole file), and what a truncated or malformed file yields."""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+
+from core.errors import InvalidInput
+from core.importing.records import InvalidRecord
+
+PEEK_BYTES = 64 * 1024
+HASH_CHUNK = 1 << 20
+BOMS = {codecs.BOM_UTF32_LE: "UTF-32", codecs.BOM_UTF32_BE: "UTF-32", codecs.BOM_UTF16_LE: "UTF-16",
+        codecs.BOM_UTF16_BE: "UTF-16"}
+
+
+def peek_text(path: Path) -> str:
+    """The start of the file as text (BOM removed). InvalidInput when it is empty or not UTF-8."""
+    with path.open("rb") as f:
+        head = f.read(PEEK_BYTES)
+    for bom, name in BOMS.items():
+        if head.startswith(bom):
+            raise InvalidInput(f"{path.name}: the file is {name}, not UTF-8: save it as UTF-8 and import "
+                               "again")
+    head = head.removeprefix(codecs.BOM_UTF8)
+    if not head.strip():
+        raise InvalidInput(f"{path.name}: the file is empty: nothing to import")
+    if b"\x00" in head:
+        raise InvalidInput(f"{path.name}: the file holds NUL bytes, so it is not UTF-8 text (UTF-16, or a "
+                           "binary file?): save it as UTF-8 and import again")
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError as e:
+        raise InvalidInput(f"{path.name}: byte {e.start} is not UTF-8 (a Windows or Latin-1 export?): save "
+                           "the file as UTF-8 and import again") from None
+
+
+def file_hash(path: Path) -> str:
+    """SHA-256 of the file, read in 1 MB chunks (the key of its import checkpoint)."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(HASH_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """The file positioned after a UTF-8 BOM, if any (ijson and the line readers read bytes)."""
+    f = path.open("rb")
+    if f.read(3) != codecs.BOM_UTF8:
+        f.seek(0)
+    return f
+
+
+def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
+    """Each non-blank line of a JSONL file as ("line N", value), or ("line N", InvalidRecord)."""
+    with open_binary(path) as f:
+        for number, raw in enumerate(f, start=1):
+            where = f"line {number}"
+            if not raw.strip():
+                continue
+            try:
+                yield where, json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                yield where, InvalidRecord(where=where, problem="not UTF-8 text: save the file as UTF-8")
+            except ValueError as e:
+                yield where, InvalidRecord(where=where, problem=f"not valid JSON ({e.args[0][:80]})")
+
+
+def json_items(path: Path, prefix: str, label: str) -> Iterator[tuple[str, Any]]:
+    """Each item of the JSON array at `prefix` ("item": the top-level array) as ("<label> N", value),
+    parsed one item at a time. A file cut short or malformed ends with an `InvalidRecord` saying after which
+    item, since nothing after that point can be read."""
+    number = 0
+    with open_binary(path) as f:
+        try:
+            for number, value in enumerate(ijson.items(f, prefix, use_float=True), start=1):
+                yield f"{label} {number}", value
+        except ijson.IncompleteJSONError as e:
+            where = f"{label} {number + 1}"
+            text = " ".join(str(e).split())
+            problem = ("the JSON ends before this item is complete: the file is truncated (download or "
+                       "export it again)" if "incomplete" in text.lower() or "premature" in text.lower()
+                       else f"not valid JSON ({text[:80]}); nothing after this point can be read")
+            yield where, InvalidRecord(where=where, problem=problem)
+        except (ijson.JSONError, UnicodeDecodeError) as e:
+            where = f"{label} {number + 1}"
+            text = " ".join(str(e).split())[:80]
+            yield where, InvalidRecord(where=where, problem=f"not valid JSON or not UTF-8 ({text}); nothing "
+                                                            "after this point can be read")

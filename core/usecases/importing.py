@@ -1,0 +1,141 @@
+"""Bring your own data: import conversations, memories and past tasks from a file (or a folder), or
+restore the workbench's own archive.
+
+Every import validates the whole file first (streamed), then writes; a dry run stops after the
+validation. See `core/importing/` for the formats and `core/importing/runner.py` for the passes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+
+from core.errors import InvalidInput
+from core.ids import Id
+from core.importing.detect import FORMATS, Detected, detect, reader, shaped
+from core.importing.records import InvalidRecord, content_id
+from core.importing.runner import ImportCounts, ImportOutcome, ImportPreview, refusal, validate, write
+from core.importing.source import file_hash
+from core.services.private import private_dir
+from core.usecases.archive import RestoreArchive, RestoreResult, is_archive, restore_archive
+from core.usecases.base import InstanceRequest, Progress
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+__all__ = ["IMPORT_FORMATS", "ImportCounts", "ImportOutcome", "ImportPreview", "InvalidRecord"]
+
+ARCHIVE = "workbench-archive"
+IMPORT_FORMATS: tuple[str, ...] = ("auto", *FORMATS, ARCHIVE)
+
+
+class ImportFile(InstanceRequest):
+    """A file (or, for past tasks, a folder) to import into the instance."""
+
+    path: Path
+    format: Literal["auto", "openai-jsonl", "chatgpt", "claude", "locomo", "memories-jsonl", "memories-csv",
+                    "past-tasks", "workbench-chain", "workbench-archive"] = "auto"
+    include_system: bool = Field(False, description="keep system and tool messages (as user thoughts marked "
+                                                    "[system] / [tool])")
+    user_id: Id | None = Field(None, description="past tasks: the user a folder's texts were produced for")
+    task: str | None = Field(None, description="past tasks: the task type (default 'note')")
+    on_error: Literal["stop", "skip"] = Field("stop", description="stop: write nothing when any record is "
+                                              "invalid; skip: write the valid ones")
+    dry_run: bool = False
+    report: Path | None = Field(None, description="where every invalid record is listed (JSON lines)")
+
+
+class ImportResult(BaseModel):
+    instance: str
+    preview: ImportPreview
+    dry_run: bool
+    outcome: ImportOutcome | None = Field(None, description="None for a dry run, or an archive restored")
+    restored: RestoreResult | None = Field(None, description="the restore's result, for a workbench archive")
+    report: str | None = Field(None, description="the file listing the invalid records, if written")
+
+
+def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
+    """The validation pass alone: the detected format, what would be created, the first errors. A
+    workbench archive is checked as it is restored: its preview names the format only."""
+    if _restores(req):
+        return _archive_preview(req.path)
+    preview, _ = _validated(req)
+    return preview
+
+
+def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = None) -> ImportResult:
+    """Validate, then (unless a dry run) write. InvalidInput, writing nothing, when the file cannot be
+    read, holds no record, or holds an invalid one with `on_error="stop"`."""
+    instance = req.instance_in(wb)
+    if _restores(req):
+        return _restore(wb, req, instance, progress)
+    preview, read = _validated(req)
+    report = str(req.report) if req.report and preview.invalid else None
+    if req.dry_run:
+        return ImportResult(instance=instance, preview=preview, dry_run=True, report=report)
+    if preview.invalid == preview.records or (preview.invalid and req.on_error == "stop"):
+        raise InvalidInput(refusal(preview))
+    outcome = write(wb, instance, read, preview, progress=progress)
+    _discard_upload(wb, req.path)
+    return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report)
+
+
+def keep_upload(wb: Workbench, name: str, data: bytes | memoryview, key: str) -> Path:
+    """An uploaded file kept under the data directory, the owner's alone (0600 in a 0700 folder), so the
+    import can stream it and an interrupted one can continue; `import_file` removes it once imported.
+    `key` tells two uploads apart (the page's upload id); the name is kept, as the format is told partly
+    from it."""
+    folder = private_dir(Path(wb.settings.data_dir) / "uploads")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name)[-100:] or "upload"
+    path = folder / f"{re.sub(r'[^A-Za-z0-9-]+', '_', key)[:64]}-{safe}"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+    return path
+
+
+def _discard_upload(wb: Workbench, path: Path) -> None:
+    """An upload's copy goes once its import is complete: deleting what was imported must leave no copy."""
+    if path.parent == Path(wb.settings.data_dir) / "uploads":
+        path.unlink(missing_ok=True)
+
+
+def _validated(req: ImportFile) -> tuple[ImportPreview, Callable]:
+    path = req.path.expanduser()
+    if not path.exists():
+        raise InvalidInput(f"{path}: no such file or folder")
+    found: Detected = detect(path) if req.format == "auto" else shaped(path, req.format)
+    read = reader(path, found, include_system=req.include_system, user_id=req.user_id, task=req.task)
+    sha = file_hash(path) if path.is_file() else _folder_hash(path)
+    return validate(read, path, found, sha, errors_to=req.report), read
+
+
+def _folder_hash(path: Path) -> str:
+    """A folder's checkpoint key: its files' names, sizes and modification times."""
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    return content_id([[str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns] for p in files])
+
+
+def _restores(req: ImportFile) -> bool:
+    """Whether the file is the workbench's own archive, restored whole rather than imported."""
+    return req.format == ARCHIVE or (req.format == "auto" and req.path.is_file() and is_archive(req.path))
+
+
+def _archive_preview(path: Path) -> ImportPreview:
+    return ImportPreview(file=str(path), format=ARCHIVE, shape="archive", sha256="", records=0,
+                         counts=ImportCounts(), invalid=0, errors=[], first=[])
+
+
+def _restore(wb: Workbench, req: ImportFile, instance: str, progress: Progress | None) -> ImportResult:
+    restored = restore_archive(wb, RestoreArchive(path=req.path, instance=instance, dry_run=req.dry_run),
+                               progress=progress)
+    if not req.dry_run:
+        _discard_upload(wb, req.path)
+    return ImportResult(instance=instance, preview=_archive_preview(req.path), dry_run=req.dry_run,
+                        restored=restored)

@@ -1,0 +1,82 @@
+"""The Import page's views: an upload kept as a file, the preview of what a file holds, the outcome with
+links to the new chains. Imported text is user content: it is drawn with st.dataframe / st.text, and
+goes through `as_plain_line` wherever it sits inside Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core import usecases as uc
+from core.runtime import Workbench
+from dashboard.ui import as_plain_line
+
+LINKED_CHAINS = 20
+
+
+def saved_upload(wb: Workbench, upload) -> Path:
+    """The uploaded file kept privately under the data directory: the import streams it from there, and
+    removes it once imported (so it is not written again for an upload already imported)."""
+    done = st.session_state.get("imp_result")
+    if done and done[0].startswith(str(Path(wb.settings.data_dir) / "uploads" / upload.file_id)):
+        return Path(done[0])
+    return uc.keep_upload(wb, upload.name, upload.getbuffer(), upload.file_id)
+
+
+def file_state(path: Path) -> tuple[float, int]:
+    """When the file (or folder) last changed and its size: a changed file is checked again."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return (0.0, -1)
+    return (stat.st_mtime, stat.st_size)
+
+
+def render_preview(preview: uc.ImportPreview) -> None:
+    if preview.format == "workbench-archive":
+        st.markdown("Detected format: **workbench-archive**. It restores a whole instance, and is checked "
+                    "as it is restored.")
+        return
+    counts = preview.counts
+    st.markdown(f"Detected format: **{as_plain_line(preview.format)}** ({as_plain_line(preview.shape)}) · "
+                f"{preview.records:,} records")
+    tiles = [("Conversations", counts.conversations), ("Messages", counts.messages),
+             ("Memories", counts.memories), ("Past tasks", counts.past_tasks), ("Invalid", preview.invalid)]
+    for column, (label, value) in zip(st.columns(len(tiles)), tiles, strict=True):
+        column.metric(label, f"{value:,}")
+    if counts.attachments:
+        st.caption(f"{counts.attachments} attachments are named in messages; their contents are not "
+                   "imported.")
+    if preview.first:
+        st.markdown("**First records**")
+        st.dataframe(pd.DataFrame(preview.first), hide_index=True, width="stretch")
+    if preview.errors:
+        st.markdown(f"**First invalid records** ({preview.invalid:,} in all)")
+        st.dataframe(pd.DataFrame([e.model_dump() for e in preview.errors]), hide_index=True, width="stretch")
+
+
+def render_outcome(result: uc.ImportResult, explorer: Path) -> None:
+    if (restored := result.restored) is not None:
+        made = ", ".join(f"{n:,} {kind}" for kind, n in restored.created.items() if n) or "nothing new"
+        st.success(f"Archive of instance {as_plain_line(restored.source_instance)} restored: "
+                   f"{as_plain_line(made)}.", icon=":material/check_circle:")
+        for note in restored.notes:
+            st.caption(as_plain_line(note))
+        return
+    out = result.outcome
+    if out is None:
+        return
+    made = out.created
+    st.success(f"Imported {made.conversations:,} conversations ({made.messages:,} messages), "
+               f"{made.memories:,} memories and {made.past_tasks:,} past tasks; {out.already_present:,} were "
+               f"already there, {out.duplicates:,} repeated in the file, {out.skipped_invalid:,} invalid "
+               "skipped.", icon=":material/check_circle:")
+    if out.resumed_after:
+        st.caption(f"Continued an interrupted import after its first {out.resumed_after:,} records.")
+    for chain in out.chains[:LINKED_CHAINS]:
+        st.page_link(explorer, label=f"Open chain {as_plain_line(chain)} in the Memory explorer",
+                     icon=":material/travel_explore:", query_params={"chain": chain})
+    if len(out.chains) > LINKED_CHAINS:
+        st.caption("…and more: every imported chain is listed in the Memory explorer's Chains view.")

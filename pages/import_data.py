@@ -1,0 +1,83 @@
+"""Import: bring chat logs, memories and past tasks from other systems into the current instance.
+
+Upload a file (or name a path on the server) → the detected format and a preview of what will be
+created → import with a progress bar → links to the new chains in the Memory explorer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from core import usecases as uc
+from dashboard.import_view import file_state, render_outcome, render_preview, saved_upload
+from dashboard.resources import current_instance, get_workbench
+from dashboard.ui import as_plain_line, attempt
+
+st.title("Import")
+instance = current_instance()
+st.caption(f"Into instance **{as_plain_line(instance)}** (choose another in the sidebar). Chat logs (OpenAI "
+           "messages, ChatGPT or Claude exports, LoCoMo), memories (JSONL, CSV, mem0's export) or past tasks "
+           "keep their original times. Importing a file again creates nothing new.")
+
+where = st.radio("Source", ["Upload a file", "A path on the server"], horizontal=True, key="imp_source")
+if where == "Upload a file":
+    upload = st.file_uploader("Export file (JSON, JSONL, CSV, or a workbench archive)", key="imp_upload")
+    path = saved_upload(get_workbench(), upload) if upload else None
+else:
+    typed = st.text_input("File or folder", key="imp_path",
+                          placeholder="/data/exports/conversations.json, or a folder of past tasks")
+    path = Path(typed.strip()).expanduser() if typed.strip() else None
+
+with st.expander("Options"):
+    c1, c2 = st.columns(2)
+    fmt = c1.selectbox("Format", uc.IMPORT_FORMATS, key="imp_format",
+                       help="auto: told from the start of the file")
+    on_error = c2.radio("Invalid records", ["stop", "skip"], horizontal=True, key="imp_on_error",
+                        format_func={"stop": "Import nothing", "skip": "Import the valid ones"}.get)
+    include_system = c1.checkbox("Keep system and tool messages", key="imp_system")
+    user_id = c2.text_input("Past tasks in a folder: user", key="imp_user") or None
+    task = c2.text_input("Past tasks in a folder: task type", key="imp_task", placeholder="note") or None
+
+if path is None:
+    st.info("Choose a file to see what it holds before anything is imported.")
+    st.stop()
+done = st.session_state.get("imp_result")
+if done and done[0] == str(path) and where == "Upload a file":
+    # An upload's copy is removed once imported: show what it gave, not a preview of a missing file.
+    render_outcome(done[1], Path(__file__).with_name("explorer.py"))
+    st.stop()
+
+request = attempt("read the options", lambda: uc.ImportFile(
+    path=path, instance=instance, format=fmt, on_error=on_error, include_system=include_system,
+    user_id=user_id, task=task))
+if request is None:
+    st.stop()
+# The validation pass reads the whole file: once per file and options, not on every rerun.
+checked = (request.model_dump_json(), *file_state(path))
+if st.session_state.get("imp_checked", (None,))[0] != checked:
+    found = attempt("check the file", lambda: uc.import_preview(get_workbench(), request))
+    if found is None:
+        st.stop()
+    st.session_state["imp_checked"] = (checked, found)
+preview = st.session_state["imp_checked"][1]
+render_preview(preview)
+
+blocked = preview.records and (preview.invalid == preview.records or (preview.invalid and on_error == "stop"))
+if blocked:
+    st.warning("Nothing can be imported while records are invalid: fix them, or choose “Import the valid "
+               "ones” under Options.", icon=":material/block:")
+if st.button("Import", type="primary", key="imp_go", disabled=bool(blocked)):
+    bar = st.progress(0.0, text="importing…")
+
+    def step(done: int, total: int, what: str) -> None:
+        bar.progress(done / total if total else 1.0, text=f"{what}: {done:,} of {total:,} records")
+
+    result = attempt("import", lambda: uc.import_file(get_workbench(), request, progress=step))
+    bar.empty()
+    if result is not None:
+        st.session_state["imp_result"] = (str(path), result)
+done = st.session_state.get("imp_result")
+if done and done[0] == str(path):  # the outcome of this file, not of one chosen before
+    render_outcome(done[1], Path(__file__).with_name("explorer.py"))

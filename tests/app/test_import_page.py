@@ -1,0 +1,87 @@
+"""AppTest of the Import page: a server path → the detected format and the preview → import → links to
+the new chains; invalid records block the import until the user chooses to skip them; the explorer opens
+a chain named in its `chain` query parameter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import APP, open_page
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "import"
+
+
+def check(path: Path, instance: str) -> AppTest:
+    at = open_page("pages/import_data.py", instance=instance)
+    at.radio(key="imp_source").set_value("A path on the server").run()
+    return at.text_input(key="imp_path").input(str(path)).run()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_preview_then_import_links_to_the_new_chains(app_env, workbench, instance):
+    at = check(DATA / "chatgpt_conversations.json", instance)
+    assert not at.exception and not at.error
+    assert "Detected format: **chatgpt**" in "\n".join(m.value for m in at.markdown)
+    assert metrics(at) == {"Conversations": "2", "Messages": "7", "Memories": "0", "Past tasks": "0",
+                                "Invalid": "0"}
+    assert workbench.thoughts.chain_count(instance) == 0  # a preview writes nothing
+    at = at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error
+    assert "Imported 2 conversations (7 messages)" in at.success[0].value
+    links = [link.proto for link in at.get("page_link")]
+    chains = [c.chain_id for c in workbench.thoughts.chains(instance)]
+    assert sorted(link.query_string for link in links) == sorted(f"chain={c}" for c in chains)
+    assert {link.page for link in links} == {"explorer"} and not any(link.external for link in links)
+    assert workbench.thoughts.chain_count(instance) == 2
+
+
+def test_invalid_records_block_the_import_until_skipped(app_env, workbench, instance, tmp_path):
+    mixed = tmp_path / "mixed.jsonl"
+    jazz = {"content": "Likes jazz.", "created_at": "2024-01-01T00:00:00Z"}
+    mixed.write_text(json.dumps(jazz) + "\n{oops\n")
+    at = check(mixed, instance)
+    assert metrics(at)["Invalid"] == "1" and at.button(key="imp_go").disabled
+    assert "Nothing can be imported" in at.warning[0].value
+    at = at.radio(key="imp_on_error").set_value("skip").run()
+    at = at.button(key="imp_go").click().run()
+    assert "1 invalid skipped" in at.success[0].value and workbench.index.count(instance) == 1
+
+
+def test_a_bad_file_is_a_message_not_a_traceback(app_env, instance, tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    at = check(empty, instance)
+    assert not at.exception and "the file is empty" in at.error[0].value
+
+
+def test_the_explorer_opens_the_chain_a_link_names(app_env, workbench, instance):
+    check(DATA / "claude_conversations.json", instance).button(key="imp_go").click().run()
+    chain = workbench.thoughts.chains(instance)[0].chain_id
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["instance"] = instance
+    at.query_params["chain"] = chain
+    at.run()
+    at.switch_page(str(APP.parents[1] / "pages" / "explorer.py"))
+    at = at.run()
+    assert not at.exception and at.session_state["xp_chain"] == chain
+    first = workbench.thoughts.chain_thoughts(instance, chain)[0].thought
+    assert first in [t.value for t in at.text]  # the chain is open, its thoughts shown
+
+
+def test_a_workbench_archive_is_restored_from_the_page(app_env, workbench, instance, tmp_path):
+    from core import usecases as uc
+
+    uc.import_file(workbench, uc.ImportFile(path=DATA / "claude_conversations.json", instance=instance))
+    archive = tmp_path / "instance.zip"
+    uc.export_archive(workbench, uc.ExportArchive(out=archive, instance=instance))
+    at = check(archive, f"{instance}-copy")
+    assert "Detected format: **workbench-archive**" in "\n".join(m.value for m in at.markdown)
+    at = at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error and "restored" in at.success[0].value
+    assert workbench.thoughts.chain_count(f"{instance}-copy") == 2

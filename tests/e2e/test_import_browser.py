@@ -1,0 +1,49 @@
+"""The Import page in a real browser: upload an export whose messages hold HTML, script and Markdown
+links, see the preview, import with the progress bar, follow the link to the new chain in the Memory
+explorer, and find every imported text shown literally and inert (headless Chromium)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.e2e.conftest import launch, settle
+from tests.e2e.test_stored_text_is_inert import PAYLOADS, assert_inert
+
+pytestmark = pytest.mark.e2e
+
+
+def test_upload_preview_import_and_open_the_chain(dashboard, workbench, instance, tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api")
+    export = tmp_path / "hostile.jsonl"
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{payload} imported line {i}"}
+                for i, payload in enumerate(PAYLOADS)]
+    export.write_text(json.dumps({"id": "hostile", "created_at": "2024-03-01T10:00:00Z",
+                                  "title": PAYLOADS[0], "messages": messages}) + "\n")
+    texts = [m["content"] for m in messages]
+
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page.goto(dashboard + "/import_data")
+        page.locator('input[type="file"]').wait_for(state="attached", timeout=30_000)
+        page.locator('input[type="file"]').set_input_files(str(export))
+        page.get_by_text("Detected format").wait_for(timeout=30_000)
+        settle(page)
+        assert "openai-jsonl" in page.inner_text("body")
+        assert_inert(page, [])
+        assert workbench.thoughts.chain_count(instance) == 0  # the preview wrote nothing
+
+        page.get_by_role("button", name="Import", exact=True).click()
+        page.get_by_text("Imported 1 conversations").wait_for(timeout=60_000)
+        settle(page)
+        assert workbench.thoughts.chain_count(instance) == 1
+
+        page.get_by_role("link", name=re.compile("Open chain")).first.click()
+        page.get_by_text(texts[-1]).wait_for(timeout=30_000)
+        settle(page)
+        assert "/explorer" in page.url
+        assert_inert(page, texts)
+        browser.close()

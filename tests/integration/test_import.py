@@ -1,0 +1,194 @@
+"""`uc.import_file` on the real Redis and Postgres: each format's realistic file imports with its quirks,
+conversations become chains with their original times indexed like live turns, imported answers carry
+no feedback and stay out of the rates, a second import creates nothing, an interrupted one continues,
+and the error policies write all, some or nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from core import usecases as uc
+from core.errors import InvalidInput
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "import"
+
+
+def run(wb, instance, name, **kw):
+    return uc.import_file(wb, uc.ImportFile(path=DATA / name if isinstance(name, str) else name,
+                                            instance=instance, **kw))
+
+
+def thoughts(wb, instance, chain_id):
+    return [t for t in wb.thoughts.chain_thoughts(instance, chain_id)]
+
+
+def rows(wb, instance):
+    with wb.pool().connection() as conn:
+        return {r[0]: r[1:] for r in conn.execute(
+            "SELECT id, kind, content, created_at, context, metadata, chain_id FROM memory "
+            "WHERE instance = %s", (instance,))}
+
+
+def test_chatgpt_export_keeps_the_kept_branch_with_original_times(keyword_workbench, instance):
+    wb = keyword_workbench
+    result = run(wb, instance, "chatgpt_conversations.json")
+    assert result.preview.format == "chatgpt"
+    assert result.outcome.created.conversations == 2
+    dinner, script = result.outcome.chains
+    chain = thoughts(wb, instance, dinner)
+    # root, hidden system and custom instructions, the abandoned branch, the tool call and output: left out
+    assert [t.thought for t in chain] == [
+        "Can you suggest a vegetarian dinner for four?",
+        "A mushroom risotto with a green salad serves four well.",
+        "Make it vegan, and here is what is in my fridge.",
+        ("Swap butter for olive oil, use nutritional yeast instead of parmesan, and add the spinach from "
+         "your fridge.")]
+    assert [t.timestamp for t in chain][:2] == [datetime.fromtimestamp(1714550401.5, UTC),
+                                                datetime.fromtimestamp(1714550409.0, UTC)]
+    assert [t.category for t in chain] == [uc.CATEGORY_USER, uc.CATEGORY_ASSISTANT] * 2
+    assert chain[2].extra["attachments"] == ["fridge.jpg"]
+    assert chain[1].extra["source"] == "imported" and chain[1].extra["model"] == "gpt-4o"
+    meta = wb.thoughts.chain_meta(instance, dinner)
+    assert meta["title"] == "Vegetarian dinner" and meta["turns"] == "2" and "last_answer_id" not in meta
+    # Indexed with their conversation context, exactly like a live turn's thoughts.
+    indexed = rows(wb, instance)
+    answer = indexed[chain[3].id]
+    assert answer[0] == "assistant" and answer[2] == chain[3].timestamp and answer[5] == dinner
+    assert answer[3]["before"] == [chain[2].thought, chain[1].thought, chain[0].thought]
+    # The empty user message is left out; the answer without a time follows its predecessor.
+    assert [t.thought[:8] for t in thoughts(wb, instance, script)] == ["<script>", "It is a ", "Anything"]
+
+
+def test_imported_answers_get_no_feedback_and_stay_out_of_the_rates(keyword_workbench, instance):
+    wb = keyword_workbench
+    result = run(wb, instance, "claude_conversations.json")
+    assert result.outcome.created.messages == 6 and result.outcome.created.attachments == 1
+    answers = [t for c in result.outcome.chains for t in thoughts(wb, instance, c)
+               if t.category == uc.CATEGORY_ASSISTANT]
+    records = wb.thoughts.feedback([a.id for a in answers])
+    assert all(r.feedback_score is None and r.final and not r.abandoned and not r.continued
+               for r in records.values())
+    assert len(uc.feedback_answers(wb, uc.FeedbackWindow(instance=instance))) == 0
+    shown = uc.feedback_answers(wb, uc.FeedbackWindow(instance=instance, include_imported=True))
+    assert len(shown) == len(answers) and set(shown["source"]) == {"imported"}
+    assert shown["feedback_score"].isna().all() and not shown["abandoned"].any()
+    # A rating is the user's own word: an imported answer can still get one.
+    uc.rate_answer(wb, uc.RateAnswer(instance=instance, answer_id=answers[0].id, rating="up"))
+
+
+def test_each_format_imports_from_its_file(keyword_workbench, instance):
+    wb = keyword_workbench
+    expected = {"openai_chat.jsonl": ("openai-jsonl", 3, 0), "openai_chat_list.json": ("openai-jsonl", 2, 0),
+                "locomo_mini.json": ("locomo", 2, 0), "memories.jsonl": ("memories-jsonl", 0, 3),
+                "mem0_export.json": ("memories-jsonl", 0, 2), "memories.csv": ("memories-csv", 0, 2)}
+    for name, (fmt, chains, memories) in expected.items():
+        result = run(wb, instance, name)
+        assert (result.preview.format, result.outcome.created.conversations,
+                result.outcome.created.memories) == (fmt, chains, memories), name
+    # openai_chat.jsonl repeats a conversation's id: written once.
+    indexed = rows(wb, instance)
+    coffee = indexed["fact-coffee"]
+    assert coffee[0] == "observation" and coffee[2] == datetime(2024, 2, 1, 10, tzinfo=UTC)
+    assert coffee[4] == {"source": "notes app", "source_id": "fact-coffee", "origin": "imported"}
+    mem0 = indexed["5a8e7f2c-1111-4c3d-9e0f-000000000001"]
+    assert mem0[1] == "Is vegetarian and allergic to peanuts" and mem0[4]["user_id"] == "alice"
+    locomo = [r for r in indexed.values() if r[1].startswith("Ben: Congrats")]
+    assert locomo and "small brown dog" in locomo[0][1] and "shiba inu puppy" not in locomo[0][1]
+
+
+def test_past_tasks_from_a_folder_and_a_jsonl(keyword_workbench, instance):
+    wb = keyword_workbench
+    first = run(wb, instance, "past_tasks", user_id="ana", task="meeting minutes")
+    assert first.outcome.created.past_tasks == 2
+    again = run(wb, instance, "past_tasks", user_id="ana", task="meeting minutes")
+    assert again.outcome.created.past_tasks == 0 and again.outcome.already_present == 2
+    run(wb, instance, "past_tasks.jsonl")
+    texts = wb.past_tasks.list_texts(instance, "ben")
+    assert [(t.title, t.task_name) for t in texts] == [("Oven project plan", "plan")]
+    assert all(t.versions == 1 for t in wb.past_tasks.list_texts(instance, "ana"))
+
+
+def test_a_second_import_creates_nothing(keyword_workbench, instance):
+    wb = keyword_workbench
+    first = run(wb, instance, "chatgpt_conversations.json")
+    before = (rows(wb, instance), wb.thoughts.chain_count(instance), wb.thoughts.feedback_count(instance))
+    again = run(wb, instance, "chatgpt_conversations.json")
+    assert again.outcome.created == uc.ImportCounts() and again.outcome.chains == []
+    assert again.outcome.already_present == first.outcome.created.messages
+    after = (rows(wb, instance), wb.thoughts.chain_count(instance), wb.thoughts.feedback_count(instance))
+    assert after == before
+    assert wb.thoughts.chain_meta(instance, first.outcome.chains[0])["turns"] == "2"
+
+
+def test_an_interrupted_import_continues_where_it_stopped(keyword_workbench, instance, tmp_path, monkeypatch):
+    wb = keyword_workbench
+    big = tmp_path / "many.jsonl"
+    with big.open("w") as f:
+        for i in range(50):
+            messages = [{"role": "user", "content": f"question {i}"},
+                        {"role": "assistant", "content": f"answer {i}"}]
+            line = {"id": f"c{i}", "created_at": 1700000000 + i * 60, "messages": messages}
+            f.write(json.dumps(line) + "\n")
+    monkeypatch.setattr("core.importing.runner.BATCH_RECORDS", 20)
+
+    def crash(done, total, what):
+        if done >= 20:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        uc.import_file(wb, uc.ImportFile(path=big, instance=instance), progress=crash)
+    assert wb.thoughts.chain_count(instance) == 20  # the first batch was stored
+    result = run(wb, instance, big)
+    assert result.outcome.resumed_after == 20
+    assert result.outcome.created.messages == 60  # the 30 conversations the crash left out
+    assert wb.thoughts.chain_count(instance) == 50 and len(rows(wb, instance)) == 100
+
+
+def test_stop_writes_nothing_and_skip_writes_the_valid_ones(keyword_workbench, instance, tmp_path):
+    wb = keyword_workbench
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join([
+        json.dumps({"content": "Likes jazz.", "created_at": "2024-01-01T00:00:00Z"}),
+        json.dumps({"content": "From the future.", "created_at": "2999-01-01T00:00:00Z"}),
+        "{not json",
+        json.dumps({"content": "Reads on Sundays.", "created_at": "2024-01-02T00:00:00Z"})]) + "\n")
+    with pytest.raises(InvalidInput, match=r"2 of 4 records are invalid \(first: line 2: created_at 2999"):
+        run(wb, instance, mixed)
+    assert rows(wb, instance) == {}
+    report = tmp_path / "invalid.jsonl"
+    dry = run(wb, instance, mixed, dry_run=True, report=report)
+    assert (dry.outcome, dry.preview.counts.memories, dry.preview.invalid) == (None, 2, 2)
+    assert [e.where for e in dry.preview.errors] == ["line 2", "line 3"] and rows(wb, instance) == {}
+    result = run(wb, instance, mixed, on_error="skip", report=report)
+    assert result.outcome.created.memories == 2 and result.outcome.skipped_invalid == 2
+    assert sorted(r[1] for r in rows(wb, instance).values()) == ["Likes jazz.", "Reads on Sundays."]
+    listed = [json.loads(line) for line in report.read_text().splitlines()]
+    assert [e["where"] for e in listed] == ["line 2", "line 3"] and "not valid JSON" in listed[1]["problem"]
+
+
+def test_a_chain_the_workbench_exported_comes_back_in_another_instance(keyword_workbench, instance, tmp_path):
+    wb = keyword_workbench
+    source = f"{instance}-from"
+    for text in ("I parked on level 3 near the lift.", "Where did I park?"):
+        uc.remember(wb, uc.UiRememberParams(thought=text, chain_id="parking", instance=source))
+    exported = tmp_path / "parking.json"
+    exported.write_text(uc.chain_export(wb, uc.ChainRef(instance=source, chain_id="parking")).document)
+    result = run(wb, instance, exported)
+    assert result.preview.format == "workbench-chain" and result.outcome.chains == ["parking"]
+    original = [(t.category, t.thought, t.timestamp) for t in thoughts(wb, source, "parking")
+                if t.category in (uc.CATEGORY_USER, uc.CATEGORY_ASSISTANT)]
+    assert [(t.category, t.thought, t.timestamp) for t in thoughts(wb, instance, "parking")] == original
+
+
+def test_one_file_in_two_instances_shares_no_record(keyword_workbench, instance):
+    wb = keyword_workbench
+    first = run(wb, instance, "claude_conversations.json")
+    second = run(wb, f"{instance}-2", "claude_conversations.json")
+    assert second.outcome.created == first.outcome.created  # nothing counted as already there
+    answers = [t.id for c in first.outcome.chains for t in thoughts(wb, instance, c)
+               if t.category == uc.CATEGORY_ASSISTANT]
+    assert {r.instance for r in wb.thoughts.feedback(answers).values()} == {instance}

@@ -1,0 +1,203 @@
+"""The import formats without services: detection from the first bytes, each reader's quirks (ChatGPT
+branches and hidden nodes, attachments, empty messages, missing and future times), bad files with one
+clear message, and readers that stream the file instead of reading it whole."""
+
+from __future__ import annotations
+
+import codecs
+import inspect
+import io
+import json
+import tracemalloc
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from core.errors import InvalidInput
+from core.importing import (chatgpt, claude, detect, locomo, memories, openai_chat, past_tasks, source,
+                            workbench_chain)
+from core.importing.records import ImportedConversation, InvalidRecord, parse_time
+from core.importing.runner import validate
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "import"
+
+
+def items(path: Path, **kw) -> list:
+    return list(detect.reader(path, detect.detect(path), **kw)())
+
+
+@pytest.mark.parametrize("name, fmt, shape", [
+    ("openai_chat.jsonl", "openai-jsonl", "jsonl"), ("openai_chat_list.json", "openai-jsonl", "json"),
+    ("chatgpt_conversations.json", "chatgpt", "json"), ("claude_conversations.json", "claude", "json"),
+    ("locomo_mini.json", "locomo", "json"), ("memories.jsonl", "memories-jsonl", "jsonl"),
+    ("mem0_export.json", "memories-jsonl", "mem0-results"), ("memories.csv", "memories-csv", "csv"),
+    ("past_tasks", "past-tasks", "folder"), ("past_tasks.jsonl", "past-tasks", "jsonl"),
+    ("workbench_chain.json", "workbench-chain", "chain")])
+def test_each_file_is_detected(name, fmt, shape):
+    assert detect.detect(DATA / name) == detect.Detected(fmt, shape)
+
+
+def test_a_jsonl_whose_first_line_is_longer_than_the_peek_is_still_told(tmp_path):
+    path = tmp_path / "long.jsonl"
+    line = {"created_at": 1700000000, "messages": [{"role": "user", "content": "x" * 200_000}]}
+    path.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")
+    assert detect.detect(path) == detect.Detected("openai-jsonl", "jsonl")
+    assert len(items(path)) == 2
+
+
+def test_chatgpt_follows_the_kept_branch_and_leaves_out_system_tool_and_hidden_nodes():
+    dinner, script = items(DATA / "chatgpt_conversations.json")
+    assert [(m.role, m.content[:12]) for m in dinner.messages] == [
+        ("user", "Can you sugg"), ("assistant", "A mushroom r"), ("user", "Make it vega"),
+        ("assistant", "Swap butter ")]
+    assert dinner.messages[2].content != "Make it vegan."  # the question of the abandoned branch
+    assert dinner.messages[2].attachments == ["fridge.jpg"] and dinner.model == "gpt-4o"
+    assert dinner.messages[0].at == datetime.fromtimestamp(1714550401.5, UTC)
+    # An empty user message is left out; an answer without create_time follows its predecessor.
+    assert [m.role for m in script.messages] == ["user", "assistant", "assistant"]
+    assert script.messages[2].at > script.messages[1].at
+    with_system = items(DATA / "chatgpt_conversations.json", include_system=True)[0]
+    assert [m.content[:6] for m in with_system.messages if m.content.startswith("[")] == ["[tool]", "[tool]"]
+
+
+def test_openai_messages_quirks():
+    lisbon, allergy, running, repeat = items(DATA / "openai_chat.jsonl")
+    # The system message and the empty answer are left out.
+    assert [m.role for m in lisbon.messages] == ["user", "assistant", "user", "assistant"]
+    assert lisbon.chain_id == repeat.chain_id  # the repeated id: the same chain, written once by the runner
+    assert allergy.messages[0].attachments == ["image_url"]
+    assert allergy.messages[0].at == datetime.fromtimestamp(1710000000, UTC)  # the conversation's time
+    assert [m.role for m in allergy.messages] == ["user", "assistant"]  # the tool message left out
+    assert running.title == "Running plan" and running.messages[0].at.tzinfo is UTC
+    assert running.messages[0].at == datetime(2024, 4, 10, 16, tzinfo=UTC)
+
+
+def test_claude_locomo_memories_and_past_tasks():
+    garden, dentist = items(DATA / "claude_conversations.json")
+    assert len(garden.messages) == 4 and garden.messages[2].attachments == ["log.csv"]
+    assert dentist.title == "My dentist appointment moved to 12 July at 9:00."
+    one, _ = items(DATA / "locomo_mini.json")  # session 3 has a date but no turns
+    assert one.messages[1].content == ("Ben: Congrats! What breed is Miso? "
+                                       "[shares a photo: a small brown dog on a sofa]")
+    assert [m.role for m in one.messages] == ["user", "assistant", "user"]
+    assert one.messages[0].at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC) < one.messages[1].at
+    mem = items(DATA / "memories.jsonl")
+    assert mem[1].tags == ["sport", "goals"] and mem[1].event_time == datetime(2024, 11, 3, 9, tzinfo=UTC)
+    assert mem[2].tags == ["user:alice"] and mem[2].metadata == {"user_id": "alice"}
+    csv_rows = items(DATA / "memories.csv")
+    assert csv_rows[0].content == "Works at a bakery in Porto, mornings only."
+    assert csv_rows[0].metadata["source"] == "crm"
+    folder = items(DATA / "past_tasks", user_id="ana")
+    assert [t.title for t in folder] == ["Board meeting minutes, May 2024", "Email to the flour supplier"]
+    assert isinstance(items(DATA / "past_tasks")[0], InvalidRecord)  # a folder needs its user
+    [chain] = items(DATA / "workbench_chain.json")  # the metrics thought is left out
+    assert (chain.chain_id, [m.role for m in chain.messages], chain.tags) == (
+        "chain-3f2a9c1d7e00", ["user", "assistant"], ["car"])
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "the file is empty"),
+    (b"  \n\n", "the file is empty"),
+    (codecs.BOM_UTF16_LE + '{"content": "x"}'.encode("utf-16-le"), "UTF-16, not UTF-8"),
+    ('{"content": "café"}\n'.encode("latin-1"), "is not UTF-8"),
+    (b"hello world\n", "unknown format"),
+    (b'[{"name": "x"}]', "unknown format (a JSON list whose first item has the keys ['name']"),
+    (b'{"foo": 1}\n', "unknown format"),
+])
+def test_bad_files_get_one_clear_message(tmp_path, content, message):
+    path = tmp_path / "export.json"
+    path.write_bytes(content)
+    with pytest.raises(InvalidInput, match=message.replace("(", r"\(").replace("[", r"\[")):
+        detect.detect(path)
+
+
+def test_truncated_json_and_bad_records_are_reported_with_their_place(tmp_path):
+    whole = (DATA / "claude_conversations.json").read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(whole[: whole.index('"uuid": "1b6e2c10-0000-4000-8000-0000000000c2"') + 20])
+    first, broken = items(cut)
+    assert isinstance(first, ImportedConversation)
+    assert broken.where == "conversation 2" and "truncated" in broken.problem
+    lines = tmp_path / "chat.jsonl"
+    lines.write_text("\n".join(json.dumps(v) for v in [
+        {"messages": [{"role": "user", "content": "no time anywhere"}]},
+        {"created_at": "2999-01-01T00:00:00Z", "messages": [{"role": "user", "content": "hi"}]},
+        {"created_at": "yesterday", "messages": [{"role": "user", "content": "hi"}]},
+        {"created_at": 1700000000, "messages": [{"role": "robot", "content": "beep"}]},
+        {"created_at": 1700000000, "messages": [{"role": "assistant", "content": "  "}]}]))
+    problems = [r.line() for r in items(lines)]
+    assert problems == [
+        "line 1: no timestamp: give the conversation a created_at or each message a timestamp",
+        "line 2: created_at 2999-01-01 00:00 is in the future: check the export's clock or zone",
+        "line 3: created_at 'yesterday' is not an ISO 8601 time like 2024-05-01T12:30:00Z",
+        "line 4: message role 'robot' is not user, assistant, system or tool",
+        "line 5: no user or assistant message with text (empty, hidden, system or tool only)"]
+
+
+def test_parse_time_reads_what_exports_write():
+    assert parse_time(1714550401.5, "t") == datetime.fromtimestamp(1714550401.5, UTC)
+    assert parse_time(1714550401500, "t") == datetime.fromtimestamp(1714550401.5, UTC)  # milliseconds
+    assert parse_time("2024-07-20T01:44:20-07:00", "t") == datetime(2024, 7, 20, 8, 44, 20, tzinfo=UTC)
+    with pytest.raises(ValueError, match="t is missing"):
+        parse_time(None, "t")
+
+
+READERS = [openai_chat.read, chatgpt.read, claude.read, locomo.read, memories.read_jsonl, memories.read_json,
+           memories.read_csv, past_tasks.read_jsonl, past_tasks.read_folder, workbench_chain.read,
+           source.json_lines, source.json_items]
+
+
+@pytest.mark.parametrize("fn", READERS, ids=lambda f: f"{f.__module__}.{f.__name__}")
+def test_readers_are_generators(fn):
+    assert inspect.isgeneratorfunction(fn)
+
+
+class _NoWholeReads(io.FileIO):
+    """A file that fails when asked for all of itself, and records the largest chunk asked for."""
+
+    largest = 0
+
+    def readall(self):
+        raise AssertionError("the whole file was read")
+
+    def readinto(self, buffer):
+        type(self).largest = max(type(self).largest, len(buffer))
+        return super().readinto(buffer)
+
+
+@pytest.mark.parametrize("name", [
+    "openai_chat.jsonl", "chatgpt_conversations.json", "claude_conversations.json", "locomo_mini.json",
+    "mem0_export.json", "memories.jsonl", "memories.csv", "past_tasks.jsonl", "workbench_chain.json"])
+def test_readers_never_read_the_whole_file(monkeypatch, name):
+    real = source.open_binary
+
+    def spied(path):
+        f = real(path)
+        raw = _NoWholeReads(f.name)
+        raw.seek(f.tell())
+        f.close()
+        return io.BufferedReader(raw)
+
+    monkeypatch.setattr(source, "open_binary", spied)
+    for module in (memories,):
+        monkeypatch.setattr(module, "open_binary", spied)
+    _NoWholeReads.largest = 0
+    assert items(DATA / name)
+    assert 0 < _NoWholeReads.largest <= 1 << 20
+
+
+def test_a_large_file_is_validated_in_bounded_memory(tmp_path):
+    path = tmp_path / "big.jsonl"
+    line = {"created_at": 1700000000, "messages": [{"role": "user", "content": "x" * 400},
+                                                   {"role": "assistant", "content": "y" * 400}]}
+    with path.open("w") as f:
+        for i in range(6000):
+            f.write(json.dumps({**line, "id": f"c{i}"}) + "\n")
+    found = detect.detect(path)
+    tracemalloc.start()
+    preview = validate(detect.reader(path, found), path, found, "0" * 64)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert preview.counts.conversations == 6000 and path.stat().st_size > 5_000_000
+    assert peak < 1_000_000  # a few records at a time, whatever the file's size
