@@ -26,7 +26,8 @@ from core.usecases.base import InstanceRequest, Origin, Progress, Request
 from core.usecases.conversation import (Conversation, ConversationMessage, ConversationRef, SweepResult,
                                         UiRememberParams, UiRememberResult, conversation, remember,
                                         remember_stream, sweep, sweep_instance)
-from core.usecases.importing import ImportFile, ImportResult, import_file, import_preview
+from core.usecases.importing import (ImportFile, ImportResult, import_file, import_preview,
+                                     keep_upload)
 from core.usecases.memories import (AddedMemory, AddMemory, Forget, RateAnswer, RatingRecord, add_memory,
                                     forget, rate_answer)
 from core.usecases.past_tasks import (EmbedPending, EmbedPendingResult, HistoryRequest, IngestedFile,

@@ -250,9 +250,13 @@ def test_chains_delete_with_an_empty_instance_deletes_nothing(cli, monkeypatch):
 
 def test_an_empty_instance_is_refused_by_every_front_end(workbench):
     """HTTP (a path or a body), an MCP tool call and a use-case request, as on the command line."""
+    # Keys are global to the database: once any test made one, every request needs one.
+    key = uc.create_key(workbench, uc.CreateKey(name=f"k-{uuid.uuid4().hex[:10]}", instances=["x"])).secret
+    auth = {"Authorization": f"Bearer {key}"}
     with thread_server(workbench) as base:
-        by_path = httpx.get(f"{base}/v1/instances//chains")
-        by_body = httpx.post(f"{base}/v1/instances/x/memories", json={"content": "hi", "instance": ""})
+        by_path = httpx.get(f"{base}/v1/instances//chains", headers=auth)
+        by_body = httpx.post(f"{base}/v1/instances/x/memories", json={"content": "hi", "instance": ""},
+                             headers=auth)
     for response in (by_path, by_body):
         assert response.status_code == 422 and EMPTY_INSTANCE in response.json()["detail"], response.text
     called = anyio.run(build_mcp_server(workbench).call_tool, "add_memory", {"content": "hi", "instance": ""})

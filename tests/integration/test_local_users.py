@@ -23,6 +23,7 @@ import httpx
 import pytest
 import redis
 
+from core import usecases as uc
 from core.config import load_settings
 from core.errors import ServiceUnavailable
 from core.runtime import Workbench
@@ -247,10 +248,14 @@ def test_the_dashboard_refuses_a_page_of_another_name(settings, workbench):
         proc.wait(timeout=20)
 
 
-def test_the_api_on_loopback_refuses_another_name(workbench):
+def test_the_api_on_loopback_refuses_another_name(workbench, instance):
+    # Keys are global to the database: once any test made one, every request needs one.
+    key = uc.create_key(workbench, uc.CreateKey(name=f"k-{instance}", instances=[instance])).secret
+    auth = {"Authorization": f"Bearer {key}"}
     with thread_server(workbench) as url:
         port = url.rsplit(":", 1)[1]
-        evil = httpx.get(f"{url}/v1/instances", headers={"Host": f"evil.example:{port}"})
+        evil = httpx.get(f"{url}/v1/instances", headers={"Host": f"evil.example:{port}", **auth})
         assert evil.status_code == 400 and "instances" not in evil.text
         for name in ("localhost", "127.0.0.1", "[::1]"):
-            assert httpx.get(f"{url}/v1/instances", headers={"Host": f"{name}:{port}"}).status_code == 200, name
+            served = httpx.get(f"{url}/v1/instances", headers={"Host": f"{name}:{port}", **auth})
+            assert served.status_code == 200, name
