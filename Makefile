@@ -1,4 +1,7 @@
 # The two commands: `make run` and `make test`. Both create .venv and install what is missing first.
+# `make run` keeps its data in the per-user data directory (`workbench services` prints it), the one every
+# `workbench` command uses, so the dashboard and the command line share one store; DATA_DIR=... overrides.
+# `make test` runs on temporary data directories of its own.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -29,5 +32,10 @@ browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
 
-clean-data:
-	rm -rf .data
+# Stops the embedded servers, then removes the data directory (only one that holds the servers' data).
+clean-data: $(STAMP)
+	$(BIN)/workbench services stop
+	$(BIN)/python -c "import shutil; from core.config import load_settings; d = load_settings().data_dir; \
+	  ours = any((d / p).exists() for p in ('redis', 'pg', 'leases')); \
+	  print(('removing ' if ours else 'left alone (not a Memory Workbench data directory): ') + str(d)); \
+	  ours and shutil.rmtree(d)"

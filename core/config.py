@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
+from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
@@ -33,6 +34,24 @@ DEFAULT_SECRETS_FILE = Path(__file__).resolve().parents[1] / ".streamlit" / "sec
 def secrets_file() -> Path:
     """The secrets file the settings are read from (it may not exist)."""
     return Path(os.environ.get(SECRETS_FILE_ENV) or DEFAULT_SECRETS_FILE)
+
+
+APP_NAME = "memory-workbench"
+
+
+def default_data_dir() -> Path:
+    """Where the data live unless DATA_DIR says otherwise: one per-user directory, so a command run from
+    any folder (and the dashboard, the API, an assistant's MCP server) sees the same store.
+
+    That is `$XDG_DATA_HOME/memory-workbench`, else `~/.local/share/memory-workbench` (platformdirs, and
+    its equivalents on macOS and Windows). As root without XDG_DATA_HOME it is
+    `/var/lib/memory-workbench`: Postgres then runs as another account (core/services/private.py),
+    which cannot enter root's home (0700 on most systems), and nothing outside DATA_DIR is ever chmodded.
+    """
+    if os.name == "posix" and os.geteuid() == 0 and not os.environ.get("XDG_DATA_HOME"):
+        return Path("/var/lib") / APP_NAME
+    return Path(user_data_dir(APP_NAME, appauthor=False))
+
 
 EmbedderChoice = Literal["auto", "wordllama", "openai", "minilm"]
 
@@ -59,12 +78,23 @@ class Settings(BaseSettings):
                                              description="shorter OpenAI text-embedding-3 vectors; unset: full")
     embedder: EmbedderChoice = "auto"
     instance: Id = "default"
-    data_dir: Path = Path(".data")
+    data_dir: Path = Field(default_factory=default_data_dir, description="where the embedded servers keep "
+                           "their data; unset: a per-user data directory")
     llm_timeout_s: float = Field(30.0, gt=0, le=600)
     llm_max_retries: int = Field(3, ge=0, le=10)
     llm_temperature: float = Field(0.2, ge=0, le=2)
     llm_max_tokens: int = Field(512, ge=16, le=32768)
     chat_history_token_budget: int = Field(4000, ge=0, le=1_000_000)
+    # Memory formation (docs/ARCHITECTURE.md, "What is remembered"). The floor is calibrated on LoCoMo's
+    # category 5 questions (benchmarks/abstention.py, benchmarks/README.md).
+    relevance_floor: float = Field(0.43, ge=0, le=1, allow_inf_nan=False,
+                                   description="a retrieved memory whose relevance (its score without "
+                                               "recency) is below this is not handed to synthesis")
+    important_at: float = Field(0.8, ge=0, le=1, allow_inf_nan=False,
+                                description="a thought whose importance reaches this is marked important")
+    formation_llm: bool = Field(False, description="each turn's message is also read by the LLM (when one is "
+                                                    "configured): one more LLM call per turn, after the answer; "
+                                                    "`workbench formation run` always uses it")
     # The HTTP API (`workbench api`): the largest request body taken, and each key's request rate.
     api_max_body_bytes: int = Field(1_048_576, ge=1024, le=1 << 30)
     # Every call to Redis and Postgres is bounded: a hung server fails the call, reported as a timeout.
@@ -74,6 +104,13 @@ class Settings(BaseSettings):
                                                 description="Postgres stops a statement running longer")
     api_rate_limit: str = Field("600/minute", description="per API key (or client address without keys), "
                                                          "e.g. 600/minute, 20/second")
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, v: Path) -> Path:
+        """Taken against the folder the command starts in once, here, so every message names the real path
+        (and `~` works in the secrets file too)."""
+        return v.expanduser().absolute()
 
     @field_validator("redis_url")
     @classmethod
@@ -137,11 +174,14 @@ class Settings(BaseSettings):
         return "none"
 
     def public_view(self) -> dict[str, Any]:
-        """The settings as they may be shown: secrets reduced to 'set' or 'unset'."""
+        """The settings as they may be shown: secrets reduced to 'set' or 'unset', and every setting
+        without a value shown as 'unset' too (one word for it on every page and command)."""
         out: dict[str, Any] = {}
         for name in type(self).model_fields:
             value = getattr(self, name)
-            if isinstance(value, SecretStr):
+            if value is None or value == "":
+                value = "unset"
+            elif isinstance(value, SecretStr):
                 value = "set"
             elif name.endswith("api_key"):
                 value = "unset"

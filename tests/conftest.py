@@ -5,6 +5,7 @@ Tests isolate themselves by instance (a fresh id per test), not by server, so th
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -18,6 +19,9 @@ os.environ["WORKBENCH_SECRETS_FILE"] = str(Path(__file__).parent / "support" / "
 for _var in ("REDIS_URL", "DATABASE_URL", "OPENAI_API_KEY", "GROQ_API_KEY", "LLM_BASE_URL", "LLM_API_KEY",
              "EMBEDDER", "INSTANCE", "DATA_DIR"):
     os.environ.pop(_var, None)
+# Nor the developer's data: DATA_DIR's per-user default, should a test forget its own, lies in a temp dir.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="wb-home-")
+atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], ignore_errors=True)
 
 from core.config import Settings, load_settings  # noqa: E402
 from core.runtime import Workbench  # noqa: E402

@@ -22,7 +22,10 @@ def instance_option(_ctx: click.Context, param: click.Parameter, value: str | No
 
 class WorkbenchContext:
     """Builds the Workbench on first use, so `--help` and input errors never start servers (and never
-    import the core: the use cases pull in pandas and scipy, about two seconds)."""
+    import the core: the use cases pull in pandas and scipy, about two seconds).
+
+    The embedded servers a command starts are the commands': `close`, at the command's exit, stops them
+    unless another process (the dashboard, the API, another command) still uses them."""
 
     def __init__(self, instance: str | None):
         self.instance_override = instance
@@ -37,4 +40,9 @@ class WorkbenchContext:
 
             overrides = {} if self.instance_override is None else {"instance": self.instance_override}
             self._wb = Workbench(load_settings(**overrides))
+            self._wb.services.for_command()
         return self._wb
+
+    def close(self) -> None:
+        if self._wb is not None:
+            self._wb.services.release()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,10 @@ from core.cli.output import emit
 @click.group("services", invoke_without_command=True)
 @click.pass_context
 def services(click_ctx: click.Context) -> None:
-    """Print the status of Redis and Postgres (starting the embedded ones if needed) as JSON."""
+    """Print the data directory, the settings file and the status of Redis and Postgres as JSON.
+
+    The embedded servers are started for the check if they do not run, and stopped again at exit unless
+    another process uses them."""
     if click_ctx.invoked_subcommand is not None:
         return
     from core import usecases as uc
@@ -38,11 +42,21 @@ def repair_redis(ctx: WorkbenchContext) -> None:
     emit(uc.repair_redis(ctx.wb))
 
 
+@services.command("stop")
+@click.pass_obj
+def stop(ctx: WorkbenchContext) -> None:
+    """Stop the data directory's embedded Redis and Postgres (cleanly); say what was stopped."""
+    from core import usecases as uc
+
+    emit(uc.stop_services(ctx.wb))
+
+
 @click.command("serve")
 @click.option("--port", default=8501, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--address", default="127.0.0.1", show_default=True,
               help="Listen address. Keep it on localhost unless the dashboard is behind a login.")
-def serve(port: int, address: str) -> None:
+@click.pass_obj
+def serve(ctx: WorkbenchContext, port: int, address: str) -> None:
     """Run the dashboard."""
     # Found, not imported: the core never imports a front end (the dashboard imports the core).
     spec = importlib.util.find_spec("dashboard")
@@ -57,4 +71,25 @@ def serve(port: int, address: str) -> None:
         # Reached by other names now (this machine's, a proxy's): .streamlit/config.toml's loopback-only
         # Host list, there against DNS rebinding, would refuse them.
         cmd += ["--server.allowedHosts", "*"]
-    sys.exit(subprocess.call(cmd))
+    # Started here, so a failure is one line now rather than a spinner in the browser; and held by this
+    # process until the dashboard has exited, when they stop unless another process uses them.
+    ctx.wb.services.redis_url()
+    ctx.wb.services.postgres_url()
+    sys.exit(_run_until_done(cmd))
+
+
+def _run_until_done(cmd: list[str]) -> int:
+    """Run `cmd` to its end. Stopped ourselves (Ctrl+C, or SIGTERM from a supervisor), we ask it to stop
+    too and wait for it, killing it only if it has not stopped within 15 s, so that our own exit (which
+    may stop the servers) comes after its."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    proc = subprocess.Popen(cmd)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            return proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait()

@@ -2,11 +2,12 @@
 
 The embedded servers are ordinary daemons under the data directory. The first process that needs one
 starts it (under a file lock, so two processes never race); every later process — dashboard sessions,
-the CLI, tests — finds it running and connects. They keep running after the process that started
-them exits, and their data (Redis append-only file, Postgres data directory) survive restarts. They
-listen only on private Unix sockets and ask for a password generated on first start (`private.py`);
-every call is bounded in time, and a long-running process starts a server that died again
-(`bounded.py`).
+the CLI, tests — finds it running and connects. Each holds a lease meanwhile: servers a `workbench`
+command started stop when the last process using them is gone, others keep running until `workbench
+services stop` (`leases.py`); their data (Redis append-only file, Postgres data directory) survive
+restarts. They listen only on private Unix sockets and ask for a password generated on first start
+(`private.py`); every call is bounded in time, and a long-running process starts a server that died
+again (`bounded.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import psycopg
 import redis
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
+from pydantic import BaseModel, Field
 
 from core.config import Settings, mask_url
 from core.errors import InvalidInput, ServiceUnavailable, WorkbenchError
@@ -32,6 +34,7 @@ from core.services.bounded import (
 )
 from core.services.embedded_postgres import EmbeddedPostgres, shared_buffers_mb
 from core.services.embedded_redis import EmbeddedRedis, RedisRepair
+from core.services.leases import Leases
 from core.services.pool import FailFastPool
 
 __all__ = [
@@ -43,6 +46,8 @@ __all__ = [
     "RedisTimeout",
     "ServiceStatus",
     "Services",
+    "ServicesStopped",
+    "StoppedServer",
     "shared_buffers_mb",
 ]
 
@@ -65,6 +70,22 @@ class ServiceStatus:
         return {k: v for k, v in self.__dict__.items()}
 
 
+class StoppedServer(BaseModel):
+    name: str
+    pid: int
+
+
+class ServicesStopped(BaseModel):
+    """What `workbench services stop` did."""
+
+    data_dir: str
+    stopped: list[StoppedServer]
+    external: list[str] = Field(description="services set by URL: not ours to stop")
+    still_used_by: list[int] = Field(description="live processes that used the servers: each starts them "
+                                                 "again when it next needs them")
+    message: str
+
+
 class Services:
     """Connections to Redis and Postgres for one process. Nothing connects until first asked."""
 
@@ -74,25 +95,84 @@ class Services:
         self._pool: ConnectionPool | None = None
         self._redis_url: str | None = None
         self._pg_url: str | None = None
-        self._revivals: dict[str, Revival] = {}
+        self._embedded: dict[str, EmbeddedRedis | EmbeddedPostgres] = {}
         if settings.redis_embedded:
-            self._revivals["Redis"] = Revival("Redis", EmbeddedRedis(settings.data_dir).ensure_running)
+            self._embedded["Redis"] = EmbeddedRedis(settings.data_dir)
         if settings.postgres_embedded:
-            self._revivals["Postgres"] = Revival("Postgres", EmbeddedPostgres(settings.data_dir).ensure_running)
+            self._embedded["Postgres"] = EmbeddedPostgres(settings.data_dir)
+        self._revivals = {name: Revival(name, partial(self._run_embedded, name)) for name in self._embedded}
+        self._leases = Leases(settings.data_dir)
+        self._leased = False
+        self._for_command = False
 
     # -- URLs (starting the embedded servers when they are the ones in use) ------------------
 
     def redis_url(self) -> str:
         if self._redis_url is None:
-            s = self.settings
-            self._redis_url = s.redis_url or EmbeddedRedis(s.data_dir).ensure_running()
+            self._redis_url = self.settings.redis_url or self._run_embedded("Redis")
         return self._redis_url
 
     def postgres_url(self) -> str:
         if self._pg_url is None:
-            s = self.settings
-            self._pg_url = s.database_url or EmbeddedPostgres(s.data_dir).ensure_running()
+            self._pg_url = self.settings.database_url or self._run_embedded("Postgres")
         return self._pg_url
+
+    def _run_embedded(self, name: str) -> str:
+        """The embedded server's URL, started first when it does not run, under this process's lease."""
+        if not self._leased:
+            self._leases.take()
+            self._leased = True
+        server = self._embedded[name]
+        server.started = False
+        url = server.ensure_running()
+        if server.started and self._for_command:
+            self._leases.mark(name)
+        return url
+
+    # -- lifecycle: who started a server, when it may stop (leases.py) ------------------------
+
+    def for_command(self) -> None:
+        """This process is a `workbench` command: a server it starts stops with the last command using
+        it (`release`), unless the dashboard or the API holds it."""
+        self._for_command = True
+
+    def release(self) -> list[str]:
+        """At a command's exit: drop this process's lease, then stop each server a command started that
+        no live process holds any more. The servers stopped."""
+        if not self._leased:
+            return []
+        with self._leases.locked():
+            self._leases.drop()
+            self._leased = False
+            marked = [name for name in self._embedded if self._leases.marked(name)]
+            if not marked or self._leases.holders():
+                return []
+            self.close()
+            for name in marked:
+                self._embedded[name].stop()
+                self._leases.unmark(name)
+        return marked
+
+    def stop_embedded(self) -> ServicesStopped:
+        """Stop this data directory's embedded servers, whoever started them (`workbench services stop`):
+        Redis with SHUTDOWN SAVE, Postgres with a fast shutdown."""
+        s = self.settings
+        external = [name for name in ("Redis", "Postgres") if name not in self._embedded]
+        stopped: list[StoppedServer] = []
+        holders: list[int] = []
+        if any(server.dir.is_dir() for server in self._embedded.values()):  # else none ever ran there
+            self.close()
+            with self._leases.locked():
+                self._leases.drop()
+                self._leased = False
+                holders = self._leases.holders()
+                for name, server in self._embedded.items():
+                    pid = server.stop()
+                    self._leases.unmark(name)
+                    if pid is not None:
+                        stopped.append(StoppedServer(name=name, pid=pid))
+        return ServicesStopped(data_dir=str(s.data_dir), stopped=stopped, external=external,
+                               still_used_by=holders, message=_stop_message(s, stopped, external, holders))
 
     # -- clients ----------------------------------------------------------------------------
 
@@ -184,6 +264,17 @@ class Services:
                     if s.postgres_embedded else "Check that DATABASE_URL is right and the server is up.")
             return ServiceStatus("Postgres", mode, mask_url(s.database_url or "embedded"), False, None,
                                  detail=_detail(e), hint=hint, recovery=self._recovery("Postgres"))
+
+
+def _stop_message(s: Settings, stopped: list[StoppedServer], external: list[str], holders: list[int]) -> str:
+    said = [f"stopped the embedded {' and '.join(f'{x.name} (pid {x.pid})' for x in stopped)} of {s.data_dir}"
+            if stopped else f"no embedded server was running in {s.data_dir}"]
+    if external:
+        said.append(f"{' and '.join(external)} set by URL: not stopped, not ours")
+    if stopped and holders:
+        said.append(f"processes {', '.join(map(str, holders))} still use them and start them again when "
+                    "they next need them")
+    return "; ".join(said) + "."
 
 
 def _detail(exc: Exception) -> str:

@@ -23,6 +23,7 @@ from filelock import FileLock
 from psycopg import sql
 
 from core.errors import ServiceTimeout, ServiceUnavailable
+from core.services.leases import process_alive
 from core.services.private import (
     Account,
     check_reachable,
@@ -74,6 +75,7 @@ class EmbeddedPostgres:
         self.socket_dir = socket_base(self.data_dir) / "pg"
         self.password_file = self.data_dir / "postgres.password"
         self.log = self.dir / "log"
+        self.started = False  # by this object: a command stops what it started (leases.py)
 
     @property
     def url(self) -> str:
@@ -101,6 +103,7 @@ class EmbeddedPostgres:
                 for lock in (self.dir / "postmaster.pid", self.socket_dir / ".s.PGSQL.5432.lock"):
                     lock.unlink(missing_ok=True)
                 self._start(bin_dir, account)
+                self.started = True
             if not self._hba_is_ours():
                 self._secure(account)
         return self.url
@@ -197,16 +200,17 @@ class EmbeddedPostgres:
     def _postmaster_pid(self) -> int | None:
         return running_pid(self.dir / "postmaster.pid", "postgres")
 
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """Fast shutdown (SIGINT to the postmaster: roll back open transactions, then stop cleanly)."""
+    def stop(self, timeout_s: float = 30.0) -> int | None:
+        """Fast shutdown (SIGINT to the postmaster: roll back open transactions, then stop cleanly). The
+        pid it had; None when none ran."""
         pid = self._postmaster_pid()
         if pid is None:
-            return
+            return None
         os.kill(pid, signal.SIGINT)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self._postmaster_pid() != pid:
-                return
+            if not process_alive(pid):
+                return pid
             time.sleep(0.05)
         raise ServiceUnavailable("Postgres", f"the embedded server (pid {pid}) did not stop within {timeout_s} s")
 

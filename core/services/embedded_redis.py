@@ -19,6 +19,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from core.errors import InvalidInput, NotFound, ServiceTimeout, ServiceUnavailable
+from core.services.leases import process_alive
 from core.services.private import prepare_data_dir, private_dir, running_pid, secret, socket_base
 
 Probe = Literal["up", "down", "refused", "hung", "loading"]
@@ -45,6 +46,7 @@ class EmbeddedRedis:
         self.password_file = self.data_dir / "redis.password"
         self.log = self.dir / "redis.log"
         self.aof = self.dir / "appendonly.aof"
+        self.started = False  # by this object: a command stops what it started (leases.py)
 
     @property
     def url(self) -> str:
@@ -87,6 +89,7 @@ class EmbeddedRedis:
                 if pid is not None:  # an older version's server without password, or one whose socket went
                     self._terminate(pid)
                 self._start()
+                self.started = True
         return self.url
 
     def pid(self) -> int | None:
@@ -167,16 +170,29 @@ class EmbeddedRedis:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 return
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                if running_pid(self.dir / "redis.pid", "redis-server") != pid:
-                    return
-                time.sleep(0.05)
+            if _exits(pid, timeout_s):
+                return
 
-    def stop(self) -> None:
+    def stop(self) -> int | None:
+        """Shut the server down cleanly: SHUTDOWN SAVE (the append-only file flushed, a snapshot beside
+        it), by signal when it does not take the command. The pid it had; None when none ran."""
         pid = self.pid()
-        if pid is not None:
-            self._terminate(pid)
+        if pid is None:
+            return None
+        if not (self.probe() == "up" and self._shutdown_save() and _exits(pid, 10.0)):
+            self._terminate(pid)  # hung, loading, without our password, or the snapshot failed
+        return pid
+
+    def _shutdown_save(self) -> bool:
+        client = redis.Redis(unix_socket_path=str(self.socket), password=secret(self.password_file),
+                             socket_timeout=60, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+        try:
+            client.shutdown(save=True)  # returns once the server closed the connection on its way out
+            return True
+        except (redis.exceptions.RedisError, OSError):
+            return False
+        finally:
+            client.close()
 
     def repair_aof(self) -> RedisRepair:
         """Back up the append-only file, then cut it at its first damaged command (`redis-check-aof
@@ -202,6 +218,16 @@ class EmbeddedRedis:
                                      f"{report or done.stderr.strip()}. The copy is at {backup}.")
         return RedisRepair(aof=str(self.aof), backup=str(backup), size_before=before,
                          size_after=self.aof.stat().st_size, report=report)
+
+
+def _exits(pid: int, timeout_s: float) -> bool:
+    """Whether the process is gone within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while process_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _quoted(value: str) -> str:

@@ -192,7 +192,7 @@ def test_the_readme_configuration_serves_the_tools(workbench, data_dir, instance
     if not Path(server["command"]).exists():
         pytest.skip("no .venv in the checkout")
     assert server["args"] == ["mcp"]
-    assert set(server["env"]) == {"DATA_DIR", "INSTANCE", "WORKBENCH_SECRETS_FILE"}
+    assert set(server["env"]) == {"INSTANCE", "WORKBENCH_SECRETS_FILE"}  # DATA_DIR: the per-user default
     env = {"DATA_DIR": str(data_dir), "INSTANCE": instance,
            "WORKBENCH_SECRETS_FILE": os.environ["WORKBENCH_SECRETS_FILE"]}
     params = StdioServerParameters(command=server["command"], args=server["args"], env=env, cwd=str(tmp_path))

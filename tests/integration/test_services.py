@@ -32,6 +32,8 @@ def test_a_second_process_reuses_the_running_servers(settings, workbench):
     assert out.returncode == 0, out.stderr
     status = json.loads(out.stdout)
     assert all(s["reachable"] for s in status["services"])
+    assert status["data_dir"] == str(settings.data_dir) and "settings_file" in status
+    assert EmbeddedRedis(settings.data_dir).probe() == "up"  # found running, so left running
     code = ("from core.runtime import Workbench; wb = Workbench(); print(wb.redis().get('shared-key'))")
     again = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=60)
     assert again.stdout.strip() == "from-tests"

@@ -25,6 +25,10 @@ def in_process_cli(settings, workbench: Workbench, monkeypatch: pytest.MonkeyPat
         return wb
 
     monkeypatch.setattr(core.runtime, "Workbench", shared)
+    # The servers' lifecycle stays the session's: a command here neither marks what it starts as its own
+    # nor stops anything at its exit (core/services/leases.py).
+    monkeypatch.setattr(workbench.services, "for_command", lambda: None)
+    monkeypatch.setattr(workbench.services, "release", list)
 
     def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
         runner = CliRunner()
