@@ -144,6 +144,11 @@ class ScoredMemory(BaseModel):
 
 FusionMethod = Literal["linear", "rrf"]
 ProfileName = labelled_id("profile name")
+# What a user message is (`core.formation.kinds`); stored as `message_kind` in the metadata of its row and
+# of the observations made from it. "acknowledgement" covers small talk too.
+MessageKind = Literal["statement", "question", "acknowledgement", "correction", "instruction"]
+MESSAGE_KINDS: tuple[MessageKind, ...] = ("statement", "question", "acknowledgement", "correction", "instruction")
+RETRIEVED_KINDS: tuple[MessageKind, ...] = ("statement", "correction", "instruction")
 
 
 class FusionProfile(BaseModel):
@@ -162,6 +167,13 @@ class FusionProfile(BaseModel):
     w_rec: float = Field(0.15, ge=0, le=1, allow_inf_nan=False)
     tau_s: float = Field(86400.0, gt=0, le=10 * 365 * 86400, allow_inf_nan=False)
     rrf_k: int = Field(60, ge=1, le=10_000)
+    retrieve_kinds: list[MessageKind] | None = Field(
+        list(RETRIEVED_KINDS), description="the kinds of user message retrieved as memories (statements and "
+                                           "corrections through their observations); questions and "
+                                           "acknowledgements stay in the transcript by default. None: every "
+                                           "memory as stored, whatever formation marked on it")
+    include_superseded: bool = Field(False, description="retrieve memories a correction superseded too "
+                                                        "(by default only current facts are)")
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> FusionProfile:
@@ -185,3 +197,5 @@ PRESET_PROFILES: dict[str, FusionProfile] = {
     )
 }
 DEFAULT_PROFILE = "balanced-default"
+# Every memory as stored, whatever formation marked on it: what the Memory explorer searches.
+AS_STORED = PRESET_PROFILES[DEFAULT_PROFILE].model_copy(update={"retrieve_kinds": None, "include_superseded": True})

@@ -143,7 +143,10 @@ class Deletion:
                     report.notes.append(f"chain {chain} had nothing else left and was removed")
                     self._remember(wb.index.records(instance, chains=[chain]))
                     report.index_rows += wb.index.delete_chain(instance, chain)
-                report.index_rows += wb.index.delete(instance, gone or [memory_id])
+                # The observations formed from a message (core.formation) go with it.
+                formed = row.metadata.get("observations", []) if row is not None else []
+                report.index_rows += wb.index.delete(instance, [*(gone or [memory_id]), *formed])
+                report.index_rows += wb.index.delete_derived(instance, gone or [memory_id])
             self.texts |= {t.thought for t in said if t.category in TEXT_CATEGORIES}
             report.thoughts = len(gone)
             report.feedback = int(had_feedback and bool(gone))

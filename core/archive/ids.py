@@ -41,6 +41,12 @@ class IdMap:
         """A memory-index row's id: a thought's row follows its thought; any other keeps its id."""
         return self.new_id(old) if kind in THOUGHT_KINDS else old
 
+    def row_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        """A memory-index row's metadata with the thought it was formed from (`source_thought`, set by
+        core.formation) renamed like the thought."""
+        source = metadata.get("source_thought")
+        return {**metadata, "source_thought": self.new_id(source)} if isinstance(source, str) else metadata
+
     def tool_result(self, value: Any) -> Any:
         """A recorded tool execution's params or result, its references to past tasks, its instance and
         its own id made those of the target."""

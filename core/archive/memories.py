@@ -54,7 +54,8 @@ def _record(row: dict[str, Any], ids: IdMap) -> MemoryRecord:
         created_at=row["created_at"], chain_id=row["chain_id"],
         event_time=EventTime(year=row["ev_year"], month=row["ev_month"], day=row["ev_day"],
                              hour=row["ev_hour"], weekday=row["ev_weekday"]),
-        tags=row["tags"], metadata=row["metadata"], context=MemoryContext(**(row["context"] or {})))
+        tags=row["tags"], metadata=ids.row_metadata(row["metadata"]),
+        context=MemoryContext(**(row["context"] or {})))
 
 
 def restore_memories(wb: Workbench, rows: Iterator[dict[str, Any]], ids: IdMap,

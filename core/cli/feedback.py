@@ -110,7 +110,8 @@ def sweep(ctx: WorkbenchContext) -> None:
     from core import usecases as uc
 
     swept = uc.sweep_instance(ctx.wb, uc.InstanceRequest())
-    click.echo(f"feedback: {swept.abandoned_marked} answers marked abandoned")
+    click.echo(f"feedback: {swept.abandoned_marked} answers marked abandoned, {swept.summarised} quiet "
+               "conversations summarised" + (f" ({swept.note})" if swept.note else ""))
 
 
 def json_summary(report: FeedbackReport) -> dict[str, Any]:

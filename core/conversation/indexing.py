@@ -2,7 +2,8 @@
 
 A turn's thoughts are queued in the outbox in the same transaction that stores them, so none can be
 missed: if Postgres is down they stay queued and are indexed by the next sync once it is back.
-Indexing is an idempotent upsert.
+Indexing is an idempotent upsert. Each user message is formed on the way (`core.formation`): its kind
+recorded, its statements added as observations, its corrections applied.
 
 One process drains the outbox at a time (a lock in Redis, shared by every process and replica): with
 concurrent turns, each sync would otherwise index every thought queued by the others too, and their
@@ -28,6 +29,8 @@ from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.conversation.keys import OUTBOX_LOCK, thought_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
+from core.formation.observations import Formation
+from core.formation.supersede import supersede
 
 log = logging.getLogger(__name__)
 KIND_OF = {CATEGORY_USER: "user", CATEGORY_ASSISTANT: "assistant"}
@@ -82,8 +85,10 @@ class IndexSync(BaseModel):
     error: str | None = None
 
 
-def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500) -> IndexSync:
-    """Index every queued thought, one process at a time (see the module docstring)."""
+def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
+               formation: Formation | None = None) -> IndexSync:
+    """Index every queued thought, one process at a time (see the module docstring), each user message
+    formed into its kind and observations (`core.formation`; by the rules unless `formation` says)."""
     token, deadline, pause = uuid.uuid4().hex, time.monotonic() + LOCK_WAIT_S, 0.001
     while not store.r.set(OUTBOX_LOCK, token, nx=True, px=LOCK_TTL_MS):
         if time.monotonic() > deadline:
@@ -92,7 +97,7 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500) -> 
         time.sleep(pause)
         pause = min(pause * 2, 0.008)
     try:
-        return _drain(store, index, batch)
+        return _drain(store, index, batch, formation or Formation(index))
     finally:
         try:
             store.r.eval(_RELEASE, 1, OUTBOX_LOCK, token)
@@ -100,7 +105,7 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500) -> 
             log.warning("memory index sync: could not release the outbox lock; it expires in 30 s")
 
 
-def _drain(store: ThoughtStore, index: MemoryIndex, batch: int) -> IndexSync:
+def _drain(store: ThoughtStore, index: MemoryIndex, batch: int, formation: Formation) -> IndexSync:
     indexed = 0
     try:
         while entries := store.outbox_peek(batch):
@@ -108,20 +113,24 @@ def _drain(store: ThoughtStore, index: MemoryIndex, batch: int) -> IndexSync:
             for e in entries:
                 item = json.loads(e)
                 grouped[(item["instance"], item["chain_id"])].append(item["id"])
-            records = []
+            records, threads = [], {}
             for (instance, chain), ids in grouped.items():
                 wanted = set(ids)
                 # The chain's recent thoughts give each new one its conversation context.
-                found = thought_records(store.chain_thoughts(instance, chain, last=CONTEXT_WINDOW), wanted)
+                thread = threads[(instance, chain)] = store.chain_thoughts(instance, chain, last=CONTEXT_WINDOW)
+                found = thought_records(thread, wanted)
                 records += found
                 # Thoughts older than the window (a long backlog) are indexed without context.
                 left = wanted - {r.id for r in found}
-                records += [thought_record(t, []) for t in store.get_many(instance, chain, left)
-                            if _searchable(t)]
+                older = store.get_many(instance, chain, left)
+                threads[(instance, chain)] = older + thread
+                records += [thought_record(t, []) for t in older if _searchable(t)]
+            records, corrections = formation.form(records, threads)
             index.add(records)
-            mark_memorized(store, records)
+            supersede(index, corrections)
+            mark_memorized(store, [r for r in records if r.kind in KIND_OF.values()])
             store.outbox_ack(entries)
-            indexed += len(records)
+            indexed += sum(r.kind in KIND_OF.values() for r in records)
             if len(entries) < batch:
                 break
     except (psycopg.Error, ServiceUnavailable) as e:

@@ -19,6 +19,8 @@ its chain go in one transaction even on a cluster.
     feedback:pending:<instance>           zset   answers with no follow-up yet (for the abandon sweep)
     index:outbox                          list   thoughts still to be written to the memory index
     index:outbox:lock                     string the process draining the outbox (expires after 30 s)
+    summaries:swept                       zset   instances, score = the last activity up to which the sweep
+                                                 summarised quiet chains (core.formation.summaries)
     workbench:demo:loaded                 string set once the demo data is loaded
     import:<instance>:<file sha-256>      hash   an import's checkpoint: format, file, total, done (records
                                                  stored), started_at, finished_at
@@ -37,6 +39,7 @@ from core.ids import validate_id
 INSTANCES = "instances"
 OUTBOX = "index:outbox"
 OUTBOX_LOCK = "index:outbox:lock"  # held by the one process draining the outbox
+SUMMARIES_SWEPT = "summaries:swept"  # per instance: quiet chains summarised up to this last activity
 DEMO_LOADED = "workbench:demo:loaded"
 
 

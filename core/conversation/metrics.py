@@ -45,6 +45,12 @@ class ContextItem(BaseModel):
     recency: float
     combined: float
     tokens: int
+    # The score without recency, which the relevance floor reads in a hybrid search (None: older turns).
+    relevance: float | None = None
+
+
+# Whether a turn's answer drew on memory: some reached the relevance floor, none did, or retrieval failed.
+MemoryOutcome = Literal["found", "none_matched", "unavailable"]
 
 
 class StageLatency(BaseModel):
@@ -73,6 +79,8 @@ class TurnMetrics(BaseModel):
     tags: list[str] = Field(default_factory=list)
     tokens: int | None = Field(None, description="the LLM's total token usage; None when extractive")
     context_items: int | None = Field(None, description="how many memories went into the prompt")
+    memory: MemoryOutcome | None = Field(None, description="whether memories were found for the answer "
+                                                           "(None: recorded before it was)")
     answer_id: str | None = Field(None, description="the assistant thought these metrics are about")
     latency: StageLatency | None = None
     # What was retrieved and the exact prompt, so the dashboard can show "why" for every answer.
@@ -91,7 +99,7 @@ class TurnMetrics(BaseModel):
     LINK_FIELDS: ClassVar[tuple[str, ...]] = ("answer_id",)
     # Stored as they are; every other field is stored as JSON.
     _TEXT_FIELDS: ClassVar[frozenset[str]] = frozenset({"model", "model_selected", "synthesis", "profile",
-                                                        "source", "key", "answer_id"})
+                                                        "source", "key", "answer_id", "memory"})
 
     @classmethod
     def summary_fields(cls, *, linked: bool = False) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.conversation.feedback import feedback_score
 from core.conversation.indexing import sync_index
-from core.conversation.metrics import ContextItem, Origin, StageLatency, TurnMetrics
+from core.conversation.metrics import ContextItem, MemoryOutcome, Origin, StageLatency, TurnMetrics
 from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
 from core.conversation.thoughts import (
     CATEGORY_ASSISTANT,
@@ -36,10 +36,14 @@ from core.conversation.thoughts import (
 )
 from core.conversation.tool_input import ChatMessage, ToolInputSchema, fit_history, format_query
 from core.errors import InvalidInput, ProviderError, ServiceUnavailable, WorkbenchError, outage
+from core.formation.run import turn_formation
+from core.formation.summaries import on_turn
 from core.ids import Id, validate_id
+from core.limits import MESSAGE_MAX_CHARS
 from core.llm import Completion, Message
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory, SomeText, Tags
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.retrieval.ranking import above_floor
 from core.retrieval.timeparse import has_time_keyword, parse_time_hint
 from core.tokens import count_tokens
 
@@ -65,7 +69,7 @@ class UiRememberParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    thought: SomeText = Field(min_length=1, max_length=100_000)
+    thought: SomeText = Field(min_length=1, max_length=MESSAGE_MAX_CHARS)
     thought_number: int | None = Field(
         None, ge=1, le=1_000_000,
         description="the turn's place in the chain; the store numbers turns in the order they are stored "
@@ -148,6 +152,9 @@ class UiRememberResult(BaseModel):
     synthesis: Literal["llm", "extractive"]
     profile: str
     context: list[ContextItem]
+    memory: MemoryOutcome = Field("found", description="whether memories went to synthesis: found, "
+                                                       "none_matched (none reached the relevance floor) or "
+                                                       "unavailable (retrieval failed)")
     context_dropped_by_token_cap: int = 0
     history_turns_dropped: int = 0
     prompt: list[Message]
@@ -162,7 +169,7 @@ class UiRememberResult(BaseModel):
         return TurnMetrics(model=self.model_used or "extractive", model_selected=self.model_selected,
                            synthesis=self.synthesis, profile=self.profile,
                            source=origin and origin.source, key=origin and origin.key, tags=self.tags,
-                           tokens=self.usage_total_tokens, context_items=len(self.context),
+                           tokens=self.usage_total_tokens, context_items=len(self.context), memory=self.memory,
                            answer_id=self.thought2_id, latency=self.latency, context=self.context,
                            prompt=self.prompt, notes=self.notes)
 
@@ -185,23 +192,20 @@ def fit_context(items: list[ScoredMemory], token_cap: int | None) -> tuple[list[
     return kept, len(items) - len(kept)
 
 
+NO_MEMORY_MATCHES = "no memory matches this question"
+
+
 def format_memories(items: list[ScoredMemory]) -> str:
     if not items:
-        return "(no related memories)"
+        return f"({NO_MEMORY_MATCHES})"
     return "\n".join(f"- [{m.memory.created_at:%Y-%m-%d %H:%M}] ({m.memory.kind}, relevance "
                      f"{m.score.combined:.2f}) {m.memory.content}" for m in items)
 
 
-# Offline, an answer quotes only memories with some evidence of relevance: recency alone is not.
-EXTRACTIVE_MIN_SEMANTIC = 0.3
-EXTRACTIVE_MIN_TEXT = 0.5
-
-
 def extractive_answer(items: list[ScoredMemory]) -> str:
-    items = [m for m in items
-             if m.score.semantic >= EXTRACTIVE_MIN_SEMANTIC or m.score.text >= EXTRACTIVE_MIN_TEXT]
+    """The memories that passed the relevance floor, quoted; none: says no memory matches."""
     if not items:
-        return ("Extractive answer (no LLM configured): nothing in memory relates to this yet. "
+        return (f"Extractive answer (no LLM configured): {NO_MEMORY_MATCHES}. "
                 "Your message is stored, so later turns can use it.")
     lines = [f"- {m.memory.created_at:%Y-%m-%d}: {m.memory.content}" for m in items[:3]]
     return "Extractive answer (no LLM configured) — the most relevant memories:\n" + "\n".join(lines)
@@ -250,6 +254,7 @@ class Remember:
         profile = self._profile(instance, params.profile, notes)
         since, until = self._time_window(params.temporal, now, notes)
         context: list[ScoredMemory] = []
+        memory: MemoryOutcome = "found"
         latency = StageLatency()
         try:
             found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(
@@ -260,7 +265,15 @@ class Remember:
             context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms
             notes += [left.note() for left in found.left_out]
         except (psycopg.Error, ServiceUnavailable) as e:
+            memory = "unavailable"
             notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
+        floor = wb.settings.relevance_floor
+        context, below = above_floor(context, floor, params.search_type)
+        if below:
+            notes.append(f"{below} retrieved memories below the relevance floor {floor:.2f} (RELEVANCE_FLOOR) "
+                         "left out")
+        if memory == "found" and not context:
+            memory = "none_matched"
         if params.filter_tags:
             notes.append(f"retrieval restricted to memories tagged {', '.join(params.tags)}")
         # The budget keeps the most relevant; only then does a chronological answer order them by time.
@@ -320,6 +333,7 @@ class Remember:
             usage_total_tokens=tokens, model_selected=model, instance=instance, chain_id=chain_id,
             request_id=request_id, answer=answer_text,
             synthesis=synthesis, profile=profile.name, context=[_context_item(m, now) for m in context],
+            memory=memory,
             context_dropped_by_token_cap=dropped, history_turns_dropped=history_dropped,
             tags=params.tags,
             prompt=prompt, latency=latency, notes=notes)
@@ -349,13 +363,21 @@ class Remember:
             result.notes.append("the previous answer's feedback is stored but could not be read back")
         latency.store_ms = (time.perf_counter() - t_store) * 1000
         t_index = time.perf_counter()
+        formation = turn_formation(wb)
         try:
-            sync_error = sync_index(store, wb.index).error
+            sync_error = sync_index(store, wb.index, formation=formation).error
         except (psycopg.Error, ServiceUnavailable, *REDIS_DOWN) as e:
             sync_error = str(e)
+        result.notes += formation.notes  # e.g. the LLM's reading failed and the rules read the message
         if sync_error:  # result.notes: the result holds its own copy of `notes` (pydantic copies lists)
             result.notes.append("indexing deferred: Postgres or Redis is unavailable; this turn is indexed "
                                 "when it is back")
+        try:  # what the turn leaves beside its thoughts: an important copy, an ended chain's summary
+            on_turn(wb, user, ended=not params.next_thought_needed)
+        except (psycopg.Error, ServiceUnavailable, ProviderError, *REDIS_DOWN) as e:  # the embedder's too
+            reason = e if isinstance(e, ProviderError) else outage(e, "Postgres or Redis")
+            result.notes.append(f"important mark or session summary deferred ({reason}); the sweep or "
+                                "`workbench formation run` makes it later")
         latency.index_ms = (time.perf_counter() - t_index) * 1000
         latency.total_ms = (time.perf_counter() - t_start) * 1000
         # Written last, so it records every stage but its own write.
@@ -425,4 +447,5 @@ def _context_item(m: ScoredMemory, now: datetime) -> ContextItem:
                        created_at=m.memory.created_at,
                        age_s=max(0.0, (now - m.memory.created_at).total_seconds()),
                        semantic=m.score.semantic, text=m.score.text, recency=m.score.recency,
+                       relevance=m.score.relevance,
                        combined=m.score.combined, tokens=count_tokens(m.memory.content))

@@ -151,6 +151,15 @@ class MemoryIndex:
             cur = conn.execute("DELETE FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, list(ids)))
             return cur.rowcount
 
+    def delete_derived(self, instance: str, ids: Sequence[str]) -> int:
+        """Delete the rows made from these memories (an observation or an important copy, whose
+        `metadata.source_thought` names one; a session summary, whose `metadata.source_ids` does), so
+        deleting a message leaves no copy of it behind, even one in other words."""
+        with self.pool.connection() as conn:
+            cur = conn.execute("DELETE FROM memory WHERE instance = %(i)s AND (metadata->>'source_thought' = "
+                               "ANY(%(ids)s) OR metadata->'source_ids' ?| %(ids)s)", {"i": instance, "ids": list(ids)})
+            return cur.rowcount
+
     def delete_chain(self, instance: str, chain_id: str) -> int:
         with self.pool.connection() as conn:
             cur = conn.execute("DELETE FROM memory WHERE instance = %s AND chain_id = %s", (instance, chain_id))

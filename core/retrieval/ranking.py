@@ -1,5 +1,6 @@
-"""The one ranking of a candidate pool: fusion → identical texts once → similarity threshold →
-near-duplicates to the end → top k (`rank_pool`, which also says which near-duplicates were left out).
+"""The one ranking of a candidate pool: the memories the profile retrieves → fusion → identical texts
+once → similarity threshold → near-duplicates to the end → top k (`rank_pool`, which also says which
+near-duplicates were left out).
 
 Chat (`ui_remember`), MemoryScope's retrieve, the Tune page's comparison and `evaluate` call `rank`; the
 optimiser runs the same passes vectorised over many queries (`core.tuning.optimise.kept_hits`) on the
@@ -20,7 +21,7 @@ from datetime import datetime
 import numpy as np
 from pydantic import BaseModel
 
-from core.models import FusionProfile, ScoredMemory
+from core.models import FusionProfile, MemoryRow, ScoredMemory
 from core.retrieval.fusion import Candidate, fuse
 
 Key = tuple[str, str]  # (instance, id)
@@ -221,16 +222,37 @@ def near_duplicate_matrix(pool: CandidatePool, threshold: float = NEAR_DUPLICATE
     return close
 
 
+def retrievable(memory: MemoryRow, profile: FusionProfile) -> bool:
+    """Whether `profile` retrieves a memory, by what formation recorded on it (`core.formation`): a user
+    message whose facts became observations is retrieved through them; a message (or observation) of a
+    kind outside `retrieve_kinds` (by default questions and acknowledgements) is not; a memory a
+    correction superseded is not, unless `include_superseded`. Memories without these marks (imported
+    memories, benchmark turns) always are, and every memory is when `retrieve_kinds` is None."""
+    meta = memory.metadata
+    if not meta or profile.retrieve_kinds is None:
+        return True
+    if meta.get("observations") or (meta.get("superseded_at") and not profile.include_superseded):
+        return False
+    kind = meta.get("message_kind")
+    return kind is None or kind in profile.retrieve_kinds
+
+
+def retrievable_pool(pool: CandidatePool, profile: FusionProfile) -> CandidatePool:
+    """The pool without the candidates `profile` does not retrieve (`retrievable`)."""
+    kept = [c for c in pool.candidates if retrievable(c.memory, profile)]
+    return pool if len(kept) == len(pool.candidates) else CandidatePool(kept, pool.vectors, pool.adjacent)
+
+
 def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,
               similarity_threshold: float = 0.0, distinct: bool = True,
               near_duplicate: float = NEAR_DUPLICATE) -> Ranking:
     """The top `top_k` of the pool for `profile`, with the near-duplicates that fell out:
 
-    fuse (`core.retrieval.fusion.fuse`, best first) → `distinct_contents` (when `distinct`) →
-    similarity (the query's own cosine) >= similarity_threshold → `drop_near_duplicates` (when
-    near_duplicate < 1: 1 keeps near-duplicates) → the first top_k.
+    the `retrievable` candidates → fuse (`core.retrieval.fusion.fuse`, best first) → `distinct_contents`
+    (when `distinct`) → similarity (the query's own cosine) >= similarity_threshold →
+    `drop_near_duplicates` (when near_duplicate < 1: 1 keeps near-duplicates) → the first top_k.
     """
-    scored = fuse(pool.candidates, profile, now)
+    scored = fuse(retrievable_pool(pool, profile).candidates, profile, now)
     if distinct:
         scored = distinct_contents(scored)
     scored = [s for s in scored if s.score.similarity >= similarity_threshold]
@@ -245,3 +267,15 @@ def rank(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: i
     """`rank_pool`'s results alone."""
     return rank_pool(pool, profile, now, top_k=top_k, similarity_threshold=similarity_threshold,
                      distinct=distinct, near_duplicate=near_duplicate).results
+
+
+def above_floor(items: list[ScoredMemory], floor: float, search_type: str = "hybrid"
+                ) -> tuple[list[ScoredMemory], int]:
+    """The memories whose relevance reaches the floor, and how many did not: a memory is handed to
+    synthesis for what it says, never for being recent. Relevance is the score without recency
+    (`ScoreParts.relevance`), or the one leg's score when only one ran (the other's part is 0)."""
+    def relevance(m: ScoredMemory) -> float:
+        return {"vector": m.score.semantic, "text": m.score.text}.get(search_type, m.score.relevance)
+
+    kept = [m for m in items if relevance(m) >= floor]
+    return kept, len(items) - len(kept)

@@ -37,7 +37,7 @@ _SPAN_PATTERNS = [
     rf"{_ORD}\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?",
     rf"(?:{_MONTHS})\.?\s+{_ORD}(?:,?\s+\d{{4}})?",
     rf"(?:{_MONTHS})\.?,?\s+\d{{4}}",
-    rf"(?:in|during|since|of|from|this|last|next)\s+(?:{_MONTHS})",
+    rf"(?:in|during|since|of|from|this|last|next)\s+(?:{_MONTHS})(?:\.?,?\s+\d{{4}})?",  # "in May 2024" whole
     r"(?:in|during|since|of|from)\s+(?:19|20)\d{2}",
     rf"{_NUM}\s+{_UNIT}\s+ago",
     r"(?:the\s+)?day\s+before\s+yesterday",

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from core.models import FusionProfile
 from core.retrieval.hybrid import SearchRequest, fetch_pool
-from core.retrieval.ranking import rank
+from core.retrieval.ranking import above_floor, rank
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -31,6 +31,7 @@ class RankedRow(BaseModel):
     recency: float
     combined: float
     change: str = ""  # against the other ranking: "=", "↑2", "↓1", "new"
+    below_floor: bool = False  # relevance under RELEVANCE_FLOOR: a chat turn leaves it out of its context
 
 
 class Comparison(BaseModel):
@@ -40,6 +41,7 @@ class Comparison(BaseModel):
     candidate: FusionProfile
     active_rows: list[RankedRow]
     candidate_rows: list[RankedRow]
+    relevance_floor: float = 0.0
 
 
 def rank_change(before: int | None, after: int) -> str:
@@ -54,7 +56,8 @@ def rank_change(before: int | None, after: int) -> str:
 def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionProfile,
                      candidate: FusionProfile, *,
                      pool_size: int | None = None, similarity_threshold: float = 0.0, rows: int = 10,
-                     kinds: list[str] | None = None, now: datetime | None = None) -> Comparison:
+                     kinds: list[str] | None = None, now: datetime | None = None,
+                     relevance_floor: float | None = None) -> Comparison:
     """The top `rows` of each profile's ranking; the candidate's rows carry their change of rank.
 
     By default the candidate pool is the one a chat turn asking for `rows` memories draws from
@@ -62,7 +65,10 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
 
     Each profile's whole ranking is computed (it is prefix-consistent, so its first `rows` are what a
     search for `rows` returns), so a change of rank is measured against the active profile's full order.
+    Rows below the relevance floor (default: the RELEVANCE_FLOOR setting) are marked `below_floor`: a
+    chat turn leaves them out of its context, so the rows not marked are exactly what it retrieves.
     """
+    floor = wb.settings.relevance_floor if relevance_floor is None else relevance_floor
     req = SearchRequest(query=query, instance=instance, top_k=rows, pool_size=pool_size, profile=candidate,
                         similarity_threshold=similarity_threshold, kinds=kinds)
     cands = fetch_pool(wb.pool(), wb.embedder, req)
@@ -75,13 +81,15 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
     before, after = ranking(active), ranking(candidate)
     position = {s.memory.id: i for i, s in enumerate(before, start=1)}
 
-    def row(i: int, s, change: str = "") -> RankedRow:
-        return RankedRow(rank=i, id=s.memory.id, kind=s.memory.kind, content=s.memory.content,
-                         semantic=s.score.semantic, text=s.score.text, recency=s.score.recency,
-                         combined=s.score.combined, change=change)
+    def rows_of(ranked: list, changes: bool) -> list[RankedRow]:
+        # Relevance is the profile's own blend of the legs, so each ranking is held to the floor apart.
+        passing = {s.memory.id for s in above_floor(ranked[:rows], floor)[0]}
+        return [RankedRow(rank=i, id=s.memory.id, kind=s.memory.kind, content=s.memory.content,
+                          semantic=s.score.semantic, text=s.score.text, recency=s.score.recency,
+                          combined=s.score.combined, below_floor=s.memory.id not in passing,
+                          change=rank_change(position.get(s.memory.id), i) if changes else "")
+                for i, s in enumerate(ranked[:rows], start=1)]
 
-    return Comparison(
-        query=query, candidates=len(cands), active=active, candidate=candidate,
-        active_rows=[row(i, s) for i, s in enumerate(before[:rows], start=1)],
-        candidate_rows=[row(i, s, rank_change(position.get(s.memory.id), i))
-                        for i, s in enumerate(after[:rows], start=1)])
+    return Comparison(query=query, candidates=len(cands), active=active, candidate=candidate,
+                      active_rows=rows_of(before, False), candidate_rows=rows_of(after, True),
+                      relevance_floor=floor)

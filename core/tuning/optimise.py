@@ -9,26 +9,31 @@ pool's near-duplicate matrix (`core.retrieval.ranking`). Every grid point then r
 once in numpy with exactly the formulas of `core.retrieval.fusion` (`fuse_scores`) and the same
 tie-break, and applies the identical-text and near-duplicate passes of `ranking.rank` to all queries at
 once (`kept_hits`), so a point's figure equals what `evaluate` reports for it.
+
+The best point is only a proposal: `core.tuning.verdict` compares it with the current profile query by
+query and recommends it only when it is better beyond noise. Among equal figures the point nearest the
+current profile's weights wins, so a tie never proposes a far-off corner of the simplex.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel
 
-from core.tuning.datasets import EvalDataset
-from core.tuning.evaluate import Progress, ensure_loaded, search_request
-from core.tuning.metrics import metric_from_hits, parse_metric
+from core.errors import InvalidInput
 from core.models import FusionProfile
-from core.retrieval.hybrid import fetch_pool
 from core.retrieval.fusion import clip01, normalise_max
-from core.retrieval.ranking import content_groups, near_duplicate_matrix
+from core.retrieval.hybrid import fetch_pool
+from core.retrieval.ranking import content_groups, near_duplicate_matrix, retrievable_pool
+from core.tuning.datasets import EvalDataset
+from core.tuning.evaluate import Progress, Stop, check_stop, each_query, ensure_loaded, search_request
+from core.tuning.metrics import metric_from_hits, parse_metric
+from core.tuning.verdict import Spread, paired_spread, verdict
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -80,10 +85,13 @@ class OptimiseReport(BaseModel):
     category: str | None
     best: FusionProfile
     best_value: float
-    baseline: FusionProfile | None = None
-    baseline_value: float | None = None
+    baseline: FusionProfile
+    baseline_value: float
+    spread: Spread  # per query, best − baseline
+    recommended: bool  # the best is better than the baseline beyond noise (`core.tuning.verdict`)
+    verdict: str  # the sentence every front end shows
     surface: list[SurfacePoint]
-    queries: int
+    queries: int  # what the figures rest on
     pool_size: int
     seconds: float
 
@@ -96,26 +104,22 @@ def weight_simplex(step: float = 0.05) -> list[tuple[float, float, float]]:
 
 
 def fetch_pools(wb: Workbench, dataset: EvalDataset, pool_size: int = 50,
-                progress: Progress | None = None) -> CandidatePools:
+                progress: Progress | None = None, stop: Stop | None = None) -> CandidatePools:
     """Both legs' candidates of every query, fetched once (loading the dataset first if needed), with
     each pool's content groups and near-duplicate pairs at the threshold `evaluate` searches with."""
-    ensure_loaded(wb, dataset, progress)
+    ensure_loaded(wb, dataset, progress, stop)
     queries = dataset.queries
     wb.embedder.embed_batch([q.query for q in queries])
     probe = FusionProfile()
 
     def one(q):
         req = search_request(q, dataset, probe, 1, pool_size)
-        pool = fetch_pool(wb.pool(), wb.embedder, req)
+        pool = retrievable_pool(fetch_pool(wb.pool(), wb.embedder, req), probe)  # as `rank` sees it
         return pool, np.nonzero(near_duplicate_matrix(pool, req.near_duplicate))  # pairs, row by row
 
-    with ThreadPoolExecutor(max_workers=4) as ex:
-        found, near = [], []
-        for i, (pool, pairs) in enumerate(ex.map(one, queries), start=1):
-            found.append(pool.candidates)
-            near.append(pairs)
-            if progress and (i % 25 == 0 or i == len(queries)):
-                progress(i, len(queries), "fetching candidate pools")
+    fetched = each_query(one, queries, "fetching candidate pools", progress, stop)
+    found = [pool.candidates for pool, _ in fetched]
+    near = [pairs for _, pairs in fetched]
     width = max((len(c) for c in found), default=0) or 1
     shape = (len(queries), width)
     arrays = {name: np.zeros(shape) for name in ("semantic", "text", "age_s", "vector_rank", "text_rank",
@@ -229,52 +233,84 @@ def kept_hits(pools: CandidatePools, scores: np.ndarray, depth: int) -> np.ndarr
     return hits
 
 
-def score_point(pools: CandidatePools, metric: str, mask: np.ndarray, **point) -> float:
-    """The mean of `metric` over the queries in `mask` for one profile (`point`: fuse_scores' arguments)."""
+def point_values(pools: CandidatePools, metric: str, **point) -> np.ndarray:
+    """`metric` of every query for one profile (`point`: fuse_scores' arguments)."""
     k = parse_metric(metric)[1]
     hits = kept_hits(pools, fuse_scores(pools, **point), k or pools.valid.shape[1])
-    values = metric_from_hits(hits, pools.n_relevant, metric)
+    return metric_from_hits(hits, pools.n_relevant, metric)
+
+
+def score_point(pools: CandidatePools, metric: str, mask: np.ndarray, **point) -> float:
+    """The mean of `metric` over the queries in `mask` for one profile (`point`: fuse_scores' arguments)."""
+    values = point_values(pools, metric, **point)
     return float(values[mask].mean()) if mask.any() else 0.0
 
 
-def optimise(pools: CandidatePools, metric: str = "recall@10", *, category: str | None = None,
+def profile_point(profile: FusionProfile) -> dict:
+    """A profile as `fuse_scores`' arguments."""
+    return {"method": profile.method, "w_sem": profile.w_sem, "w_text": profile.w_text, "w_rec": profile.w_rec,
+            "tau_s": profile.tau_s, "rrf_k": profile.rrf_k}
+
+
+def _distance(point: SurfacePoint, profile: FusionProfile) -> float:
+    """How far a grid point is from a profile: its weights' L1 distance, plus 3 for another method, plus a
+    hundredth of the log ratio of τ (or rrf k), which only breaks ties between equal weights."""
+    scale = abs(np.log(point.tau_s / profile.tau_s) if point.method == "linear" else
+                np.log(point.rrf_k / profile.rrf_k))
+    return (abs(point.w_sem - profile.w_sem) + abs(point.w_text - profile.w_text)
+            + abs(point.w_rec - profile.w_rec) + 3 * (point.method != profile.method) + scale / 100)
+
+
+def optimise(pools: CandidatePools, metric: str = "recall@10", *, baseline: FusionProfile,
+             category: str | None = None,
              methods: Sequence[str] = ("linear", "rrf"), taus: Sequence[float] = DEFAULT_TAUS,
              rrf_ks: Sequence[int] = DEFAULT_RRF_KS, step: float = 0.05,
-             baseline: FusionProfile | None = None,
              name: str = "tuned", pool_size: int = 50,
-             progress: Callable[[int, int, str], None] | None = None) -> OptimiseReport:
+             progress: Callable[[int, int, str], None] | None = None, stop: Stop | None = None
+             ) -> OptimiseReport:
     """Score every grid point on `metric` (mean over the queries, or over one category) and return the
-    best profile, the baseline's figure and the whole surface. Ties go to the earlier grid point."""
+    best profile, whether it beats `baseline` beyond noise, and the whole surface. Equal figures go to the
+    point nearest the baseline."""
     t0 = time.perf_counter()
     parse_metric(metric)
     mask = np.ones(len(pools.qids), dtype=bool) if category is None else \
         np.array([c == category for c in pools.categories])
+    if not mask.any():
+        raise InvalidInput(f"no query of category {category!r}; the set has "
+                           f"{', '.join(sorted(set(pools.categories)))}")
     grid = [(m, w, tau, k) for m in methods
             for tau, k in ([(t, 60) for t in taus] if m == "linear" else [(86400.0, k) for k in rrf_ks])
             for w in weight_simplex(step)]
     surface = []
     for i, (method, (ws, wt, wr), tau, k) in enumerate(grid, start=1):
+        if i % 20 == 1:
+            check_stop(stop, "scoring profiles", i - 1, len(grid))
         point = {"method": method, "w_sem": ws, "w_text": wt, "w_rec": wr, "tau_s": tau, "rrf_k": k}
         surface.append(SurfacePoint(**point, value=score_point(pools, metric, mask, **point)))
         if progress and (i % 20 == 0 or i == len(grid)):
             progress(i, len(grid), "scoring profiles")
-    top = max(surface, key=lambda p: p.value)
+    top = max(surface, key=lambda p: (p.value, -_distance(p, baseline)))
     best = FusionProfile(name=name, method=top.method, w_sem=top.w_sem, w_text=top.w_text, w_rec=top.w_rec,
                          tau_s=top.tau_s, rrf_k=top.rrf_k)
-    base_value = None
-    if baseline is not None:
-        base_value = score_point(pools, metric, mask, method=baseline.method, w_sem=baseline.w_sem,
-                                 w_text=baseline.w_text, w_rec=baseline.w_rec, tau_s=baseline.tau_s,
-                                 rrf_k=baseline.rrf_k)
+    best_values = point_values(pools, metric, **profile_point(best))[mask]
+    base_values = point_values(pools, metric, **profile_point(baseline))[mask]
+    spread = paired_spread(best_values, base_values)
+    base_value = float(base_values.mean())
     return OptimiseReport(metric=metric, category=category, best=best, best_value=top.value,
-                          baseline=baseline,
-                          baseline_value=base_value, surface=surface, queries=int(mask.sum()),
+                          baseline=baseline, baseline_value=base_value, spread=spread,
+                          recommended=spread.reliable,
+                          verdict=verdict(spread, metric, best, top.value, baseline, base_value, category),
+                          surface=surface, queries=int(mask.sum()),
                           pool_size=pool_size, seconds=time.perf_counter() - t0)
 
 
 def save_best(wb: Workbench, report: OptimiseReport, name: str, *, activate_for: str | None = None
               ) -> FusionProfile:
-    """Save the best profile under `name`; when an instance is given, make it that instance's active one."""
+    """Save the best profile under `name`; when an instance is given, make it that instance's active one.
+    Refused when the best is not recommended: saving it would put a profile that is no better than the
+    current one, as far as the labelled queries can tell, among the ones a user picks from."""
+    if not report.recommended:
+        raise InvalidInput(f"nothing to save: {report.verdict}")
     store = wb.profiles
     profile = store.save(report.best.model_copy(update={"name": FusionProfile(name=name).name}))
     if activate_for:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+import psycopg
 from pydantic import BaseModel
 
 from core.admin.upkeep import Upkeep, upkeep
@@ -14,6 +15,8 @@ from core.conversation.metrics import ContextItem, Origin, TurnMetrics
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord, \
     Thought
 from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
+from core.errors import ProviderError, ServiceUnavailable, outage
+from core.formation.summaries import summarise_quiet
 from core.ids import Id
 from core.usecases.base import InstanceRequest
 
@@ -41,12 +44,22 @@ def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | No
 class SweepResult(BaseModel):
     instance: str
     abandoned_marked: int
+    summarised: int = 0
+    note: str | None = None
 
 
 def sweep_instance(wb: Workbench, req: InstanceRequest) -> SweepResult:
-    """Mark the instance's answers with no follow-up for 600 s as abandoned."""
+    """Mark the instance's answers with no follow-up for 600 s as abandoned, and summarise the chains
+    that went quiet (left to a later sweep while Postgres is down)."""
     instance = req.instance_in(wb)
-    return SweepResult(instance=instance, abandoned_marked=wb.thoughts.sweep_abandoned(instance))
+    marked = wb.thoughts.sweep_abandoned(instance)
+    try:
+        summarised = summarise_quiet(wb, instance)
+    except (psycopg.Error, ServiceUnavailable, ProviderError) as e:  # ProviderError: the embedder's
+        reason = e if isinstance(e, ProviderError) else outage(e, "Postgres")
+        return SweepResult(instance=instance, abandoned_marked=marked,
+                           note=f"session summaries deferred to a later sweep: {reason}")
+    return SweepResult(instance=instance, abandoned_marked=marked, summarised=summarised)
 
 
 def sweep(wb: Workbench) -> Upkeep:

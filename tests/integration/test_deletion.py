@@ -62,8 +62,8 @@ def test_deleting_a_chain_leaves_nothing_and_is_never_retrieved_again(llm_wb, in
     ids = [x for t in (a, b) for x in (t.thought1_id, t.thought2_id, t.thought3_id)]
     # A write still queued for the index (as when Postgres was down at the time of the turn).
     wb.redis().rpush(OUTBOX, json.dumps({"instance": instance, "chain_id": "jam-chain", "id": a.thought1_id}))
-    before = residue(wb, instance, "jam-chain", ids)
-    assert before["feedback"] and before["keys"] and before["index_rows"] == 4 and before["outbox"]
+    before = residue(wb, instance, "jam-chain", ids)  # 6 rows: 2 messages, their observations, 2 answers
+    assert before["feedback"] and before["keys"] and before["index_rows"] == 6 and before["outbox"]
     assert any(k.startswith("request:") for k in before["keys"])
     hits = search_memory(wb, ExplorerSearch(query="marmalade", instance=instance, mode="text")).hits
     assert {h.chain_id for h in hits} == {"jam-chain", "other-chain"}
@@ -72,7 +72,7 @@ def test_deleting_a_chain_leaves_nothing_and_is_never_retrieved_again(llm_wb, in
     report = delete_chain(wb, instance, "jam-chain")
 
     counts = (report.thoughts, report.feedback, report.index_rows, report.outbox, report.requests)
-    assert counts == (6, 2, 4, 1, sum(k.startswith("request:") for k in before["keys"]))
+    assert counts == (6, 2, 6, 1, sum(k.startswith("request:") for k in before["keys"]))
     assert residue(wb, instance, "jam-chain", ids) == NOTHING
     sync_index(wb.thoughts, wb.index)  # a later sync has nothing of it to bring back
     assert residue(wb, instance, "jam-chain", ids) == NOTHING

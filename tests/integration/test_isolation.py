@@ -40,7 +40,9 @@ def test_another_instance_never_sees_the_memory(workbench, two_instances):
     leaked = {turn.thought1_id, turn.thought2_id}
     # Control: from its own instance the memory is found, so the searches below could find it.
     own = hybrid_search(workbench.pool(), workbench.embedder, SearchRequest(query=SECRET_TEXT, instance=a))
-    assert turn.thought1_id in {m.memory.id for m in own.results}
+    # The statement is retrieved as the observation made from it (core.formation).
+    assert turn.thought1_id in {m.memory.metadata.get("source_thought") for m in own.results}
+    leaked |= {m.memory.id for m in own.results}
     for search_type in ("hybrid", "vector", "text"):
         for filters in ({}, {"chain_id": "private"}, {"tags": ["hr"]}, {"kinds": ["user", "assistant"]},
                         {"exclude_ids": []}, {"top_k": 1000, "pool_size": 2000}):

@@ -117,7 +117,9 @@ def test_llm_failure_falls_back_to_extractive_with_a_note(llm_settings, fake_llm
 
 
 def test_history_truncation_and_token_cap_are_reported(workbench, instance):
-    small = Workbench(workbench.settings.model_copy(update={"chat_history_token_budget": 30}))
+    # No relevance floor: "and now?" relates to nothing, and the token cap is what is tested here.
+    small = Workbench(workbench.settings.model_copy(update={"chat_history_token_budget": 30,
+                                                            "relevance_floor": 0.0}))
     rm = Remember(small)
     for i in range(4):
         rm.run(UiRememberParams(thought=f"turn {i}: a longish message about the garden and the roses",

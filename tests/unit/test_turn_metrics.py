@@ -29,6 +29,10 @@ STORED = {
     "prompt": '[{"role": "system", "content": "Answer."}, {"role": "user", "content": "Which museum?"}]',
     "notes": '["retrieval restricted to x"]',
 }
+# What this version writes beside them: whether memories were found, and each context item's relevance
+# (the score the relevance floor reads; None for the item above, made before it was recorded).
+WRITTEN = {**STORED, "memory": "found",
+           "context": STORED["context"].replace('"tokens": 9}', '"tokens": 9, "relevance": null}')}
 THOUGHT_FIELDS = ("id", "instance", "chain_id", "thought", "timestamp", "category", "thought_number",
                   "total_thoughts", "next_thought_needed", "importance", "seq")
 CONTEXT = ContextItem(id="m-1", kind="fact", chain_id=None, content="Café “Orsay” is closed on Mondays",
@@ -65,11 +69,11 @@ def test_a_hash_in_the_stored_layout_reads_back_into_the_same_values():
 def test_the_turn_writes_the_stored_layout_byte_for_byte():
     r = result()
     metrics = r.metrics()
-    assert metrics == EXPECTED
+    assert metrics == EXPECTED.model_copy(update={"memory": "found"})
     thought = Thought(id="x-1", instance="demo", chain_id="trip", thought=metrics.thought_text(),
                       timestamp=datetime(2025, 5, 1, 12, 0, 20, tzinfo=UTC), category=CATEGORY_METRICS,
                       seq=6, tags=["travel"], extra=metrics.to_fields())
-    assert thought.to_hash() == STORED
+    assert thought.to_hash() == WRITTEN
     # The answer thought carries the fields that describe the turn, as it did.
     assert metrics.to_fields(TurnMetrics.ANSWER_FIELDS) == {"model": "llama3-8b-8192",
                                                             "model_selected": "llama3-8b-8192",

@@ -1,0 +1,246 @@
+"""Statements become `observation` memories (seed 001's type, MemoryScope's observation).
+
+Each user message is classified (`core.formation.kinds`, or the LLM with the same labels). A statement
+or a correction leaves one observation per fact: offline the statement's sentences (without small talk
+and questions), with an LLM the facts it extracts in plain words. An observation carries the speaker, the
+chain, the event time when one is stated ("next Friday" read against the message's time), the message's
+kind and its source thought (`source_thought`); the message's own row keeps its kind (`message_kind`) and
+the ids of its observations (`observations`), through which it is retrieved (`core.retrieval.ranking.
+retrievable`). Questions and acknowledgements stay in the transcript with their kind; the profile's
+`retrieve_kinds` decides what is retrieved.
+
+Observation ids derive from the thought's, so forming a message again rewrites the same rows; a
+supersession already recorded on them is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from core.conversation.metrics import TurnMetrics
+from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
+from core.errors import ProviderError
+from core.formation.kinds import classify, statement_sentences
+from core.index.memory_index import MemoryIndex
+from core.index.records import event_time_of
+from core.llm import LLM, Message
+from core.models import MESSAGE_KINDS, EventTime, MemoryContext, MemoryRecord, MessageKind
+from core.retrieval.timeparse import parse_time_hint
+
+OBSERVED = ("statement", "correction")  # the kinds whose facts become observations
+SUPERSESSION_KEYS = ("superseded_at", "superseded_by")
+JSON_RETRIES = 2
+MIN_TOLD_WORDS = 4  # a question's other sentences are kept as a fact from this many words ("Thanks!" is not)
+_CORRECTION_OPENER = re.compile(
+    r"^\W*(?:(?:no+|nope|nah|actually|sorry|oops|wait|hmm+|well|correction|not\s+quite|not\s+true|"
+    r"that's\s+(?:wrong|incorrect|not\s+right|not\s+correct)|scratch\s+that|let\s+me\s+correct\s+that|"
+    r"i\s+meant)\b[\s,.:;!—-]*)+", re.IGNORECASE)
+# A sentence about what is still to come: its bare dates are read forward ("on Friday" = the next one).
+_AHEAD = re.compile(r"\b(?:will|'ll|going\s+to|gonna|plan(?:ning|ned)?|next|tomorrow|upcoming|soon|"
+                    r"is\s+on|are\s+on|starts?|leaves?|arrives?|coming|due|booked|scheduled|"
+                    r"'m\s+\w+ing|am\s+\w+ing|are\s+\w+ing|'re\s+\w+ing)\b", re.IGNORECASE)
+_BEHIND = re.compile(r"\b(?:last|ago|yesterday|past|earlier|previous)\b", re.IGNORECASE)
+
+FORMATION_SYSTEM = (
+    "You read one message a user wrote to their assistant and decide what it leaves as memory. Reply with "
+    'one JSON object: {"kind": K, "facts": [F, ...]}. K is one of statement (a fact, preference, plan or '
+    "event), question, acknowledgement (thanks or small talk), correction (it corrects something said "
+    "before), instruction (a request to do something). For a statement or a correction, facts are the "
+    "facts it tells, each a short sentence in plain words that stands alone (name the subject; for a "
+    "correction, the corrected fact in full, using the earlier messages); otherwise facts is [].")
+
+
+def observation_id(instance: str, thought_id: str, n: int) -> str:
+    return f"obs-{hashlib.sha256(f'{instance}/{thought_id}'.encode()).hexdigest()[:20]}-{n}"
+
+
+def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
+    """The time a statement says its event happens, read against the moment it was said, and the words
+    that said it; the moment itself (and None) when it states none. Dates of a sentence about what is
+    still to come are read forward: "on Friday" in "I'm meeting Jonas on Friday" is the next Friday."""
+    hint = parse_time_hint(text, said_at)
+    if hint is None:
+        return event_time_of(said_at), None
+    start = hint.start
+    if _AHEAD.search(text) and hint.end <= said_at and not _BEHIND.search(hint.expression):
+        if re.fullmatch(r"(?:on\s+)?[a-z]+day", hint.expression.strip(), re.IGNORECASE):
+            start += timedelta(days=7)
+        elif not re.search(r"\d{4}", hint.expression):
+            start = _a_year_on(start)
+    parts = hint.parts
+    if parts.keys() & {"day", "weekday", "hour"}:
+        moment = EventTime(year=start.year, month=start.month, day=start.day, weekday=start.weekday(),
+                           hour=start.hour if "hour" in parts else -1)
+    elif "month" in parts:
+        moment = EventTime(year=start.year, month=start.month)
+    else:
+        moment = EventTime(year=start.year)
+    return moment, hint.expression
+
+
+def _a_year_on(moment: datetime) -> datetime:
+    try:
+        return moment.replace(year=moment.year + 1)
+    except ValueError:  # 29 February
+        return moment + timedelta(days=365)
+
+
+@dataclass
+class Formed:
+    """A user message read: its kind, its facts, and how they were read (`rules` or `llm`)."""
+
+    kind: MessageKind
+    facts: list[str]
+    by: str = "rules"
+    note: str | None = None
+
+
+def rules_formation(text: str) -> Formed:
+    """The rules' kind, and the statement's sentences as its one fact. A question that also tells
+    something ("I moved to Porto. Do you know it?") leaves its told part too."""
+    kind = classify(text)
+    if kind not in (*OBSERVED, "question"):
+        return Formed(kind, [])
+    fact = statement_sentences(text)
+    if kind == "question" and len(fact.split()) < MIN_TOLD_WORDS:
+        return Formed(kind, [])
+    if kind == "correction":
+        fact = _CORRECTION_OPENER.sub("", fact).strip() or fact
+        fact = fact[:1].upper() + fact[1:]
+    return Formed(kind, [fact] if fact else [])
+
+
+def llm_formation(llm: LLM, model: str, text: str, before: list[str]) -> Formed:
+    """The LLM's kind and facts for a message (JSON, retried twice), else the rules' with a note."""
+    earlier = "\n".join(f"- {m[:500]}" for m in reversed(before)) or "(none)"
+    messages = [Message(role="system", content=FORMATION_SYSTEM),
+                Message(role="user", content=f"Earlier messages, oldest first:\n{earlier}\n\nMessage: {text}")]
+    error = ""
+    for _ in range(1 + JSON_RETRIES):
+        try:
+            reply = llm.complete(messages, model=model, temperature=0.0, max_tokens=400, json_mode=True)
+        except ProviderError as e:
+            error = str(e)
+            break
+        try:
+            return _parse_reply(reply.text)
+        except ValueError as e:
+            error = str(e)
+            messages += [Message(role="assistant", content=reply.text[:2000]),
+                         Message(role="user", content=f"That was not the asked JSON ({error}). Reply with "
+                                                      'the JSON object only: {"kind": ..., "facts": [...]}.')]
+    formed = rules_formation(text)
+    formed.note = f"LLM formation failed ({error}); the rules read this message"
+    return formed
+
+
+def _parse_reply(text: str) -> Formed:
+    match = re.search(r"\{.*\}", text, re.DOTALL)
+    try:
+        loaded = json.loads(match.group(0)) if match else None
+    except ValueError:
+        loaded = None
+    if not isinstance(loaded, dict) or loaded.get("kind") not in MESSAGE_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(MESSAGE_KINDS)}")
+    facts = loaded.get("facts") or []
+    if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
+        raise ValueError("facts must be a list of strings")
+    kind = loaded["kind"]
+    return Formed(kind, [f.strip() for f in facts if f.strip()], by="llm")
+
+
+@dataclass
+class Correction:
+    """An observation made from a correction, waiting for the memory it supersedes to be chosen."""
+
+    observation: MemoryRecord
+    message: Thought
+    question: str | None  # the user's previous message, when it asked something
+    previous_context: list[str] = field(default_factory=list)  # the memories the previous answer used
+
+
+class Formation:
+    """Forms the user messages of a batch of rows being indexed (see the module docstring)."""
+
+    def __init__(self, index: MemoryIndex, llm: LLM | None = None, model: str | None = None):
+        self.index = index
+        self.llm = llm if llm is not None and llm.configured else None
+        self.model = model
+        self.notes: list[str] = []
+
+    def read(self, message: Thought, before: list[str]) -> Formed:
+        if self.llm is None or self.model is None:
+            return rules_formation(message.thought)
+        formed = llm_formation(self.llm, self.model, message.thought, before)
+        if formed.note:
+            self.notes.append(formed.note)
+        return formed
+
+    def form(self, records: list[MemoryRecord], threads: dict[tuple[str, str], list[Thought]]
+             ) -> tuple[list[MemoryRecord], list[Correction]]:
+        """The rows with each user message's kind and observations added, and the corrections among them."""
+        by_id = {(t.instance, t.id): t for thread in threads.values() for t in thread}
+        out: list[MemoryRecord] = []
+        corrections: list[Correction] = []
+        for record in records:
+            message = by_id.get((record.instance, record.id))
+            if record.kind != "user" or message is None or message.category != CATEGORY_USER:
+                out.append(record)
+                continue
+            formed = self.read(message, record.context.before)
+            observations = [self._observation(record, formed, fact, n) for n, fact in enumerate(formed.facts)]
+            meta = {**record.metadata, "message_kind": formed.kind, "formed_by": formed.by}
+            if observations:
+                meta["observations"] = [o.id for o in observations]
+            out.append(record.model_copy(update={"metadata": meta}))
+            out += observations
+            if formed.kind == "correction" and observations:
+                question, context = _previous_turn(threads.get((record.instance, record.chain_id), []), message)
+                corrections += [Correction(o, message, question, context) for o in observations]
+        return self._keep_supersessions(out), corrections
+
+    def _observation(self, record: MemoryRecord, formed: Formed, fact: str, n: int) -> MemoryRecord:
+        moment, said = event_time(fact, record.created_at)
+        told = "statement" if formed.kind == "question" else formed.kind  # the kind of the fact itself
+        meta = {"source_thought": record.id, "speaker": "user", "message_kind": told, "formed_by": formed.by}
+        if said:
+            meta["event_time_stated"] = said
+        return MemoryRecord(instance=record.instance, id=observation_id(record.instance, record.id, n),
+                            kind="observation", content=fact, created_at=record.created_at,
+                            chain_id=record.chain_id, event_time=moment, tags=record.tags, metadata=meta,
+                            context=MemoryContext(before=record.context.before))
+
+    def _keep_supersessions(self, records: list[MemoryRecord]) -> list[MemoryRecord]:
+        """Rewriting an observation keeps what a later correction recorded on it."""
+        by_key = {(r.instance, r.id): i for i, r in enumerate(records) if r.kind == "observation"}
+        for instance in {inst for inst, _ in by_key}:
+            ids = [i for inst, i in by_key if inst == instance]
+            if not self.index.partition_exists(instance):
+                continue
+            for row in self.index.get(instance, ids):
+                kept = {k: row.metadata[k] for k in SUPERSESSION_KEYS if k in row.metadata}
+                if kept:
+                    i = by_key[(instance, row.id)]
+                    records[i] = records[i].model_copy(update={"metadata": {**records[i].metadata, **kept}})
+        return records
+
+
+def _previous_turn(thread: list[Thought], message: Thought) -> tuple[str | None, list[str]]:
+    """The question before `message` in its chain (None when the user's previous message asked nothing),
+    and the ids of the memories the answer to it was given from (its metrics thought's context): a
+    correction right after an answer most likely corrects what that answer said."""
+    earlier = [t for t in thread if (t.seq, t.timestamp) < (message.seq, message.timestamp) and t.id != message.id]
+    previous = next((t.thought for t in reversed(earlier) if t.category == CATEGORY_USER), None)
+    question = previous if previous is not None and classify(previous) == "question" else None
+    context: list[str] = []
+    for t in reversed(earlier):
+        if t.category == CATEGORY_METRICS:
+            context = [c.id for c in TurnMetrics.from_fields(t.to_hash()).context]
+            break
+        if t.category == CATEGORY_USER:
+            break
+    return question, context

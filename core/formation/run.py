@@ -1,0 +1,82 @@
+"""Formation run again over a whole instance: after an import (imported chains are indexed in bulk,
+without formation), or once an LLM is configured (its reading replaces the rules').
+
+Each chain's user messages are read again, their rows rewritten with their kind and their observations
+(same ids: nothing doubles), observations a message no longer yields removed, and corrections applied
+again (choosing the same memory again changes nothing). Running it twice leaves the index as once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from core.conversation.indexing import mark_memorized, thought_records
+from core.conversation.keys import chains_key
+from core.conversation.thoughts import CATEGORY_USER
+from core.formation.observations import Formation
+from core.formation.supersede import supersede
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+
+class FormationCounts(BaseModel):
+    chains: int = 0
+    messages: int = 0
+    by_kind: dict[str, int] = {}
+    observations: int = 0
+    removed: int = 0
+    superseded: int = 0
+    notes: list[str] = []
+
+
+def formation_for(wb: Workbench) -> Formation:
+    """Formation by the LLM when one is configured, else by the rules."""
+    return Formation(wb.index, wb.llm, wb.settings.model_fast)
+
+
+def turn_formation(wb: Workbench) -> Formation:
+    """A turn's formation: by the rules, unless FORMATION_LLM asks for the LLM's reading too (one more
+    call per turn, made after the answer was given)."""
+    return formation_for(wb) if wb.settings.formation_llm else Formation(wb.index)
+
+
+def form_instance(wb: Workbench, instance: str, *, progress: Callable[[int, int], None] | None = None
+                  ) -> FormationCounts:
+    """Form every chain of the instance again (see the module docstring)."""
+    formation = formation_for(wb)
+    chains = list(wb.thoughts.r.zrange(chains_key(instance), 0, -1))
+    counts = FormationCounts(chains=len(chains))
+    for done, chain in enumerate(chains, start=1):
+        thread = wb.thoughts.chain_thoughts(instance, chain)
+        wanted = {t.id for t in thread if t.category == CATEGORY_USER}
+        if wanted:
+            records, corrections = formation.form(thought_records(thread, wanted), {(instance, chain): thread})
+            kept = [r.id for r in records if r.kind == "observation"]
+            counts.removed += _remove_stale(wb, instance, chain, kept)
+            wb.index.add(records)
+            mark_memorized(wb.thoughts, [r for r in records if r.kind == "user"])
+            counts.superseded += len(supersede(wb.index, corrections))
+            counts.messages += len(wanted)
+            counts.observations += len(kept)
+            for r in records:
+                if r.kind == "user":
+                    kind = r.metadata["message_kind"]
+                    counts.by_kind[kind] = counts.by_kind.get(kind, 0) + 1
+        if progress:
+            progress(done, len(chains))
+    counts.notes = sorted(set(formation.notes))
+    return counts
+
+
+def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str]) -> int:
+    """Observations of the chain's messages that their new reading no longer yields."""
+    if not wb.index.partition_exists(instance):
+        return 0
+    with wb.index.pool.connection() as conn:
+        return conn.execute(
+            "DELETE FROM memory WHERE instance = %s AND chain_id = %s AND kind = 'observation' "
+            "AND metadata ? 'source_thought' AND id <> ALL(%s)", (instance, chain, kept)).rowcount

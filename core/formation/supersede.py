@@ -1,0 +1,152 @@
+"""Corrections supersede: the memory a correction corrects is marked superseded (kept, with the time it
+stopped being true and what replaced it), and the correction's fact is the current one.
+
+Which memory a correction corrects, by rules: among the facts said in the chain before it and the
+memories its previous answer was given from (that answer is what a "No, it was Lyon" most often
+corrects), the one closest to what was being discussed (the correction, and the question before it
+when the user's previous message asked one):
+
+    score = cosine(correction + question, memory) + 0.5 · shared(correction, memory)
+            + 0.25 · shared(question, memory) + 0.15 if the previous answer used it
+            + 0.1 if it is the chain's latest fact        (shared: the share of the fewer words in common)
+
+the best above MIN_SCORE. On ten chains of two to three facts each
+(tests/integration/test_formation.py) it picks the corrected statement in 9 (the tenth, "Sorry, we
+have three cats now.", reads as a statement, not a correction). Retrieval leaves superseded memories out unless a profile asks for them
+(`FusionProfile.include_superseded`), so the current fact is the one found; the explorer shows a fact's
+history (`fact_history`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import numpy as np
+from psycopg.types.json import Jsonb
+
+from core.formation.observations import Correction
+from core.index.memory_index import MemoryIndex
+from core.index.records import ROW_COLUMNS, row_from_tuple
+from core.models import MemoryContext, MemoryRow
+
+MIN_SCORE = 0.45
+CANDIDATES = 30  # the chain's latest facts considered
+HISTORY_STEPS = 50  # a fact's history is followed this far each way
+FACT_KINDS = ["observation", "obs_customized", "insight", "conversation", "user"]
+M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))  # ROW_COLUMNS of the row `m`
+_STOP = frozenset({"a", "an", "the", "and", "or", "but", "so", "to", "of", "in", "on", "at", "for", "with",
+                    "by", "from", "about", "as", "is", "are", "was", "were", "be", "been", "it", "its",
+                    "it's", "this", "that", "these", "those", "i", "me", "my", "mine", "you", "your", "we",
+                    "our", "they", "their", "he", "she", "his", "her", "them", "not", "no", "yes", "do",
+                    "does", "did", "have", "has", "had", "will", "would", "can", "could", "should", "just",
+                    "very", "really", "also", "then", "than", "there", "here", "what", "when", "where",
+                    "who", "which", "how", "why", "actually", "sorry", "meant", "now"})
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
+
+
+def shared(a: set[str], b: set[str]) -> float:
+    """|a ∩ b| / min(|a|, |b|): 1 when one's words are all in the other."""
+    return len(a & b) / max(1, min(len(a), len(b)))
+
+
+def _candidates(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
+    """Facts of the correction's chain said before it, and the previous answer's memories, still current."""
+    o = c.observation
+    with index.pool.connection() as conn:
+        rows = conn.execute(
+            f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s AND (chain_id = %s OR id = ANY(%s)) "
+            "AND kind = ANY(%s) AND NOT metadata ? 'observations' AND created_at <= %s AND id <> %s "
+            # What this correction superseded already stays a candidate: forming it again is idempotent.
+            "AND (NOT metadata ? 'superseded_at' OR metadata->>'superseded_by' = %s) "
+            "ORDER BY created_at DESC, id LIMIT %s",
+            (o.instance, o.chain_id, c.previous_context, FACT_KINDS, o.created_at, o.id, o.id,
+             CANDIDATES + len(c.previous_context))).fetchall()
+    found = [row_from_tuple(r) for r in rows]
+    # A question, a thanks or a request is not a fact; nor is the correction's own message.
+    return [m for m in found if m.metadata.get("message_kind") in (None, "statement", "correction")
+            and m.metadata.get("source_thought") != c.message.id and m.id != c.message.id]
+
+
+def choose(index: MemoryIndex, c: Correction) -> tuple[MemoryRow, float] | None:
+    """The memory `c` corrects and its score, or None when none scores MIN_SCORE (see the module)."""
+    found = _candidates(index, c)
+    if not found:
+        return None
+    topic = " ".join(t for t in (c.message.thought, c.question) if t)
+    vectors = index.embedder.embed_batch([topic] + [m.content for m in found])
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    cosines = vectors[1:] @ vectors[0]
+    said, asked = words(c.message.thought), words(c.question or "")
+    latest = max(found, key=lambda m: (m.chain_id == c.observation.chain_id, m.created_at))
+    best, best_score = None, MIN_SCORE
+    for m, cosine in zip(found, cosines, strict=True):
+        theirs = words(m.content)
+        score = (float(cosine) + 0.5 * shared(said, theirs) + 0.25 * shared(asked, theirs)
+                 + (0.15 if m.id in c.previous_context else 0.0) + (0.1 if m is latest else 0.0))
+        if score > best_score:
+            best, best_score = m, score
+    return (best, best_score) if best is not None else None
+
+
+def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[str, str]]:
+    """Mark what each correction corrects (oldest correction first); returns (superseded, by) id pairs.
+    The correction's observation records what it superseded, and is found by its words too (its context
+    and, for the rules' fact, its text)."""
+    done = []
+    for c in sorted(corrections, key=lambda c: c.observation.created_at):
+        chosen = choose(index, c)
+        if chosen is None:
+            continue
+        target, _ = chosen
+        o = c.observation
+        mark = {"superseded_at": o.created_at.isoformat(), "superseded_by": o.id}
+        before = [target.content, *o.context.before][:3]
+        # The rules' fact is the correction's own words ("It was Lyon."): it says what it corrects, so it
+        # reads whole on its own. The LLM's fact already does.
+        content = o.content if o.metadata.get("formed_by") == "llm" else f"{o.content} (correcting: {target.content})"
+        with index.pool.connection() as conn, conn.transaction():
+            conn.execute("UPDATE memory SET metadata = metadata || %s WHERE instance = %s AND id = %s",
+                         (Jsonb(mark), o.instance, target.id))
+        index.add([o.model_copy(update={"content": content, "metadata": {**o.metadata, "supersedes": target.id},
+                                        "context": MemoryContext(before=before)})])
+        done.append((target.id, o.id))
+    return done
+
+
+def fact_history(index: MemoryIndex, instance: str, memory_id: str) -> list[MemoryRow]:
+    """The chain of supersessions through a memory, oldest first: what it replaced (`supersedes`, on the
+    newer row) and what replaced it (`superseded_by`, on the older), each step a primary-key lookup."""
+    with index.pool.connection() as conn:
+        rows = conn.execute(f"""
+WITH RECURSIVE back(id, depth) AS (
+    SELECT %(id)s::text, 0
+    UNION ALL SELECT m.metadata->>'supersedes', b.depth - 1 FROM back b
+    JOIN memory m ON m.instance = %(instance)s AND m.id = b.id
+    WHERE m.metadata ? 'supersedes' AND b.depth > -{HISTORY_STEPS}
+), fwd(id, depth) AS (
+    SELECT %(id)s::text, 0
+    UNION ALL SELECT m.metadata->>'superseded_by', f.depth + 1 FROM fwd f
+    JOIN memory m ON m.instance = %(instance)s AND m.id = f.id
+    WHERE m.metadata ? 'superseded_by' AND f.depth < {HISTORY_STEPS}
+), steps AS (SELECT id, depth FROM back UNION SELECT id, depth FROM fwd)
+SELECT {M_COLUMNS} FROM steps s JOIN memory m ON m.instance = %(instance)s AND m.id = s.id
+ORDER BY s.depth""", {"id": memory_id, "instance": instance}).fetchall()
+    return [row_from_tuple(r) for r in rows]
+
+
+def superseded_among(index: MemoryIndex, instance: str, ids: list[str]) -> list[MemoryRow]:
+    """Those of the memories `ids` that a correction has superseded since."""
+    with index.pool.connection() as conn:
+        rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s AND id = ANY(%s) "
+                            "AND metadata ? 'superseded_at'", (instance, ids)).fetchall()
+    return [row_from_tuple(r) for r in rows]
+
+
+def superseded_at(row: MemoryRow) -> datetime | None:
+    value = row.metadata.get("superseded_at")
+    return datetime.fromisoformat(value) if isinstance(value, str) else None

@@ -1,0 +1,83 @@
+"""Memory formation: re-running it over an instance, and the history of a fact (its supersessions)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from core.formation.run import FormationCounts, form_instance
+from core.formation.summaries import summarise_instance
+from core.formation.supersede import fact_history as _fact_history
+from core.formation.supersede import superseded_among, superseded_at
+from core.ids import Id
+from core.usecases.base import InstanceRequest, Progress
+
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
+
+class FormationRun(InstanceRequest):
+    """Form an instance's conversations again (`workbench formation run`)."""
+
+
+class FormationResult(FormationCounts):
+    instance: str
+    summaries: int = 0
+    formed_by: str  # "llm" or "rules"
+
+
+def formation_run(wb: Workbench, req: FormationRun, *, progress: Progress | None = None) -> FormationResult:
+    """Classify every user message again, rewrite its observations, apply its corrections, then summarise
+    the chains that ended or went quiet. Idempotent: a second run changes nothing."""
+    instance = req.instance_in(wb)
+    counts = form_instance(wb, instance, progress=progress and (lambda d, t: progress(d, t, "chains")))
+    summaries = summarise_instance(wb, instance, progress=progress and (lambda d, t: progress(d, t, "summaries")))
+    return FormationResult(instance=instance, summaries=summaries,
+                           formed_by="llm" if wb.llm.configured else "rules", **counts.model_dump())
+
+
+class FactHistoryRequest(InstanceRequest):
+    memory_id: Id
+
+
+class HistoryFact(BaseModel):
+    id: str
+    kind: str
+    content: str
+    chain_id: str | None
+    said_at: datetime
+    superseded_at: datetime | None = None
+    superseded_by: str | None = None
+
+
+class FactHistory(BaseModel):
+    instance: str
+    memory_id: str
+    facts: list[HistoryFact]  # oldest first; the last is the current fact
+
+
+def _fact(r) -> HistoryFact:
+    return HistoryFact(id=r.id, kind=r.kind, content=r.content, chain_id=r.chain_id, said_at=r.created_at,
+                       superseded_at=superseded_at(r), superseded_by=r.metadata.get("superseded_by"))
+
+
+def fact_history(wb: Workbench, req: FactHistoryRequest) -> FactHistory:
+    """The chain of supersessions a memory belongs to (just the memory when nothing corrected it)."""
+    instance = req.instance_in(wb)
+    rows = _fact_history(wb.index, instance, req.memory_id) if wb.index.partition_exists(instance) else []
+    return FactHistory(instance=instance, memory_id=req.memory_id, facts=[_fact(r) for r in rows])
+
+
+class SupersededRequest(InstanceRequest):
+    ids: list[Id] = Field(max_length=1000)
+
+
+def superseded_memories(wb: Workbench, req: SupersededRequest) -> list[HistoryFact]:
+    """Those of the given memories a correction has superseded since (the Chat page marks them under the
+    answers that used them)."""
+    instance = req.instance_in(wb)
+    if not req.ids or not wb.index.partition_exists(instance):
+        return []
+    return [_fact(r) for r in superseded_among(wb.index, instance, req.ids)]

@@ -1,0 +1,71 @@
+"""AppTest of formation on the pages: the Tune page's control of which message kinds the candidate
+profile retrieves (the rankings beside it show the effect), the explorer's history of a corrected fact,
+and the Chat page's mark on an answer whose memory a later correction superseded."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import streamlit as st
+
+from core import usecases as uc
+from tests.app.conftest import open_page
+from tests.support.clock import Clock
+
+
+def chat(workbench, instance, chain, *texts):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    out = []
+    for text in texts:
+        clock.advance(30)
+        out.append(uc.remember(workbench, uc.UiRememberParams(thought=text, chain_id=chain, instance=instance),
+                               clock=clock))
+    return out
+
+
+def test_the_tune_control_shows_what_retrieving_questions_changes(app_env, workbench, instance):
+    chat(workbench, instance, "c", "What should I pack for the Lisbon trip?", "The Lisbon trip is on 14 March.")
+    st.cache_data.clear()
+    at = open_page("pages/tune.py", instance=instance)
+    at.text_input(key="tune_query").set_value("Lisbon trip pack").run()
+    assert not at.exception, at.exception
+    active, candidate = (d.value for d in at.dataframe[:2])
+    assert "What should I pack for the Lisbon trip?" not in list(candidate["content"])
+    at.multiselect(key="formation_kinds").select("question").run()
+    active, candidate = (d.value for d in at.dataframe[:2])
+    assert "What should I pack for the Lisbon trip?" in list(candidate["content"])
+    assert "What should I pack for the Lisbon trip?" not in list(active["content"])
+
+
+def test_the_explorer_shows_a_fact_s_history(app_env, workbench, instance):
+    chat(workbench, instance, "conf", "My conference last spring was in Paris.", "Where was my conference?",
+         "No, it was Lyon.")
+    at = open_page("pages/explorer.py", instance=instance)
+    assert not at.exception, at.exception
+    history = next(b for b in at.button if b.label == "History")
+    history.click().run()
+    shown = [m.value for m in at.markdown if "*said " in m.value]  # the history's lines, oldest first
+    assert len(shown) == 2 and "was in Paris" in shown[0] and "It was Lyon" in shown[1]
+    assert "superseded" in shown[0] and "current" in shown[1]
+
+
+def test_the_chat_page_marks_a_memory_superseded_since(app_env, workbench, instance):
+    _, asked, _ = chat(workbench, instance, "conf", "My conference last spring was in Paris.",
+                       "Where was my conference?", "No, it was Lyon.")
+    assert asked.context[0].content == "My conference last spring was in Paris."
+    at = open_page("pages/chat.py", instance=instance)
+    at.selectbox(key="chat_chain_select").select("conf").run()
+    assert not at.exception, at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "superseded since by a correction" in captions and "My conference last spring" in captions
+
+
+def test_starting_from_a_saved_profile_loads_what_it_retrieves(app_env, workbench, instance):
+    uc.save_profile(workbench, uc.SaveProfile(profile=uc.FusionProfile(
+        name="asks-too", retrieve_kinds=["statement", "question"], include_superseded=True)))
+    at = open_page("pages/tune.py", instance=instance)
+    assert at.multiselect(key="formation_kinds").value == ["statement", "correction", "instruction"]
+    at.selectbox(key="tune_start").select("asks-too").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="formation_kinds").value == ["statement", "question"]
+    assert at.checkbox(key="formation_superseded").value is True

@@ -1,0 +1,209 @@
+"""Memory formation on the real servers: message kinds in the index, observations and their event times,
+what a profile retrieves, corrections that supersede, the LLM's reading, and `workbench formation run`."""
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core import usecases as uc
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
+from core.runtime import Workbench
+from tests.support.cli import in_process_cli
+from tests.support.clock import Clock
+
+TUESDAY = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
+
+
+def turn(wb, instance, chain, text, clock, **options):
+    clock.advance(30)
+    return uc.remember(wb, uc.UiRememberParams(thought=text, chain_id=chain, instance=instance, **options),
+                       clock=clock)
+
+
+def rows(wb, instance):
+    with wb.index.pool.connection() as conn:
+        found = conn.execute("SELECT id, kind, content, metadata, ev_year, ev_month, ev_day FROM memory "
+                             "WHERE instance = %s ORDER BY created_at, id", (instance,)).fetchall()
+    return [dict(zip(("id", "kind", "content", "metadata", "year", "month", "day"), r)) for r in found]
+
+
+def test_a_statement_becomes_an_observation_with_its_event_time(workbench, instance):
+    clock = Clock(TUESDAY)
+    r = turn(workbench, instance, "trip", "Hi! My flight to Lisbon leaves next Friday. Is that enough time?",
+             clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    user = found[r.thought1_id]
+    assert user["metadata"]["message_kind"] == "question"  # it asks; what it tells is kept all the same
+    (obs_id,) = user["metadata"]["observations"]
+    obs = found[obs_id]
+    assert obs["kind"] == "observation" and obs["content"] == "My flight to Lisbon leaves next Friday."
+    assert obs["metadata"].items() >= {"source_thought": r.thought1_id, "speaker": "user",
+                                       "message_kind": "statement", "event_time_stated": "next Friday"}.items()
+    assert (obs["year"], obs["month"], obs["day"]) == (2026, 11, 27)  # read against the message's time
+
+
+def test_questions_and_thanks_stay_in_the_transcript_but_are_not_retrieved(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    turn(workbench, instance, "c", "What should I pack for the Lisbon trip?", clock)
+    turn(workbench, instance, "c", "Thanks!", clock)
+    turn(workbench, instance, "c", "The Lisbon trip is on 14 March.", clock)
+    kinds = {row["content"]: row["metadata"].get("message_kind") for row in rows(workbench, instance)
+             if row["kind"] == "user"}
+    assert kinds == {"What should I pack for the Lisbon trip?": "question", "Thanks!": "acknowledgement",
+                     "The Lisbon trip is on 14 March.": "statement"}
+    r = turn(workbench, instance, "d", "When is the Lisbon trip?", clock)
+    assert [(c.kind, c.content) for c in r.context][:1] == [("observation", "The Lisbon trip is on 14 March.")]
+    assert all(c.kind != "user" for c in r.context)
+    # A profile that retrieves questions too finds the earlier one; the Tune page compares the two.
+    uc.save_profile(workbench, uc.SaveProfile(profile=uc.FusionProfile(
+        name="with-questions", retrieve_kinds=["statement", "question", "correction", "instruction"])))
+    wider = turn(workbench, instance, "d", "Lisbon trip pack", clock, profile="with-questions")
+    assert "What should I pack for the Lisbon trip?" in [c.content for c in wider.context]
+
+
+def test_a_correction_supersedes_the_fact_it_corrects(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    told = turn(workbench, instance, "work", "My dentist appointment is on Thursday at 3pm.", clock)
+    turn(workbench, instance, "work", "I also need to renew my passport.", clock)
+    corrected = turn(workbench, instance, "work", "Sorry, the dentist is at 4pm, not 3pm.", clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    old = found[found[told.thought1_id]["metadata"]["observations"][0]]
+    new_id = found[corrected.thought1_id]["metadata"]["observations"][0]
+    assert old["metadata"]["superseded_by"] == new_id
+    assert found[new_id]["metadata"]["supersedes"] == old["id"]
+    passport = next(r for r in found.values() if r["content"] == "I also need to renew my passport.")
+    assert "superseded_at" not in passport["metadata"]
+    r = turn(workbench, instance, "later", "When is the dentist?", clock)
+    contents = [c.content for c in r.context]
+    assert contents[0] == f"The dentist is at 4pm, not 3pm. (correcting: {old['content']})"
+    assert old["content"] not in contents
+    # Kept, and found by a profile that asks for superseded facts too.
+    uc.save_profile(workbench, uc.SaveProfile(profile=uc.FusionProfile(name="history", include_superseded=True)))
+    everything = turn(workbench, instance, "later", "When is the dentist?", clock, profile="history")
+    assert old["content"] in [c.content for c in everything.context]
+    history = uc.fact_history(workbench, uc.FactHistoryRequest(instance=instance, memory_id=old["id"]))
+    assert [f.id for f in history.facts] == [old["id"], new_id]
+    assert history.facts[0].superseded_at == corrected_time(workbench, instance, corrected.thought1_id)
+
+
+def corrected_time(wb, instance, thought_id):
+    return wb.index.get(instance, [thought_id])[0].created_at
+
+
+def store_chain(wb, instance, chain, texts, start):
+    """A chain stored without formation, as an import leaves it: thoughts in Redis, rows in the index."""
+    from core.conversation.imported import store_chains
+    from core.conversation.indexing import thought_records
+
+    thread = [Thought(id=f"{chain}-{i}", instance=instance, chain_id=chain, thought=text,
+                      timestamp=start + timedelta(minutes=i), seq=i + 1, thought_number=i // 2 + 1,
+                      category=CATEGORY_USER if i % 2 == 0 else CATEGORY_ASSISTANT)
+              for i, text in enumerate(texts)]
+    store_chains(wb.thoughts, instance, [(chain, thread)])
+    wb.index.add(thought_records(thread, {t.id for t in thread}))
+
+
+def test_formation_run_forms_an_imported_chain_once(workbench, instance):
+    store_chain(workbench, instance, "imp", ["We moved to Porto in September.", "Noted.",
+                                             "Where did we move?", "To Porto.",
+                                             "No, it was Braga, not Porto.", "Noted, Braga."],
+                datetime.now(UTC) - timedelta(days=3))
+    first = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert (first.messages, first.observations, first.superseded, first.formed_by) == (3, 2, 1, "rules")
+    assert first.by_kind == {"statement": 1, "question": 1, "correction": 1}
+    before = rows(workbench, instance)
+    again = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert (again.observations, again.removed, again.superseded) == (2, 0, 1)
+    assert rows(workbench, instance) == before  # idempotent: the same rows, marks and supersessions
+
+
+def test_the_llm_reads_the_message_and_the_rules_stand_in_when_it_fails(llm_settings, fake_llm, instance):
+    wb = Workbench(llm_settings.model_copy(update={"formation_llm": True}))
+    try:
+        fake_llm.reply("answer")
+        fake_llm.reply(json.dumps({"kind": "statement", "facts": ["The user's sister Ana is vegetarian.",
+                                                                  "Ana lives in Porto."]}))
+        r = uc.remember(wb, uc.UiRememberParams(thought="my sister ana doesn't eat meat, she's in porto",
+                                                chain_id="llm", instance=instance))
+        found = {row["id"]: row for row in rows(wb, instance)}
+        observations = [found[i] for i in found[r.thought1_id]["metadata"]["observations"]]
+        assert [o["content"] for o in observations] == ["The user's sister Ana is vegetarian.", "Ana lives in Porto."]
+        assert all(o["metadata"]["formed_by"] == "llm" for o in observations)
+        assert fake_llm.chat_requests[-1]["body"]["response_format"] == {"type": "json_object"}
+        # Not the asked JSON three times: the rules read the message.
+        fake_llm.reply("answer")
+        for _ in range(3):
+            fake_llm.reply("I think it is a statement")
+        r2 = uc.remember(wb, uc.UiRememberParams(thought="I work at Spotify.", chain_id="llm", instance=instance))
+        row = {x["id"]: x for x in rows(wb, instance)}[r2.thought1_id]
+        assert row["metadata"]["message_kind"] == "statement" and row["metadata"]["formed_by"] == "rules"
+        assert any("LLM formation failed" in n and "the rules read this message" in n for n in r2.notes)
+    finally:
+        wb.close()
+
+
+@pytest.fixture
+def cli(settings, workbench, monkeypatch):
+    return in_process_cli(settings, workbench, monkeypatch)
+
+
+def test_the_command_runs_with_a_progress_bar_and_refuses_a_bad_instance(cli, workbench, instance):
+    store_chain(workbench, instance, "cmd", ["I like my steak medium rare.", "Noted."],
+                datetime.now(UTC) - timedelta(days=1))
+    code, out, err = cli("formation", "run", "--instance", instance)
+    assert code == 0, err
+    result = json.loads(out)
+    assert (result["instance"], result["messages"], result["observations"]) == (instance, 1, 1)
+    assert "forming chains" in err
+    code, out, err = cli("formation", "run", "--instance", "bad id!")
+    assert code == 2 and err.count("\n") == 1 and "instance" in err
+
+
+def test_deleting_a_message_deletes_the_observations_formed_from_it(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    r = turn(workbench, instance, "gone", "My locker code is 4412.", clock)
+    (obs_id,) = {row["id"]: row for row in rows(workbench, instance)}[r.thought1_id]["metadata"]["observations"]
+    uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=r.thought1_id))
+    assert not {r.thought1_id, obs_id} & {row["id"] for row in rows(workbench, instance)}
+
+
+# (what was said before, the correction, the statement it corrects): corrections of the user's own
+# statements and of answers drawn from memory, in chains of several facts.
+CORRECTIONS = [
+    (["My sister Ana is vegetarian.", "I work as a nurse.", "We have two cats."],
+     "Sorry, we have three cats now.", "We have two cats."),
+    (["The plumber comes on Tuesday.", "My mum's birthday is on 12 June."],
+     "No, her birthday is on 21 June.", "My mum's birthday is on 12 June."),
+    (["I'm flying to Rome on the 3rd.", "The hotel is near the Pantheon.", "I booked a table at Roscioli."],
+     "Actually I'm flying on the 4th, not the 3rd.", "I'm flying to Rome on the 3rd."),
+    (["My manager is Priya.", "Our team has six people.", "The office is on the 5th floor."],
+     "Correction: the office is on the 6th floor.", "The office is on the 5th floor."),
+    (["My car is a silver Honda Civic.", "I drive to work on Mondays."],
+     "Not true anymore, I sold the Civic and drive a Toyota now.", "My car is a silver Honda Civic."),
+    (["The budget for the kitchen is 15k.", "We chose oak cabinets.", "The builder starts in May."],
+     "That's wrong, the budget is 18k.", "The budget for the kitchen is 15k."),
+    (["Leo is turning seven on Saturday.", "The party is at the park.", "We invited twelve kids."],
+     "Wait, no, we invited fifteen kids.", "We invited twelve kids."),
+    (["My locker code is 4412.", "The gym opens at 6."], "Nope, the code is 4421.", "My locker code is 4412."),
+    (["I'm allergic to penicillin.", "My blood type is O negative."],
+     "I mixed them up: it's amoxicillin I'm allergic to.", "I'm allergic to penicillin."),
+    (["The dentist is on Thursday at 3pm.", "I need to renew my passport.", "Jonas and I have lunch on Friday."],
+     "Hmm no, lunch with Jonas is on Saturday.", "Jonas and I have lunch on Friday."),
+]
+
+
+def test_a_correction_finds_what_it_corrects(workbench, instance):
+    """How often the rules pick the statement a correction corrects (printed), over ten chains."""
+    right = []
+    for n, (said, correction, corrected) in enumerate(CORRECTIONS):
+        clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+        for text in said:
+            turn(workbench, instance, f"fix{n}", text, clock)
+        turn(workbench, instance, f"fix{n}", correction, clock)
+        gone = [r["content"] for r in rows(workbench, instance)
+                if r["kind"] == "observation" and "superseded_at" in r["metadata"]
+                and r["metadata"]["source_thought"] and r["content"] in said]
+        right.append(gone == [corrected])
+    print(f"\ncorrections that superseded exactly the statement they correct: {sum(right)} of {len(right)}")
+    assert sum(right) >= 9, right

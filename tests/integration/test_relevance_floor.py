@@ -1,0 +1,100 @@
+"""Saying "nothing relevant": below the relevance floor no memory is handed to synthesis."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from core.config import load_settings
+from core.conversation.metrics import TurnMetrics
+from core.conversation.thoughts import CATEGORY_METRICS
+from core.conversation.turn import Remember, UiRememberParams, above_floor
+from core.errors import ConfigError
+from core.models import MemoryRow, ScoredMemory, ScoreParts
+from core.runtime import Workbench
+
+FACTS = ["My sister Ana is vegetarian", "Our dog Rex is scared of thunderstorms",
+         "I switched my team to Postgres last month"]
+
+
+def tell(wb, instance):
+    rm = Remember(wb)
+    for i, fact in enumerate(FACTS):
+        rm.run(UiRememberParams(thought=fact, chain_id=f"fact{i}"), instance=instance)
+    return rm
+
+
+def test_a_question_about_something_never_said_gets_no_memory(workbench, instance):
+    rm = tell(workbench, instance)
+    r = rm.run(UiRememberParams(thought="What is the capital of Mongolia?", chain_id="ask"), instance=instance)
+    assert r.memory == "none_matched" and r.context == []
+    assert "no memory matches this question" in r.answer
+    assert "(no memory matches this question)" in r.prompt[1].content  # what an LLM would have been given
+    assert any("below the relevance floor 0.43" in n for n in r.notes)
+    # The Chat page reads it back from the turn's metrics.
+    [metrics] = [t for t in workbench.thoughts.chain_thoughts(instance, "ask") if t.category == CATEGORY_METRICS]
+    assert TurnMetrics.from_fields(metrics.to_hash()).memory == "none_matched"
+
+    stated = rm.run(UiRememberParams(thought="What food does my sister eat?", chain_id="ask"), instance=instance)
+    assert stated.memory == "found" and stated.context[0].content == "My sister Ana is vegetarian"
+    assert "My sister Ana is vegetarian" in stated.answer
+    assert all(c.relevance >= workbench.settings.relevance_floor for c in stated.context)
+
+
+def test_the_llm_is_told_no_memory_matches(llm_settings, fake_llm, instance):
+    wb = Workbench(llm_settings)
+    try:
+        rm = tell(wb, instance)
+        fake_llm.reply("I have nothing in memory about that.")
+        r = rm.run(UiRememberParams(thought="Who won the 1998 World Cup?", chain_id="ask"), instance=instance)
+        assert r.memory == "none_matched" and r.synthesis == "llm"
+        sent = fake_llm.chat_requests[-1]["body"]["messages"]
+        assert "(no memory matches this question)" in sent[-1]["content"]
+        assert "no memory matches, say you have nothing in memory" in sent[0]["content"]
+    finally:
+        wb.close()
+
+
+def test_the_floor_reads_relevance_never_recency():
+    def scored(relevance, recency):
+        row = MemoryRow(instance="i", id=f"m{relevance}", kind="user", content="x", created_at=datetime.now(UTC))
+        return ScoredMemory(memory=row, score=ScoreParts(semantic=relevance, text=0, recency=recency,
+                                                         combined=0.6 * relevance + 0.15 * recency,
+                                                         similarity=relevance, relevance=relevance))
+
+    fresh_but_unrelated, old_but_relevant = scored(0.1, 1.0), scored(0.7, 0.0)
+    kept, below = above_floor([fresh_but_unrelated, old_but_relevant], 0.43)
+    assert kept == [old_but_relevant] and below == 1
+    assert above_floor([fresh_but_unrelated], 0.0) == ([fresh_but_unrelated], 0)
+
+
+def test_the_setting_is_validated(settings):
+    with pytest.raises(ConfigError, match="RELEVANCE_FLOOR"):
+        load_settings(data_dir=settings.data_dir, relevance_floor=1.5)
+
+
+def test_one_leg_alone_is_judged_by_its_own_score(workbench, instance):
+    rm = tell(workbench, instance)
+    r = rm.run(UiRememberParams(thought="What food does my sister eat?", chain_id="ask", search_type="vector"),
+               instance=instance)
+    assert r.memory == "found" and r.context[0].content == "My sister Ana is vegetarian"
+    assert all(c.text == 0 and c.semantic >= workbench.settings.relevance_floor for c in r.context)
+
+
+def test_the_calibration_benchmark_runs_end_to_end(data_dir, tmp_path):
+    """`benchmarks.abstention --small` on a tiny LoCoMo-shaped file: it writes its JSON (figures are not
+    asserted: benchmarks measure, tests do not time)."""
+    import json
+    import uuid
+
+    from benchmarks import abstention
+    from tests.integration.test_benchmarks_smoke import tiny_locomo
+
+    data, out = tmp_path / "tiny.json", tmp_path / "abstention.json"
+    tag = uuid.uuid4().hex[:8]
+    data.write_text(json.dumps([tiny_locomo(f"abst-a-{tag}"), tiny_locomo(f"abst-b-{tag}")]))
+    assert abstention.main(["--data", str(data), "--small", "--json", str(out), "--data-dir", str(data_dir)]) == 0
+    result = json.loads(out.read_text())
+    assert result["questions"] == {"cat1_4": 10, "cat5": 2, "off_topic": 10}
+    assert result["default_floor"] == load_settings(data_dir=data_dir).relevance_floor
+    assert result["no_floor"]["cat5_abstained"] == 0 and len(result["grid"]) == 81
+    assert abstention.main(["--data", str(tmp_path / "none.json")]) == 2

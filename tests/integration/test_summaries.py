@@ -1,0 +1,191 @@
+"""Seed 003's semantic indices: session summaries of ended and abandoned chains, and important items."""
+
+from datetime import UTC, datetime, timedelta
+
+from core import usecases as uc
+from core.admin.deletion import delete_memory
+from core.conversation.thoughts import CATEGORY_USER, Thought
+from core.conversation.turn import Remember, UiRememberParams
+from core.formation.important import derived_id, mark_important
+from core.formation.summaries import (
+    centrality,
+    extractive_summary,
+    summarise_instance,
+    summarise_quiet,
+)
+from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.runtime import Workbench
+from tests.support.clock import Clock
+
+TRIP = ["I'm flying to Lisbon next Friday for the architecture conference.",
+        "What should I pack for Lisbon?",
+        "My hotel in Lisbon is near the Alfama district. Thanks for the tips!"]
+
+
+def talk(wb, instance, chain, messages, *, clock=None, end=False):
+    rm = Remember(wb, clock=clock)
+    results = []
+    for i, text in enumerate(messages):
+        results.append(rm.run(UiRememberParams(thought=text, chain_id=chain,
+                                               next_thought_needed=not (end and i == len(messages) - 1)),
+                              instance=instance))
+        if clock:
+            clock.advance(30)
+    return results
+
+
+def summary_of(wb, instance, chain):
+    return next(iter(wb.index.get(instance, [derived_id("summary", chain)])), None)
+
+
+def search(wb, instance, query, kinds):
+    return hybrid_search(wb.pool(), wb.embedder, SearchRequest(query=query, instance=instance, kinds=kinds)).results
+
+
+def test_an_ended_chain_is_summarised_at_once_and_searchable(workbench, instance):
+    turns = talk(workbench, instance, "trip", TRIP, end=True)
+    summary = summary_of(workbench, instance, "trip")
+    assert summary is not None and summary.kind == "session_summary" and summary.chain_id == "trip"
+    # Offline: the user's statements, never the question or the thanks, in the order they were said.
+    assert summary.content == ("I'm flying to Lisbon next Friday for the architecture conference. "
+                               "My hotel in Lisbon is near the Alfama district.")
+    meta = summary.metadata
+    assert (meta["turns"], meta["method"], meta["reason"]) == (3, "extractive", "ended")
+    assert meta["source_ids"] == [turns[0].thought1_id, turns[2].thought1_id]
+    assert meta["started_at"] < meta["ended_at"]
+    found = search(workbench, instance, "Lisbon conference trip", ["session_summary"])
+    assert [m.memory.id for m in found] == [summary.id]
+
+
+def test_an_abandoned_chain_is_summarised_by_the_sweep_once(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    talk(workbench, instance, "garden", ["I planted tomatoes and basil in the back garden.",
+                                         "The basil needs watering every morning."], clock=clock)
+    assert summary_of(workbench, instance, "garden") is None  # not ended: only the sweep summarises it
+    swept = uc.sweep_instance(workbench, uc.InstanceRequest(instance=instance))
+    assert (swept.abandoned_marked, swept.summarised) == (1, 1)
+    summary = summary_of(workbench, instance, "garden")
+    assert summary.metadata["reason"] == "quiet" and "tomatoes" in summary.content
+    # Again, by the sweep or by the formation run: nothing new, still one summary for the chain.
+    assert uc.sweep_instance(workbench, uc.InstanceRequest(instance=instance)).summarised == 0
+    assert summarise_instance(workbench, instance) == 0
+    assert summarise_quiet(workbench, instance, limit=50) == 0
+    rows = search(workbench, instance, "garden tomatoes basil", ["session_summary"])
+    assert [m.memory.id for m in rows] == [summary.id]
+
+
+def test_a_chain_that_grew_is_summarised_again(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    talk(workbench, instance, "car", ["My car is a blue Volvo estate from 2015."], clock=clock)
+    assert summarise_instance(workbench, instance) == 1
+    clock.advance(3600)
+    talk(workbench, instance, "car", ["The Volvo goes in for its brake service on Tuesday."], clock=clock)
+    progress = []
+    assert summarise_instance(workbench, instance, progress=lambda done, total: progress.append((done, total))) == 1
+    assert progress == [(1, 1)]
+    summary = summary_of(workbench, instance, "car")
+    assert summary.metadata["turns"] == 2 and "brake service" in summary.content
+
+
+def test_a_chain_still_going_is_left_to_the_sweep(workbench, instance):
+    talk(workbench, instance, "live", ["I'm learning to play the cello this winter."])
+    assert summarise_instance(workbench, instance) == 0
+
+
+def test_the_important_tag_fills_the_important_index(workbench, instance):
+    rm = Remember(workbench)
+    tagged = rm.run(UiRememberParams(thought="My passport expires on 3 June 2027", chain_id="docs",
+                                     tags=["important", "travel"]), instance=instance)
+    rm.run(UiRememberParams(thought="My passport photo is from a booth at the station", chain_id="docs"),
+           instance=instance)
+    found = search(workbench, instance, "passport", ["important"])
+    assert [m.memory.content for m in found] == ["My passport expires on 3 June 2027"]
+    assert found[0].memory.metadata == {"source_thought": tagged.thought1_id, "reason": "tag", "importance": 0.5}
+    assert found[0].memory.id == derived_id("important", tagged.thought1_id)
+    delete_memory(workbench, instance, tagged.thought1_id)  # its copy goes with it
+    assert search(workbench, instance, "passport", ["important"]) == []
+
+
+def test_importance_above_the_setting_marks_a_thought(workbench, instance):
+    def thought(text, importance):
+        return Thought(id=f"t-{importance}", instance=instance, chain_id="imp", thought=text,
+                       timestamp=datetime.now(UTC), category=CATEGORY_USER, importance=importance)
+
+    assert workbench.settings.important_at == 0.8
+    assert mark_important(workbench, [thought("Mum's birthday is on 12 April", 0.9),
+                                      thought("It rained this afternoon", 0.5)]) == 1
+    [row] = search(workbench, instance, "birthday", ["important"])
+    assert row.memory.metadata["reason"] == "importance"
+
+
+def test_extractive_summary_ranks_sentences_by_centrality():
+    # The sentences sharing the chain's words are central; the aside is not.
+    scores = centrality(["the trip to Lisbon in May", "Lisbon in May is warm", "my cat likes boxes"])
+    assert scores[0] > scores[2] and scores[1] > scores[2]
+    assert centrality(["one sentence only"]) == [1.0]
+    only_questions = [Thought(id="q", instance="i", chain_id="c", thought="Where is Lisbon?",
+                              timestamp=datetime.now(UTC), category=CATEGORY_USER)]
+    assert extractive_summary(only_questions) is None
+
+
+def test_the_llm_summarises_and_picks_important_messages(workbench, llm_settings, fake_llm, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    turns = talk(workbench, instance, "trip", TRIP, clock=clock)
+    assert summarise_instance(workbench, instance) == 1  # offline first: extractive
+    wb = Workbench(llm_settings)
+    try:
+        fake_llm.reply("Sure! Here is the summary.")  # not the JSON asked: asked once more
+        fake_llm.reply('{"summary": "The user flies to Lisbon next Friday for a conference and stays near '
+                       'Alfama.", "important": [1, 7]}')
+        assert summarise_instance(wb, instance) == 1  # an LLM now configured: made again, by it
+        summary = summary_of(wb, instance, "trip")
+        assert summary.metadata["method"] == "llm" and summary.content.startswith("The user flies to Lisbon")
+        assert len(fake_llm.chat_requests) == 2
+        prompt = fake_llm.chat_requests[-1]["body"]["messages"][-1]["content"]
+        assert prompt.startswith(f"[1] user: {TRIP[0]}") and "assistant:" in prompt
+        found = search(wb, instance, "Lisbon", ["important"])
+        assert [(m.memory.metadata["source_thought"], m.memory.metadata["reason"]) for m in found] == \
+            [(turns[0].thought1_id, "llm")]  # 7 is no message: ignored
+        assert summarise_instance(wb, instance) == 0  # current: no call, no new summary
+        assert len(fake_llm.chat_requests) == 2
+    finally:
+        wb.close()
+
+
+def test_a_failed_llm_falls_back_to_the_extractive_summary(workbench, llm_settings, fake_llm, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    talk(workbench, instance, "trip", TRIP, clock=clock)
+    wb = Workbench(llm_settings)
+    try:
+        fake_llm.fail(500, times=3, retry_after_ms=1)
+        assert summarise_instance(wb, instance) == 1
+        assert summary_of(wb, instance, "trip").metadata["method"] == "extractive"
+    finally:
+        wb.close()
+
+
+def test_deleting_a_message_leaves_no_copy_in_the_summaries_or_important_index(workbench, instance):
+    said = "My locker code at the gym is 4417"
+    turns = talk(workbench, instance, "gym", [said, "I go climbing on Tuesdays and Thursdays."], end=True)
+    Remember(workbench).run(UiRememberParams(thought=said, chain_id="gym2", tags=["important"]), instance=instance)
+    assert "4417" in summary_of(workbench, instance, "gym").content
+    delete_memory(workbench, instance, turns[0].thought1_id)
+    assert summary_of(workbench, instance, "gym") is None  # made from it: gone with it, then made again
+    assert summarise_instance(workbench, instance) == 1
+    with workbench.pool().connection() as conn:
+        left = conn.execute("SELECT chain_id, kind FROM memory WHERE instance = %s AND content LIKE %s",
+                            (instance, "%4417%")).fetchall()
+    assert {chain for chain, _ in left} == {"gym2"}  # only where it was said again
+    assert ("gym2", "important") in left
+    assert "climbing" in summary_of(workbench, instance, "gym").content
+
+
+def test_the_memoryscope_pipeline_selects_the_summaries_index(workbench, instance):
+    from core.retrieval.memoryscope import ScopeParams, run_memoryscope
+
+    talk(workbench, instance, "trip", TRIP, end=True)
+    # Seed 001's type ratios name its four types; a session summary is given one to pass fuse_rerank.
+    params = ScopeParams.from_flat({"op.retrieve_memory_op.params.kinds": ["session_summary"],
+                                    "op.fuse_rerank_op.params.fuse_ratio_dict": {"session_summary": 1.0}})
+    r = run_memoryscope(workbench, "Lisbon conference", instance=instance, params=params)
+    assert [(m.memory.kind, m.memory.chain_id) for m in r.memories] == [("session_summary", "trip")]
