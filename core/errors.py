@@ -35,6 +35,12 @@ class NotFound(WorkbenchError, LookupError):
     code = "not_found"
 
 
+class Cancelled(WorkbenchError):
+    """A long run (an evaluation, the optimiser) was stopped by its caller before it finished."""
+
+    code = "cancelled"
+
+
 class Unauthenticated(WorkbenchError, PermissionError):
     """No API key, or one that is unknown or revoked."""
 

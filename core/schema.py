@@ -14,6 +14,7 @@ from psycopg_pool import ConnectionPool
 SCHEMA_MODULES = [
     "core.index.memory_index",
     "core.retrieval.profiles",
+    "core.tuning.labels",
     "core.past_tasks.store",
     "core.bank.db",
     "core.access.keys",

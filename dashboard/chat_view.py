@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
+from dashboard.formation_view import superseded_caption, superseded_in
 from dashboard.ui import as_plain_markdown, humanize_age
 
 
@@ -35,19 +36,43 @@ def feedback_caption(fb: uc.FeedbackRecord | None) -> str:
     return "awaiting the next turn for feedback"
 
 
+def memory_caption(metrics: uc.TurnMetrics | None) -> str:
+    """Whether the answer drew on memory: how many memories reached the relevance floor, or that none did."""
+    if metrics is None:
+        return ""
+    if metrics.memory == "unavailable":
+        return "memory unavailable: retrieval failed for this answer"
+    if metrics.memory == "none_matched" or (metrics.memory is None and not metrics.context_items):
+        return "no memory matches"
+    n = metrics.context_items or 0
+    return f"{n} {'memory' if n == 1 else 'memories'} found"
+
+
 def context_frame(context: list[uc.ContextItem], now: datetime) -> pd.DataFrame:
     rows = [{
-        "content": c.content, "kind": c.kind, "chain": c.chain_id or "",
+        "content": c.content, "id": c.id, "kind": c.kind, "chain": c.chain_id or "",
         "age": humanize_age((now - c.created_at).total_seconds()),
         "semantic": c.semantic, "text": c.text, "recency": c.recency, "combined": c.combined,
     } for c in context]
-    return pd.DataFrame(rows, columns=["content", "kind", "chain", "age", "semantic", "text", "recency",
+    return pd.DataFrame(rows, columns=["content", "id", "kind", "chain", "age", "semantic", "text", "recency",
                                        "combined"])
 
 
 PART_HELP = {"semantic": "cosine of the memory to the query expanded by its best keyword matches",
              "text": "keyword (BM25) match, relative to the best", "recency": "exp(−age / τ)",
              "combined": "what the fusion profile ranks by"}
+
+
+def context_columns() -> dict:
+    """Widths that fit the table in a chat message (about 850 px): sized to their text, the content
+    column pushed the scores past the right edge. The full text shows on hover."""
+    parts = {k: st.column_config.NumberColumn(k, format="%.2f", help=PART_HELP[k], width=width)
+             for k, width in (("semantic", 70), ("text", 48), ("recency", 62))}
+    return {"content": st.column_config.TextColumn(width=234), "id": st.column_config.TextColumn(width=100),
+            "kind": st.column_config.TextColumn(width=90), "chain": st.column_config.TextColumn(width=80),
+            "age": st.column_config.TextColumn(width=55), **parts,
+            "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
+                                                        help=PART_HELP["combined"], width=95)}
 
 
 def _ms(ms: float | None, digits: int) -> str:
@@ -69,11 +94,13 @@ def render_why(metrics: uc.TurnMetrics, *, expanded: bool = False) -> None:
             st.caption(f"ℹ️ {as_plain_markdown(note)}")  # notes quote user input (e.g. the time hint)
         if metrics.context:
             st.dataframe(context_frame(metrics.context, datetime.now(UTC)), hide_index=True, width="stretch",
-                         column_config={k: st.column_config.ProgressColumn(k, min_value=0.0, max_value=1.0,
-                                                                           format="%.3f", help=PART_HELP[k])
-                                        for k in ("semantic", "text", "recency", "combined")})
+                         column_config=context_columns())
+            st.caption("Their memory ids, best first (copy button on the right): for a labelled set, or to "
+                       "find one in the Memory explorer.")
+            st.code("\n".join(c.id for c in metrics.context), language=None)
         else:
-            st.caption("No memory was retrieved for this turn.")
+            st.caption("No memory reached the relevance floor for this turn: the answer says no memory matches."
+                       if metrics.memory == "none_matched" else "No memory was retrieved for this turn.")
         st.caption(f"Profile: {metrics.profile or '—'}")
         for message in metrics.prompt:
             st.markdown(f"**Prompt — {message.role}**")
@@ -92,6 +119,7 @@ def render_conversation(conversation: uc.Conversation,
     """The chain's messages; with `rate(answer_id, "up" | "down")`, thumbs under each answer."""
     answers = [m.thought.id for m in conversation.messages if m.role == "assistant"]
     last_answer = answers[-1] if answers else None
+    superseded = superseded_in(conversation)
     for m in conversation.messages:
         t = m.thought
         if m.role == "user":
@@ -102,7 +130,8 @@ def render_conversation(conversation: uc.Conversation,
         else:
             with st.chat_message("assistant"):
                 st.markdown(as_plain_markdown(t.thought))
-                captions = (feedback_caption(m.feedback), rating_caption(m.feedback))
+                captions = (memory_caption(m.metrics), superseded_caption(m.metrics, superseded),
+                            feedback_caption(m.feedback), rating_caption(m.feedback))
                 caption = " · ".join(c for c in captions if c)
                 if caption:
                     st.caption(caption)

@@ -7,19 +7,26 @@ from a memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pandas as pd
 import streamlit as st
+from pydantic import ValidationError
 
 from core import usecases as uc
+from dashboard.formation_view import render_fact_history
+from dashboard.labelling import mark_control, marks_caption, query_marks
 from dashboard.resources import get_workbench
-from dashboard.ui import as_plain_line, attempt, confirm, humanize_age
+from dashboard.ui import as_plain_line, attempt, confirm_in_dialog, humanize_age, plural, show_invalid
 
 KINDS = ["user", "assistant", "bank_entry", "bank_summary", "session_summary", "important", "federation",
          "conversation", "observation", "obs_customized", "insight", "turn"]
 MODES = {"Hybrid": "hybrid", "Semantic": "vector", "Full-text": "text"}
 VIEW_KEY = "xp_view"
+SEARCH_LABELS = {"query": "Search stored memory", "chain_id": "Chain id", "tags": "Tags", "kinds": "Kinds",
+                 "date_from": "From", "date_to": "To"}  # for a refused search, in the form's words
 def ago(moment: datetime) -> str:
     return humanize_age((datetime.now(UTC) - moment).total_seconds()) + " ago"
 
@@ -40,10 +47,13 @@ def ask_to_delete(target: str, ident: str, label: str, chain_id: str | None = No
 
 
 def render_confirmation(instance: str) -> None:
+    """The outcome of the last deletion, and the dialog of the one asked for (a dialog, so it is seen
+    however far down the page the Delete button was)."""
+    if done := st.session_state.pop("xp_done", None):
+        st.success(done, icon=":material/check_circle:")
+        st.toast(done, icon=":material/check_circle:")
     pending = st.session_state.get("xp_confirm")
     if not pending:
-        if done := st.session_state.pop("xp_done", None):
-            st.success(done, icon=":material/check_circle:")
         return
     what = {"chain": "the chain", "memory": "the memory", "bank": "the memory bank",
             "bank_clear": "every entry, summary and compression event of the memory bank"}[pending["target"]]
@@ -51,19 +61,19 @@ def render_confirmation(instance: str) -> None:
                "memory": "it from the thought store, its bank and the memory index",
                "bank": "its entries, summaries, compression events and index rows",
                "bank_clear": "the index rows too; the bank itself stays"}[pending["target"]]
-    answer = confirm(f"Delete {what} **{as_plain_line(pending['label'], 80)}**? This removes {effects}. "
-                     "It cannot be undone.", yes="Yes, delete", key="xp_confirm", icon=":material/delete:")
-    if answer is not None:
-        st.session_state.pop("xp_confirm", None)
-    if answer:
+
+    def delete() -> bool:
         report = attempt("delete", lambda: _delete(instance, pending))
-        if report is not None:
-            st.session_state["xp_done"] = report
-            if pending["target"] == "chain" and st.session_state.get("xp_chain") == pending["id"]:
-                st.session_state.pop("xp_chain", None)
-            st.rerun()
-    elif answer is False:
-        st.rerun()
+        if report is None:
+            return False
+        st.session_state["xp_done"] = report
+        if pending["target"] == "chain" and st.session_state.get("xp_chain") == pending["id"]:
+            st.session_state.pop("xp_chain", None)
+        return True
+
+    confirm_in_dialog("Delete?", f"Delete {what} **{as_plain_line(pending['label'], 80)}**? This removes "
+                      f"{effects}. It cannot be undone.", yes="Yes, delete", key="xp_confirm", on_yes=delete,
+                      on_close=lambda: st.session_state.pop("xp_confirm", None))
 
 
 def _delete(instance: str, pending: dict) -> str:
@@ -101,12 +111,13 @@ def _restore_search_inputs() -> None:
 def render_search(instance: str) -> None:
     _restore_search_inputs()
     with st.form("xp_search_form"):
-        query = st.text_input("Search stored memory", key="xp_q",
+        query = st.text_input("Search stored memory", key="xp_q", max_chars=uc.QUERY_MAX_CHARS,
                               placeholder="a word or a phrase, e.g. lisbon")
+        st.caption(uc.limit_caption("Searches", uc.QUERY_MAX_CHARS))
         c1, c2, c3 = st.columns([2, 3, 2])
         mode = c1.radio("Search", list(MODES), horizontal=True, key="xp_mode",
-                        help="Semantic = vector similarity; Full-text = Postgres text search; "
-                        "Hybrid = both, fused")
+                        help="Full-text: memories that contain words of the query. Semantic: memories "
+                             "close in meaning (vector similarity). Hybrid: either, ranked by both.")
         kinds = c2.multiselect("Kinds", KINDS, key="xp_kinds", placeholder="all kinds")
         chain = c3.text_input("Chain id", key="xp_chain_filter", placeholder="any chain")
         c4, c5, c6 = st.columns([2, 2, 2])
@@ -120,27 +131,58 @@ def render_search(instance: str) -> None:
             tags=[t.strip() for t in tags.split(",") if t.strip()], date_from=date_from, date_to=date_to)
     params = st.session_state.get("xp_search")
     if not params:
-        st.caption("Search finds thoughts, bank entries and summaries, and every other indexed memory of "
-                   "this instance (and shared ones).")
+        _render_recent(instance)
         return
     params = {**params, "instance": instance}
-    req = attempt("read the search", lambda: uc.ExplorerSearch(**params))
-    out = attempt("search", lambda: uc.memory_search(get_workbench(), req)) if req else None
+    try:
+        req = uc.ExplorerSearch(**params)
+    except ValidationError as e:
+        show_invalid(e, "search", SEARCH_LABELS)
+        return
+    out = attempt("search", lambda: uc.memory_search(get_workbench(), req))
     if out is None:
         return
     if not out.hits:
-        st.info("Nothing found. Try another word, the Semantic mode, or fewer filters.")
+        st.info("Nothing found. Try another word, another mode, or fewer filters.")
         return
-    matched = sum(1 for h in out.hits if h.text > 0)
-    verb = "contains" if matched == 1 else "contain"
-    st.caption(f"{len(out.hits)} hits for “{as_plain_line(req.query, 80)}” · {matched} {verb} its words, "
-               f"the others are only semantically close · {out.candidates} candidates · "
+    st.caption(f"{plural(len(out.hits), 'hit')} for “{as_plain_line(req.query, 80)}” · {_why_shown(req, out)} · "
                f"{out.search_ms:.0f} ms")
+    marks = query_marks(instance, req.query)
+    marks_caption(marks)
     for i, hit in enumerate(out.hits):
+        _render_hit(i, hit, lambda where, memory_id: mark_control(where, instance, req.query, memory_id, marks))
+
+
+def _why_shown(req, out) -> str:
+    """What each mode's hits have in common, in words true of every hit shown."""
+    left_out = f"; {plural(out.left_out, 'other result')} did not match" if out.left_out else ""
+    if req.mode == "text":
+        return f"each has words of the query, in its text or in the messages next to it{left_out}"
+    close = f"semantically close (cosine above {out.min_similarity:.2f})"
+    if req.mode == "vector":
+        return f"each is {close}{left_out}"
+    words = sum(1 for h in out.hits if h.text)
+    return f"with words of the query: {words}, only {close}: {len(out.hits) - words}{left_out}"
+
+
+def _render_recent(instance: str) -> None:
+    """Before any search: the newest memories, so the page shows what is stored."""
+    recent = attempt("list the newest memories", lambda: uc.recent(
+        get_workbench(), uc.RecentRequest(instance=instance, limit=10)))
+    if recent is None:
+        return
+    if not recent:
+        st.info("Nothing is stored in this instance yet. Chat on the Chat page, import a conversation, or "
+                "load the demo with `workbench demo load`.")
+        return
+    st.caption(f"The {plural(len(recent), 'newest memory', 'newest memories')} of this instance. Search to find "
+               "thoughts, bank entries, summaries and every other indexed memory (shared ones too).")
+    for i, hit in enumerate(recent):
         _render_hit(i, hit)
 
 
-def _render_hit(i: int, hit) -> None:
+def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None) -> None:
+    """One memory; with `mark(where, memory_id)`, its Relevant / Not relevant control beside its id."""
     with st.container(border=True):
         left, right = st.columns([6, 1])
         if hit.bank:
@@ -154,13 +196,25 @@ def _render_hit(i: int, hit) -> None:
         shared = f" · shared from {as_plain_line(hit.instance)}" if hit.shared else ""
         left.markdown(f"`{hit.kind}` · {origin} · {ago(hit.created_at)}{shared}")
         left.text(hit.content)
-        left.caption(f"score {hit.score:.3f} (semantic {hit.semantic:.2f}, text {hit.text:.2f})"
-                     + (f" · tags: {as_plain_line(', '.join(hit.tags))}" if hit.tags else ""))
+        parts = ([f"score {hit.score:.3f} (semantic {hit.semantic:.2f}, text {hit.text:.2f})"]
+                 if hit.score is not None else [])
+        parts += [f"tags: {as_plain_line(', '.join(hit.tags))}"] if hit.tags else []
+        if parts:
+            left.caption(" · ".join(parts))
+        ident, marks = left.columns([3, 2], vertical_alignment="center")
+        ident.code(hit.id, language=None)  # its copy button: the id for a labelled set or a command
+        if mark is not None:
+            mark(marks, hit.id)
         if hit.chain_id and not hit.bank:
             right.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id,))
         if not hit.shared:  # a shared item belongs to the shared instance: delete it from there
             right.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
                          args=("memory", hit.id, hit.content[:60]))
+        if hit.kind == "observation":  # a fact a correction may have replaced, or that replaced another
+            right.button("History", key=f"xp_hit_hist_{i}", on_click=st.session_state.__setitem__,
+                         args=("xp_history", hit.id), help="the corrections through this fact")
+        if st.session_state.get("xp_history") == hit.id:
+            render_fact_history(hit.instance, hit.id)
 
 
 # -- chains ------------------------------------------------------------------------------------------
@@ -204,8 +258,9 @@ def _render_chain(instance: str, chain_id: str) -> None:
         return
     with st.container(border=True):
         st.subheader(as_plain_line(detail.title or chain_id, 100))
-        st.caption(f"chain {as_plain_line(chain_id)} · {len(detail.thoughts)} thoughts · {detail.indexed} "
-                   "rows in the memory index")
+        turns = sum(1 for t in detail.thoughts if t.category == uc.CATEGORY_USER)
+        st.caption(f"chain {as_plain_line(chain_id)} · {plural(turns, 'turn')} · "
+                   f"{plural(detail.indexed, 'row')} in the memory index")
         b1, b2, b3, _ = st.columns([1, 1, 1, 3])
         export = uc.chain_export(wb, uc.ChainRef(instance=instance, chain_id=chain_id))
         b1.download_button("Export JSON", data=export.document,

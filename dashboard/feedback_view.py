@@ -25,6 +25,21 @@ def _delta(cur: float | None, prev: float | None, fmt: Callable[[float], str]) -
     return fmt(cur - prev)
 
 
+NO_EARLIER_DATA = "no earlier data"
+BOTH = (f"An answer whose follow-up came {int(uc.ABANDON_AFTER_S // 60)} minutes or more later is both continued "
+        "and abandoned, so the continue and abandon rates can add up to more than 100%.")
+
+
+def _metrics(tiles: list[tuple], columns: int, prev: uc.FeedbackSummary, period: str) -> None:
+    """One bordered tile each; the change is "no earlier data" when the previous period had no answers
+    (a change against nothing would read as if everything were new)."""
+    empty = prev.answers == 0
+    for col, (label, value, delta, color, help_text) in zip(st.columns(columns), tiles, strict=False):
+        col.metric(label, value, NO_EARLIER_DATA if empty else delta, delta_color="off" if empty else color,
+                   delta_arrow="off" if empty else "auto", help=f"{help_text} Change: against {period}.",
+                   border=True)
+
+
 def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str) -> None:
     """Six tiles; each delta is the change against the previous period of the same length."""
     pp = lambda d: f"{100 * d:+.1f} pp"  # noqa: E731  (percentage points)
@@ -39,10 +54,10 @@ def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str)
          f"{cur.pending} awaiting a follow-up."),
         ("Continue rate", _pct(cur.continue_rate), _delta(cur.continue_rate, prev.continue_rate, pp), "normal",
          f"Share of all answers, ended ones included, the user followed up in the same conversation. "
-         f"Without ended answers: {_pct(cur.continue_rate_excl_ended)}."),
+         f"Without ended answers: {_pct(cur.continue_rate_excl_ended)}. {BOTH}"),
         ("Abandon rate", _pct(cur.abandon_rate), _delta(cur.abandon_rate, prev.abandon_rate, pp), "inverse",
          f"Share of all answers, ended ones included, whose next turn came 10 minutes or more later, or never. "
-         f"Without ended answers: {_pct(cur.abandon_rate_excl_ended)}."),
+         f"Without ended answers: {_pct(cur.abandon_rate_excl_ended)}. {BOTH}"),
         ("Correction rate", _pct(cur.correction_rate), _delta(cur.correction_rate, prev.correction_rate, pp),
          "inverse", f"Share of all answers, ended ones included, whose follow-up read as a correction "
          f"(actually, wrong, no, …). Without ended answers: {_pct(cur.correction_rate_excl_ended)}."),
@@ -51,13 +66,12 @@ def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str)
          "Median seconds between an answer and the user's next turn (p75 "
          f"{cur.time_to_next_s['p75'] or 0:.0f} s, p90 {cur.time_to_next_s['p90'] or 0:.0f} s)."),
     ]
-    for col, (label, value, delta, color, help_text) in zip(st.columns(len(tiles)), tiles, strict=True):
-        col.metric(label, value, delta, delta_color=color, help=f"{help_text} Change: against {period}.",
-                   border=True)
+    _metrics(tiles, len(tiles), prev, period)
     st.caption(f"Rates are over all {cur.answers:,} answers, {cur.final:,} of them ended (given with "
                "next_thought_needed = false: no follow-up was expected, so they are never abandoned). Without "
                f"the ended answers: continue {_pct(cur.continue_rate_excl_ended)}, abandon "
-               f"{_pct(cur.abandon_rate_excl_ended)}, correction {_pct(cur.correction_rate_excl_ended)}.")
+               f"{_pct(cur.abandon_rate_excl_ended)}, correction {_pct(cur.correction_rate_excl_ended)}. "
+               + BOTH)
 
 
 def render_rating_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str) -> None:
@@ -82,9 +96,7 @@ def render_rating_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, perio
          f"{cur.rated} of {cur.answers} answers have an explicit rating."),
     ]
     st.caption("Explicit ratings: what users said of an answer with a thumb, beside what they did next.")
-    for col, (label, value, delta, color, help_text) in zip(st.columns(6), tiles, strict=False):
-        col.metric(label, value, delta, delta_color=color, help=f"{help_text} Change: against {period}.",
-                   border=True)
+    _metrics(tiles, 6, prev, period)
 
 
 def render_transcript(t: uc.Transcript, model_label: Callable[[str], str]) -> None:

@@ -16,7 +16,9 @@ def _statuses() -> list[uc.ServiceStatus]:
 
 @st.cache_data(ttl=30, show_spinner=False)
 def _instances(default: str) -> list[str]:
-    return sorted({*uc.instance_names(get_workbench()), default})
+    """The instances a user works on: not those an evaluation made (the explorer lists those)."""
+    names = {n for n in uc.instance_names(get_workbench()) if not uc.is_evaluation_instance(n)}
+    return sorted({*names, default})
 
 
 def render_sidebar() -> None:

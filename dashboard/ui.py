@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import streamlit as st
+from pydantic import ValidationError
 
 from core.errors import describe
 
@@ -23,6 +24,16 @@ def show_error(exc: BaseException, doing: str) -> None:
     st.error(f"**Could not {doing}.** {info.message}{advice}", icon="⚠️")
 
 
+def show_invalid(exc: ValidationError, doing: str, labels: dict[str, str]) -> None:
+    """A refused input in the page's own words: each field by the label a person sees beside it."""
+    parts = []
+    for err in exc.errors(include_input=False, include_url=False):
+        field = str(err["loc"][0]) if err["loc"] else ""
+        msg = err["msg"].removeprefix("Value error, ").replace("String should", "It should")
+        parts.append(f"{labels.get(field, field.replace('_', ' ').capitalize() or 'Input')}: {msg}.")
+    st.error(f"**Could not {doing}.** " + " ".join(parts), icon="⚠️")
+
+
 def attempt(doing: str, fn: Callable[[], T]) -> T | None:
     """Run `fn`; on failure show the error and return None."""
     try:
@@ -30,6 +41,11 @@ def attempt(doing: str, fn: Callable[[], T]) -> T | None:
     except Exception as e:  # every failure becomes a message on the page
         show_error(e, doing)
         return None
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """"1 turn", "5 turns" (`nouns` for an irregular plural)."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"
 
 
 def humanize_age(seconds: float) -> str:
@@ -65,6 +81,26 @@ def as_plain_line(text: object, limit: int | None = None) -> str:
     if limit and len(line) > limit:
         line = line[: limit - 1] + "…"
     return _escape_markdown(line)
+
+
+def confirm_in_dialog(title: str, message: str, *, yes: str, key: str, on_yes: Callable[[], bool],
+                      on_close: Callable[[], None]) -> None:
+    """Open a modal dialog asking to confirm `message`: seen wherever the page is scrolled. `on_yes` runs
+    on `yes` and says whether it succeeded (if not, the dialog stays open with its error); `on_close`
+    runs on success, Cancel or dismissing the dialog (clear the pending request there)."""
+
+    @st.dialog(title, on_dismiss=lambda: on_close())
+    def ask() -> None:
+        st.warning(message, icon=":material/delete:")
+        left, right = st.columns(2)
+        if left.button(yes, type="primary", key=f"{key}_yes", width="stretch") and on_yes():
+            on_close()
+            st.rerun()
+        if right.button("Cancel", key=f"{key}_no", width="stretch"):
+            on_close()
+            st.rerun()
+
+    ask()
 
 
 def confirm(message: str, *, yes: str, key: str, icon: str) -> bool | None:

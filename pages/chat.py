@@ -5,17 +5,22 @@ from __future__ import annotations
 import uuid
 
 import streamlit as st
+from pydantic import ValidationError
 
 from core import usecases as uc
 from core.errors import OutcomeUnknown
 from dashboard.chat_view import render_conversation
 from dashboard.resources import current_instance, get_workbench
-from dashboard.ui import attempt, humanize_age, show_error
+from dashboard.ui import attempt, humanize_age, plural, show_error, show_invalid
 
 PAGE_SIZE = 15
 NEW_CHAIN = "+ New conversation"
 WATCH_EVERY_S = 5  # how soon a chain made elsewhere (CLI, MCP, HTTP, another tab) shows in the list
 ORIGIN = uc.Origin(source="dashboard")
+# The turn's fields by the labels of their inputs, for messages about a refused input.
+INPUT_LABELS = {"thought": "Message", "temporal": "Time hint", "tags": "Tags for this turn",
+                "intermediate_steps": "Earlier tool and its output", "token_cap": "Token cap",
+                "top_k": "top_k", "similarity_threshold": "Similarity threshold", "profile": "Fusion profile"}
 
 st.title("Chat")
 wb = get_workbench()
@@ -68,17 +73,21 @@ def watch_chains(listed: tuple[int, tuple[str, ...]]) -> None:
 if listing is not None:
     watch_chains((total, tuple(c.chain_id for c in chains or [])))
 if (summary := next((c for c in chains or [] if c.chain_id == chain_id), None)) is not None:
-    st.caption(f"{summary.turns} turns · last activity {humanize_age(summary.age_seconds)} ago")
+    st.caption(f"{plural(summary.turns, 'turn')} · last activity {humanize_age(summary.age_seconds)} ago")
 
 # -- turn settings ------------------------------------------------------------------------------
 known = attempt("list profiles", lambda: uc.list_profiles(wb, uc.InstanceRequest(instance=instance)))
 profiles = [p.name for p in known.profiles] if known else ["balanced-default"]
 active = known.active if known else profiles[0]
-with st.expander("Turn settings", expanded=False):
+# A key keeps the expander open or closed across reruns (a turn reruns the page).
+with st.expander("Turn settings", key="chat_turn_settings", on_change="rerun"):
     c1, c2, c3 = st.columns(3)
     top_k = c1.slider("top_k (context items)", 1, 20, 5)
     style = c2.selectbox("Style", ["default", "deep", "chronological"],
                          help="deep → the deep model; chronological → answer in time order")
+    if style == "deep" and not wb.llm.configured:
+        c2.caption("No LLM is connected, so answers are put together from the memories themselves: "
+                   "“deep” changes nothing until one is (see the Overview page).")
     profile = c3.selectbox("Fusion profile", profiles, index=profiles.index(active) if active in profiles else 0)
     c4, c5, c6 = st.columns(3)
     threshold = c4.slider("Similarity threshold (min semantic)", 0.0, 1.0, 0.0, 0.05)
@@ -121,8 +130,13 @@ if unsure := st.session_state.get("chat_unsure"):
     if st.button("Retry", key="chat_retry", help="Sends the same message with the same request id: it is "
                                                   "stored at most once."):
         turn = unsure
-if text := st.chat_input("Ask something, or tell the assistant something to remember"):
-    turn = {"text": text, "request_id": f"chat-{uuid.uuid4().hex}", "chain_id": chain_id}
+st.caption(uc.limit_caption("Messages", uc.MESSAGE_MAX_CHARS))
+if text := st.chat_input("Ask something, or tell the assistant something to remember",
+                         max_chars=uc.MESSAGE_MAX_CHARS):
+    if text.strip():
+        turn = {"text": text, "request_id": f"chat-{uuid.uuid4().hex}", "chain_id": chain_id}
+    else:
+        st.warning("Type a message first.", icon=":material/edit:")
 if turn:
     text = turn["text"]
     user_turns = conversation.user_turns if conversation else 0
@@ -156,5 +170,7 @@ if turn:
     except OutcomeUnknown as e:  # shown above the input with a Retry, on the next run
         st.session_state.chat_unsure = {**turn, "error": e}
         st.rerun()
+    except ValidationError as e:  # a setting out of range, named by its label
+        show_invalid(e, "answer this turn", INPUT_LABELS)
     except Exception as e:  # shown as a message with what to do, never a traceback
         show_error(e, "answer this turn")

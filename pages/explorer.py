@@ -25,7 +25,10 @@ with st.expander("Instances"):
     if rows:
         st.dataframe(pd.DataFrame([r.model_dump() for r in rows]), hide_index=True, width="stretch",
                      column_config={"chains": "chains (Redis)", "indexed": "indexed memories (Postgres)",
-                                    "banks": "memory banks"})
+                                    "banks": "memory banks",
+                                    "evaluation": st.column_config.CheckboxColumn(
+                                        "evaluation", help="Made by an evaluation on the Tune page; not "
+                                                           "offered in the sidebar's instance picker")})
 
 with st.expander("Export this instance"):
     render_instance_export(instance)

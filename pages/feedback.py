@@ -16,6 +16,26 @@ from dashboard.ui import attempt
 PERIODS = {"24 hours": timedelta(days=1), "7 days": timedelta(days=7), "30 days": timedelta(days=30),
            "90 days": timedelta(days=90)}
 CUSTOM = "Custom"
+# The filters, kept under a key no widget owns: Streamlit forgets a widget's state when its page is left,
+# so each widget is seeded from here when the page is opened again.
+KEPT = "fb_kept"
+FILTERS = ("fb_period", "fb_dates", "fb_imported", "fb_models", "fb_profiles", "fb_tags", "fb_chains",
+           "fb_sources", "fb_keys", "fb_corrected_only", "fb_rated_down_only")
+
+
+def seed(key: str, default=None, options=None) -> None:
+    """Give a filter's widget its kept value (only values still among `options`), or `default`."""
+    if key in st.session_state:
+        return
+    value = st.session_state.get(KEPT, {}).get(key, default)
+    if options is not None and value is not None:
+        value = [v for v in value if v in options]
+    if value is not None:
+        st.session_state[key] = value
+
+
+def keep_filters() -> None:
+    st.session_state.setdefault(KEPT, {}).update({k: st.session_state[k] for k in FILTERS if k in st.session_state})
 
 
 @st.cache_data(ttl=30, show_spinner="Loading feedback…")
@@ -47,12 +67,13 @@ def key_label(name: str) -> str:
 
 # -- the period -----------------------------------------------------------------------------------
 top = st.columns([3, 2, 1], vertical_alignment="bottom")
-period = top[0].segmented_control("Period", [*PERIODS, CUSTOM], default="7 days", key="fb_period") or "7 days"
+seed("fb_period", "7 days")
+period = top[0].segmented_control("Period", [*PERIODS, CUSTOM], key="fb_period") or "7 days"
 # "now" rounded up to the minute: reruns within a minute reuse the cached load, and nothing is cut off.
 now = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
 if period == CUSTOM:
-    picked = top[1].date_input("Dates (UTC)", value=(now.date() - timedelta(days=13), now.date()),
-                               max_value=now.date(), key="fb_dates")
+    seed("fb_dates", (now.date() - timedelta(days=13), now.date()))
+    picked = top[1].date_input("Dates (UTC)", max_value=now.date(), key="fb_dates")
     start_day, end_day = (picked if isinstance(picked, tuple | list) and len(picked) == 2
                           else (picked[0], picked[0]) if isinstance(picked, tuple | list) else (picked, picked))
     since = datetime.combine(start_day, time.min, UTC)
@@ -61,10 +82,12 @@ else:
     since, until = now - PERIODS[period], now
 if top[2].button("Refresh", help="Reload from Redis (figures are cached for 30 s)", width="stretch"):
     _load.clear()
+seed("fb_imported")
 imported = st.toggle("Include imported answers", key="fb_imported",
                      help="Answers that came in with `workbench import` or the Import page have no feedback "
                           "of their own (no follow-up was ever timed): they are left out of the rates unless "
                           "you include them here.")
+keep_filters()
 prev_since, prev_until = uc.previous_window(since, until)
 
 frame_all = attempt("load feedback", lambda: _load(instance, prev_since, until, imported))
@@ -77,23 +100,31 @@ if frame_all.empty:
     st.stop()
 
 # -- filters (options from the loaded period) ------------------------------------------------------
+options = {"fb_models": sorted(frame_all["model"].unique()), "fb_profiles": sorted(frame_all["profile"].unique()),
+           "fb_tags": sorted({t for ts in frame_all["tags"] for t in ts}),
+           "fb_chains": sorted(frame_all["chain_id"].unique()), "fb_sources": sorted(frame_all["source"].unique()),
+           "fb_keys": sorted(frame_all["key"].unique())}
+for key, choices in options.items():
+    seed(key, options=choices)
 with st.container(border=True):
     f1, f2, f3, f4 = st.columns([4, 3, 3, 3])
-    models = f1.multiselect("Model (routed to)", sorted(frame_all["model"].unique()), format_func=model_label,
+    models = f1.multiselect("Model (routed to)", options["fb_models"], format_func=model_label,
                             placeholder="all models", key="fb_models")
-    profiles = f2.multiselect("Profile", sorted(frame_all["profile"].unique()), placeholder="all profiles",
+    profiles = f2.multiselect("Profile", options["fb_profiles"], placeholder="all profiles",
                               key="fb_profiles")
-    tags = f3.multiselect("Tag", sorted({t for ts in frame_all["tags"] for t in ts}), placeholder="all tags",
+    tags = f3.multiselect("Tag", options["fb_tags"], placeholder="all tags",
                           key="fb_tags")
-    chains = f4.multiselect("Conversation", sorted(frame_all["chain_id"].unique()), placeholder="all",
+    chains = f4.multiselect("Conversation", options["fb_chains"], placeholder="all",
                             key="fb_chains")
     f5, f6, _ = st.columns([4, 3, 6])
-    sources = f5.multiselect("Came through", sorted(frame_all["source"].unique()), format_func=source_label,
+    sources = f5.multiselect("Came through", options["fb_sources"], format_func=source_label,
                              placeholder="every front end", key="fb_sources",
                              help="The front end a turn came through: dashboard, cli, mcp, http or demo.")
-    keys = f6.multiselect("API key", sorted(frame_all["key"].unique()), format_func=key_label,
+    keys = f6.multiselect("API key", options["fb_keys"], format_func=key_label,
                           placeholder="any key", key="fb_keys",
                           help="The name of the API key a turn came with; “(no key)”: none was needed.")
+seed("fb_corrected_only")
+seed("fb_rated_down_only")
 chosen = dict(models=models, profiles=profiles, chains=chains, tags=tags, sources=sources, keys=keys)
 cur = uc.apply_filter(frame_all, uc.FeedbackFilter(since=since, until=until, **chosen))
 prev = uc.apply_filter(frame_all, uc.FeedbackFilter(since=prev_since,
@@ -157,9 +188,16 @@ corrected_only = head[0].toggle("Only corrected turns", key="fb_corrected_only",
                                 help="Turns whose follow-up read as a correction.")
 rated_down_only = head[1].toggle("Only rated down", key="fb_rated_down_only",
                                  help="Turns the user rated down, scored or not, with their comments.")
-head[2].download_button("Download CSV", lambda: uc.answers_csv(cur), on_click="ignore",
-                        file_name=f"feedback-{instance}-{since:%Y%m%d}-{until:%Y%m%d}.csv", mime="text/csv",
-                        help="Every answer in this view, one row each.", icon=":material/download:")
+keep_filters()
+# The download holds what the page lists: every answer the filters keep, narrowed by the toggles.
+listed = (uc.lowest_scored(cur, len(cur), corrected_only=corrected_only, rated_down_only=rated_down_only)
+          if corrected_only or rated_down_only else cur)
+narrowed = "-".join(w for w, on in (("corrected", corrected_only), ("rated-down", rated_down_only)) if on)
+head[2].download_button("Download CSV", lambda: uc.answers_csv(listed), on_click="ignore",
+                        file_name=f"feedback-{instance}-{since:%Y%m%d}-{until:%Y%m%d}"
+                                  f"{'-' + narrowed if narrowed else ''}.csv", mime="text/csv",
+                        help=f"The {len(listed):,} answers of this view (the filters and toggles above), one row "
+                             "each, lowest score first when a toggle is on.", icon=":material/download:")
 worst = uc.lowest_scored(cur, 50, corrected_only=corrected_only, rated_down_only=rated_down_only)
 if worst.empty:
     st.info("No turns in this view match: " + " and ".join(

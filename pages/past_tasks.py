@@ -86,8 +86,9 @@ with search_tab:
     if defaults is None:
         st.stop()
     with st.form("pt_search"):
-        query = st.text_input("Query", key="pt_query",
+        query = st.text_input("Query", key="pt_query", max_chars=uc.QUERY_MAX_CHARS,
                               placeholder="precise keywords, e.g. late pallet deliveries")
+        st.caption(uc.limit_caption("Queries", uc.QUERY_MAX_CHARS))
         left, right = st.columns(2)
         max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 1.0, defaults.max_distance,
                                    0.01, key="pt_max_distance")
@@ -123,22 +124,25 @@ with add_tab:
         pasted = st.text_area("Text", key="pt_paste_text", height=150)
         add = st.form_submit_button("Add to past tasks")
     if add:
-        def build() -> list[uc.ProducedTextInput]:
-            items = []
-            for f in files or []:
-                content = f.getvalue().decode("utf-8", errors="replace")
-                t, body = uc.text_from_file(f.name, content)
-                items.append(uc.ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
-                                                  production=body, source_key=f.name))
+        def build() -> uc.CheckedFiles:
+            """The uploads checked one by one (a file that is empty or not text is named, the others kept),
+            then the pasted text."""
+            checked = uc.check_text_files(wb, uc.IngestFiles(
+                instance=instance, user_id=user, task=task,
+                files=[uc.TextFile(path=f.name, content=f.getvalue()) for f in files])) if files else None
+            items = checked.texts if checked else []
             if pasted.strip():
                 t, body = ((title.strip(), pasted) if title.strip()
                            else uc.text_from_file("pasted text", pasted))
                 items.append(uc.ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
                                                   production=body))
-            return items
+            return uc.CheckedFiles(texts=items, refused=checked.refused if checked else [])
 
-        items = attempt("read the texts", build)
-        if items == []:
+        checked = attempt("read the texts", build)
+        items = checked.texts if checked else None
+        for reason in checked.refused if checked else []:
+            st.warning(f"Not stored: {as_plain_line(reason)}", icon=":material/block:")
+        if checked and not items and not checked.refused:
             st.warning("Choose files or paste a text first.")
         elif items:
             bar = st.progress(0.0, text=f"Embedding and storing {len(items)} text(s)…")

@@ -9,10 +9,13 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
+from dashboard.formation_view import formation_controls
+from dashboard.labelling import labelled_set_panel
 from dashboard.read_message_view import read_message_step
 from dashboard.resources import current_instance, get_workbench
 from dashboard.tune_controls import op_controls, profile_controls
 from dashboard.tune_eval import evaluation_panel
+from dashboard.tune_profiles import active_line, profiles_panel
 from dashboard.ui import attempt
 
 st.title("Tune retrieval")
@@ -38,6 +41,7 @@ if listing is None:
     st.stop()
 profiles = {p.name: p for p in listing.profiles}
 active = profiles[listing.active]
+active_line(instance, listing)
 
 query = st.text_input("Query", "What did I eat yesterday?", key="tune_query",
                       help="Searched in the instance chosen in the sidebar.")
@@ -45,6 +49,7 @@ left, right = st.columns([1, 3.2], gap="small")
 with left, st.container(border=True):
     st.markdown("**Candidate profile**")
     candidate = attempt("read the controls", lambda: profile_controls(profiles, active))
+    candidate = candidate and formation_controls(candidate, profiles, active)
     st.markdown("**Retrieval and rerank**")
     controls = attempt("read the op parameters", op_controls)
 if candidate is None or controls is None:
@@ -56,19 +61,28 @@ PARTS = {c: st.column_config.NumberColumn(label, format="%.2f", width=42, help=f
                                ("text", "txt", ""), ("recency", "rec", ""))}
 
 
+def _below_floor_note(rows, floor: float) -> None:
+    if below := [r.rank for r in rows if r.below_floor]:
+        st.caption(f"Rank {', '.join(map(str, below))}: relevance below the floor {floor:.2f} "
+                   "(RELEVANCE_FLOOR), so a chat turn leaves them out of its context.")
+
+
 def _ranking_table(rows, with_change: bool) -> None:
     frame = pd.DataFrame([r.model_dump() for r in rows])
     if frame.empty:
         st.info("No memory matches this query in this instance.")
         return
+    frame["in_chat"] = ~frame["below_floor"]
     cols = ["rank", *(["change"] if with_change else []), "content", "combined", "semantic", "text",
-            "recency", "kind"]
+            "recency", "kind", "in_chat"]
     st.dataframe(frame[cols], hide_index=True, width="stretch", column_config={
         **PARTS, "rank": st.column_config.NumberColumn("#", width=30),
         "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
                                                     width=90, help="What the profile ranks by"),
         "content": st.column_config.TextColumn("content", width=190),
-        "change": st.column_config.TextColumn("Δ", width=40, help="Rank change against the active profile")})
+        "change": st.column_config.TextColumn("Δ", width=40, help="Rank change against the active profile"),
+        "in_chat": st.column_config.CheckboxColumn("in chat", width=60, help="Handed to synthesis by a chat "
+                                                   "turn: relevance at or above RELEVANCE_FLOOR")})
 
 
 def _trace_step(i: int, t: uc.OpTrace) -> None:
@@ -92,7 +106,8 @@ def _trace_step(i: int, t: uc.OpTrace) -> None:
 
 
 with right:
-    tab_rank, tab_trace, tab_eval = st.tabs(["Rankings", "Pipeline trace", "Evaluate & optimise"])
+    tab_rank, tab_trace, tab_eval, tab_profiles, tab_labels = st.tabs(
+        ["Rankings", "Pipeline trace", "Evaluate & optimise", "Profiles", "Labelled set"])
     if not query.strip():
         tab_rank.info("Type a query to see the rankings.")
         comparison, result = None, None
@@ -115,10 +130,12 @@ with right:
                 st.markdown(f"**Active: {p.name}** · {p.method} · "
                             f"{p.w_sem:.2f} / {p.w_text:.2f} / {p.w_rec:.2f}")
                 _ranking_table(comparison.active_rows, with_change=False)
+                _below_floor_note(comparison.active_rows, comparison.relevance_floor)
             with c:
                 p = comparison.candidate
                 st.markdown(f"**Candidate** · {p.method} · {p.w_sem:.2f} / {p.w_text:.2f} / {p.w_rec:.2f}")
                 _ranking_table(comparison.candidate_rows, with_change=True)
+                _below_floor_note(comparison.candidate_rows, comparison.relevance_floor)
         if result is not None:
             st.markdown(f"**MemoryScope output with the candidate profile** ({result.total_ms:.0f} ms)")
             if result.formatted:
@@ -134,6 +151,10 @@ with right:
                 _trace_step(i, t)
     with tab_eval:
         evaluation_panel(instance, active, candidate, params.retrieve_memory_op.pool_size)
+    with tab_profiles:
+        profiles_panel(instance, listing, candidate)
+    with tab_labels:
+        labelled_set_panel(instance, active, candidate, params.retrieve_memory_op.pool_size)
     with tab_trace:  # read_message works on a chain, apart from the query's flow above
         st.divider()
         read_message_step(instance, params.read_message_op, _trace_step)

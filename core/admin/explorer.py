@@ -11,10 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.bank.bank import list_banks
 from core.bank.index_ids import BANK_KINDS
-from core.errors import NotFound
-from core.ids import Id, SHARED_INSTANCE, validate_id
-from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.conversation.thoughts import ChainSummary, FeedbackRecord, Thought
+from core.errors import NotFound
+from core.ids import SHARED_INSTANCE, Id, validate_id
+from core.index.records import ROW_COLUMNS, row_from_tuple
+from core.limits import QUERY_MAX_CHARS
+from core.models import AS_STORED, MemoryRow
+from core.past_tasks.models import default_max_distance
+from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.tuning.datasets import is_evaluation_instance
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -28,6 +33,8 @@ class InstanceRow(BaseModel):
     chains: int
     indexed: int
     banks: int
+    evaluation: bool = Field(False, description="made by an evaluation to hold a labelled set's conversation "
+                                                "(`eval-locomo-…`); instance pickers leave it out")
 
 
 class ChainPage(BaseModel):
@@ -54,7 +61,7 @@ class ExplorerSearch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=10_000)
+    query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS)
     instance: Id
     mode: SearchMode = "hybrid"
     kinds: list[str] = []
@@ -88,21 +95,25 @@ class Hit(BaseModel):
     bank: str | None
     shared: bool  # in the shared instance, searched beside every other: deleted from there, not here
     tags: list[str]
-    score: float
-    semantic: float
-    text: float
+    score: float | None = None  # the three parts: None for a memory listed without a search (`recent_memories`)
+    semantic: float | None = None
+    text: float | None = None
 
 
 class SearchOutcome(BaseModel):
     hits: list[Hit]
     candidates: int
     search_ms: float
+    left_out: int = Field(0, description="results that did not match (see `search_memory`), not shown")
+    min_similarity: float | None = Field(None, description="the cosine a hit needs to count as semantically "
+                                                           "close; None in full-text mode")
 
 
 def instances_overview(wb: Workbench) -> list[InstanceRow]:
     names = set(wb.thoughts.instances()) | set(wb.index.instances())
     return [InstanceRow(instance=n, chains=wb.thoughts.chain_count(n), indexed=wb.index.count(n),
-                        banks=len(list_banks(wb, n))) for n in sorted(names)]
+                        banks=len(list_banks(wb, n)), evaluation=is_evaluation_instance(n))
+            for n in sorted(names)]
 
 
 def list_chains(wb: Workbench, instance: str, *, page: int = 1, page_size: int = 20,
@@ -151,22 +162,44 @@ def export_chain(wb: Workbench, instance: str, chain_id: str) -> str:
 
 
 def search_memory(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
+    """The hits that match, never padded to `top_k` with unrelated ones: full-text mode keeps those the
+    text leg found (the query's words in them or in the messages around them), semantic mode those
+    semantically close (cosine to the query above the active embedder's calibrated past-task distance,
+    `default_max_distance`), hybrid either."""
     since = datetime.combine(req.date_from, time.min, UTC) if req.date_from else None
     until = datetime.combine(req.date_to + timedelta(days=1), time.min, UTC) if req.date_to else None
     found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(
         query=req.query, instance=req.instance, top_k=req.top_k, pool_size=max(50, 2 * req.top_k),
         search_type=req.mode, kinds=req.kinds or None, chain_id=req.chain_id, tags=req.tags or None,
-        since=since, until=until))
-    chains = {(m.memory.instance, m.memory.chain_id) for m in found.results if m.memory.chain_id}
-    titles = _chain_titles(wb, chains)
-    hits = [Hit(id=m.memory.id, instance=m.memory.instance, kind=m.memory.kind, content=m.memory.content,
-                created_at=m.memory.created_at, chain_id=m.memory.chain_id,
-                chain_title=titles.get((m.memory.instance, m.memory.chain_id)),
-                bank=m.memory.metadata.get("bank") if m.memory.kind in BANK_KINDS else None,
-                shared=m.memory.instance == SHARED_INSTANCE, tags=m.memory.tags, score=m.score.combined,
-                semantic=m.score.semantic, text=m.score.text)
-            for m in found.results]
-    return SearchOutcome(hits=hits, candidates=found.candidates, search_ms=found.embed_ms + found.search_ms)
+        since=since, until=until, profile=AS_STORED))  # the explorer shows what is stored, questions too
+    close = None if req.mode == "text" else 1.0 - default_max_distance(wb.embedder.name)
+    matched = [m for m in found.results
+               if (req.mode != "vector" and m.score.text_rank is not None)
+               or (close is not None and m.score.similarity > close)]
+    hits = _hits(wb, [m.memory for m in matched])
+    for hit, m in zip(hits, matched, strict=True):
+        hit.score, hit.semantic, hit.text = m.score.combined, m.score.semantic, m.score.text
+    return SearchOutcome(hits=hits, candidates=found.candidates, search_ms=found.embed_ms + found.search_ms,
+                         left_out=len(found.results) - len(matched), min_similarity=close)
+
+
+def recent_memories(wb: Workbench, instance: str, limit: int = 20) -> list[Hit]:
+    """The instance's newest indexed memories, newest first: what the explorer shows before a search."""
+    validate_id(instance, "instance")
+    with wb.pool().connection() as conn:
+        rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s "
+                            "ORDER BY created_at DESC, id LIMIT %s", (instance, limit)).fetchall()
+    return _hits(wb, [row_from_tuple(r) for r in rows])
+
+
+def _hits(wb: Workbench, memories: list[MemoryRow]) -> list[Hit]:
+    """Memories as hits, each naming the chain (with its title) or the bank it came from."""
+    titles = _chain_titles(wb, {(m.instance, m.chain_id) for m in memories if m.chain_id})
+    return [Hit(id=m.id, instance=m.instance, kind=m.kind, content=m.content, created_at=m.created_at,
+                chain_id=m.chain_id, chain_title=titles.get((m.instance, m.chain_id)),
+                bank=m.metadata.get("bank") if m.kind in BANK_KINDS else None,
+                shared=m.instance == SHARED_INSTANCE, tags=m.tags)
+            for m in memories]
 
 
 def _chain_titles(wb: Workbench, chains: set[tuple[str, str]]) -> dict[tuple[str, str], str]:

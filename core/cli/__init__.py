@@ -16,8 +16,8 @@ import sys
 
 import click
 
-from core.cli import (api, bank, chains, demo, export, feedback, importing, keys, mcp, memory, profiles,
-                      read_message, reembed, remember, retrieve, services, sweep, tasks, tuning)
+from core.cli import (api, bank, chains, demo, export, feedback, formation, importing, keys, mcp, memory,
+                      profiles, read_message, reembed, remember, retrieve, services, sweep, tasks, tuning)
 from core.cli.context import WorkbenchContext, instance_option
 from core.errors import InvalidInput, describe
 
@@ -31,6 +31,7 @@ __all__ = ["cli", "main"]
 def cli(ctx: click.Context, instance: str | None) -> None:
     """Memory Workbench: conversational and agent memory, from the command line."""
     ctx.obj = WorkbenchContext(instance)
+    ctx.call_on_close(ctx.obj.close)
 
 
 cli.add_command(services.services)
@@ -52,6 +53,7 @@ cli.add_command(api.api)
 cli.add_command(importing.import_)
 cli.add_command(export.export)
 cli.add_command(reembed.reembed)
+cli.add_command(formation.formation)
 memory.memory.add_command(read_message.read_message)
 
 

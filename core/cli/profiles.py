@@ -1,4 +1,4 @@
-"""`workbench profiles list|save|activate`: fusion profiles."""
+"""`workbench profiles list|save|activate|undo|delete`: fusion profiles."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ from core.cli.output import emit
 
 @click.group("profiles")
 def profiles() -> None:
-    """List, save and activate fusion profiles."""
+    """List, save, activate and delete fusion profiles; undo the last activation."""
 
 
 @profiles.command("list")
 @click.pass_obj
 def list_profiles(ctx: WorkbenchContext) -> None:
-    """The shipped presets and saved profiles, and the instance's active one."""
+    """The shipped presets and saved profiles, the instance's active one and its last activation."""
     from core import usecases as uc
 
     listing = uc.list_profiles(ctx.wb, uc.InstanceRequest())
-    emit(listing.model_dump(mode="json", include={"active", "profiles"}))
+    emit(listing.model_dump(mode="json", include={"active", "profiles", "presets", "last_activation"}))
 
 
 @profiles.command("save")
@@ -51,3 +51,22 @@ def activate_profile(ctx: WorkbenchContext, name: str) -> None:
     from core import usecases as uc
 
     emit(uc.activate_profile(ctx.wb, uc.ActivateProfile(name=name)))
+
+
+@profiles.command("undo")
+@click.pass_obj
+def undo_activation(ctx: WorkbenchContext) -> None:
+    """Give the instance back the profile it used before its last activation."""
+    from core import usecases as uc
+
+    emit(uc.undo_activation(ctx.wb, uc.InstanceRequest()))
+
+
+@profiles.command("delete")
+@click.argument("name")
+@click.pass_obj
+def delete_profile(ctx: WorkbenchContext, name: str) -> None:
+    """Delete the saved profile NAME (presets cannot be deleted, nor a profile an instance uses)."""
+    from core import usecases as uc
+
+    emit({"deleted": uc.delete_profile(ctx.wb, uc.DeleteProfile(name=name)).name})

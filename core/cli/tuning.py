@@ -49,11 +49,16 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
                              metric=metric, save_as=save_as, activate=activate)
     report = uc.tune(ctx.wb, request, progress=tty_progress)
     print_table(report.evaluation)
+    if note := uc.unknown_ids_note(report.unknown_ids):
+        click.echo(note)
     if report.optimiser:
-        opt, b, baseline = report.optimiser, report.optimiser.best, report.evaluation.profile
-        click.echo(f"\noptimiser ({len(opt.surface)} profiles, {opt.seconds:.1f} s): best {metric} "
-                   f"{opt.best_value:.4f} vs {opt.baseline_value:.4f} for {baseline.name} — {b.method} "
-                   f"w_sem={b.w_sem} w_text={b.w_text} w_rec={b.w_rec} tau_s={b.tau_s:g} rrf_k={b.rrf_k}")
+        opt, b = report.optimiser, report.optimiser.best
+        click.echo(f"\noptimiser: {len(opt.surface)} profiles scored on {opt.queries} queries in "
+                   f"{opt.seconds:.1f} s; best {b.method} w_sem={b.w_sem} w_text={b.w_text} w_rec={b.w_rec} "
+                   f"tau_s={b.tau_s:g} rrf_k={b.rrf_k}")
+        click.echo(opt.verdict)
+        if save_as and not report.saved:
+            click.echo(f"not saved as {save_as!r}: only a recommended profile is saved")
     if report.saved:
         click.echo(f"saved profile {report.saved.name!r}"
                    + (f", active for {report.instance}" if activate else ""))

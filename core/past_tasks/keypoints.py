@@ -109,7 +109,8 @@ def _llm_batch(llm, model: str, query: str, batch: list[PastTaskHit]):
     kept: dict[int, PastTaskReference] = {}
     for item in items:  # pks not in the batch, repeated ones and empty lists are ignored
         hit = by_pk.get(item.user_task_execution_pk)
-        points = [p.strip() for p in item.extracted_informations if p and p.strip()][:MAX_POINTS]
+        points = [p.strip() for p in item.extracted_informations
+                  if p and p.strip() and not is_salutation(p)][:MAX_POINTS]
         if hit is not None and points and hit.user_task_execution_pk not in kept:
             kept[hit.user_task_execution_pk] = _reference(hit, points)
     return list(kept.values()), [pk for pk in pks if pk not in kept], None, tokens, calls
@@ -161,8 +162,22 @@ _ABBREVIATIONS = ("dr.", "prof.", "mr.", "mrs.", "ms.", "st.", "e.g.", "i.e.", "
                   "approx.")
 
 
+# The greeting and the sign-off of a letter or an email ("Dear Prof. Daniel Weber,", "Best regards, Anna"):
+# a line of their own, with a name at most, never a key point. "Hi team, the budget is approved." is kept.
+_SALUTATION = re.compile(
+    r"^(?:(?:dear|hi|hello|hey|good (?:morning|afternoon|evening)|greetings)(?:\s+[\w.'-]+){0,5}"
+    r"|(?:(?:with )?(?:best|kind|warm|warmest|many) (?:regards|wishes|thanks)|regards|sincerely"
+    r"|yours (?:sincerely|truly|faithfully)|thanks|thank you|cheers)[,.!]?(?:\s+[\w.'-]+){0,3})\s*[,:!.]?$",
+    re.IGNORECASE)
+
+
+def is_salutation(text: str) -> bool:
+    return bool(_SALUTATION.match(text.strip()))
+
+
 def sentences(text: str) -> list[str]:
-    """Sentences and list items of a text, without bullet markers; fragments under 3 words skipped."""
+    """Sentences and list items of a text, without bullet markers; fragments under 3 words and
+    salutations skipped."""
     pieces: list[str] = []
     for line in text.split("\n"):
         joined = ""
@@ -177,7 +192,7 @@ def sentences(text: str) -> list[str]:
     out = []
     for piece in pieces:
         piece = _BULLET.sub("", piece).strip()
-        if len(piece.split()) >= 3:
+        if len(piece.split()) >= 3 and not is_salutation(piece):
             out.append(piece if len(piece) <= 400 else piece[:399] + "…")
     return out[:300]
 

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.ids import Id, pg_text
+from core.limits import QUERY_MAX_CHARS
 
 DEFAULT_MAX_DISTANCE = 0.2  # the seed's limit, for OpenAI embeddings and any model not calibrated
 DEFAULT_N_MAX = 10
@@ -33,7 +34,7 @@ class PastTaskQuery(BaseModel):
 
     instance: Id
     user_id: Id
-    query: str = Field(min_length=1, max_length=4000, description="precise keywords")
+    query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS, description="precise keywords")
     max_distance: float | None = Field(None, ge=0, le=2, allow_inf_nan=False,
                                        description="cosine distance, strictly below; None: the embedder's "
                                                    "default (0.2 for OpenAI models)")

@@ -29,6 +29,7 @@ from core.models import MemoryRecord
 
 LOADER_VERSION = "locomo-turns-3"  # part of each instance's content hash: change it when records change
 LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.json)"
+EVAL_PREFIX = "eval-locomo"  # every instance the evaluation makes is named "eval-locomo-<sample>-<hash>"
 _DIA_RE = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
 RelevantId = labelled_id("relevant id")  # a memory id a labelled query counts as relevant
 
@@ -57,6 +58,8 @@ class EvalDataset(BaseModel):
     corpora: list[EvalCorpus] = []
     include_shared: bool = False
     skipped: dict[str, int] = Field(default_factory=dict, description="left out, by reason")
+    unknown_ids: list[str] = Field(default_factory=list, description="relevant ids the instance does not "
+                                   "hold, left out of the queries (a JSONL set, see core.tuning.labels)")
 
     @property
     def categories(self) -> list[str]:
@@ -115,8 +118,13 @@ def _safe(text: str) -> str:
     return out[:40]
 
 
-def locomo_sample(sample: dict, *, instance_prefix: str = "eval-locomo") -> tuple[EvalCorpus, list[EvalQuery],
-                                                                                dict[str, int]]:
+def is_evaluation_instance(instance: str) -> bool:
+    """An instance the evaluation made to hold a labelled set's conversation (not one a user works on)."""
+    return instance.startswith(EVAL_PREFIX + "-")
+
+
+def locomo_sample(sample: dict, *, instance_prefix: str = EVAL_PREFIX) -> tuple[EvalCorpus, list[EvalQuery],
+                                                                               dict[str, int]]:
     """One LoCoMo sample as (corpus, queries, skipped-by-reason)."""
     conv = sample.get("conversation") if isinstance(sample, dict) else None
     if not isinstance(conv, dict):
@@ -289,6 +297,7 @@ __all__ = [
     "EvalDataset",
     "EvalQuery",
     "default_locomo_path",
+    "is_evaluation_instance",
     "load_dataset",
     "load_jsonl",
     "load_locomo",

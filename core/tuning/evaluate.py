@@ -3,27 +3,35 @@ the benchmarks share.
 
 Evaluation instances are loaded once and found again by their content hash (it is part of the
 instance id), so evaluating again does not re-ingest; rows embedded by another model are re-embedded.
+
+Queries run a batch at a time (`each_query`): between batches the run reports its progress and asks its
+caller's `stop` whether to go on, so a cancelled run, or a page whose tab was closed, stops within a batch
+instead of searching the rest of the set.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
-from core.tuning.datasets import EvalDataset, EvalQuery
-from core.tuning.metrics import MetricsTable, compute_metrics, metric_names
+from core.errors import Cancelled
 from core.models import FusionProfile
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.tuning.datasets import EvalDataset, EvalQuery
+from core.tuning.metrics import MetricsTable, compute_metrics, metric_names
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
 Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
+Stop = Callable[[], bool]  # asked between batches: True stops the run (`Cancelled`)
+BATCH = 25  # queries searched between two progress reports and stop checks
+T = TypeVar("T")
 
 
 class LoadSummary(BaseModel):
@@ -53,7 +61,29 @@ class EvalReport(BaseModel):
         return self.table.value(metric, category)
 
 
-def ensure_loaded(wb: Workbench, dataset: EvalDataset, progress: Progress | None = None) -> LoadSummary:
+def check_stop(stop: Stop | None, what: str, done: int, total: int) -> None:
+    if stop is not None and stop():
+        raise Cancelled(f"{what} cancelled after {done:,} of {total:,}")
+
+
+def each_query(fn: Callable[[EvalQuery], T], queries: Sequence[EvalQuery], what: str,
+               progress: Progress | None = None, stop: Stop | None = None) -> list[T]:
+    """`fn` of every query, in order, on 4 threads (the pool has 8 connections; the rest are the app's).
+
+    A batch at a time, so nothing is left running when `stop` says so or `progress` raises (Streamlit
+    raises there when the user reruns the page or closes it)."""
+    out: list[T] = []
+    with ThreadPoolExecutor(max_workers=4) as ex:
+        for start in range(0, len(queries), BATCH):
+            check_stop(stop, what, start, len(queries))
+            out += ex.map(fn, queries[start:start + BATCH])
+            if progress:
+                progress(len(out), len(queries), what)
+    return out
+
+
+def ensure_loaded(wb: Workbench, dataset: EvalDataset, progress: Progress | None = None,
+                  stop: Stop | None = None) -> LoadSummary:
     """Load each corpus of the dataset into its instance unless it is already there (same content
     hash, same row count); re-embed rows made by another embedding model."""
     t0 = time.perf_counter()
@@ -62,6 +92,7 @@ def ensure_loaded(wb: Workbench, dataset: EvalDataset, progress: Progress | None
     total = sum(len(c.records) for c in dataset.corpora)
     done = 0
     for corpus in dataset.corpora:
+        check_stop(stop, "loading the corpora", done, total)
         have = index.count(corpus.instance)
         if have == len(corpus.records):
             if index.count(corpus.instance, model=wb.embedder.name) < have:
@@ -91,17 +122,15 @@ def search_request(q: EvalQuery, dataset: EvalDataset, profile: FusionProfile, t
 
 def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
              ks: tuple[int, ...] = (1, 5, 10, 25), *,
-             pool_size: int = 50, progress: Progress | None = None,
+             pool_size: int = 50, progress: Progress | None = None, stop: Stop | None = None,
              search_type: str = "hybrid") -> EvalReport:
     """Retrieve the top max(ks) for every query with `profile` and score them against the labels.
 
     `search_type` "vector" or "text" runs one leg alone (the benchmarks' dense baseline)."""
     t0 = time.perf_counter()
     ks = tuple(sorted(set(ks)))
-    load = ensure_loaded(wb, dataset, progress)
+    load = ensure_loaded(wb, dataset, progress, stop)
     wb.embedder.embed_batch([q.query for q in dataset.queries])  # one batch; the searches hit the cache
-    ranked: dict[str, list[str]] = {}
-    timings: list[float] = []
     n = len(dataset.queries)
 
     def one(q: EvalQuery) -> tuple[list[str], float]:
@@ -110,13 +139,9 @@ def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
                               search_request(q, dataset, profile, ks[-1], pool_size, search_type), now=q.now)
         return [s.memory.id for s in found.results], (time.perf_counter() - t) * 1000
 
-    with ThreadPoolExecutor(max_workers=4) as ex:  # the pool has 8 connections; leave some to the app
-        answers = ex.map(one, dataset.queries)
-        for i, (q, (ids, ms)) in enumerate(zip(dataset.queries, answers, strict=True), start=1):
-            ranked[q.qid] = ids
-            timings.append(ms)
-            if progress and (i % 25 == 0 or i == n):
-                progress(i, n, "retrieving")
+    answers = each_query(one, dataset.queries, "retrieving", progress, stop)
+    ranked = {q.qid: ids for q, (ids, _) in zip(dataset.queries, answers, strict=True)}
+    timings = [ms for _, ms in answers]
     table = compute_metrics({q.qid: q.relevant for q in dataset.queries}, ranked,
                             {q.qid: q.category for q in dataset.queries}, metric_names(ks))
     return EvalReport(dataset=dataset.name, kind=dataset.kind, profile=profile, ks=list(ks),

@@ -11,10 +11,10 @@ page. `docs/ARCHITECTURE.md` maps each use case to the feature folder that imple
 
 from core.usecases.access import (CreatedKey, CreateKey, KeyRef, authenticate, create_key, keys_exist,
                                   list_keys, revoke_key)
-from core.usecases.admin import (ChainExport, ChainList, ChainRef, DemoLoad, DemoOutcome, MemoryRef,
+from core.usecases.admin import (ChainExport, ChainList, ChainRef, DemoLoad, DemoOutcome, MemoryRef, RecentRequest,
                                  ReembedResult, ServicesReport, chain, chain_delete, chain_export, chains,
                                  demo_load, demo_reset, instance_names, instances, memory_delete,
-                                 memory_search, reembed, services, stored_counts)
+                                 memory_search, recent, reembed, services, stored_counts)
 from core.usecases.archive import (ExportArchive, ExportResult, RestoreArchive, RestoreResult, export_archive,
                                    is_archive, restore_archive)
 from core.usecases.analytics import (FeedbackExport, FeedbackReport, FeedbackWindow, SummaryRequest, TurnRef,
@@ -28,6 +28,9 @@ from core.usecases.conversation import (Conversation, ConversationMessage, Conve
                                         remember_stream, sweep, sweep_instance)
 from core.usecases.importing import (ImportFile, ImportResult, import_file, import_preview,
                                      keep_upload)
+from core.usecases.formation import (FactHistory, FactHistoryRequest, FormationResult, FormationRun,
+                                    HistoryFact, SupersededRequest, fact_history, formation_run,
+                                    superseded_memories)
 from core.usecases.memories import (AddedMemory, AddMemory, Forget, RateAnswer, RatingRecord, add_memory,
                                     forget, rate_answer)
 from core.usecases.past_tasks import (EmbedPending, EmbedPendingResult, HistoryRequest, IngestedFile,
@@ -35,23 +38,26 @@ from core.usecases.past_tasks import (EmbedPending, EmbedPendingResult, HistoryR
                                       PastTaskQuery, TextFile, catalogue, embed_pending, ingest_files,
                                       ingest_texts, internal_memory, list_texts, mark_deleted,
                                       read_text_files, tool_history)
-from core.usecases.retrieval import (ActivateProfile, CompareRequest, ProfileList, ProfileRef,
+from core.usecases.retrieval import (ActivateProfile, CompareRequest, DeleteProfile, ProfileList, ProfileRef,
                                      RetrievalReport, RetrieveReportRequest, RetrieveRequest, SaveProfile,
-                                     activate_profile, compare, get_profile, list_profiles, retrieval_report,
-                                     retrieve_memory, save_profile)
+                                     activate_profile, compare, delete_profile, get_profile, list_profiles,
+                                     retrieval_report, retrieve_memory, save_profile, undo_activation)
 from core.usecases.retrieval import ReadMessageParams, ReadMessageRequest, ReadMessageResult, read_message
-from core.usecases.tuning import (EvaluateRequest, OptimiseRequest, ReadDataset, SaveTuned, TuneReport,
-                                  TuneRequest, evaluate, optimise, read_dataset, save_tuned, tune)
+from core.usecases.tuning import (ClearLabels, EvaluateRequest, MarkRelevance, OptimiseRequest, ReadDataset,
+                                  SaveTuned, TuneReport, TuneRequest, clear_labels, evaluate, labelled_set,
+                                  mark_relevance, optimise, read_dataset, save_tuned, tune, unknown_ids_note)
 
 # Checks and lookups a front end needs beside the use cases above.
-from core.usecases.admin import embedder_name, repair_redis, service_statuses
-from core.usecases.past_tasks import check_user_id, past_task_defaults
+from core.usecases.admin import embedder_name, repair_redis, service_statuses, stop_services
+from core.usecases.past_tasks import CheckedFiles, check_text_files, check_user_id, past_task_defaults
+from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, limit_caption
 from core.usecases.tuning import locomo_sample_ids, warm_up_metrics
 
 # What the front ends build requests from and render results with: models, defaults and constants.
 from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
 from core.usecases.admin import (SHARED_INSTANCE, ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
-                                 InstanceRow, Overview, RedisRepair, SearchOutcome, ServiceStatus)
+                                 InstanceRow, Overview, RedisRepair, SearchOutcome, ServicesStopped,
+                                 ServiceStatus)
 from core.usecases.analytics import (FeedbackFilter, FeedbackSummary, Transcript, apply_filter, latency_table,
                                      lowest_scored, previous_window, summarize, summarize_by)
 from core.usecases.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot,
@@ -63,48 +69,53 @@ from core.usecases.conversation import (ABANDON_AFTER_S, CATEGORY_ASSISTANT, CAT
 from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_SUFFIXES, IngestedText,
                                       InternalMemoryResult, PastToolExecution, ProducedTextInput, SearchDefaults,
                                       StoredText, text_from_file)
-from core.usecases.retrieval import (DEFAULT_FUSE_RATIOS, Comparison, FusionProfile, OpTrace, ScopeParams,
+from core.usecases.retrieval import (DEFAULT_FUSE_RATIOS, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
                                      ScopeResult)
-from core.usecases.tuning import DEFAULT_TAUS, EvalDataset, EvalReport, OptimiseReport, default_locomo_path
+from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, LabelledQuery, LabelledSet,
+                                  OptimiseReport, default_locomo_path, is_evaluation_instance)
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
-           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "IMPORT_FORMATS", "LOCAL_USER", "SHARED_INSTANCE",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "SHARED_INSTANCE",
            "SUMMARY_SKILL",
-           "TEXT_SUFFIXES", "ActivateProfile", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
+           "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",
-           "BankInfo", "BankQuery", "BankRef", "BankSnapshot", "ChainDetail", "ChainExport", "ChainList",
-           "ChainPage", "ChainRef", "CompareRequest", "Comparison", "ContextItem", "Conversation",
-           "ConversationMessage", "ConversationRef", "CreateKey", "CreatedKey", "DeletionReport", "DemoLoad",
+           "BankInfo", "BankQuery", "BankRef", "BankSnapshot", "ChainDetail", "ChainExport", "CheckedFiles", "ChainList",
+           "ChainPage", "ChainRef", "ClearLabels", "CompareRequest", "Comparison", "ContextItem", "Conversation",
+           "ConversationMessage", "ConversationRef", "CreateKey", "CreatedKey", "DeleteProfile", "DeletionReport", "DemoLoad",
            "DemoOutcome",
            "EmbedPending", "EmbedPendingResult", "EvalDataset", "EvalReport", "EvaluateRequest",
-           "ExplorerSearch", "ExportArchive", "ExportResult", "FeedbackExport", "FeedbackFilter", "FeedbackRecord", "FeedbackReport",
-           "FeedbackSummary", "FeedbackWindow", "Forget", "FusionProfile", "HistoryRequest", "ImportCounts",
+           "ExplorerSearch", "ExportArchive", "ExportResult", "FactHistory", "FactHistoryRequest", "FeedbackExport", "FeedbackFilter", "FeedbackRecord", "FeedbackReport",
+           "FeedbackSummary", "FeedbackWindow", "Forget", "FormationResult", "FormationRun", "FusionProfile",
+           "HistoryFact", "HistoryRequest", "ImportCounts",
            "ImportFile", "ImportOutcome", "ImportPreview", "ImportResult", "IngestFiles", "IngestTexts",
            "IngestedFile", "IngestedText", "InstanceRequest", "InstanceRow",
-           "InternalMemoryResult", "InvalidRecord", "KeyRef", "ListTexts", "MarkDeleted", "MemoryEntry", "MemoryQuery",
+           "InternalMemoryResult", "InvalidRecord", "KeyRef", "LabelledQuery", "LabelledSet", "ListTexts", "MarkDeleted", "MarkRelevance", "MemoryEntry", "MemoryQuery",
            "MemoryRef",
            "OpTrace", "OptimiseReport", "OptimiseRequest", "Origin", "Overview", "PastTaskCatalogue",
            "PastTaskQuery", "PastToolExecution", "Principal", "ProducedTextInput", "ProfileList",
            "ProfileRef",
-           "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReadMessageParams", "ReadMessageRequest", "ReadMessageResult", "RedisRepair", "ReembedResult", "Request",
+           "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReadMessageParams", "ReadMessageRequest", "ReadMessageResult", "RecentRequest", "RedisRepair", "ReembedResult", "Request",
            "RestoreArchive", "RestoreResult", "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned",
-           "ScopeParams", "ScopeResult", "SearchDefaults", "SearchOutcome", "ServiceStatus", "ServicesReport", "StepContext", "StepOutcome", "StoredText",
-           "SummaryRequest", "SweepResult", "TaskMemory", "TextFile", "Thought", "Transcript", "TuneReport",
+           "ScopeParams", "ScopeResult", "SearchDefaults", "SearchOutcome", "ServiceStatus", "ServicesReport", "ServicesStopped", "StepContext", "StepOutcome", "StoredText",
+           "SummaryRequest", "SupersededRequest", "SweepResult", "TaskMemory", "TextFile", "Thought", "Transcript", "TuneReport",
            "TuneRequest", "TurnMetrics", "TurnRef", "UiRememberParams", "UiRememberResult",
            "activate_profile", "add_memory", "answers_csv", "apply_filter", "authenticate", "authorize",
            "bank_add", "bank_clear",
            "bank_delete", "bank_list", "bank_query", "bank_snapshot", "bank_stats", "catalogue", "chain",
-           "chain_delete", "chain_export", "chains", "check_user_id", "compare", "conversation",
-           "create_key", "default_bank", "default_locomo_path", "demo_load", "demo_reset", "embed_pending",
-           "embedder_name", "evaluate", "export_archive", "feedback_answers", "feedback_export", "feedback_summary", "forget",
+           "chain_delete", "chain_export", "chains", "check_text_files", "check_user_id", "clear_labels", "compare", "conversation",
+           "create_key", "default_bank", "default_locomo_path", "delete_profile", "demo_load", "demo_reset", "embed_pending",
+           "embedder_name", "evaluate", "export_archive", "fact_history", "feedback_answers", "feedback_export",
+           "feedback_summary", "forget", "formation_run",
            "get_profile", "import_file", "import_preview", "keep_upload",
            "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory", "is_archive",
-           "keys_exist", "latency_table", "list_keys", "list_profiles", "list_texts", "locomo_sample_ids",
+           "is_evaluation_instance",
+           "keys_exist", "labelled_set", "latency_table", "limit_caption", "list_keys", "list_profiles", "list_texts", "locomo_sample_ids",
            "lowest_scored",
-           "mark_deleted", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
+           "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
            "questions",
-           "rate_answer", "read_dataset", "read_message", "read_text_files", "reembed", "remember", "remember_stream", "repair_redis",
+           "rate_answer", "read_dataset", "read_message", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
-           "services", "stored_counts", "summarize", "summarize_by", "sweep", "sweep_instance",
-           "text_from_file", "tool_history", "transcript", "tune", "warm_up_metrics"]
+           "services", "stop_services", "stored_counts", "summarize", "summarize_by", "superseded_memories", "sweep",
+           "sweep_instance",
+           "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_up_metrics"]

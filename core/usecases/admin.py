@@ -10,12 +10,13 @@ from pydantic import BaseModel, Field
 
 from core import demo
 from core.admin.deletion import DeletionReport, delete_chain, delete_memory
-from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, InstanceRow, SearchOutcome,
-                                 chain_detail, export_chain, instances_overview, list_chains, search_memory)
+from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, Hit, InstanceRow, SearchOutcome,
+                                 chain_detail, export_chain, instances_overview, list_chains, recent_memories,
+                                 search_memory)
 from core.admin.overview import Overview, memories_by_model, not_in_vector_leg, overview
 from core.config import settings_file_in_use
 from core.ids import SHARED_INSTANCE, Id
-from core.services import RedisRepair, ServiceStatus
+from core.services import RedisRepair, ServicesStopped, ServiceStatus
 from core.usecases.base import InstanceRequest, Progress
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def instance_names(wb: Workbench) -> list[str]:
 
 class ServicesReport(BaseModel):
     instance: str
+    data_dir: str = Field(description="where the embedded servers keep their data (DATA_DIR)")
     services: list[ServiceStatus]
     embedder: str
     llm: str
@@ -51,9 +53,16 @@ class ServicesReport(BaseModel):
 def services(wb: Workbench) -> ServicesReport:
     """Each service's state (starting the embedded ones), with what to do when one is down, and which
     secrets file the settings were read from."""
-    return ServicesReport(instance=wb.settings.instance, services=wb.services.status(),
+    return ServicesReport(instance=wb.settings.instance, data_dir=str(wb.settings.data_dir),
+                          services=wb.services.status(),
                           embedder=wb.embedder.name, llm=wb.settings.llm_provider,
                           settings_file=settings_file_in_use())
+
+
+def stop_services(wb: Workbench) -> ServicesStopped:
+    """Stop the data directory's embedded Redis (SHUTDOWN SAVE) and Postgres (fast shutdown), whoever
+    started them; external services are left alone."""
+    return wb.services.stop_embedded()
 
 
 def service_statuses(wb: Workbench) -> list[ServiceStatus]:
@@ -126,6 +135,15 @@ def memory_delete(wb: Workbench, req: MemoryRef) -> DeletionReport:
 def memory_search(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
     """Hybrid, semantic or full-text search of everything stored; each hit names its chain or bank."""
     return search_memory(wb, req)
+
+
+class RecentRequest(InstanceRequest):
+    limit: int = Field(20, ge=1, le=200)
+
+
+def recent(wb: Workbench, req: RecentRequest) -> list[Hit]:
+    """The instance's newest memories, newest first (the explorer before any search)."""
+    return recent_memories(wb, req.instance_in(wb), req.limit)
 
 
 class ReembedResult(BaseModel):

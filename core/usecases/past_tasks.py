@@ -79,9 +79,34 @@ class IngestedFile(IngestedText):
 
 def read_text_files(wb: Workbench, req: IngestFiles) -> list[ProducedTextInput]:
     """Each file as a produced text, its first line the title when short (`text_from_file`). InvalidInput
-    names the first file that is not Markdown or text, not UTF-8, empty, or not a valid text."""
+    names the first file that is not Markdown or text, not UTF-8 text, empty, or not a valid text."""
     instance = req.instance_in(wb)
     return [_produced_text(file, instance, req) for file in req.files]
+
+
+class CheckedFiles(BaseModel):
+    texts: list[ProducedTextInput] = Field(description="the files that can be stored, in order")
+    refused: list[str] = Field(description="one sentence per file that cannot, naming it and why")
+
+
+def check_text_files(wb: Workbench, req: IngestFiles) -> CheckedFiles:
+    """`read_text_files` for an upload of many files: a file that cannot be stored is named with its
+    reason, and the others are still read, so one empty file does not sink the batch."""
+    instance = req.instance_in(wb)
+    texts, refused = [], []
+    for file in req.files:
+        try:
+            texts.append(_produced_text(file, instance, req))
+        except InvalidInput as e:
+            refused.append(str(e))
+    return CheckedFiles(texts=texts, refused=refused)
+
+
+def _is_text(content: str) -> bool:
+    """No NUL and almost no other control characters: bytes that happen to decode as UTF-8 (a binary
+    file renamed .txt) are still not a text a person wrote."""
+    controls = sum(1 for ch in content if ch < " " and ch not in "\t\n\r\f")
+    return "\x00" not in content and controls <= len(content) // 100
 
 
 def _produced_text(file: TextFile, instance: str, req: IngestFiles) -> ProducedTextInput:
@@ -93,10 +118,16 @@ def _produced_text(file: TextFile, instance: str, req: IngestFiles) -> ProducedT
         content = path.read_text(encoding="utf-8") if file.content is None else file.content.decode("utf-8")
     except FileNotFoundError as e:
         raise InvalidInput(f"{path}: no such file") from e
-    except (UnicodeDecodeError, OSError) as e:
-        raise InvalidInput(f"{path}: cannot be read as UTF-8 text ({type(e).__name__})") from e
+    except UnicodeDecodeError as e:
+        raise InvalidInput(f"{path}: this is not text (it cannot be read as UTF-8); only Markdown or "
+                           "text files can be stored") from e
+    except OSError as e:
+        raise InvalidInput(f"{path}: cannot be read ({type(e).__name__})") from e
     if not content.strip():
         raise InvalidInput(f"{path}: the file is empty")
+    if not _is_text(content):
+        raise InvalidInput(f"{path}: this is not text (it holds binary data); only Markdown or text files "
+                           "can be stored")
     title, production = text_from_file(path.name, content)
     try:
         return ProducedTextInput(instance=instance, user_id=req.user_id, task=req.task, task_icon=req.icon,

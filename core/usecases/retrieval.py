@@ -8,19 +8,21 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, field_serializer
 
 from core.ids import Id
-from core.models import FusionProfile
+from core.models import PRESET_PROFILES, FusionProfile
 from core.retrieval.memoryscope import ChatMessage, OpTrace, ScopeParams, ScopeResult, run_memoryscope
 from core.retrieval.memoryscope.chain_messages import read_chain_messages
 from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS, ReadMessageParams
+from core.retrieval.profiles import Activation
 from core.retrieval.timeparse import TimeHint
 from core.tuning.compare import Comparison, compare_profiles
-from core.usecases.base import InstanceRequest
+from core.usecases.base import InstanceRequest, Request
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
 # For the front ends: the models they build requests from and render results with.
-__all__ = ["DEFAULT_FUSE_RATIOS", "Comparison", "FusionProfile", "OpTrace", "ScopeParams", "ScopeResult"]
+__all__ = ["DEFAULT_FUSE_RATIOS", "Activation", "Comparison", "FusionProfile", "OpTrace", "ScopeParams",
+           "ScopeResult"]
 
 
 class ProfileRef(InstanceRequest):
@@ -37,15 +39,19 @@ class ProfileList(BaseModel):
     instance: str
     active: str
     profiles: list[FusionProfile]
+    presets: list[str] = Field(description="the shipped profiles among `profiles`: they cannot be deleted")
+    last_activation: Activation | None = Field(description="the instance's last change of active profile, "
+                                                           "which `undo_activation` reverts")
 
 
 def list_profiles(wb: Workbench, req: InstanceRequest) -> ProfileList:
-    """The shipped presets and the saved profiles, and which one the instance uses."""
+    """The shipped presets and the saved profiles, which one the instance uses, and since when."""
     instance = req.instance_in(wb)
     # The active profile is read first: a profile saved and activated between the two reads is then in
     # the list too, so `active` always names one of `profiles`.
     active = wb.profiles.active(instance).name
-    return ProfileList(instance=instance, active=active, profiles=wb.profiles.list())
+    return ProfileList(instance=instance, active=active, profiles=wb.profiles.list(),
+                       presets=list(PRESET_PROFILES), last_activation=wb.profiles.last_activation(instance))
 
 
 class SaveProfile(InstanceRequest):
@@ -66,7 +72,22 @@ class ActivateProfile(InstanceRequest):
 
 
 def activate_profile(wb: Workbench, req: ActivateProfile) -> FusionProfile:
+    """Make the profile the instance's active one; the change is recorded, so it can be undone."""
     return wb.profiles.activate(req.instance_in(wb), req.name)
+
+
+def undo_activation(wb: Workbench, req: InstanceRequest) -> Activation:
+    """Give the instance back the profile it used before its last activation (again: one further back)."""
+    return wb.profiles.undo_activation(req.instance_in(wb))
+
+
+class DeleteProfile(Request):
+    name: Id
+
+
+def delete_profile(wb: Workbench, req: DeleteProfile) -> FusionProfile:
+    """Delete a saved profile (presets and a profile some instance uses are refused); returns it."""
+    return wb.profiles.delete(req.name)
 
 
 class RetrieveRequest(InstanceRequest):

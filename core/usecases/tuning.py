@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from core.ids import Id
 from core.models import FusionProfile
-from core.tuning.datasets import EvalDataset, default_locomo_path, load_dataset
-from core.tuning.evaluate import EvalReport
+from core.tuning.datasets import EvalDataset, default_locomo_path, is_evaluation_instance, load_dataset
+from core.tuning.evaluate import EvalReport, Stop
 from core.tuning.evaluate import evaluate as run_evaluation
+from core.tuning.labels import LabelledQuery, LabelledSet, LabelStore, check_ids
 from core.tuning.metrics import parse_metric, warm_up
 from core.tuning.optimise import DEFAULT_RRF_KS, DEFAULT_TAUS, OptimiseReport, fetch_pools, save_best
 from core.tuning.optimise import optimise as run_optimiser
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 
 # For the front ends: the models they render, the optimiser's default τ grid, and where the shared
 # LoCoMo dev file is (None when absent).
-__all__ = ["DEFAULT_TAUS", "EvalDataset", "EvalReport", "OptimiseReport", "default_locomo_path"]
+__all__ = ["DEFAULT_TAUS", "EvalDataset", "EvalReport", "LabelledQuery", "LabelledSet", "OptimiseReport",
+           "default_locomo_path", "is_evaluation_instance"]
 
 
 class ReadDataset(InstanceRequest):
@@ -38,7 +41,50 @@ class ReadDataset(InstanceRequest):
 
 
 def read_dataset(wb: Workbench, req: ReadDataset) -> EvalDataset:
-    return load_dataset(req.source, instance=req.instance_in(wb), name=req.name, samples=req.samples)
+    """The set as evaluated: a JSONL set's relevant ids the instance does not hold are dropped and named
+    (`unknown_ids`), never scored as misses in silence."""
+    dataset = load_dataset(req.source, instance=req.instance_in(wb), name=req.name, samples=req.samples)
+    return check_ids(wb, dataset) if dataset.kind == "jsonl" else dataset
+
+
+def unknown_ids_note(ids: list[str]) -> str | None:
+    """"3 ids are not in this instance: a, b, c" for a set's unknown relevant ids (`EvalDataset.unknown_ids`,
+    `TuneReport.unknown_ids`), None when there are none."""
+    if not ids:
+        return None
+    shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+    verb = "id is" if len(ids) == 1 else "ids are"
+    return f"{len(ids)} {verb} not in this instance: {shown}. They were left out of the scores."
+
+
+class MarkRelevance(InstanceRequest):
+    """A person's judgement of one result of a query: relevant, not relevant, or None to take it back."""
+
+    query: str = Field(min_length=1, max_length=10_000)
+    memory_id: Id
+    relevant: bool | None
+
+
+def mark_relevance(wb: Workbench, req: MarkRelevance) -> LabelledQuery | None:
+    """Record the mark; returns the query's marks now (None once it has none left)."""
+    instance = req.instance_in(wb)
+    store = LabelStore(wb.pool())
+    store.mark(instance, req.query, req.memory_id, req.relevant)
+    return store.labelled_set(instance, req.query).get(req.query)
+
+
+def labelled_set(wb: Workbench, req: InstanceRequest) -> LabelledSet:
+    """The instance's marks by query; `.jsonl()` is the set as the Tune page and `eval --data` read it."""
+    return LabelStore(wb.pool()).labelled_set(req.instance_in(wb))
+
+
+class ClearLabels(InstanceRequest):
+    query: str = Field(min_length=1, max_length=10_000)
+
+
+def clear_labels(wb: Workbench, req: ClearLabels) -> int:
+    """Take away every mark of one query; returns how many there were."""
+    return LabelStore(wb.pool()).clear(req.instance_in(wb), req.query)
 
 
 def locomo_sample_ids(path: Path) -> list[str]:
@@ -60,11 +106,13 @@ class EvaluateRequest(InstanceRequest):
     search_type: Literal["hybrid", "vector", "text"] = "hybrid"
 
 
-def evaluate(wb: Workbench, req: EvaluateRequest, *, progress: Progress | None = None) -> EvalReport:
-    """Recall@k, nDCG@k and MRR per category of the profile's rankings (loading the corpora once)."""
+def evaluate(wb: Workbench, req: EvaluateRequest, *, progress: Progress | None = None,
+             stop: Stop | None = None) -> EvalReport:
+    """Recall@k, nDCG@k and MRR per category of the profile's rankings (loading the corpora once).
+    `stop` is asked between batches of queries; when it says so, `Cancelled` is raised."""
     profile = resolve_profile(wb, req.instance, req.profile)
     return run_evaluation(wb, req.dataset, profile, tuple(req.ks), pool_size=req.pool_size,
-                          progress=progress, search_type=req.search_type)
+                          progress=progress, stop=stop, search_type=req.search_type)
 
 
 class OptimiseRequest(InstanceRequest):
@@ -80,14 +128,16 @@ class OptimiseRequest(InstanceRequest):
     pool_size: int = Field(50, ge=1, le=2000)
 
 
-def optimise(wb: Workbench, req: OptimiseRequest, *, progress: Progress | None = None) -> OptimiseReport:
-    """Every profile of the grid scored on the metric, from candidate pools fetched once."""
+def optimise(wb: Workbench, req: OptimiseRequest, *, progress: Progress | None = None,
+             stop: Stop | None = None) -> OptimiseReport:
+    """Every profile of the grid scored on the metric, from candidate pools fetched once, and the verdict:
+    whether the best beats the baseline beyond noise (`core.tuning.verdict`)."""
     parse_metric(req.metric)
     baseline = resolve_profile(wb, req.instance, req.baseline)
-    pools = fetch_pools(wb, req.dataset, req.pool_size, progress=progress)
+    pools = fetch_pools(wb, req.dataset, req.pool_size, progress=progress, stop=stop)
     return run_optimiser(pools, req.metric, category=req.category, methods=req.methods,
                          taus=req.taus or DEFAULT_TAUS, rrf_ks=req.rrf_ks, baseline=baseline, name=req.name,
-                         pool_size=req.pool_size, progress=progress)
+                         pool_size=req.pool_size, progress=progress, stop=stop)
 
 
 class SaveTuned(InstanceRequest):
@@ -97,7 +147,8 @@ class SaveTuned(InstanceRequest):
 
 
 def save_tuned(wb: Workbench, req: SaveTuned) -> FusionProfile:
-    """Save the optimiser's best profile under `name`; with `activate`, the instance's turns use it."""
+    """Save the optimiser's best profile under `name`; with `activate`, the instance's turns use it.
+    Refused (`InvalidInput`) when the report does not recommend it."""
     return save_best(wb, req.report, req.name, activate_for=req.instance_in(wb) if req.activate else None)
 
 
@@ -113,7 +164,8 @@ class TuneRequest(InstanceRequest):
     pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg")
     optimise: bool = False
     metric: str = Field("recall@10", description="what the optimiser maximises")
-    save_as: str | None = Field(None, description="save the optimiser's best profile under this name")
+    save_as: str | None = Field(None, description="save the optimiser's best profile under this name, "
+                                                  "when it is recommended")
     activate: bool = Field(False, description="make the saved profile the instance's active one")
 
     @model_validator(mode="after")
@@ -127,13 +179,16 @@ class TuneReport(BaseModel):
     instance: str
     evaluation: EvalReport
     optimiser: OptimiseReport | None = Field(None, description="with optimise")
-    saved: FusionProfile | None = Field(None, description="with optimise and save_as")
+    saved: FusionProfile | None = Field(None, description="with optimise and save_as, when the best "
+                                                          "profile is recommended")
+    unknown_ids: list[str] = Field([], description="relevant ids of a JSONL set the instance does not hold, "
+                                                   "left out of the scores")
     seconds: float = Field(description="the whole run, reading the set included")
 
 
 def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -> TuneReport:
     """Read the set, evaluate the profile on it; with `optimise`, score the weight grid against that
-    profile and save the best under `save_as` (the CLI's `eval`)."""
+    profile and save the best under `save_as` when it is better beyond noise (the CLI's `eval`)."""
     t0 = time.perf_counter()
     if req.optimise:
         parse_metric(req.metric)  # a misspelt metric fails before the evaluation's minutes
@@ -146,8 +201,8 @@ def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -
         optimised = optimise(wb, OptimiseRequest(instance=req.instance, dataset=dataset, metric=req.metric,
                                                  baseline=evaluation.profile, name=req.save_as or "tuned",
                                                  pool_size=req.pool_size), progress=progress)
-        if req.save_as:
+        if req.save_as and optimised.recommended:
             saved = save_tuned(wb, SaveTuned(instance=req.instance, report=optimised, name=req.save_as,
                                              activate=req.activate))
     return TuneReport(instance=req.instance_in(wb), evaluation=evaluation, optimiser=optimised, saved=saved,
-                      seconds=time.perf_counter() - t0)
+                      unknown_ids=dataset.unknown_ids, seconds=time.perf_counter() - t0)

@@ -105,4 +105,34 @@ def test_bad_input_is_a_message_not_a_traceback(app):
     button(app, "Search").click()
     app.run()
     assert not app.exception
-    assert any("query" in e.value for e in app.error)
+    assert [e.value for e in app.error] == ["**Could not search.** Search stored memory: type a word or a phrase "
+                                            "to search for."]
+
+
+def test_before_a_search_the_newest_memories_show(app_env, workbench, instance):
+    Remember(workbench).run(UiRememberParams(thought="The quince orchard has forty trees.", chain_id="orchard"),
+                            instance=instance)
+    at = open_explorer(instance)
+    assert "The quince orchard has forty trees." in texts(at)
+    assert any(c.value.startswith("The 2 newest memories of this instance") for c in at.caption)
+
+
+def test_full_text_hits_all_contain_the_words_and_a_chain_counts_turns(app_env, workbench, instance):
+    remember = Remember(workbench)
+    for i in range(5):
+        remember.run(UiRememberParams(thought=f"Quince note number {i}.", chain_id="quinces"), instance=instance)
+    remember.run(UiRememberParams(thought="The pear trees need pruning in February.", chain_id="pears"),
+                 instance=instance)
+    at = open_explorer(instance)
+    at.text_input(key="xp_q").input("pruning")
+    at.radio(key="xp_mode").set_value("Full-text")
+    button(at, "Search").click()
+    at.run()
+    summary = next(c.value for c in at.caption if "for “pruning”" in c.value)
+    assert summary.startswith("1 hit for") and "each has words of the query" in summary
+    assert "semantic" not in summary and "Quince" not in texts(at)  # no padding with unrelated memories
+
+    at.radio(key="xp_view").set_value("Chains")
+    at.run()
+    at.selectbox(key="xp_chain_pick").select("quinces").run()
+    assert any(c.value.startswith("chain quinces · 5 turns ·") for c in at.caption)

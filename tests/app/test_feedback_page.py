@@ -4,6 +4,7 @@ with its transcript, and the empty states (no data at all, everything filtered o
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -169,3 +170,29 @@ def test_ratings_show_as_their_own_signal_and_filters_by_source_and_key(app_env,
     at.multiselect(key="fb_sources").unselect("mcp").run()
     at.multiselect(key="fb_keys").select("").run()  # "(no key)"
     assert metric(at, "Answers").value == "4" and metric(at, "Rated up").value == "50.0%"
+
+
+def test_no_earlier_data_and_why_continue_and_abandon_overlap(app_env, workbench, turns):
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=turns)  # the previous 7 days hold no answers
+    assert metric(at, "Answers").delta == "no earlier data"
+    assert metric(at, "Thumbs up").delta == "no earlier data"
+    both = "is both continued and abandoned"
+    assert both in metric(at, "Continue rate").help and both in metric(at, "Abandon rate").help
+    assert any(both in c.value for c in at.caption)
+
+
+def test_filters_survive_leaving_the_page(app_env, workbench, turns):
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=turns)
+    at.button_group(key="fb_period").set_value("30 days").run()
+    at.multiselect(key="fb_tags").select("work").run()
+    at.toggle(key="fb_corrected_only").set_value(True).run()
+    at.switch_page(str(Path(PAGE).resolve())).run()  # the same page again after another one
+    at.switch_page(str(Path("pages/chat.py").resolve())).run()
+    at.switch_page(str(Path(PAGE).resolve())).run()
+    assert not at.exception, at.exception
+    assert at.button_group(key="fb_period").value == "30 days"
+    assert at.multiselect(key="fb_tags").value == ["work"]
+    assert at.toggle(key="fb_corrected_only").value is True
+    assert metric(at, "Answers").value == "2"

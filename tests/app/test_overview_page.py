@@ -28,3 +28,22 @@ def test_no_notice_when_every_memory_is_of_the_active_model(app_env, workbench, 
     assert not at.exception and not at.warning
     assert at.dataframe[0].value.to_dict("records") == [
         {"model": "wordllama-l2-supercat-256", "memories": 1, "in the vector leg": True}]
+
+
+def test_a_new_user_is_told_what_to_do_first_and_how_to_connect_an_llm(app_env, instance):
+    at = open_page("pages/overview.py", instance=instance)  # an empty instance, no LLM
+    assert not at.exception, at.exception
+    first = next(e for e in at.expander if e.label == "New here? What to do first")
+    shown = "\n".join(m.value for m in first.markdown)
+    assert "`workbench demo load`" in shown
+    assert "`GROQ_API_KEY=" in shown and "`LLM_BASE_URL=https://host/v1`" in shown
+    assert "Ollama" in shown and "`LLM_BASE_URL=http://localhost:11434/v1`" in shown
+    links = [link.label for link in at.get("page_link")]
+    assert links[:3] == ["Chat", "Memory explorer", "Past tasks"]
+
+
+def test_unset_settings_read_unset(app_env, instance):
+    at = open_page("pages/overview.py", instance=instance)
+    settings = at.dataframe[-1].value
+    assert "None" not in set(settings["value"])
+    assert settings.set_index("setting").loc["LLM_BASE_URL", "value"] == "unset"

@@ -11,6 +11,7 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import usecases as uc
 from core.past_tasks.store import PastTaskStore, ProducedTextInput
 from tests.app.conftest import open_page as open_app
 
@@ -94,3 +95,9 @@ def test_the_slider_starts_at_the_embedders_default_and_says_so(app_env, user):
     at.text_input(key="pt_query").input("forklift repairs")
     at = next(b for b in at.button if b.label == "Search").click().run()
     assert "Forklift maintenance contract" in markdown(at)
+
+
+def test_the_query_limit_is_stated_and_enforced_by_the_input(app_env, user):
+    at = open_page(user)
+    assert at.text_input(key="pt_query").max_chars == uc.QUERY_MAX_CHARS
+    assert any(c.value == uc.limit_caption("Queries", uc.QUERY_MAX_CHARS) for c in at.caption)

@@ -1,5 +1,7 @@
 """AppTest of the Tune page: rankings side by side that reorder when a weight moves, the pipeline trace,
-and the evaluation panel end to end (tiny LoCoMo file → metrics → optimiser → save and activate)."""
+the evaluation panel end to end (tiny LoCoMo file → metrics → optimiser and its verdict), the evaluation's
+instance kept out of the sidebar's picker, no recommendation (and nothing to save) on the issue's six
+queries, and a recommended profile saved under a typed name."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from core import usecases as uc
 from core.demo.tune import records
 from core.index.memory_index import MemoryIndex
 from core.retrieval.profiles import ProfileStore
-from tests.integration.test_eval_optimise import mini_locomo
+from tests.integration.test_eval_optimise import BETTER_WITH_RECENCY, mini_locomo, six_query_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,7 +59,7 @@ def test_rankings_reorder_when_a_weight_moves_and_the_trace_shows_each_op(app):
     assert not at.error
 
 
-def test_evaluation_optimiser_and_saving_the_winner(app, instance, tmp_path, workbench):
+def test_evaluation_optimiser_verdict_and_the_evaluation_instance(app, instance, tmp_path, workbench):
     at = app
     path = tmp_path / "mini.json"
     path.write_text(json.dumps(mini_locomo(f"app-{instance}")))
@@ -65,16 +68,57 @@ def test_evaluation_optimiser_and_saving_the_winner(app, instance, tmp_path, wor
     assert any("4 queries" in c.value for c in at.caption), [c.value for c in at.caption]
     at.button(key="tune_eval_run").click().run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
-    metrics = frames(at)[-1]
+    metrics = next(f for f in frames(at) if "category" in f.columns)
     assert set(metrics["profile"]) == {"balanced-default", "candidate"}
     assert "overall" in set(metrics["category"]) and "recall@10" in metrics.columns
     assert len(at.get("plotly_chart")) == 1
     at.button(key="tune_eval_opt_run").click().run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     assert len(at.get("plotly_chart")) == 2  # the bar chart and the ternary surface
-    assert any("profiles scored on 4 queries" in m.value for m in at.markdown)
+    assert any("profiles scored on 4 queries" in c.value for c in at.caption)
+    assert any("these 4 queries" in v.value for v in [*at.success, *at.warning])
+    # the evaluation's instance: listed in the explorer, marked, and left out of the sidebar's picker
+    made = uc.read_dataset(workbench, uc.ReadDataset(source=path)).corpora[0].instance
+    assert made.startswith("eval-locomo-") and uc.is_evaluation_instance(made)
+    assert any(r.instance == made and r.evaluation for r in uc.instances(workbench))
+    st.cache_data.clear()
+    at.run()
+    assert made not in at.selectbox(key="instance").options and instance in at.selectbox(key="instance").options
+
+
+def _optimise_jsonl(at, tmp_path, lines: str, metric: str) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text(lines)
+    at.radio(key="tune_eval_source").set_value("Path on the server").run()
+    at.text_input(key="tune_eval_path").set_value(str(path)).run()
+    at.selectbox(key="tune_eval_opt_metric").set_value(metric).run()
+    at.button(key="tune_eval_opt_run").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+
+
+def test_no_recommendation_on_the_issues_six_queries_and_nothing_to_save(app, tmp_path):
+    at = app
+    _optimise_jsonl(at, tmp_path, six_query_jsonl(), "recall@10")
+    assert any(w.value.startswith("No profile is reliably better than balanced-default on these 6 queries")
+               for w in at.warning), [w.value for w in at.warning]
+    assert not at.success
+    keys = {b.key for b in at.button}
+    assert "tune_eval_save" not in keys and "tune_eval_load" in keys
+    assert any(m.label == "Queries" and m.value == "6" for m in at.metric)
+
+
+def test_a_recommended_profile_is_saved_under_a_typed_name_as_a_secondary_action(app, instance, tmp_path,
+                                                                                 workbench):
+    at = app
+    _optimise_jsonl(at, tmp_path, "".join(json.dumps({"query": q, "relevant": [r]}) + "\n"
+                                          for q, r in BETTER_WITH_RECENCY), "recall@1")
+    assert any(s.value.startswith("Recommended:") for s in at.success), [w.value for w in at.warning]
+    save = at.button(key="tune_eval_save")
+    assert save.proto.type == "secondary" and save.disabled  # no name typed yet
+    assert at.text_input(key="tune_eval_save_name").value == ""
     name = f"won-{instance}"[:40]
     at.text_input(key="tune_eval_save_name").set_value(name).run()
+    at.checkbox(key="tune_eval_save_activate").check().run()
     at.button(key="tune_eval_save").click().run()
     assert not at.exception, at.exception
     assert ProfileStore(workbench.pool()).active(instance).name == name

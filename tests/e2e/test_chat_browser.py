@@ -51,3 +51,34 @@ def test_a_chain_made_elsewhere_appears_and_its_answer_can_be_rated(dashboard, w
         tile = page.get_by_test_id("stMetric").filter(has_text="Thumbs up")
         assert tile.get_by_test_id("stMetricValue").inner_text() == "1"
         browser.close()
+
+
+def test_spaces_are_refused_and_turn_settings_stay_open(dashboard, workbench, instance):
+    playwright = pytest.importorskip("playwright.sync_api")
+    uc.add_memory(workbench, uc.AddMemory(instance=instance, content="The ferry to the island leaves at nine "
+                                          "from pier four, and the last one comes back at six in the evening."))
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page.goto(dashboard + "/chat")
+        page.get_by_text("Turn settings").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_text("Turn settings").click()
+        settle(page)
+        box = page.get_by_placeholder("Ask something")
+        box.fill("    ")
+        box.press("Enter")
+        settle(page)
+        assert page.get_by_text("Type a message first.").count() == 1
+        assert workbench.thoughts.chain_count(instance) == 0 and page.get_by_test_id("stChatMessage").count() == 0
+
+        box.fill("When does the ferry to the island leave?")
+        box.press("Enter")
+        page.get_by_text("Why this answer").wait_for(timeout=60_000)
+        settle(page)
+        assert page.get_by_text("top_k (context items)").is_visible()  # still open after the turn
+        assert page.get_by_text("1 turn · last activity").count() == 1
+        # The context table fits the message: no column scrolled out past its right edge.
+        scroller = page.get_by_test_id("stDataFrame").last.locator(".dvn-scroller")
+        assert scroller.evaluate("e => e.scrollWidth <= e.clientWidth")
+        browser.close()

@@ -124,3 +124,19 @@ def test_tool_run_with_the_llm_records_the_references(llm_wb, fake_llm, instance
     [execution] = history(llm_wb, instance, "ann")
     recorded = execution.result
     assert recorded.keypoints.mode == "llm" and recorded.references == result.references
+
+
+LETTER = ("Dear Prof. Daniel Weber,\nThank you for the quick reply.\nThe paris museum opens at nine on Tuesdays.\n"
+          "Hi team, the museum tickets cost 12 euros.\nBest regards,\nAnna Keller")
+
+
+def test_salutations_are_never_key_points(llm_wb, fake_llm, keyword_workbench):
+    offline = extract_key_points(keyword_workbench, "Dear Prof. Daniel Weber museum", [hit(1, LETTER)])
+    points = offline.references[0].extracted_informations
+    assert points and not any(p.startswith(("Dear", "Best regards")) for p in points)
+    assert "Hi team, the museum tickets cost 12 euros." in points  # a greeting with news in it stays
+
+    fake_llm.reply(answer([1], points=("Dear Prof. Daniel Weber,", "The paris museum opens at nine.",
+                                       "Kind regards, Anna Keller")))
+    kp = extract_key_points(llm_wb, "paris museum", [hit(1, LETTER)])
+    assert kp.references[0].extracted_informations == ["The paris museum opens at nine."]

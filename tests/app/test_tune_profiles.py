@@ -1,0 +1,83 @@
+"""AppTest of the Tune page's profiles: activate any profile and undo it, save the sliders under a name,
+delete a saved profile in a dialog, and presets that say they cannot be deleted."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import usecases as uc
+from core.demo.tune import records
+from core.index.memory_index import MemoryIndex
+from tests.app.conftest import open_page
+
+
+@pytest.fixture
+def app(app_env, workbench, instance):
+    MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
+    at = open_page("pages/tune.py", instance=instance)
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(elements) -> str:
+    return "\n".join(e.value for e in elements)
+
+
+def active_of(wb, instance) -> str:
+    return uc.list_profiles(wb, uc.InstanceRequest(instance=instance)).active
+
+
+def test_activate_a_preset_then_undo_it(app, workbench, instance):
+    at = app
+    assert "retrieve with **balanced\\-default**; no activation to undo." in texts(at.caption)
+    assert not [b for b in at.button if b.key == "tune_prof_undo"]
+    at.selectbox(key="tune_prof_pick").set_value("recall-recent").run()
+    at.button(key="tune_prof_activate").click().run()
+    assert not at.exception and not at.error, (at.exception, texts(at.error))
+    assert active_of(workbench, instance) == "recall-recent"
+    assert "recall-recent is now active" in texts(at.success)
+    assert "instead of **balanced\\-default**" in texts(at.caption)
+    assert at.button(key="tune_prof_undo").help == "Makes balanced-default active again; undoing again steps further back."
+    assert any(m.value.startswith("**Active: recall-recent**") for m in at.markdown)  # the rankings follow
+
+    at.button(key="tune_prof_undo").click().run()
+    assert not at.exception and not at.error, (at.exception, texts(at.error))
+    assert active_of(workbench, instance) == "balanced-default"
+    assert "balanced-default is active again" in texts(at.success)
+
+
+def test_save_the_sliders_then_delete_the_profile_but_not_a_preset(app, workbench, instance):
+    at = app
+    name = f"mine-{instance}"[:40]
+    at.text_input(key="tune_prof_name").set_value("my profile!").run()
+    at.button(key="tune_prof_save").click().run()
+    assert "Could not save the profile" in texts(at.error) and "profile name" in texts(at.error)
+    at.text_input(key="tune_prof_name").set_value("balanced-default").run()
+    at.button(key="tune_prof_save").click().run()
+    assert "shipped preset; save your profile under another name" in texts(at.error)
+    at.slider(key="tune_w_sem").set_value(0.3).run()
+    at.text_input(key="tune_prof_name").set_value(name).run()
+    at.checkbox(key="tune_prof_save_activate").check().run()
+    at.button(key="tune_prof_save").click().run()
+    assert not at.exception and not at.error, (at.exception, texts(at.error))
+    assert f"Saved the sliders as {name}, active for {instance}." in texts(at.success)
+    saved = uc.get_profile(workbench, uc.ProfileRef(instance=instance))
+    assert saved.name == name and saved.w_sem == 0.3
+
+    # In use: the dialog says why it cannot go, and stays open.
+    at.selectbox(key="tune_prof_pick").set_value(name).run()
+    at.button(key="tune_prof_delete").click().run()
+    at.button(key="tune_prof_confirm_yes").click().run()
+    assert "activate another profile there first" in texts(at.error)
+    at.button(key="tune_prof_confirm_no").click().run()
+    at.button(key="tune_prof_undo").click().run()  # back to the default, so it can go
+    at.selectbox(key="tune_prof_pick").set_value(name).run()
+    at.button(key="tune_prof_delete").click().run()
+    at.button(key="tune_prof_confirm_yes").click().run()
+    assert not at.exception and not at.error, (at.exception, texts(at.error))
+    assert f"Deleted the profile {name}." in texts(at.success)
+    assert name not in {p.name for p in uc.list_profiles(workbench, uc.InstanceRequest(instance=instance)).profiles}
+
+    at.selectbox(key="tune_prof_pick").set_value("fast-chat").run()
+    assert at.button(key="tune_prof_delete").disabled
+    assert "fast\\-chat is a shipped preset: presets cannot be deleted" in texts(at.caption)

@@ -1,0 +1,58 @@
+"""The Feedback page in headless Chromium: with "Only corrected turns" on, the CSV holds those turns
+only; a change against an empty earlier period reads "no earlier data"; the filters are still set after
+visiting another page."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from core.conversation.turn import Remember, UiRememberParams
+from tests.e2e.conftest import launch, settle
+
+pytestmark = pytest.mark.e2e
+
+
+def corrected_only(page):
+    return page.locator("label", has_text="Only corrected turns").locator("input")
+
+
+def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench, instance):
+    playwright = pytest.importorskip("playwright.sync_api")
+    start = datetime.now(UTC) - timedelta(hours=1)
+    now = [start]
+    remember = Remember(workbench, clock=lambda: now[0])
+    for i, (text, chain) in enumerate([("The budget is 48,000 euros.", "budget"),
+                                       ("No, it is 46,500 euros.", "budget"),
+                                       ("Book the dentist for Friday.", "dentist"),
+                                       ("Thanks, that works.", "dentist"),
+                                       ("Where is the boat?", "boat"), ("Great, thank you.", "boat")]):
+        now[0] = start + timedelta(seconds=60 * i)
+        remember.run(UiRememberParams(thought=text, chain_id=chain), instance=instance)
+
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1200}, accept_downloads=True)
+        page.goto(dashboard + "/feedback")
+        page.get_by_text("Only corrected turns").wait_for(timeout=60_000)
+        settle(page)
+        answers = page.get_by_test_id("stMetric").filter(has_text="Answers").first
+        assert "no earlier data" in answers.inner_text()
+
+        page.get_by_text("Only corrected turns").click()
+        settle(page)
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download CSV").click()
+        lines = Path(download.value.path()).read_text(encoding="utf-8").strip().splitlines()
+        assert len(lines) == 2 and "budget" in lines[1]  # the header and the one corrected turn, of 6 answers
+
+        page.get_by_test_id("stSidebarNav").get_by_text("Chat", exact=True).click()
+        page.get_by_placeholder("Ask something").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_test_id("stSidebarNav").get_by_text("Feedback", exact=True).click()
+        page.get_by_text("Only corrected turns").wait_for(timeout=60_000)
+        settle(page)
+        assert corrected_only(page).is_checked()
+        browser.close()

@@ -1,0 +1,85 @@
+"""The Tune page's main flow in headless Chromium: a labelled set over the Tune demo's memories, evaluated,
+then the optimiser, whose verdict on the issue's six queries is that nothing is reliably better (and so
+nothing is offered for saving); and a long evaluation stopped with its Cancel button."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.demo.tune import records
+from core.index.memory_index import MemoryIndex
+from tests.e2e.conftest import launch, settle
+from tests.integration.test_eval_optimise import six_query_jsonl
+
+pytestmark = pytest.mark.e2e
+
+
+def open_evaluation(page, url: str, path) -> None:
+    """The Tune page's evaluation tab with the labelled set at `path` read."""
+    page.goto(url + "/tune")
+    page.get_by_role("tab", name="Evaluate & optimise").wait_for(timeout=30_000)
+    settle(page)
+    page.get_by_role("tab", name="Evaluate & optimise").click()
+    page.get_by_text("Path on the server", exact=True).click()
+    settle(page)
+    field = page.get_by_label("Path of a LoCoMo JSON or JSONL file")
+    field.fill(str(path))
+    field.press("Enter")
+    settle(page)
+
+
+def shown(page, text: str, shots=None) -> None:
+    """Wait until `text` is on the page (a screenshot into `shots` when it never comes)."""
+    try:
+        page.get_by_text(text, exact=False).first.wait_for(timeout=60_000)
+    except Exception:
+        if shots:
+            page.screenshot(path=str(shots / "missing.png"), full_page=True)
+        raise
+
+
+def test_evaluate_optimise_and_read_the_verdict(dashboard, workbench, instance, tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api")
+    MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
+    labelled = tmp_path / "six.jsonl"
+    labelled.write_text(six_query_jsonl())
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        open_evaluation(page, dashboard, labelled)
+        shown(page, "6 queries in categories all")
+        page.get_by_role("button", name="Evaluate the active and the candidate profile").click()
+        settle(page)
+        shown(page, "6 queries · search p50", tmp_path)
+        page.get_by_role("button", name="Run the optimiser").click()
+        settle(page)
+        verdict = page.get_by_text("No profile is reliably better than balanced-default on these 6 queries",
+                                   exact=False)
+        verdict.wait_for(timeout=30_000)
+        verdict.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "tune-verdict.png"), full_page=True)
+        assert "Keep balanced-default" in verdict.inner_text()
+        assert page.get_by_text("profiles scored on 6 queries", exact=False).count() == 1
+        assert page.get_by_role("button", name="Save as…").count() == 0
+        assert page.get_by_role("button", name="Load the best into the candidate controls").count() == 1
+        browser.close()
+    assert (tmp_path / "tune-verdict.png").stat().st_size > 10_000
+
+
+def test_a_running_evaluation_is_cancelled(dashboard, workbench, instance, tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api")
+    MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
+    labelled = tmp_path / "many.jsonl"
+    labelled.write_text(six_query_jsonl() * 1000)  # 6,000 queries: long enough to stop half-way
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        open_evaluation(page, dashboard, labelled)
+        page.get_by_role("button", name="Evaluate the active and the candidate profile").click()
+        page.get_by_text("retrieving:", exact=False).wait_for(timeout=60_000)
+        page.get_by_role("button", name="Cancel").click()
+        settle(page)
+        shown(page, "Evaluating cancelled: nothing was kept", tmp_path)
+        assert page.get_by_text("queries · search p50", exact=False).count() == 0
+        page.screenshot(path=str(tmp_path / "tune-cancelled.png"), full_page=True)
+        browser.close()
