@@ -192,6 +192,10 @@ def fit_context(items: list[ScoredMemory], token_cap: int | None) -> tuple[list[
     return kept, len(items) - len(kept)
 
 
+def _memories(n: int) -> str:
+    return f"{n} retrieved {'memory' if n == 1 else 'memories'}"
+
+
 NO_MEMORY_MATCHES = "no memory matches this question"
 
 
@@ -270,7 +274,7 @@ class Remember:
         floor = wb.settings.relevance_floor
         context, below = above_floor(context, floor, params.search_type)
         if below:
-            notes.append(f"{below} retrieved memories below the relevance floor {floor:.2f} (RELEVANCE_FLOOR) "
+            notes.append(f"{_memories(below)} below the relevance floor {floor:.2f} (RELEVANCE_FLOOR) "
                          "left out")
         if memory == "found" and not context:
             memory = "none_matched"
@@ -281,7 +285,7 @@ class Remember:
         if params.style == "chronological":
             context.sort(key=lambda m: m.memory.created_at)
         if dropped:
-            notes.append(f"{dropped} retrieved memories left out to stay within token_cap={params.token_cap}")
+            notes.append(f"{_memories(dropped)} left out to stay within token_cap={params.token_cap}")
 
         # 2. Prompt, in the standard tool-input format.
         tool_input = ToolInputSchema(
@@ -363,12 +367,14 @@ class Remember:
             result.notes.append("the previous answer's feedback is stored but could not be read back")
         latency.store_ms = (time.perf_counter() - t_store) * 1000
         t_index = time.perf_counter()
-        formation = turn_formation(wb)
-        try:
+        formation = None
+        try:  # the formation reads the index too: with Postgres down, both wait for the next turn
+            formation = turn_formation(wb)
             sync_error = sync_index(store, wb.index, formation=formation).error
         except (psycopg.Error, ServiceUnavailable, *REDIS_DOWN) as e:
             sync_error = str(e)
-        result.notes += formation.notes  # e.g. the LLM's reading failed and the rules read the message
+        # e.g. the LLM's reading failed and the rules read the message
+        result.notes += formation.notes if formation else []
         if sync_error:  # result.notes: the result holds its own copy of `notes` (pydantic copies lists)
             result.notes.append("indexing deferred: Postgres or Redis is unavailable; this turn is indexed "
                                 "when it is back")

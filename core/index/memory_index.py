@@ -190,7 +190,7 @@ class MemoryIndex:
         return [MemoryRecord(**row_from_tuple(r).model_dump(), context=MemoryContext(**(r[-1] or {})))
                 for r in rows]
 
-    def count(self, instance: str | None = None, *, model: str | None = None) -> int:
+    def count(self, instance: str | None = None, *, model: str | None = None, kind: str | None = None) -> int:
         where, params = [], []
         if instance is not None:
             where.append("instance = %s")
@@ -198,6 +198,9 @@ class MemoryIndex:
         if model is not None:
             where.append("embedding_model = %s")
             params.append(model)
+        if kind is not None:
+            where.append("kind = %s")
+            params.append(kind)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         with self.pool.connection() as conn:
             return conn.execute(f"SELECT count(*) FROM memory {clause}", params).fetchone()[0]

@@ -86,7 +86,8 @@ def test_sweep_outbox_and_deletion(cluster_wb, conversations):
     assert marked == len(CHAINS)  # each chain's last answer never got its follow-up
     sync_index(store, cluster_wb.index)
     assert store.outbox_len() == 0
-    assert cluster_wb.index.count(instance) == 3 * len(CHAINS)  # user thoughts (answers are extractive)
+    # User thoughts (answers are extractive), beside the observations their statements became.
+    assert cluster_wb.index.count(instance, kind="user") == 3 * len(CHAINS)
     gone = store.delete_thought(instance, CHAINS[0], results[CHAINS[0]][1].thought2_id)
     assert len(gone) == 2  # the answer and its metrics thought
     assert store.delete_chain(instance, CHAINS[1]) == 9
