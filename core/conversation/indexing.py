@@ -75,8 +75,16 @@ def mark_memorized(store: ThoughtStore, records: list[MemoryRecord]) -> None:
     chains: dict[tuple[str, str], list[str]] = defaultdict(list)
     for r in records:
         chains[(r.instance, r.chain_id)].append(thought_key(r.instance, r.chain_id, r.id))
+    if store.cluster:  # each chain's keys share a slot; a script's keys must
+        for keys in chains.values():
+            store.r.eval(_MARK, len(keys), *keys, MEMORIZED)
+        return
+    # One round trip for every chain of the batch (an import marks thousands: one each took 5.8 s of
+    # 100,000 messages' import).
+    p = store.r.pipeline(transaction=False)
     for keys in chains.values():
-        store.r.eval(_MARK, len(keys), *keys, MEMORIZED)
+        p.eval(_MARK, len(keys), *keys, MEMORIZED)
+    p.execute()
 
 
 class IndexSync(BaseModel):
