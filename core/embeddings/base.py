@@ -26,6 +26,11 @@ class Embedder(ABC):
     def embed(self, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]
 
+    @property
+    def uncached(self) -> Embedder:
+        """The same model without a cache in front: for bulk loads, whose texts come once."""
+        return self
+
 
 class CachedEmbedder(Embedder):
     """Wraps an embedder with an in-process cache keyed by (model, SHA-1 of the text)."""
@@ -35,6 +40,10 @@ class CachedEmbedder(Embedder):
         self.name = inner.name
         self.dim = inner.dim
         self._cache: LRUCache[tuple[str, bytes], np.ndarray] = LRUCache(maxsize=maxsize)
+
+    @property
+    def uncached(self) -> Embedder:
+        return self.inner
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         keys = [(self.name, hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()) for t in texts]

