@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from benchmarks import locomo, report, speed
+from benchmarks import locomo, long_memories, report, speed
 
 LOCOMO_KEYS = {"overall", "by_category", "baselines", "latency_ms"}
 RECALLS = {"R@1", "R@5", "R@10", "R@25"}
@@ -88,6 +88,15 @@ def test_speed_small_writes_the_issue_json(data_dir, tmp_path):
     assert {"p50", "p95", "p99"} <= set(result["hybrid_ms"])
     assert "p50" in result["turn_ms"] and result["peak_rss_mb"] > 0
     assert result["feedback_records"] == 200
+
+
+def test_long_memories_small_measures_each_leg_and_finds_the_documents(data_dir):
+    result = long_memories.run(500, 20, str(data_dir), instance=f"long-{uuid.uuid4().hex[:6]}")
+    assert result["memories"] == 500 and result["ingest_per_s"] > 0 and result["postings_per_memory"] > 50
+    assert {"p50", "p95", "p99"} <= set(result["hybrid_ms"]) and {"embed", "sql", "rank"} <= set(
+        result["hybrid_parts_p50_ms"])
+    assert "p50" in result["text_leg_ms"] and "p50" in result["vector_leg_ms"]
+    assert result["recall_at_10"] >= 0.5  # each question names ten of its document's subject words
 
 
 def test_report_fills_the_readme_between_its_markers(locomo_file, data_dir, tmp_path):
