@@ -35,6 +35,8 @@ VERSION = 1
 MIME = b"application/vnd.memory-workbench.archive"
 MANIFEST = "manifest.json"
 MEMBERS = ("profiles", "banks", "past_tasks", "tool_executions", "memories", "chains")
+# Members added after version 1 was first written: an archive without one restores with none of it.
+OPTIONAL_MEMBERS = ("relevance_marks",)
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, (version … sizes), name length, extra length
 _FLUSH_BYTES = 1 << 20
 
@@ -176,7 +178,9 @@ class ArchiveReader:
         return manifest
 
     def rows(self, kind: str) -> Iterator[dict[str, Any]]:
-        """The member's objects, one line at a time."""
+        """The member's objects, one line at a time (none for an optional member the archive lacks)."""
+        if kind in OPTIONAL_MEMBERS and f"{kind}.jsonl" not in self.zip.namelist():
+            return
         with self.zip.open(f"{kind}.jsonl") as f:
             for number, line in enumerate(f, 1):
                 try:

@@ -220,3 +220,29 @@ def restore_profiles(wb: Workbench, rows: Iterator[dict[str, Any]], active: str 
             conn.execute("INSERT INTO active_profile (instance, name) VALUES (%s, %s) "
                          "ON CONFLICT (instance) DO NOTHING", (target, active))
     return created
+
+
+def export_relevance_marks(wb: Workbench, instance: str) -> Iterator[dict[str, Any]]:
+    """The instance's relevance marks (`core.tuning.labels`), each with its memory's kind, so a thought's
+    row id can be renamed like the thought on restore."""
+    with wb.pool().connection() as conn:
+        for query, memory_id, relevant, marked_at, kind in _rows(conn, """
+                SELECT r.query, r.memory_id, r.relevant, r.marked_at,
+                       (SELECT m.kind FROM memory m WHERE m.instance = r.instance AND m.id = r.memory_id LIMIT 1)
+                FROM relevance_mark r WHERE r.instance = %s ORDER BY r.query, r.memory_id""", (instance,)):
+            yield {"query": query, "memory_id": memory_id, "kind": kind, "relevant": relevant,
+                   "marked_at": marked_at.isoformat()}
+
+
+def restore_relevance_marks(wb: Workbench, rows: Iterator[dict[str, Any]], ids: IdMap) -> int:
+    """The marks under the target instance; a mark already there is left as it is. Returns how many were
+    written."""
+    written = 0
+    with wb.pool().connection() as conn:
+        for row in rows:
+            memory_id = ids.row_id(row["kind"], row["memory_id"]) if row.get("kind") else row["memory_id"]
+            written += conn.execute(
+                "INSERT INTO relevance_mark (instance, query, memory_id, relevant, marked_at) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ids.target, row["query"], memory_id, row["relevant"], row["marked_at"])).rowcount
+    return written

@@ -49,9 +49,14 @@ def fill(wb: Workbench, instance: str) -> None:
                                         request_id="bike-1"), origin=uc.Origin(source="mcp", key="k1"))
     uc.rate_answer(wb, uc.RateAnswer(instance=instance, answer_id=first.thought2_id, rating="up",
                                      comment="spot on"))
-    uc.add_memory(wb, uc.AddMemory(instance=instance, content="I moved to Lisbon in March 2023.",
-                                   tags=["move"], metadata={"source": "test"},
-                                   event_time=datetime(2023, 3, 4, 10, tzinfo=UTC)))
+    moved = uc.add_memory(wb, uc.AddMemory(instance=instance, content="I moved to Lisbon in March 2023.",
+                                           tags=["move"], metadata={"source": "test"},
+                                           event_time=datetime(2023, 3, 4, 10, tzinfo=UTC)))
+    # Relevance marks on a plain memory and on a thought's row (whose id is renamed with the thought).
+    uc.mark_relevance(wb, uc.MarkRelevance(instance=instance, query="Where do I live?", memory_id=moved.id,
+                                           relevant=True))
+    uc.mark_relevance(wb, uc.MarkRelevance(instance=instance, query="Where do I live?",
+                                           memory_id=first.thought1_id, relevant=False))
     for i in range(7):  # past the threshold: a summary, compressed entries and an event
         uc.bank_add(wb, uc.BankAdd(instance=instance, bank="deploy", entry=uc.MemoryEntry(
             command=f"docker compose up -d svc{i}", result="started", tags=["docker"],
@@ -108,8 +113,10 @@ def snapshot(wb: Workbench, instance: str) -> dict:
         tools = rows("SELECT to_jsonb(x) - 'pk' FROM past_task_tool_execution x WHERE instance = %(i)s "
                      "ORDER BY created_at")
         active = rows("SELECT name FROM active_profile WHERE instance = %(i)s")
+        marks = rows("SELECT jsonb_build_object('query', query, 'id', memory_id, 'relevant', relevant, "
+                     "'at', marked_at) FROM relevance_mark WHERE instance = %(i)s ORDER BY query, relevant")
     return {"chains": chains, "memories": memories, "banks": banks, "tasks": tasks, "tools": tools,
-            "active": active}
+            "active": active, "marks": marks}
 
 
 def translated(source: dict, target: dict, src: str, dst: str) -> dict:
@@ -161,7 +168,8 @@ def test_export_then_restore_into_another_instance_is_exact_and_idempotent(llm_w
     counts = dict(exported.counts)
     assert counts.pop("profiles") >= 1 and counts.pop("memories") >= 7
     assert counts == {"banks": 1, "bank_summaries": 1, "bank_entries": 7, "bank_events": 1, "past_tasks": 2,
-                      "text_versions": 3, "tool_executions": 1, "chains": 2, "thoughts": 9, "feedback": 3}
+                      "text_versions": 3, "tool_executions": 1, "chains": 2, "thoughts": 9, "feedback": 3,
+                      "relevance_marks": 2}
     with zipfile.ZipFile(out) as z:
         manifest = json.loads(z.read("manifest.json"))
         assert manifest["format"] == "memory-workbench-archive" and manifest["version"] == 1
@@ -173,7 +181,7 @@ def test_export_then_restore_into_another_instance_is_exact_and_idempotent(llm_w
     assert restored.created == exported.counts | {"profiles": 0}  # the profile was there already
     assert steps and steps[-1][0] == steps[-1][1]
     before, after = snapshot(wb, src), snapshot(wb, dst)
-    assert after["chains"] and after["memories"] and after["tools"]
+    assert after["chains"] and after["memories"] and after["tools"] and len(after["marks"]) == 2
     assert translated(before, after, src, dst) == plain(after)
 
     again = uc.restore_archive(wb, uc.RestoreArchive(instance=dst, path=out))
