@@ -1,5 +1,5 @@
 """Retrieval quality on LoCoMo:
-`python -m benchmarks.locomo --data PATH [--profile P] [--json OUT] [--small] [--samples IDS]`.
+`python -m benchmarks.locomo --data PATH [--profile P] [--json OUT] [--small] [--samples IDS] [--no-peers]`.
 
 Each conversation goes into its own instance through the product's ingest path (`core.eval`'s LoCoMo
 loader: turns as memories, each with its conversation neighbours as context, the session date as
@@ -11,6 +11,13 @@ included). Baselines on the same turns: BM25 alone (`rank_bm25`'s BM25Okapi over
 turns, lower-cased words), the product's dense leg alone (its vector leg, cosine order), and the
 published DRAGON row. Offline embedder, no LLM. `--small`: the first 2 conversations, 40 questions
 each (smoke run).
+
+The peers, in the same run on the same turn texts with the same embedder (`result["peers"]`; `--no-peers`
+skips them): mem0's open-source `Memory.search` on the same Postgres (`benchmarks.peer_mem0`) and
+LanceDB's embedded hybrid search (`benchmarks.peer_lancedb`), each in a temporary directory under the
+servers' directory, removed afterwards. Each question goes to a peer once, one at a time, timed with its
+embedding; its top 25 is scored by the same function as BM25's. A peer that cannot run is reported with
+its reason (`error`) and the run goes on.
 """
 
 from __future__ import annotations
@@ -19,15 +26,18 @@ import argparse
 import re
 import statistics
 import sys
+import tempfile
 import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import bench_workbench, machine, write_json
 from core.errors import InvalidInput
-from core.tuning.datasets import LOCOMO_DOWNLOAD, EvalDataset, default_locomo_path, load_dataset
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile
+from core.tuning.datasets import LOCOMO_DOWNLOAD, EvalDataset, EvalQuery, default_locomo_path, load_dataset
 from core.tuning.evaluate import evaluate, search_request
 from core.tuning.metrics import compute_metrics, metric_names
-from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile
 
 KS = (1, 5, 10, 25)
 CATEGORIES = ("1", "2", "3", "4")
@@ -35,6 +45,7 @@ CATEGORIES = ("1", "2", "3", "4")
 DRAGON = {"R@5": 0.567, "R@10": 0.662, "R@25": 0.767, "R@50": 0.827,
           "source": "LoCoMo paper, Table 3 (DRAGON, dialog turns)"}
 DEFAULT_DATA_DIR = ".data/bench"
+PEERS = ("mem0", "lancedb")
 
 
 def recall_rows(table) -> tuple[dict, dict]:
@@ -46,6 +57,19 @@ def recall_rows(table) -> tuple[dict, dict]:
               for r in table.rows if r.category != "overall"}
     overall = next(r for r in table.rows if r.category == "overall")
     return row(overall.values) | {"questions": overall.queries}, by_cat
+
+
+def score(dataset: EvalDataset, ranked: dict[str, list[str]]) -> tuple[dict, dict]:
+    """(overall, by category) recalls of rankings {qid: ids best first}: the scorer of every retriever that
+    is not the product (whose `evaluate` goes through the same `compute_metrics` and `recall_rows`)."""
+    return recall_rows(compute_metrics({q.qid: q.relevant for q in dataset.queries}, ranked,
+                                       {q.qid: q.category for q in dataset.queries}, metric_names(KS)))
+
+
+def latency_summary(times_ms: list[float]) -> dict:
+    times = times_ms[10:] if len(times_ms) > 20 else times_ms  # first queries open connections, warm caches
+    return {"p50": round(statistics.median(times), 2),
+            "p95": round(sorted(times)[max(0, int(len(times) * 0.95) - 1)], 2), "queries": len(times)}
 
 
 def bm25_baseline(dataset: EvalDataset) -> dict:
@@ -63,9 +87,7 @@ def bm25_baseline(dataset: EvalDataset) -> dict:
             scores = bm25.get_scores(words(q.query))
             order = sorted(range(len(ids)), key=lambda i: (-scores[i], i))[: KS[-1]]
             ranked[q.qid] = [ids[i] for i in order]
-    table = compute_metrics({q.qid: q.relevant for q in dataset.queries}, ranked,
-                            {q.qid: q.category for q in dataset.queries}, metric_names(KS))
-    overall, by_cat = recall_rows(table)
+    overall, by_cat = score(dataset, ranked)
     return overall | {"by_category": by_cat}
 
 
@@ -79,9 +101,54 @@ def latency(wb, dataset: EvalDataset, profile: FusionProfile) -> dict:
         t = time.perf_counter()
         hybrid_search(wb.pool(), embedder, search_request(q, dataset, profile, KS[-1], 50), now=q.now)
         times.append((time.perf_counter() - t) * 1000)
-    times = times[10:] if len(times) > 20 else times  # first queries open connections, prepare statements
-    return {"p50": round(statistics.median(times), 2),
-            "p95": round(sorted(times)[max(0, int(len(times) * 0.95) - 1)], 2), "queries": len(times)}
+    return latency_summary(times)
+
+
+def peer_figures(dataset: EvalDataset, search: Callable[[EvalQuery], list[str]]) -> dict:
+    """A peer's recalls and latency from one sequential pass: each question once, timed with its embedding."""
+    ranked, times = {}, []
+    for q in dataset.queries:
+        t = time.perf_counter()
+        ranked[q.qid] = search(q)
+        times.append((time.perf_counter() - t) * 1000)
+    overall, by_cat = score(dataset, ranked)
+    return {"overall": overall, "by_category": by_cat, "latency_ms": latency_summary(times)}
+
+
+def mem0_peer(wb, dataset: EvalDataset, workdir: Path) -> dict:
+    """mem0 on the same Postgres: one user per conversation, so a question searches its conversation only.
+    Its threshold is 0, so its ranking is scored down to the 25th memory (a floor drops, never reorders)."""
+    from benchmarks.peer_mem0 import NAME, Mem0Peer
+
+    peer = Mem0Peer(wb.services.postgres_url(), wb.embedder.uncached, workdir,
+                    collection=f"locomo_mem0_{uuid.uuid4().hex[:8]}", hnsw=False)
+    try:
+        peer.add(r for c in dataset.corpora for r in c.records)
+        return {"name": NAME} | peer_figures(dataset, lambda q: peer.search(q.instance, q.query, KS[-1], 0.0))
+    finally:
+        peer.drop()
+
+
+def lancedb_peer(wb, dataset: EvalDataset, workdir: Path) -> dict:
+    from benchmarks.peer_lancedb import NAME, LanceDBPeer
+
+    peer = LanceDBPeer(wb.embedder.uncached, workdir)
+    peer.add(r for c in dataset.corpora for r in c.records)
+    return {"name": NAME} | peer_figures(dataset, lambda q: peer.search(q.instance, q.query, KS[-1]))
+
+
+def peers(wb, dataset: EvalDataset, names: tuple[str, ...] = PEERS) -> dict:
+    """Each named peer's figures, or `error` saying why it could not run ({} when none is named)."""
+    run_peer = {"mem0": mem0_peer, "lancedb": lancedb_peer}
+    out = {}
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix=f"{name}-", dir=wb.settings.data_dir) as workdir:
+            try:
+                out[name] = run_peer[name](wb, dataset, Path(workdir))
+            except Exception as e:  # noqa: BLE001 — a peer is optional: its failure is reported, not fatal
+                cause = f" ({e.__cause__})" if e.__cause__ else ""
+                out[name] = {"error": f"{type(e).__name__}: {e}{cause}"}
+    return out
 
 
 def small(dataset: EvalDataset) -> EvalDataset:
@@ -96,7 +163,8 @@ def small(dataset: EvalDataset) -> EvalDataset:
 
 
 def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
-        samples: list[str] | None = None, data_dir: str | None = DEFAULT_DATA_DIR) -> dict:
+        samples: list[str] | None = None, data_dir: str | None = DEFAULT_DATA_DIR,
+        peer_names: tuple[str, ...] = PEERS) -> dict:
     dataset = load_dataset(data, samples=samples)
     dataset = dataset.model_copy(update={"queries": [q for q in dataset.queries if q.category in CATEGORIES]})
     if smoke:
@@ -109,11 +177,13 @@ def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         dense = evaluate(wb, dataset, dense_profile, KS, search_type="vector")
         dense_overall, dense_cat = recall_rows(dense.table)
         lat = latency(wb, dataset, profile)
+        peer_results = peers(wb, dataset, peer_names)
     return {
         "overall": overall, "by_category": by_cat,
         "baselines": {"bm25": bm25_baseline(dataset), "dense": dense_overall | {"by_category": dense_cat},
                       "dragon": DRAGON},
         "latency_ms": lat,
+        "peers": peer_results,
         "profile": profile.model_dump(), "data": data.name, "conversations": len(dataset.corpora),
         "samples": samples, "skipped": dataset.skipped, "embedder": "wordllama (offline)", "llm": None,
         "machine": machine(),
@@ -130,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", help="comma-separated sample ids to keep (e.g. a held-out split)")
     ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                     help=f"servers' directory (default {DEFAULT_DATA_DIR}; evaluation instances are reused)")
+    ap.add_argument("--no-peers", action="store_true", help="skip the peers (mem0, LanceDB)")
     args = ap.parse_args(argv)
     data = args.data or default_locomo_path()
     if data is None or not data.is_file():
@@ -139,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         result = run(data, args.profile, smoke=args.small, data_dir=args.data_dir,
-                     samples=args.samples.split(",") if args.samples else None)
+                     samples=args.samples.split(",") if args.samples else None,
+                     peer_names=() if args.no_peers else PEERS)
     except InvalidInput as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
