@@ -73,7 +73,7 @@ def _metrics_frame(reports: list[uc.EvalReport]) -> pd.DataFrame:
     rows = []
     for rep in reports:
         for row in rep.table.rows:
-            rows.append({"profile": rep.profile.name, "category": row.category, "queries": row.queries,
+            rows.append({"profile": rep.label, "category": row.category, "queries": row.queries,
                          **{m: round(v, 4) for m, v in row.values.items()}})
     return pd.DataFrame(rows)
 
@@ -90,10 +90,13 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     if note := uc.unknown_ids_note(dataset.unknown_ids):  # named, not scored as misses in silence
         st.warning(note, icon=":material/help:")
     show_cancelled()
+    legs = st.toggle("Each leg alone too (BM25, dense)", value=True, key=K + "legs",
+                     help="Evaluates the text leg alone (BM25) and the dense leg alone beside the profiles: "
+                          "what hybrid retrieval buys on this set. Twice the time.")
     if st.button("Evaluate the active and the candidate profile", type="primary", key=K + "run"):
-        reports = run_cancellable("Evaluating", lambda progress, stop: [uc.evaluate(
-            wb, uc.EvaluateRequest(instance=instance, dataset=dataset, profile=p, ks=list(KS),
-                                   pool_size=pool_size), progress=progress, stop=stop) for p in (active, candidate)])
+        reports = run_cancellable("Evaluating", lambda progress, stop: uc.evaluate_side_by_side(
+            wb, uc.SideBySideRequest(instance=instance, dataset=dataset, profiles=[active, candidate],
+                                     legs=legs, ks=list(KS), pool_size=pool_size), progress=progress, stop=stop))
         if reports is not None:
             st.session_state[K + "reports"] = (_fingerprint(dataset), reports)
     stored = st.session_state.get(K + "reports")
@@ -105,10 +108,15 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
 
 def _show_reports(reports: list[uc.EvalReport]) -> None:
     frame = _metrics_frame(reports)
-    a, c = reports
+    a, c = reports[:2]
     st.caption(f"{a.queries:,} queries · search p50 {c.search_ms_p50:.1f} ms · load {a.load.seconds:.1f} s "
                f"({len(a.load.loaded)} instances loaded, {len(a.load.reused)} reused) · "
-               f"{a.seconds + c.seconds:.1f} s")
+               f"{sum(r.seconds for r in reports):.1f} s")
+    if legs := [r for r in reports if r.search_type != "hybrid"]:
+        metric = "recall@10" if "recall@10" in a.table.metrics else a.table.metrics[0]
+        st.caption(f"Overall {metric}: {a.label} {a.value(metric):.3f}, "
+                   + ", ".join(f"{r.label} {r.value(metric):.3f}" for r in legs)
+                   + ": what fusing the two legs buys on this set.")
     metric = st.selectbox("Metric for the chart", a.table.metrics, index=a.table.metrics.index("recall@10")
                           if "recall@10" in a.table.metrics else 0, key=K + "chart_metric")
     fig = px.bar(frame, x="category", y=metric, color="profile", barmode="group", text_auto=".3f", height=320)

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
 Stop = Callable[[], bool]  # asked between batches: True stops the run (`Cancelled`)
 BATCH = 25  # queries searched between two progress reports and stop checks
+# One leg alone, beside a profile: what hybrid retrieval buys on the set (`search_type`).
+LEG_LABELS = {"text": "text leg alone (BM25)", "vector": "dense leg alone (cosine)"}
 T = TypeVar("T")
 
 
@@ -56,6 +58,12 @@ class EvalReport(BaseModel):
     search_ms_p95: float
     seconds: float
     rankings: dict[str, list[str]] = {}
+    search_type: str = "hybrid"
+
+    @property
+    def label(self) -> str:
+        """What was evaluated: the profile, or one leg alone (its weights then play no part)."""
+        return LEG_LABELS.get(self.search_type, self.profile.name)
 
     def value(self, metric: str, category: str = "overall") -> float:
         return self.table.value(metric, category)
@@ -149,4 +157,4 @@ def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
                       table=table, queries=n, skipped=dataset.skipped, load=load,
                       search_ms_p50=float(np.percentile(timings, 50)) if timings else 0.0,
                       search_ms_p95=float(np.percentile(timings, 95)) if timings else 0.0,
-                      seconds=time.perf_counter() - t0, rankings=ranked)
+                      seconds=time.perf_counter() - t0, rankings=ranked, search_type=search_type)

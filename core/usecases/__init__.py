@@ -44,8 +44,9 @@ from core.usecases.retrieval import (ActivateProfile, CompareRequest, DeleteProf
                                      retrieval_report, retrieve_memory, save_profile, undo_activation)
 from core.usecases.retrieval import ReadMessageParams, ReadMessageRequest, ReadMessageResult, read_message
 from core.usecases.tuning import (ClearLabels, EvaluateRequest, MarkRelevance, OptimiseRequest, ReadDataset,
-                                  SaveTuned, TuneReport, TuneRequest, clear_labels, evaluate, labelled_set,
-                                  mark_relevance, optimise, read_dataset, save_tuned, tune, unknown_ids_note)
+                                  SaveTuned, SideBySideRequest, TuneReport, TuneRequest, clear_labels, evaluate,
+                                  evaluate_side_by_side, labelled_set, mark_relevance, optimise, read_dataset,
+                                  save_tuned, tune, unknown_ids_note)
 
 # Checks and lookups a front end needs beside the use cases above.
 from core.usecases.admin import embedder_name, repair_redis, service_statuses, stop_services
@@ -95,7 +96,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BA
            "PastTaskQuery", "PastToolExecution", "Principal", "ProducedTextInput", "ProfileList",
            "ProfileRef",
            "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReadMessageParams", "ReadMessageRequest", "ReadMessageResult", "RecentRequest", "RedisRepair", "ReembedResult", "Request",
-           "RestoreArchive", "RestoreResult", "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned",
+           "RestoreArchive", "RestoreResult", "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned", "SideBySideRequest",
            "ScopeParams", "ScopeResult", "SearchDefaults", "SearchOutcome", "ServiceStatus", "ServicesReport", "ServicesStopped", "StepContext", "StepOutcome", "StoredText",
            "SummaryRequest", "SupersededRequest", "SweepResult", "TaskMemory", "TextFile", "Thought", "Transcript", "TuneReport",
            "TuneRequest", "TurnMetrics", "TurnRef", "UiRememberParams", "UiRememberResult",
@@ -104,7 +105,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BA
            "bank_delete", "bank_list", "bank_query", "bank_snapshot", "bank_stats", "catalogue", "chain",
            "chain_delete", "chain_export", "chains", "check_text_files", "check_user_id", "clear_labels", "compare", "conversation",
            "create_key", "default_bank", "default_locomo_path", "delete_profile", "demo_load", "demo_reset", "embed_pending",
-           "embedder_name", "evaluate", "export_archive", "fact_history", "feedback_answers", "feedback_export",
+           "embedder_name", "evaluate", "evaluate_side_by_side", "export_archive", "fact_history", "feedback_answers", "feedback_export",
            "feedback_summary", "forget", "formation_run",
            "get_profile", "import_file", "import_preview", "keep_upload",
            "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory", "is_archive",

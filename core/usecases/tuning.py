@@ -106,6 +106,25 @@ class EvaluateRequest(InstanceRequest):
     search_type: Literal["hybrid", "vector", "text"] = "hybrid"
 
 
+class SideBySideRequest(InstanceRequest):
+    dataset: EvalDataset
+    profiles: list[str | FusionProfile] = Field(min_length=1)
+    legs: bool = Field(True, description="also each leg alone: BM25 (text) and the dense leg (vector)")
+    ks: list[int] = Field([1, 5, 10, 25], min_length=1)
+    pool_size: int = Field(50, ge=1, le=2000)
+
+
+def evaluate_side_by_side(wb: Workbench, req: SideBySideRequest, *, progress: Progress | None = None,
+                          stop: Stop | None = None) -> list[EvalReport]:
+    """Each profile evaluated on the set, then (with `legs`) the text leg alone and the dense leg alone:
+    what the fusion buys over either leg on the user's own data."""
+    runs = [(p, "hybrid") for p in req.profiles] + ([(req.profiles[0], "text"), (req.profiles[0], "vector")]
+                                                    if req.legs else [])
+    return [evaluate(wb, EvaluateRequest(instance=req.instance, dataset=req.dataset, profile=p, ks=req.ks,
+                                         pool_size=req.pool_size, search_type=t), progress=progress, stop=stop)
+            for p, t in runs]
+
+
 def evaluate(wb: Workbench, req: EvaluateRequest, *, progress: Progress | None = None,
              stop: Stop | None = None) -> EvalReport:
     """Recall@k, nDCG@k and MRR per category of the profile's rankings (loading the corpora once).

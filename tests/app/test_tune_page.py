@@ -69,7 +69,10 @@ def test_evaluation_optimiser_verdict_and_the_evaluation_instance(app, instance,
     at.button(key="tune_eval_run").click().run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     metrics = next(f for f in frames(at) if "category" in f.columns)
-    assert set(metrics["profile"]) == {"balanced-default", "candidate"}
+    # beside the profiles, each leg alone: what hybrid retrieval buys on the set
+    assert set(metrics["profile"]) == {"balanced-default", "candidate", "text leg alone (BM25)",
+                                       "dense leg alone (cosine)"}
+    assert any("what fusing the two legs buys on this set" in c.value for c in at.caption)
     assert "overall" in set(metrics["category"]) and "recall@10" in metrics.columns
     assert len(at.get("plotly_chart")) == 1
     at.button(key="tune_eval_opt_run").click().run()

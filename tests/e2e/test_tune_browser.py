@@ -51,6 +51,10 @@ def test_evaluate_optimise_and_read_the_verdict(dashboard, workbench, instance, 
         page.get_by_role("button", name="Evaluate the active and the candidate profile").click()
         settle(page)
         shown(page, "6 queries · search p50", tmp_path)
+        legs = page.get_by_text("what fusing the two legs buys on this set", exact=False)
+        legs.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "tune-legs.png"), full_page=True)
+        assert "text leg alone (BM25)" in legs.inner_text() and "dense leg alone" in legs.inner_text()
         page.get_by_role("button", name="Run the optimiser").click()
         settle(page)
         verdict = page.get_by_text("No profile is reliably better than balanced-default on these 6 queries",

@@ -53,6 +53,22 @@ def test_locomo_evaluation_loads_once_then_reuses(keyword_workbench, instance, t
     assert again.load.loaded == [] and again.load.reused == [ds.corpora[0].instance]
 
 
+def test_side_by_side_sets_each_leg_alone_beside_the_profiles(keyword_workbench, instance, tmp_path):
+    path = tmp_path / "mini.json"
+    path.write_text(json.dumps(mini_locomo(instance)))
+    ds = load_dataset(path)
+    reports = uc.evaluate_side_by_side(keyword_workbench, uc.SideBySideRequest(
+        instance=instance, dataset=ds, profiles=["balanced-default", "fast-chat"], ks=[1, 5]))
+    assert [(r.label, r.search_type) for r in reports] == [
+        ("balanced-default", "hybrid"), ("fast-chat", "hybrid"), ("text leg alone (BM25)", "text"),
+        ("dense leg alone (cosine)", "vector")]
+    text = evaluate(keyword_workbench, ds, PRESET_PROFILES["balanced-default"], ks=(1, 5), search_type="text")
+    assert reports[2].rankings == text.rankings  # the same evaluation as asking for the leg directly
+    without = uc.evaluate_side_by_side(keyword_workbench, uc.SideBySideRequest(
+        instance=instance, dataset=ds, profiles=["balanced-default"], legs=False, ks=[1, 5]))
+    assert [r.search_type for r in without] == ["hybrid"]
+
+
 def synthetic(instance: str) -> EvalDataset:
     """Three topics, each in its own instance: the relevant memory is the newest but the weaker match; a
     month-old distractor matches the query better on both the vector and the text leg. Only a profile
