@@ -167,6 +167,13 @@ def goals(results: dict[str, dict]) -> list[str]:
              ("long memories: hybrid p95 ≤ 20 ms", (long or {}).get("hybrid_ms", {}).get("p95"), 20, True, " ms",
               ""),
              ("import of 100,000 messages ≥ 2,000/s", (imp or {}).get("messages_per_s"), 2000, False, "/s", "")]
+    live = max((r for n, r in results.items() if n.startswith("live-adds-")), key=lambda r: r["memories"],
+               default=None)
+    if live:
+        one = live["one_writer"]
+        rows.insert(7, (f"live adds, {live['writers']} writers, into an instance of {live['memories']:,} ≥ 1,000/s "
+                        "(the goal is set at 500,000 of 1,000,000)", live["adds_per_s"], 1000, False, "/s",
+                        f"one writer: {one['adds_per_s']:,.0f}/s, p50 {one['add_ms']['p50']:.1f} ms an add"))
     lines = ["", "**Goals** (issue 20, and issue 15's import) beside the figures above:", "",
              "| goal | measured | | floor on this machine (each part alone, `python -m benchmarks.floors`) |",
              "|---|---|---|---|"]
@@ -177,9 +184,9 @@ def goals(results: dict[str, dict]) -> list[str]:
         ok = value <= bound if at_most else value >= bound
         shown = f"{value:,.0f}{unit}" if unit == "/s" or unit == " MB" else f"{value:.2f}{unit}"
         lines.append(f"| {goal} | {shown} | {'met' if ok else '**not met**'} | {floor} |")
-    lines += ["", ("Not measured by a benchmark yet: live adds with 4 writers into the largest instance at "
-                   "1,000,000 (goal ≥ 1,000/s), and the dashboard's pages at 1,000,000 memories (goal: idle "
-                   "within 1 s).")]
+    lines += ["", ("Not measured by a benchmark yet: the dashboard's pages at 1,000,000 memories (goal: idle "
+                   "within 1 s)" + ("." if live else "; live adds with 4 writers into the largest instance "
+                                    "(goal ≥ 1,000/s)."))]
     return lines
 
 

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from benchmarks import locomo, long_memories, report, speed
+from benchmarks import live_adds, locomo, long_memories, report, speed
 
 LOCOMO_KEYS = {"overall", "by_category", "baselines", "latency_ms"}
 RECALLS = {"R@1", "R@5", "R@10", "R@25"}
@@ -97,6 +97,12 @@ def test_long_memories_small_measures_each_leg_and_finds_the_documents(data_dir)
         result["hybrid_parts_p50_ms"])
     assert "p50" in result["text_leg_ms"] and "p50" in result["vector_leg_ms"]
     assert result["recall_at_10"] >= 0.5  # each question names ten of its document's subject words
+
+
+def test_live_adds_small_counts_each_writers_adds(data_dir):
+    result = live_adds.run(300, 2, 1.0, str(data_dir), prefix=f"live-{uuid.uuid4().hex[:6]}")
+    assert result["writers"] == 2 and result["adds"] > 0 and result["adds_per_s"] > 0
+    assert result["one_writer"]["writers"] == 1 and {"p50", "p95"} <= set(result["add_ms"])
 
 
 def test_report_fills_the_readme_between_its_markers(locomo_file, data_dir, tmp_path):
