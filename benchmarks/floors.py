@@ -28,11 +28,10 @@ import sys
 import time
 
 from psycopg import sql
-from psycopg.types.json import Jsonb
 
 from benchmarks import synth
 from benchmarks.common import RESULTS, bench_workbench, machine, write_json
-from core.index.bulk_load import BUILD_MEMORY, COLUMNS, TYPES
+from core.index.bulk_load import BUILD_MEMORY, copy_rows
 from core.index.names import partition_name, postings_name
 from core.index.records import embedding_text
 from core.services.bounded import without_time_limit
@@ -60,14 +59,7 @@ def ingest(wb, n: int) -> dict:
         conn.commit()
 
         def copy() -> None:
-            stmt = sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(
-                sql.Identifier(TABLE), sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS))
-            with conn.cursor() as cur, cur.copy(stmt) as cp:
-                cp.set_types(TYPES)
-                for r, vec in zip(records, vectors, strict=True):
-                    cp.write_row((r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at,
-                                  *r.event_time.as_tuple(), list(r.tags), Jsonb(r.metadata), vec, name,
-                                  Jsonb(r.context.model_dump())))
+            copy_rows(conn, sql.Identifier(TABLE), zip(records, vectors, strict=True), name)
             conn.commit()
 
         seconds["copy"] = _timed(copy)

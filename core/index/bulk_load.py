@@ -56,6 +56,18 @@ TYPES = ["text", "text", "text", "text", "text", "timestamptz", "int2", "int2", 
 BUILD_MEMORY = "512MB"
 
 
+def copy_rows(conn, table: sql.Identifier, pairs: Iterable[tuple[MemoryRecord, Any]], model: str) -> None:
+    """Binary COPY of (record, vector) pairs into `table` (a partition of `memory`, or a table like it)."""
+    stmt = sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(
+        table, sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS))
+    with conn.cursor() as cur, cur.copy(stmt) as copy:
+        copy.set_types(TYPES)
+        for r, vec in pairs:
+            copy.write_row((r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at,
+                            *r.event_time.as_tuple(), list(r.tags), Jsonb(indexed_metadata(r)), vec, model,
+                            Jsonb(r.context.model_dump())))
+
+
 def _batches(records: Iterable[MemoryRecord], size: int) -> Iterator[list[MemoryRecord]]:
     it = iter(records)
     while batch := list(islice(it, size)):
@@ -130,15 +142,7 @@ class BulkLoader:
     # -- steps ------------------------------------------------------------------------------
 
     def _copy(self, conn, table: sql.Identifier, run: list) -> None:
-        name = self.index.embedder.name
-        stmt = sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(
-            table, sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS))
-        with conn.cursor() as cur, cur.copy(stmt) as copy:
-            copy.set_types(TYPES)
-            for r, vec in run:
-                copy.write_row((r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at,
-                                *r.event_time.as_tuple(), list(r.tags), Jsonb(indexed_metadata(r)), vec, name,
-                                Jsonb(r.context.model_dump())))
+        copy_rows(conn, table, run, self.index.embedder.name)
 
     def _copy_staged(self, run: list) -> None:
         """COPY into the new instance's table, then make the postings of the rows just written: those
