@@ -1,5 +1,6 @@
 """Retrieval quality on LoCoMo:
-`python -m benchmarks.locomo --data PATH [--profile P] [--json OUT] [--small] [--samples IDS] [--no-peers]`.
+`python -m benchmarks.locomo --data PATH [--profile P] [--json OUT] [--small] [--samples IDS] [--no-peers]
+[--llm]`.
 
 Each conversation goes into its own instance through the product's ingest path (`core.eval`'s LoCoMo
 loader: turns as memories, each with its conversation neighbours as context, the session date as
@@ -18,6 +19,16 @@ LanceDB's embedded hybrid search (`benchmarks.peer_lancedb`), each in a temporar
 servers' directory, removed afterwards. Each question goes to a peer once, one at a time, timed with its
 embedding; its top 25 is scored by the same function as BM25's. A peer that cannot run is reported with
 its reason (`error`) and the run goes on.
+
+`--llm` (`result["llm"]`; null without the flag): with the LLM the settings configure (`LLM_BASE_URL`, or
+`GROQ_API_KEY`; without one the command says what to set and exits 2), every question also goes through
+the product's MemoryScope flow (`core.usecases.retrieval.retrieve_memory`: time extraction and semantic
+rank by the LLM, then fuse_rerank), asked at the question's time, one at a time; its top 25 is scored by
+the same function, beside the offline figures, which the flag leaves as they are. It reports the model,
+the server's address masked, the recalls, p50/p95 latency, and the LLM calls with those that failed or
+scored only part of the memories, as the ops' traces say. No server is called by `make test` (a fake
+server at the HTTP layer tests the path). No live figures exist in the repo because no server is
+reachable from this machine.
 """
 
 from __future__ import annotations
@@ -33,11 +44,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import bench_workbench, machine, write_json
+from core.config import Settings, load_settings, mask_url
 from core.errors import InvalidInput
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile
+from core.retrieval.memoryscope import OpTrace, ScopeParams
 from core.tuning.datasets import LOCOMO_DOWNLOAD, EvalDataset, EvalQuery, default_locomo_path, load_dataset
 from core.tuning.evaluate import evaluate, search_request
 from core.tuning.metrics import compute_metrics, metric_names
+from core.usecases.retrieval import RetrieveRequest, retrieve_memory
 
 KS = (1, 5, 10, 25)
 CATEGORIES = ("1", "2", "3", "4")
@@ -46,6 +60,15 @@ DRAGON = {"R@5": 0.567, "R@10": 0.662, "R@25": 0.767, "R@50": 0.827,
           "source": "LoCoMo paper, Table 3 (DRAGON, dialog turns)"}
 DEFAULT_DATA_DIR = ".data/bench"
 PEERS = ("mem0", "lancedb")
+# MemoryScope with the LLM: semantic rank scores 50 memories and keeps 25 (it runs only when it has more
+# than it keeps); fuse_rerank keeps those 25 without a floor, which would only drop (scored down to 25).
+SCOPE_PARAMS = {"op.retrieve_memory_op.params.top_k": 2 * KS[-1],
+                "op.semantic_rank_op.params.output_memory_max_count": KS[-1],
+                "op.fuse_rerank_op.params.output_memory_max_count": KS[-1],
+                "op.fuse_rerank_op.params.fuse_score_threshold": 0.0}
+LLM_OPS = {"extract_time_op": "extract_time", "semantic_rank_op": "semantic_rank"}  # their names in the result
+NO_LLM = ("--llm needs an LLM: set LLM_BASE_URL (an OpenAI-compatible server, with LLM_API_KEY and "
+          "MODEL_FAST if it needs them) or GROQ_API_KEY, in the environment or .streamlit/secrets.toml")
 
 
 def recall_rows(table) -> tuple[dict, dict]:
@@ -151,6 +174,61 @@ def peers(wb, dataset: EvalDataset, names: tuple[str, ...] = PEERS) -> dict:
     return out
 
 
+def scope_params(q: EvalQuery) -> ScopeParams:
+    """`SCOPE_PARAMS`, with set_query's timestamp at the question's time: the time extraction reads "last
+    week" from it, and recency is measured from it, as for the offline figures."""
+    at = {} if q.now is None else {"op.set_query_op.params.timestamp": int(q.now.timestamp())}
+    return ScopeParams.from_flat(SCOPE_PARAMS | at)
+
+
+def llm_outcome(step: OpTrace) -> str | None:
+    """What an op's trace says of its LLM call: "ok"; "partial" (semantic rank's reply left memories
+    unscored, which rank after the scored); "failed" (after the client's retries: time extraction used the
+    rule-based parser, semantic rank kept the retrieval order); None when it made no call."""
+    if step.op not in LLM_OPS:
+        return None
+    note = step.note or ""
+    if step.status == "ran":
+        return "partial" if "unscored" in note else "ok"
+    return "failed" if note.startswith(("LLM failed", "semantic rank failed")) else None
+
+
+def llm_calls(traces: list[list[OpTrace]]) -> dict:
+    """Per LLM op: the calls made (one per op asking; the client's retries not counted), failed, partial."""
+    out = {LLM_OPS[op]: {"calls": 0, "failed": 0, "partial": 0} for op in LLM_OPS}
+    for step in (step for trace in traces for step in trace):
+        outcome = llm_outcome(step)
+        if outcome is not None:
+            counts = out[LLM_OPS[step.op]]
+            counts["calls"] += 1
+            if outcome != "ok":
+                counts[outcome] += 1
+    return out
+
+
+def llm_address(settings: Settings) -> str:
+    """The LLM server's address as it may be shown (credentials masked)."""
+    return mask_url(settings.llm_base_url or settings.groq_base_url or "https://api.groq.com")
+
+
+def memoryscope_figures(wb, dataset: EvalDataset, profile: FusionProfile) -> dict:
+    """Every question through the product's MemoryScope flow with the configured LLM, in a peer's sequential
+    pass: its recalls, its latency (LLM calls included; the query embeddings are those the offline pass
+    cached) and the LLM's calls as the ops' traces tell them."""
+    traces: list[list[OpTrace]] = []
+
+    def search(q: EvalQuery) -> list[str]:
+        result = retrieve_memory(wb, RetrieveRequest(instance=q.instance, query=q.query, profile=profile,
+                                                     params=scope_params(q)))
+        traces.append(result.trace)
+        return [m.memory.id for m in result.memories]
+
+    figures = peer_figures(dataset, search)
+    settings = wb.settings
+    return {"provider": settings.llm_provider, "model": settings.model_fast, "base_url": llm_address(settings),
+            "params": SCOPE_PARAMS} | figures | {"llm_calls": llm_calls(traces)}
+
+
 def small(dataset: EvalDataset) -> EvalDataset:
     keep = {c.instance for c in dataset.corpora[:2]}
     per: dict[str, int] = {}
@@ -164,12 +242,13 @@ def small(dataset: EvalDataset) -> EvalDataset:
 
 def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         samples: list[str] | None = None, data_dir: str | None = DEFAULT_DATA_DIR,
-        peer_names: tuple[str, ...] = PEERS) -> dict:
+        peer_names: tuple[str, ...] = PEERS, llm: bool = False) -> dict:
+    """The offline figures, and with `llm` MemoryScope's with the configured LLM under "llm"."""
     dataset = load_dataset(data, samples=samples)
     dataset = dataset.model_copy(update={"queries": [q for q in dataset.queries if q.category in CATEGORIES]})
     if smoke:
         dataset = small(dataset)
-    with bench_workbench(data_dir) as wb:
+    with bench_workbench(data_dir, llm=llm) as wb:
         profile = PRESET_PROFILES.get(profile_name) or wb.profiles.get(profile_name)
         report = evaluate(wb, dataset, profile, KS)
         overall, by_cat = recall_rows(report.table)
@@ -178,6 +257,7 @@ def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         dense_overall, dense_cat = recall_rows(dense.table)
         lat = latency(wb, dataset, profile)
         peer_results = peers(wb, dataset, peer_names)
+        with_llm = memoryscope_figures(wb, dataset, profile) if llm else None
     return {
         "overall": overall, "by_category": by_cat,
         "baselines": {"bm25": bm25_baseline(dataset), "dense": dense_overall | {"by_category": dense_cat},
@@ -185,7 +265,7 @@ def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         "latency_ms": lat,
         "peers": peer_results,
         "profile": profile.model_dump(), "data": data.name, "conversations": len(dataset.corpora),
-        "samples": samples, "skipped": dataset.skipped, "embedder": "wordllama (offline)", "llm": None,
+        "samples": samples, "skipped": dataset.skipped, "embedder": "wordllama (offline)", "llm": with_llm,
         "machine": machine(),
     }
 
@@ -201,7 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                     help=f"servers' directory (default {DEFAULT_DATA_DIR}; evaluation instances are reused)")
     ap.add_argument("--no-peers", action="store_true", help="skip the peers (mem0, LanceDB)")
+    ap.add_argument("--llm", action="store_true",
+                    help="also run MemoryScope with the configured LLM (LLM_BASE_URL or GROQ_API_KEY)")
     args = ap.parse_args(argv)
+    if args.llm and load_settings().llm_provider == "none":
+        print(NO_LLM, file=sys.stderr)
+        return 2
     data = args.data or default_locomo_path()
     if data is None or not data.is_file():
         print(f"LoCoMo data file not found{f': {data}' if data else ''}.\n"
@@ -211,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = run(data, args.profile, smoke=args.small, data_dir=args.data_dir,
                      samples=args.samples.split(",") if args.samples else None,
-                     peer_names=() if args.no_peers else PEERS)
+                     peer_names=() if args.no_peers else PEERS, llm=args.llm)
     except InvalidInput as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

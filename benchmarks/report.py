@@ -26,6 +26,28 @@ def _n(v) -> str:
     return "–" if v is None else f"{v:,.0f}"
 
 
+def llm_row(main: dict) -> list[str]:
+    """MemoryScope with an LLM (`benchmarks.locomo --llm`), a row beside the offline one, when measured."""
+    llm = main.get("llm")
+    if not llm:
+        return []
+    return [f"| Memory Workbench + LLM (MemoryScope: time extraction and semantic rank by `{llm['model']}`) | "
+            + " | ".join(_f(llm["overall"][k]) for k in KS) + " |"]
+
+
+def llm_latency(main: dict) -> list[str]:
+    """The LLM row's latency and how its LLM calls went, when measured."""
+    llm = main.get("llm")
+    if not llm:
+        return []
+    lat = llm["latency_ms"]
+    calls = "; ".join(f"{op.replace('_', ' ')} {c['calls']:,} LLM calls, {c['failed']:,} failed"
+                      + (f", {c['partial']:,} left memories unscored" if c["partial"] else "")
+                      for op, c in llm["llm_calls"].items())
+    return [(f"With the LLM (`python -m benchmarks.locomo --llm`, LLM calls included): p50 {lat['p50']} ms, "
+             f"p95 {lat['p95']} ms; {calls}.")]
+
+
 def quality(results: dict[str, dict]) -> list[str]:
     main = results.get("locomo")
     if not main:
@@ -39,13 +61,15 @@ def quality(results: dict[str, dict]) -> list[str]:
                  "lancedb": "LanceDB hybrid search (full-text index + vectors, RRFReranker, same turns)"}
     lines = [
         (f"**Retrieval quality** — LoCoMo (`{main['data']}`: {main['conversations']} conversations, "
-        f"{main['overall']['questions']:,} questions of categories 1–4), offline embedder, no LLM; "
+        f"{main['overall']['questions']:,} questions of categories 1–4), offline embedder, no LLM"
+        + (" except in the row that names one" if main.get("llm") else "") + "; "
         "LoCoMo's recall (share of a question's evidence turns in the top k):"),
         "",
         "| retriever | R@1 | R@5 | R@10 | R@25 |",
         "|---|---|---|---|---|",
         f"| **Memory Workbench** (`{profile}` profile) | "
         + " | ".join(_f(main["overall"][k]) for k in KS) + " |",
+        *llm_row(main),
         "| BM25 alone (rank_bm25, same turns) | " + " | ".join(_f(b["bm25"][k]) for k in KS) + " |",
         "| dense leg alone (wordllama, same turns) | " + " | ".join(_f(b["dense"][k]) for k in KS) + " |",
         *(f"| {peer_rows.get(n, n)} | "
@@ -67,7 +91,7 @@ def quality(results: dict[str, dict]) -> list[str]:
                      + f" | {_f(b['dense']['by_category'][cat]['R@10'])} |")
     lat = main["latency_ms"]
     lines += ["", (f"Query latency (top 25, one query at a time, embedding included): p50 {lat['p50']} ms, "
-              f"p95 {lat['p95']} ms.")]
+              f"p95 {lat['p95']} ms."), *llm_latency(main)]
     ran = {n: r for n, r in peers.items() if "error" not in r}
     if peers:
         lines.append("The peers, the same way: " + "; ".join(

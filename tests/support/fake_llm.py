@@ -1,11 +1,13 @@
 """A local OpenAI-compatible HTTP server, so the real OpenAI and Groq SDK code runs in tests.
 
 Serves POST /v1/chat/completions (OpenAI and OpenAI-compatible clients), /openai/v1/chat/completions
-(the Groq SDK's path) and /v1/embeddings. Tests queue replies; with none queued it echoes.
+(the Groq SDK's path) and /v1/embeddings. Tests queue replies; with none queued, a handler set with
+`answer_with` answers (calls made from several threads, whose order a queue cannot know), else it echoes.
 
     with FakeLLMServer() as srv:
         srv.reply("hello", total_tokens=42)     # next chat call answers "hello"
         srv.fail(429)                           # or: next call answers HTTP 429
+        srv.answer_with(lambda body: "{}")      # every unqueued call: the handler's text (or status)
         settings = load_settings(llm_base_url=srv.url + "/v1")
 """
 
@@ -15,14 +17,20 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
+
+# Given a chat request's JSON body: the answer's text, an HTTP status to fail with, or None to echo.
+Handler = Callable[[dict[str, Any]], str | int | None]
+USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}  # of an unscripted answer
 
 
 class FakeLLMServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self._replies: deque[dict[str, Any]] = deque()
+        self._handler_fn: Handler | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -31,7 +39,7 @@ class FakeLLMServer:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> FakeLLMServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -63,17 +71,29 @@ class FakeLLMServer:
         for _ in range(times):
             self._replies.append({"kind": "stall", "seconds": seconds})
 
+    def answer_with(self, handler: Handler | None) -> None:
+        """Answer every chat call that finds no queued reply by `handler(body)`: a str is the answer's
+        text, an int an HTTP status to fail with, None the echo (None as the handler: echo again)."""
+        self._handler_fn = handler
+
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
 
     # -- serving ----------------------------------------------------------------------------
 
-    def _next(self) -> dict[str, Any] | None:
+    def _next(self, body: dict[str, Any]) -> dict[str, Any] | None:
         try:
             return self._replies.popleft()
         except IndexError:
-            return None
+            return self._handled(body) if self._handler_fn else None
+
+    def _handled(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The handler's answer as a queued step would have said it."""
+        answer = self._handler_fn(body)
+        if isinstance(answer, int):
+            return {"kind": "fail", "status": answer, "retry_after_ms": None}
+        return None if answer is None else {"kind": "text", "text": answer, "usage": USAGE, "model": None}
 
     def _handler(self):
         fake = self
@@ -90,7 +110,7 @@ class FakeLLMServer:
                     return self._embeddings(body)
                 if not self.path.endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": "not found"}})
-                step = fake._next()
+                step = fake._next(body)
                 if step and step["kind"] == "fail":
                     headers = ({"retry-after-ms": str(step["retry_after_ms"])}
                                if step.get("retry_after_ms") is not None else {})
@@ -102,11 +122,10 @@ class FakeLLMServer:
                     return None
                 if step and step["kind"] == "hang":
                     time.sleep(step["seconds"])
-                    step = fake._next()
+                    step = fake._next(body)
                 if step is None:
                     last = body["messages"][-1]["content"]
-                    step = {"text": f"echo: {last[:200]}", "usage": {"prompt_tokens": 10,
-                            "completion_tokens": 5, "total_tokens": 15}, "model": None}
+                    step = {"text": f"echo: {last[:200]}", "usage": USAGE, "model": None}
                 model = step.get("model") or body.get("model", "fake")
                 if body.get("stream"):
                     return self._stream(step, model)
