@@ -115,12 +115,13 @@ class MemoryRow(BaseModel):
 
 
 class ScoreParts(BaseModel):
-    """The parts of a candidate's score, each in [0, 1], and how they were combined (`core.retrieval.fusion`).
+    """The parts of a candidate's score and how they were combined (`core.retrieval.fusion.fuse`).
 
-    `semantic` is the cosine to the query expanded by its best text matches (the part fusion weighs);
-    `similarity` the cosine to the query alone (what `similarity_threshold` reads); `relevance` the
-    combined score without its recency part, rescaled to [0, 1] (what relevance thresholds read, so a
-    fresh memory does not pass them on its age alone).
+    Each part lies in [0, 1]. `semantic` is the cosine to the query expanded by its best text matches (the
+    part fusion weighs); `similarity` the cosine to the query alone (what `similarity_threshold` reads);
+    `relevance` the combined score without its recency part and its chain's, rescaled (what relevance
+    thresholds read, so a fresh memory does not pass them on its age alone). `combined` and `relevance`
+    reach 1 + SPEAKER_WEIGHT when the query names the memory's speaker.
     """
 
     semantic: float
@@ -129,6 +130,8 @@ class ScoreParts(BaseModel):
     combined: float
     similarity: float
     relevance: float
+    speaker: float = 0.0  # 1 when the query names the memory's speaker (`core.retrieval.speakers`)
+    chain: float = 0.0  # the best own score among the candidates of the memory's chain, mixed into combined
     vector_rank: int | None = None  # 1-based rank in the vector leg, None if not found by it
     text_rank: int | None = None
 

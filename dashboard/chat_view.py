@@ -52,24 +52,29 @@ def context_frame(context: list[uc.ContextItem], now: datetime) -> pd.DataFrame:
     rows = [{
         "content": c.content, "id": c.id, "kind": c.kind, "chain": c.chain_id or "",
         "age": humanize_age((now - c.created_at).total_seconds()),
-        "semantic": c.semantic, "text": c.text, "recency": c.recency, "combined": c.combined,
+        "semantic": c.semantic, "text": c.text, "recency": c.recency, "speaker": c.speaker,
+        "chain score": c.chain, "combined": c.combined,
     } for c in context]
     return pd.DataFrame(rows, columns=["content", "id", "kind", "chain", "age", "semantic", "text", "recency",
-                                       "combined"])
+                                       "speaker", "chain score", "combined"])
 
 
-PART_HELP = {"semantic": "cosine of the memory to the query expanded by its best keyword matches",
-             "text": "keyword (BM25) match, relative to the best", "recency": "exp(−age / τ)",
-             "combined": "what the fusion profile ranks by"}
+PART_HELP = {"semantic": "semantic: cosine of the memory to the query expanded by its best keyword matches",
+             "text": "text: keyword (BM25) match, relative to the best", "recency": "recency: exp(−age / τ)",
+             "speaker": f"speaker: 1 when the question names who said the memory (adds {uc.SPEAKER_WEIGHT})",
+             "chain score": (f"chain: the best score among the retrieved memories of its chain "
+                             f"(weighs {uc.CHAIN_WEIGHT})"),
+             "combined": "what the fusion profile ranks by, with the speaker and chain parts"}
 
 
 def context_columns() -> dict:
     """Widths that fit the table in a chat message (about 850 px): sized to their text, the content
     column pushed the scores past the right edge. The full text shows on hover."""
-    parts = {k: st.column_config.NumberColumn(k, format="%.2f", help=PART_HELP[k], width=width)
-             for k, width in (("semantic", 70), ("text", 48), ("recency", 62))}
-    return {"content": st.column_config.TextColumn(width=234), "id": st.column_config.TextColumn(width=100),
-            "kind": st.column_config.TextColumn(width=90), "chain": st.column_config.TextColumn(width=80),
+    parts = {k: st.column_config.NumberColumn(label, format="%.2f", help=PART_HELP[k], width=width)
+             for k, label, width in (("semantic", "sem", 50), ("text", "text", 44), ("recency", "rec", 44),
+                                     ("speaker", "spk", 44), ("chain score", "chn", 44))}
+    return {"content": st.column_config.TextColumn(width=190), "id": st.column_config.TextColumn(width=90),
+            "kind": st.column_config.TextColumn(width=80), "chain": st.column_config.TextColumn(width=80),
             "age": st.column_config.TextColumn(width=55), **parts,
             "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
                                                         help=PART_HELP["combined"], width=95)}

@@ -58,7 +58,9 @@ params, shown = controls
 
 PARTS = {c: st.column_config.NumberColumn(label, format="%.2f", width=42, help=f"{c} score part, in [0, 1]{why}")
          for c, label, why in (("semantic", "sem", ": cosine to the query expanded by its best keyword matches"),
-                               ("text", "txt", ""), ("recency", "rec", ""))}
+                               ("text", "txt", ""), ("recency", "rec", ""),
+                               ("speaker", "spk", f": 1 when the query names who said it (adds {uc.SPEAKER_WEIGHT})"),
+                               ("chain", "chn", f": the best score of its chain, weighing {uc.CHAIN_WEIGHT}"))}
 
 
 def _below_floor_note(rows, floor: float) -> None:
@@ -74,7 +76,7 @@ def _ranking_table(rows, with_change: bool) -> None:
         return
     frame["in_chat"] = ~frame["below_floor"]
     cols = ["rank", *(["change"] if with_change else []), "content", "combined", "semantic", "text",
-            "recency", "kind", "in_chat"]
+            "recency", "speaker", "chain", "kind", "in_chat"]
     st.dataframe(frame[cols], hide_index=True, width="stretch", column_config={
         **PARTS, "rank": st.column_config.NumberColumn("#", width=30),
         "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",

@@ -453,5 +453,5 @@ def _context_item(m: ScoredMemory, now: datetime) -> ContextItem:
                        created_at=m.memory.created_at,
                        age_s=max(0.0, (now - m.memory.created_at).total_seconds()),
                        semantic=m.score.semantic, text=m.score.text, recency=m.score.recency,
-                       relevance=m.score.relevance,
+                       relevance=m.score.relevance, speaker=m.score.speaker, chain=m.score.chain,
                        combined=m.score.combined, tokens=count_tokens(m.memory.content))

@@ -9,6 +9,16 @@ from datetime import datetime
 
 from core.models import FusionProfile, MemoryRow, ScoredMemory, ScoreParts
 
+# What a memory gains when the query names its speaker (`core.retrieval.speakers`), added to the fused
+# score and to relevance. On LoCoMo dev (pools of 300, 1,033 questions) 0.1 / 0.2 / 0.3 gave R@5 0.673 /
+# 0.681 / 0.682 against 0.633 without; R@10 peaked at 0.2 (0.752 against 0.721).
+SPEAKER_WEIGHT = 0.2
+# How much a memory's chain (its conversation or session) counts: a memory is ranked by
+# (own + CHAIN_WEIGHT * best of its chain in the pool) / (1 + CHAIN_WEIGHT), so the turns of a session that
+# answers the question well rise together, while the best of each chain keeps its own score. With the
+# speaker part, on LoCoMo dev: 0 / 0.1 / 0.2 / 0.3 gave R@5 0.681 / 0.688 / 0.690 / 0.694.
+CHAIN_WEIGHT = 0.3
+
 
 def clip01(x: float) -> float:
     """min(1, max(0, x)); NaN becomes 0."""
@@ -57,14 +67,19 @@ class Candidate:
     vector_rank: int | None    # 1-based rank in the vector leg (by `cosine`)
     text_rank: int | None
     query_cosine: float | None = None  # cosine similarity to the query alone; None: not expanded, `cosine`
+    speaker_named: bool = False  # the query names the memory's speaker (`core.retrieval.speakers`)
 
 
 def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime) -> list[ScoredMemory]:
     """Score every candidate with the profile and return them best first.
 
     semantic = clip01(cosine); text = text_raw / max(text_raw); recency = exp(-age / tau);
-    similarity = clip01(query_cosine); relevance = the profile's fusion of semantic and text alone, with
-    `relevance_weights` (linear: r_sem * semantic + r_text * text; rrf: the two legs' `fuse_rrf`).
+    similarity = clip01(query_cosine); speaker = 1 when the query names the memory's speaker, else 0;
+    relevance = the profile's fusion of semantic and text alone, with `relevance_weights` (linear:
+    r_sem * semantic + r_text * text; rrf: the two legs' `fuse_rrf`), + SPEAKER_WEIGHT * speaker;
+    own = the profile's fusion (linear or rrf) + SPEAKER_WEIGHT * speaker;
+    chain = the best `own` among the candidates of the memory's chain (its own when it has no chain);
+    combined = (own + CHAIN_WEIGHT * chain) / (1 + CHAIN_WEIGHT).
     Ties are broken by the newer memory, then by id, so the order is deterministic.
     """
     texts = normalise_max([c.text_raw for c in candidates])
@@ -75,19 +90,34 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime)
     for i, c in enumerate(candidates):
         semantic = clip01(c.cosine)
         recency = recency_score(ages[i], profile.tau_s)
+        speaker = SPEAKER_WEIGHT * c.speaker_named
         if profile.method == "linear":
-            combined = fuse_linear(semantic, texts[i], recency, profile)
+            own = fuse_linear(semantic, texts[i], recency, profile)
             relevance = r_sem * semantic + r_text * texts[i]
         else:
-            combined = fuse_rrf((c.vector_rank, c.text_rank, age_rank[i]),
-                                (profile.w_sem, profile.w_text, profile.w_rec), profile.rrf_k)
+            own = fuse_rrf((c.vector_rank, c.text_rank, age_rank[i]),
+                           (profile.w_sem, profile.w_text, profile.w_rec), profile.rrf_k)
             relevance = fuse_rrf((c.vector_rank, c.text_rank), (r_sem, r_text), profile.rrf_k)
         similarity = clip01(c.cosine if c.query_cosine is None else c.query_cosine)
         scored.append(ScoredMemory(memory=c.memory, score=ScoreParts(
-            semantic=semantic, text=texts[i], recency=recency, combined=combined, similarity=similarity,
-            relevance=relevance, vector_rank=c.vector_rank, text_rank=c.text_rank)))
+            semantic=semantic, text=texts[i], recency=recency, combined=own + speaker, similarity=similarity,
+            relevance=relevance + speaker, speaker=float(c.speaker_named), vector_rank=c.vector_rank,
+            text_rank=c.text_rank)))
+    _with_chain_evidence(scored)
     scored.sort(key=lambda s: (-s.score.combined, -s.memory.created_at.timestamp(), s.memory.id))
     return scored
+
+
+def _with_chain_evidence(scored: list[ScoredMemory]) -> None:
+    """Set each score's `chain` (the best own score in its chain) and mix it into `combined` (`fuse`)."""
+    best: dict[str, float] = {}
+    for s in scored:
+        if (chain := s.memory.chain_id) is not None:
+            best[chain] = max(best.get(chain, s.score.combined), s.score.combined)
+    for s in scored:
+        own = s.score.combined
+        s.score.chain = best.get(s.memory.chain_id, own) if s.memory.chain_id is not None else own
+        s.score.combined = (own + CHAIN_WEIGHT * s.score.chain) / (1 + CHAIN_WEIGHT)
 
 
 def _ranks_by(values: Sequence[float]) -> list[int]:

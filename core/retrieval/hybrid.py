@@ -25,6 +25,7 @@ from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredM
 from core.retrieval.fusion import Candidate
 from core.retrieval.hybrid_sql import candidate_statement, searched_instances
 from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
+from core.retrieval.speakers import names_speaker, query_words, speaker_of
 
 POOL_MIN = 20
 # The HNSW search beam (`hnsw.ef_search`) when the vector pool is smaller: pgvector's default. Over
@@ -147,13 +148,15 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
             _restore_or_discard(conn)
             raise
     n = len(ROW_COLUMNS.split(","))
+    words = query_words(req.query)
     candidates, vectors, adjacent = [], {}, {}
     for r in rows:
         memory = row_from_tuple(r)
         cosine, query_cosine, text_raw, vector_rank, text_rank = r[n + 3:]
         candidates.append(Candidate(memory=memory, cosine=float(cosine or 0.0), text_raw=float(text_raw or 0.0),
                                     vector_rank=vector_rank, text_rank=text_rank,
-                                    query_cosine=float(query_cosine or 0.0)))
+                                    query_cosine=float(query_cosine or 0.0),
+                                    speaker_named=names_speaker(words, speaker_of(memory))))
         key = (memory.instance, memory.id)
         if r[n] is not None:
             vec = r[n].to_numpy() if hasattr(r[n], "to_numpy") else r[n]  # pgvector's Vector, or an array

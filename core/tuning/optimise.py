@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from core.errors import InvalidInput
 from core.models import FusionProfile
-from core.retrieval.fusion import clip01, normalise_max
+from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT, clip01, normalise_max
 from core.retrieval.hybrid import fetch_pool
 from core.retrieval.ranking import content_groups, near_duplicate_matrix, retrievable_pool
 from core.tuning.datasets import EvalDataset
@@ -62,6 +62,8 @@ class CandidatePools(BaseModel):
     n_relevant: np.ndarray
     tie_order: np.ndarray     # positions newer first, then by id: `fuse`'s tie-break, fixed per pool
     group: np.ndarray         # content group (`ranking.content_groups`): identical texts share one
+    speaker: np.ndarray       # 1 where the query names the candidate's speaker (`Candidate.speaker_named`)
+    chain: np.ndarray         # chain group: the position of the first candidate of the same chain
     # `ranking.near_duplicate_matrix` of every pool, sparse (pairs are few; dense it would take queries ×
     # candidates² bytes, 16 GB at 1000 queries and pool_size 2000): candidate i of query q is a
     # near-duplicate of candidates close_idx[close_ptr[f]:close_ptr[f + 1]], f = q * width + i.
@@ -123,14 +125,17 @@ def fetch_pools(wb: Workbench, dataset: EvalDataset, pool_size: int = 50,
     width = max((len(c) for c in found), default=0) or 1
     shape = (len(queries), width)
     arrays = {name: np.zeros(shape) for name in ("semantic", "text", "age_s", "vector_rank", "text_rank",
-                                                 "age_rank", "created_ts", "id_order")}
+                                                 "age_rank", "created_ts", "id_order", "speaker")}
     valid, relevant = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
     group = np.tile(np.arange(width), (len(queries), 1))
+    chain = group.copy()  # padding, and a candidate without a chain, is a chain of its own
     for qi, (q, cands) in enumerate(zip(queries, found, strict=True)):
         if not cands:
             continue
         n = len(cands)
         group[qi, :n] = content_groups([c.memory.content for c in cands])
+        chain[qi, :n] = chain_groups([c.memory.chain_id for c in cands])
+        arrays["speaker"][qi, :n] = [c.speaker_named for c in cands]
         now = q.now or datetime.now(UTC)
         ages = np.array([(now - c.memory.created_at).total_seconds() for c in cands])
         arrays["semantic"][qi, :n] = [clip01(c.cosine) for c in cands]
@@ -155,17 +160,25 @@ def fetch_pools(wb: Workbench, dataset: EvalDataset, pool_size: int = 50,
     duplicates = (group != np.arange(width)).any(axis=1) | (np.diff(close_ptr[::width]) > 0)
     tie_order = np.lexsort((arrays["id_order"], -arrays["created_ts"]), axis=-1)
     return CandidatePools(qids=[q.qid for q in queries], categories=[q.category for q in queries],
-                          valid=valid, relevant=relevant, tie_order=tie_order, group=group,
+                          valid=valid, relevant=relevant, tie_order=tie_order, group=group, chain=chain,
                           close_ptr=close_ptr, close_idx=close_idx, duplicates=duplicates,
                           n_relevant=np.array([len(set(q.relevant)) for q in queries]), **arrays)
+
+
+def chain_groups(chains: Sequence[str | None]) -> np.ndarray:
+    """Chain group of each candidate: the position of the first candidate of its chain (its own without)."""
+    first: dict[str, int] = {}
+    return np.array([i if c is None else first.setdefault(c, i) for i, c in enumerate(chains)], dtype=np.int64)
 
 
 def fuse_scores(pools: CandidatePools, method: str, w_sem: float, w_text: float, w_rec: float,
                 tau_s: float, rrf_k: int) -> np.ndarray:
     """The combined score of every candidate, as `core.retrieval.fusion.fuse` computes it.
 
-    linear: w_sem * semantic + w_text * text + w_rec * exp(-max(0, age_s) / tau_s)
-    rrf:    (Σ_leg w_leg / (rrf_k + rank_leg)) * (rrf_k + 1), a leg without the candidate adding 0
+    own = linear: w_sem * semantic + w_text * text + w_rec * exp(-max(0, age_s) / tau_s)
+          rrf:    (Σ_leg w_leg / (rrf_k + rank_leg)) * (rrf_k + 1), a leg without the candidate adding 0
+          + SPEAKER_WEIGHT * speaker
+    combined = (own + CHAIN_WEIGHT * the best own of its chain group) / (1 + CHAIN_WEIGHT)
     Padding gets -inf.
     """
     if method == "linear":
@@ -176,7 +189,10 @@ def fuse_scores(pools: CandidatePools, method: str, w_sem: float, w_text: float,
         vec = np.where(pools.vector_rank > 0, w_sem / (k + pools.vector_rank), 0.0)
         txt = np.where(pools.text_rank > 0, w_text / (k + pools.text_rank), 0.0)
         score = (vec + txt + w_rec / (k + pools.age_rank)) * (k + 1)
-    return np.where(pools.valid, score, -np.inf)
+    own = np.where(pools.valid, score + SPEAKER_WEIGHT * pools.speaker, -np.inf)
+    best = np.full_like(own, -np.inf)
+    np.maximum.at(best, (np.arange(own.shape[0])[:, None], pools.chain), own)
+    return (own + CHAIN_WEIGHT * np.take_along_axis(best, pools.chain, axis=1)) / (1 + CHAIN_WEIGHT)
 
 
 def kept_hits(pools: CandidatePools, scores: np.ndarray, depth: int) -> np.ndarray:

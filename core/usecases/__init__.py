@@ -70,14 +70,14 @@ from core.usecases.conversation import (ABANDON_AFTER_S, CATEGORY_ASSISTANT, CAT
 from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_SUFFIXES, IngestedText,
                                       InternalMemoryResult, PastToolExecution, ProducedTextInput, SearchDefaults,
                                       StoredText, text_from_file)
-from core.usecases.retrieval import (DEFAULT_FUSE_RATIOS, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
+from core.usecases.retrieval import (CHAIN_WEIGHT, DEFAULT_FUSE_RATIOS, SPEAKER_WEIGHT, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
                                      ScopeResult)
 from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, LabelledQuery, LabelledSet,
                                   OptimiseReport, default_locomo_path, is_evaluation_instance)
 
-__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
+__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
            "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "SHARED_INSTANCE",
-           "SUMMARY_SKILL",
+           "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",
            "BankInfo", "BankQuery", "BankRef", "BankSnapshot", "ChainDetail", "ChainExport", "CheckedFiles", "ChainList",

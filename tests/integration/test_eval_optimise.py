@@ -53,6 +53,29 @@ def test_locomo_evaluation_loads_once_then_reuses(keyword_workbench, instance, t
     assert again.load.loaded == [] and again.load.reused == [ds.corpora[0].instance]
 
 
+def test_the_optimiser_scores_speakers_and_chains_as_the_ranking_path_does(keyword_workbench, instance,
+                                                                          tmp_path):
+    """Questions naming a speaker, over two sessions: every profile's figure from the pools is `evaluate`'s."""
+    sample = mini_locomo(instance)
+    sample[0]["qa"] += [{"question": "What does Ann say about the park museum?", "evidence": ["D1:3"],
+                         "category": 4},
+                        {"question": "Bob weather", "evidence": ["D2:2"], "category": 4}]
+    path = tmp_path / "speakers.json"
+    path.write_text(json.dumps(sample))
+    ds = load_dataset(path)
+    wb = keyword_workbench
+    pools = fetch_pools(wb, ds, pool_size=10)
+    assert pools.speaker.any() and (pools.chain != np.arange(pools.chain.shape[1])).any()
+    mask = np.ones(len(pools.qids), dtype=bool)
+    for prof in (*PRESET_PROFILES.values(), FusionProfile(name="r", method="rrf", w_sem=0.2, w_text=0.3,
+                                                          w_rec=0.5, rrf_k=5)):
+        report = evaluate(wb, ds, prof, ks=(1, 3))
+        for metric in ("recall@1", "recall@3"):
+            assert score_point(pools, metric, mask, method=prof.method, w_sem=prof.w_sem, w_text=prof.w_text,
+                               w_rec=prof.w_rec, tau_s=prof.tau_s, rrf_k=prof.rrf_k) == pytest.approx(
+                report.value(metric)), (prof.name, metric)
+
+
 def test_side_by_side_sets_each_leg_alone_beside_the_profiles(keyword_workbench, instance, tmp_path):
     path = tmp_path / "mini.json"
     path.write_text(json.dumps(mini_locomo(instance)))

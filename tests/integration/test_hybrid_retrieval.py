@@ -217,3 +217,17 @@ def test_the_text_index_follows_deletes_and_edits_exactly(keyword_workbench, ins
     ids = {i for _, i, *_ in kept}
     assert not ids & {"m0", "m7", "m41", "m1", "m4"} and {"m2", "m3", "m47"} <= ids
     assert ("edit", "m3") in {(lexeme, i) for lexeme, i, *_ in kept}
+
+
+def test_the_memories_of_the_speaker_the_query_names_come_first(keyword_workbench, instance):
+    """Both turns hold "paris"; the one Caroline said wins when the query names her, and only then."""
+    keyword_workbench.index.add([
+        MemoryRecord(instance=instance, id="mel", kind="turn", content="Melanie: Caroline loves paris museum",
+                     created_at=NOW),
+        MemoryRecord(instance=instance, id="car", kind="turn", content="Caroline: paris", created_at=NOW)])
+    named = search(keyword_workbench, instance, "what does caroline think of paris", top_k=2)
+    assert [r.memory.id for r in named.results] == ["car", "mel"]
+    assert [r.score.speaker for r in named.results] == [1.0, 0.0]
+    plain = search(keyword_workbench, instance, "paris museum", top_k=2)
+    assert [r.memory.id for r in plain.results] == ["mel", "car"]
+    assert {r.score.speaker for r in plain.results} == {0.0}

@@ -32,7 +32,7 @@ STORED = {
 # What this version writes beside them: whether memories were found, and each context item's relevance
 # (the score the relevance floor reads; None for the item above, made before it was recorded).
 WRITTEN = {**STORED, "memory": "found",
-           "context": STORED["context"].replace('"tokens": 9}', '"tokens": 9, "relevance": null}')}
+           "context": STORED["context"].replace('"tokens": 9}', '"tokens": 9, "relevance": null, "speaker": 0.0, "chain": 0.0}')}
 THOUGHT_FIELDS = ("id", "instance", "chain_id", "thought", "timestamp", "category", "thought_number",
                   "total_thoughts", "next_thought_needed", "importance", "seq")
 CONTEXT = ContextItem(id="m-1", kind="fact", chain_id=None, content="Café “Orsay” is closed on Mondays",

@@ -54,6 +54,7 @@ class ScopeMemory(BaseModel):
         row = {"id": self.memory.id, "type": self.memory_type, "content": self.memory.content,
                "similarity": round(self.retrieval.similarity, 4), "semantic": round(self.retrieval.semantic, 4),
                "text": round(self.retrieval.text, 4), "recency": round(self.retrieval.recency, 4),
+               "speaker": self.retrieval.speaker, "chain": round(self.retrieval.chain, 4),
                "retrieval": round(self.retrieval.combined, 4), "relevance": round(self.relevance, 4),
                "llm_score": self.llm_score, "base_source": self.base_source}
         if self.fused_score is not None:
