@@ -19,14 +19,15 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from core.analytics import load_feedback, summarize, summarize_by
-from core.runtime import Workbench
 from core.conversation.feedback import feedback_score
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, Thought
+from core.runtime import Workbench
 
 INSTANCE = "bench-feedback"
 
 
-def write(wb: Workbench, n: int, turns_per_chain: int = 4) -> None:
+def write(wb: Workbench, n: int, turns_per_chain: int = 4, instance: str = INSTANCE) -> None:
+    """`n` answers with feedback in `instance`, in chains of `turns_per_chain` turns over the past 30 days."""
     store, rng = wb.thoughts, random.Random(7)
     start = datetime.now(UTC) - timedelta(days=30)
     for c in range(0, n, turns_per_chain):
@@ -35,7 +36,7 @@ def write(wb: Workbench, n: int, turns_per_chain: int = 4) -> None:
         previous = None
         for k in range(min(turns_per_chain, n - c)):
             user_id, answer_id, metrics_id = (str(uuid.uuid4()) for _ in range(3))
-            common = dict(instance=INSTANCE, chain_id=chain, tags=[rng.choice(["work", "travel", "home"])])
+            common = {"instance": instance, "chain_id": chain, "tags": [rng.choice(["work", "travel", "home"])]}
             model = rng.choice(["llama3-8b-8192", "llama3-70b-8192"])
             source, key = rng.choice([("dashboard", None), ("mcp", "claude-desktop"), ("http", "ci-bot")])
             extra = {"model": model, "model_selected": model, "synthesis": "llm",
@@ -48,7 +49,7 @@ def write(wb: Workbench, n: int, turns_per_chain: int = 4) -> None:
                               score=lambda gap: feedback_score(gap, "thanks"), metrics_id=metrics_id,
                               index_answer=False)
             if previous and rng.random() < 0.1:  # some answers rated explicitly too
-                store.record_rating(INSTANCE, previous, rng.choice(["up", "down"]), "", at)
+                store.record_rating(instance, previous, rng.choice(["up", "down"]), "", at)
             store.append(Thought(id=metrics_id, thought="metrics", timestamp=at, category=CATEGORY_METRICS,
                                  seq=3 * k + 3, extra={**extra, "tokens": rng.randint(50, 900),
                                                        "context_items": 5, "answer_id": answer_id,

@@ -174,6 +174,7 @@ def goals(results: dict[str, dict]) -> list[str]:
 
     live = max((r for n, r in results.items() if n.startswith("live-adds-")), key=lambda r: r["memories"],
                default=None)
+    dash = results.get("dashboard-1000000")
     q = (floors or {}).get("query_parts_p50_ms")
     query_floor = (f"round trip {q['round_trip']:.2f} + embedding {q['embed']:.2f} + one HNSW scan "
                    f"{q['hnsw_scan']:.2f} + posting lists {q['posting_lists']:.2f} ms") if q else ""
@@ -196,7 +197,8 @@ def goals(results: dict[str, dict]) -> list[str]:
              ("long memories: hybrid p50 ≤ 8 ms", (long or {}).get("hybrid_ms", {}).get("p50"), 8, True, " ms", ""),
              ("long memories: hybrid p95 ≤ 20 ms", (long or {}).get("hybrid_ms", {}).get("p95"), 20, True, " ms",
               ""),
-             ("import of 100,000 messages ≥ 2,000/s", (imp or {}).get("messages_per_s"), 2000, False, "/s", "")]
+             ("import of 100,000 messages ≥ 2,000/s", (imp or {}).get("messages_per_s"), 2000, False, "/s", ""),
+             dashboard_row(dash)]
     lines = ["", "**Goals** (issue 20, and issue 15's import) beside the figures above:", "",
              "| goal | measured | | floor on this machine (each part alone, `python -m benchmarks.floors`) |",
              "|---|---|---|---|"]
@@ -205,12 +207,21 @@ def goals(results: dict[str, dict]) -> list[str]:
             lines.append(f"| {goal} | not measured | – | {floor} |")
             continue
         ok = value <= bound if at_most else value >= bound
-        shown = f"{value:,.0f}{unit}" if unit == "/s" or unit == " MB" else f"{value:.2f}{unit}"
+        shown = f"{value:,.0f}{unit}" if unit in ("/s", " MB") else f"{value:.2f}{unit}"
         lines.append(f"| {goal} | {shown} | {'met' if ok else '**not met**'} | {floor} |")
-    lines += ["", ("Not measured by a benchmark yet: the dashboard's pages at 1,000,000 memories (goal: idle "
-                   "within 1 s)" + ("." if live else "; live adds with 4 writers into the largest instance "
-                                    "(goal ≥ 1,000/s)."))]
+    if not live:
+        lines += ["", ("Not measured by a benchmark yet: live adds with 4 writers into the largest instance "
+                      "(goal ≥ 1,000/s).")]
     return lines
+
+
+def dashboard_row(dash: dict | None) -> tuple[str, float | None, float, bool, str, str]:
+    """The dashboard's goal: its slowest page's median in seconds, named; the floor is Streamlit alone."""
+    goal = "dashboard at 1,000,000 memories and 100,000 answers: every page idle ≤ 1 s (median of 3)"
+    if not dash:
+        return goal, None, 1.0, True, " s", ""
+    floor = f"Streamlit alone, an empty page opened the same way: {dash['floor']['median_ms'] / 1000:.2f} s"
+    return goal, dash["slowest"]["median_ms"] / 1000, 1.0, True, f" s ({dash['slowest']['page']})", floor
 
 
 def http_load(results: dict[str, dict]) -> list[str]:
@@ -219,12 +230,12 @@ def http_load(results: dict[str, dict]) -> list[str]:
         return []
     lat, lost = r["latency_ms"], r["lost"]
     missing = lost["missing_in_redis"] + lost["missing_in_postgres"]
-    return ["", f"**ui_remember over HTTP** — {r['clients']} concurrent clients × "
+    return ["", (f"**ui_remember over HTTP** — {r['clients']} concurrent clients × "
                 f"{r['turns_per_client']} turns with an API key, `workbench api --workers {r['workers']}`, "
                 f"no LLM: **{r['turns_per_s']:.1f} turns/s**, latency p50 / p95 / p99 {lat['p50']:.0f} / "
                 f"{lat['p95']:.0f} / {lat['p99']:.0f} ms; "
                 f"{missing} of {lost['acknowledged']:,} acknowledged turns missing from Redis or Postgres "
-                "afterwards. `python -m benchmarks.api_load --json benchmarks/results/api-load.json`."]
+                "afterwards. `python -m benchmarks.api_load --json benchmarks/results/api-load.json`.")]
 
 
 def machine_line(results: dict[str, dict]) -> str:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 
-from benchmarks import live_adds, locomo, long_memories, report, speed
+from benchmarks import dashboard_scale, live_adds, locomo, long_memories, report, speed
+from benchmarks.browser import CHROMIUM
 
 LOCOMO_KEYS = {"overall", "by_category", "baselines", "latency_ms"}
 RECALLS = {"R@1", "R@5", "R@10", "R@25"}
@@ -103,6 +105,22 @@ def test_live_adds_small_counts_each_writers_adds(data_dir):
     result = live_adds.run(300, 2, 1.0, str(data_dir), prefix=f"live-{uuid.uuid4().hex[:6]}")
     assert result["writers"] == 2 and result["adds"] > 0 and result["adds_per_s"] > 0
     assert result["one_writer"]["writers"] == 1 and {"p50", "p95"} <= set(result["add_ms"])
+
+
+@pytest.mark.e2e
+def test_dashboard_scale_small_opens_every_page_in_chromium(data_dir, tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
+    out = tmp_path / "dashboard.json"
+    assert dashboard_scale.main(["--small", "--data-dir", str(data_dir), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["memories"] == 2_000 and result["answers"] == 200 and result["runs"] == 1
+    assert set(result["pages"]) == {"Overview", "Chat", "Past tasks", "Memory explorer", "Import",
+                                    "Tune retrieval", "Feedback", "API keys"}
+    assert not any(page["exception"] for page in result["pages"].values())
+    assert all(len(page["runs_ms"]) == 1 and page["median_ms"] > 0 and page["empty_cache_ms"] > 0
+               for page in result["pages"].values())
+    assert result["floor"]["median_ms"] > 0 and result["slowest"]["page"] in result["pages"]
 
 
 def test_report_fills_the_readme_between_its_markers(locomo_file, data_dir, tmp_path):
