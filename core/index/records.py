@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from core.models import EventTime, MemoryRecord, MemoryRow
@@ -17,8 +18,15 @@ ROW_COLUMNS = ("instance, id, kind, chain_id, content, created_at, ev_year, ev_m
 def row_from_tuple(r: Sequence[Any]) -> MemoryRow:
     """A row selected as `ROW_COLUMNS`."""
     return MemoryRow(instance=r[0], id=r[1], kind=r[2], chain_id=r[3], content=r[4], created_at=r[5],
-                     event_time=EventTime(year=r[6], month=r[7], day=r[8], hour=r[9], weekday=r[10]),
+                     event_time=_event_time(r[6], r[7], r[8], r[9], r[10]),
                      tags=list(r[11]), metadata=dict(r[12]))
+
+
+@lru_cache(maxsize=4096)
+def _event_time(year: int, month: int, day: int, hour: int, weekday: int) -> EventTime:
+    """One `EventTime` (frozen, so shared safely) per moment: the turns of a conversation's session share
+    theirs. Building one per row read took decoding a LoCoMo search's 83 candidates from 0.58 to 0.69 ms."""
+    return EventTime(year=year, month=month, day=day, hour=hour, weekday=weekday)
 
 
 def embedding_text(record: MemoryRecord) -> str:

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Literal
 
 import numpy as np
-import psycopg
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
@@ -103,21 +102,10 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
                         search_ms=(t2 - t1) * 1000)
 
 
-SAVE_SETTINGS = ("SELECT set_config('workbench.saved_ef', current_setting('hnsw.ef_search'), false), "
-                 "set_config('workbench.saved_pcm', current_setting('plan_cache_mode'), false)")
-SEARCH_SETTINGS = ("SELECT set_config('hnsw.ef_search', %s, false), "
-                   "set_config('plan_cache_mode', 'force_generic_plan', false)")
-RESTORE_SETTINGS = ("SELECT set_config('hnsw.ef_search', current_setting('workbench.saved_ef'), false), "
-                    "set_config('plan_cache_mode', current_setting('workbench.saved_pcm'), false)")
-
-
-def _restore_or_discard(conn) -> None:
-    """After a failed search, put the connection's settings back, or close it so the pool replaces it."""
-    try:
-        if not conn.closed:
-            conn.execute(RESTORE_SETTINGS)
-    except psycopg.Error:
-        conn.close()
+# The search's settings, local to the transaction its pipeline makes (statements sent before one Sync
+# run in one transaction): they end with it, committed or failed, and the connection keeps its own.
+SEARCH_SETTINGS = ("SELECT set_config('hnsw.ef_search', %s, true), "
+                   "set_config('plan_cache_mode', 'force_generic_plan', true)")
 
 
 def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> CandidatePool:
@@ -134,19 +122,14 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
     with pool.connection() as conn:
         # The statement is prepared and runs its generic plan: a custom plan costs ~1 ms of planning per
         # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). The HNSW beam is the vector
-        # pool, at least HNSW_BEAM_MIN. Both settings are saved, set and restored around the statement
-        # in one round trip (a pipeline), so the connection's other statements keep theirs.
-        # Binary results, so stored vectors parse as arrays at no cost (text parsing took ~1 ms).
-        try:
-            with conn.pipeline():
-                conn.execute(SAVE_SETTINGS)
-                conn.execute(SEARCH_SETTINGS, (str(min(1000, max(HNSW_BEAM_MIN, params["vpool"]))),))
-                cur = conn.execute(stmt, params, binary=True, prepare=True)
-                conn.execute(RESTORE_SETTINGS)
-            rows = cur.fetchall()
-        except BaseException:
-            _restore_or_discard(conn)
-            raise
+        # pool, at least HNSW_BEAM_MIN. Both settings go with the statement in one round trip (a
+        # pipeline) and last only for it (`SEARCH_SETTINGS`): saving and restoring them took two more
+        # statements a search. Binary results, so stored vectors parse as arrays at no cost (text
+        # parsing took ~1 ms).
+        with conn.pipeline():
+            conn.execute(SEARCH_SETTINGS, (str(min(1000, max(HNSW_BEAM_MIN, params["vpool"]))),))
+            cur = conn.execute(stmt, params, binary=True, prepare=True)
+        rows = cur.fetchall()
     n = len(ROW_COLUMNS.split(","))
     words = query_words(req.query)
     candidates, vectors, adjacent = [], {}, {}

@@ -4,10 +4,13 @@ from datetime import UTC, datetime, timedelta
 from math import exp, log, sqrt
 
 import numpy as np
+import psycopg
 import pytest
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
 
 from core.models import PRESET_PROFILES, EventTime, FusionProfile, MemoryContext, MemoryRecord
-from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.retrieval.hybrid import SearchRequest, fetch_pool, hybrid_search
 from tests.support.embedders import keyword_vector
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
@@ -231,3 +234,27 @@ def test_the_memories_of_the_speaker_the_query_names_come_first(keyword_workbenc
     plain = search(keyword_workbench, instance, "paris museum", top_k=2)
     assert [r.memory.id for r in plain.results] == ["mel", "car"]
     assert {r.score.speaker for r in plain.results} == {0.0}
+
+
+def test_a_search_leaves_the_connection_settings_as_they_were(keyword_workbench, memories):
+    """The search's HNSW beam and generic plan last only for its statement, whether it succeeds or fails
+    (a query vector of the wrong dimension), so the connection's other statements keep their own."""
+    def configure(conn):
+        register_vector(conn)
+        conn.execute("SET hnsw.ef_search = 77")
+
+    wb = keyword_workbench
+    show = "SELECT current_setting('hnsw.ef_search'), current_setting('plan_cache_mode')"
+    with ConnectionPool(wb.pool().conninfo, min_size=1, max_size=1, kwargs={"autocommit": True},
+                        configure=configure) as one:  # one connection: the one searched is checked
+        with one.connection() as conn:
+            before = conn.execute(show).fetchone()
+        assert before == ("77", "auto")
+        assert hybrid_search(one, wb.embedder, SearchRequest(query="paris", instance=memories), now=NOW).results
+        with one.connection() as conn:
+            assert conn.execute(show).fetchone() == before
+        with pytest.raises(psycopg.Error):
+            fetch_pool(one, wb.embedder, SearchRequest(query="paris", instance=memories),
+                       np.ones(wb.embedder.dim + 1, dtype=np.float32))
+        with one.connection() as conn:
+            assert conn.execute(show).fetchone() == before
