@@ -48,6 +48,23 @@ def llm_latency(main: dict) -> list[str]:
              f"p95 {lat['p95']} ms; {calls}.")]
 
 
+# Issue 21's quality goals: (what, category or None for 1-4, metric, at least).
+QUALITY_GOALS = (("R@5", None, "R@5", 0.68), ("R@10", None, "R@10", 0.78),
+                 ("multi-hop R@10", "1", "R@10", 0.55), ("open-domain R@10", "3", "R@10", 0.50))
+
+
+def quality_goals(main: dict) -> str:
+    """Issue 21's quality goals beside the figures, each met or not."""
+    def figure(category: str | None, metric: str, goal: float) -> str:
+        row = main["by_category"].get(category) if category else main["overall"]
+        if row is None:
+            return "no such question in this run"
+        return f"{row[metric]:.3f} " + ("met" if row[metric] >= goal else "**not met**")
+
+    return "Goals (issue 21, offline, categories 1–4): " + "; ".join(
+        f"{what} ≥ {goal:.2f}: {figure(cat, metric, goal)}" for what, cat, metric, goal in QUALITY_GOALS) + "."
+
+
 def quality(results: dict[str, dict]) -> list[str]:
     main = results.get("locomo")
     if not main:
@@ -89,6 +106,7 @@ def quality(results: dict[str, dict]) -> list[str]:
         lines.append(f"| {names.get(cat, cat)} | {row['questions']} | " + " | ".join(_f(row[k]) for k in KS)
                      + f" | {_f(b['bm25']['by_category'][cat]['R@10'])}"
                      + f" | {_f(b['dense']['by_category'][cat]['R@10'])} |")
+    lines += ["", quality_goals(main)]
     lat = main["latency_ms"]
     lines += ["", (f"Query latency (top 25, one query at a time, embedding included): p50 {lat['p50']} ms, "
               f"p95 {lat['p95']} ms."), *llm_latency(main)]

@@ -70,7 +70,8 @@ class Candidate:
     speaker_named: bool = False  # the query names the memory's speaker (`core.retrieval.speakers`)
 
 
-def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime) -> list[ScoredMemory]:
+def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime, *,
+         speaker_and_chain: bool = True) -> list[ScoredMemory]:
     """Score every candidate with the profile and return them best first.
 
     semantic = clip01(cosine); text = text_raw / max(text_raw); recency = exp(-age / tau);
@@ -80,6 +81,8 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime)
     own = the profile's fusion (linear or rrf) + SPEAKER_WEIGHT * speaker;
     chain = the best `own` among the candidates of the memory's chain (its own when it has no chain);
     combined = (own + CHAIN_WEIGHT * chain) / (1 + CHAIN_WEIGHT).
+    Without `speaker_and_chain` (one leg searched alone, to show what that leg finds) speaker and chain
+    play no part: combined = own, and relevance is the legs' alone.
     Ties are broken by the newer memory, then by id, so the order is deterministic.
     """
     texts = normalise_max([c.text_raw for c in candidates])
@@ -90,7 +93,8 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime)
     for i, c in enumerate(candidates):
         semantic = clip01(c.cosine)
         recency = recency_score(ages[i], profile.tau_s)
-        speaker = SPEAKER_WEIGHT * c.speaker_named
+        named = speaker_and_chain and c.speaker_named
+        speaker = SPEAKER_WEIGHT * named
         if profile.method == "linear":
             own = fuse_linear(semantic, texts[i], recency, profile)
             relevance = r_sem * semantic + r_text * texts[i]
@@ -101,9 +105,10 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime)
         similarity = clip01(c.cosine if c.query_cosine is None else c.query_cosine)
         scored.append(ScoredMemory(memory=c.memory, score=ScoreParts(
             semantic=semantic, text=texts[i], recency=recency, combined=own + speaker, similarity=similarity,
-            relevance=relevance + speaker, speaker=float(c.speaker_named), vector_rank=c.vector_rank,
+            relevance=relevance + speaker, speaker=float(named), vector_rank=c.vector_rank,
             text_rank=c.text_rank)))
-    _with_chain_evidence(scored)
+    if speaker_and_chain:
+        _with_chain_evidence(scored)
     scored.sort(key=lambda s: (-s.score.combined, -s.memory.created_at.timestamp(), s.memory.id))
     return scored
 

@@ -42,7 +42,9 @@ class SearchRequest(BaseModel):
     pool_size: int | None = Field(None, ge=1, le=2000,
                                   description="candidates taken from each leg before fusion; by default "
                                               "max(20, 2 * top_k), see `pool`")
-    search_type: Literal["hybrid", "vector", "text"] = Field("hybrid", description="which legs run")
+    search_type: Literal["hybrid", "vector", "text"] = Field(
+        "hybrid", description="which legs run; one leg alone ranks by that leg only, without the speaker and "
+                              "chain parts, to show what the leg finds by itself")
     distinct: bool = Field(True, description="identical texts count once (the best-scored copy)")
     near_duplicate: float = Field(NEAR_DUPLICATE, gt=0, le=1, allow_inf_nan=False,
                                   description="a result whose cosine to a better one with the same numbers, "
@@ -95,7 +97,7 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
     found = fetch_pool(pool, embedder, req, qvec)
     kept = rank_pool(found, req.profile, now or datetime.now(UTC), top_k=req.top_k,
                      similarity_threshold=req.similarity_threshold, distinct=req.distinct,
-                     near_duplicate=req.near_duplicate)
+                     near_duplicate=req.near_duplicate, speaker_and_chain=req.search_type == "hybrid")
     t2 = time.perf_counter()
     return SearchResult(results=kept.results, left_out=kept.left_out, candidates=len(found),
                         embed_ms=(t1 - t0) * 1000,

@@ -268,14 +268,15 @@ def retrievable_pool(pool: CandidatePool, profile: FusionProfile) -> CandidatePo
 
 def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,
               similarity_threshold: float = 0.0, distinct: bool = True,
-              near_duplicate: float = NEAR_DUPLICATE) -> Ranking:
+              near_duplicate: float = NEAR_DUPLICATE, speaker_and_chain: bool = True) -> Ranking:
     """The top `top_k` of the pool for `profile`, with the near-duplicates that fell out:
 
-    the `retrievable` candidates → fuse (`core.retrieval.fusion.fuse`, best first) → `distinct_contents`
+    the `retrievable` candidates → fuse (`core.retrieval.fusion.fuse`, best first; with the speaker and
+    chain parts unless `speaker_and_chain` is False, as for one leg searched alone) → `distinct_contents`
     (when `distinct`) → similarity (the query's own cosine) >= similarity_threshold →
     `drop_near_duplicates` (when near_duplicate < 1: 1 keeps near-duplicates) → the first top_k.
     """
-    scored = fuse(retrievable_pool(pool, profile).candidates, profile, now)
+    scored = fuse(retrievable_pool(pool, profile).candidates, profile, now, speaker_and_chain=speaker_and_chain)
     if distinct:
         scored = distinct_contents(scored)
     scored = [s for s in scored if s.score.similarity >= similarity_threshold]

@@ -15,6 +15,7 @@ holds cost LoCoMo dev 0.06 R@5 (the other person talks about them), where boosti
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from core.models import MemoryRow
 
@@ -40,4 +41,10 @@ def query_words(query: str) -> frozenset[str]:
 def names_speaker(words: frozenset[str], speaker: str | None) -> bool:
     """Whether a query of these `query_words` names the speaker: any word of the speaker's name (a first
     name alone names "John Smith")."""
-    return bool(speaker) and any(w in words for w in _WORD.findall(speaker.lower()))
+    return bool(speaker) and not words.isdisjoint(_name_words(speaker))
+
+
+@lru_cache(maxsize=1024)
+def _name_words(speaker: str) -> frozenset[str]:
+    """A speaker's name as words; a conversation has few speakers, each asked about for every candidate."""
+    return query_words(speaker)

@@ -234,6 +234,9 @@ def test_the_memories_of_the_speaker_the_query_names_come_first(keyword_workbenc
     plain = search(keyword_workbench, instance, "paris museum", top_k=2)
     assert [r.memory.id for r in plain.results] == ["mel", "car"]
     assert {r.score.speaker for r in plain.results} == {0.0}
+    for leg in ("vector", "text"):  # one leg alone shows what that leg finds: no speaker part
+        alone = search(keyword_workbench, instance, "what does caroline think of paris", top_k=2, search_type=leg)
+        assert {r.score.speaker for r in alone.results} == {0.0}
 
 
 def test_a_search_leaves_the_connection_settings_as_they_were(keyword_workbench, memories):
