@@ -9,7 +9,6 @@ Takes about a minute; the servers it started are stopped at the end.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,21 +18,17 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # run as a script: the project's own helpers
+from benchmarks.browser import launch, served_dashboard
+
 OUT = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-background-networking"]
 PAGES = {"overview": "", "chat": "chat", "past_tasks": "past_tasks", "explorer": "explorer", "tune": "tune",
          "feedback": "feedback"}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def settle(page) -> None:
-    """Wait until Streamlit has finished its rerun."""
+    """Wait until Streamlit has finished its rerun, and a second more for the tables to draw."""
     time.sleep(0.5)
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
     time.sleep(1.0)
@@ -41,27 +36,14 @@ def settle(page) -> None:
 
 def main() -> None:
     data = Path(tempfile.mkdtemp(prefix="wb-shots-"))
-    env = {**os.environ, "DATA_DIR": str(data)}
-    subprocess.run([BIN / "workbench", "demo", "load"], env=env, check=True, cwd=ROOT)
-    port = free_port()
-    server = subprocess.Popen([BIN / "streamlit", "run", "dashboard/app.py", "--server.port", str(port),
-                               "--server.headless", "true"], env=env, cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {"DATA_DIR": str(data)}
+    subprocess.run([BIN / "workbench", "demo", "load"], env={**os.environ, **env}, check=True, cwd=ROOT)
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        with served_dashboard(env, ready_within_s=60) as url, sync_playwright() as p:
+            browser = launch(p)
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    page.goto(f"http://localhost:{port}/")
-                    break
-                except Exception:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
             for name, path in PAGES.items():
-                page.goto(f"http://localhost:{port}/{path}")
+                page.goto(f"{url}/{path}")
                 settle(page)
                 if name == "chat":  # an answer with its context, as a user sees it after asking
                     page.get_by_placeholder("Ask something").first.fill("When is my Lisbon trip?")
@@ -71,9 +53,8 @@ def main() -> None:
                 print(f"{name}.png")
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        subprocess.run([BIN / "workbench", "services", "stop"], env=env, cwd=ROOT, capture_output=True)
+        subprocess.run([BIN / "workbench", "services", "stop"], env={**os.environ, **env}, cwd=ROOT,
+                       capture_output=True, check=False)  # stopping is best effort
 
 
 if __name__ == "__main__":
