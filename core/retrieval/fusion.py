@@ -89,12 +89,11 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime,
     ages = [(now - c.memory.created_at).total_seconds() for c in candidates]
     age_rank = _ranks_by([-a for a in ages])
     r_sem, r_text = relevance_weights(profile)
-    scored = []
+    parts = []
     for i, c in enumerate(candidates):
         semantic = clip01(c.cosine)
         recency = recency_score(ages[i], profile.tau_s)
         named = speaker_and_chain and c.speaker_named
-        speaker = SPEAKER_WEIGHT * named
         if profile.method == "linear":
             own = fuse_linear(semantic, texts[i], recency, profile)
             relevance = r_sem * semantic + r_text * texts[i]
@@ -102,27 +101,30 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime,
             own = fuse_rrf((c.vector_rank, c.text_rank, age_rank[i]),
                            (profile.w_sem, profile.w_text, profile.w_rec), profile.rrf_k)
             relevance = fuse_rrf((c.vector_rank, c.text_rank), (r_sem, r_text), profile.rrf_k)
-        similarity = clip01(c.cosine if c.query_cosine is None else c.query_cosine)
+        speaker = SPEAKER_WEIGHT * named
+        parts.append((semantic, recency, own + speaker, relevance + speaker, float(named)))
+    chains = (_chain_bests([c.memory.chain_id for c in candidates], [p[2] for p in parts])
+              if speaker_and_chain else [0.0] * len(candidates))
+    scored = []
+    for c, text, chain, (semantic, recency, own, relevance, speaker) in zip(candidates, texts, chains, parts,
+                                                                          strict=True):
+        combined = (own + CHAIN_WEIGHT * chain) / (1 + CHAIN_WEIGHT) if speaker_and_chain else own
         scored.append(ScoredMemory(memory=c.memory, score=ScoreParts(
-            semantic=semantic, text=texts[i], recency=recency, combined=own + speaker, similarity=similarity,
-            relevance=relevance + speaker, speaker=float(named), vector_rank=c.vector_rank,
-            text_rank=c.text_rank)))
-    if speaker_and_chain:
-        _with_chain_evidence(scored)
+            semantic=semantic, text=text, recency=recency, combined=combined,
+            similarity=clip01(c.cosine if c.query_cosine is None else c.query_cosine), relevance=relevance,
+            speaker=speaker, chain=chain, vector_rank=c.vector_rank, text_rank=c.text_rank)))
     scored.sort(key=lambda s: (-s.score.combined, -s.memory.created_at.timestamp(), s.memory.id))
     return scored
 
 
-def _with_chain_evidence(scored: list[ScoredMemory]) -> None:
-    """Set each score's `chain` (the best own score in its chain) and mix it into `combined` (`fuse`)."""
+def _chain_bests(chains: Sequence[str | None], owns: Sequence[float]) -> list[float]:
+    """Each candidate's chain score: the best own score among the candidates of its chain (its own when
+    it has no chain)."""
     best: dict[str, float] = {}
-    for s in scored:
-        if (chain := s.memory.chain_id) is not None:
-            best[chain] = max(best.get(chain, s.score.combined), s.score.combined)
-    for s in scored:
-        own = s.score.combined
-        s.score.chain = best.get(s.memory.chain_id, own) if s.memory.chain_id is not None else own
-        s.score.combined = (own + CHAIN_WEIGHT * s.score.chain) / (1 + CHAIN_WEIGHT)
+    for chain, own in zip(chains, owns, strict=True):
+        if chain is not None:
+            best[chain] = max(best.get(chain, own), own)
+    return [own if chain is None else best[chain] for chain, own in zip(chains, owns, strict=True)]
 
 
 def _ranks_by(values: Sequence[float]) -> list[int]:

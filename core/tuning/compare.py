@@ -88,7 +88,8 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
         passing = {s.memory.id for s in above_floor(ranked[:rows], floor)[0]}
         return [RankedRow(rank=i, id=s.memory.id, kind=s.memory.kind, content=s.memory.content,
                           semantic=s.score.semantic, text=s.score.text, recency=s.score.recency,
-                          speaker=s.score.speaker, chain=s.score.chain, combined=s.score.combined, below_floor=s.memory.id not in passing,
+                          speaker=s.score.speaker, chain=s.score.chain, combined=s.score.combined,
+                          below_floor=s.memory.id not in passing,
                           change=rank_change(position.get(s.memory.id), i) if changes else "")
                 for i, s in enumerate(ranked[:rows], start=1)]
 
