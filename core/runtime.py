@@ -17,6 +17,7 @@ from core.past_tasks.store import PastTaskStore
 from core.retrieval.profiles import ProfileStore
 from core.conversation.thoughts import ThoughtStore
 from core.access.keys import KeyStore
+from core.analytics.frames import FeedbackFrames
 
 
 class Workbench:
@@ -40,6 +41,11 @@ class Workbench:
     @cached_property
     def thoughts(self) -> ThoughtStore:
         return ThoughtStore(self.services.redis(), cluster=self.settings.redis_cluster)
+
+    @cached_property
+    def feedback_frames(self) -> FeedbackFrames:
+        """The feedback analytics' rows, kept between loads (`core.analytics.frames`)."""
+        return FeedbackFrames(self.thoughts)
 
     @cached_property
     def index(self) -> MemoryIndex:

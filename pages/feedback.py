@@ -19,6 +19,9 @@ CUSTOM = "Custom"
 # The filters, kept under a key no widget owns: Streamlit forgets a widget's state when its page is left,
 # so each widget is seeded from here when the page is opened again.
 KEPT = "fb_kept"
+# Past this many conversations the filter offers the most recent ones, and any other is typed: a list of
+# every conversation of a busy period (11,664 in 14 days at 100,000 answers) is most of what the page sends.
+CHAIN_OPTIONS = 200
 FILTERS = ("fb_period", "fb_dates", "fb_imported", "fb_models", "fb_profiles", "fb_tags", "fb_chains",
            "fb_sources", "fb_keys", "fb_corrected_only", "fb_rated_down_only")
 
@@ -38,11 +41,13 @@ def keep_filters() -> None:
     st.session_state.setdefault(KEPT, {}).update({k: st.session_state[k] for k in FILTERS if k in st.session_state})
 
 
-@st.cache_data(ttl=30, show_spinner="Loading feedback…")
 def _load(instance: str, since: datetime, until: datetime, imported: bool) -> pd.DataFrame:
-    # The sweep runs inside the load, so figures count answers abandoned since the last look.
-    return uc.feedback_answers(get_workbench(), uc.FeedbackWindow(instance=instance, since=since, until=until,
-                                                                  include_imported=imported))
+    """Read anew at every run: the workbench keeps the rows and reads only what changed since its last
+    look (`core.analytics.frames`), so each figure is current. The sweep runs inside the load, so figures
+    count answers abandoned since the last look."""
+    with st.spinner("Loading feedback…"):
+        return uc.feedback_answers(get_workbench(), uc.FeedbackWindow(instance=instance, since=since,
+                                                                      until=until, include_imported=imported))
 
 
 st.title("Feedback")
@@ -66,10 +71,10 @@ def key_label(name: str) -> str:
 
 
 # -- the period -----------------------------------------------------------------------------------
-top = st.columns([3, 2, 1], vertical_alignment="bottom")
+top = st.columns([3, 2], vertical_alignment="bottom")
 seed("fb_period", "7 days")
 period = top[0].segmented_control("Period", [*PERIODS, CUSTOM], key="fb_period") or "7 days"
-# "now" rounded up to the minute: reruns within a minute reuse the cached load, and nothing is cut off.
+# "now" rounded up to the minute: no answer of this minute is cut off, and the captions read in minutes.
 now = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
 if period == CUSTOM:
     seed("fb_dates", (now.date() - timedelta(days=13), now.date()))
@@ -80,8 +85,6 @@ if period == CUSTOM:
     until = min(now, datetime.combine(end_day, time.min, UTC) + timedelta(days=1))
 else:
     since, until = now - PERIODS[period], now
-if top[2].button("Refresh", help="Reload from Redis (figures are cached for 30 s)", width="stretch"):
-    _load.clear()
 seed("fb_imported")
 imported = st.toggle("Include imported answers", key="fb_imported",
                      help="Answers that came in with `workbench import` or the Import page have no feedback "
@@ -100,12 +103,14 @@ if frame_all.empty:
     st.stop()
 
 # -- filters (options from the loaded period) ------------------------------------------------------
+recent_chains = frame_all["chain_id"].iloc[::-1].unique()  # the latest answer's conversation first
+many_chains = len(recent_chains) > CHAIN_OPTIONS
 options = {"fb_models": sorted(frame_all["model"].unique()), "fb_profiles": sorted(frame_all["profile"].unique()),
            "fb_tags": sorted({t for ts in frame_all["tags"] for t in ts}),
-           "fb_chains": sorted(frame_all["chain_id"].unique()), "fb_sources": sorted(frame_all["source"].unique()),
-           "fb_keys": sorted(frame_all["key"].unique())}
+           "fb_chains": list(recent_chains[:CHAIN_OPTIONS]) if many_chains else sorted(recent_chains),
+           "fb_sources": sorted(frame_all["source"].unique()), "fb_keys": sorted(frame_all["key"].unique())}
 for key, choices in options.items():
-    seed(key, options=choices)
+    seed(key, options=None if key == "fb_chains" and many_chains else choices)
 with st.container(border=True):
     f1, f2, f3, f4 = st.columns([4, 3, 3, 3])
     models = f1.multiselect("Model (routed to)", options["fb_models"], format_func=model_label,
@@ -114,8 +119,11 @@ with st.container(border=True):
                               key="fb_profiles")
     tags = f3.multiselect("Tag", options["fb_tags"], placeholder="all tags",
                           key="fb_tags")
-    chains = f4.multiselect("Conversation", options["fb_chains"], placeholder="all",
-                            key="fb_chains")
+    chains = f4.multiselect(
+        "Conversation", options["fb_chains"], key="fb_chains", accept_new_options=many_chains,
+        placeholder=f"all ({len(recent_chains):,}: type an id)" if many_chains else "all",
+        help=f"The {CHAIN_OPTIONS} most recent of {len(recent_chains):,} conversations are listed; type the "
+             "id of any other." if many_chains else None)
     f5, f6, _ = st.columns([4, 3, 6])
     sources = f5.multiselect("Came through", options["fb_sources"], format_func=source_label,
                              placeholder="every front end", key="fb_sources",

@@ -239,6 +239,7 @@ class Deletion:
         report.feedback += sum(p.execute())
         r.zrem(feedback_index_key(instance), *answer_ids)
         r.zrem(feedback_pending_key(instance), *answer_ids)
+        self.wb.thoughts.feedback_changed(instance, answer_ids)
 
     def _delete_bank_item(self, index_id: str, report: DeletionReport) -> None:
         wb, instance = self.wb, self.instance

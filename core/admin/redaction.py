@@ -120,6 +120,9 @@ def _redact_redis(wb: Workbench, instance: str, ids: set[str], chains: set[str],
             count, quoting = _redact_chain(r, by_chain.get(chain, []), redact)
             rewritten += count
             ids |= quoting
+            if count:  # its answers' feedback or metrics may quote the text: the analytics re-read them
+                wb.thoughts.feedback_changed(instance, [k.rsplit(":", 1)[1] for k in by_chain.get(chain, [])
+                                                        if k.startswith("thought:")])
         touched |= chains
         chains = set()
     return rewritten

@@ -1,8 +1,9 @@
 """Feedback analytics over ui_remember's answers: behaviour feedback (continued, corrected, scores),
 token usage and abandoned answers.
 
-`load` reads feedback hashes with their turns' metrics into a pandas frame; `aggregate` holds the pure
-functions over that frame (rates, score with its confidence interval, percentiles, groupings).
+`load` reads feedback hashes with their turns' metrics into a pandas frame; `frames` keeps those rows in
+a process and reads again only the answers changed since; `aggregate` holds the pure functions over the
+frame (rates, score with its confidence interval, percentiles, groupings).
 """
 
 from core.analytics.aggregate import (GROUPINGS, FeedbackFilter, FeedbackSummary, apply_filter,

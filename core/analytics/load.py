@@ -8,7 +8,7 @@ chain's sorted set (the metrics thought shares the answer's time). 10,000 answer
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -49,20 +49,24 @@ def load_feedback(store: ThoughtStore, instance: str, since: datetime | None = N
     of the rates unless `include_imported`; then they count with their source "imported".
 
     The abandonment sweep runs first (unless `sweep=False`), so answers left without a follow-up for
-    10 minutes count as abandoned in the figures, not only once the user comes back."""
+    10 minutes count as abandoned in the figures, not only once the user comes back. A process that
+    loads again and again keeps the rows instead (`core.analytics.frames.FeedbackFrames`)."""
     validate_id(instance, "instance")
     if sweep:
         store.sweep_abandoned(instance, now)
     lo = since.timestamp() if since else float("-inf")
     hi = until.timestamp() if until else float("inf")
-    ids = store.feedback_ids(instance, lo, hi)
+    return in_window(read_answers(store, instance, store.feedback_ids(instance, lo, hi)), since, until,
+                     include_imported)
 
+
+def read_answers(store: ThoughtStore, instance: str, ids: Sequence[str]) -> pd.DataFrame:
+    """The rows of those `ids` whose feedback hash is there, oldest first, imported ones included and
+    marked in an IMPORTED column (`in_window` drops it)."""
     fb = pd.DataFrame(store.feedback_fields(ids, FEEDBACK_FIELDS), columns=list(FEEDBACK_FIELDS),
                       dtype=object)
-    fb.insert(0, "answer_id", ids)
+    fb.insert(0, "answer_id", list(ids))
     fb = fb[fb["chain_id"].notna()].reset_index(drop=True)  # a hash deleted since the index was read
-    if not include_imported:
-        fb = fb[fb["origin"] != IMPORTED].reset_index(drop=True)
 
     named = fb["metrics_id"].notna().to_numpy()
     metrics: list[list[str | None] | None] = [None] * len(fb)
@@ -77,6 +81,20 @@ def load_feedback(store: ThoughtStore, instance: str, since: datetime | None = N
             metrics[row] = values
     empty = [None] * len(METRICS_FIELDS)
     return _frame(fb, TurnMetrics.decode_fields(METRICS_FIELDS, [v or empty for v in metrics]))
+
+
+def in_window(rows: pd.DataFrame, since: datetime | None, until: datetime | None,
+              include_imported: bool) -> pd.DataFrame:
+    """The rows `read_answers` gave that were answered in [since, until], without the imported ones
+    unless `include_imported`, as the analytics frame (FRAME_COLUMNS)."""
+    keep = np.ones(len(rows), dtype=bool)
+    if since is not None:
+        keep &= (rows["answered_at"] >= pd.Timestamp(since)).to_numpy()
+    if until is not None:
+        keep &= (rows["answered_at"] <= pd.Timestamp(until)).to_numpy()
+    if not include_imported:
+        keep &= ~rows[IMPORTED].to_numpy(dtype=bool)
+    return rows.loc[keep, FRAME_COLUMNS].reset_index(drop=True)
 
 
 def _describe_legacy(store: ThoughtStore, instance: str, fb: pd.DataFrame) -> list[list[str | None]]:
@@ -111,7 +129,7 @@ def build_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     # A record names the answering model `model_used`, as the frame does; the metrics call it `model`.
     rows = [[r.get("model_used") if name == "model" else r.get(name) for name in METRICS_FIELDS]
             for r in records]
-    return _frame(fb, TurnMetrics.decode_fields(METRICS_FIELDS, rows))
+    return _frame(fb, TurnMetrics.decode_fields(METRICS_FIELDS, rows))[FRAME_COLUMNS]
 
 
 def _frame(fb: pd.DataFrame, metrics: Mapping[str, list[Any]]) -> pd.DataFrame:
@@ -171,8 +189,14 @@ def _frame(fb: pd.DataFrame, metrics: Mapping[str, list[Any]]) -> pd.DataFrame:
         out[stage] = floats([d.get(stage) for d in latency])
     out["user_id"] = fb["user_id"].fillna("").astype(str)
     out["metrics_id"] = fb["metrics_id"].fillna("").astype(str)
-    frame = pd.DataFrame({name: out[name] for name in FRAME_COLUMNS}, index=fb.index)
-    return frame.sort_values("answered_at", kind="stable").reset_index(drop=True)
+    out[IMPORTED] = fb["origin"] == IMPORTED
+    frame = pd.DataFrame({name: out[name] for name in [*FRAME_COLUMNS, IMPORTED]}, index=fb.index)
+    return sort_answers(frame)
+
+
+def sort_answers(frame: pd.DataFrame) -> pd.DataFrame:
+    """Oldest first; answers of the same time in the order of their ids (as the feedback index holds them)."""
+    return frame.sort_values(["answered_at", "answer_id"], kind="stable").reset_index(drop=True)
 
 
 def _numeric(s: pd.Series) -> pd.Series:

@@ -17,6 +17,9 @@ its chain go in one transaction even on a cluster.
                                                  -1), rating_comment, rated_at
     feedback:index:<instance>             zset   answer ids, score = answer time (for analytics)
     feedback:pending:<instance>           zset   answers with no follow-up yet (for the abandon sweep)
+    feedback:changes:<instance>           zset   answer ids, score = when their feedback hash or metrics
+                                                 thought was last written or deleted (for the analytics
+                                                 cache, `core.analytics.frames`); kept a day
     index:outbox                          list   thoughts still to be written to the memory index
     index:outbox:lock                     string the process draining the outbox (expires after 30 s)
     summaries:swept                       zset   instances, score = the last activity up to which the sweep
@@ -104,6 +107,10 @@ def feedback_index_key(instance: str) -> str:
 
 def feedback_pending_key(instance: str) -> str:
     return f"feedback:pending:{validate_id(instance, 'instance')}"
+
+
+def feedback_changes_key(instance: str) -> str:
+    return f"feedback:changes:{validate_id(instance, 'instance')}"
 
 
 def demo_items_key(instance: str) -> str:

@@ -28,6 +28,7 @@ from core.conversation.keys import (
     chain_meta_key,
     chain_tombstone,
     chains_key,
+    feedback_changes_key,
     feedback_index_key,
     feedback_key,
     feedback_pending_key,
@@ -43,6 +44,7 @@ CATEGORY_USER = "ui_remember:user"
 CATEGORY_ASSISTANT = "ui_remember:assistant"
 CATEGORY_METRICS = "ui_remember:metrics"
 REQUEST_TTL_S = 86400  # how long a served request's result answers its repeats
+CHANGES_KEPT_S = 86400  # how long an answer stays in the feedback change log (`feedback_changed_since`)
 TURN_ATTEMPTS = 100  # each retry means another turn of the chain was stored first: progress is certain
 
 
@@ -301,7 +303,8 @@ class ThoughtStore:
                 fb = score(elapsed)
                 followup = [feedback_key(previous), f"{elapsed:.3f}", user.thought if fb.corrected else "",
                             f"{fb.feedback_score}", "1" if elapsed >= ABANDON_AFTER_S else "0"]
-            after = writes + ([["ZREM", feedback_pending_key(instance), previous]] if previous else [])
+            after = writes + ([["ZREM", feedback_pending_key(instance), previous],
+                               _changed(instance, [previous])] if previous else [])
             payload = {**turn, "expected": [previous, previous_at], "after": after,
                        **({"followup": followup} if followup and not self.cluster else {})}
             inline = [] if self.cluster else [c[1] for c in after] + followup[:1]
@@ -326,16 +329,20 @@ class ThoughtStore:
         raise ServiceUnavailable("Redis", f"chain {chain!r} changed {TURN_ATTEMPTS} times while this turn was "
                                  "stored; nothing of it was. Retry.")
 
-    def append(self, thought: Thought) -> bool:
+    def append(self, thought: Thought, *, about: str | None = None) -> bool:
         """Write one more thought (a metrics thought) into its chain; False when the chain was deleted
-        meanwhile (nothing written)."""
+        meanwhile (nothing written). `about`: the answer whose turn the thought describes, noted in the
+        feedback change log once the thought is written."""
         fields = [x for kv in thought.to_hash().items() for x in kv]
         try:
-            return bool(self._append(
+            written = bool(self._append(
                 keys=[chain_tombstone(thought.instance, thought.chain_id),
                       thought_key(thought.instance, thought.chain_id, thought.id),
                       chain_key(thought.instance, thought.chain_id)],
                 args=[thought.timestamp.timestamp(), thought.id, *fields]))
+            if written and about:
+                self.feedback_changed(thought.instance, [about])
+            return written
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
             raise ServiceUnavailable("Redis", "the metrics thought may not have been stored") from e
 
@@ -349,6 +356,7 @@ class ThoughtStore:
         if done != 1:
             raise NotFound(f"no answer {answer_id!r} in instance {instance!r}: give thought2_id of a "
                            "ui_remember result")
+        self.feedback_changed(instance, [answer_id])
         return RatingRecord(instance=instance, answer_id=answer_id, rating=rating, comment=comment,
                             rated_at=at)
 
@@ -367,7 +375,9 @@ class ThoughtStore:
                 for answer_id in ids:
                     self._abandon(keys=[feedback_key(answer_id)], client=p)
                 marked += sum(int(r or 0) for r in p.execute())
+            self.feedback_changed(instance, ids)
             self.r.zrem(pending, *ids)
+        self.r.zremrangebyscore(feedback_changes_key(instance), "-inf", time.time() - CHANGES_KEPT_S)
         return marked
 
     def delete_chain(self, instance: str, chain_id: str) -> int:
@@ -387,6 +397,7 @@ class ThoughtStore:
             if answers:
                 p.zrem(feedback_index_key(instance), *answers)
                 p.zrem(feedback_pending_key(instance), *answers)
+                p.execute_command(*_changed(instance, answers))
 
         self._commit([chain_part, instance_part])
         return len(ids)
@@ -481,9 +492,20 @@ class ThoughtStore:
     def feedback_ids(self, instance: str, since: float = float("-inf"), until: float = float("inf")) -> list[str]:
         return self.r.zrangebyscore(feedback_index_key(instance), since, until)
 
-    def feedback_count(self, instance: str) -> int:
-        """How many answers of the instance have feedback (the answers analytics read)."""
-        return int(self.r.zcard(feedback_index_key(instance)))
+    def feedback_changed(self, instance: str, answer_ids: Sequence[str]) -> None:
+        """Note in the change log that these answers' feedback (or metrics) was written or deleted."""
+        if answer_ids:
+            self.r.execute_command(*_changed(instance, answer_ids))
+
+    def feedback_changed_since(self, instance: str, since: float) -> list[str]:
+        """The answers whose feedback or metrics were written or deleted at `since` or later (wall clock,
+        seconds), as far back as the change log keeps (CHANGES_KEPT_S)."""
+        return self.r.zrangebyscore(feedback_changes_key(instance), since, "+inf")
+
+    def feedback_count(self, instance: str, since: float = float("-inf")) -> int:
+        """How many answers of the instance, given at `since` or later, have feedback (the answers
+        analytics read)."""
+        return int(self.r.zcount(feedback_index_key(instance), since, "+inf"))
 
     def answers_with_feedback(self, ids: Iterable[str]) -> list[str]:
         """Those of `ids` that are answers with a feedback hash, in their order (one round trip)."""
@@ -563,6 +585,7 @@ class ThoughtStore:
                 p.delete(feedback_key(thought_id))
                 p.zrem(feedback_index_key(instance), thought_id)
                 p.zrem(feedback_pending_key(instance), thought_id)
+                p.execute_command(*_changed(instance, [thought_id]))
 
         self._commit([chain_part, instance_part])
         self.outbox_drop(instance, chain_id, gone)
@@ -630,6 +653,12 @@ return cjson.encode(out)
         return out
 
 
+def _changed(instance: str, answer_ids: Sequence[str]) -> list[str]:
+    """The command noting in the feedback change log that these answers' feedback changed now."""
+    now = f"{time.time():.6f}"
+    return ["ZADD", feedback_changes_key(instance), *(x for a in answer_ids for x in (now, a))]
+
+
 def _instance_writes(user: Thought, answer: Thought, *, final: bool, index_answer: bool,
                      metrics_id: str | None) -> list[list[str]]:
     """A turn's writes outside its chain's slot, as commands (each names its key second): the chain's
@@ -644,6 +673,7 @@ def _instance_writes(user: Thought, answer: Thought, *, final: bool, index_answe
             ["SADD", INSTANCES, instance],
             ["HSET", feedback_key(answer.id), *(x for pair in feedback.items() for x in pair)],
             ["ZADD", feedback_index_key(instance), at, answer.id],
+            _changed(instance, [answer.id]),
             *([] if final else [["ZADD", feedback_pending_key(instance), at, answer.id]]),
             ["RPUSH", OUTBOX, *(json.dumps({"instance": instance, "chain_id": chain, "id": t.id})
                                 for t in queued)]]

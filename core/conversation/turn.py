@@ -391,7 +391,7 @@ class Remember:
             metrics = result.metrics(self.origin)
             store.append(Thought(id=metrics_id, thought=metrics.thought_text(), timestamp=answered,
                                  category=CATEGORY_METRICS, seq=written.seq + 2, thought_number=written.number,
-                                 extra=metrics.to_fields(), **common))
+                                 extra=metrics.to_fields(), **common), about=answer_id)
         except ServiceUnavailable:
             result.thought3_id = None
             result.notes.append("metrics thought not stored: Redis refused the write")

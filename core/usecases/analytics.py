@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from pydantic import BaseModel
 
-from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table, load_feedback,
+from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
                             lowest_scored, previous_window, questions_for, summarize, summarize_by,
                             turn_transcript)
 from core.analytics.aggregate import Grouping, TimeWindow
@@ -38,8 +38,8 @@ class FeedbackWindow(InstanceRequest, TimeWindow):
 
 def feedback_answers(wb: Workbench, req: FeedbackWindow) -> pd.DataFrame:
     """One row per answer in the window, oldest first, after the abandonment sweep."""
-    return load_feedback(wb.thoughts, req.instance_in(wb), req.since, req.until,
-                         include_imported=req.include_imported)
+    return wb.feedback_frames.load(req.instance_in(wb), req.since, req.until,
+                                   include_imported=req.include_imported)
 
 
 class SummaryRequest(FeedbackWindow):
