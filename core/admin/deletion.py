@@ -16,12 +16,14 @@ chain to re-index, and the index rows go last.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
+from redis.exceptions import LockNotOwnedError
 
 import core.bank.db as bank_db
 from core.admin.compaction import compact
@@ -44,6 +46,7 @@ TEXT_CATEGORIES = ("ui_remember:user", "ui_remember:assistant")  # metrics thoug
 TOMBSTONE_TTL_S = 600
 MAX_PASSES = 10  # scans of a chain's keys; more would mean a writer ignores the tombstone
 BANK_TABLES = ("bank", "bank_entry", "bank_summary", "bank_event")
+log = logging.getLogger(__name__)
 
 
 class DeletionReport(BaseModel):
@@ -195,7 +198,10 @@ class Deletion:
             yield
         finally:
             if held:
-                lock.release()
+                try:
+                    lock.release()
+                except LockNotOwnedError:  # the work outlasted the lock's expiry: it is done all the same
+                    log.warning("deletion: the outbox lock expired before the index rows were deleted")
 
     def _remember(self, records) -> None:
         self.ids |= {r.id for r in records}

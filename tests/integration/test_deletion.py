@@ -153,3 +153,15 @@ def test_chain_pages_and_export(workbench, instance):
     assert doc["chain_id"] == "p2" and [t["category"] for t in doc["thoughts"]] == [
         "ui_remember:user", "ui_remember:assistant", "ui_remember:metrics"]
     assert doc["thoughts"][0]["thought"] == "Page test note number 2"
+
+
+def test_a_deletion_that_outlasts_the_outbox_lock_still_reports_its_work(workbench, instance, monkeypatch):
+    """The lock that keeps a sync from writing rows back expires after LOCK_TTL_MS; a deletion slower than
+    that (a cold 500,000-row partition took longer) has done its work, and says so, not a lock error."""
+    from core.admin import deletion
+
+    monkeypatch.setattr(deletion, "LOCK_TTL_MS", 1)  # expires before the index rows are deleted
+    t = turn(workbench, instance, "slow", "A turn about the slow deletion of lilies.")
+    report = delete_chain(workbench, instance, "slow")
+    assert report.thoughts == 3
+    assert residue(workbench, instance, "slow", [t.thought1_id, t.thought2_id, t.thought3_id]) == NOTHING
