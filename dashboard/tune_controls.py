@@ -47,8 +47,10 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
              help="linear: weighted sum of the score parts. "
                   "rrf: weighted reciprocal-rank fusion of the legs.")
     w_sem = st.slider("Semantic weight — cosine of memory and query", 0.0, 1.0, step=0.05, key=K + "w_sem",
-                      help="The query's vector expanded by the mean of its 3 best keyword matches "
-                           "(pseudo-relevance feedback): it finds what a vague question is about.")
+                      help="The query's vector (with the offline embedder: its words' vectors weighed by how "
+                           "rare each word is in the instance) expanded by 0.25 × the mean of its 3 best "
+                           "keyword matches (pseudo-relevance feedback): it finds what a vague question is "
+                           "about.")
     rest = round(1.0 - w_sem, 2)
     keep = min(st.session_state.get(K + "w_text_keep", 0.0), rest)
     if rest < 0.05:

@@ -26,6 +26,12 @@ class Embedder(ABC):
     def embed(self, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]
 
+    def word_vectors(self, words: Sequence[str]) -> np.ndarray | None:
+        """Each word's own unit vector (one row per word), from a model whose text vector is made of its
+        words' (static word vectors): a search may then weigh the query's words (`core.retrieval.
+        hybrid_sql`). None from a model that reads a text whole."""
+        return None
+
     @property
     def uncached(self) -> Embedder:
         """The same model without a cache in front: for bulk loads, whose texts come once."""
@@ -44,6 +50,9 @@ class CachedEmbedder(Embedder):
     @property
     def uncached(self) -> Embedder:
         return self.inner
+
+    def word_vectors(self, words: Sequence[str]) -> np.ndarray | None:
+        return self.inner.word_vectors(words)
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         keys = [(self.name, hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()) for t in texts]

@@ -43,3 +43,17 @@ class WordLlamaEmbedder(Embedder):
         out = np.empty_like(vectors)
         out[order] = vectors
         return normalise(out)
+
+    def word_vectors(self, words: Sequence[str]) -> np.ndarray:
+        """A word's vector is the mean of its tokens' rows, as a text's is of all its tokens'."""
+        if not words:
+            return np.empty((0, self.dim), dtype=np.float32)
+        return np.stack([_word_vector(w) for w in words])
+
+
+@lru_cache(maxsize=100_000)
+def _word_vector(word: str) -> np.ndarray:
+    model = load_wordllama()
+    rows = model.embedding[model.tokenizer.encode(word, add_special_tokens=False).ids]
+    return normalise(rows.mean(axis=0, keepdims=True))[0] if len(rows) else np.zeros(model.embedding.shape[1],
+                                                                                   dtype=np.float32)

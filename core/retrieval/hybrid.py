@@ -50,7 +50,7 @@ class SearchRequest(BaseModel):
                                   description="a result whose cosine to a better one with the same numbers, "
                                               "names and negation reaches this gives way (1 keeps "
                                               "near-duplicates)")
-    feedback: float = Field(0.5, ge=0, le=4, allow_inf_nan=False,
+    feedback: float = Field(0.25, ge=0, le=4, allow_inf_nan=False,
                             description="weight of the mean vector of the best text matches added to the "
                                         "query's vector (pseudo-relevance feedback): the vector leg searches "
                                         "with it and `semantic` is the cosine to it; 0 = the query alone")

@@ -20,6 +20,8 @@ What keeps it fast (measured on 10,000 synthetic memories, per query, see benchm
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from functools import lru_cache
 
 import numpy as np
@@ -32,6 +34,36 @@ from core.index.records import ROW_COLUMNS
 from core.index.text import text_leg
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
+QUERY_WORDS = 256  # distinct words of a query weighed for its vector (the first ones)
+# A query's words as its vector weighs them: runs of letters (with inner apostrophes and hyphens), numbers.
+_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])*[^\W\d_]|[^\W\d_]|\d+")
+
+
+def query_word_counts(query: str) -> Counter[str]:
+    """The query's distinct words (case kept, as the embedder reads them) with how often each occurs."""
+    counts: Counter[str] = Counter()
+    for word in _WORD.findall(query):
+        if word in counts or len(counts) < QUERY_WORDS:
+            counts[word] += 1
+    return counts
+
+
+# The query's own vector, `q0`: the text's embedding, or (`_OWN_WEIGHTED`, see `_statement`) its words'
+# vectors weighed by their idf, normalised; the text's embedding when no word has a lexeme.
+_OWN_PLAIN = sql.SQL("q0 AS (SELECT %(q)s::{vt} AS q)")
+_OWN_WEIGHTED = sql.SQL("""q0 AS (
+    SELECT CASE WHEN vector_norm(qi.q) > 0
+                THEN qi.q * array_fill((1 / vector_norm(qi.q))::real, ARRAY[{dim}])::{vt} ELSE %(q)s::{vt} END AS q
+    FROM (SELECT sum(w.v * array_fill(x.idf, ARRAY[{dim}])::{vt}) AS q
+          FROM unnest(%(words)s::text[], %(wv)b::{vt}[]) WITH ORDINALITY AS w(word, v, i)
+          JOIN LATERAL (
+              SELECT max(ln(1 + (st.n - coalesce(l.df, 0) + 0.5) / (coalesce(l.df, 0) + 0.5)))::real AS idf
+              FROM unnest(to_tsvector('english', w.word)) u
+              CROSS JOIN st
+              LEFT JOIN LATERAL (SELECT sum(d.df)::float8 AS df FROM memory_lexeme d
+                                 WHERE d.instance = ANY(%(instances)s) AND d.lexeme = u.lexeme) l ON true
+          ) x ON x.idf IS NOT NULL) qi
+)""")
 
 
 def searched_instances(instance: str, include_shared: bool) -> list[str]:
@@ -61,11 +93,20 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
     params["kpost"] = max(100, 4 * params["tpool"])
     params["fbk"] = FEEDBACK_DOCS if req.feedback > 0 else 0
     params["fbw"] = np.full(embedder.dim, req.feedback, dtype=np.float32)
-    return _statement(embedder.dim, embedder.name, tuple(partitions.values()), tuple(used)), params
+    # Hybrid only, as the text leg's best matches refine it: the vector leg searched alone shows what the
+    # query's own embedding finds.
+    counts = query_word_counts(req.query) if req.search_type == "hybrid" else Counter()
+    vectors = embedder.word_vectors(list(counts)) if counts else None
+    if vectors is not None:  # each occurrence of a word counts
+        params["words"] = list(counts)
+        params["wv"] = list(vectors * np.array(list(counts.values()), dtype=np.float32)[:, None])
+    return _statement(embedder.dim, embedder.name, tuple(partitions.values()), tuple(used),
+                      vectors is not None), params
 
 
 @lru_cache(maxsize=512)
-def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tuple[str, ...]) -> bytes:
+def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tuple[str, ...],
+               weighted: bool) -> bytes:
     """The statement's text for one shape of request, composed once: composing it took 0.25 ms a query."""
     one = len(partitions) == 1
     table = sql.Identifier(partitions[0] if one else "memory")
@@ -83,6 +124,13 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     # when fusion weighs the query's own cosine) and to q alone (`similarity`, what
     # `similarity_threshold` reads). The partial HNSW index is used only when the model and the cast
     # appear literally, as here.
+    # With static word vectors (`weighted`), q itself is the sum of the query's words' vectors, each
+    # weighed by its idf as the text leg reads it (`st`, `memory_lexeme`; a word with no lexeme, a stop
+    # word, weighs nothing), normalised: the text's own vector weighs "cities" no more than "which".
+    # LoCoMo dev R@10 0.775 -> 0.789 (multi-hop 0.432 -> 0.485), with feedback 0.25 instead of 0.5.
+    # `query_cosine` stays the text's own vector's. The words' vectors go in binary (`%(wv)b`): psycopg
+    # writes a list of vectors as text otherwise, 1.6 ms a query.
+    own = (_OWN_WEIGHTED if weighted else _OWN_PLAIN).format(dim=sql.Literal(dim), vt=vt)
     stmt = sql.SQL("""
 WITH {text_leg}, tr AS (
     SELECT instance, id, tr, row_number() OVER (ORDER BY tr DESC, id) AS trank FROM t
@@ -91,8 +139,8 @@ WITH {text_leg}, tr AS (
     FROM (SELECT instance, id FROM t ORDER BY tr DESC, id LIMIT %(fbk)s) x
     CROSS JOIN LATERAL (SELECT m.embedding FROM {table} m WHERE m.instance = x.instance AND m.id = x.id
                         AND m.embedding_model = {model} LIMIT 1) m
-), qv AS (
-    SELECT coalesce(%(q)s::{vt} + fb.centroid * %(fbw)s::{vt}, %(q)s::{vt}) AS q FROM fb
+), {own}, qv AS (
+    SELECT coalesce(q0.q + fb.centroid * %(fbw)s::{vt}, q0.q) AS q FROM fb, q0
 ), v AS (
     SELECT m.instance, m.id, (m.embedding::{vt}) <=> (SELECT q FROM qv) AS dist
     FROM {table} m
@@ -112,7 +160,7 @@ SELECT {cols}, m.e, m.context->'before'->>0, m.context->'after'->>0,
 FROM c
 CROSS JOIN LATERAL (SELECT *, CASE WHEN m.embedding_model = {model} THEN m.embedding::{vt} END AS e
                     FROM {table} m WHERE m.instance = c.instance AND m.id = c.id LIMIT 1) m
-""").format(vt=vt, where=where, model=model, table=table,
+""").format(vt=vt, where=where, model=model, table=table, own=own,
             text_leg=text_leg(filtered, where, "exclude" in used, table, postings),
             cols=sql.SQL(", ").join(sql.Identifier("m", c.strip()) for c in ROW_COLUMNS.split(",")))
     return stmt.as_bytes(None)

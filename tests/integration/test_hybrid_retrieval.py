@@ -52,11 +52,11 @@ def test_exact_scores_follow_the_formula(keyword_workbench, memories):
 
 
 def test_feedback_refines_the_query_vector(keyword_workbench, memories):
-    """semantic = cosine to q + 0.5 * mean(vectors of the 3 best text matches): here a and b."""
+    """semantic = cosine to q + 0.25 * mean(vectors of the 3 best text matches): here a and b."""
     res = search(keyword_workbench, memories, "paris museum", top_k=10)
     by_id = {r.memory.id: r.score for r in res.results}
     a, b = keyword_vector("paris", "museum"), keyword_vector("paris")
-    q = keyword_vector("paris", "museum") + 0.5 * (a + b) / 2
+    q = keyword_vector("paris", "museum") + 0.25 * (a + b) / 2
     q /= np.linalg.norm(q)
     assert by_id["a"].semantic == pytest.approx(float(a @ q), abs=1e-5)
     assert by_id["b"].semantic == pytest.approx(float(b @ q), abs=1e-5)
