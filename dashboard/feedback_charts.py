@@ -17,6 +17,13 @@ VOLUME = "#BFC9D9"
 ACCENT = "#F58518"
 
 
+def _by_day(fig: go.Figure) -> go.Figure:
+    """Whole days on the time axis: with one day of data Plotly would otherwise zoom into its bar and
+    label fractions of a second."""
+    fig.update_xaxes(type="date", dtick=86_400_000, tickformat="%b %d")
+    return fig
+
+
 def _layout(fig: go.Figure, title: str, height: int = 330) -> go.Figure:
     fig.update_layout(title=dict(text=title, x=0, font=dict(size=15)), height=height,
                       margin=dict(l=10, r=10, t=45, b=10), legend=dict(orientation="h", y=-0.18),
@@ -40,7 +47,7 @@ def score_over_time(daily: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title_text="mean feedback score", range=[0, 1.05], secondary_y=False)
     fig.update_yaxes(title_text="answers", secondary_y=True, showgrid=False, rangemode="tozero",
                      dtick=_whole_step(daily["answers"].max()))
-    return _layout(fig, "Feedback score by day (UTC), with answer volume", 360)
+    return _layout(_by_day(fig), "Feedback score by day (UTC), with answer volume", 360)
 
 
 def _whole_step(top: float) -> int:
@@ -122,4 +129,4 @@ def tokens_over_time(daily: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title_text="tokens per day", secondary_y=False)
     fig.update_yaxes(title_text="per answer", secondary_y=True, showgrid=False, rangemode="tozero",
                      tickformat=",.0f")
-    return _layout(fig, "Tokens by day (UTC), as the provider reported them")
+    return _layout(_by_day(fig), "Tokens by day (UTC), as the provider reported them")
