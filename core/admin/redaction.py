@@ -117,12 +117,11 @@ def _redact_redis(wb: Workbench, instance: str, ids: set[str], chains: set[str],
         chains = (chains | found) - touched
         ids = set()
         for chain in chains:
-            count, quoting = _redact_chain(r, by_chain.get(chain, []), redact)
+            count, quoting, read = _redact_chain(r, by_chain.get(chain, []), redact)
             rewritten += count
             ids |= quoting
             if count:  # its answers' feedback or metrics may quote the text: the analytics re-read them
-                wb.thoughts.feedback_changed(instance, [k.rsplit(":", 1)[1] for k in by_chain.get(chain, [])
-                                                        if k.startswith("thought:")])
+                wb.thoughts.feedback_changed(instance, read)
         touched |= chains
         chains = set()
     return rewritten
@@ -146,9 +145,11 @@ def _chains_naming(wb: Workbench, by_chain: dict[str, list[str]], ids: set[str])
             for key in find(keys=group[i:i + _BATCH], args=args)}
 
 
-def _redact_chain(r: redis.Redis, keys: list[str], redact: Callable[[str], str]) -> tuple[int, set[str]]:
-    """Rewrite a chain's thoughts, served results and feedback; returns how many records changed and the
-    ids of the thoughts whose own text quoted the deleted text among other words."""
+def _redact_chain(r: redis.Redis, keys: list[str], redact: Callable[[str], str]
+                  ) -> tuple[int, set[str], list[str]]:
+    """Rewrite a chain's thoughts, served results and feedback; returns how many records changed, the
+    ids of the thoughts whose own text quoted the deleted text among other words, and the ids of every
+    thought read."""
     hset = r.register_script(_HSET_IF_EXISTS)
     p = r.pipeline(transaction=False)
     for key in keys:
@@ -176,7 +177,7 @@ def _redact_chain(r: redis.Redis, keys: list[str], redact: Callable[[str], str])
         value = r.get(key)
         if value is not None and (new := _redact_value(value, redact)) != value:
             rewritten += int(bool(r.set(key, new, xx=True, keepttl=True)))
-    return rewritten, quoting
+    return rewritten, quoting, [h["id"] for h in thoughts if h.get("id")]
 
 
 def _redact_value(value: str, redact: Callable[[str], str]) -> str:

@@ -56,17 +56,22 @@ def load_feedback(store: ThoughtStore, instance: str, since: datetime | None = N
         store.sweep_abandoned(instance, now)
     lo = since.timestamp() if since else float("-inf")
     hi = until.timestamp() if until else float("inf")
-    return in_window(read_answers(store, instance, store.feedback_ids(instance, lo, hi)), since, until,
+    ids = store.feedback_ids(instance, lo, hi)
+    return in_window(read_answers(store, instance, ids, include_imported=include_imported), since, until,
                      include_imported)
 
 
-def read_answers(store: ThoughtStore, instance: str, ids: Sequence[str]) -> pd.DataFrame:
-    """The rows of those `ids` whose feedback hash is there, oldest first, imported ones included and
-    marked in an IMPORTED column (`in_window` drops it)."""
+def read_answers(store: ThoughtStore, instance: str, ids: Sequence[str], *, include_imported: bool = True
+                 ) -> pd.DataFrame:
+    """The rows of those `ids` whose feedback hash is there, oldest first, marked in an IMPORTED column
+    (`in_window` drops it); imported answers' metrics are not read unless `include_imported`."""
     fb = pd.DataFrame(store.feedback_fields(ids, FEEDBACK_FIELDS), columns=list(FEEDBACK_FIELDS),
                       dtype=object)
     fb.insert(0, "answer_id", list(ids))
-    fb = fb[fb["chain_id"].notna()].reset_index(drop=True)  # a hash deleted since the index was read
+    keep = fb["chain_id"].notna()  # else a hash deleted since the index was read
+    if not include_imported:
+        keep &= fb["origin"] != IMPORTED
+    fb = fb[keep].reset_index(drop=True)
 
     named = fb["metrics_id"].notna().to_numpy()
     metrics: list[list[str | None] | None] = [None] * len(fb)

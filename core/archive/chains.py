@@ -15,13 +15,12 @@ earlier restore of the same archive, perhaps continued since) is left as it is.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from core.archive.ids import THOUGHT_KINDS, IdMap
-from core.conversation.keys import (INSTANCES, chain_key, chain_meta_key, chains_key, feedback_changes_key,
-                                    feedback_index_key, feedback_key, feedback_pending_key, thought_key)
+from core.conversation.keys import (INSTANCES, chain_key, chain_meta_key, chains_key, feedback_index_key,
+                                    feedback_key, feedback_pending_key, thought_key)
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -118,7 +117,7 @@ def restore_chain(wb: Workbench, line: dict[str, Any], ids: IdMap) -> dict[str, 
         if there:
             continue
         p.hset(feedback_key(answer_id), mapping=feedback_hash(f["hash"], ids))
-        p.zadd(feedback_changes_key(target), {answer_id: time.time()})
+        wb.thoughts.feedback_changed(target, [answer_id], client=p)
         if f["index"] is not None:
             p.zadd(feedback_index_key(target), {answer_id: f["index"]})
         if f["pending"] is not None:

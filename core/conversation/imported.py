@@ -17,13 +17,10 @@ asks `missing` first and passes only the thoughts that are not stored yet.
 
 from __future__ import annotations
 
-import time
-
 import redis
 
 from core.conversation.keys import (INSTANCES, chain_key, chain_meta_key, chain_tombstone, chains_key,
-                                    feedback_changes_key, feedback_index_key, feedback_key,
-                                    thought_key)
+                                    feedback_index_key, feedback_key, thought_key)
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
 from core.errors import ServiceUnavailable
 
@@ -61,7 +58,7 @@ def store_chains(store: ThoughtStore, instance: str, chains: list[tuple[str, lis
                 p.execute()
         if answers:
             p.zadd(feedback_index_key(instance), answers)
-            p.zadd(feedback_changes_key(instance), dict.fromkeys(answers, time.time()))
+            store.feedback_changed(instance, list(answers), client=p)
         last = {thoughts[-1].chain_id: thoughts[-1].timestamp.timestamp() for _, thoughts in chains}
         p.zadd(chains_key(instance), last, gt=True)
         p.sadd(INSTANCES, instance)

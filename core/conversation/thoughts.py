@@ -397,7 +397,7 @@ class ThoughtStore:
             if answers:
                 p.zrem(feedback_index_key(instance), *answers)
                 p.zrem(feedback_pending_key(instance), *answers)
-                p.execute_command(*_changed(instance, answers))
+                self.feedback_changed(instance, answers, client=p)
 
         self._commit([chain_part, instance_part])
         return len(ids)
@@ -492,10 +492,11 @@ class ThoughtStore:
     def feedback_ids(self, instance: str, since: float = float("-inf"), until: float = float("inf")) -> list[str]:
         return self.r.zrangebyscore(feedback_index_key(instance), since, until)
 
-    def feedback_changed(self, instance: str, answer_ids: Sequence[str]) -> None:
-        """Note in the change log that these answers' feedback (or metrics) was written or deleted."""
+    def feedback_changed(self, instance: str, answer_ids: Sequence[str], *, client=None) -> None:
+        """Note in the change log that these answers' feedback (or metrics) was written or deleted; with
+        `client` (a pipeline or transaction), among its commands."""
         if answer_ids:
-            self.r.execute_command(*_changed(instance, answer_ids))
+            (client or self.r).execute_command(*_changed(instance, answer_ids))
 
     def feedback_changed_since(self, instance: str, since: float) -> list[str]:
         """The answers whose feedback or metrics were written or deleted at `since` or later (wall clock,
@@ -585,7 +586,7 @@ class ThoughtStore:
                 p.delete(feedback_key(thought_id))
                 p.zrem(feedback_index_key(instance), thought_id)
                 p.zrem(feedback_pending_key(instance), thought_id)
-                p.execute_command(*_changed(instance, [thought_id]))
+                self.feedback_changed(instance, [thought_id], client=p)
 
         self._commit([chain_part, instance_part])
         self.outbox_drop(instance, chain_id, gone)

@@ -51,7 +51,7 @@ class WordLlamaEmbedder(Embedder):
         return np.stack([_word_vector(w) for w in words])
 
 
-@lru_cache(maxsize=100_000)
+@lru_cache(maxsize=20_000)  # 1 kB a word: at most 20 MB
 def _word_vector(word: str) -> np.ndarray:
     model = load_wordllama()
     rows = model.embedding[model.tokenizer.encode(word, add_special_tokens=False).ids]

@@ -238,6 +238,10 @@ END $$;
 """
 
 
+# BM25's idf of a lexeme found in `{df}` memories, among the `st.n` memories of the searched instances.
+BM25_IDF = sql.SQL("ln(1 + (st.n - {df} + 0.5) / ({df} + 0.5))")
+
+
 def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Composable,
              postings: sql.Composable) -> sql.Composed:
     """CTEs ending in `t (instance, id, tr)`: the `%(tpool)s` memories of `%(instances)s` with the best
@@ -269,7 +273,7 @@ ql AS (
     SELECT sum(df)::float8 AS n, sum(len) / nullif(sum(df), 0)::float8 AS avgdl
     FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''
 ), lx AS MATERIALIZED (  -- once per query word, not once per posting
-    SELECT l.lexeme, ln(1 + (st.n - l.df + 0.5) / (l.df + 0.5)) AS idf
+    SELECT l.lexeme, {idf} AS idf
     FROM (SELECT x.lexeme, sum(x.df)::float8 AS df FROM memory_lexeme x
           WHERE x.instance = ANY(%(instances)s) AND x.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))
           GROUP BY x.lexeme HAVING sum(x.df) > 0) l, st
@@ -282,6 +286,7 @@ ql AS (
     ORDER BY tr DESC, p.id
     LIMIT %(tpool)s
 )""").format(read=read, k1=sql.Literal(K1), b=sql.Literal(B), chars=sql.Literal(INDEXED_CHARS),
+             idf=BM25_IDF.format(df=sql.SQL("l.df")),
              exclude=sql.SQL("WHERE p.id <> ALL(%(exclude)s)") if exclude and not filtered else sql.SQL(""))
 
 

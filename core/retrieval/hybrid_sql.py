@@ -31,7 +31,7 @@ from core.embeddings import Embedder
 from core.ids import SHARED_INSTANCE
 from core.index.names import postings_of
 from core.index.records import ROW_COLUMNS
-from core.index.text import text_leg
+from core.index.text import BM25_IDF, text_leg
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
 QUERY_WORDS = 256  # distinct words of a query weighed for its vector (the first ones)
@@ -57,7 +57,7 @@ _OWN_WEIGHTED = sql.SQL("""q0 AS (
     FROM (SELECT sum(w.v * array_fill(x.idf, ARRAY[{dim}])::{vt}) AS q
           FROM unnest(%(words)s::text[], %(wv)b::{vt}[]) WITH ORDINALITY AS w(word, v, i)
           JOIN LATERAL (
-              SELECT max(ln(1 + (st.n - coalesce(l.df, 0) + 0.5) / (coalesce(l.df, 0) + 0.5)))::real AS idf
+              SELECT max({idf})::real AS idf
               FROM unnest(to_tsvector('english', w.word)) u
               CROSS JOIN st
               LEFT JOIN LATERAL (SELECT sum(d.df)::float8 AS df FROM memory_lexeme d
@@ -130,7 +130,8 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     # LoCoMo dev R@10 0.775 -> 0.789 (multi-hop 0.432 -> 0.485), with feedback 0.25 instead of 0.5.
     # `query_cosine` stays the text's own vector's. The words' vectors go in binary (`%(wv)b`): psycopg
     # writes a list of vectors as text otherwise, 1.6 ms a query.
-    own = (_OWN_WEIGHTED if weighted else _OWN_PLAIN).format(dim=sql.Literal(dim), vt=vt)
+    own = (_OWN_WEIGHTED.format(dim=sql.Literal(dim), vt=vt, idf=BM25_IDF.format(df=sql.SQL("coalesce(l.df, 0)")))
+           if weighted else _OWN_PLAIN.format(vt=vt))
     stmt = sql.SQL("""
 WITH {text_leg}, tr AS (
     SELECT instance, id, tr, row_number() OVER (ORDER BY tr DESC, id) AS trank FROM t
