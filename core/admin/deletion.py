@@ -8,9 +8,9 @@ steps once for all of them.
 
 A chain is tombstoned first (`chain_tombstone`, for `TOMBSTONE_TTL_S`): from then on a turn on it is
 refused, so a writer racing the deletion cannot bring it back. Then every key of the chain is removed,
-found by scanning the chain's key pattern (not only the keys its listing names, which a crashed or
-racing writer may have left out) and repeated until a scan finds none, so a chain with any key left can
-always be deleted. Redis goes before Postgres: a sync that reads the outbox later finds nothing of the
+found by its listings (`provenance.chain_keys`: its zset, the keys its zset does not list, the feedback
+naming it, kept by every writer and built once from a scan for older data) and repeated until none is
+left, so a chain with any key left can always be deleted, in time that does not grow with the instance. Redis goes before Postgres: a sync that reads the outbox later finds nothing of the
 chain to re-index, and the index rows go last.
 """
 
@@ -29,9 +29,17 @@ import core.bank.db as bank_db
 from core.admin.compaction import compact
 from core.admin.redaction import redact_copies
 from core.bank.index_ids import BANK_KINDS, ENTRY_KIND, bank_item_of, entry_index_id, summary_index_id
+from core.conversation import provenance
 from core.conversation.indexing import LOCK_TTL_MS, LOCK_WAIT_S
-from core.conversation.keys import (OUTBOX_LOCK, chain_keys_pattern, chain_meta_key, chain_tombstone, chains_key,
-                                    feedback_index_key, feedback_key, feedback_pending_key)
+from core.conversation.keys import (
+    OUTBOX_LOCK,
+    chain_meta_key,
+    chain_tombstone,
+    chains_key,
+    feedback_index_key,
+    feedback_key,
+    feedback_pending_key,
+)
 from core.errors import NotFound
 from core.ids import SHARED_INSTANCE, validate_id
 from core.index.names import partition_name, postings_name
@@ -99,16 +107,15 @@ class Deletion:
         tombstone = chain_tombstone(instance, chain_id)
         earlier = r.set(tombstone, f"{time.time():.3f}", ex=TOMBSTONE_TTL_S, get=True)
         report = DeletionReport(target="chain", instance=instance, id=chain_id)
+        provenance.ensure(wb.thoughts, instance)
         for _ in range(MAX_PASSES):
-            keys = [k for k in r.scan_iter(match=chain_keys_pattern(instance, chain_id), count=1000)
-                    if k != tombstone]
+            keys = provenance.chain_keys(wb.thoughts, instance, chain_id)
             if not keys:
                 break
             self._remove_keys(chain_id, keys, report)
         else:
             report.notes.append("keys of the chain were still being written after "
                                 f"{MAX_PASSES} passes; delete it again")
-        self._remove_feedback(self._stray_feedback(chain_id), report)
         r.zrem(chains_key(instance), chain_id)
         with self._indexing_paused():
             report.outbox = wb.thoughts.outbox_drop(instance, chain_id)
@@ -208,8 +215,12 @@ class Deletion:
         self.texts |= {r.content for r in records}
 
     def _remove_keys(self, chain_id: str, keys: list[str], report: DeletionReport) -> None:
-        """Delete keys of the chain (and the feedback of its answers), noting the thoughts' text."""
-        r = self.wb.redis()
+        """Delete keys of the chain (and the feedback of its answers, those whose thought is gone
+        included), noting the thoughts' text."""
+        r, store = self.wb.redis(), self.wb.thoughts
+        # Read before the chain's sets go with its keys: the stray answers (a turn that raced an earlier
+        # deletion wrote its feedback after its thoughts went), the memories it retrieved.
+        stray = provenance.chain_feedback(store, self.instance, chain_id)
         p = r.pipeline(transaction=False)
         for key in keys:
             p.type(key)
@@ -224,16 +235,11 @@ class Deletion:
         self.ids |= {h["id"] for h in thoughts if "id" in h}
         report.thoughts += len(hashes)
         report.requests += sum(kind == "string" for kind in kinds.values())
+        p = r.pipeline(transaction=False)
+        provenance.forget(p, r, self.instance, chain_id)
+        p.execute()
         r.delete(*keys)  # one slot: one command, even on a cluster
-        self._remove_feedback([h["id"] for h in thoughts if "id" in h], report)
-
-    def _stray_feedback(self, chain_id: str) -> list[str]:
-        """Answers of the instance whose feedback names the chain though their thought is gone (a turn
-        that raced an earlier deletion)."""
-        store = self.wb.thoughts
-        ids = store.feedback_ids(self.instance)
-        return [a for a, (chain,) in zip(ids, store.feedback_fields(ids, ["chain_id"]), strict=True)
-                if chain == chain_id]
+        self._remove_feedback(list(dict.fromkeys([h["id"] for h in thoughts if "id" in h] + stray)), report)
 
     def _remove_feedback(self, answer_ids: list[str], report: DeletionReport) -> None:
         if not answer_ids:

@@ -12,7 +12,9 @@ A memory's words are copied, verbatim, into what is derived from it:
 They are found by provenance rather than by searching every record for the words (which would also
 blank a user's own message that happens to say the same thing): a turn names the memories it retrieved
 by id, so the chains to look in are those holding a deleted id, plus the chains the text was said in,
-and then those holding the id of a thought that quoted it among other words. In those chains every
+and then those holding the id of a thought that quoted it among other words. Which chains hold an id,
+and which records a chain has, are read from sets kept beside the thoughts
+(`core.conversation.provenance`), so finding them costs what is deleted, not the whole instance. In those chains every
 verbatim copy becomes "[deleted]" (whole words only: deleting "ok" leaves "book" alone); a neighbour's
 context loses the deleted message; each index row that changed is written again, so its postings and
 counters follow (`core.index.text`) and its vector is made anew. An LLM answer that restated a deleted
@@ -26,11 +28,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from core.conversation.keys import feedback_key, instance_requests_pattern, thoughts_pattern
+from core.conversation import provenance
+from core.conversation.keys import feedback_key
 from core.ids import SHARED_INSTANCE, pg_text
 from core.models import MemoryContext
 
@@ -41,28 +43,7 @@ if TYPE_CHECKING:
 
 DELETED = "[deleted]"
 CONTEXT_CHARS = 4000  # a neighbour's context keeps this much of a message (`MemoryContext`)
-_BATCH = 500
 
-# The keys among KEYS naming one of the ids ARGV[2..] as a retrieved memory: in a metrics thought's
-# ARGV[1] field or in a served result, each memory a turn retrieved is a JSON object with its "id". Ids are
-# read out once per value and looked up, so the cost does not grow with the number of ids.
-_FIND = """
-local wanted = {}
-for i = 2, #ARGV do wanted[ARGV[i]] = true end
-local found = {}
-for _, key in ipairs(KEYS) do
-  local kind = redis.call('TYPE', key)['ok']
-  local value
-  if kind == 'hash' then value = redis.call('HGET', key, ARGV[1])
-  elseif kind == 'string' then value = redis.call('GET', key) end
-  if value then
-    for id in string.gmatch(value, '"id": ?"([^"]*)"') do
-      if wanted[id] then found[#found + 1] = key break end
-    end
-  end
-end
-return found
-"""
 # Rewrites fields of a hash that still exists: a record deleted meanwhile is not brought back in part.
 _HSET_IF_EXISTS = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -76,16 +57,18 @@ def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Itera
     """Replace the copies of `texts` (what was deleted: memories `ids`, said in `chains` of `instance`)
     in the records derived from them; returns how many records were rewritten."""
     redact = redactor(texts)
-    if redact is None:
-        return 0
+    ids = set(ids)
     scope = (sorted(set(wb.thoughts.instances()) | set(wb.index.instances())) if instance == SHARED_INSTANCE
              else [instance])
     rewritten = 0
     for inst in scope:
-        touched: set[str] = set()
-        rewritten += _redact_redis(wb, inst, set(ids), set(chains) if inst == instance else set(), redact,
-                                   touched)
-        rewritten += _redact_index(wb, inst, touched, redact, set(texts))
+        if redact is not None:
+            touched: set[str] = set()
+            rewritten += _redact_redis(wb, inst, ids, set(chains) if inst == instance else set(), redact,
+                                       touched)
+            rewritten += _redact_index(wb, inst, touched, redact, set(texts))
+        # Their copies are redacted: nothing is left to find through the deleted memories' entries.
+        provenance.drop_memories(wb.thoughts, inst, ids)
     return rewritten
 
 
@@ -106,43 +89,21 @@ def _redact_redis(wb: Workbench, instance: str, ids: set[str], chains: set[str],
     """Thoughts, served results and feedback of `chains` and of the chains naming one of `ids`; a
     thought that quoted the text is itself a source then (a turn that retrieved it holds a copy too), so
     this goes on until no new chain is found. `touched` receives the chains rewritten."""
-    r = wb.redis()
-    by_chain: dict[str, list[str]] = defaultdict(list)
-    for pattern in (thoughts_pattern(instance), instance_requests_pattern(instance)):
-        for key in r.scan_iter(match=pattern, count=1000):
-            by_chain[_chain_of(key)].append(key)
+    r, store = wb.redis(), wb.thoughts
+    provenance.ensure(store, instance)
     rewritten = 0
     while ids or chains:
-        found = _chains_naming(wb, {c: ks for c, ks in by_chain.items() if c not in touched}, ids)
-        chains = (chains | found) - touched
+        chains = (chains | provenance.chains_naming(store, instance, ids, touched)) - touched
         ids = set()
-        for chain in chains:
-            count, quoting, read = _redact_chain(r, by_chain.get(chain, []), redact)
+        for keys in provenance.record_keys(store, instance, chains).values():
+            count, quoting, read = _redact_chain(r, keys, redact)
             rewritten += count
             ids |= quoting
             if count:  # its answers' feedback or metrics may quote the text: the analytics re-read them
-                wb.thoughts.feedback_changed(instance, read)
+                store.feedback_changed(instance, read)
         touched |= chains
         chains = set()
     return rewritten
-
-
-def _chain_of(key: str) -> str:
-    return key[key.index("{") + 1:key.index("}")]
-
-
-def _chains_naming(wb: Workbench, by_chain: dict[str, list[str]], ids: set[str]) -> set[str]:
-    """The chains with a thought or served result naming one of the ids (a turn names the memories it
-    retrieved: its context items)."""
-    if not ids:
-        return set()
-    r = wb.redis()
-    find = r.register_script(_FIND)
-    args = ["context", *ids]  # TurnMetrics.context: the memories the turn retrieved
-    # On a cluster a script may only touch one slot: one chain (one hash tag) per call.
-    groups = list(by_chain.values()) if wb.thoughts.cluster else [[k for ks in by_chain.values() for k in ks]]
-    return {_chain_of(key) for group in groups for i in range(0, len(group), _BATCH)
-            for key in find(keys=group[i:i + _BATCH], args=args)}
 
 
 def _redact_chain(r: redis.Redis, keys: list[str], redact: Callable[[str], str]

@@ -19,8 +19,18 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from core.archive.ids import THOUGHT_KINDS, IdMap
-from core.conversation.keys import (INSTANCES, chain_key, chain_meta_key, chains_key, feedback_index_key,
-                                    feedback_key, feedback_pending_key, thought_key)
+from core.conversation import provenance
+from core.conversation.keys import (
+    INSTANCES,
+    chain_feedback_key,
+    chain_key,
+    chain_meta_key,
+    chains_key,
+    feedback_index_key,
+    feedback_key,
+    feedback_pending_key,
+    thought_key,
+)
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -106,6 +116,7 @@ def restore_chain(wb: Workbench, line: dict[str, Any], ids: IdMap) -> dict[str, 
         if not there:
             p.hset(thought_key(target, chain_id, h["id"]), mapping=h)
             p.zadd(chain_key(target, chain_id), {h["id"]: score})
+            provenance.note(p, target, chain_id, h)
     if not chain_there and line["meta"]:
         meta = dict(line["meta"])
         if meta.get("last_answer_id"):
@@ -117,6 +128,7 @@ def restore_chain(wb: Workbench, line: dict[str, Any], ids: IdMap) -> dict[str, 
         if there:
             continue
         p.hset(feedback_key(answer_id), mapping=feedback_hash(f["hash"], ids))
+        p.sadd(chain_feedback_key(target, chain_id), answer_id)
         wb.thoughts.feedback_changed(target, [answer_id], client=p)
         if f["index"] is not None:
             p.zadd(feedback_index_key(target), {answer_id: f["index"]})

@@ -19,8 +19,18 @@ from __future__ import annotations
 
 import redis
 
-from core.conversation.keys import (INSTANCES, chain_key, chain_meta_key, chain_tombstone, chains_key,
-                                    feedback_index_key, feedback_key, thought_key)
+from core.conversation import provenance
+from core.conversation.keys import (
+    INSTANCES,
+    chain_feedback_key,
+    chain_key,
+    chain_meta_key,
+    chain_tombstone,
+    chains_key,
+    feedback_index_key,
+    feedback_key,
+    thought_key,
+)
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
 from core.errors import ServiceUnavailable
 
@@ -78,7 +88,9 @@ def _write_chain(p: redis.client.Pipeline, instance: str, title: str, thoughts: 
     # Importing a chain deleted minutes ago brings it back on purpose: live turns on it are welcome again.
     p.delete(chain_tombstone(instance, chain))
     for t in thoughts:
-        p.hset(thought_key(instance, chain, t.id), mapping=t.to_hash())
+        fields = t.to_hash()
+        p.hset(thought_key(instance, chain, t.id), mapping=fields)
+        provenance.note(p, instance, chain, fields)
         if t.category == CATEGORY_USER:
             question = t.id
         elif t.category == CATEGORY_ASSISTANT:
@@ -87,6 +99,7 @@ def _write_chain(p: redis.client.Pipeline, instance: str, title: str, thoughts: 
                 "synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
                 "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain,
                 "at": str(at), "final": "1", "user_id": question, "origin": IMPORTED})
+            p.sadd(chain_feedback_key(instance, chain), t.id)
     p.zadd(chain_key(instance, chain), {t.id: t.timestamp.timestamp() for t in thoughts})
     p.hsetnx(meta, "title", title[:120])
     p.hsetnx(meta, "created_at", str(thoughts[0].timestamp.timestamp()))

@@ -9,6 +9,13 @@ its chain go in one transaction even on a cluster.
     chainmeta:<instance>:{<chain>}        hash   title, created_at, last_at, turns, last_answer_id, seq
     request:<instance>:{<chain>}:<rid>    string result of an already-served request (idempotency)
     tombstone:<instance>:{<chain>}        string the chain was deleted: its turns are refused
+    chainkeys:<instance>:{<chain>}        set    keys of the chain its zset does not list: served-request
+                                                 results (and thoughts an older writer left out of it)
+    retrieved:<instance>:{<chain>}        set    memory ids the chain's turns retrieved (provenance)
+    chainfeedback:<instance>:{<chain>}    set    answer ids whose feedback hash names the chain
+    retrievedby:<instance>:<memory id>    set    chains of the instance whose turns retrieved the memory
+    provenance:<instance>                 string set once the four sets above are complete for the
+                                                 instance (`core.conversation.provenance`)
     chains:<instance>                     zset   chain ids, score = last activity
     instances                             set    every instance with chains
     voice:feedback:<answer id>            hash   synthesis_quality, continued, abandoned, corrected,
@@ -70,6 +77,27 @@ def chain_tombstone(instance: str, chain_id: str) -> str:
     """Set when a chain is deleted (before its keys go): a turn on the chain is refused from then on. In the
     chain's slot, so the turn's script checks it atomically with its writes."""
     return f"tombstone:{_chain(instance, chain_id)}"
+
+
+def chain_keys_key(instance: str, chain_id: str) -> str:
+    return f"chainkeys:{_chain(instance, chain_id)}"
+
+
+def chain_retrieved_key(instance: str, chain_id: str) -> str:
+    return f"retrieved:{_chain(instance, chain_id)}"
+
+
+def chain_feedback_key(instance: str, chain_id: str) -> str:
+    return f"chainfeedback:{_chain(instance, chain_id)}"
+
+
+def retrieved_by_key(instance: str, memory_id: str) -> str:
+    """In the memory's slot, not a chain's: it names chains of any slot."""
+    return f"retrievedby:{validate_id(instance, 'instance')}:{validate_id(memory_id, 'memory id')}"
+
+
+def provenance_key(instance: str) -> str:
+    return f"provenance:{validate_id(instance, 'instance')}"
 
 
 def requests_pattern(instance: str, chain_id: str) -> str:

@@ -15,17 +15,22 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 import redis
 from pydantic import BaseModel
 
+from core.conversation import provenance
 from core.conversation.feedback import ABANDON_AFTER_S, Feedback
 from core.conversation.keys import (
     INSTANCES,
     OUTBOX,
+    chain_feedback_key,
     chain_key,
+    chain_keys_key,
     chain_meta_key,
+    chain_retrieved_key,
     chain_tombstone,
     chains_key,
     feedback_changes_key,
@@ -153,8 +158,8 @@ local function followup(key, time_to_next, corrected, score, late)
 end
 """
 _FOLLOWUP = _FOLLOWUP_FN + "return followup(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])"
-# One turn, atomically, on its chain's keys (KEYS[1..6]: tombstone, request, chain meta, chain, user
-# thought, answer thought) and, on a standalone server, the instance's keys after them (declared, so a
+# One turn, atomically, on its chain's keys (KEYS[1..8]: tombstone, request, chain meta, chain, user
+# thought, answer thought, the chain's `chainkeys` and `retrieved` sets) and, on a standalone server, the instance's keys after them (declared, so a
 # script never touches an undeclared key). It refuses a deleted chain; answers a request already served
 # with its result, writing nothing (so a re-sent call is a no-op: when the copy that ran was this
 # very call's, re-sent by redis-py after a timeout, it answers with that copy's numbers); writes the turn
@@ -186,7 +191,9 @@ redis.call('HSETNX', KEYS[3], 'title', a.title)
 redis.call('HSETNX', KEYS[3], 'created_at', a.user.at)
 redis.call('HSET', KEYS[3], 'last_at', a.answer.at, 'last_answer_id', a.answer.fields.id)
 redis.call('SET', KEYS[2], a.result, 'EX', a.ttl)
-if #KEYS > 6 then
+redis.call('SADD', KEYS[7], KEYS[2])
+if #a.retrieved > 0 then redis.call('SADD', KEYS[8], unpack(a.retrieved)) end
+if #KEYS > 8 then
   for _, command in ipairs(a.after) do redis.call(unpack(command)) end
   if a.followup then followup(unpack(a.followup)) end
 end
@@ -201,10 +208,15 @@ return 1
 """
 # Writes a thought that comes after its turn (a metrics thought) unless the chain was deleted meanwhile:
 # a turn that committed just before a deletion must not bring the chain back with its metrics thought.
+# KEYS: tombstone, thought, chain, the chain's `retrieved` set, then (on a standalone server) the
+# `retrievedby` sets of the ARGV[4] ids the thought names; ARGV: time, id, chain id, the ids, the fields.
 _APPEND = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[2], unpack(ARGV, 3))
+local n = tonumber(ARGV[4])
+redis.call('HSET', KEYS[2], unpack(ARGV, 5 + n))
 redis.call('ZADD', KEYS[3], ARGV[1], ARGV[2])
+if n > 0 then redis.call('SADD', KEYS[4], unpack(ARGV, 5, 4 + n)) end
+for i = 5, #KEYS do redis.call('SADD', KEYS[i], ARGV[3]) end
 return 1
 """
 _ABANDON = """
@@ -269,7 +281,8 @@ class ThoughtStore:
         return TurnState(served=served, last_answer=(last or "", last_at or ""))
 
     def serve(self, instance: str, chain_id: str, request_id: str, result_json: str) -> None:
-        """Replace the result a repeat of the request gets (kept a day, like the first copy)."""
+        """Replace the result a repeat of the request gets (kept a day, like the first copy). It names the
+        memories the first copy named, so the provenance sets `append_turn` wrote stay true."""
         self._commit([lambda p: p.set(request_key(instance, chain_id, request_id), result_json, ex=REQUEST_TTL_S,
                                       xx=True)])
 
@@ -290,11 +303,16 @@ class ThoughtStore:
         instance, chain = validate_id(user.instance, "instance"), validate_id(user.chain_id, "chain_id")
         chain_keys = [chain_tombstone(instance, chain), request_key(instance, chain, request_id),
                       chain_meta_key(instance, chain), chain_key(instance, chain),
-                      thought_key(instance, chain, user.id), thought_key(instance, chain, answer.id)]
-        turn = {"user": {"fields": user.to_hash(), "at": f"{user.timestamp.timestamp()}"},
-                "answer": {"fields": answer.to_hash(), "at": f"{answer.timestamp.timestamp()}"},
-                "title": user.thought[:120], "result": result_json, "ttl": REQUEST_TTL_S}
-        writes = _instance_writes(user, answer, final=final, index_answer=index_answer, metrics_id=metrics_id)
+                      thought_key(instance, chain, user.id), thought_key(instance, chain, answer.id),
+                      chain_keys_key(instance, chain), chain_retrieved_key(instance, chain)]
+        fields = {"user": user.to_hash(), "answer": answer.to_hash()}
+        retrieved = list(dict.fromkeys(provenance.names(result_json) + [
+            i for f in fields.values() for i in provenance.names(f.get(provenance.CONTEXT_FIELD))]))
+        turn = {"user": {"fields": fields["user"], "at": f"{user.timestamp.timestamp()}"},
+                "answer": {"fields": fields["answer"], "at": f"{answer.timestamp.timestamp()}"},
+                "title": user.thought[:120], "result": result_json, "ttl": REQUEST_TTL_S, "retrieved": retrieved}
+        writes = _instance_writes(user, answer, final=final, index_answer=index_answer, metrics_id=metrics_id,
+                                  retrieved=retrieved)
         for _ in range(TURN_ATTEMPTS):
             previous, previous_at = expected
             followup = []  # the previous answer's feedback key, then _FOLLOWUP's arguments
@@ -333,13 +351,21 @@ class ThoughtStore:
         """Write one more thought (a metrics thought) into its chain; False when the chain was deleted
         meanwhile (nothing written). `about`: the answer whose turn the thought describes, noted in the
         feedback change log once the thought is written."""
-        fields = [x for kv in thought.to_hash().items() for x in kv]
+        instance, chain, h = thought.instance, thought.chain_id, thought.to_hash()
+        retrieved = provenance.names(h.get(provenance.CONTEXT_FIELD))
+        noted = provenance.retrieved_by(instance, chain, retrieved)
         try:
             written = bool(self._append(
-                keys=[chain_tombstone(thought.instance, thought.chain_id),
-                      thought_key(thought.instance, thought.chain_id, thought.id),
-                      chain_key(thought.instance, thought.chain_id)],
-                args=[thought.timestamp.timestamp(), thought.id, *fields]))
+                keys=[chain_tombstone(instance, chain), thought_key(instance, chain, thought.id),
+                      chain_key(instance, chain), chain_retrieved_key(instance, chain),
+                      *([] if self.cluster else [c[1] for c in noted])],
+                args=[thought.timestamp.timestamp(), thought.id, chain, len(retrieved), *retrieved,
+                      *(x for kv in h.items() for x in kv)]))
+            if written and self.cluster and noted:  # a script may only touch one slot
+                p = self.r.pipeline(transaction=False)
+                for command in noted:
+                    p.execute_command(*command)
+                p.execute()
             if written and about:
                 self.feedback_changed(thought.instance, [about])
             return written
@@ -381,16 +407,23 @@ class ThoughtStore:
         return marked
 
     def delete_chain(self, instance: str, chain_id: str) -> int:
-        """Remove a chain's thoughts, indexes and feedback. Returns the number of thoughts removed."""
+        """Remove a chain's thoughts, served results, indexes and feedback. Returns the number of thoughts
+        removed."""
+        provenance.ensure(self, instance)
         ids = self.r.zrange(chain_key(instance, chain_id), 0, -1)
-        answers = self.answers_with_feedback(ids)
+        answers = list(dict.fromkeys(self.answers_with_feedback(ids)
+                                     + provenance.chain_feedback(self, instance, chain_id)))
+        others = self.r.smembers(chain_keys_key(instance, chain_id))
 
         def chain_part(p: redis.client.Pipeline) -> None:
             for i in ids:
                 p.delete(thought_key(instance, chain_id, i))
-            p.delete(chain_key(instance, chain_id), chain_meta_key(instance, chain_id))
+            p.delete(chain_key(instance, chain_id), chain_meta_key(instance, chain_id), *others,
+                     chain_keys_key(instance, chain_id), chain_retrieved_key(instance, chain_id),
+                     chain_feedback_key(instance, chain_id))
 
         def instance_part(p: redis.client.Pipeline) -> None:
+            provenance.forget(p, self.r, instance, chain_id)
             p.zrem(chains_key(instance), chain_id)
             for a in answers:
                 p.delete(feedback_key(a))
@@ -548,8 +581,16 @@ class ThoughtStore:
 
     def delete_requests(self, instance: str, chain_id: str) -> int:
         """Remove the chain's served-request results: they hold its answers and retrieved context."""
-        keys = list(self.r.scan_iter(match=requests_pattern(instance, chain_id), count=1000))
-        return int(self.r.delete(*keys)) if keys else 0
+        provenance.ensure(self, instance)
+        listing = chain_keys_key(instance, chain_id)
+        keys = [k for k in self.r.smembers(listing) if fnmatchcase(k, requests_pattern(instance, chain_id))]
+        if not keys:
+            return 0
+        p = self.r.pipeline(transaction=False)  # one round trip; a cluster pipeline deletes one key a command
+        for k in keys:
+            p.delete(k)
+        p.srem(listing, *keys)
+        return sum(p.execute()[:-1])
 
     def delete_thought(self, instance: str, chain_id: str, thought_id: str) -> list[str]:
         """Remove one thought with its feedback and the metrics thought about it; returns the ids removed.
@@ -566,7 +607,6 @@ class ThoughtStore:
         if not left:
             self.delete_chain(instance, chain_id)
             self.outbox_drop(instance, chain_id)
-            self.delete_requests(instance, chain_id)
             return [t.id for t in thoughts]
         has_feedback = bool(self.answers_with_feedback([thought_id]))
         meta = chain_meta_key(instance, chain_id)
@@ -584,6 +624,7 @@ class ThoughtStore:
         def instance_part(p: redis.client.Pipeline) -> None:
             if has_feedback:
                 p.delete(feedback_key(thought_id))
+                p.srem(chain_feedback_key(instance, chain_id), thought_id)
                 p.zrem(feedback_index_key(instance), thought_id)
                 p.zrem(feedback_pending_key(instance), thought_id)
                 self.feedback_changed(instance, [thought_id], client=p)
@@ -661,9 +702,11 @@ def _changed(instance: str, answer_ids: Sequence[str]) -> list[str]:
 
 
 def _instance_writes(user: Thought, answer: Thought, *, final: bool, index_answer: bool,
-                     metrics_id: str | None) -> list[list[str]]:
+                     metrics_id: str | None, retrieved: list[str]) -> list[list[str]]:
     """A turn's writes outside its chain's slot, as commands (each names its key second): the chain's
-    listing, the answer's fresh feedback hash and indexes, the thoughts queued for the memory index."""
+    listing, the answer's fresh feedback hash and indexes (its chain's `chainfeedback` set with them: a
+    stray hash, written after a deletion on a cluster, is found by it), the thoughts queued for the
+    memory index, the `retrievedby` sets of the memories the turn retrieved."""
     instance, chain, at = user.instance, user.chain_id, f"{answer.timestamp.timestamp()}"
     feedback = {"synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
                 "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain, "at": at,
@@ -674,10 +717,12 @@ def _instance_writes(user: Thought, answer: Thought, *, final: bool, index_answe
             ["SADD", INSTANCES, instance],
             ["HSET", feedback_key(answer.id), *(x for pair in feedback.items() for x in pair)],
             ["ZADD", feedback_index_key(instance), at, answer.id],
+            ["SADD", chain_feedback_key(instance, chain), answer.id],
             _changed(instance, [answer.id]),
             *([] if final else [["ZADD", feedback_pending_key(instance), at, answer.id]]),
             ["RPUSH", OUTBOX, *(json.dumps({"instance": instance, "chain_id": chain, "id": t.id})
-                                for t in queued)]]
+                                for t in queued)],
+            *provenance.retrieved_by(instance, chain, retrieved)]
 
 
 def _deleted(instance: str, chain_id: str) -> NotFound:
