@@ -87,7 +87,7 @@ class Settings(BaseSettings):
     chat_history_token_budget: int = Field(4000, ge=0, le=1_000_000)
     # Memory formation (docs/ARCHITECTURE.md, "What is remembered"). The floor is calibrated on LoCoMo's
     # category 5 questions (benchmarks/abstention.py, benchmarks/README.md).
-    relevance_floor: float = Field(0.43, ge=0, le=1, allow_inf_nan=False,
+    relevance_floor: float = Field(0.33, ge=0, le=1, allow_inf_nan=False,
                                    description="a retrieved memory whose relevance (its score without "
                                                "recency) is below this is not handed to synthesis")
     important_at: float = Field(0.8, ge=0, le=1, allow_inf_nan=False,

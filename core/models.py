@@ -119,8 +119,9 @@ class ScoreParts(BaseModel):
 
     Each part lies in [0, 1]. `semantic` is the cosine to the query expanded by its best text matches (the
     part fusion weighs); `similarity` the cosine to the query alone (what `similarity_threshold` reads);
-    `relevance` the combined score without its recency part and its chain's, rescaled (what relevance
-    thresholds read, so a fresh memory does not pass them on its age alone). `combined` and `relevance`
+    `relevance` semantic and `coverage` weighed as the profile weighs semantic and text, rescaled, without
+    recency or the chain's part (what relevance thresholds read, so a fresh memory does not pass them on
+    its age alone, nor a weak match for being the pool's best). `combined` and `relevance`
     reach 1 + SPEAKER_WEIGHT when the query names the memory's speaker.
     """
 
@@ -130,6 +131,9 @@ class ScoreParts(BaseModel):
     combined: float
     similarity: float
     relevance: float
+    # The text score against an ideal match's (every query word once), what relevance weighs; `text` is
+    # relative to the pool's best match, what ranking weighs.
+    coverage: float = 0.0
     speaker: float = 0.0  # 1 when the query names the memory's speaker (`core.retrieval.speakers`)
     chain: float = 0.0  # the best own score among the candidates of the memory's chain, mixed into combined
     vector_rank: int | None = None  # 1-based rank in the vector leg, None if not found by it

@@ -47,6 +47,8 @@ class ContextItem(BaseModel):
     tokens: int
     # The score without recency, which the relevance floor reads in a hybrid search (None: older turns).
     relevance: float | None = None
+    # The text score against an ideal match's, which relevance weighs (None: turns stored before).
+    coverage: float | None = None
     speaker: float = 0.0  # 1 when the query named the memory's speaker (0 in turns stored before)
     chain: float = 0.0  # the best score of its chain, mixed into combined (0 in turns stored before)
 

@@ -452,6 +452,7 @@ def _context_item(m: ScoredMemory, now: datetime) -> ContextItem:
     return ContextItem(id=m.memory.id, kind=m.memory.kind, chain_id=m.memory.chain_id, content=m.memory.content,
                        created_at=m.memory.created_at,
                        age_s=max(0.0, (now - m.memory.created_at).total_seconds()),
-                       semantic=m.score.semantic, text=m.score.text, recency=m.score.recency,
+                       semantic=m.score.semantic, text=m.score.text, coverage=m.score.coverage,
+                       recency=m.score.recency,
                        relevance=m.score.relevance, speaker=m.score.speaker, chain=m.score.chain,
                        combined=m.score.combined, tokens=count_tokens(m.memory.content))

@@ -244,8 +244,13 @@ BM25_IDF = sql.SQL("ln(1 + (st.n - {df} + 0.5) / ({df} + 0.5))")
 
 def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Composable,
              postings: sql.Composable) -> sql.Composed:
-    """CTEs ending in `t (instance, id, tr)`: the `%(tpool)s` memories of `%(instances)s` with the best
-    BM25 score for `%(text)s`.
+    """CTEs with `t (instance, id, tr)`: the `%(tpool)s` memories of `%(instances)s` with the best BM25
+    score for `%(text)s`; and `ti (ideal)`: the score of an ideal match, a memory of average length holding
+    each of the query's words once, which `core.retrieval.fusion` measures a match's coverage of the query
+    against. A word no memory holds has no idf to read, and the formula's value for it (df 0) dwarfs the
+    others' in a small instance (7 memories: 2.7 against 0.7 for a word in 3 of them), so it counts as
+    much as the query's other words do on average: the ideal is the number of query words times the mean
+    idf of those some memory holds.
 
     Unfiltered, each query word's posting list is read in impact order, `%(kpost)s` postings at most
     (on LoCoMo, 100 per word rank exactly as reading them all). `table` and `postings` are the
@@ -285,8 +290,10 @@ ql AS (
     GROUP BY p.instance, p.id
     ORDER BY tr DESC, p.id
     LIMIT %(tpool)s
+), ti AS (  -- an ideal match's score: each query word once at the average length adds its idf
+    SELECT (SELECT count(*) FROM ql) * coalesce((SELECT avg(idf) FROM lx), {idf0}) AS ideal FROM st
 )""").format(read=read, k1=sql.Literal(K1), b=sql.Literal(B), chars=sql.Literal(INDEXED_CHARS),
-             idf=BM25_IDF.format(df=sql.SQL("l.df")),
+             idf=BM25_IDF.format(df=sql.SQL("l.df")), idf0=BM25_IDF.format(df=sql.Literal(0)),
              exclude=sql.SQL("WHERE p.id <> ALL(%(exclude)s)") if exclude and not filtered else sql.SQL(""))
 
 

@@ -71,21 +71,29 @@ class Candidate:
 
 
 def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime, *,
-         speaker_and_chain: bool = True) -> list[ScoredMemory]:
+         speaker_and_chain: bool = True, text_ideal: float | None = None) -> list[ScoredMemory]:
     """Score every candidate with the profile and return them best first.
 
     semantic = clip01(cosine); text = text_raw / max(text_raw); recency = exp(-age / tau);
     similarity = clip01(query_cosine); speaker = 1 when the query names the memory's speaker, else 0;
-    relevance = the profile's fusion of semantic and text alone, with `relevance_weights` (linear:
-    r_sem * semantic + r_text * text; rrf: the two legs' `fuse_rrf`), + SPEAKER_WEIGHT * speaker;
+    coverage = min(1, text_raw / text_ideal), the share of an ideal match's score (the query's every word
+    once, `core.index.text.text_leg`), or `text` when no ideal is given;
+    relevance = r_sem * semantic + r_text * coverage with the profile's `relevance_weights`, whatever its
+    method, + SPEAKER_WEIGHT * speaker;
     own = the profile's fusion (linear or rrf) + SPEAKER_WEIGHT * speaker;
     chain = the best `own` among the candidates of the memory's chain (its own when it has no chain);
     combined = (own + CHAIN_WEIGHT * chain) / (1 + CHAIN_WEIGHT).
     Without `speaker_and_chain` (one leg searched alone, to show what that leg finds) speaker and chain
     play no part: combined = own, and relevance is the legs' alone.
     Ties are broken by the newer memory, then by id, so the order is deterministic.
+
+    `text` ranks: relative to the pool's best, it spreads every query's matches over [0, 1] (measured
+    against the ideal instead, LoCoMo dev R@5 fell 0.706 -> 0.667). `coverage` judges: relevance is read
+    against a fixed floor, and the best match of a pool is not a good one for being the best: "my bike
+    lock code is 8826" matched one stored memory by "code" alone, whose `text` was 1.
     """
     texts = normalise_max([c.text_raw for c in candidates])
+    coverage = [clip01(c.text_raw / text_ideal) for c in candidates] if text_ideal else texts
     ages = [(now - c.memory.created_at).total_seconds() for c in candidates]
     age_rank = _ranks_by([-a for a in ages])
     r_sem, r_text = relevance_weights(profile)
@@ -96,21 +104,20 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime,
         named = speaker_and_chain and c.speaker_named
         if profile.method == "linear":
             own = fuse_linear(semantic, texts[i], recency, profile)
-            relevance = r_sem * semantic + r_text * texts[i]
         else:
             own = fuse_rrf((c.vector_rank, c.text_rank, age_rank[i]),
                            (profile.w_sem, profile.w_text, profile.w_rec), profile.rrf_k)
-            relevance = fuse_rrf((c.vector_rank, c.text_rank), (r_sem, r_text), profile.rrf_k)
+        relevance = r_sem * semantic + r_text * coverage[i]
         speaker = SPEAKER_WEIGHT * named
         parts.append((semantic, recency, own + speaker, relevance + speaker, float(named)))
     chains = (_chain_bests([c.memory.chain_id for c in candidates], [p[2] for p in parts])
               if speaker_and_chain else [0.0] * len(candidates))
     scored = []
-    for c, text, chain, (semantic, recency, own, relevance, speaker) in zip(candidates, texts, chains, parts,
-                                                                          strict=True):
+    for c, text, covered, chain, (semantic, recency, own, relevance, speaker) in zip(
+            candidates, texts, coverage, chains, parts, strict=True):
         combined = (own + CHAIN_WEIGHT * chain) / (1 + CHAIN_WEIGHT) if speaker_and_chain else own
         scored.append(ScoredMemory(memory=c.memory, score=ScoreParts(
-            semantic=semantic, text=text, recency=recency, combined=combined,
+            semantic=semantic, text=text, coverage=covered, recency=recency, combined=combined,
             similarity=clip01(c.cosine if c.query_cosine is None else c.query_cosine), relevance=relevance,
             speaker=speaker, chain=chain, vector_rank=c.vector_rank, text_rank=c.text_rank)))
     scored.sort(key=lambda s: (-s.score.combined, -s.memory.created_at.timestamp(), s.memory.id))

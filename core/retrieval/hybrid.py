@@ -137,7 +137,7 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
     candidates, vectors, adjacent = [], {}, {}
     for r in rows:
         memory = row_from_tuple(r)
-        cosine, query_cosine, text_raw, vector_rank, text_rank = r[n + 3:]
+        cosine, query_cosine, text_raw, vector_rank, text_rank, text_ideal = r[n + 3:]
         candidates.append(Candidate(memory=memory, cosine=float(cosine or 0.0), text_raw=float(text_raw or 0.0),
                                     vector_rank=vector_rank, text_rank=text_rank,
                                     query_cosine=float(query_cosine or 0.0),
@@ -147,4 +147,4 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
             vec = r[n].to_numpy() if hasattr(r[n], "to_numpy") else r[n]  # pgvector's Vector, or an array
             vectors[key] = np.asarray(vec, dtype=np.float32)
         adjacent[key] = frozenset(t for t in r[n + 1:n + 3] if t)
-    return CandidatePool(candidates, vectors, adjacent)
+    return CandidatePool(candidates, vectors, adjacent, text_ideal=float(text_ideal) if rows and text_ideal else None)

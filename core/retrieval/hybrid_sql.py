@@ -157,7 +157,7 @@ WITH {text_leg}, tr AS (
 )
 SELECT {cols}, m.e, m.context->'before'->>0, m.context->'after'->>0,
        1 - (m.e <=> (SELECT q FROM qv)) AS cosine, 1 - (m.e <=> %(q)s::{vt}) AS query_cosine,
-       c.tr, c.vrank, c.trank
+       c.tr, c.vrank, c.trank, (SELECT ideal FROM ti)
 FROM c
 CROSS JOIN LATERAL (SELECT *, CASE WHEN m.embedding_model = {model} THEN m.embedding::{vt} END AS e
                     FROM {table} m WHERE m.instance = c.instance AND m.id = c.id LIMIT 1) m

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from itertools import islice
@@ -114,6 +114,9 @@ class CandidatePool:
     candidates: Sequence[Candidate]
     vectors: Mapping[Key, np.ndarray] = field(default_factory=dict)
     adjacent: Mapping[Key, frozenset[str] | set[str]] = field(default_factory=dict)
+    # The text leg's score of an ideal match (`core.index.text.text_leg`): what each candidate's text score
+    # is measured against for its coverage of the query. None when the pool does not say.
+    text_ideal: float | None = None
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -283,7 +286,7 @@ def retrievable(memory: MemoryRow, profile: FusionProfile) -> bool:
 def retrievable_pool(pool: CandidatePool, profile: FusionProfile) -> CandidatePool:
     """The pool without the candidates `profile` does not retrieve (`retrievable`)."""
     kept = [c for c in pool.candidates if retrievable(c.memory, profile)]
-    return pool if len(kept) == len(pool.candidates) else CandidatePool(kept, pool.vectors, pool.adjacent)
+    return pool if len(kept) == len(pool.candidates) else replace(pool, candidates=kept)
 
 
 def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,
@@ -296,7 +299,8 @@ def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top
     (when `distinct`) → similarity (the query's own cosine) >= similarity_threshold →
     `drop_near_duplicates` (when near_duplicate < 1: 1 keeps near-duplicates) → the first top_k.
     """
-    scored = fuse(retrievable_pool(pool, profile).candidates, profile, now, speaker_and_chain=speaker_and_chain)
+    scored = fuse(retrievable_pool(pool, profile).candidates, profile, now, speaker_and_chain=speaker_and_chain,
+                  text_ideal=pool.text_ideal)
     passed: Iterable[ScoredMemory] = distinct_contents(scored) if distinct else scored
     passed = (s for s in passed if s.score.similarity >= similarity_threshold)
     if near_duplicate < 1:
@@ -316,9 +320,9 @@ def above_floor(items: list[ScoredMemory], floor: float, search_type: str = "hyb
                 ) -> tuple[list[ScoredMemory], int]:
     """The memories whose relevance reaches the floor, and how many did not: a memory is handed to
     synthesis for what it says, never for being recent. Relevance is the score without recency
-    (`ScoreParts.relevance`), or the one leg's score when only one ran (the other's part is 0)."""
+    (`ScoreParts.relevance`), or the one leg's when only one ran (semantic, or the text's coverage)."""
     def relevance(m: ScoredMemory) -> float:
-        return {"vector": m.score.semantic, "text": m.score.text}.get(search_type, m.score.relevance)
+        return {"vector": m.score.semantic, "text": m.score.coverage}.get(search_type, m.score.relevance)
 
     kept = [m for m in items if relevance(m) >= floor]
     return kept, len(items) - len(kept)

@@ -29,7 +29,7 @@ def test_a_question_about_something_never_said_gets_no_memory(workbench, instanc
     assert r.memory == "none_matched" and r.context == []
     assert "no memory matches this question" in r.answer
     assert "(no memory matches this question)" in r.prompt[1].content  # what an LLM would have been given
-    assert any("below the relevance floor 0.43" in n for n in r.notes)
+    assert any(f"below the relevance floor {workbench.settings.relevance_floor:.2f}" in n for n in r.notes)
     # The Chat page reads it back from the turn's metrics.
     [metrics] = [t for t in workbench.thoughts.chain_thoughts(instance, "ask") if t.category == CATEGORY_METRICS]
     assert TurnMetrics.from_fields(metrics.to_hash()).memory == "none_matched"
@@ -38,6 +38,20 @@ def test_a_question_about_something_never_said_gets_no_memory(workbench, instanc
     assert stated.memory == "found" and stated.context[0].content == "My sister Ana is vegetarian"
     assert "My sister Ana is vegetarian" in stated.answer
     assert all(c.relevance >= workbench.settings.relevance_floor for c in stated.context)
+
+
+def test_one_shared_word_is_no_match(workbench, instance):
+    """A statement that shares one word with one memory does not retrieve it for being the best keyword
+    match: relevance reads the share of the message's words a memory holds (`coverage`)."""
+    rm = tell(workbench, instance)
+    rm.run(UiRememberParams(thought="The deploy failed: gunicorn exited with exit-code 3", chain_id="ops"),
+           instance=instance)
+    r = rm.run(UiRememberParams(thought="My bike lock code is 8826, the blue lock.", chain_id="me"),
+               instance=instance)
+    assert r.memory == "none_matched" and r.context == []
+    asked = rm.run(UiRememberParams(thought="What is my bike lock code?", chain_id="ask"), instance=instance)
+    assert asked.memory == "found" and asked.context[0].content == "My bike lock code is 8826, the blue lock."
+    assert asked.context[0].coverage > 0.5 and "gunicorn" not in asked.answer
 
 
 def test_the_llm_is_told_no_memory_matches(llm_settings, fake_llm, instance):

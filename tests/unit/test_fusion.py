@@ -30,10 +30,31 @@ def test_relevance_is_the_score_without_recency_and_similarity_the_query_own_cos
     assert scored["b"].relevance == pytest.approx(0.25 * 1.0 / 0.85)  # fresh, but its relevance is low
     assert scored["a"].semantic == 0.8 and scored["a"].similarity == 0.5  # the expanded and the own cosine
     assert scored["b"].similarity == 0.0  # no expansion: the cosine itself, clipped
+    # Relevance is one judgement whatever the profile ranks by: rrf's ranks do not enter it.
     rrf = PRESET_PROFILES["balanced-default"].model_copy(update={"method": "rrf"})
     parts = {s.memory.id: s.score for s in fuse([c, d], rrf, NOW)}
-    assert parts["a"].relevance == pytest.approx((0.6 / 0.85 / 61 + 0.25 / 0.85 / 62) * 61)
+    assert parts["a"].relevance == pytest.approx(scored["a"].relevance)
+    assert parts["a"].combined == pytest.approx((0.6 / 61 + 0.25 / 62 + 0.15 / 62) * 61)
     assert relevance_weights(FusionProfile(name="r", w_sem=0.0, w_text=0.0, w_rec=1.0)) == (0.5, 0.5)
+
+
+def test_relevance_reads_the_share_of_the_query_a_memory_matches_and_ranking_the_best_match():
+    """With the text leg's ideal match (the query's every word once), the text part of relevance is the
+    memory's share of it: a weak match stays weak when it is the pool's best, while ranking still reads
+    the text score relative to the best."""
+    weak = Candidate(row("weak", 0), cosine=0.3, text_raw=1.5, vector_rank=1, text_rank=1)
+    none = Candidate(row("none", 0), cosine=0.2, text_raw=0.0, vector_rank=2, text_rank=None)
+    profile = PRESET_PROFILES["balanced-default"]
+    parts = {s.memory.id: s.score for s in fuse([weak, none], profile, NOW, text_ideal=10.0)}
+    assert parts["weak"].text == 1.0 and parts["weak"].coverage == pytest.approx(0.15)
+    assert parts["weak"].relevance == pytest.approx((0.6 * 0.3 + 0.25 * 0.15) / 0.85)
+    assert parts["weak"].combined == pytest.approx(0.6 * 0.3 + 0.25 * 1.0 + 0.15)
+    assert parts["none"].coverage == 0.0
+    # A match above the ideal (a word repeated, a short memory) counts as whole, not more.
+    full = fuse([weak], profile, NOW, text_ideal=1.0)[0].score
+    assert full.coverage == 1.0 and full.relevance == pytest.approx((0.6 * 0.3 + 0.25) / 0.85)
+    # Without an ideal (a pool that does not carry one) relevance reads the relative text score.
+    assert fuse([weak], profile, NOW)[0].score.coverage == 1.0
 
 
 def test_rrf_is_normalised_to_one_at_rank_one_everywhere():

@@ -30,9 +30,10 @@ STORED = {
     "notes": '["retrieval restricted to x"]',
 }
 # What this version writes beside them: whether memories were found, and each context item's relevance
-# (the score the relevance floor reads; None for the item above, made before it was recorded).
+# (the score the relevance floor reads) and text coverage (what relevance weighs of the text leg); None for
+# the item above, made before they were recorded.
 WRITTEN = {**STORED, "memory": "found",
-           "context": STORED["context"].replace('"tokens": 9}', '"tokens": 9, "relevance": null, "speaker": 0.0, "chain": 0.0}')}
+           "context": STORED["context"].replace('"tokens": 9}', '"tokens": 9, "relevance": null, "coverage": null, "speaker": 0.0, "chain": 0.0}')}
 THOUGHT_FIELDS = ("id", "instance", "chain_id", "thought", "timestamp", "category", "thought_number",
                   "total_thoughts", "next_thought_needed", "importance", "seq")
 CONTEXT = ContextItem(id="m-1", kind="fact", chain_id=None, content="Café “Orsay” is closed on Mondays",
