@@ -53,10 +53,10 @@ def context_frame(context: list[uc.ContextItem], now: datetime) -> pd.DataFrame:
         "content": c.content, "id": c.id, "kind": c.kind, "chain": c.chain_id or "",
         "age": humanize_age((now - c.created_at).total_seconds()),
         "semantic": c.semantic, "text": c.text, "recency": c.recency, "speaker": c.speaker,
-        "chain score": c.chain, "combined": c.combined,
+        "chain score": c.chain, "relevance": c.relevance, "combined": c.combined,
     } for c in context]
     return pd.DataFrame(rows, columns=["content", "id", "kind", "chain", "age", "semantic", "text", "recency",
-                                       "speaker", "chain score", "combined"])
+                                       "speaker", "chain score", "relevance", "combined"])
 
 
 PART_HELP = {"semantic": "semantic: cosine of the memory to the query expanded by its best keyword matches",
@@ -64,6 +64,9 @@ PART_HELP = {"semantic": "semantic: cosine of the memory to the query expanded b
              "speaker": f"speaker: 1 when the question names who said the memory (adds {uc.SPEAKER_WEIGHT})",
              "chain score": (f"chain: the best score among the retrieved memories of its chain "
                              f"(weighs {uc.CHAIN_WEIGHT})"),
+             "relevance": ("relevance: what the relevance floor (RELEVANCE_FLOOR) read: semantic and the share of "
+                           "the question's words the memory holds, weighed as the profile weighs semantic and "
+                           "text, without recency (empty for turns stored before it was recorded)"),
              "combined": "what the fusion profile ranks by, with the speaker and chain parts"}
 
 
@@ -72,8 +75,8 @@ def context_columns() -> dict:
     column pushed the scores past the right edge. The full text shows on hover."""
     parts = {k: st.column_config.NumberColumn(label, format="%.2f", help=PART_HELP[k], width=width)
              for k, label, width in (("semantic", "sem", 50), ("text", "text", 44), ("recency", "rec", 44),
-                                     ("speaker", "spk", 44), ("chain score", "chn", 44))}
-    return {"content": st.column_config.TextColumn(width=190), "id": st.column_config.TextColumn(width=90),
+                                     ("speaker", "spk", 44), ("chain score", "chn", 44), ("relevance", "rel", 44))}
+    return {"content": st.column_config.TextColumn(width=150), "id": st.column_config.TextColumn(width=90),
             "kind": st.column_config.TextColumn(width=80), "chain": st.column_config.TextColumn(width=80),
             "age": st.column_config.TextColumn(width=55), **parts,
             "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
