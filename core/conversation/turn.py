@@ -196,14 +196,17 @@ def _memories(n: int) -> str:
     return f"{n} retrieved {'memory' if n == 1 else 'memories'}"
 
 
-NO_MEMORY_MATCHES = "no memory matches this question"
+# "Message": a statement, which is stored, gets it as often as a question.
+NO_MEMORY_MATCHES = "no memory matches this message"
 
 
 def format_memories(items: list[ScoredMemory]) -> str:
+    """The memories for the prompt, each with its date, kind and relevance (what the floor read, not the
+    ranking score, which also weighs recency and the memory's chain)."""
     if not items:
         return f"({NO_MEMORY_MATCHES})"
     return "\n".join(f"- [{m.memory.created_at:%Y-%m-%d %H:%M}] ({m.memory.kind}, relevance "
-                     f"{m.score.combined:.2f}) {m.memory.content}" for m in items)
+                     f"{m.score.relevance:.2f}) {m.memory.content}" for m in items)
 
 
 def extractive_answer(items: list[ScoredMemory]) -> str:

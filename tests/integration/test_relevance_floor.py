@@ -27,8 +27,8 @@ def test_a_question_about_something_never_said_gets_no_memory(workbench, instanc
     rm = tell(workbench, instance)
     r = rm.run(UiRememberParams(thought="What is the capital of Mongolia?", chain_id="ask"), instance=instance)
     assert r.memory == "none_matched" and r.context == []
-    assert "no memory matches this question" in r.answer
-    assert "(no memory matches this question)" in r.prompt[1].content  # what an LLM would have been given
+    assert "no memory matches this message" in r.answer
+    assert "(no memory matches this message)" in r.prompt[1].content  # what an LLM would have been given
     assert any(f"below the relevance floor {workbench.settings.relevance_floor:.2f}" in n for n in r.notes)
     # The Chat page reads it back from the turn's metrics.
     [metrics] = [t for t in workbench.thoughts.chain_thoughts(instance, "ask") if t.category == CATEGORY_METRICS]
@@ -37,6 +37,8 @@ def test_a_question_about_something_never_said_gets_no_memory(workbench, instanc
     stated = rm.run(UiRememberParams(thought="What food does my sister eat?", chain_id="ask"), instance=instance)
     assert stated.memory == "found" and stated.context[0].content == "My sister Ana is vegetarian"
     assert "My sister Ana is vegetarian" in stated.answer
+    # The prompt gives each memory's relevance, the score the floor read (not the ranking's, with recency).
+    assert f"relevance {stated.context[0].relevance:.2f}) My sister Ana is vegetarian" in stated.prompt[1].content
     assert all(c.relevance >= workbench.settings.relevance_floor for c in stated.context)
 
 
@@ -62,7 +64,7 @@ def test_the_llm_is_told_no_memory_matches(llm_settings, fake_llm, instance):
         r = rm.run(UiRememberParams(thought="Who won the 1998 World Cup?", chain_id="ask"), instance=instance)
         assert r.memory == "none_matched" and r.synthesis == "llm"
         sent = fake_llm.chat_requests[-1]["body"]["messages"]
-        assert "(no memory matches this question)" in sent[-1]["content"]
+        assert "(no memory matches this message)" in sent[-1]["content"]
         assert "no memory matches, say you have nothing in memory" in sent[0]["content"]
     finally:
         wb.close()
