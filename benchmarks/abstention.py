@@ -1,8 +1,8 @@
 """Saying "nothing relevant": calibration of the relevance floor on LoCoMo,
 `python -m benchmarks.abstention [--data PATH] [--json OUT] [--small]`.
 
-A turn hands synthesis only the memories whose `relevance` (the fused score without recency,
-`core.retrieval.fusion`) reaches the floor (`RELEVANCE_FLOOR`); when none does, the answer says no
+A turn hands synthesis only the memories whose `relevance` (the semantic part and the share of the
+query's words a memory holds, without recency, `core.retrieval.fusion`) reaches the floor (`RELEVANCE_FLOOR`); when none does, the answer says no
 memory matches. This runs every LoCoMo question through the product's retrieval (`hybrid_search`, the
 default profile, top 10, the time of the conversation's last session as "now") and reads, for each floor
 of a grid:

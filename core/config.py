@@ -85,11 +85,12 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(0.2, ge=0, le=2)
     llm_max_tokens: int = Field(512, ge=16, le=32768)
     chat_history_token_budget: int = Field(4000, ge=0, le=1_000_000)
-    # Memory formation (docs/ARCHITECTURE.md, "What is remembered"). The floor is calibrated on LoCoMo's
-    # category 5 questions (benchmarks/abstention.py, benchmarks/README.md).
+    # Memory formation (docs/ARCHITECTURE.md, "What is remembered"). The floor is calibrated on LoCoMo and
+    # a small chat (benchmarks/abstention.py, benchmarks/README.md).
     relevance_floor: float = Field(0.33, ge=0, le=1, allow_inf_nan=False,
-                                   description="a retrieved memory whose relevance (its score without "
-                                               "recency) is below this is not handed to synthesis")
+                                   description="a retrieved memory whose relevance (its meaning and its share "
+                                               "of the query's words, without recency) is below this is not "
+                                               "handed to synthesis")
     important_at: float = Field(0.8, ge=0, le=1, allow_inf_nan=False,
                                 description="a thought whose importance reaches this is marked important")
     formation_llm: bool = Field(False, description="each turn's message is also read by the LLM (when one is "
