@@ -135,9 +135,10 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
     n = len(ROW_COLUMNS.split(","))
     words = query_words(req.query)
     candidates, vectors, adjacent = [], {}, {}
+    ideal = rows[0][-1] if rows else None  # the text leg's ideal match for the query, on every row
     for r in rows:
         memory = row_from_tuple(r)
-        cosine, query_cosine, text_raw, vector_rank, text_rank, text_ideal = r[n + 3:]
+        cosine, query_cosine, text_raw, vector_rank, text_rank = r[n + 3:-1]
         candidates.append(Candidate(memory=memory, cosine=float(cosine or 0.0), text_raw=float(text_raw or 0.0),
                                     vector_rank=vector_rank, text_rank=text_rank,
                                     query_cosine=float(query_cosine or 0.0),
@@ -147,4 +148,4 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
             vec = r[n].to_numpy() if hasattr(r[n], "to_numpy") else r[n]  # pgvector's Vector, or an array
             vectors[key] = np.asarray(vec, dtype=np.float32)
         adjacent[key] = frozenset(t for t in r[n + 1:n + 3] if t)
-    return CandidatePool(candidates, vectors, adjacent, text_ideal=float(text_ideal) if rows and text_ideal else None)
+    return CandidatePool(candidates, vectors, adjacent, text_ideal=float(ideal) if ideal else None)
