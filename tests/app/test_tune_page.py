@@ -13,10 +13,14 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core import usecases as uc
-from core.demo.tune import records
 from core.index.memory_index import MemoryIndex
 from core.retrieval.profiles import ProfileStore
-from tests.integration.test_eval_optimise import BETTER_WITH_RECENCY, mini_locomo, six_query_jsonl
+from tests.integration.test_eval_optimise import (
+    BETTER_WITH_RECENCY,
+    demo_records,
+    mini_locomo,
+    six_query_jsonl,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def app(workbench, settings, instance, monkeypatch):
     monkeypatch.setenv("DATA_DIR", str(settings.data_dir))  # get_workbench() uses the test servers
-    MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
+    MemoryIndex(workbench.pool(), workbench.embedder).add(demo_records(instance))
     st.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
     at.session_state["instance"] = instance

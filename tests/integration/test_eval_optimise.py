@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from core import usecases as uc
+from core.demo.tune import records
 from core.errors import Cancelled, InvalidInput
 from core.models import PRESET_PROFILES, FusionProfile, MemoryRecord
 from core.retrieval.profiles import ProfileStore
@@ -155,15 +156,25 @@ SIX_QUERIES = [
 BETTER_WITH_RECENCY = [("dog", "demo-tune-obs-2"), ("Paris trip", "demo-tune-obs-6"), ("food", "demo-tune-con-1")]
 
 
+def demo_records(instance: str, hour: int = 8) -> list[MemoryRecord]:
+    """The Tune demo's memories as laid out at `hour` o'clock UTC, the last one past. `records` puts each
+    memory at an hour of its day, a day earlier when that hour is still to come: run from 09:00 UTC on,
+    today's 09:00 memory is minutes old instead of a day, and the recency queries below no longer have a
+    profile reliably better than the default. Pinned, the layout is the same whenever the suite runs."""
+
+    now = datetime.now(UTC)
+    at = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    return records(instance, now=at if at <= now else at - timedelta(days=1))
+
+
 def six_query_jsonl() -> str:
     return "".join(json.dumps({"query": q, "relevant": r}) + "\n" for q, r in SIX_QUERIES)
 
 
 def test_six_queries_get_no_recommendation_and_the_optimiser_agrees_with_the_evaluation(workbench, instance):
-    from core.demo.tune import records
     from core.index.memory_index import MemoryIndex
 
-    MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
+    MemoryIndex(workbench.pool(), workbench.embedder).add(demo_records(instance))
     report = uc.tune(workbench, uc.TuneRequest(instance=instance, source=six_query_jsonl().encode(),
                                                optimise=True, metric="recall@10", save_as=f"t-{instance}"))
     opt = report.optimiser
@@ -220,11 +231,10 @@ def test_a_run_stops_between_batches(keyword_workbench, instance):
 
 def test_cli_retrieve_and_eval(workbench, settings, instance, tmp_path, monkeypatch):
     from core.cli import cli
-    from core.demo.tune import records
     from core.index.memory_index import MemoryIndex
 
     monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
-    MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
+    MemoryIndex(workbench.pool(), workbench.embedder).add(demo_records(instance))
     runner = CliRunner()
     out = runner.invoke(cli, ["retrieve", "What did I eat yesterday?", "--instance", instance, "--trace",
                               "--param", "op.retrieve_memory_op.params.top_k=6"])
