@@ -1,6 +1,6 @@
 """The Feedback page in headless Chromium: with "Only corrected turns" on, the CSV holds those turns
-only; a change against an empty earlier period reads "no earlier data"; the filters are still set after
-visiting another page."""
+only; a change against an empty earlier period reads "no earlier data"; only the open tab's charts are drawn;
+the filters and the chart tab are still set after visiting another page."""
 
 from __future__ import annotations
 
@@ -40,6 +40,12 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
         settle(page)
         answers = page.get_by_test_id("stMetric").filter(has_text="Answers").first
         assert "no earlier data" in answers.inner_text()
+        assert page.locator(".js-plotly-plot").count() == 1  # the trend; the other tabs' charts are not built
+
+        page.get_by_role("tab", name="Scores and follow-ups").click()
+        page.get_by_text("Time to next turn").wait_for(timeout=30_000)
+        settle(page)
+        assert page.locator(".js-plotly-plot").count() == 2
 
         page.get_by_text("Only corrected turns").click()
         settle(page)
@@ -55,4 +61,5 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
         page.get_by_text("Only corrected turns").wait_for(timeout=60_000)
         settle(page)
         assert corrected_only(page).is_checked()
+        assert page.get_by_role("tab", selected=True).inner_text() == "Scores and follow-ups"
         browser.close()
