@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 import streamlit as st
 
@@ -21,7 +22,16 @@ def get_workbench() -> Workbench:
         uc.sweep(wb)
     except Exception as e:  # upkeep is best effort: the sidebar shows which service is down
         log.warning("upkeep at start skipped: %s", type(e).__name__)
+    threading.Thread(target=_warm_feedback, args=(wb,), name="feedback-warm-up", daemon=True).start()
     return wb
+
+
+def _warm_feedback(wb: Workbench) -> None:
+    """The default instance's recent answers read ahead, so the Feedback page's first opening finds them."""
+    try:
+        uc.warm_feedback(wb)
+    except Exception as e:  # best effort, as upkeep: the page reads them itself and reports what fails
+        log.warning("feedback read-ahead skipped: %s", type(e).__name__)
 
 
 def current_instance() -> str:

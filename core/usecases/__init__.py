@@ -19,7 +19,7 @@ from core.usecases.archive import (ExportArchive, ExportResult, RestoreArchive, 
                                    is_archive, restore_archive)
 from core.usecases.analytics import (FeedbackExport, FeedbackReport, FeedbackWindow, SummaryRequest, TurnRef,
                                      answers_csv, feedback_answers, feedback_export, feedback_summary,
-                                     questions, transcript)
+                                     questions, transcript, warm_feedback)
 from core.usecases.bank import (BankAdd, BankQuery, BankRef, bank_add, bank_clear, bank_delete, bank_list,
                                 bank_query, bank_snapshot, bank_stats, default_bank)
 from core.usecases.base import InstanceRequest, Origin, Progress, Request
@@ -119,4 +119,5 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "superseded_memories", "sweep",
            "sweep_instance",
-           "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_up_metrics"]
+           "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback",
+           "warm_up_metrics"]

@@ -159,3 +159,19 @@ def test_a_longer_period_reads_the_older_answers(workbench, instance):
     assert len(assert_fresh(workbench, instance, since=recent)) == 1
     assert len(assert_fresh(workbench, instance, since=START)) == 2
     assert len(assert_fresh(workbench, instance, since=recent)) == 1
+
+
+def test_the_rows_read_ahead_at_start_serve_the_feedback_pages_first_view(workbench, instance):
+    """The dashboard reads the last 15 days when it starts (`uc.warm_feedback`), so the Feedback page's
+    default view (the last 7 days beside the 7 before) is served from those rows without a whole read."""
+    Chat(workbench, instance, start=datetime.now(UTC) - timedelta(days=20)).turn("Renew the passport.", "papers")
+    chat = Chat(workbench, instance)
+    answer = chat.turn("Water the plants on Sunday.", "plants")
+    chat.turn("Call the plumber about the sink.", "sink")
+    assert uc.warm_feedback(workbench, instance) == 2  # not the passport's answer, 20 days old
+
+    # Its feedback hash removed behind the store's back (the index and the change log left as they were):
+    # a whole read would no longer find the answer, the rows read ahead still hold it.
+    workbench.redis().delete(feedback_key(answer.thought2_id))
+    view = kept(workbench, instance, since=datetime.now(UTC) - timedelta(days=14))
+    assert answer.thought2_id in set(view["answer_id"]) and len(view) == 2
