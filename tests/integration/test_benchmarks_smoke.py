@@ -102,9 +102,10 @@ def test_long_memories_small_measures_each_leg_and_finds_the_documents(data_dir)
 
 
 def test_live_adds_small_counts_each_writers_adds(data_dir):
-    result = live_adds.run(300, 2, 1.0, str(data_dir), prefix=f"live-{uuid.uuid4().hex[:6]}")
+    result = live_adds.run(300, 2, 1.0, str(data_dir), prefix=f"live-{uuid.uuid4().hex[:6]}", with_floor=True)
     assert result["writers"] == 2 and result["adds"] > 0 and result["adds_per_s"] > 0
     assert result["one_writer"]["writers"] == 1 and {"p50", "p95"} <= set(result["add_ms"])
+    assert all(part["adds"] > 0 for part in result["floor"].values()) and len(result["floor"]) == 3
 
 
 @pytest.mark.e2e
