@@ -2,10 +2,10 @@
 `python -m benchmarks.abstention [--data PATH] [--json OUT] [--small]`.
 
 A turn hands synthesis only the memories whose `relevance` (the semantic part and the share of the
-query's words a memory holds, without recency, `core.retrieval.fusion`) reaches the floor (`RELEVANCE_FLOOR`); when none does, the answer says no
-memory matches. This runs every LoCoMo question through the product's retrieval (`hybrid_search`, the
-default profile, top 10, the time of the conversation's last session as "now") and reads, for each floor
-of a grid:
+query's words a memory holds, without recency, `core.retrieval.fusion`) reaches the floor
+(`RELEVANCE_FLOOR`); when none does, the answer says no memory matches. This runs every LoCoMo question
+through the product's retrieval (`hybrid_search`, the default profile, top 10, the time of the
+conversation's last session as "now") and reads, for each floor of a grid:
 - category 5 (adversarial: the question asks about something the conversation does not say): the share
   of questions for which no memory of the top 5 (chat's default `top_k`) passes (abstention);
 - categories 1–4: the share of questions for which nothing passes all the same (false abstention), and

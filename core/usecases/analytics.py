@@ -47,12 +47,12 @@ def feedback_answers(wb: Workbench, req: FeedbackWindow) -> pd.DataFrame:
 WARM_DAYS = 15
 
 
-def warm_feedback(wb: Workbench, instance: str | None = None, days: float = WARM_DAYS) -> int:
-    """Read the instance's answers of the last `days` into the rows the process keeps
+def warm_feedback(wb: Workbench, instance: str | None = None) -> int:
+    """Read the instance's answers of the last WARM_DAYS into the rows the process keeps
     (`core.analytics.frames`), so its first feedback view of them reads only what changed since: at
     100,000 answers, the first opening of the Feedback page spent seconds reading them. A front end runs
     it in the background when it starts. Returns how many answers were read."""
-    since = datetime.now(UTC) - timedelta(days=days)
+    since = datetime.now(UTC) - timedelta(days=WARM_DAYS)
     return len(wb.feedback_frames.load(instance or wb.settings.instance, since, include_imported=True))
 
 
