@@ -1,92 +1,95 @@
-"""Plotly figures for the Feedback page. Each takes frames from `core.analytics` and returns a figure;
-the page decides what to show when there is nothing to plot (these never get empty input)."""
+"""Vega-Lite charts (Altair) for the Feedback page. Each takes frames from `core.analytics` and returns a
+chart; the page decides what to show when there is nothing to plot (these never get empty input).
+
+Vega-Lite rather than Plotly: the browser draws one of these in about 0.25 s in a new tab, a Plotly
+figure in about 0.9 s (most of it loading Plotly's code), and this page opens on a chart
+(benchmarks/README.md, "The dashboard at scale")."""
 
 from __future__ import annotations
 
 import math
 
+import altair as alt
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from core import usecases as uc
 
 SCORE = "#4C78A8"
 VOLUME = "#BFC9D9"
 ACCENT = "#F58518"
+HEIGHT = 300
+SCORE_AXIS = alt.Scale(domain=[0, 1.05], nice=False)
 
 
-def _by_day(fig: go.Figure) -> go.Figure:
-    """Whole days on the time axis: with one day of data Plotly would otherwise zoom into its bar and
-    label fractions of a second."""
-    fig.update_xaxes(type="date", dtick=86_400_000, tickformat="%b %d")
-    return fig
+def _day(*, centred: bool = False) -> alt.X:
+    """Whole UTC days on the time axis, one tick a day at most; `centred` puts a point in the middle of
+    its day, over its day's bar."""
+    return alt.X("day:T", timeUnit="utcyearmonthdate", title=None, bandPosition=0.5 if centred else 0,
+                 axis=alt.Axis(format="%b %d", tickCount={"interval": "day", "step": 1}, labelAngle=0))
 
 
-def _layout(fig: go.Figure, title: str, height: int = 330) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0, font=dict(size=15)), height=height,
-                      margin=dict(l=10, r=10, t=45, b=10), legend=dict(orientation="h", y=-0.18),
-                      hovermode="x unified" if "time" in title.lower() or "day" in title.lower() else "closest")
-    return fig
+def _titled(chart: alt.Chart | alt.LayerChart, title: str, height: int = HEIGHT) -> alt.LayerChart:
+    return chart.properties(title=alt.Title(title, anchor="start", fontSize=15), height=height)
 
 
-def score_over_time(daily: pd.DataFrame) -> go.Figure:
-    """Daily mean score with its 95% interval (line, left axis) over the number of answers (bars, right)."""
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_bar(x=daily["day"], y=daily["answers"], name="answers", marker_color=VOLUME, opacity=0.7,
-                secondary_y=True)
-    band = daily.dropna(subset=["ci_low", "ci_high"])
-    fig.add_scatter(x=list(band["day"]) + list(band["day"][::-1]),
-                    y=list(band["ci_high"]) + list(band["ci_low"][::-1]), fill="toself", mode="lines",
-                    line=dict(width=0), fillcolor="rgba(76,120,168,0.15)", name="95% interval",
-                    hoverinfo="skip", secondary_y=False)
-    fig.add_scatter(x=daily["day"], y=daily["mean_score"], mode="lines+markers", name="mean score",
-                    line=dict(color=SCORE, width=2.5), secondary_y=False,
-                    customdata=daily[["scored"]], hovertemplate="%{y:.3f} (n=%{customdata[0]})")
-    fig.update_yaxes(title_text="mean feedback score", range=[0, 1.05], secondary_y=False)
-    fig.update_yaxes(title_text="answers", secondary_y=True, showgrid=False, rangemode="tozero",
-                     dtick=_whole_step(daily["answers"].max()))
-    return _layout(_by_day(fig), "Feedback score by day (UTC), with answer volume", 360)
+def score_over_time(daily: pd.DataFrame) -> alt.LayerChart:
+    """Daily mean score with its 95% interval (line and band, left axis) over the number of answers
+    (bars, right axis)."""
+    data = daily[["day", "answers", "scored", "mean_score", "ci_low", "ci_high"]]
+    base = alt.Chart(data)
+    volume = base.mark_bar(color=VOLUME, opacity=0.7).encode(
+        x=_day(), y=alt.Y("answers:Q", title="answers (bars)",
+                axis=alt.Axis(orient="right", grid=False, tickMinStep=1, format="d")),
+        tooltip=[alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)"),
+                 alt.Tooltip("answers:Q", title="answers")])
+    band = base.mark_area(color=SCORE, opacity=0.15).encode(
+        x=_day(centred=True), y2="ci_high:Q",
+        y=alt.Y("ci_low:Q", scale=SCORE_AXIS, title="mean feedback score (line, 95% band)"))
+    line = base.mark_line(color=SCORE, strokeWidth=2.5, point=alt.OverlayMarkDef(color=SCORE)).encode(
+        x=_day(centred=True), y=alt.Y("mean_score:Q", scale=SCORE_AXIS),
+        tooltip=[alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)"),
+                 alt.Tooltip("mean_score:Q", title="mean score", format=".3f"),
+                 alt.Tooltip("scored:Q", title="scored answers"),
+                 alt.Tooltip("ci_low:Q", title="95% from", format=".3f"),
+                 alt.Tooltip("ci_high:Q", title="95% to", format=".3f")])
+    chart = alt.layer(volume, alt.layer(band, line)).resolve_scale(y="independent")
+    return _titled(chart, "Feedback score by day (UTC), with answer volume", 340)
 
 
-def _whole_step(top: float) -> int:
-    """A tick step of 1, 2 or 5 × 10^k giving about five ticks: counts never get fractional ticks."""
-    rough = max(1.0, float(top) / 5)
-    magnitude = 10 ** math.floor(math.log10(rough))
-    return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= rough))
-
-
-def score_distribution(frame: pd.DataFrame) -> go.Figure:
+def score_distribution(frame: pd.DataFrame) -> alt.Chart:
     """Scores take a handful of values (0.3 … 1.0 in steps of 0.1), so one bar per value, not bins."""
     counts = frame["feedback_score"].dropna().round(2).value_counts().sort_index()
-    fig = go.Figure(go.Bar(x=counts.index, y=counts.values, width=0.07, marker_color=SCORE,
-                           hovertemplate="score %{x:.2f}: %{y} answers<extra></extra>"))
-    fig.update_xaxes(title_text="feedback score", range=[-0.05, 1.05], dtick=0.1)
-    fig.update_yaxes(title_text="answers")
-    return _layout(fig, "Score distribution (answers with a follow-up)")
+    data = pd.DataFrame({"score": counts.index, "answers": counts.to_numpy()})
+    chart = alt.Chart(data).mark_bar(color=SCORE, size=14).encode(
+        x=alt.X("score:Q", title="feedback score", scale=alt.Scale(domain=[0, 1.05], nice=False),
+                axis=alt.Axis(values=[i / 10 for i in range(11)], format=".1f")),
+        y=alt.Y("answers:Q", title="answers", axis=alt.Axis(tickMinStep=1, format="d")),
+        tooltip=[alt.Tooltip("score:Q", format=".2f"), "answers:Q"])
+    return _titled(chart, "Score distribution (answers with a follow-up)")
 
 
-def compare(table: pd.DataFrame, key: str, title: str, labels: dict[str, str] | None = None) -> go.Figure:
-    """Mean score per group with its 95% interval as error bars; n and continue/abandon in the hover."""
-    names = [labels.get(v, v) if labels else v for v in table[key].astype(str)]
-    err_hi = (table["ci_high"] - table["mean_score"]).fillna(0)
-    err_lo = (table["mean_score"] - table["ci_low"]).fillna(0)
-    fig = go.Figure(go.Bar(
-        x=names, y=table["mean_score"], marker_color=SCORE,
-        error_y=dict(type="data", array=err_hi, arrayminus=err_lo, color="#333"),
-        text=[f"{m:.3f} · n={n}" if pd.notna(m) else f"n={n}" for m, n in zip(table["mean_score"], table["scored"],
-                                                                            strict=True)],
-        textposition="inside", insidetextanchor="start",
-        customdata=table[["answers", "continue_rate", "abandon_rate", "correction_rate"]],
-        hovertemplate=("%{x}<br>mean %{text}<br>%{customdata[0]} answers · continued "
-                       "%{customdata[1]:.0%} · abandoned %{customdata[2]:.0%} · corrected "
-                       "%{customdata[3]:.0%}<extra></extra>")))
-    fig.update_yaxes(title_text="mean feedback score", range=[0, 1.05])
-    return _layout(fig, title)
+def compare(table: pd.DataFrame, key: str, title: str, labels: dict[str, str] | None = None) -> alt.LayerChart:
+    """Mean score per group with its 95% interval as error bars; n and continue/abandon in the tooltip."""
+    data = pd.DataFrame({
+        "group": [labels.get(v, v) if labels else v for v in table[key].astype(str)],
+        "mean_score": table["mean_score"], "ci_low": table["ci_low"], "ci_high": table["ci_high"],
+        "label": [f"{m:.3f} · n={n}" if pd.notna(m) else f"n={n}"
+                  for m, n in zip(table["mean_score"], table["scored"], strict=True)],
+        "answers": table["answers"], "continued": table["continue_rate"], "abandoned": table["abandon_rate"],
+        "corrected": table["correction_rate"]})
+    base = alt.Chart(data).encode(x=alt.X("group:N", sort=None, title=None, axis=alt.Axis(labelAngle=0)))
+    bars = base.mark_bar(color=SCORE).encode(
+        y=alt.Y("mean_score:Q", scale=SCORE_AXIS, title="mean feedback score"),
+        tooltip=["group:N", alt.Tooltip("label:N", title="mean"), alt.Tooltip("answers:Q"),
+                 alt.Tooltip("continued:Q", format=".0%"), alt.Tooltip("abandoned:Q", format=".0%"),
+                 alt.Tooltip("corrected:Q", format=".0%")])
+    errors = base.mark_rule(color="#333", strokeWidth=1.5).encode(y="ci_low:Q", y2="ci_high:Q")
+    text = base.mark_text(baseline="bottom", dy=-4, color="white").encode(y=alt.datum(0), text="label:N")
+    return _titled(alt.layer(bars, errors, text), title)
 
 
-def time_to_next(frame: pd.DataFrame) -> go.Figure:
+def time_to_next(frame: pd.DataFrame) -> alt.LayerChart:
     """Seconds until the next user turn on a log scale (binned in log10 so bins look even), with the
     scorer's 30 s and 120 s steps and the 10-minute abandonment line marked."""
     exponents = np.log10(frame["time_to_next"].dropna().clip(lower=1).to_numpy())
@@ -94,39 +97,52 @@ def time_to_next(frame: pd.DataFrame) -> go.Figure:
     # all be sent to it.
     low = math.floor(exponents.min() * 10) / 10
     counts, edges = np.histogram(exponents, bins=np.arange(low, exponents.max() + 0.2, 0.1))
-    fig = go.Figure(go.Bar(x=edges[:-1] + 0.05, y=counts, width=0.1, marker_color=SCORE,
-                           hovertemplate="%{y} follow-ups<extra></extra>"))
-    for at, label in ((30, "30 s"), (120, "120 s"), (uc.ABANDON_AFTER_S, "10 min")):
-        fig.add_vline(x=math.log10(at), line_dash="dot", line_color=ACCENT, annotation_text=label,
-                      annotation_position="top right", annotation_font_size=11)
+    bins = pd.DataFrame({"from": 10 ** edges[:-1], "to": 10 ** edges[1:], "follow_ups": counts})
     ticks = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 10800]
-    fig.update_xaxes(title_text="time to the next turn", tickvals=[math.log10(t) for t in ticks],
-                     ticktext=[_duration(t) for t in ticks])
-    fig.update_yaxes(title_text="follow-ups")
-    return _layout(fig, "Time to next turn")
+    seconds = alt.Scale(type="log", domain=[min(1, bins["from"].min()), max(10800, bins["to"].max())])
+    bars = alt.Chart(bins).mark_bar(color=SCORE).encode(
+        x=alt.X("from:Q", scale=seconds, title="time to the next turn",
+                axis=alt.Axis(values=ticks, labelExpr=_DURATION)),
+        x2="to:Q", y2=alt.datum(0),
+        y=alt.Y("follow_ups:Q", title="follow-ups", axis=alt.Axis(tickMinStep=1, format="d")),
+        tooltip=[alt.Tooltip("from:Q", title="from (s)", format=".0f"),
+                 alt.Tooltip("to:Q", title="to (s)", format=".0f"), alt.Tooltip("follow_ups:Q", title="follow-ups")])
+    marks = pd.DataFrame({"at": [30, 120, uc.ABANDON_AFTER_S], "label": ["30 s", "120 s", "10 min"]})
+    rules = alt.Chart(marks).mark_rule(color=ACCENT, strokeDash=[3, 3]).encode(x=alt.X("at:Q", scale=seconds))
+    labels = alt.Chart(marks).mark_text(color=ACCENT, align="left", baseline="top", dx=3, y=2, fontSize=11
+                                        ).encode(x=alt.X("at:Q", scale=seconds), text="label:N")
+    return _titled(alt.layer(bars, rules, labels), "Time to next turn")
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+# Tick labels of a seconds axis: 90 → "1.5 min", 3600 → "1 h".
+_DURATION = ("datum.value >= 3600 ? format(datum.value / 3600, '~g') + ' h' : datum.value >= 60 ? "
+             "format(datum.value / 60, '~g') + ' min' : format(datum.value, '~g') + ' s'")
 
 
-def latency(table: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    for q, color in (("p50", "#72B7B2"), ("p95", SCORE), ("p99", "#E45756")):
-        fig.add_bar(x=table["stage"], y=table[q], name=q, marker_color=color,
-                    hovertemplate="%{x} " + q + ": %{y:.1f} ms<extra></extra>")
-    fig.update_layout(barmode="group")
-    fig.update_yaxes(title_text="milliseconds")
-    return _layout(fig, "Latency per stage (p50 / p95 / p99)")
+def latency(table: pd.DataFrame) -> alt.Chart:
+    """p50, p95 and p99 of each stage side by side."""
+    data = table.melt(id_vars=["stage"], value_vars=["p50", "p95", "p99"], var_name="quantile", value_name="ms")
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X("stage:N", sort=None, title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("quantile:N"),
+        y=alt.Y("ms:Q", title="milliseconds"),
+        color=alt.Color("quantile:N", title=None, legend=alt.Legend(orient="bottom"),
+                        scale=alt.Scale(domain=["p50", "p95", "p99"], range=["#72B7B2", SCORE, "#E45756"])),
+        tooltip=["stage:N", "quantile:N", alt.Tooltip("ms:Q", format=".1f")])
+    return _titled(chart, "Latency per stage (p50 / p95 / p99)")
 
 
-def tokens_over_time(daily: pd.DataFrame) -> go.Figure:
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_bar(x=daily["day"], y=daily["tokens_total"], name="tokens per day", marker_color=VOLUME,
-                secondary_y=False)
-    fig.add_scatter(x=daily["day"], y=daily["tokens_per_answer"], mode="lines+markers",
-                    name="tokens per LLM answer", line=dict(color=ACCENT), secondary_y=True)
-    fig.update_yaxes(title_text="tokens per day", secondary_y=False)
-    fig.update_yaxes(title_text="per answer", secondary_y=True, showgrid=False, rangemode="tozero",
-                     tickformat=",.0f")
-    return _layout(_by_day(fig), "Tokens by day (UTC), as the provider reported them")
+def tokens_over_time(daily: pd.DataFrame) -> alt.LayerChart:
+    """Tokens per day (bars, left axis) and per LLM answer (line, right axis)."""
+    base = alt.Chart(daily[["day", "tokens_total", "tokens_per_answer"]])
+    total = base.mark_bar(color=VOLUME).encode(
+        x=_day(), y=alt.Y("tokens_total:Q", title="tokens per day (bars)", axis=alt.Axis(format=",.0f")),
+        tooltip=[alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)"),
+                 alt.Tooltip("tokens_total:Q", title="tokens", format=",.0f")])
+    per_answer = base.mark_line(color=ACCENT, point=alt.OverlayMarkDef(color=ACCENT)).encode(
+        x=_day(centred=True), y=alt.Y("tokens_per_answer:Q", title="per LLM answer (line)",
+                axis=alt.Axis(orient="right", grid=False, format=",.0f")),
+        tooltip=[alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)"),
+                 alt.Tooltip("tokens_per_answer:Q", title="per answer", format=",.0f")])
+    return _titled(alt.layer(total, per_answer).resolve_scale(y="independent"),
+                   "Tokens by day (UTC), as the provider reported them")

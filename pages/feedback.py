@@ -158,39 +158,39 @@ if (cur["synthesis"] != "llm").all():
                "context items.")
 
 # -- charts ---------------------------------------------------------------------------------------
-# One group of charts at a time: a tab's charts are built only while it is open (each Plotly figure costs
-# the browser about 0.2 s to draw; seven at once made this the slowest page).
+# One group of charts at a time: a tab's charts are built only while it is open (each chart costs the
+# browser time to draw; seven at once made this the slowest page). Vega-Lite charts (`feedback_charts`).
 CHART_TABS = ("Over time", "Model and profile", "Scores and follow-ups", "Latency and tokens")
 seed("fb_charts", CHART_TABS[0])
 over_time, by_group, scores, speed = st.tabs(CHART_TABS, key="fb_charts", on_change=keep_filters)
 if over_time.open:
-    over_time.plotly_chart(charts.score_over_time(uc.summarize_by(cur, "day")), width="stretch")
+    over_time.altair_chart(charts.score_over_time(uc.summarize_by(cur, "day")), width="stretch")
 if by_group.open:
     left, right = by_group.columns(2)
     by_model = uc.summarize_by(cur, "model")
-    left.plotly_chart(charts.compare(by_model, "model", "Fast vs deep: mean score by model",
+    left.altair_chart(charts.compare(by_model, "model", "Fast vs deep: mean score by model",
                                      {m: model_label(m) for m in by_model["model"]}), width="stretch")
-    right.plotly_chart(charts.compare(uc.summarize_by(cur, "profile"), "profile", "Profile against profile"),
+    right.altair_chart(charts.compare(uc.summarize_by(cur, "profile"), "profile", "Profile against profile"),
                        width="stretch")
 if scores.open:
     left, right = scores.columns(2)
     if cur["feedback_score"].notna().any():
-        left.plotly_chart(charts.score_distribution(cur), width="stretch")
+        left.altair_chart(charts.score_distribution(cur), width="stretch")
     else:
         left.info("No answer in this view has a score yet: scores come from the user's next turn.")
     if cur["time_to_next"].notna().any():
-        right.plotly_chart(charts.time_to_next(cur), width="stretch")
+        right.altair_chart(charts.time_to_next(cur), width="stretch")
     else:
         right.info("No follow-ups in this view, so there is no time to next turn to show.")
 if speed.open:
     left, right = speed.columns(2)
     lat = uc.latency_table(cur).dropna(subset=["p50"])
     if not lat.empty:
-        left.plotly_chart(charts.latency(lat), width="stretch")
+        left.altair_chart(charts.latency(lat), width="stretch")
     else:
         left.info("No latency was recorded for these answers (their metrics thoughts are missing).")
     if cur["tokens"].notna().any():
-        right.plotly_chart(charts.tokens_over_time(uc.summarize_by(cur, "day")), width="stretch")
+        right.altair_chart(charts.tokens_over_time(uc.summarize_by(cur, "day")), width="stretch")
     else:
         right.info("No token usage in this view: tokens are reported by the LLM provider, and these answers "
                    "were extractive. Configure GROQ_API_KEY or LLM_BASE_URL to see usage per day.")

@@ -40,12 +40,14 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
         settle(page)
         answers = page.get_by_test_id("stMetric").filter(has_text="Answers").first
         assert "no earlier data" in answers.inner_text()
-        assert page.locator(".js-plotly-plot").count() == 1  # the trend; the other tabs' charts are not built
+        charts = page.get_by_test_id("stVegaLiteChart")
+        assert charts.count() == 1  # the trend; the other tabs' charts are not built
 
         page.get_by_role("tab", name="Scores and follow-ups").click()
-        page.get_by_text("Time to next turn").wait_for(timeout=30_000)
+        charts.nth(1).wait_for(timeout=30_000)
         settle(page)
-        assert page.locator(".js-plotly-plot").count() == 2
+        assert charts.count() == 2
+        assert charts.locator("svg.marks").count() == 2  # both drawn
 
         page.get_by_text("Only corrected turns").click()
         settle(page)
