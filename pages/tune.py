@@ -100,7 +100,7 @@ def _trace_step(i: int, t: uc.OpTrace) -> None:
                          width="stretch",
                          column_config={"content": st.column_config.TextColumn(width="large")})
         elif isinstance(t.output, str):
-            st.code(t.output or "(empty)", language=None)
+            st.container(border=True).text(t.output or "(empty)")
         elif t.output is not None:
             st.json(t.output)
         st.caption("parameters")
@@ -141,7 +141,8 @@ with right:
         if result is not None:
             st.markdown(f"**MemoryScope output with the candidate profile** ({result.total_ms:.0f} ms)")
             if result.formatted:
-                st.code("\n".join(result.formatted), language=None, wrap_lines=True)
+                # Plain text, not st.code: the code block's highlighter costs a new tab ~0.25 s to load.
+                st.container(border=True).text("\n".join(result.formatted))
             else:
                 st.info("fuse_rerank kept nothing: lower fuse_score_threshold or raise top_k.")
     with tab_trace:
