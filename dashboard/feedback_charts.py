@@ -20,6 +20,7 @@ VOLUME = "#BFC9D9"
 ACCENT = "#F58518"
 HEIGHT = 300
 SCORE_AXIS = alt.Scale(domain=[0, 1.05], nice=False)
+DAY_TIP = alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)")
 
 
 def _day(*, centred: bool = False) -> alt.X:
@@ -39,17 +40,18 @@ def score_over_time(daily: pd.DataFrame) -> alt.LayerChart:
     data = daily[["day", "answers", "scored", "mean_score", "ci_low", "ci_high"]]
     base = alt.Chart(data)
     volume = base.mark_bar(color=VOLUME, opacity=0.7).encode(
-        x=_day(), y=alt.Y("answers:Q", title="answers (bars)",
+        x=_day(),
+        y=alt.Y("answers:Q", title="answers (bars)",
                 axis=alt.Axis(orient="right", grid=False, tickMinStep=1, format="d")),
-        tooltip=[alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)"),
-                 alt.Tooltip("answers:Q", title="answers")])
+        tooltip=[DAY_TIP, alt.Tooltip("answers:Q", title="answers")])
     band = base.mark_area(color=SCORE, opacity=0.15).encode(
-        x=_day(centred=True), y2="ci_high:Q",
-        y=alt.Y("ci_low:Q", scale=SCORE_AXIS, title="mean feedback score (line, 95% band)"))
+        x=_day(centred=True),
+        y=alt.Y("ci_low:Q", scale=SCORE_AXIS, title="mean feedback score (line, 95% band)"),
+        y2="ci_high:Q")
     line = base.mark_line(color=SCORE, strokeWidth=2.5, point=alt.OverlayMarkDef(color=SCORE)).encode(
-        x=_day(centred=True), y=alt.Y("mean_score:Q", scale=SCORE_AXIS),
-        tooltip=[alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)"),
-                 alt.Tooltip("mean_score:Q", title="mean score", format=".3f"),
+        x=_day(centred=True),
+        y=alt.Y("mean_score:Q", scale=SCORE_AXIS),
+        tooltip=[DAY_TIP, alt.Tooltip("mean_score:Q", title="mean score", format=".3f"),
                  alt.Tooltip("scored:Q", title="scored answers"),
                  alt.Tooltip("ci_low:Q", title="95% from", format=".3f"),
                  alt.Tooltip("ci_high:Q", title="95% to", format=".3f")])
@@ -69,7 +71,8 @@ def score_distribution(frame: pd.DataFrame) -> alt.Chart:
     return _titled(chart, "Score distribution (answers with a follow-up)")
 
 
-def compare(table: pd.DataFrame, key: str, title: str, labels: dict[str, str] | None = None) -> alt.LayerChart:
+def compare(table: pd.DataFrame, key: str, title: str,
+            labels: dict[str, str] | None = None) -> alt.LayerChart:
     """Mean score per group with its 95% interval as error bars; n and continue/abandon in the tooltip."""
     data = pd.DataFrame({
         "group": [labels.get(v, v) if labels else v for v in table[key].astype(str)],
@@ -89,6 +92,11 @@ def compare(table: pd.DataFrame, key: str, title: str, labels: dict[str, str] | 
     return _titled(alt.layer(bars, errors, text), title)
 
 
+# Tick labels of a seconds axis: 90 → "1.5 min", 3600 → "1 h".
+_DURATION = ("datum.value >= 3600 ? format(datum.value / 3600, '~g') + ' h' : datum.value >= 60 ? "
+             "format(datum.value / 60, '~g') + ' min' : format(datum.value, '~g') + ' s'")
+
+
 def time_to_next(frame: pd.DataFrame) -> alt.LayerChart:
     """Seconds until the next user turn on a log scale (binned in log10 so bins look even), with the
     scorer's 30 s and 120 s steps and the 10-minute abandonment line marked."""
@@ -106,7 +114,8 @@ def time_to_next(frame: pd.DataFrame) -> alt.LayerChart:
         x2="to:Q", y2=alt.datum(0),
         y=alt.Y("follow_ups:Q", title="follow-ups", axis=alt.Axis(tickMinStep=1, format="d")),
         tooltip=[alt.Tooltip("from:Q", title="from (s)", format=".0f"),
-                 alt.Tooltip("to:Q", title="to (s)", format=".0f"), alt.Tooltip("follow_ups:Q", title="follow-ups")])
+                 alt.Tooltip("to:Q", title="to (s)", format=".0f"),
+                 alt.Tooltip("follow_ups:Q", title="follow-ups")])
     marks = pd.DataFrame({"at": [30, 120, uc.ABANDON_AFTER_S], "label": ["30 s", "120 s", "10 min"]})
     rules = alt.Chart(marks).mark_rule(color=ACCENT, strokeDash=[3, 3]).encode(x=alt.X("at:Q", scale=seconds))
     labels = alt.Chart(marks).mark_text(color=ACCENT, align="left", baseline="top", dx=3, y=2, fontSize=11
@@ -114,14 +123,10 @@ def time_to_next(frame: pd.DataFrame) -> alt.LayerChart:
     return _titled(alt.layer(bars, rules, labels), "Time to next turn")
 
 
-# Tick labels of a seconds axis: 90 → "1.5 min", 3600 → "1 h".
-_DURATION = ("datum.value >= 3600 ? format(datum.value / 3600, '~g') + ' h' : datum.value >= 60 ? "
-             "format(datum.value / 60, '~g') + ' min' : format(datum.value, '~g') + ' s'")
-
-
 def latency(table: pd.DataFrame) -> alt.Chart:
     """p50, p95 and p99 of each stage side by side."""
-    data = table.melt(id_vars=["stage"], value_vars=["p50", "p95", "p99"], var_name="quantile", value_name="ms")
+    data = table.melt(id_vars=["stage"], value_vars=["p50", "p95", "p99"], var_name="quantile",
+                      value_name="ms")
     chart = alt.Chart(data).mark_bar().encode(
         x=alt.X("stage:N", sort=None, title=None, axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("quantile:N"),
@@ -136,13 +141,13 @@ def tokens_over_time(daily: pd.DataFrame) -> alt.LayerChart:
     """Tokens per day (bars, left axis) and per LLM answer (line, right axis)."""
     base = alt.Chart(daily[["day", "tokens_total", "tokens_per_answer"]])
     total = base.mark_bar(color=VOLUME).encode(
-        x=_day(), y=alt.Y("tokens_total:Q", title="tokens per day (bars)", axis=alt.Axis(format=",.0f")),
-        tooltip=[alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)"),
-                 alt.Tooltip("tokens_total:Q", title="tokens", format=",.0f")])
+        x=_day(),
+        y=alt.Y("tokens_total:Q", title="tokens per day (bars)", axis=alt.Axis(format=",.0f")),
+        tooltip=[DAY_TIP, alt.Tooltip("tokens_total:Q", title="tokens", format=",.0f")])
     per_answer = base.mark_line(color=ACCENT, point=alt.OverlayMarkDef(color=ACCENT)).encode(
-        x=_day(centred=True), y=alt.Y("tokens_per_answer:Q", title="per LLM answer (line)",
+        x=_day(centred=True),
+        y=alt.Y("tokens_per_answer:Q", title="per LLM answer (line)",
                 axis=alt.Axis(orient="right", grid=False, format=",.0f")),
-        tooltip=[alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)"),
-                 alt.Tooltip("tokens_per_answer:Q", title="per answer", format=",.0f")])
+        tooltip=[DAY_TIP, alt.Tooltip("tokens_per_answer:Q", title="per answer", format=",.0f")])
     return _titled(alt.layer(total, per_answer).resolve_scale(y="independent"),
                    "Tokens by day (UTC), as the provider reported them")
