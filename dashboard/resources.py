@@ -36,7 +36,7 @@ def _warm_feedback(wb: Workbench) -> None:
         log.warning("feedback read-ahead skipped: %s", type(e).__name__)
     # The modules, the workbench and the rows read ahead live as long as the process, yet every full
     # collection walked them all again: at 1,000,000 memories, one such pause of 130-370 ms in nearly every
-    # opening of the Feedback page (2-4 ms once they are frozen). Collected first, so no garbage is frozen;
+    # opening of the Feedback page (16-55 ms with them frozen). Collected first, so no garbage is frozen;
     # once per process (a workbench built again, as tests do, is not frozen again).
     if gc.get_freeze_count() == 0:
         gc.collect()
