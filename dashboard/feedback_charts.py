@@ -81,7 +81,8 @@ def compare(table: pd.DataFrame, key: str, title: str,
                   for m, n in zip(table["mean_score"], table["scored"], strict=True)],
         "answers": table["answers"], "continued": table["continue_rate"], "abandoned": table["abandon_rate"],
         "corrected": table["correction_rate"]})
-    base = alt.Chart(data).encode(x=alt.X("group:N", sort=None, title=None, axis=alt.Axis(labelAngle=0)))
+    base = alt.Chart(data).encode(x=alt.X("group:N", sort=None, title=None,
+                                          axis=alt.Axis(labelAngle=0, labelLimit=260)))  # whole model names
     bars = base.mark_bar(color=SCORE).encode(
         y=alt.Y("mean_score:Q", scale=SCORE_AXIS, title="mean feedback score"),
         tooltip=["group:N", alt.Tooltip("label:N", title="mean"), alt.Tooltip("answers:Q"),
