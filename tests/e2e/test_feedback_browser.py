@@ -41,6 +41,8 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
         answers = page.get_by_test_id("stMetric").filter(has_text="Answers").first
         assert "no earlier data" in answers.inner_text()
         charts = page.get_by_test_id("stVegaLiteChart")
+        charts.first.wait_for(timeout=30_000)  # a loaded machine may draw it after the rerun has ended
+        settle(page)
         assert charts.count() == 1  # the trend; the other tabs' charts are not built
 
         page.get_by_role("tab", name="Scores and follow-ups").click()
