@@ -7,11 +7,12 @@ per memory, so longer posting lists) and of the queries (more lists read), which
 (`benchmarks.speed`, turns of ~20 words and questions of ~8) does not show.
 
 The words are English as people use it: the vocabulary and its frequencies are those of the LoCoMo dev
-conversations (`../shared/bench/locomo_dev.json`; the speed benchmark's topic words when that file is
-absent), so a few words are very common and most are rare. Each document is about one subject (40 words
-of the vocabulary's middle band, drawn with a Zipf skew) and takes a quarter of its words from it, the
-rest from the whole vocabulary by frequency. Each question is about one document: ten of its subject's
-words that the document uses, among the common words a question is made of. Deterministic for a seed.
+conversations (`../shared/bench/locomo_dev.json`; when that file is absent, the speed benchmark's topic
+words and made-up words with Zipf counts), so a few words are very common and most are rare. Each
+document is about one subject (40 words of the vocabulary's middle band, drawn with a Zipf skew) and
+takes a quarter of its words from it, the rest from the whole vocabulary by frequency. Each question is
+about one document: ten of its subject's words that the document uses, among the common words a question
+is made of. Deterministic for a seed.
 
 Reported: bulk ingest per second; hybrid retrieval (top 5, the default profile, the query's embedding
 included) p50 / p95 / p99 with its parts (embedding, the SQL statement, ranking in Python); the text leg
@@ -58,8 +59,23 @@ def vocabulary() -> tuple[list[str], list[int]]:
         counts = Counter(w for t in texts for w in re.findall(r"[a-z][a-z']+", t.lower()))
     else:
         counts = Counter(w for words in synth.TOPICS.values() for w in words.split())
+        counts.update(made_up_words(5_000 - len(counts), exclude=set(counts)))
     common = counts.most_common()
     return [w for w, _ in common], [c for _, c in common]
+
+
+def made_up_words(n: int, *, exclude: set[str], seed: int = 7) -> dict[str, int]:
+    """`n` made-up words of two to four syllables with Zipf counts (the k-th is said 1,000 / k times): the
+    vocabulary's long tail when LoCoMo's file is absent (a checkout without `shared/`). The speed
+    benchmark's 279 topic words alone are too few: 2,000 subjects of 40 words would be one subject."""
+    rng = random.Random(seed)
+    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+    words: dict[str, int] = {}
+    while len(words) < n:
+        word = "".join(rng.choices(syllables, k=rng.randint(2, 4)))
+        if word not in exclude and word not in words:
+            words[word] = max(1, 1_000 // (len(words) + 1))
+    return words
 
 
 class Corpus:
