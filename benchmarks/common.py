@@ -56,15 +56,16 @@ def peak_rss_mb() -> float:
 
 
 @contextmanager
-def bench_workbench(data_dir: str | None = None, *, keep: bool = False, llm: bool = False
-                    ) -> Iterator[Workbench]:
+def bench_workbench(data_dir: str | None = None, *, keep: bool = False, llm: bool = False,
+                    embedder: str = "wordllama") -> Iterator[Workbench]:
     """A Workbench on embedded Redis and Postgres in `data_dir` (a fresh temporary one by default, removed
-    afterwards), with the offline embedder and no LLM whatever the environment says; with `llm`, the LLM
-    the environment or the secrets file configures (`benchmarks.locomo --llm`)."""
+    afterwards), with the offline embedder (`embedder`: WordLlama unless a benchmark asks for MiniLM) and no
+    LLM whatever the environment says; with `llm`, the LLM the environment or the secrets file configures
+    (`benchmarks.locomo --llm`)."""
     fresh = data_dir is None
     path = Path(data_dir or tempfile.mkdtemp(prefix="wb-bench-"))  # short: Unix socket paths are limited
     no_llm = {} if llm else {"groq_api_key": None, "llm_base_url": None}
-    settings = load_settings(data_dir=path, redis_url=None, database_url=None, embedder="wordllama",
+    settings = load_settings(data_dir=path, redis_url=None, database_url=None, embedder=embedder,
                              openai_api_key=None, **no_llm)
     wb = Workbench(settings)
     try:

@@ -1,6 +1,6 @@
 """Retrieval quality on LoCoMo:
 `python -m benchmarks.locomo --data PATH [--profile P] [--json OUT] [--small] [--samples IDS] [--no-peers]
-[--llm]`.
+[--llm] [--embedder wordllama|minilm]`.
 
 Each conversation goes into its own instance through the product's ingest path (`core.eval`'s LoCoMo
 loader: turns as memories, each with its conversation neighbours as context, the session date as
@@ -10,8 +10,9 @@ Recall@1/5/10/25 (LoCoMo's own: the fraction of a question's evidence turns in t
 category id and over 1–4. Latency p50/p95 comes from a second, sequential pass (query embedding
 included). Baselines on the same turns: BM25 alone (`rank_bm25`'s BM25Okapi over each conversation's
 turns, lower-cased words), the product's dense leg alone (its vector leg, cosine order), and the
-published DRAGON row. Offline embedder, no LLM. `--small`: the first 2 conversations, 40 questions
-each (smoke run).
+published DRAGON row. Offline embedder (WordLlama, the default; `--embedder minilm` runs every vector
+through the `minilm` extra's contextual model instead, to measure what one buys), no LLM. `--small`:
+the first 2 conversations, 40 questions each (smoke run).
 
 The peers, in the same run on the same turn texts with the same embedder (`result["peers"]`; `--no-peers`
 skips them): mem0's open-source `Memory.search` on the same Postgres (`benchmarks.peer_mem0`) and
@@ -45,7 +46,7 @@ from pathlib import Path
 
 from benchmarks.common import bench_workbench, machine, write_json
 from core.config import Settings, load_settings, mask_url
-from core.errors import InvalidInput
+from core.errors import ConfigError, InvalidInput
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile
 from core.retrieval.memoryscope import OpTrace, ScopeParams
 from core.tuning.datasets import LOCOMO_DOWNLOAD, EvalDataset, EvalQuery, default_locomo_path, load_dataset
@@ -242,13 +243,13 @@ def small(dataset: EvalDataset) -> EvalDataset:
 
 def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         samples: list[str] | None = None, data_dir: str | None = DEFAULT_DATA_DIR,
-        peer_names: tuple[str, ...] = PEERS, llm: bool = False) -> dict:
+        peer_names: tuple[str, ...] = PEERS, llm: bool = False, embedder: str = "wordllama") -> dict:
     """The offline figures, and with `llm` MemoryScope's with the configured LLM under "llm"."""
     dataset = load_dataset(data, samples=samples)
     dataset = dataset.model_copy(update={"queries": [q for q in dataset.queries if q.category in CATEGORIES]})
     if smoke:
         dataset = small(dataset)
-    with bench_workbench(data_dir, llm=llm) as wb:
+    with bench_workbench(data_dir, llm=llm, embedder=embedder) as wb:
         profile = PRESET_PROFILES.get(profile_name) or wb.profiles.get(profile_name)
         report = evaluate(wb, dataset, profile, KS)
         overall, by_cat = recall_rows(report.table)
@@ -265,7 +266,7 @@ def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         "latency_ms": lat,
         "peers": peer_results,
         "profile": profile.model_dump(), "data": data.name, "conversations": len(dataset.corpora),
-        "samples": samples, "skipped": dataset.skipped, "embedder": "wordllama (offline)", "llm": with_llm,
+        "samples": samples, "skipped": dataset.skipped, "embedder": f"{embedder} (offline)", "llm": with_llm,
         "machine": machine(),
     }
 
@@ -283,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peers", action="store_true", help="skip the peers (mem0, LanceDB)")
     ap.add_argument("--llm", action="store_true",
                     help="also run MemoryScope with the configured LLM (LLM_BASE_URL or GROQ_API_KEY)")
+    ap.add_argument("--embedder", choices=("wordllama", "minilm"), default="wordllama",
+                    help="the offline embedder (minilm: the `minilm` extra, a contextual model)")
     args = ap.parse_args(argv)
     if args.llm and load_settings().llm_provider == "none":
         print(NO_LLM, file=sys.stderr)
@@ -296,8 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = run(data, args.profile, smoke=args.small, data_dir=args.data_dir,
                      samples=args.samples.split(",") if args.samples else None,
-                     peer_names=() if args.no_peers else PEERS, llm=args.llm)
-    except InvalidInput as e:
+                     peer_names=() if args.no_peers else PEERS, llm=args.llm,
+                     embedder=args.embedder)
+    except (ConfigError, InvalidInput) as e:  # a missing extra or model, a file not in the format
         print(f"error: {e}", file=sys.stderr)
         return 2
     write_json(result, args.json)

