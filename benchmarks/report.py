@@ -72,6 +72,8 @@ def quality(results: dict[str, dict]) -> list[str]:
                  "`python -m benchmarks.locomo --json benchmarks/results/locomo.json`.")]
     b = main["baselines"]
     profile = main["profile"]["name"]
+    contextual = [r for name, r in sorted(results.items())
+                  if name.startswith("locomo-") and r.get("embedder", "").startswith("minilm")]
     peers = main.get("peers") or {}
     shown = {"mem0": "mem0", "lancedb": "LanceDB"}
     peer_rows = {"mem0": "mem0 `Memory.search` (open source, pgvector, `infer=False`, same turns)",
@@ -89,6 +91,8 @@ def quality(results: dict[str, dict]) -> list[str]:
         *llm_row(main),
         "| BM25 alone (rank_bm25, same turns) | " + " | ".join(_f(b["bm25"][k]) for k in KS) + " |",
         "| dense leg alone (wordllama, same turns) | " + " | ".join(_f(b["dense"][k]) for k in KS) + " |",
+        *(f"| Memory Workbench, every vector by MiniLM (`--embedder minilm`, the `minilm` extra) | "
+          + " | ".join(_f(r["overall"][k]) for k in KS) + " |" for r in contextual),
         *(f"| {peer_rows.get(n, n)} | "
           + ("not run | – | – | –" if "error" in r else " | ".join(_f(r["overall"][k]) for k in KS))
           + " |" for n, r in peers.items()),
@@ -107,6 +111,11 @@ def quality(results: dict[str, dict]) -> list[str]:
                      + f" | {_f(b['bm25']['by_category'][cat]['R@10'])}"
                      + f" | {_f(b['dense']['by_category'][cat]['R@10'])} |")
     lines += ["", quality_goals(main)]
+    lines += [(f"With MiniLM, a contextual embedder, for every vector: multi-hop R@10 "
+               f"{_f(r['by_category']['1']['R@10'])}, open-domain {_f(r['by_category']['3']['R@10'])}, "
+               f"query p50 {r['latency_ms']['p50']} ms (`python -m benchmarks.locomo --embedder minilm --no-peers "
+               "--json benchmarks/results/locomo-minilm.json`).") for r in contextual
+              if {"1", "3"} <= set(r["by_category"])]
     lat = main["latency_ms"]
     lines += ["", (f"Query latency (top 25, one query at a time, embedding included): p50 {lat['p50']} ms, "
               f"p95 {lat['p95']} ms."), *llm_latency(main)]
