@@ -221,8 +221,11 @@ def test_the_chat_page_offers_a_retry_with_the_same_request_id(fault_wb, fake_ll
     def stall_while_the_llm_answers() -> None:
         while not fake_llm.chat_requests:
             time.sleep(0.02)
+        # Stopped half a second before the LLM answers (it hangs 3 s): what the turn reads beside the call
+        # has long been read, even on a loaded machine, so the first call to find Redis stopped is the write.
+        time.sleep(2.5)
         os.kill(pid, signal.SIGSTOP)
-        time.sleep(8.0)  # the LLM answers after 3 s; the write gives up soon after
+        time.sleep(5.5)  # the write gives up soon after the answer
         os.kill(pid, signal.SIGCONT)
 
     fake_llm.hang(3)
