@@ -9,6 +9,7 @@ The fault tests stop and kill servers of their own (`fault_dir`), never the sess
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,7 +18,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -33,6 +34,7 @@ from tests.integration.conftest import kill_redis
 from tests.support.embedders import KeywordEmbedder
 
 UNKNOWN = "may have been stored; retrying with the same request id is safe"
+QUESTION = "When does the ferry leave?"  # the Chat page test's message, which tells its calls to the model
 
 
 def counts(wb: Workbench, instance: str, chain: str) -> Counter[str]:
@@ -210,6 +212,11 @@ def test_the_chat_page_offers_a_retry_with_the_same_request_id(fault_wb, fake_ll
     from dashboard.resources import get_workbench
     from tests.app.conftest import open_page
 
+    # A chain of another instance, quiet for 15 minutes: the dashboard's start-up upkeep asks the model for
+    # its summary, as it did in every full run of the suite once the earlier tests' chains went quiet.
+    past = datetime.now(UTC) - timedelta(minutes=15)
+    Remember(fault_wb, clock=lambda: past).run(UiRememberParams(thought="The garden needs water.",
+                                                                chain_id="garden"), instance=f"{instance}-q")
     url = EmbeddedRedis(fault_wb.settings.data_dir).ensure_running()
     monkeypatch.setenv("DATA_DIR", str(fault_wb.settings.data_dir))
     monkeypatch.setenv("REDIS_URL", f"{url}{'&' if '?' in url else '?'}socket_timeout=1")
@@ -218,23 +225,32 @@ def test_the_chat_page_offers_a_retry_with_the_same_request_id(fault_wb, fake_ll
     st.cache_data.clear()
     pid = redis_pid(fault_wb)
 
+    # The turn's own calls to the model, told by its question: the dashboard's start-up upkeep may ask the
+    # model too (summaries of other tests' chains that went quiet), so neither the stall nor the hang may
+    # follow the first call of any kind.
+    turn_calls: list[dict] = []
+
+    def answer(body: dict) -> str | None:
+        if QUESTION not in json.dumps(body):
+            return None  # another chain's summary: echoed
+        turn_calls.append(body)
+        if len(turn_calls) == 1:
+            time.sleep(3)  # the turn's first call hangs while Redis is stopped
+        return "The ferry leaves at ten."
+
     def stall_while_the_llm_answers() -> None:
-        while not fake_llm.chat_requests:
+        while not turn_calls:
             time.sleep(0.02)
-        # Stopped half a second before the LLM answers (it hangs 3 s): what the turn reads beside the call
-        # has long been read, even on a loaded machine, so the first call to find Redis stopped is the write.
-        time.sleep(2.5)
         os.kill(pid, signal.SIGSTOP)
-        time.sleep(5.5)  # the write gives up soon after the answer
+        time.sleep(8.0)  # the LLM answers after 3 s; the write gives up soon after
         os.kill(pid, signal.SIGCONT)
 
-    fake_llm.hang(3)
-    fake_llm.reply("The ferry leaves at ten.")
+    fake_llm.answer_with(answer)
     staller = threading.Thread(target=stall_while_the_llm_answers)
     try:
         at = open_page("pages/chat.py", instance=instance)
         staller.start()
-        at.chat_input[0].set_value("When does the ferry leave?").run(timeout=120)
+        at.chat_input[0].set_value(QUESTION).run(timeout=120)
         staller.join()
         assert not at.exception
         errors = "\n".join(e.value for e in at.error)
