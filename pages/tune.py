@@ -3,8 +3,6 @@ pipeline step by step, measure profiles on labelled queries and save the best on
 
 from __future__ import annotations
 
-import threading
-
 import pandas as pd
 import streamlit as st
 
@@ -22,17 +20,6 @@ st.title("Tune retrieval")
 st.caption("Fusion weights, recency and MemoryScope's rerank: see rankings change, measure them on labelled "
            "queries, and save the profile the live system uses.")
 
-
-
-@st.cache_resource(show_spinner=False)
-def _warm_metrics() -> threading.Thread:
-    """ranx compiles its numba code on first use (seconds): start that in the background once per process."""
-    thread = threading.Thread(target=uc.warm_up_metrics, name="ranx-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
-_warm_metrics()
 wb = get_workbench()
 instance = current_instance()
 listing = attempt("read the fusion profiles",

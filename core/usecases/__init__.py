@@ -52,7 +52,7 @@ from core.usecases.tuning import (ClearLabels, EvaluateRequest, MarkRelevance, O
 from core.usecases.admin import embedder_name, repair_redis, service_statuses, stop_services
 from core.usecases.past_tasks import CheckedFiles, check_text_files, check_user_id, past_task_defaults
 from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, limit_caption
-from core.usecases.tuning import locomo_sample_ids, warm_up_metrics
+from core.usecases.tuning import locomo_sample_ids
 
 # What the front ends build requests from and render results with: models, defaults and constants.
 from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
@@ -119,5 +119,4 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "superseded_memories", "sweep",
            "sweep_instance",
-           "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback",
-           "warm_up_metrics"]
+           "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback"]

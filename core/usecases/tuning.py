@@ -16,7 +16,7 @@ from core.tuning.datasets import EvalDataset, default_locomo_path, is_evaluation
 from core.tuning.evaluate import EvalReport, Stop
 from core.tuning.evaluate import evaluate as run_evaluation
 from core.tuning.labels import LabelledQuery, LabelledSet, LabelStore, check_ids
-from core.tuning.metrics import parse_metric, warm_up
+from core.tuning.metrics import parse_metric
 from core.tuning.optimise import DEFAULT_RRF_KS, DEFAULT_TAUS, OptimiseReport, fetch_pools, save_best
 from core.tuning.optimise import optimise as run_optimiser
 from core.usecases.base import InstanceRequest, Progress
@@ -90,12 +90,6 @@ def clear_labels(wb: Workbench, req: ClearLabels) -> int:
 def locomo_sample_ids(path: Path) -> list[str]:
     """The conversations (sample ids) of a LoCoMo JSON file, to evaluate on some of them only."""
     return [str(sample.get("sample_id")) for sample in json.loads(Path(path).read_text(encoding="utf-8"))]
-
-
-def warm_up_metrics() -> None:
-    """Compile the metrics' code ahead of the first evaluation (ranx's numba takes seconds on first use);
-    a front end runs it in the background once per process."""
-    warm_up()
 
 
 class EvaluateRequest(InstanceRequest):

@@ -1,4 +1,4 @@
-"""Metrics on a hand-computed example (ranx), the numpy twins against ranx, the LoCoMo and JSONL loaders."""
+"""Metrics on a hand-computed example (trec_eval), the numpy twins against trec_eval, the LoCoMo and JSONL loaders."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_metrics_by_hand():
                                         "mrr@10"]
 
 
-def test_numpy_twins_agree_with_ranx():
+def test_numpy_twins_agree_with_trec_eval():
     rng = np.random.default_rng(7)
     relevant, ranked, rows, n_rel = {}, {}, [], []
     for q in range(40):
