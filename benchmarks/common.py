@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.config import load_settings
+from core.config import EmbedderChoice, load_settings
 from core.runtime import Workbench
 from core.services import EmbeddedPostgres, EmbeddedRedis
 
@@ -57,7 +57,7 @@ def peak_rss_mb() -> float:
 
 @contextmanager
 def bench_workbench(data_dir: str | None = None, *, keep: bool = False, llm: bool = False,
-                    embedder: str = "wordllama") -> Iterator[Workbench]:
+                    embedder: EmbedderChoice = "wordllama") -> Iterator[Workbench]:
     """A Workbench on embedded Redis and Postgres in `data_dir` (a fresh temporary one by default, removed
     afterwards), with the offline embedder (`embedder`: WordLlama unless a benchmark asks for MiniLM) and no
     LLM whatever the environment says; with `llm`, the LLM the environment or the secrets file configures

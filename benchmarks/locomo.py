@@ -45,7 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import bench_workbench, machine, write_json
-from core.config import Settings, load_settings, mask_url
+from core.config import EmbedderChoice, Settings, load_settings, mask_url
 from core.errors import ConfigError, InvalidInput
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile
 from core.retrieval.memoryscope import OpTrace, ScopeParams
@@ -243,7 +243,7 @@ def small(dataset: EvalDataset) -> EvalDataset:
 
 def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         samples: list[str] | None = None, data_dir: str | None = DEFAULT_DATA_DIR,
-        peer_names: tuple[str, ...] = PEERS, llm: bool = False, embedder: str = "wordllama") -> dict:
+        peer_names: tuple[str, ...] = PEERS, llm: bool = False, embedder: EmbedderChoice = "wordllama") -> dict:
     """The offline figures, and with `llm` MemoryScope's with the configured LLM under "llm"."""
     dataset = load_dataset(data, samples=samples)
     dataset = dataset.model_copy(update={"queries": [q for q in dataset.queries if q.category in CATEGORIES]})

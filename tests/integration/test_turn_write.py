@@ -213,7 +213,7 @@ def test_the_chat_page_offers_a_retry_with_the_same_request_id(fault_wb, fake_ll
     from tests.app.conftest import open_page
 
     # A chain of another instance, quiet for 15 minutes: the dashboard's start-up upkeep asks the model for
-    # its summary, as it did in every full run of the suite once the earlier tests' chains went quiet.
+    # its summary, as it did in two full runs of the suite once the earlier tests' chains went quiet.
     past = datetime.now(UTC) - timedelta(minutes=15)
     Remember(fault_wb, clock=lambda: past).run(UiRememberParams(thought="The garden needs water.",
                                                                 chain_id="garden"), instance=f"{instance}-q")
