@@ -243,7 +243,8 @@ def small(dataset: EvalDataset) -> EvalDataset:
 
 def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         samples: list[str] | None = None, data_dir: str | None = DEFAULT_DATA_DIR,
-        peer_names: tuple[str, ...] = PEERS, llm: bool = False, embedder: EmbedderChoice = "wordllama") -> dict:
+        peer_names: tuple[str, ...] = PEERS, llm: bool = False,
+        embedder: EmbedderChoice = "wordllama") -> dict:
     """The offline figures, and with `llm` MemoryScope's with the configured LLM under "llm"."""
     dataset = load_dataset(data, samples=samples)
     dataset = dataset.model_copy(update={"queries": [q for q in dataset.queries if q.category in CATEGORIES]})
