@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -40,6 +41,11 @@ LOCK_TTL_MS = 30_000  # a holder that dies mid-drain frees the outbox after this
 LOCK_WAIT_S = 10.0    # past this, sync without the lock (idempotent, only slower)
 # Compare-and-delete: a holder whose lock expired never frees the next holder's.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# The tokens of this process's holds whose release failed (Redis was down at that moment). A restarted
+# Redis still holds such a lock until its TTL; without this, every sync of the process would wait
+# LOCK_WAIT_S for its own lock meanwhile (10 s a turn after a Redis crash).
+_UNRELEASED: set[str] = set()
+_UNRELEASED_GUARD = threading.Lock()
 MEMORIZED = "memorized"  # thought field, "1" once the thought is in the memory index (read_message skips it)
 # One chain's thoughts (one hash slot) at a time. A thought deleted meanwhile stays deleted: the flag never
 # makes a hash of its own.
@@ -97,6 +103,8 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
                formation: Formation | None = None) -> IndexSync:
     """Index every queued thought, one process at a time (see the module docstring), each user message
     formed into its kind and observations (`core.formation`; by the rules unless `formation` says)."""
+    if _UNRELEASED:
+        _release_leftovers(store)
     token, deadline, pause = uuid.uuid4().hex, time.monotonic() + LOCK_WAIT_S, 0.001
     while not store.r.set(OUTBOX_LOCK, token, nx=True, px=LOCK_TTL_MS):
         if time.monotonic() > deadline:
@@ -109,8 +117,23 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
     finally:
         try:
             store.r.eval(_RELEASE, 1, OUTBOX_LOCK, token)
-        except Exception:  # noqa: BLE001 - the lock expires by itself
-            log.warning("memory index sync: could not release the outbox lock; it expires in 30 s")
+        except Exception:  # noqa: BLE001 - released at the process's next sync, or expires by itself
+            with _UNRELEASED_GUARD:
+                _UNRELEASED.add(token)
+            log.warning("memory index sync: could not release the outbox lock; the next sync releases it")
+
+
+def _release_leftovers(store: ThoughtStore) -> None:
+    """Release the holds of this process that could not be released when they ended."""
+    with _UNRELEASED_GUARD:
+        tokens = list(_UNRELEASED)
+    for token in tokens:
+        try:
+            store.r.eval(_RELEASE, 1, OUTBOX_LOCK, token)
+        except Exception:  # noqa: BLE001 - Redis still down: the sync below reports it
+            return
+        with _UNRELEASED_GUARD:
+            _UNRELEASED.discard(token)
 
 
 def _drain(store: ThoughtStore, index: MemoryIndex, batch: int, formation: Formation) -> IndexSync:
