@@ -1,7 +1,8 @@
-"""A bounded load run on loopback: 16 clients x 50 ui_remember turns over HTTP (no LLM) against one
+"""A bounded load run on loopback: 16 clients x 20 ui_remember turns over HTTP (no LLM) against one
 `workbench api` process, then every acknowledged turn is counted in Redis (its three thoughts) and in
 Postgres (its user thought in the memory index): none may be lost. Timing is the benchmark's business
-(`benchmarks/api_load.py`); this test only bounds the run."""
+(`benchmarks/api_load.py`, 16 x 50); this test only bounds the run. Sixteen clients at once is what makes
+a turn's writes interleave; more turns each would only make the run longer."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from benchmarks.api_load import lost_turns, run_clients
 from core import usecases as uc
 from tests.support.api import process_server
 
-CLIENTS, TURNS = 16, 50
+CLIENTS, TURNS = 16, 20
 
 
 def test_no_acknowledged_turn_is_lost_under_load(workbench, data_dir, instance):
