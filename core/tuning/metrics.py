@@ -1,12 +1,14 @@
 """Retrieval metrics: Recall@k, nDCG@k and MRR, per category and overall.
 
-Reported figures are computed by trec_eval, the reference implementation of these measures, through its
-Python binding `pytrec_eval`. The optimiser, which scores hundreds of profiles, uses the numpy twins below
-(`metric_from_hits`); a test checks they agree. Relevance is binary. LoCoMo's own recall (the fraction of a
-question's evidence found in the top k) is trec_eval's `recall.k`.
+One implementation, in numpy (`metric_from_hits`), for the reported figures and for the optimiser, which
+scores hundreds of profiles over the same candidate pools: an evaluation and the optimiser's figure for
+the same profile agree by construction. Tests check it against trec_eval, the reference implementation of
+these measures (its binding `pytrec_eval`, a test dependency), and against hand-computed values. Relevance
+is binary. LoCoMo's own recall (the fraction of a question's evidence found in the top k) is `recall@k`.
 
-trec_eval is compiled C: nothing to warm up. (ranx, used before, compiled numba kernels in every process:
-6 s each time, about a minute in a fresh install, and 200 MB more resident memory.)
+Why not a library at run time: ranx, used before, builds numba typed dictionaries in every process, which
+numba cannot cache (6 s of CPU a process, about a minute for the first evaluation after an install, 200 MB
+resident); pytrec_eval has no wheel for Linux on ARM, and its source build downloads trec_eval from GitHub.
 """
 
 from __future__ import annotations
@@ -55,43 +57,28 @@ class MetricsTable(BaseModel):
 
 def compute_metrics(relevant: dict[str, list[str]], ranked: dict[str, list[str]], categories: dict[str, str],
                     metrics: list[str]) -> MetricsTable:
-    """Score ranked ids against the relevant ids with trec_eval; means per category and over all queries.
+    """Score ranked ids against the relevant ids; means per category and over all queries.
 
-    The ranking is passed as scores n, n-1, ..., 1, so trec_eval keeps exactly our order. A query with
-    relevant ids and no ranking scores 0 on every metric; a query with no relevant ids is left out.
+    A query with relevant ids and no ranking scores 0 on every metric; a query with no relevant ids is left
+    out. An id ranked twice counts at its first place only.
     """
-    parsed = {m: parse_metric(m) for m in metrics}
+    for m in metrics:
+        parse_metric(m)
     qids = [q for q in relevant if relevant[q]]
-    per_query: dict[str, dict[str, float]] = {q: {m: 0.0 for m in metrics} for q in qids}
-    qrels = {q: {d: 1 for d in relevant[q]} for q in qids}
-    ranked_ids = {q: ranked[q] for q in qids if ranked.get(q)}
-    if ranked_ids:
-        cut = {"recall": "recall", "ndcg": "ndcg_cut"}
-        measures = {f"{cut[name]}.{k}" for name, k in parsed.values() if name != "mrr"}
-        if measures:
-            for q, values in _trec_eval(qrels, ranked_ids, measures).items():
-                for m, (name, k) in parsed.items():
-                    if name != "mrr":
-                        per_query[q][m] = values[f"{cut[name]}_{k}"]
-        for m, (name, k) in parsed.items():
-            if name == "mrr":  # trec_eval's reciprocal rank has no cut-off: cut the rankings instead
-                cut_ids = {q: ids[:k] for q, ids in ranked_ids.items()} if k else ranked_ids
-                for q, values in _trec_eval(qrels, cut_ids, {"recip_rank"}).items():
-                    per_query[q][m] = values["recip_rank"]
+    rankings = [list(dict.fromkeys(ranked.get(q) or ())) for q in qids]
+    hits = np.zeros((len(qids), max(map(len, rankings), default=0)), dtype=bool)
+    for row, q, ids in zip(hits, qids, rankings, strict=True):
+        wanted = set(relevant[q])
+        row[: len(ids)] = [d in wanted for d in ids]
+    n_relevant = np.array([len(set(relevant[q])) for q in qids])
+    values = {m: metric_from_hits(hits, n_relevant, m) for m in metrics}
+    per_query = {q: {m: float(values[m][i]) for m in metrics} for i, q in enumerate(qids)}
     groups: dict[str, list[str]] = {}
     for q in qids:
         groups.setdefault(categories.get(q, "all"), []).append(q)
     rows = [_row(cat, groups[cat], per_query, metrics) for cat in sorted(groups, key=_cat_key)]
     rows.append(_row(OVERALL, qids, per_query, metrics))
     return MetricsTable(metrics=metrics, rows=rows, per_query=per_query)
-
-
-def _trec_eval(qrels: dict[str, dict[str, int]], ranked: dict[str, list[str]],
-               measures: set[str]) -> dict[str, dict[str, float]]:
-    import pytrec_eval
-
-    run = {q: {d: float(len(ids) - i) for i, d in enumerate(ids)} for q, ids in ranked.items()}
-    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
 
 
 def _cat_key(cat: str) -> tuple[int, str]:
@@ -104,7 +91,7 @@ def _row(category: str, qids: list[str], per_query: dict[str, dict[str, float]],
     return MetricRow(category=category, queries=len(qids), values=values)
 
 
-# -- numpy twins for the optimiser --------------------------------------------------------------
+# -- the formulas -----------------------------------------------------------------------------
 
 def metric_from_hits(hits: np.ndarray, n_relevant: np.ndarray, metric: str) -> np.ndarray:
     """Per-query values from a (queries × ranked candidates) boolean matrix of relevant hits.
