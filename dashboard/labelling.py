@@ -144,7 +144,8 @@ def labelled_set_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fu
 def _remove_marks(instance: str, labelled: uc.LabelledSet) -> None:
     with st.expander("Remove a query's marks"):
         left, right = st.columns([4, 1], vertical_alignment="bottom")
-        query = left.selectbox("Query", [q.query for q in labelled.queries], key=K + "remove_pick")
+        query = left.selectbox("Query", [q.query for q in labelled.queries], key=K + "remove_pick",
+                               persist_state="page")
         if right.button("Remove", key=K + "remove", width="stretch"):
             st.session_state[K + "removing"] = query
     if removing := st.session_state.get(K + "removing"):

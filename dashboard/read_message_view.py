@@ -20,7 +20,7 @@ def read_message_step(instance: str, params: uc.ReadMessageParams,
     if not page or not page.chains:
         st.caption("No chains in this instance yet.")
         return
-    chain = st.selectbox("Chain", page.chains, key="tune_read_message_chain",
+    chain = st.selectbox("Chain", page.chains, key="tune_read_message_chain", persist_state="page",
                          format_func=lambda c: f"{as_plain_line(c.title)} · {c.turns} turns · {c.chain_id}")
     result = attempt("read the chain's messages", lambda: uc.read_message(wb, uc.ReadMessageRequest(
         instance=instance, chain_id=chain.chain_id, params=params)))

@@ -13,7 +13,7 @@ import streamlit as st
 from core import usecases as uc
 from dashboard.resources import get_workbench
 from dashboard.tune_optimise import K, optimiser_panel, run_cancellable, show_cancelled
-from dashboard.ui import attempt
+from dashboard.ui import as_plain_line, attempt
 
 KS = (1, 5, 10, 25)
 
@@ -34,30 +34,45 @@ def _fingerprint(dataset: uc.EvalDataset) -> str:
     return h.hexdigest()
 
 
+# The uploaded file, kept apart from the uploader: this panel's tab runs only while open, and an uploader's
+# file, unlike other widgets' values, cannot be kept while its tab is hidden.
+UPLOADED = K + "uploaded"
+
+
+def _keep_upload() -> None:
+    """On each change of the uploader: its file (name, bytes) kept, or forgotten when the user removed it."""
+    up = st.session_state.get(K + "upload")
+    if up is None:
+        st.session_state.pop(UPLOADED, None)
+    else:
+        st.session_state[UPLOADED] = (up.name, up.getvalue())
+
+
 def _choose_dataset(instance: str) -> uc.EvalDataset | None:
     locomo = uc.default_locomo_path()
     options = (["LoCoMo dev (shared/bench)"] if locomo else []) + ["Upload a file", "Path on the server"]
-    source = st.radio("Labelled set", options, horizontal=True, key=K + "source")
+    source = st.radio("Labelled set", options, horizontal=True, key=K + "source", persist_state="page")
     if source.startswith("LoCoMo"):
         st.caption(f"`{locomo}` — LoCoMo (CC BY-NC 4.0): each conversation is loaded once into its own "
                    "evaluation instance; questions of category 5 (adversarial) are left out.")
         samples = st.multiselect("Conversations (all when empty)", _sample_ids(str(locomo)),
-                                 key=K + "samples")
+                                 key=K + "samples", persist_state="page")
         return attempt("read the LoCoMo file", lambda: _dataset(str(locomo), str(locomo), instance,
                                                                 tuple(samples),
                                                                         locomo.stem))
     if source == "Upload a file":
         up = st.file_uploader('LoCoMo JSON, or JSONL with {"query", "relevant": [ids], "category"?} '
                               "per line",
-                              type=["json", "jsonl"], key=K + "upload")
-        if up is None:
+                              type=["json", "jsonl"], key=K + "upload", on_change=_keep_upload)
+        if up is None and UPLOADED not in st.session_state:
             return None
-        raw = up.getvalue()
+        name, raw = (up.name, up.getvalue()) if up is not None else st.session_state[UPLOADED]
+        if up is None:
+            st.caption(f"Using **{as_plain_line(name)}**, uploaded earlier; upload another file to replace it.")
         st.caption(f"A JSONL set is evaluated against the instance **{instance}** (sidebar).")
         return attempt("read the uploaded file",
-                       lambda: _dataset(hashlib.sha256(raw).hexdigest(), raw, instance, (),
-                                        Path(up.name).stem))
-    path = st.text_input("Path of a LoCoMo JSON or JSONL file", key=K + "path")
+                       lambda: _dataset(hashlib.sha256(raw).hexdigest(), raw, instance, (), Path(name).stem))
+    path = st.text_input("Path of a LoCoMo JSON or JSONL file", key=K + "path", persist_state="page")
     if not path.strip():
         return None
     path = path.strip()
@@ -90,7 +105,7 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     if note := uc.unknown_ids_note(dataset.unknown_ids):  # named, not scored as misses in silence
         st.warning(note, icon=":material/help:")
     show_cancelled()
-    legs = st.toggle("Each leg alone too (BM25, dense)", value=True, key=K + "legs",
+    legs = st.toggle("Each leg alone too (BM25, dense)", value=True, key=K + "legs", persist_state="page",
                      help="Evaluates the text leg alone (BM25) and the dense leg alone beside the profiles: "
                           "what hybrid retrieval buys on this set. Twice the time.")
     if st.button("Evaluate the active and the candidate profile", type="primary", key=K + "run"):
@@ -118,7 +133,7 @@ def _show_reports(reports: list[uc.EvalReport]) -> None:
                    + ", ".join(f"{r.label} {r.value(metric):.3f}" for r in legs)
                    + ": what fusing the two legs buys on this set.")
     metric = st.selectbox("Metric for the chart", a.table.metrics, index=a.table.metrics.index("recall@10")
-                          if "recall@10" in a.table.metrics else 0, key=K + "chart_metric")
+                          if "recall@10" in a.table.metrics else 0, key=K + "chart_metric", persist_state="page")
     fig = px.bar(frame, x="category", y=metric, color="profile", barmode="group", text_auto=".3f", height=320)
     fig.update_xaxes(type="category")
     fig.update_layout(margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="")

@@ -75,11 +75,12 @@ def optimiser_panel(wb: Workbench, dataset: uc.EvalDataset, fingerprint: str, in
                 "query's candidates are fetched once and re-fused for every point.", help=RULE)
     c1, c2, c3 = st.columns(3)
     metric = c1.selectbox("Maximise", ["recall@1", "recall@5", "recall@10", "recall@25", "ndcg@10", "mrr@25"],
-                          index=2, key=K + "opt_metric")
-    cat = c2.selectbox("Over", ["all categories"] + dataset.categories, key=K + "opt_cat")
-    methods = c3.multiselect("Methods", ["linear", "rrf"], ["linear", "rrf"], key=K + "opt_methods")
+                          index=2, key=K + "opt_metric", persist_state="page")
+    cat = c2.selectbox("Over", ["all categories"] + dataset.categories, key=K + "opt_cat", persist_state="page")
+    methods = c3.multiselect("Methods", ["linear", "rrf"], ["linear", "rrf"], key=K + "opt_methods",
+                             persist_state="page")
     taus = st.multiselect("Recency τ values (linear)", list(TAU_LABELS), list(TAU_LABELS),
-                          format_func=TAU_LABELS.get, key=K + "opt_taus")
+                          format_func=TAU_LABELS.get, key=K + "opt_taus", persist_state="page")
     unready = not methods or ("linear" in methods and not taus)
     if st.button("Run the optimiser", key=K + "opt_run", disabled=unready, help=RULE):
         report = run_cancellable("Optimising", lambda progress, stop: uc.optimise(wb, uc.OptimiseRequest(
@@ -134,7 +135,7 @@ def _surface(rep: uc.OptimiseReport) -> None:
               for m, v in groups]
     best_label = next((lab for lab, (m, v) in zip(labels, groups, strict=True)
                        if m == b.method and (v == b.tau_s if m == "linear" else v == b.rrf_k)), labels[0])
-    shown = st.selectbox("Surface", labels, index=labels.index(best_label), key=K + "surface")
+    shown = st.selectbox("Surface", labels, index=labels.index(best_label), key=K + "surface", persist_state="page")
     m, v = groups[labels.index(shown)]
     part = surface[(surface.method == m) & ((surface.tau_s == v) if m == "linear" else (surface.rrf_k == v))]
     fig = px.scatter_ternary(part, a="w_sem", b="w_text", c="w_rec", color="value",
@@ -154,8 +155,9 @@ def _surface(rep: uc.OptimiseReport) -> None:
 def _save_form(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> None:
     """Saving is a deliberate, secondary step: a name the user types, activation only when asked."""
     c1, c2 = st.columns([2, 1])
-    name = c1.text_input("Save as…", key=K + "save_name", placeholder="a name for the recommended profile")
-    activate = c2.checkbox(f"and make it active for {instance}", key=K + "save_activate")
+    name = c1.text_input("Save as…", key=K + "save_name", persist_state="page",
+                         placeholder="a name for the recommended profile")
+    activate = c2.checkbox(f"and make it active for {instance}", key=K + "save_activate", persist_state="page")
     if st.button("Save as…", key=K + "save", disabled=not name.strip()):
         saved = attempt("save the profile", lambda: uc.save_tuned(
             wb, uc.SaveTuned(instance=instance, report=rep, name=name.strip(), activate=activate)))

@@ -100,7 +100,7 @@ def profiles_panel(instance: str, listing: uc.ProfileList, candidate: uc.FusionP
     if st.session_state.get(K + "pick") not in names:
         st.session_state[K + "pick"] = listing.active
     left, mid, right = st.columns([3, 1, 1], vertical_alignment="bottom")
-    pick = left.selectbox("Profile", names, key=K + "pick",
+    pick = left.selectbox("Profile", names, key=K + "pick", persist_state="page",
                           format_func=lambda n: n + (" (preset)" if n in listing.presets else ""))
     mid.button("Activate", key=K + "activate", width="stretch", disabled=pick == listing.active,
                on_click=_do, args=("panel", f"activate {pick}", lambda: _activate(instance)),
@@ -122,7 +122,8 @@ def profiles_panel(instance: str, listing: uc.ProfileList, candidate: uc.FusionP
                f"{candidate.w_text:.2f} · recency {candidate.w_rec:.2f} · half-life "
                f"{candidate.half_life_s / 3600:.2f} h")
     left, mid, right = st.columns([3, 2, 1], vertical_alignment="bottom")
-    name = left.text_input("Name", key=K + "name", max_chars=64, placeholder="e.g. my-recent-first")
-    mid.checkbox("and make it active", key=K + "save_activate")
+    name = left.text_input("Name", key=K + "name", persist_state="page", max_chars=64,
+                           placeholder="e.g. my-recent-first")
+    mid.checkbox("and make it active", key=K + "save_activate", persist_state="page")
     right.button("Save", key=K + "save", width="stretch", disabled=not name.strip(), on_click=_do,
                  args=("panel", "save the profile", lambda: _save(instance, candidate, name.strip() in names)))

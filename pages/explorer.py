@@ -20,15 +20,19 @@ instance = current_instance()
 st.caption(f"Instance **{as_plain_line(instance)}** (choose another in the sidebar). Search what is stored, "
            "open the chain a memory came from, inspect memory banks, and delete what should be forgotten.")
 
-with st.expander("Instances"):
-    rows = attempt("list instances", lambda: uc.instances(get_workbench()))
-    if rows:
-        st.dataframe(pd.DataFrame([r.model_dump() for r in rows]), hide_index=True, width="stretch",
-                     column_config={"chains": "chains (Redis)", "indexed": "indexed memories (Postgres)",
-                                    "banks": "memory banks",
-                                    "evaluation": st.column_config.CheckboxColumn(
-                                        "evaluation", help="Made by an evaluation on the Tune page; not "
-                                                           "offered in the sidebar's instance picker")})
+# Read and drawn only while open (`on_change="rerun"`): the list counts every instance's memories (73 ms
+# at 1,000,000) and its table took the page's opening 0.3 s longer, closed as it is at first.
+instances_box = st.expander("Instances", key="xp_instances_open", on_change="rerun")
+if instances_box.open:
+    with instances_box:
+        rows = attempt("list instances", lambda: uc.instances(get_workbench()))
+        if rows:
+            st.dataframe(pd.DataFrame([r.model_dump() for r in rows]), hide_index=True, width="stretch",
+                         column_config={"chains": "chains (Redis)", "indexed": "indexed memories (Postgres)",
+                                        "banks": "memory banks",
+                                        "evaluation": st.column_config.CheckboxColumn(
+                                            "evaluation", help="Made by an evaluation on the Tune page; not "
+                                                               "offered in the sidebar's instance picker")})
 
 with st.expander("Export this instance"):
     render_instance_export(instance)

@@ -136,3 +136,17 @@ def test_full_text_hits_all_contain_the_words_and_a_chain_counts_turns(app_env, 
     at.run()
     at.selectbox(key="xp_chain_pick").select("quinces").run()
     assert any(c.value.startswith("chain quinces · 5 turns ·") for c in at.caption)
+
+
+def test_the_instances_are_listed_when_their_expander_is_opened(app_env, workbench, instance):
+    """The list counts every instance's memories: read only while its expander is open."""
+    Remember(workbench).run(UiRememberParams(thought="The fig tree fruits twice a year.", chain_id="figs"),
+                            instance=instance)
+    at = open_explorer(instance)
+    [box] = [e for e in at.expander if e.label == "Instances"]
+    assert not box.dataframe
+    at.session_state["xp_instances_open"] = True  # as a click on it does
+    [box] = [e for e in at.run().expander if e.label == "Instances"]
+    assert not at.exception, at.exception
+    listed = box.dataframe[0].value
+    assert instance in set(listed["instance"]) and listed.set_index("instance").loc[instance, "chains"] == 1

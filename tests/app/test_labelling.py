@@ -10,7 +10,7 @@ import pytest
 
 from core import usecases as uc
 from dashboard.labelling import mark_key
-from tests.app.conftest import APP, open_page
+from tests.app.conftest import APP, open_page, open_tab
 
 FACTS = {"pasta": "I cooked pasta with pesto on Sunday.", "salad": "Lunch was a pasta salad with tuna.",
          "bike": "My bike has a flat rear tyre."}
@@ -54,6 +54,7 @@ def test_mark_results_in_the_explorer_then_evaluate_and_export_on_the_tune_page(
                                            "relevant": [memories["pasta"], memories["salad"]]}) + "\n"
 
     at.switch_page(str(APP.parents[1] / "pages" / "tune.py")).run()
+    open_tab(at, "Labelled set")
     assert not at.exception, at.exception
     assert "1 query marked in" in texts(at.caption)
     at.button(key="label_run").click().run()
@@ -71,7 +72,7 @@ def test_mark_results_in_the_explorer_then_evaluate_and_export_on_the_tune_page(
 def test_an_uploaded_sets_unknown_ids_are_named(workbench, instance, memories, tmp_path):
     path = tmp_path / "set.jsonl"
     path.write_text(json.dumps({"query": "pasta", "relevant": [memories["pasta"], "gone-1", "gone-2"]}) + "\n")
-    at = open_page("pages/tune.py", instance=instance)
+    at = open_page("pages/tune.py", instance=instance, tab="Evaluate & optimise")
     at.radio(key="tune_eval_source").set_value("Path on the server").run()
     at.text_input(key="tune_eval_path").set_value(str(path)).run()
     assert not at.exception, at.exception

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from core import usecases as uc
 from core.index.memory_index import MemoryIndex
 from core.retrieval.profiles import ProfileStore
+from tests.app.conftest import open_tab
 from tests.integration.test_eval_optimise import (
     BETTER_WITH_RECENCY,
     demo_records,
@@ -55,7 +56,8 @@ def test_rankings_reorder_when_a_weight_moves_and_the_trace_shows_each_op(app):
     after = frames(at)[1]
     assert list(after["content"]) != list(active["content"]) and set(after["change"]) - {"="}
     assert list(after["recency"]) == sorted(after["recency"], reverse=True)
-    labels = [e.label for e in at.expander]
+    assert not any("set_query_op" in e.label for e in at.expander)  # the trace runs only when its tab is open
+    labels = [e.label for e in open_tab(at, "Pipeline trace").expander]
     for op in ("set_query_op", "extract_time_op", "retrieve_memory_op", "semantic_rank_op", "fuse_rerank_op",
                "print_memory_op"):
         assert any(op in label for label in labels), op
@@ -67,6 +69,7 @@ def test_evaluation_optimiser_verdict_and_the_evaluation_instance(app, instance,
     at = app
     path = tmp_path / "mini.json"
     path.write_text(json.dumps(mini_locomo(f"app-{instance}")))
+    open_tab(at, "Evaluate & optimise")
     at.radio(key="tune_eval_source").set_value("Path on the server").run()
     at.text_input(key="tune_eval_path").set_value(str(path)).run()
     assert any("4 queries" in c.value for c in at.caption), [c.value for c in at.caption]
@@ -96,6 +99,7 @@ def test_evaluation_optimiser_verdict_and_the_evaluation_instance(app, instance,
 def _optimise_jsonl(at, tmp_path, lines: str, metric: str) -> None:
     path = tmp_path / "set.jsonl"
     path.write_text(lines)
+    open_tab(at, "Evaluate & optimise")
     at.radio(key="tune_eval_source").set_value("Path on the server").run()
     at.text_input(key="tune_eval_path").set_value(str(path)).run()
     at.selectbox(key="tune_eval_opt_metric").set_value(metric).run()
@@ -130,4 +134,32 @@ def test_a_recommended_profile_is_saved_under_a_typed_name_as_a_secondary_action
     assert not at.exception, at.exception
     assert ProfileStore(workbench.pool()).active(instance).name == name
     assert any(name in s.value for s in at.success)
-    assert any(f"Active: {name}" in m.value for m in at.markdown)
+    assert any(f"Active: {name}" in m.value for m in open_tab(at, "Rankings").markdown)
+
+
+def test_the_evaluation_keeps_its_set_and_results_while_another_tab_is_open(app, tmp_path):
+    """The tabs run lazily: a hidden tab's widgets keep their values, and an uploaded file (which an
+    uploader does not keep while hidden) is kept by the panel until the user removes it."""
+    at = open_tab(app, "Evaluate & optimise")
+    path = tmp_path / "set.jsonl"
+    path.write_text(six_query_jsonl())
+    at.radio(key="tune_eval_source").set_value("Path on the server").run()
+    at.text_input(key="tune_eval_path").set_value(str(path)).run()
+    at.button(key="tune_eval_run").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert any("category" in f.columns for f in frames(at))
+    assert not any(e.key == "tune_eval_path" for e in open_tab(at, "Rankings").text_input)
+    at = open_tab(at, "Evaluate & optimise")
+    assert at.text_input(key="tune_eval_path").value == str(path)
+    assert any("category" in f.columns for f in frames(at))  # the results of the same set, still shown
+
+    at.radio(key="tune_eval_source").set_value("Upload a file").run()
+    at.file_uploader(key="tune_eval_upload").upload("mine.jsonl", path.read_bytes()).run()
+    assert any("6 queries" in c.value for c in at.caption), [c.value for c in at.caption]
+    at = open_tab(open_tab(at, "Profiles"), "Evaluate & optimise")
+    assert at.file_uploader(key="tune_eval_upload").value is None  # the uploader itself forgot it
+    assert any("Using **mine\\.jsonl**, uploaded earlier" in c.value for c in at.caption)
+    assert any("6 queries" in c.value for c in at.caption)
+    at.file_uploader(key="tune_eval_upload").upload("mine.jsonl", path.read_bytes()).run()
+    at.file_uploader(key="tune_eval_upload").clear().run()  # removed by the user: forgotten
+    assert not any("queries in categories" in c.value for c in at.caption)

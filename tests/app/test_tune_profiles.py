@@ -8,13 +8,13 @@ import pytest
 from core import usecases as uc
 from core.demo.tune import records
 from core.index.memory_index import MemoryIndex
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, open_tab
 
 
 @pytest.fixture
 def app(app_env, workbench, instance):
     MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
-    at = open_page("pages/tune.py", instance=instance)
+    at = open_page("pages/tune.py", instance=instance, tab="Profiles")
     assert not at.exception, at.exception
     return at
 
@@ -38,7 +38,8 @@ def test_activate_a_preset_then_undo_it(app, workbench, instance):
     assert "recall-recent is now active" in texts(at.success)
     assert "instead of **balanced\\-default**" in texts(at.caption)
     assert at.button(key="tune_prof_undo").help == "Makes balanced-default active again; undoing again steps further back."
-    assert any(m.value.startswith("**Active: recall-recent**") for m in at.markdown)  # the rankings follow
+    rankings = open_tab(at, "Rankings").markdown
+    assert any(m.value.startswith("**Active: recall-recent**") for m in rankings)  # the rankings follow
 
     at.button(key="tune_prof_undo").click().run()
     assert not at.exception and not at.error, (at.exception, texts(at.error))

@@ -9,7 +9,7 @@ from tests.app.conftest import open_page
 def test_the_trace_tab_shows_read_message_over_a_chain(app_env, workbench, instance):
     first = Remember(workbench).run(UiRememberParams(thought="My dog Rex likes the beach", chain_id="rex"),
                                     instance=instance)
-    at = open_page("pages/tune.py", instance=instance)
+    at = open_page("pages/tune.py", instance=instance, tab="Pipeline trace")
     assert not at.exception, at.exception
     assert at.selectbox(key="tune_read_message_chain").value.chain_id == "rex"
     [step] = [e for e in at.expander if "read_message_op" in e.label]
