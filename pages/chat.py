@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from core import usecases as uc
 from core.errors import OutcomeUnknown
 from dashboard.chat_view import render_conversation
-from dashboard.resources import current_instance, get_workbench
+from dashboard.resources import current_instance, get_workbench, summarise_in_background
 from dashboard.ui import attempt, humanize_age, plural, show_error, show_invalid
 
 PAGE_SIZE = 15
@@ -25,7 +25,12 @@ INPUT_LABELS = {"thought": "Message", "temporal": "Time hint", "tags": "Tags for
 st.title("Chat")
 wb = get_workbench()
 instance = current_instance()
-attempt("sweep abandoned answers", lambda: uc.sweep_instance(wb, uc.InstanceRequest(instance=instance)))
+# The sweep: answers left without a follow-up marked at once, the quiet chains summarised without the page
+# waiting (`summarise_in_background`).
+marked = attempt("sweep abandoned answers",
+                 lambda: uc.mark_abandoned(wb, uc.InstanceRequest(instance=instance)))
+if marked is not None:
+    summarise_in_background(wb, instance)
 
 # -- choose or start a chain ------------------------------------------------------------------
 page = st.session_state.setdefault("chat_page", 0)

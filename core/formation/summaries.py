@@ -26,7 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from core.conversation.feedback import ABANDON_AFTER_S, is_acknowledgement
-from core.conversation.keys import SUMMARIES_SWEPT, chains_key
+from core.conversation.keys import SUMMARIES_SWEPT, chain_tombstone, chains_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
@@ -153,15 +153,20 @@ def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Lite
         return False
     draft = (llm_summary(wb, thoughts) if wb.llm.configured else None) or extractive_summary(thoughts)
     mark_important(wb, users, draft.important_ids if draft else ())
-    if draft is None:
+    if draft is not None:
+        start, end = thoughts[0].timestamp, thoughts[-1].timestamp
+        wb.index.add([MemoryRecord(
+            instance=instance, id=sid, kind=SUMMARY_KIND, content=draft.text, created_at=end, chain_id=chain_id,
+            event_time=event_time_of(start), tags=sorted({tag for t in users for tag in t.tags}),
+            metadata={"chain_id": chain_id, "started_at": start.isoformat(), "ended_at": end.isoformat(),
+                      "turns": len(users), "method": draft.method, "reason": reason,
+                      "source_ids": draft.source_ids})])
+    # A deletion of the chain that began meanwhile (its tombstone is set first and outlives it) may have
+    # removed the chain's rows before these were written: they go too, so nothing of the chain is left.
+    if wb.thoughts.r.exists(chain_tombstone(instance, chain_id)):
+        wb.index.delete_chain(instance, chain_id)
         return False
-    start, end = thoughts[0].timestamp, thoughts[-1].timestamp
-    wb.index.add([MemoryRecord(
-        instance=instance, id=sid, kind=SUMMARY_KIND, content=draft.text, created_at=end, chain_id=chain_id,
-        event_time=event_time_of(start), tags=sorted({tag for t in users for tag in t.tags}),
-        metadata={"chain_id": chain_id, "started_at": start.isoformat(), "ended_at": end.isoformat(),
-                  "turns": len(users), "method": draft.method, "reason": reason, "source_ids": draft.source_ids})])
-    return True
+    return draft is not None
 
 
 def on_turn(wb: Workbench, user: Thought, *, ended: bool) -> None:

@@ -24,8 +24,9 @@ from core.usecases.bank import (BankAdd, BankQuery, BankRef, bank_add, bank_clea
                                 bank_query, bank_snapshot, bank_stats, default_bank)
 from core.usecases.base import InstanceRequest, Origin, Progress, Request
 from core.usecases.conversation import (Conversation, ConversationMessage, ConversationRef, SweepResult,
-                                        UiRememberParams, UiRememberResult, conversation, remember,
-                                        remember_stream, sweep, sweep_instance)
+                                        UiRememberParams, UiRememberResult, conversation, mark_abandoned,
+                                        remember, remember_stream, summarise_quiet_chains, sweep,
+                                        sweep_instance)
 from core.usecases.importing import (ImportFile, ImportResult, import_file, import_preview,
                                      keep_upload)
 from core.usecases.formation import (FactHistory, FactHistoryRequest, FormationResult, FormationRun,
@@ -112,11 +113,11 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "is_evaluation_instance",
            "keys_exist", "labelled_set", "latency_table", "limit_caption", "list_keys", "list_profiles", "list_texts", "locomo_sample_ids",
            "lowest_scored",
-           "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
+           "mark_abandoned", "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
            "questions",
            "rate_answer", "read_dataset", "read_message", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "superseded_memories", "sweep",
-           "sweep_instance",
+           "summarise_quiet_chains", "sweep_instance",
            "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback"]

@@ -4,9 +4,14 @@ setting is named by its label."""
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime, timedelta
+
 from core import usecases as uc
 from core.conversation.turn import Remember, UiRememberParams
+from core.formation.important import derived_id
 from tests.app.conftest import open_page
+from tests.support.clock import Clock
 
 
 def test_only_spaces_are_refused_before_the_turn(app_env, workbench, instance):
@@ -44,3 +49,23 @@ def test_a_refused_setting_is_named_by_its_label(app_env, workbench, instance):
     message = at.error[0].value
     assert message.startswith("**Could not answer this turn.** Earlier tool and its output:")
     assert "invalid input" not in message and "intermediate_steps" not in message
+
+
+def test_opening_the_page_marks_abandoned_answers_and_summarises_quiet_chains_behind_it(app_env, workbench,
+                                                                                       instance):
+    """The sweep: the abandoned answer is marked before the page shows it; the quiet chain's summary is
+    written by a thread of its own, which no run of the page waits for."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    Remember(workbench, clock=clock).run(UiRememberParams(thought="Our canoe is moored at the north jetty.",
+                                                          chain_id="canoe"), instance=instance)
+    at = open_page("pages/chat.py", instance=instance)
+    at.selectbox(key="chat_chain_select").select("canoe").run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert any("abandoned: no follow-up within 10 minutes" in c.value for c in at.caption)
+    summary_id = derived_id("summary", "canoe")
+    for _ in range(100):
+        if workbench.index.get(instance, [summary_id]):
+            break
+        time.sleep(0.1)
+    [summary] = workbench.index.get(instance, [summary_id])
+    assert "north jetty" in summary.content and summary.metadata["reason"] == "quiet"

@@ -3,10 +3,11 @@
 from datetime import UTC, datetime, timedelta
 
 from core import usecases as uc
-from core.admin.deletion import delete_memory
+from core.admin.deletion import delete_chain, delete_memory
 from core.conversation.thoughts import CATEGORY_USER, Thought
 from core.conversation.turn import Remember, UiRememberParams
 from core.formation.important import derived_id, mark_important
+from core.formation import summaries
 from core.formation.summaries import (
     centrality,
     extractive_summary,
@@ -72,6 +73,38 @@ def test_an_abandoned_chain_is_summarised_by_the_sweep_once(workbench, instance)
     assert summarise_quiet(workbench, instance, limit=50) == 0
     rows = search(workbench, instance, "garden tomatoes basil", ["session_summary"])
     assert [m.memory.id for m in rows] == [summary.id]
+
+
+def test_the_sweep_in_two_parts_marks_then_summarises(workbench, instance):
+    """The Chat page marks abandoned answers itself and leaves the summaries to a thread: the two parts
+    do what the whole sweep does."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    talk(workbench, instance, "bikes", ["My road bike has a carbon frame and 22 gears."], clock=clock)
+    req = uc.InstanceRequest(instance=instance)
+    assert uc.mark_abandoned(workbench, req) == 1 and summary_of(workbench, instance, "bikes") is None
+    assert uc.summarise_quiet_chains(workbench, req).summarised == 1
+    assert "carbon frame" in summary_of(workbench, instance, "bikes").content
+    assert (uc.mark_abandoned(workbench, req), uc.summarise_quiet_chains(workbench, req).summarised) == (0, 0)
+
+
+def test_a_chain_deleted_while_it_is_summarised_leaves_nothing(workbench, instance, monkeypatch):
+    """A deletion that runs between the summary's reading of the chain and its writes (the sweep runs in the
+    background): what the summary writes afterwards goes too."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    talk(workbench, instance, "pin", ["My bank card PIN hint is the year we met.", "I keep it in my wallet."],
+         clock=clock)
+    made = summaries.extractive_summary
+
+    def deleted_meanwhile(thoughts):
+        delete_chain(workbench, instance, "pin")
+        return made(thoughts)
+
+    monkeypatch.setattr(summaries, "extractive_summary", deleted_meanwhile)
+    assert uc.summarise_quiet_chains(workbench, uc.InstanceRequest(instance=instance)).summarised == 0
+    with workbench.pool().connection() as conn:
+        left = conn.execute("SELECT kind FROM memory WHERE instance = %s AND chain_id = %s",
+                            (instance, "pin")).fetchall()
+    assert left == []
 
 
 def test_a_chain_that_grew_is_summarised_again(workbench, instance):
