@@ -94,7 +94,8 @@ def _trace_step(i: int, t: uc.OpTrace) -> None:
         st.json(t.params, expanded=False)
 
 
-def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None) -> None:
+def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, instance: str,
+              shown: int) -> None:
     if comparison is not None:
         st.caption(f"{comparison.candidates} candidates from both legs in **{instance}**; the top {shown} of "
                    "each profile. Score parts lie in [0, 1]; *combined* is what the profile ranks by.")
@@ -139,7 +140,7 @@ with right:
             instance=instance, query=query, profile=candidate, params=params)))
     if tab_rank.open:
         with tab_rank:
-            _rankings(comparison, result)
+            _rankings(comparison, result, instance, shown)
     if tab_trace.open:
         with tab_trace:
             if result is not None:

@@ -51,7 +51,8 @@ class SweepResult(BaseModel):
 def sweep_instance(wb: Workbench, req: InstanceRequest) -> SweepResult:
     """Mark the instance's answers with no follow-up for 600 s as abandoned (`mark_abandoned`), and
     summarise the chains that went quiet (`summarise_quiet_chains`)."""
-    return summarise_quiet_chains(wb, req, abandoned_marked=mark_abandoned(wb, req))
+    marked = mark_abandoned(wb, req)
+    return summarise_quiet_chains(wb, req).model_copy(update={"abandoned_marked": marked})
 
 
 def mark_abandoned(wb: Workbench, req: InstanceRequest) -> int:
@@ -60,18 +61,18 @@ def mark_abandoned(wb: Workbench, req: InstanceRequest) -> int:
     return wb.thoughts.sweep_abandoned(req.instance_in(wb))
 
 
-def summarise_quiet_chains(wb: Workbench, req: InstanceRequest, *, abandoned_marked: int = 0) -> SweepResult:
+def summarise_quiet_chains(wb: Workbench, req: InstanceRequest) -> SweepResult:
     """The sweep's second part: the chains that went quiet summarised, a few at a time (left to a later
-    sweep while Postgres is down). Each summary is an embedding and a write: the Chat page runs this part
-    in the background (`dashboard.resources.summarise_in_background`)."""
+    sweep while Postgres is down). Each summary is an embedding and a write, so the Chat page runs this
+    part in the background."""
     instance = req.instance_in(wb)
     try:
         summarised = summarise_quiet(wb, instance)
     except (psycopg.Error, ServiceUnavailable, ProviderError) as e:  # ProviderError: the embedder's
         reason = e if isinstance(e, ProviderError) else outage(e, "Postgres")
-        return SweepResult(instance=instance, abandoned_marked=abandoned_marked,
+        return SweepResult(instance=instance, abandoned_marked=0,
                            note=f"session summaries deferred to a later sweep: {reason}")
-    return SweepResult(instance=instance, abandoned_marked=abandoned_marked, summarised=summarised)
+    return SweepResult(instance=instance, abandoned_marked=0, summarised=summarised)
 
 
 def sweep(wb: Workbench) -> Upkeep:
