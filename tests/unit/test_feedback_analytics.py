@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from datetime import UTC, datetime, timedelta
 
 import pandas as pd
@@ -13,6 +14,7 @@ from scipy import stats
 from core.analytics import (FeedbackFilter, apply_filter, build_frame, latency_table, lowest_scored,
                             previous_window, summarize, summarize_by)
 from core.analytics.export import read_csv, to_csv
+from core.analytics.load import FRAME_COLUMNS, IMPORTED, in_window
 from core.demo import feedback as demo
 from core.conversation.feedback import is_acknowledgement, is_correction
 
@@ -198,3 +200,32 @@ def test_demo_texts_read_as_the_reaction_they_simulate():
             assert is_correction(text), text
     for ack in demo.ACKS:
         assert is_acknowledgement(ack) and not is_correction(ack), ack
+
+
+def test_a_period_is_the_rows_answered_in_it():
+    """`in_window` takes the period as one slice of the rows (oldest first, as `read_answers` gives them),
+    or row by row when a time is missing: the rows answered in [since, until] either way, ends included,
+    the imported ones only when asked for."""
+    rng = random.Random(7)
+    rows = build_frame([rec(i, DAY1 + timedelta(minutes=30 * rng.randrange(100))) for i in range(300)])
+    rows[IMPORTED] = [rng.random() < 0.2 for _ in range(len(rows))]
+    times = list(rows["answered_at"])
+
+    def expected(frame, since, until, include_imported):
+        at = frame["answered_at"]
+        keep = at.notna() if since is not None or until is not None else pd.Series(True, index=frame.index)
+        keep &= (at >= since) if since is not None else True
+        keep &= (at <= until) if until is not None else True
+        keep &= True if include_imported else ~frame[IMPORTED]
+        return list(frame.loc[keep, "answer_id"])
+
+    with_gap = rows.copy()
+    with_gap.loc[150, "answered_at"] = pd.NaT  # no longer in order: tested row by row
+    assert not with_gap["answered_at"].is_monotonic_increasing
+    for frame in (rows, with_gap):
+        for since, until in ((None, None), (times[40], None), (None, times[200]), (times[40], times[200]),
+                             (times[10], times[10]), (DAY2 + timedelta(days=9), None)):
+            for include_imported in (True, False):
+                got = in_window(frame, since, until, include_imported)
+                assert list(got["answer_id"]) == expected(frame, since, until, include_imported)
+                assert list(got.columns) == FRAME_COLUMNS and list(got.index) == list(range(len(got)))
