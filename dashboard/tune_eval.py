@@ -64,10 +64,10 @@ def _choose_dataset(instance: str) -> uc.EvalDataset | None:
         up = st.file_uploader('LoCoMo JSON, or JSONL with {"query", "relevant": [ids], "category"?} '
                               "per line",
                               type=["json", "jsonl"], key=K + "upload", on_change=_keep_upload)
-        if up is None and UPLOADED not in st.session_state:
+        if (kept := st.session_state.get(UPLOADED)) is None:
             return None
-        name, raw = (up.name, up.getvalue()) if up is not None else st.session_state[UPLOADED]
-        if up is None:
+        name, raw = kept
+        if up is None:  # the uploader forgot it while its tab was hidden
             st.caption(f"Using **{as_plain_line(name)}**, uploaded earlier; upload another file to replace it.")
         st.caption(f"A JSONL set is evaluated against the instance **{instance}** (sidebar).")
         return attempt("read the uploaded file",
