@@ -61,6 +61,17 @@ CREATE TABLE IF NOT EXISTS memory_partition (
 """ + TEXT_INDEX_DDL
 
 
+UPSERT = """INSERT INTO memory (instance, id, kind, chain_id, content, created_at, ev_year, ev_month, ev_day,
+                                ev_hour, ev_weekday, tags, metadata, embedding, embedding_model, context)
+   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+   ON CONFLICT (instance, id) DO UPDATE SET kind = EXCLUDED.kind, chain_id = EXCLUDED.chain_id,
+       content = EXCLUDED.content, created_at = EXCLUDED.created_at,
+       ev_year = EXCLUDED.ev_year, ev_month = EXCLUDED.ev_month, ev_day = EXCLUDED.ev_day,
+       ev_hour = EXCLUDED.ev_hour, ev_weekday = EXCLUDED.ev_weekday, tags = EXCLUDED.tags,
+       metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding,
+       embedding_model = EXCLUDED.embedding_model, context = EXCLUDED.context"""
+
+
 class MemoryIndex:
     """Writes and reads rows of the memory index. Searching lives in `core.retrieval.hybrid`."""
 
@@ -126,19 +137,15 @@ class MemoryIndex:
             (r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at, *r.event_time.as_tuple(),
              list(r.tags), Jsonb(indexed_metadata(r)), vec, self.embedder.name, Jsonb(r.context.model_dump()))
             for r, vec in zip(records, embeddings, strict=True)), key=lambda row: (row[0], row[1]))
-        with self.pool.connection() as conn, conn.cursor() as cur, conn.transaction():
-            cur.executemany(
-                """INSERT INTO memory (instance, id, kind, chain_id, content, created_at, ev_year, ev_month,
-                       ev_day, ev_hour, ev_weekday, tags, metadata, embedding, embedding_model, context)
-                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-                   ON CONFLICT (instance, id) DO UPDATE SET kind = EXCLUDED.kind, chain_id = EXCLUDED.chain_id,
-                       content = EXCLUDED.content, created_at = EXCLUDED.created_at,
-                       ev_year = EXCLUDED.ev_year, ev_month = EXCLUDED.ev_month, ev_day = EXCLUDED.ev_day,
-                       ev_hour = EXCLUDED.ev_hour, ev_weekday = EXCLUDED.ev_weekday, tags = EXCLUDED.tags,
-                       metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding,
-                       embedding_model = EXCLUDED.embedding_model, context = EXCLUDED.context""",
-                rows,
-            )
+        with self.pool.connection() as conn:
+            if len(rows) == 1:
+                # One statement on the pool's autocommit connection: the server commits as it ends. In an
+                # explicit transaction the text counters' row locks (`memory_text_apply`) stayed held
+                # over two more round trips, and concurrent writers of the instance queued on them.
+                conn.execute(UPSERT, rows[0])
+            else:
+                with conn.cursor() as cur, conn.transaction():
+                    cur.executemany(UPSERT, rows)
         return len(rows)
 
     def bulk_load(self, records: Iterable[MemoryRecord], *, batch_size: int = 2000,

@@ -145,8 +145,12 @@ CREATE TABLE IF NOT EXISTS memory_lexeme (
     len      double precision NOT NULL DEFAULT 0,
     PRIMARY KEY (instance, lexeme)
 );
+-- PL/pgSQL rather than SQL: it keeps its statements' plans for the session, where an SQL function's are
+-- made again at every call. Planning the statement below took about 1 ms, more than running it for
+-- one memory (0.7 ms), and a live add fires this once (benchmarks/README.md, "Live adds").
 CREATE OR REPLACE FUNCTION memory_text_apply(insts text[], ids text[], docs tsvector[], signs int[])
-RETURNS void LANGUAGE sql AS $$
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
   WITH x AS (
     SELECT * FROM unnest(insts, ids, docs, signs) AS x(instance, id, tsv, sign)
   ), t AS MATERIALIZED (
@@ -179,13 +183,16 @@ RETURNS void LANGUAGE sql AS $$
     SET df = memory_lexeme.df + EXCLUDED.df, len = memory_lexeme.len + EXCLUDED.len;
   -- A word no memory holds any more leaves the counters too, so deleted text leaves no lexeme behind
   -- (the instance's totals, under '', stay). The upsert above holds these rows' locks: a concurrent
-  -- writer of the same word waits, then inserts it afresh.
-  DELETE FROM memory_lexeme l
-  USING (SELECT DISTINCT x.instance, w.lexeme
-         FROM unnest(insts, docs, signs) AS x(instance, tsv, sign), memory_terms_of(x.tsv) w
-         WHERE x.sign < 0) gone
-  WHERE l.instance = gone.instance AND l.lexeme = gone.lexeme AND l.lexeme <> '' AND l.df <= 0
-$$;
+  -- writer of the same word waits, then inserts it afresh. Only when text went: the planner read every
+  -- counter of every instance to find none at zero.
+  IF -1 = ANY(signs) THEN
+    DELETE FROM memory_lexeme l
+    USING (SELECT DISTINCT x.instance, w.lexeme
+           FROM unnest(insts, docs, signs) AS x(instance, tsv, sign), memory_terms_of(x.tsv) w
+           WHERE x.sign < 0) gone
+    WHERE l.instance = gone.instance AND l.lexeme = gone.lexeme AND l.lexeme <> '' AND l.df <= 0;
+  END IF;
+END $$;
 -- Databases from before that rule drop the words they kept at zero.
 DELETE FROM memory_lexeme WHERE df <= 0 AND lexeme <> '';
 CREATE OR REPLACE FUNCTION memory_text_changed() RETURNS trigger LANGUAGE plpgsql AS $$

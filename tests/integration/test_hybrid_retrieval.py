@@ -1,5 +1,6 @@
 """Hybrid retrieval on real Postgres with the keyword embedder: exact order and scores."""
 
+import threading
 from datetime import UTC, datetime, timedelta
 from math import exp, log, sqrt
 
@@ -185,6 +186,16 @@ def test_near_duplicates_give_way_to_the_memory_that_answers(workbench, instance
     assert "fact" in top()
 
 
+def text_index(wb, instance):
+    """The instance's postings and word counters, as the triggers keep them."""
+    with wb.pool().connection() as conn:
+        postings = conn.execute("SELECT lexeme, id, tf, round(dl::numeric, 4), round(impact::numeric, 4) "
+                                "FROM memory_term WHERE instance = %s ORDER BY 1, 2", (instance,)).fetchall()
+        counts = conn.execute("SELECT lexeme, df, round(len::numeric, 3) FROM memory_lexeme "
+                              "WHERE instance = %s AND df <> 0 ORDER BY 1", (instance,)).fetchall()
+    return postings, counts
+
+
 def test_the_text_index_follows_deletes_and_edits_exactly(keyword_workbench, instance):
     """Postings and counters kept by the triggers equal a rebuild from scratch after a bulk load (its
     postings made batch by batch, here six batches), single adds, an edit and deletes; no deleted memory
@@ -205,21 +216,44 @@ def test_the_text_index_follows_deletes_and_edits_exactly(keyword_workbench, ins
     wb.index.delete(instance, ["m0", "m7", "m41"])
     wb.index.delete_chain(instance, "c1")
 
-    def state():
-        with wb.pool().connection() as conn:
-            postings = conn.execute("SELECT lexeme, id, tf, round(dl::numeric, 4), round(impact::numeric, 4) "
-                                    "FROM memory_term WHERE instance = %s ORDER BY 1, 2", (instance,)).fetchall()
-            counts = conn.execute("SELECT lexeme, df, round(len::numeric, 3) FROM memory_lexeme "
-                                  "WHERE instance = %s AND df <> 0 ORDER BY 1", (instance,)).fetchall()
-        return postings, counts
-
-    kept, counts = state()
+    kept, counts = text_index(wb, instance)
     with wb.pool().connection() as conn:
         conn.execute("SELECT memory_text_rebuild(%s)", (instance,))
-    assert (kept, counts) == state()
+    assert (kept, counts) == text_index(wb, instance)
     ids = {i for _, i, *_ in kept}
     assert not ids & {"m0", "m7", "m41", "m1", "m4"} and {"m2", "m3", "m47"} <= ids
     assert ("edit", "m3") in {(lexeme, i) for lexeme, i, *_ in kept}
+
+
+def test_concurrent_single_adds_and_deletes_keep_the_counters_exact(keyword_workbench, instance):
+    """Four writers adding one memory a statement (each its own commit, as live adds are) while a fifth
+    deletes: every writer updates the same words' counters, in one order, so none deadlocks and the
+    counters equal a rebuild's."""
+    wb = keyword_workbench
+    words = ["paris", "museum", "dog", "france", "budget", "walk", "lake"]
+    wb.index.add([MemoryRecord(instance=instance, id=f"old{i}", kind="turn", content=" ".join(words[i % 7:]),
+                               created_at=NOW) for i in range(20)])
+
+    def add(k: int) -> None:
+        for i in range(25):
+            wb.index.add([MemoryRecord(instance=instance, id=f"w{k}-{i}", kind="turn", created_at=NOW,
+                                       content=" ".join(words[(i + k) % 7:] + words[:(i * k) % 4]))])
+
+    def delete() -> None:
+        for i in range(20):
+            wb.index.delete(instance, [f"old{i}"])
+
+    threads = [threading.Thread(target=add, args=(k,)) for k in range(4)] + [threading.Thread(target=delete)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wb.index.count(instance) == 100
+    kept = text_index(wb, instance)
+    with wb.pool().connection() as conn:
+        conn.execute("SELECT memory_text_rebuild(%s)", (instance,))
+    assert kept == text_index(wb, instance)
+    assert not any(i.startswith("old") for _, i, *_ in kept[0])
 
 
 def test_the_memories_of_the_speaker_the_query_names_come_first(keyword_workbench, instance):
