@@ -10,13 +10,13 @@ Ingest, each part alone and timed on its own:
 - `embed`: the memories' embedding texts, in this process (`Embedder.embed_batch`, batches of 2,000);
 - `copy`: binary COPY of the rows into a table without indexes (its text vector, a generated column,
   is computed by Postgres as the rows arrive);
-- `hnsw`: one HNSW index build over those rows, with the bulk load's settings (512 MB, one parallel
-  worker beside the leader);
+- `hnsw`: one HNSW index build over those rows, of the product's shape (`HNSW_WITH`), with the bulk
+  load's settings (512 MB, one parallel worker beside the leader);
 - `postings`: the text postings of every row, then their index.
 Query, each part alone, median over the questions:
 - `round_trip`: `SELECT 1` on a pooled connection (the protocol's floor);
 - `embed`: the question's embedding;
-- `hnsw_scan`: the 20 nearest by the HNSW index (ef_search 40), nothing else;
+- `hnsw_scan`: the 20 nearest by the HNSW index (the search's beam, `HNSW_BEAM_MIN`), nothing else;
 - `posting_lists`: reading the question's words' first 100 postings each, nothing else.
 """
 
@@ -34,6 +34,8 @@ from benchmarks.common import RESULTS, bench_workbench, machine, write_json
 from core.index.bulk_load import BUILD_MEMORY, copy_rows
 from core.index.names import partition_name, postings_name
 from core.index.records import embedding_text
+from core.index.vectors import HNSW_WITH
+from core.retrieval.hybrid import HNSW_BEAM_MIN
 from core.services.bounded import without_time_limit
 
 TABLE, POSTINGS = "floor_rows", "floor_postings"
@@ -66,8 +68,8 @@ def ingest(wb, n: int) -> dict:
         conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
         conn.execute("SET max_parallel_maintenance_workers = 1")
         seconds["hnsw"] = _timed(lambda: conn.execute(sql.SQL(
-            "CREATE INDEX ON {} USING hnsw ((embedding::vector({})) vector_cosine_ops)").format(
-            sql.Identifier(TABLE), sql.Literal(embedder.dim))))
+            "CREATE INDEX ON {} USING hnsw ((embedding::vector({})) vector_cosine_ops) {}").format(
+            sql.Identifier(TABLE), sql.Literal(embedder.dim), HNSW_WITH)))
 
         def postings() -> None:
             conn.execute(sql.SQL("CREATE TABLE {} AS SELECT m.instance, w.lexeme, m.id, w.tf, w.dl, "
@@ -99,7 +101,7 @@ def query(wb, instance: str, questions: list[str]) -> dict:
                             ORDER BY impact DESC LIMIT 100) p""").format(sql.Identifier(postings)).as_string(None)
     times: dict[str, list[float]] = {"round_trip": [], "embed": [], "hnsw_scan": [], "posting_lists": []}
     with pool.connection() as conn:
-        conn.execute("SET hnsw.ef_search = 40")
+        conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(HNSW_BEAM_MIN)))
         for i, q in enumerate(questions):
             t0 = time.perf_counter()
             conn.execute("SELECT 1", prepare=True).fetchall()
