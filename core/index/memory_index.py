@@ -10,6 +10,8 @@ never mix.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -19,7 +21,7 @@ from psycopg_pool import ConnectionPool
 
 from core.embeddings import Embedder
 from core.ids import validate_id
-from core.index.bulk_load import bulk_load
+from core.index.bulk_load import COLUMNS, bulk_load
 from core.index.names import partition_name
 from core.index.partitions import note_partition
 from core.index.records import ROW_COLUMNS, embedding_text, embedding_text_of, row_from_tuple
@@ -61,15 +63,18 @@ CREATE TABLE IF NOT EXISTS memory_partition (
 """ + TEXT_INDEX_DDL
 
 
-UPSERT = """INSERT INTO memory (instance, id, kind, chain_id, content, created_at, ev_year, ev_month, ev_day,
-                                ev_hour, ev_weekday, tags, metadata, embedding, embedding_model, context)
-   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-   ON CONFLICT (instance, id) DO UPDATE SET kind = EXCLUDED.kind, chain_id = EXCLUDED.chain_id,
-       content = EXCLUDED.content, created_at = EXCLUDED.created_at,
-       ev_year = EXCLUDED.ev_year, ev_month = EXCLUDED.ev_month, ev_day = EXCLUDED.ev_day,
-       ev_hour = EXCLUDED.ev_hour, ev_weekday = EXCLUDED.ev_weekday, tags = EXCLUDED.tags,
-       metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding,
-       embedding_model = EXCLUDED.embedding_model, context = EXCLUDED.context"""
+# Rows a statement writes at most (16 parameters each, well under the protocol's 65,535).
+ROWS_PER_STATEMENT = 500
+
+
+@lru_cache(maxsize=64)
+def upsert(rows: int) -> str:
+    """INSERT of `rows` rows replacing rows of the same (instance, id): one statement, so its text
+    trigger runs once for all of them."""
+    values = ", ".join(["(" + ", ".join(["%s"] * len(COLUMNS)) + ")"] * rows)
+    updated = ", ".join(f"{c} = EXCLUDED.{c}" for c in COLUMNS[2:])
+    return (f"INSERT INTO memory ({', '.join(COLUMNS)}) VALUES {values} "
+            f"ON CONFLICT (instance, id) DO UPDATE SET {updated}")
 
 
 class MemoryIndex:
@@ -137,15 +142,17 @@ class MemoryIndex:
             (r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at, *r.event_time.as_tuple(),
              list(r.tags), Jsonb(indexed_metadata(r)), vec, self.embedder.name, Jsonb(r.context.model_dump()))
             for r, vec in zip(records, embeddings, strict=True)), key=lambda row: (row[0], row[1]))
+        # The same memory twice: the last one stands (one statement cannot write a row twice).
+        rows = list({row[:2]: row for row in rows}.values())
+        chunks = [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
         with self.pool.connection() as conn:
-            if len(rows) == 1:
-                # One statement on the pool's autocommit connection: the server commits as it ends. In an
-                # explicit transaction the text counters' row locks (`memory_text_apply`) stayed held
-                # over two more round trips, and concurrent writers of the instance queued on them.
-                conn.execute(UPSERT, rows[0])
-            else:
-                with conn.cursor() as cur, conn.transaction():
-                    cur.executemany(UPSERT, rows)
+            # Up to ROWS_PER_STATEMENT rows are one statement on the pool's autocommit connection: the
+            # server commits as it ends. In an explicit transaction the text counters' row locks
+            # (`memory_text_apply`) stayed held over two more round trips, and concurrent writers of the
+            # instance queued on them; a statement a row also ran the trigger once a row.
+            with conn.transaction() if len(chunks) > 1 else nullcontext():
+                for chunk in chunks:
+                    conn.execute(upsert(len(chunk)), [v for row in chunk for v in row])
         return len(rows)
 
     def bulk_load(self, records: Iterable[MemoryRecord], *, batch_size: int = 2000,
