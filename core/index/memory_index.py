@@ -136,13 +136,13 @@ class MemoryIndex:
             self.ensure_partition(instance)
         if embeddings is None:
             embeddings = self.embedder.embed_batch([embedding_text(r) for r in records])
-        # Sorted by instance: each row is a statement whose trigger locks its instance's text counters,
-        # so two writers of several instances take those locks in one order (no deadlock).
+        # Sorted, so two writers of the same memories lock their rows in one order (no deadlock); the
+        # trigger sorts the text counters it locks itself.
         rows = sorted((
             (r.instance, r.id, r.kind, r.chain_id, r.content, r.created_at, *r.event_time.as_tuple(),
              list(r.tags), Jsonb(indexed_metadata(r)), vec, self.embedder.name, Jsonb(r.context.model_dump()))
             for r, vec in zip(records, embeddings, strict=True)), key=lambda row: (row[0], row[1]))
-        # The same memory twice: the last one stands (one statement cannot write a row twice).
+        # The same memory twice: the last one given stands (one statement cannot write a row twice).
         rows = list({row[:2]: row for row in rows}.values())
         chunks = [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
         with self.pool.connection() as conn:

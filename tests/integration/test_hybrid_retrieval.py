@@ -10,6 +10,7 @@ import pytest
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
+from core.index import memory_index
 from core.models import PRESET_PROFILES, EventTime, FusionProfile, MemoryContext, MemoryRecord
 from core.retrieval.hybrid import SearchRequest, fetch_pool, hybrid_search
 from tests.support.embedders import keyword_vector
@@ -254,6 +255,31 @@ def test_concurrent_single_adds_and_deletes_keep_the_counters_exact(keyword_work
         conn.execute("SELECT memory_text_rebuild(%s)", (instance,))
     assert kept == text_index(wb, instance)
     assert not any(i.startswith("old") for _, i, *_ in kept[0])
+
+
+def test_an_add_over_several_statements_keeps_the_last_copy_of_a_memory(keyword_workbench, instance,
+                                                                          monkeypatch):
+    """Rows beyond one statement's share go in one transaction (a failing statement leaves none of the
+    add written); a memory given twice in one add is written once, as its last copy; the counters equal
+    a rebuild's."""
+    monkeypatch.setattr(memory_index, "ROWS_PER_STATEMENT", 2)
+    wb = keyword_workbench
+    texts = ["paris museum", "dog walk", "lake", "france budget", "paris dog"]
+    records = [MemoryRecord(instance=instance, id=f"r{i}", kind="turn", content=t, created_at=NOW)
+               for i, t in enumerate(texts)]
+    vectors = list(wb.embedder.embed_batch(texts))
+    with pytest.raises(psycopg.Error):  # the last statement's vector has the wrong dimensions
+        wb.index.add(records, embeddings=[*vectors[:-1], np.ones(3, dtype=np.float32)])
+    assert wb.index.count(instance) == 0
+    written = wb.index.add([*records, records[0].model_copy(update={"content": "garden work"})])
+    assert written == 5
+    assert {r.id: r.content for r in wb.index.get(instance, [f"r{i}" for i in range(5)])} == {
+        "r0": "garden work", "r1": "dog walk", "r2": "lake", "r3": "france budget", "r4": "paris dog"}
+    kept = text_index(wb, instance)
+    with wb.pool().connection() as conn:
+        conn.execute("SELECT memory_text_rebuild(%s)", (instance,))
+    assert kept == text_index(wb, instance)
+    assert "museum" not in {lexeme for lexeme, *_ in kept[1]}
 
 
 def test_the_memories_of_the_speaker_the_query_names_come_first(keyword_workbench, instance):
