@@ -9,6 +9,7 @@ cosine similarity, text score and per-leg ranks. Ranking is then the pure maths 
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime
 from typing import Literal
@@ -23,10 +24,13 @@ from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
 from core.retrieval.fusion import Candidate
 from core.retrieval.hybrid_sql import candidate_statement, searched_instances
-from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
+from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, Leg, cut_legs, legs, rank_pool
 from core.retrieval.speakers import names_speaker, query_words, speaker_of
 
-POOL_MIN = 20
+POOL_MIN = 10
+# The most candidates a leg is fetched with to find `SearchRequest.pool` that the profile retrieves
+# (`fetch_pool`); the HNSW beam's ceiling too.
+POOL_MAX = 1000
 # The HNSW search beam (`hnsw.ef_search`) when the vector pool is smaller. With the graph's shape
 # (`core.index.vectors.HNSW_WITH`) a beam of 64 finds 97.1 % of the exact 20 nearest at 100,000 memories
 # and 96.3 % at 500,000, against 97.3 % and 96.5 % for pgvector's default graph and beam (16 / 64, beam
@@ -42,8 +46,8 @@ class SearchRequest(BaseModel):
     instance: Id
     top_k: int = Field(5, ge=1, le=1000)
     pool_size: int | None = Field(None, ge=1, le=2000,
-                                  description="candidates taken from each leg before fusion; by default "
-                                              "max(20, 2 * top_k), see `pool`")
+                                  description="candidates the profile retrieves taken from each leg before "
+                                              "fusion; by default max(10, 2 * top_k), see `pool`")
     search_type: Literal["hybrid", "vector", "text"] = Field(
         "hybrid", description="which legs run; one leg alone ranks by that leg only, without the speaker and "
                               "chain parts, to show what the leg finds by itself")
@@ -70,10 +74,12 @@ class SearchRequest(BaseModel):
 
     @property
     def pool(self) -> int:
-        """Candidates per leg. 20 are enough for a short answer list: on LoCoMo dev, R@5 / R@10 are the
-        same with 20 as with 50 (0.637 / 0.732 and 0.637 / 0.731); R@25 wants more (0.811 / 0.817),
-        hence 2 per result asked for. Each candidate costs a vector-graph step, a row read and its
-        share of fusion, so the default keeps them few."""
+        """Candidates per leg that the profile retrieves (`fetch_pool`): two per result asked for, at
+        least 10. On LoCoMo dev (top 25 ranked from each leg's first n; R@5 of a top-5 search is that
+        list's first 5), n = 8 / 10 / 20 / 50 gave R@5 0.708 / 0.711 / 0.713 / 0.710 and R@10 0.749 /
+        0.767 / 0.790 / 0.789: a result needs two candidates a leg, and more buy nothing. Each
+        candidate costs a row read, its vector's transfer and its share of fusion: at 100,000 memories
+        a top-5 search's p50 was 0.5–1.6 ms lower with 10 than with 20 (benchmarks/README.md)."""
         return self.pool_size or max(POOL_MIN, 2 * self.top_k)
 
     @field_validator("query", "kinds", "chain_id", "tags", "exclude_ids")
@@ -113,16 +119,50 @@ SEARCH_SETTINGS = ("SELECT set_config('hnsw.ef_search', %s, true), "
 
 
 def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> CandidatePool:
-    """The query's candidate pool: both legs' candidates before fusion in the database's order, their
+    """The query's candidate pool: each leg's candidates down to its `req.pool`-th that the profile
+    retrieves (`core.retrieval.ranking.retrievable`), before fusion in the database's order, with their
     stored vectors and the texts of each one's immediate conversation neighbours (for the near-duplicate
-    pass), from one statement (`core.retrieval.hybrid_sql`). `qvec` is the query's embedding when already
-    computed. Chat, the Tune comparison and the optimiser rank what this returns (`ranking.rank`)."""
+    pass). `qvec` is the query's embedding when already computed. Chat, the Tune comparison and the
+    optimiser rank what this returns (`ranking.rank`).
+
+    Formation hides questions, acknowledgements and the messages its observations replace, and in a chat
+    they are most of what lies near a new question: what the user asked before. Taken `req.pool` a leg
+    and dropped after fusion, they left a top-5 search in the demo's chat instance (78 % of its memories
+    hidden) with 1.7 memories on average, where there were 5 to give. So a leg that comes back full
+    with fewer than `req.pool` candidates the profile retrieves is fetched again, larger by the share it
+    lacked (`_grown`, up to POOL_MAX), and each leg is then cut after its `req.pool`-th
+    (`ranking.cut_legs`), so the pool holds as many a leg whether it took one statement (`_candidates`)
+    or more."""
     if qvec is None:
         qvec = embedder.embed(req.query)
     partitions = searched_partitions(pool, searched_instances(req.instance, req.include_shared))
     if not partitions:  # no memory in any searched instance yet
         return CandidatePool([])
-    stmt, params = candidate_statement(embedder, req, qvec, partitions)
+    sizes = (req.pool, req.pool)  # (vector leg, text leg)
+    while True:
+        found = _candidates(pool, embedder, req, qvec, partitions, sizes)
+        grown = tuple(_grown(leg, size, req.pool)
+                      for leg, size in zip(legs(found, req.profile), sizes, strict=True))
+        if grown == sizes:
+            return cut_legs(found, req.profile, req.pool)
+        sizes = grown
+
+
+def _grown(leg: Leg, size: int, want: int) -> int:
+    """A leg's next size: the same when it holds `want` candidates the profile retrieves, came back with
+    fewer than `size` (it has no more) or reached POOL_MAX; otherwise larger by the share it lacked, with
+    a quarter more, so one more statement is usually enough (the demo's chat: 2.0 statements a search)."""
+    if leg.found < size or leg.retrieved >= want or size >= POOL_MAX:
+        return size
+    share = max(1, leg.retrieved) / leg.found
+    return min(POOL_MAX, max(2 * size, math.ceil(1.25 * want / share)))
+
+
+def _candidates(pool, embedder: Embedder, req: SearchRequest, qvec, partitions: dict[str, str],
+                sizes: tuple[int, int]) -> CandidatePool:
+    """The first `sizes` candidates of (the vector leg, the text leg), from one statement
+    (`core.retrieval.hybrid_sql`)."""
+    stmt, params = candidate_statement(embedder, req, qvec, partitions, sizes)
     with pool.connection() as conn:
         # The statement is prepared and runs its generic plan: a custom plan costs ~1 ms of planning per
         # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). The HNSW beam is the vector
@@ -131,7 +171,7 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
         # statements a search. Binary results, so stored vectors parse as arrays at no cost (text
         # parsing took ~1 ms).
         with conn.pipeline():
-            conn.execute(SEARCH_SETTINGS, (str(min(1000, max(HNSW_BEAM_MIN, params["vpool"]))),))
+            conn.execute(SEARCH_SETTINGS, (str(min(POOL_MAX, max(HNSW_BEAM_MIN, params["vpool"]))),))
             cur = conn.execute(stmt, params, binary=True, prepare=True)
         rows = cur.fetchall()
     n = len(ROW_COLUMNS.split(","))

@@ -79,12 +79,14 @@ FILTERS = (("kinds", "kinds", sql.SQL("m.kind = ANY(%(kinds)s)")),
            ("exclude", "exclude_ids", sql.SQL("m.id <> ALL(%(exclude)s)")))
 
 
-def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str]) -> tuple[bytes, dict]:
-    """Both legs' candidates with their fusion inputs, stored vectors and immediate neighbours, from
-    `partitions` ({instance: partition table} of the searched instances that have memories)."""
+def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str],
+                        sizes: tuple[int, int]) -> tuple[bytes, dict]:
+    """The first `sizes` candidates of (the vector leg, the text leg) with their fusion inputs, stored
+    vectors and immediate neighbours, from `partitions` ({instance: partition table} of the searched
+    instances that have memories)."""
     params: dict = {"instances": list(partitions), "q": qvec, "text": req.query,
-                    "vpool": req.pool if req.search_type != "text" else 0,
-                    "tpool": req.pool if req.search_type != "vector" else 0}
+                    "vpool": sizes[0] if req.search_type != "text" else 0,
+                    "tpool": sizes[1] if req.search_type != "vector" else 0}
     used = []
     for name, field, _ in FILTERS:
         if value := getattr(req, field):

@@ -321,3 +321,32 @@ def test_a_search_leaves_the_connection_settings_as_they_were(keyword_workbench,
                        np.ones(wb.embedder.dim + 1, dtype=np.float32))
         with one.connection() as conn:
             assert conn.execute(show).fetchone() == before
+
+
+def test_questions_asked_before_do_not_crowd_out_what_is_retrieved(keyword_workbench, instance):
+    """Formation hides the questions a user asked (`retrieve_kinds`), and they are what lies nearest a new
+    question. The pool takes each leg down to its `pool`-th memory the profile retrieves, so a top-3 search
+    gives the three statements a pool of 500 ranks first, though each leg's 6 nearest are questions."""
+    def rec(id_, content, **kw):
+        return MemoryRecord(instance=instance, id=id_, kind="user", content=content, created_at=NOW, **kw)
+
+    asked = [rec(f"q{i:02}", f"food in paris? {i}", metadata={"message_kind": "question"}) for i in range(40)]
+    said = [rec("s1", "we ate sushi food at the museum cafe in paris"),
+            rec("s2", "the food budget for the paris travel was small"),
+            rec("s3", "my dog likes the food they sell in paris"),
+            rec("s4", "paris music festival"), rec("s5", "redis and postgres hold the memory")]
+    keyword_workbench.index.add(asked + said)
+    wb, query = keyword_workbench, "food in paris"
+    as_stored = PRESET_PROFILES["balanced-default"].model_copy(update={"retrieve_kinds": None})
+    nearest = fetch_pool(wb.pool(), wb.embedder,
+                         SearchRequest(query=query, instance=instance, top_k=3, profile=as_stored))
+    assert all(c.memory.id.startswith("q") for c in nearest.candidates)  # each leg's 6 nearest: questions
+    found = search(wb, instance, query, top_k=3)
+    wide = search(wb, instance, query, top_k=3, pool_size=500)
+    assert [r.memory.id for r in found.results] == [r.memory.id for r in wide.results]
+    assert {r.memory.id for r in found.results} == {"s1", "s2", "s3"}
+    # Each leg down to its 6th memory the profile retrieves, or all there are: here the five statements
+    # (the vector leg reaches all 45 memories), with the questions ranked among them.
+    pool = fetch_pool(wb.pool(), wb.embedder, SearchRequest(query=query, instance=instance, top_k=3))
+    assert {c.memory.id for c in pool.candidates if not c.memory.id.startswith("q")} == {"s1", "s2", "s3", "s4",
+                                                                                         "s5"}

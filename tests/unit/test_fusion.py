@@ -89,8 +89,42 @@ def test_candidate_pools_grow_with_the_answer_list():
     def pool(**kw):
         return SearchRequest(query="q", instance="i", **kw).pool
 
-    assert pool() == pool(top_k=5) == POOL_MIN == 20  # each leg's candidates for a short answer
+    assert pool() == pool(top_k=5) == POOL_MIN == 10  # each leg's candidates for a short answer
     assert pool(top_k=25) == 50  # two per result asked for
     assert pool(top_k=5, pool_size=7) == 7  # an explicit pool is kept
     with pytest.raises(ValidationError):
         pool(pool_size=0)
+
+
+def hidden(id_):
+    """A question formation marked: the default profiles do not retrieve it."""
+    return MemoryRow(instance="i", id=id_, kind="user", content=id_, created_at=NOW,
+                     metadata={"message_kind": "question"})
+
+
+def test_each_leg_is_cut_after_its_kth_memory_the_profile_retrieves():
+    from core.retrieval.ranking import CandidatePool, Leg, cut_legs, legs
+
+    profile = PRESET_PROFILES["balanced-default"]
+    pool = CandidatePool([
+        Candidate(hidden("q1"), cosine=0.9, text_raw=5.0, vector_rank=1, text_rank=1),
+        Candidate(row("a", 0), cosine=0.8, text_raw=0.0, vector_rank=2, text_rank=None),
+        Candidate(hidden("q2"), cosine=0.7, text_raw=4.0, vector_rank=3, text_rank=2),
+        Candidate(row("b", 0), cosine=0.6, text_raw=3.0, vector_rank=4, text_rank=3),
+        Candidate(row("c", 0), cosine=0.5, text_raw=2.0, vector_rank=5, text_rank=4),
+        Candidate(row("d", 0), cosine=0.1, text_raw=1.0, vector_rank=None, text_rank=5),
+    ])
+    assert legs(pool, profile) == (Leg(found=5, retrieved=3), Leg(found=5, retrieved=3))
+    cut = {c.memory.id: c for c in cut_legs(pool, profile, 2).candidates}
+    # The vector leg ends at "b" (its 2nd retrieved), the text leg at "c": "d" is past both and leaves; "c"
+    # keeps its text part only, "b" both; the hidden ones within the cuts stay for ranking to leave out.
+    assert list(cut) == ["q1", "a", "q2", "b", "c"]
+    assert (cut["c"].vector_rank, cut["c"].text_rank, cut["c"].text_raw) == (None, 4, 2.0)
+    assert (cut["b"].vector_rank, cut["b"].text_rank) == (4, 3)
+    # A leg holding fewer than k keeps all of it; a pool needing no cut comes back as it is.
+    assert cut_legs(pool, profile, 4) is pool
+    as_stored = profile.model_copy(update={"retrieve_kinds": None})
+    after_a = cut_legs(pool, as_stored, 2).candidates
+    assert [(c.memory.id, c.vector_rank, c.text_rank) for c in after_a] == [
+        ("q1", 1, 1), ("a", 2, None), ("q2", None, 2)]
+    assert after_a[2].text_raw == 4.0
