@@ -247,7 +247,7 @@ def ratio_floor(q: dict | None, peer_p50: float | None) -> str:
     if not q or peer_p50 is None:
         return ""
     return (f"our floor, those parts alone: {sum(q.values()):.2f} ms, against mem0's {peer_p50:.2f} ms; the "
-            "rest is the statement's other parts and ~35 candidates read and ranked in Python")
+            "rest is the statement's other parts and the candidates read and ranked in Python")
 
 
 def live_floor(results: dict[str, dict]) -> str:
