@@ -78,7 +78,8 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
 def op_controls() -> tuple[uc.ScopeParams, int]:
     """Candidate pool, thresholds and the MemoryScope ops' parameters. Returns (params, rows shown)."""
     pool = st.slider("Candidate pool per leg", 5, 500, 50, step=5, key=K + "pool",
-                     help="How many candidates the vector leg and the text leg each contribute.")
+                     help="How many memories the profile retrieves the vector leg and the text leg each "
+                          "contribute; the ones it hides (questions asked before, say) are not counted.")
     sim = st.slider("Similarity threshold (min. cosine of the query itself)", 0.0, 1.0, 0.0, step=0.05,
                     key=K + "sim", help="Compared with the query's own cosine, not the expanded one "
                                         "the semantic part uses.")
