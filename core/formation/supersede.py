@@ -93,6 +93,20 @@ def choose(index: MemoryIndex, c: Correction) -> tuple[MemoryRow, float] | None:
     return (best, best_score) if best is not None else None
 
 
+# How the rules' fact of a correction names what it corrects, after its own words.
+CORRECTING = " (correcting: "
+
+
+def own_words(m: MemoryRow) -> str:
+    """A fact without the note of what it corrected, when it is a correction the rules formed: a correction
+    of a correction then names what it corrects once, where each one used to nest the whole history in its
+    text ("… (correcting: … (correcting: …))"); `fact_history` shows the history."""
+    if not m.metadata.get("supersedes") or m.metadata.get("formed_by") == "llm":
+        return m.content
+    note = m.content.find(CORRECTING)
+    return m.content[:note] if note >= 0 else m.content
+
+
 def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[str, str]]:
     """Mark what each correction corrects (oldest correction first); returns (superseded, by) id pairs.
     The correction's observation records what it superseded, and is found by its words too (its context
@@ -105,10 +119,11 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
         target, _ = chosen
         o = c.observation
         mark = {"superseded_at": o.created_at.isoformat(), "superseded_by": o.id}
-        before = [target.content, *o.context.before][:3]
+        before = [own_words(target), *o.context.before][:3]
         # The rules' fact is the correction's own words ("It was Lyon."): it says what it corrects, so it
         # reads whole on its own. The LLM's fact already does.
-        content = o.content if o.metadata.get("formed_by") == "llm" else f"{o.content} (correcting: {target.content})"
+        content = (o.content if o.metadata.get("formed_by") == "llm"
+                   else f"{o.content}{CORRECTING}{own_words(target)})")
         with index.pool.connection() as conn, conn.transaction():
             conn.execute("UPDATE memory SET metadata = metadata || %s WHERE instance = %s AND id = %s",
                          (Jsonb(mark), o.instance, target.id))

@@ -87,6 +87,22 @@ def test_a_correction_supersedes_the_fact_it_corrects(workbench, instance):
     assert history.facts[0].superseded_at == corrected_time(workbench, instance, corrected.thought1_id)
 
 
+def test_a_correction_of_a_correction_says_what_it_corrects_once(workbench, instance):
+    """The fact a correction corrects is quoted by its own words: a correction of a correction does not
+    carry the whole history in its text (`fact_history` shows that), which grew with each correction."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    turn(workbench, instance, "work", "My dentist appointment is on Thursday at 3pm.", clock)
+    first = turn(workbench, instance, "work", "Sorry, the dentist is at 4pm, not 3pm.", clock)
+    second = turn(workbench, instance, "work", "Sorry, the dentist is at 5pm, not 4pm.", clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    middle = found[found[first.thought1_id]["metadata"]["observations"][0]]
+    last = found[found[second.thought1_id]["metadata"]["observations"][0]]
+    assert last["metadata"]["supersedes"] == middle["id"]
+    assert last["content"] == "The dentist is at 5pm, not 4pm. (correcting: The dentist is at 4pm, not 3pm.)"
+    history = uc.fact_history(workbench, uc.FactHistoryRequest(instance=instance, memory_id=last["id"]))
+    assert len(history.facts) == 3 and history.facts[-1].id == last["id"]
+
+
 def corrected_time(wb, instance, thought_id):
     return wb.index.get(instance, [thought_id])[0].created_at
 
