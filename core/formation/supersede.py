@@ -119,11 +119,14 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
         target, _ = chosen
         o = c.observation
         mark = {"superseded_at": o.created_at.isoformat(), "superseded_by": o.id}
-        before = [own_words(target), *o.context.before][:3]
+        corrected = own_words(target)
+        before = [corrected, *o.context.before][:3]
         # The rules' fact is the correction's own words ("It was Lyon."): it says what it corrects, so it
         # reads whole on its own. The LLM's fact already does.
-        content = (o.content if o.metadata.get("formed_by") == "llm"
-                   else f"{o.content}{CORRECTING}{own_words(target)})")
+        # The same correction said again replaces the one before, with nothing to name.
+        same = corrected.casefold().split() == o.content.casefold().split()
+        content = (o.content if o.metadata.get("formed_by") == "llm" or same
+                   else f"{o.content}{CORRECTING}{corrected})")
         with index.pool.connection() as conn, conn.transaction():
             conn.execute("UPDATE memory SET metadata = metadata || %s WHERE instance = %s AND id = %s",
                          (Jsonb(mark), o.instance, target.id))

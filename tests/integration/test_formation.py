@@ -101,6 +101,11 @@ def test_a_correction_of_a_correction_says_what_it_corrects_once(workbench, inst
     assert last["content"] == "The dentist is at 5pm, not 4pm. (correcting: The dentist is at 4pm, not 3pm.)"
     history = uc.fact_history(workbench, uc.FactHistoryRequest(instance=instance, memory_id=last["id"]))
     assert len(history.facts) == 3 and history.facts[-1].id == last["id"]
+    # The same correction said again replaces the last one, with nothing new to name.
+    again = turn(workbench, instance, "work", "Sorry, the dentist is at 5pm, not 4pm.", clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    repeat = found[found[again.thought1_id]["metadata"]["observations"][0]]
+    assert (repeat["metadata"]["supersedes"], repeat["content"]) == (last["id"], "The dentist is at 5pm, not 4pm.")
 
 
 def corrected_time(wb, instance, thought_id):
