@@ -141,10 +141,10 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
     sizes = (req.pool, req.pool)  # (vector leg, text leg)
     while True:
         found = _candidates(pool, embedder, req, qvec, partitions, sizes)
-        grown = tuple(_grown(leg, size, req.pool)
-                      for leg, size in zip(legs(found, req.profile), sizes, strict=True))
+        vector, text = legs(found, req.profile, req.pool)
+        grown = (_grown(vector, sizes[0], req.pool), _grown(text, sizes[1], req.pool))
         if grown == sizes:
-            return cut_legs(found, req.profile, req.pool)
+            return cut_legs(found, vector, text)
         sizes = grown
 
 

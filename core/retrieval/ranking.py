@@ -291,40 +291,37 @@ def retrievable_pool(pool: CandidatePool, profile: FusionProfile) -> CandidatePo
 
 @dataclass(frozen=True)
 class Leg:
-    """How one leg's candidates came back: how many it found and how many of them the profile retrieves."""
+    """How one leg's candidates came back, against the `keep` the pool wants of those the profile retrieves."""
 
-    found: int
-    retrieved: int
+    found: int      # candidates the leg ranked
+    retrieved: int  # of them, those the profile retrieves
+    last: int | None  # the leg's rank of its `keep`-th retrieved candidate; None when it holds fewer
 
 
-def legs(pool: CandidatePool, profile: FusionProfile) -> tuple[Leg, Leg]:
+def legs(pool: CandidatePool, profile: FusionProfile, keep: int) -> tuple[Leg, Leg]:
     """(vector leg, text leg) of the pool: each leg's candidates are those it ranked."""
     def leg(rank_of) -> Leg:
-        ranked = [c for c in pool.candidates if rank_of(c) is not None]
-        return Leg(len(ranked), sum(retrievable(c.memory, profile) for c in ranked))
+        ranked = sorted((c for c in pool.candidates if rank_of(c) is not None), key=rank_of)
+        retrieved, last = 0, None
+        for c in ranked:
+            if retrievable(c.memory, profile):
+                retrieved += 1
+                if retrieved == keep:
+                    last = rank_of(c)
+        return Leg(len(ranked), retrieved, last)
 
     return leg(lambda c: c.vector_rank), leg(lambda c: c.text_rank)
 
 
-def cut_legs(pool: CandidatePool, profile: FusionProfile, keep: int) -> CandidatePool:
-    """Each leg down to its `keep`-th candidate that `profile` retrieves, as if that leg had been fetched
-    only that far: a candidate past the cut of both legs leaves the pool, and one past a single leg's cut
-    loses that leg's part (its rank there, and in the text leg its score). The candidates `profile` does
-    not retrieve within the cut stay, for `rank_pool` to leave out as ever."""
-    def cut_rank(rank_of) -> int | None:
-        ranked = sorted((c for c in pool.candidates if rank_of(c) is not None), key=rank_of)
-        seen = 0
-        for c in ranked:
-            seen += retrievable(c.memory, profile)
-            if seen == keep:
-                return rank_of(c)
-        return None  # the leg holds fewer: all of it stays
-
-    last_v, last_t = cut_rank(lambda c: c.vector_rank), cut_rank(lambda c: c.text_rank)
+def cut_legs(pool: CandidatePool, vector: Leg, text: Leg) -> CandidatePool:
+    """Each leg down to its `last` rank (`legs`), as if that leg had been fetched only that far: a candidate
+    past the cut of both legs leaves the pool, and one past a single leg's cut loses that leg's part (its
+    rank there, and in the text leg its score). The candidates the profile does not retrieve within the
+    cut stay, for `rank_pool` to leave out as ever."""
     kept, changed = [], False
     for c in pool.candidates:
-        past_v = c.vector_rank is not None and last_v is not None and c.vector_rank > last_v
-        past_t = c.text_rank is not None and last_t is not None and c.text_rank > last_t
+        past_v = c.vector_rank is not None and vector.last is not None and c.vector_rank > vector.last
+        past_t = c.text_rank is not None and text.last is not None and c.text_rank > text.last
         changed |= past_v or past_t
         if (c.vector_rank is None or past_v) and (c.text_rank is None or past_t):
             continue
