@@ -250,7 +250,7 @@ BM25_IDF = sql.SQL("ln(1 + (st.n - {df} + 0.5) / ({df} + 0.5))")
 
 
 def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Composable,
-             postings: sql.Composable) -> sql.Composed:
+             postings: sql.Composable, keep: sql.Composable | None = None) -> sql.Composed:
     """CTEs with `t (instance, id, tr)`: the `%(tpool)s` memories of `%(instances)s` with the best BM25
     score for `%(text)s`; and `ti (ideal)`: the score of an ideal match, a memory of average length holding
     each of the query's words once, which `core.retrieval.fusion` measures a match's coverage of the query
@@ -264,20 +264,44 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     instance's partitions of `memory` and `memory_term` (or the parents). With filters on other columns
     (`filtered`: `where` over `m`), every posting is read and checked against its memory, since the
     filter may reject the first postings.
+
+    `keep`, a condition on the memory `m`, leaves out the memories it rejects (`hybrid_sql.RETRIEVABLE`):
+    filtered, with the other conditions; unfiltered, the scored memories are probed by key in their order
+    until `%(tpool)s` pass, so a memory is read only when it may be among them, and `tc (cut)` says
+    whether a query word's list was cut at `%(kpost)s` (reading further may find more that pass).
     """
     if filtered:
         read = sql.SQL("""
     SELECT lx.idf, pt.instance, pt.id, pt.tf, pt.dl
     FROM lx JOIN {postings} pt ON pt.lexeme = lx.lexeme AND pt.instance = ANY(%(instances)s)
     JOIN {table} m ON m.instance = pt.instance AND m.id = pt.id
-    WHERE {where}""").format(where=where, table=table, postings=postings)
+    WHERE {where}{keep}""").format(where=where, table=table, postings=postings,
+                                  keep=sql.SQL(" AND {}").format(keep) if keep is not None else sql.SQL(""))
     else:
         read = sql.SQL("""
-    SELECT lx.idf, pt.instance, pt.id, pt.tf, pt.dl
+    SELECT lx.idf, pt.instance, pt.id, pt.tf, pt.dl, lx.lexeme
     FROM unnest(%(instances)s::text[]) AS i(instance) CROSS JOIN lx
     CROSS JOIN LATERAL (SELECT x.instance, x.id, x.tf, x.dl FROM {postings} x
                         WHERE x.instance = i.instance AND x.lexeme = lx.lexeme
                         ORDER BY x.impact DESC LIMIT %(kpost)s) pt""").format(postings=postings)
+    scored = sql.SQL("""
+    SELECT p.instance, p.id,
+           sum(p.idf * p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * p.dl / st.avgdl))) AS tr
+    FROM p, st {exclude}
+    GROUP BY p.instance, p.id
+    ORDER BY tr DESC, p.id""").format(
+        k1=sql.Literal(K1), b=sql.Literal(B),
+        exclude=sql.SQL("WHERE p.id <> ALL(%(exclude)s)") if exclude and not filtered else sql.SQL(""))
+    if keep is not None and not filtered:  # `probed`
+        scored = sql.SQL("""
+    SELECT g.instance, g.id, g.tr FROM ({scored}) g
+    CROSS JOIN LATERAL (SELECT 1 FROM {table} m WHERE m.instance = g.instance AND m.id = g.id
+                        AND {keep} LIMIT 1) kept
+    ORDER BY g.tr DESC, g.id""").format(scored=scored, table=table, keep=keep)
+    scored = sql.SQL("{}\n    LIMIT %(tpool)s").format(scored)
+    probed = keep is not None and not filtered
+    cut = (sql.SQL("coalesce((SELECT max(n) >= %(kpost)s FROM (SELECT count(*) AS n FROM p GROUP BY lexeme) w), "
+                   "false)") if probed else sql.SQL("false"))
     return sql.SQL("""
 ql AS (
     SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', left(%(text)s, {chars}))) u
@@ -290,18 +314,13 @@ ql AS (
           WHERE x.instance = ANY(%(instances)s) AND x.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))
           GROUP BY x.lexeme HAVING sum(x.df) > 0) l, st
 ), p AS ({read}
-), t AS (
-    SELECT p.instance, p.id,
-           sum(p.idf * p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * p.dl / st.avgdl))) AS tr
-    FROM p, st {exclude}
-    GROUP BY p.instance, p.id
-    ORDER BY tr DESC, p.id
-    LIMIT %(tpool)s
+), t AS ({scored}
 ), ti AS (  -- an ideal match's score: each query word once at the average length adds its idf
     SELECT (SELECT count(*) FROM ql) * coalesce((SELECT avg(idf) FROM lx), {idf0}) AS ideal FROM st
-)""").format(read=read, k1=sql.Literal(K1), b=sql.Literal(B), chars=sql.Literal(INDEXED_CHARS),
-             idf=BM25_IDF.format(df=sql.SQL("l.df")), idf0=BM25_IDF.format(df=sql.Literal(0)),
-             exclude=sql.SQL("WHERE p.id <> ALL(%(exclude)s)") if exclude and not filtered else sql.SQL(""))
+), tc AS (  -- whether a query word's postings were cut at %(kpost)s: reading further may find more
+    SELECT {cut} AS cut
+)""").format(read=read, scored=scored, cut=cut, chars=sql.Literal(INDEXED_CHARS),
+             idf=BM25_IDF.format(df=sql.SQL("l.df")), idf0=BM25_IDF.format(df=sql.Literal(0)))
 
 
 def indexed_metadata(record: MemoryRecord) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -23,14 +23,16 @@ from core.index.partitions import searched_partitions
 from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
 from core.retrieval.fusion import Candidate
-from core.retrieval.hybrid_sql import candidate_statement, searched_instances
-from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, Leg, cut_legs, legs, rank_pool
+from core.retrieval.hybrid_sql import FILTERS, candidate_statement, searched_instances, shown_by
+from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
 from core.retrieval.speakers import names_speaker, query_words, speaker_of
 
 POOL_MIN = 10
-# The most candidates a leg is fetched with to find `SearchRequest.pool` that the profile retrieves
-# (`fetch_pool`); the HNSW beam's ceiling too.
+# How far `fetch_pool` looks for `SearchRequest.pool` memories that the profile retrieves and the request's
+# filters pass: the widest HNSW beam (`hnsw.ef_search`) of the vector leg, and the most postings the text
+# leg reads of a query word.
 POOL_MAX = 1000
+POSTINGS_MAX = 4 * POOL_MAX
 # The HNSW search beam (`hnsw.ef_search`) when the vector pool is smaller. With the graph's shape
 # (`core.index.vectors.HNSW_WITH`) a beam of 64 finds 97.1 % of the exact 20 nearest at 100,000 memories
 # and 96.3 % at 500,000, against 97.3 % and 96.5 % for pgvector's default graph and beam (16 / 64, beam
@@ -119,68 +121,93 @@ SEARCH_SETTINGS = ("SELECT set_config('hnsw.ef_search', %s, true), "
 
 
 def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> CandidatePool:
-    """The query's candidate pool: each leg's candidates down to its `req.pool`-th that the profile
-    retrieves (`core.retrieval.ranking.retrievable`), before fusion in the database's order, with their
-    stored vectors and the texts of each one's immediate conversation neighbours (for the near-duplicate
-    pass). `qvec` is the query's embedding when already computed. Chat, the Tune comparison and the
-    optimiser rank what this returns (`ranking.rank`).
+    """The query's candidate pool: each leg's first `req.pool` candidates that the profile retrieves
+    (`core.retrieval.ranking.retrievable`), before fusion in the database's order, with their stored
+    vectors and the texts of each one's immediate conversation neighbours (for the near-duplicate pass).
+    `qvec` is the query's embedding when already computed. Chat, the Tune comparison and the optimiser
+    rank what this returns (`ranking.rank`).
 
     Formation hides questions, acknowledgements and the messages its observations replace, and in a chat
     they are most of what lies near a new question: what the user asked before. Taken `req.pool` a leg
     and dropped after fusion, they left a top-5 search in the demo's chat instance (78 % of its memories
-    hidden) with 1.7 memories on average, where there were 5 to give. So a leg that comes back full
-    with fewer than `req.pool` candidates the profile retrieves is fetched again, larger by the share it
-    lacked (`_grown`, up to POOL_MAX), and each leg is then cut after its `req.pool`-th
-    (`ranking.cut_legs`), so the pool holds as many a leg whether it took one statement (`_candidates`)
-    or more."""
+    hidden) with 1.7 memories on average, where there were 5 to give. So each leg leaves them out in
+    the statement (`hybrid_sql.RETRIEVABLE`). The vector leg picks among the HNSW scan's nearest (its
+    beam, `hnsw.ef_search`) and the text leg among each query word's first postings: when a leg keeps
+    fewer than `req.pool` and there was more to look at, the statement runs again looking further
+    (`Reach.widened`, up to POOL_MAX and POSTINGS_MAX)."""
     if qvec is None:
         qvec = embedder.embed(req.query)
     partitions = searched_partitions(pool, searched_instances(req.instance, req.include_shared))
     if not partitions:  # no memory in any searched instance yet
         return CandidatePool([])
-    sizes = (req.pool, req.pool)  # (vector leg, text leg)
+    shown = shown_by(req.profile)
+    # Only a leg whose statement leaves memories out may come back short with more to find.
+    vector_filtered = req.search_type != "text" and (
+        shown is not None or any(getattr(req, field) for _, field, _ in FILTERS))
+    text_filtered = req.search_type != "vector" and shown is not None
+    reach = Reach(beam=min(POOL_MAX, max(HNSW_BEAM_MIN, req.pool)), postings=0)
     while True:
-        found = _candidates(pool, embedder, req, qvec, partitions, sizes)
-        vector, text = legs(found, req.profile, req.pool)
-        grown = (_grown(vector, sizes[0], req.pool), _grown(text, sizes[1], req.pool))
-        if grown == sizes:
-            return cut_legs(found, vector, text)
-        sizes = grown
+        found, said = _candidates(pool, embedder, req, qvec, partitions, shown, reach)
+        wider = reach.widened(req.pool, found, said, vector_filtered, text_filtered)
+        if wider == reach:
+            return found
+        reach = wider
 
 
-def _grown(leg: Leg, size: int, want: int) -> int:
-    """A leg's next size: the same when it holds `want` candidates the profile retrieves, came back with
-    fewer than `size` (it has no more) or reached POOL_MAX; otherwise larger by the share it lacked, with
-    a quarter more, so one more statement is usually enough (the demo's chat: 2.0 statements a search)."""
-    if leg.found < size or leg.retrieved >= want or size >= POOL_MAX:
-        return size
-    share = max(1, leg.retrieved) / leg.found
-    return min(POOL_MAX, max(2 * size, math.ceil(1.25 * want / share)))
+class Said(NamedTuple):
+    """What a statement says besides its candidates."""
+
+    memories: int  # memories of the searched instances
+    cut: bool  # a query word's postings were cut at the statement's bound
+
+
+class Reach(NamedTuple):
+    """How far a statement looks: the vector leg among the HNSW scan's `beam` nearest, the text leg in
+    each query word's first `postings` postings (0: `hybrid_sql`'s own bound)."""
+
+    beam: int
+    postings: int
+
+    def widened(self, want: int, found: CandidatePool, said: Said, vector: bool, text: bool) -> Reach:
+        """The next statement's reach: wider for a leg, `vector` or `text`, that leaves memories out and
+        kept fewer than `want` where there was more to look at: the beam reached fewer memories than the
+        searched instances hold, or a query word's postings were cut. The beam grows by the share the leg
+        lacked, with a quarter more, so one more statement is usually enough; the postings fourfold. The
+        same reach when no leg wants more."""
+        beam, postings = self
+        kept = sum(c.vector_rank is not None for c in found.candidates)
+        if vector and kept < want and beam < min(POOL_MAX, said.memories):
+            beam = min(POOL_MAX, max(2 * beam, math.ceil(1.25 * want * beam / max(1, kept))))
+        kept = sum(c.text_rank is not None for c in found.candidates)
+        if text and kept < want and postings < POSTINGS_MAX and said.cut:
+            postings = min(POSTINGS_MAX, 4 * max(postings, 100, 4 * want))
+        return Reach(beam, postings)
 
 
 def _candidates(pool, embedder: Embedder, req: SearchRequest, qvec, partitions: dict[str, str],
-                sizes: tuple[int, int]) -> CandidatePool:
-    """The first `sizes` candidates of (the vector leg, the text leg), from one statement
-    (`core.retrieval.hybrid_sql`)."""
-    stmt, params = candidate_statement(embedder, req, qvec, partitions, sizes)
+                shown: tuple[list[str], bool] | None, reach: Reach) -> tuple[CandidatePool, Said]:
+    """Each leg's first `req.pool` candidates that `shown` keeps (`hybrid_sql.shown_by`; None: all), as far
+    as `reach` looks, from one statement (`core.retrieval.hybrid_sql`)."""
+    stmt, params = candidate_statement(embedder, req, qvec, partitions, shown, reach.postings)
     with pool.connection() as conn:
         # The statement is prepared and runs its generic plan: a custom plan costs ~1 ms of planning per
-        # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). The HNSW beam is the vector
-        # pool, at least HNSW_BEAM_MIN. Both settings go with the statement in one round trip (a
-        # pipeline) and last only for it (`SEARCH_SETTINGS`): saving and restoring them took two more
-        # statements a search. Binary results, so stored vectors parse as arrays at no cost (text
-        # parsing took ~1 ms).
+        # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). Both settings go with the
+        # statement in one round trip (a pipeline) and last only for it (`SEARCH_SETTINGS`): saving and
+        # restoring them took two more statements a search. Binary results, so stored vectors parse as
+        # arrays at no cost (text parsing took ~1 ms).
         with conn.pipeline():
-            conn.execute(SEARCH_SETTINGS, (str(min(POOL_MAX, max(HNSW_BEAM_MIN, params["vpool"]))),))
+            conn.execute(SEARCH_SETTINGS, (str(reach.beam),))
             cur = conn.execute(stmt, params, binary=True, prepare=True)
         rows = cur.fetchall()
     n = len(ROW_COLUMNS.split(","))
     words = query_words(req.query)
     candidates, vectors, adjacent = [], {}, {}
-    ideal = rows[0][-1] if rows else None  # the text leg's ideal match for the query, on every row
-    for r in rows:
+    # On every row: the text leg's ideal match for the query, the searched instances' memory count and
+    # whether a query word's postings were cut; a row with no memory (no id) when there is no candidate.
+    ideal, memories, cut = rows[0][-3:]
+    for r in rows if rows[0][1] is not None else ():
         memory = row_from_tuple(r)
-        cosine, query_cosine, text_raw, vector_rank, text_rank = r[n + 3:-1]
+        cosine, query_cosine, text_raw, vector_rank, text_rank = r[n + 3:-3]
         candidates.append(Candidate(memory=memory, cosine=float(cosine or 0.0), text_raw=float(text_raw or 0.0),
                                     vector_rank=vector_rank, text_rank=text_rank,
                                     query_cosine=float(query_cosine or 0.0),
@@ -190,4 +217,5 @@ def _candidates(pool, embedder: Embedder, req: SearchRequest, qvec, partitions: 
             vec = r[n].to_numpy() if hasattr(r[n], "to_numpy") else r[n]  # pgvector's Vector, or an array
             vectors[key] = np.asarray(vec, dtype=np.float32)
         adjacent[key] = frozenset(t for t in r[n + 1:n + 3] if t)
-    return CandidatePool(candidates, vectors, adjacent, text_ideal=float(ideal) if ideal else None)
+    return (CandidatePool(candidates, vectors, adjacent, text_ideal=float(ideal) if ideal else None),
+            Said(int(memories or 0), bool(cut)))

@@ -32,6 +32,7 @@ from core.ids import SHARED_INSTANCE
 from core.index.names import postings_of
 from core.index.records import ROW_COLUMNS
 from core.index.text import BM25_IDF, text_leg
+from core.models import FusionProfile
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
 QUERY_WORDS = 256  # distinct words of a query weighed for its vector (the first ones)
@@ -66,6 +67,35 @@ _OWN_WEIGHTED = sql.SQL("""q0 AS (
 )""")
 
 
+def _truthy(key: str) -> sql.Composed:
+    """The metadata's `key` as Python's `bool` reads its JSON value: null, false, 0, "", [], {} and a missing
+    key are false."""
+    return sql.SQL("""CASE jsonb_typeof(m.metadata->{k}) WHEN 'array' THEN m.metadata->{k} <> '[]'
+        WHEN 'object' THEN m.metadata->{k} <> '{{}}' WHEN 'string' THEN m.metadata->{k} <> '""'
+        WHEN 'number' THEN m.metadata->{k} <> '0' WHEN 'boolean' THEN m.metadata->{k} = 'true'
+        ELSE false END""").format(k=sql.Literal(key))
+
+
+# `core.retrieval.ranking.retrievable` as SQL over the memory `m`, for the kinds a profile retrieves
+# (`%(shown)s`) and whether it retrieves superseded memories (`%(superseded)s`): the same decision for every
+# metadata (tests/integration/test_retrievable_sql.py), so each leg holds only what ranking keeps.
+RETRIEVABLE = sql.SQL("""(m.metadata = '{{}}' OR NOT (
+        {observations}
+        OR (NOT %(superseded)s AND {superseded})
+        OR (coalesce(jsonb_typeof(m.metadata->'message_kind'), 'null') <> 'null'
+            AND NOT coalesce(jsonb_typeof(m.metadata->'message_kind') = 'string'
+                             AND m.metadata->>'message_kind' = ANY(%(shown)s), false))))""").format(
+    observations=_truthy("observations"), superseded=_truthy("superseded_at"))
+
+
+def shown_by(profile: FusionProfile) -> tuple[list[str], bool] | None:
+    """(kinds, superseded): the parameters of `RETRIEVABLE` for what `profile` retrieves, or None when it
+    retrieves every memory."""
+    if profile.retrieve_kinds is None:
+        return None
+    return list(profile.retrieve_kinds), profile.include_superseded
+
+
 def searched_instances(instance: str, include_shared: bool) -> list[str]:
     return [instance] + ([SHARED_INSTANCE] if include_shared and instance != SHARED_INSTANCE else [])
 
@@ -80,19 +110,23 @@ FILTERS = (("kinds", "kinds", sql.SQL("m.kind = ANY(%(kinds)s)")),
 
 
 def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str],
-                        sizes: tuple[int, int]) -> tuple[bytes, dict]:
-    """The first `sizes` candidates of (the vector leg, the text leg) with their fusion inputs, stored
-    vectors and immediate neighbours, from `partitions` ({instance: partition table} of the searched
-    instances that have memories)."""
+                        shown: tuple[list[str], bool] | None, postings: int = 0) -> tuple[bytes, dict]:
+    """The first `req.pool` candidates of each leg, the vector leg and the text leg, with their fusion inputs,
+    stored vectors and immediate neighbours, from `partitions` ({instance: partition table} of the searched
+    instances that have memories). With `shown` (`shown_by`), each leg holds only the memories it keeps
+    (`RETRIEVABLE`), ranked among themselves. The text leg reads each query word's first `postings`
+    postings, at least 100 and 4 a candidate (`core.index.text.text_leg`)."""
     params: dict = {"instances": list(partitions), "q": qvec, "text": req.query,
-                    "vpool": sizes[0] if req.search_type != "text" else 0,
-                    "tpool": sizes[1] if req.search_type != "vector" else 0}
+                    "vpool": req.pool if req.search_type != "text" else 0,
+                    "tpool": req.pool if req.search_type != "vector" else 0}
     used = []
     for name, field, _ in FILTERS:
         if value := getattr(req, field):
             params[name] = value
             used.append(name)
-    params["kpost"] = max(100, 4 * params["tpool"])
+    if shown is not None:
+        params["shown"], params["superseded"] = shown
+    params["kpost"] = max(100, 4 * params["tpool"], postings)
     params["fbk"] = FEEDBACK_DOCS if req.feedback > 0 else 0
     params["fbw"] = np.full(embedder.dim, req.feedback, dtype=np.float32)
     # Hybrid only, as the text leg's best matches refine it: the vector leg searched alone shows what the
@@ -103,12 +137,12 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
         params["words"] = list(counts)
         params["wv"] = list(vectors * np.array(list(counts.values()), dtype=np.float32)[:, None])
     return _statement(embedder.dim, embedder.name, tuple(partitions.values()), tuple(used),
-                      vectors is not None), params
+                      vectors is not None, shown is not None), params
 
 
 @lru_cache(maxsize=512)
 def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tuple[str, ...],
-               weighted: bool) -> bytes:
+               weighted: bool, hides: bool) -> bytes:
     """The statement's text for one shape of request, composed once: composing it took 0.25 ms a query."""
     one = len(partitions) == 1
     table = sql.Identifier(partitions[0] if one else "memory")
@@ -132,6 +166,12 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     # LoCoMo dev R@10 0.775 -> 0.789 (multi-hop 0.432 -> 0.485), with feedback 0.25 instead of 0.5.
     # `query_cosine` stays the text's own vector's. The words' vectors go in binary (`%(wv)b`): psycopg
     # writes a list of vectors as text otherwise, 1.6 ms a query.
+    # With `hides`, both legs leave out what the profile does not retrieve (`RETRIEVABLE`): the vector leg
+    # as pgvector filters, among the HNSW scan's `hnsw.ef_search` nearest (`core.retrieval.hybrid` widens
+    # the beam when they hold too few); the text leg in its score's order, one key probe a candidate until
+    # it has its `tpool`. Each row carries the searched instances' memory count (`st.n`) and whether a
+    # query word's postings were cut (`tc.cut`), which tell the caller whether a short leg had more to find;
+    # with no candidate, one row carries them alone.
     own = (_OWN_WEIGHTED.format(dim=sql.Literal(dim), vt=vt, idf=BM25_IDF.format(df=sql.SQL("coalesce(l.df, 0)")))
            if weighted else _OWN_PLAIN.format(vt=vt))
     stmt = sql.SQL("""
@@ -147,7 +187,7 @@ WITH {text_leg}, tr AS (
 ), v AS (
     SELECT m.instance, m.id, (m.embedding::{vt}) <=> (SELECT q FROM qv) AS dist
     FROM {table} m
-    WHERE {where} AND m.embedding_model = {model}
+    WHERE {where} AND m.embedding_model = {model}{hidden}
     ORDER BY (m.embedding::{vt}) <=> (SELECT q FROM qv)
     LIMIT %(vpool)s
 ), vr AS (
@@ -157,13 +197,19 @@ WITH {text_leg}, tr AS (
            tr.tr, tr.trank
     FROM vr FULL JOIN tr ON tr.instance = vr.instance AND tr.id = vr.id
 )
-SELECT {cols}, m.e, m.context->'before'->>0, m.context->'after'->>0,
-       1 - (m.e <=> (SELECT q FROM qv)) AS cosine, 1 - (m.e <=> %(q)s::{vt}) AS query_cosine,
-       c.tr, c.vrank, c.trank, (SELECT ideal FROM ti)
-FROM c
-CROSS JOIN LATERAL (SELECT *, CASE WHEN m.embedding_model = {model} THEN m.embedding::{vt} END AS e
-                    FROM {table} m WHERE m.instance = c.instance AND m.id = c.id LIMIT 1) m
+SELECT x.*, s.ideal, s.n, s.cut
+FROM (SELECT (SELECT ideal FROM ti) AS ideal, (SELECT n FROM st) AS n, (SELECT cut FROM tc) AS cut) s
+LEFT JOIN LATERAL (
+    SELECT {cols}, m.e, m.context->'before'->>0, m.context->'after'->>0,
+           1 - (m.e <=> (SELECT q FROM qv)) AS cosine, 1 - (m.e <=> %(q)s::{vt}) AS query_cosine,
+           c.tr, c.vrank, c.trank
+    FROM c
+    CROSS JOIN LATERAL (SELECT *, CASE WHEN m.embedding_model = {model} THEN m.embedding::{vt} END AS e
+                        FROM {table} m WHERE m.instance = c.instance AND m.id = c.id LIMIT 1) m
+) x ON true
 """).format(vt=vt, where=where, model=model, table=table, own=own,
-            text_leg=text_leg(filtered, where, "exclude" in used, table, postings),
+            hidden=sql.SQL(" AND {}").format(RETRIEVABLE) if hides else sql.SQL(""),
+            text_leg=text_leg(filtered, where, "exclude" in used, table, postings,
+                              RETRIEVABLE if hides else None),
             cols=sql.SQL(", ").join(sql.Identifier("m", c.strip()) for c in ROW_COLUMNS.split(",")))
     return stmt.as_bytes(None)

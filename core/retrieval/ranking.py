@@ -289,50 +289,6 @@ def retrievable_pool(pool: CandidatePool, profile: FusionProfile) -> CandidatePo
     return pool if len(kept) == len(pool.candidates) else replace(pool, candidates=kept)
 
 
-@dataclass(frozen=True)
-class Leg:
-    """How one leg's candidates came back, against the `keep` the pool wants of those the profile retrieves."""
-
-    found: int      # candidates the leg ranked
-    retrieved: int  # of them, those the profile retrieves
-    last: int | None  # the leg's rank of its `keep`-th retrieved candidate; None when it holds fewer
-
-
-def legs(pool: CandidatePool, profile: FusionProfile, keep: int) -> tuple[Leg, Leg]:
-    """(vector leg, text leg) of the pool: each leg's candidates are those it ranked."""
-    def leg(rank_of) -> Leg:
-        ranked = sorted((c for c in pool.candidates if rank_of(c) is not None), key=rank_of)
-        retrieved, last = 0, None
-        for c in ranked:
-            if retrievable(c.memory, profile):
-                retrieved += 1
-                if retrieved == keep:
-                    last = rank_of(c)
-        return Leg(len(ranked), retrieved, last)
-
-    return leg(lambda c: c.vector_rank), leg(lambda c: c.text_rank)
-
-
-def cut_legs(pool: CandidatePool, vector: Leg, text: Leg) -> CandidatePool:
-    """Each leg down to its `last` rank (`legs`), as if that leg had been fetched only that far: a candidate
-    past the cut of both legs leaves the pool, and one past a single leg's cut loses that leg's part (its
-    rank there, and in the text leg its score). The candidates the profile does not retrieve within the
-    cut stay, for `rank_pool` to leave out as ever."""
-    kept, changed = [], False
-    for c in pool.candidates:
-        past_v = c.vector_rank is not None and vector.last is not None and c.vector_rank > vector.last
-        past_t = c.text_rank is not None and text.last is not None and c.text_rank > text.last
-        changed |= past_v or past_t
-        if (c.vector_rank is None or past_v) and (c.text_rank is None or past_t):
-            continue
-        if past_v:
-            c = replace(c, vector_rank=None)
-        if past_t:
-            c = replace(c, text_rank=None, text_raw=0.0)
-        kept.append(c)
-    return replace(pool, candidates=kept) if changed else pool
-
-
 def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,
               similarity_threshold: float = 0.0, distinct: bool = True,
               near_duplicate: float = NEAR_DUPLICATE, speaker_and_chain: bool = True) -> Ranking:

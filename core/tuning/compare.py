@@ -3,7 +3,8 @@
 The candidate pool is fetched once (`fetch_pool`) and ranked twice by `core.retrieval.ranking.rank` with
 the settings chat searches with (identical texts once, near-duplicates left out, the similarity
 threshold), so each column is what `ui_remember` would retrieve with that profile and the difference
-between them is the profiles' doing alone.
+between them is the profiles' doing alone. Two profiles that retrieve different memories (their
+`retrieve_kinds` or `include_superseded`) each rank a pool of their own, as a chat turn with each would.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import BaseModel
 
 from core.models import FusionProfile
 from core.retrieval.hybrid import SearchRequest, fetch_pool
+from core.retrieval.hybrid_sql import shown_by
 from core.retrieval.ranking import above_floor, rank
 
 if TYPE_CHECKING:
@@ -74,10 +76,13 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
     req = SearchRequest(query=query, instance=instance, top_k=rows, pool_size=pool_size, profile=candidate,
                         similarity_threshold=similarity_threshold, kinds=kinds)
     cands = fetch_pool(wb.pool(), wb.embedder, req)
+    active_cands = cands if shown_by(active) == shown_by(candidate) else fetch_pool(
+        wb.pool(), wb.embedder, req.model_copy(update={"profile": active}))
     now = now or datetime.now(UTC)
 
     def ranking(profile: FusionProfile) -> list:
-        return rank(cands, profile, now, top_k=len(cands), similarity_threshold=req.similarity_threshold,
+        pool = cands if profile is candidate else active_cands
+        return rank(pool, profile, now, top_k=len(pool), similarity_threshold=req.similarity_threshold,
                     distinct=req.distinct, near_duplicate=req.near_duplicate)
 
     before, after = ranking(active), ranking(candidate)

@@ -323,14 +323,17 @@ def test_a_search_leaves_the_connection_settings_as_they_were(keyword_workbench,
             assert conn.execute(show).fetchone() == before
 
 
-def test_questions_asked_before_do_not_crowd_out_what_is_retrieved(keyword_workbench, instance):
+@pytest.mark.parametrize("questions", [40, 300])
+def test_questions_asked_before_do_not_crowd_out_what_is_retrieved(keyword_workbench, instance, questions):
     """Formation hides the questions a user asked (`retrieve_kinds`), and they are what lies nearest a new
-    question. The pool takes each leg down to its `pool`-th memory the profile retrieves, so a top-3 search
-    gives the three statements a pool of 500 ranks first, though each leg's 6 nearest are questions."""
+    question. Each leg leaves them out in the statement, so a top-3 search gives the three statements a pool
+    of 500 ranks first, though each leg's nearest are questions; with 300 of them the HNSW scan's first
+    beam (64) holds no statement, and the beam is widened."""
     def rec(id_, content, **kw):
         return MemoryRecord(instance=instance, id=id_, kind="user", content=content, created_at=NOW, **kw)
 
-    asked = [rec(f"q{i:02}", f"food in paris? {i}", metadata={"message_kind": "question"}) for i in range(40)]
+    asked = [rec(f"q{i:03}", f"food in paris? {i}", metadata={"message_kind": "question"})
+             for i in range(questions)]
     said = [rec("s1", "we ate sushi food at the museum cafe in paris"),
             rec("s2", "the food budget for the paris travel was small"),
             rec("s3", "my dog likes the food they sell in paris"),
@@ -345,8 +348,16 @@ def test_questions_asked_before_do_not_crowd_out_what_is_retrieved(keyword_workb
     wide = search(wb, instance, query, top_k=3, pool_size=500)
     assert [r.memory.id for r in found.results] == [r.memory.id for r in wide.results]
     assert {r.memory.id for r in found.results} == {"s1", "s2", "s3"}
-    # Each leg down to its 6th memory the profile retrieves, or all there are: here the five statements
-    # (the vector leg reaches all 45 memories), with the questions ranked among them.
+    # Each leg holds what the profile retrieves, ranked among themselves: no question.
     pool = fetch_pool(wb.pool(), wb.embedder, SearchRequest(query=query, instance=instance, top_k=3))
-    assert {c.memory.id for c in pool.candidates if not c.memory.id.startswith("q")} == {"s1", "s2", "s3", "s4",
-                                                                                         "s5"}
+    assert {"s1", "s2", "s3"} <= {c.memory.id for c in pool.candidates}
+    assert not any(c.memory.id.startswith("q") for c in pool.candidates)
+    if questions == 40:  # the beam reaches all 45 memories; among 300 identical vectors HNSW loses some
+        assert sorted(c.vector_rank for c in pool.candidates) == [1, 2, 3, 4, 5]
+    # The Tune comparison of a profile that retrieves the questions with one that does not: each column
+    # is what a chat turn with that profile retrieves, from a pool of its own.
+    from core.tuning.compare import compare_profiles
+    shown = compare_profiles(wb, instance, query, as_stored, PRESET_PROFILES["balanced-default"], rows=3,
+                             now=NOW)
+    assert all(r.id.startswith("q") for r in shown.active_rows)
+    assert [r.id for r in shown.candidate_rows] == [r.memory.id for r in found.results]

@@ -96,36 +96,3 @@ def test_candidate_pools_grow_with_the_answer_list():
         pool(pool_size=0)
 
 
-def hidden(id_):
-    """A question formation marked: the default profiles do not retrieve it."""
-    return MemoryRow(instance="i", id=id_, kind="user", content=id_, created_at=NOW,
-                     metadata={"message_kind": "question"})
-
-
-def test_each_leg_is_cut_after_its_kth_memory_the_profile_retrieves():
-    from core.retrieval.ranking import CandidatePool, Leg, cut_legs, legs
-
-    profile = PRESET_PROFILES["balanced-default"]
-    pool = CandidatePool([
-        Candidate(hidden("q1"), cosine=0.9, text_raw=5.0, vector_rank=1, text_rank=1),
-        Candidate(row("a", 0), cosine=0.8, text_raw=0.0, vector_rank=2, text_rank=None),
-        Candidate(hidden("q2"), cosine=0.7, text_raw=4.0, vector_rank=3, text_rank=2),
-        Candidate(row("b", 0), cosine=0.6, text_raw=3.0, vector_rank=4, text_rank=3),
-        Candidate(row("c", 0), cosine=0.5, text_raw=2.0, vector_rank=5, text_rank=4),
-        Candidate(row("d", 0), cosine=0.1, text_raw=1.0, vector_rank=None, text_rank=5),
-    ])
-    vector, text = legs(pool, profile, 2)
-    assert (vector, text) == (Leg(found=5, retrieved=3, last=4), Leg(found=5, retrieved=3, last=4))
-    cut = {c.memory.id: c for c in cut_legs(pool, vector, text).candidates}
-    # The vector leg ends at "b" (its 2nd retrieved), the text leg at "c": "d" is past both and leaves; "c"
-    # keeps its text part only, "b" both; the hidden ones within the cuts stay for ranking to leave out.
-    assert list(cut) == ["q1", "a", "q2", "b", "c"]
-    assert (cut["c"].vector_rank, cut["c"].text_rank, cut["c"].text_raw) == (None, 4, 2.0)
-    assert (cut["b"].vector_rank, cut["b"].text_rank) == (4, 3)
-    # A leg holding fewer than k keeps all of it; a pool needing no cut comes back as it is.
-    assert cut_legs(pool, *legs(pool, profile, 4)) is pool
-    as_stored = profile.model_copy(update={"retrieve_kinds": None})
-    after_a = cut_legs(pool, *legs(pool, as_stored, 2)).candidates
-    assert [(c.memory.id, c.vector_rank, c.text_rank) for c in after_a] == [
-        ("q1", 1, 1), ("a", 2, None), ("q2", None, 2)]
-    assert after_a[2].text_raw == 4.0
