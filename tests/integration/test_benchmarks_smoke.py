@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import dashboard_scale, live_adds, locomo, long_memories, report, speed
+from benchmarks import corrections, dashboard_scale, live_adds, locomo, long_memories, report, speed
 from benchmarks.browser import CHROMIUM
 
 LOCOMO_KEYS = {"overall", "by_category", "baselines", "latency_ms"}
@@ -146,3 +146,19 @@ def test_report_fills_the_readme_between_its_markers(locomo_file, data_dir, tmp_
     assert "BM25 alone" in text and "DRAGON" in text and "| 2,000 |" in text and ">old<" not in text
     assert "| 10.0 / 1.0 | 0.10 (ours 10.0× faster) |" in text
     assert report.main([*args, "--check"]) == 0
+
+
+def test_corrections_scores_each_correction_by_the_fact_it_names(workbench, instance):
+    from datetime import UTC, datetime, timedelta
+
+    from core import usecases as uc
+    from tests.support.clock import Clock
+
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    for chain, text in (("a", "Got it. " + corrections.TOPICS[2][1][0]), ("b", "When is the race?"),
+                        ("b", "Actually, the race is on 25 May."), ("b", "That's not right, Nara is on the Thursday.")):
+        clock.advance(30)
+        uc.remember(workbench, uc.UiRememberParams(thought=text, chain_id=chain, instance=instance), clock=clock)
+    result = corrections.score(workbench, instance)
+    assert {k: result[k] for k in ("corrections", "right", "wrong", "missed", "rightly none")} == {
+        "corrections": 2, "right": 1, "wrong": 0, "missed": 0, "rightly none": 1}

@@ -108,6 +108,31 @@ def test_a_correction_of_a_correction_says_what_it_corrects_once(workbench, inst
     assert (repeat["metadata"]["supersedes"], repeat["content"]) == (last["id"], "The dentist is at 5pm, not 4pm.")
 
 
+def test_a_correction_finds_a_fact_told_in_another_conversation(workbench, instance):
+    """Facts are told in one conversation and corrected in another, after a question about something
+    else: the correction supersedes the fact it names, found by a search of the instance, not the facts
+    the previous answer happened to use. A correction that names no fact supersedes nothing."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    turn(workbench, instance, "told-1", "I'm training for a 10 km race on 18 May; my goal is under 50 minutes.",
+         clock)
+    turn(workbench, instance, "told-2", "Physio said to keep long runs under 14 km until my calf heals.", clock)
+    turn(workbench, instance, "told-3", "This week I ran 5 km at 4:55 per km and felt strong.", clock)
+    turn(workbench, instance, "later", "What did the physio say?", clock)
+    turn(workbench, instance, "later", "Actually, the race is on 25 May.", clock)
+    turn(workbench, instance, "later", "When is the race?", clock)
+    turn(workbench, instance, "later", "That's wrong, my pace was 5:05 per km.", clock)
+    turn(workbench, instance, "later", "That's not right, Nara is on the Thursday.", clock)
+    found = rows(workbench, instance)
+    by_id = {r["id"]: r for r in found}
+    corrected = {r["content"]: by_id[r["metadata"]["supersedes"]]["content"] for r in found
+                 if r["kind"] == "observation" and "supersedes" in r["metadata"]}
+    assert corrected == {
+        "The race is on 25 May. (correcting: I'm training for a 10 km race on 18 May; my goal is under 50 "
+        "minutes.)": "I'm training for a 10 km race on 18 May; my goal is under 50 minutes.",
+        "My pace was 5:05 per km. (correcting: This week I ran 5 km at 4:55 per km and felt strong.)":
+            "This week I ran 5 km at 4:55 per km and felt strong."}
+
+
 def corrected_time(wb, instance, thought_id):
     return wb.index.get(instance, [thought_id])[0].created_at
 

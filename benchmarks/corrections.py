@@ -1,0 +1,107 @@
+"""Which memory a correction supersedes, on the demo's conversations:
+`python -m benchmarks.corrections [--data-dir DIR] [--json OUT]`.
+
+The demo (`core.demo.load`, as `workbench demo load` fills a fresh data directory) holds 30 days of
+conversations in one instance over six topics (`core.demo.feedback.TOPICS`): each topic's facts are told
+once, in order, in the first sessions about it; later sessions ask, thank, and now and then correct
+("Actually, we land at Itami, not Kansai."), whether or not the fact was told yet, after whatever
+question came before. Each correction names one fact of its topic (`CORRECTS`), or none ("Nara is on
+the Thursday": no fact says which day). Every correction formation read is scored:
+- right: it superseded that fact, or the latest correction of it (a correction said again replaces
+  the one before);
+- wrong: it superseded anything else;
+- missed: it superseded nothing though the fact had been told before it;
+- rightly none: nothing superseded, and the fact was not told before it (or never is).
+Offline embedder, no LLM: formation's rules (`core.formation.supersede`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from benchmarks.common import bench_workbench, machine, write_json
+from core import demo
+from core.demo.feedback import TOPICS
+
+# Each correction of the demo and the fact it corrects (None: no fact says it).
+CORRECTS: dict[str, str | None] = {
+    "Actually, we land at Itami, not Kansai.": TOPICS[0][1][0],
+    "No, the ryokan is for three nights, not four.": TOPICS[0][1][1],
+    "That's not right, Nara is on the Thursday.": None,
+    "Actually, the target is 100 ms, not 120.": TOPICS[1][1][2],
+    "That's not correct, Dana moved to billing; Ravi owns it now.": TOPICS[1][1][1],
+    "No, the cut-over slipped to April.": TOPICS[1][1][1],
+    "Actually, the race is on 25 May.": TOPICS[2][1][0],
+    "No, the limit is 12 km, not 14.": TOPICS[2][1][1],
+    "That's wrong, my pace was 5:05 per km.": TOPICS[2][1][2],
+    "Actually, it's mint, not basil.": TOPICS[3][1][0],
+    "No, the price goes up to 49 euros.": TOPICS[3][1][2],
+    "That's not it, the window is in the bedroom.": TOPICS[3][1][1],
+    "Actually, interviews moved to Wednesdays.": TOPICS[4][1][0],
+    "No, the limit is 95,000 for senior roles.": TOPICS[4][1][2],
+    "That's not right, she meets the team on Monday.": TOPICS[4][1][1],
+    "Actually, the lesson is at 6 pm.": TOPICS[5][1][0],
+    "No, it's the B1 exam now.": TOPICS[5][1][1],
+    "That's wrong, it was twenty sentences.": TOPICS[5][1][2],
+}
+
+
+def said_of(message: str) -> str:
+    """The fact or correction of the demo a message says: a session may open with thanks or an apology
+    before it ("Got it. Candidate Priya Nair did well …")."""
+    for text in (*CORRECTS, *(fact for _, facts, _, _ in TOPICS for fact in facts)):
+        if message == text or message.endswith(" " + text):
+            return text
+    return message
+
+
+def score(wb, instance: str | None = None) -> dict:
+    """Each correction observation of `instance` (the default one) scored against `CORRECTS` (see the
+    module)."""
+    with wb.index.pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT o.id, o.created_at, o.metadata->>'supersedes', s.content FROM memory o "
+            "JOIN memory s ON s.instance = o.instance AND s.id = o.metadata->>'source_thought' "
+            "WHERE o.instance = %s AND o.kind = 'observation' ORDER BY o.created_at, o.id",
+            (instance or wb.settings.instance,)).fetchall()
+    # What each observation is about: the fact its message told or corrects; a correction that names no
+    # fact, itself (said again, it replaces the one before).
+    said = {oid: said_of(message) for oid, _, _, message in rows}
+    about = {oid: CORRECTS.get(text) or text for oid, text in said.items()}
+    told: dict[str, object] = {}
+    for oid, at, _, _ in rows:
+        if said[oid] not in CORRECTS:
+            told.setdefault(said[oid], at)
+    outcomes, wrong = Counter(), []
+    for oid, at, target, _ in rows:
+        if said[oid] not in CORRECTS:
+            continue
+        if target is not None:
+            right = about.get(target) == about[oid]
+            outcomes["right" if right else "wrong"] += 1
+            if not right:
+                wrong.append({"correction": said[oid], "superseded": said.get(target, target)})
+        else:
+            fact = CORRECTS[said[oid]]
+            outcomes["missed" if fact in told and told[fact] < at else "rightly none"] += 1
+    total = sum(outcomes.values())
+    return {"corrections": total, **{k: outcomes[k] for k in ("right", "wrong", "missed", "rightly none")},
+            "correct_share": round((outcomes["right"] + outcomes["rightly none"]) / max(1, total), 3),
+            "wrong_examples": wrong[:10]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", help="servers' directory (default: a fresh temporary one, removed after)")
+    ap.add_argument("--json", dest="out", help="write the result as JSON to OUT")
+    args = ap.parse_args(argv)
+    with bench_workbench(args.data_dir) as wb:
+        demo.load(wb, say=lambda _: None)
+        result = {**score(wb), "machine": machine()}
+    write_json(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
