@@ -9,7 +9,8 @@ The rules, in order:
 1. correction: `core.conversation.feedback.is_correction` (a reply opening with "no", "that's wrong",
    "actually, <a fact>", "Lyon, not Paris", ...) or a change of mind ("scratch that", "I changed my mind").
 2. acknowledgement: nothing is left once greetings, thanks, praise and interjections are taken off the
-   front ("Thanks!", "Hey, how are you?", "Ok cool", "Ha, fair.").
+   front ("Thanks!", "Hey, how are you?", "Ok cool", "Ha, fair."), or only what speaks about the
+   conversation itself ("Sorry, I got pulled away.", `about_the_chat`).
 3. instruction: a request to do something: "can/could/would you <verb>" unless the verb asks for
    information (tell, remind, explain: a question), or an imperative opening ("Write…", "Please…",
    "Always answer in…", "Don't…").
@@ -32,7 +33,8 @@ from core.conversation.feedback import (  # one reading of apostrophes, phrases 
 )
 from core.models import MESSAGE_KINDS, MessageKind
 
-__all__ = ["MESSAGE_KINDS", "MessageKind", "classify", "content_of", "opener_length", "statement_sentences"]
+__all__ = ["MESSAGE_KINDS", "MessageKind", "about_the_chat", "classify", "content_of", "opener_length",
+           "statement_sentences"]
 
 
 
@@ -90,6 +92,25 @@ _INVERTED = re.compile(
     re.IGNORECASE)
 
 
+# Sentences about the conversation itself, not the user's world: an apology for a pause, "I'm back",
+# "one more thing". What a message tells leaves them out (`statement_sentences`, and a session's
+# summary), and a message of nothing else is small talk. Whole sentences only: "Sorry, I was away in
+# Lisbon last week." tells something. In the demo's chats, "Sorry, I got pulled away. What is next for
+# Priya?" had stored "Sorry, I got pulled away." as a fact, 8 times, and a search for Priya found them.
+_ABOUT_THE_CHAT = re.compile(
+    r"^\W*(?:(?:sorry|apologies|my\s+apologies|oops"
+    r"|(?:i\s+)?(?:got|was|have\s+been|i've\s+been|had\s+to\s+step)\s+(?:pulled\s+|called\s+|dragged\s+)?away"
+    r"|(?:i\s+)?(?:got|was)\s+(?:sidetracked|distracted|interrupted)|(?:i\s+)?stepped\s+away"
+    r"|(?:about|for)\s+(?:the\s+)?(?:delay|wait|late\s+reply|slow\s+reply)"
+    r"|i'm\s+back|back\s+again|brb|be\s+right\s+back|one\s+more\s+(?:thing|question)|quick\s+question"
+    r"|where\s+were\s+we|anyway)(?![\w'])\W*)+$", re.IGNORECASE)
+
+
+def about_the_chat(sentence: str) -> bool:
+    """Whether a sentence only speaks about the conversation ("Sorry, I got pulled away.", "I'm back")."""
+    return bool(_ABOUT_THE_CHAT.match(sentence.translate(_APOSTROPHES)))
+
+
 def opener_length(text: str) -> int:
     """How many leading characters are greetings, thanks, praise or interjections."""
     match = _OPENER.match(text.translate(_APOSTROPHES))
@@ -111,7 +132,7 @@ def classify(text: str) -> MessageKind:
     if is_correction(text) or _CHANGE_OF_MIND.search(text):
         return "correction"
     rest = content_of(text)
-    if not re.search(r"\w", rest):
+    if not re.search(r"\w", rest) or all(about_the_chat(s) for s in _SENTENCE_END.split(rest) if s.strip()):
         return "acknowledgement"
     if _TELLS.match(rest):
         return "statement"
@@ -125,8 +146,10 @@ def classify(text: str) -> MessageKind:
 
 
 def statement_sentences(text: str) -> str:
-    """A statement's sentences without its opening small talk and without the questions in it: the
-    offline observation. A message that is one statement throughout is kept as it is."""
+    """A statement's sentences without its opening small talk, the questions in it and what only speaks
+    about the conversation (`about_the_chat`): the offline observation. A message that is one statement
+    throughout is kept as it is."""
     rest = content_of(text.strip())
-    sentences = [s for s in _SENTENCE_END.split(rest) if s.strip() and not _is_question(s)]
+    sentences = [s for s in _SENTENCE_END.split(rest)
+                 if s.strip() and not _is_question(s) and not about_the_chat(s)]
     return " ".join(sentences).strip()

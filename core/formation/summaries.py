@@ -30,6 +30,7 @@ from core.conversation.keys import SUMMARIES_SWEPT, chain_tombstone, chains_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
+from core.formation.kinds import about_the_chat
 from core.index.records import event_time_of
 from core.llm import Message
 from core.models import MemoryRecord
@@ -72,14 +73,15 @@ class _Reply(BaseModel):
 
 
 def statement_sentences(thoughts: list[Thought]) -> list[tuple[str, str]]:
-    """(thought id, sentence) of every sentence the user stated: questions and acknowledgements left out."""
+    """(thought id, sentence) of every sentence the user stated: questions, acknowledgements and what only
+    speaks about the conversation ("Sorry, I got pulled away.") left out."""
     out = []
     for t in thoughts:
         if t.category != CATEGORY_USER:
             continue
         for sentence in _SENTENCE.split(t.thought.strip()):
             if (len(_WORD.findall(sentence.lower())) >= 3 and not sentence.rstrip().endswith("?")
-                    and not is_acknowledgement(sentence)):
+                    and not is_acknowledgement(sentence) and not about_the_chat(sentence)):
                 out.append((t.id, sentence.strip()))
     return out
 

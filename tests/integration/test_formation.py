@@ -43,6 +43,20 @@ def test_a_statement_becomes_an_observation_with_its_event_time(workbench, insta
     assert (obs["year"], obs["month"], obs["day"]) == (2026, 11, 27)  # read against the message's time
 
 
+def test_an_apology_for_a_pause_is_not_remembered(workbench, instance):
+    """"Sorry, I got pulled away." speaks about the conversation, not the user's world: it is no fact, in
+    a message of its own or before a question, nor a sentence of the session's summary."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    turn(workbench, instance, "p", "Priya meets the team on Friday.", clock)
+    turn(workbench, instance, "p", "Sorry, I got pulled away. What is next for Priya?", clock)
+    turn(workbench, instance, "p", "Sorry, I got pulled away.", clock, next_thought_needed=False)
+    found = rows(workbench, instance)
+    assert [r["content"] for r in found if r["kind"] == "observation"] == ["Priya meets the team on Friday."]
+    assert [r["metadata"]["message_kind"] for r in found if r["kind"] == "user"] == [
+        "statement", "question", "acknowledgement"]
+    assert not [r for r in found if "pulled away" in r["content"] and r["kind"] != "user"]
+
+
 def test_questions_and_thanks_stay_in_the_transcript_but_are_not_retrieved(workbench, instance):
     clock = Clock(datetime.now(UTC) - timedelta(hours=1))
     turn(workbench, instance, "c", "What should I pack for the Lisbon trip?", clock)
