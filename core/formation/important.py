@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Literal
 
 from core.conversation.thoughts import CATEGORY_USER, Thought
+from core.formation.supersede import supersession_of
 from core.ids import ID_PATTERN
 from core.index.records import event_time_of
 from core.models import MemoryRecord
@@ -58,4 +59,8 @@ def mark_important(wb: Workbench, thoughts: Iterable[Thought], picked: Collectio
     LLM's `picked` thought ids); returns how many."""
     records = [important_record(t, reason) for t in thoughts
                if (reason := importance_reason(t, wb.settings.important_at, picked))]
+    # The copy of a message whose fact a correction superseded states the old fact too.
+    records = [r.model_copy(update={"metadata": {**r.metadata, **mark}})
+               if (mark := supersession_of(wb.index, r.instance, [r.metadata["source_thought"]])) else r
+               for r in records]
     return wb.index.add(records)

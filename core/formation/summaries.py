@@ -31,6 +31,7 @@ from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Though
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
 from core.formation.kinds import about_the_chat
+from core.formation.supersede import supersession_of
 from core.index.records import event_time_of
 from core.llm import Message
 from core.models import MemoryRecord
@@ -157,12 +158,14 @@ def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Lite
     mark_important(wb, users, draft.important_ids if draft else ())
     if draft is not None:
         start, end = thoughts[0].timestamp, thoughts[-1].timestamp
+        # A summary that draws on a message whose fact a correction superseded states the old fact too.
+        kept = supersession_of(wb.index, instance, draft.source_ids)
         wb.index.add([MemoryRecord(
             instance=instance, id=sid, kind=SUMMARY_KIND, content=draft.text, created_at=end, chain_id=chain_id,
             event_time=event_time_of(start), tags=sorted({tag for t in users for tag in t.tags}),
             metadata={"chain_id": chain_id, "started_at": start.isoformat(), "ended_at": end.isoformat(),
                       "turns": len(users), "method": draft.method, "reason": reason,
-                      "source_ids": draft.source_ids})])
+                      "source_ids": draft.source_ids, **kept})])
     # A deletion of the chain that began meanwhile (its tombstone is set first and outlives it) may have
     # removed the chain's rows before these were written: they go too, so nothing of the chain is left.
     if wb.thoughts.r.exists(chain_tombstone(instance, chain_id)):

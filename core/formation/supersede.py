@@ -17,11 +17,13 @@ the user's previous message asked one):
 the best above MIN_SCORE. On ten chains of two to three facts each (tests/integration/test_formation.py)
 it picks the corrected statement in 9 (the tenth, "Sorry, we have three cats now.", reads as a statement,
 not a correction). On the demo's conversations (`python -m benchmarks.corrections`: six topics told,
-asked and corrected over 30 days in one instance) 53 of 55 corrections supersede the fact they correct
-and 1 another; with the chain's facts and the previous answer's alone, and without the shared word, 18
-did and 17 superseded another fact.
+asked and corrected over 30 days in one instance) 52–53 of 55 corrections supersede the fact they
+correct and 1–2 another; with the chain's facts and the previous answer's alone, and without the shared
+words, 18 did and 17 superseded another fact.
 Retrieval leaves superseded memories out unless a profile asks for them (`FusionProfile.include_superseded`),
-so the current fact is the one found; the explorer shows a fact's history (`fact_history`).
+so the current fact is the one found; the explorer shows a fact's history (`fact_history`). The copies
+that state the old fact as well, the message's important copy and the session summaries drawn from it,
+are superseded with it (`COPIES`).
 """
 
 from __future__ import annotations
@@ -133,6 +135,16 @@ def choose(index: MemoryIndex, c: Correction) -> tuple[MemoryRow, float] | None:
 
 # How the rules' fact of a correction names what it corrects, after its own words.
 CORRECTING = " (correcting: "
+# The current copies of a message whose fact a correction supersedes: its important copy
+# (`core.formation.important`) and the session summaries that drew on it (`core.formation.summaries`).
+# They state the old fact as much as the fact itself does, so they are marked superseded with it, the mark
+# naming the message (SUPERSEDED_SOURCE); a copy written afterwards from such a message is marked as it is
+# written (`supersession_of`).
+SUPERSEDED_SOURCE = "superseded_source"
+COPIES = """UPDATE memory SET metadata = metadata || %(mark)s
+WHERE instance = %(instance)s AND NOT metadata ? 'superseded_at'
+  AND ((kind = 'important' AND metadata->>'source_thought' = %(source)s)
+       OR (kind = 'session_summary' AND metadata->'source_ids' ? %(source)s))"""
 
 
 def own_words(m: MemoryRow) -> str:
@@ -165,13 +177,33 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
         same = corrected.casefold().split() == o.content.casefold().split()
         content = (o.content if o.metadata.get("formed_by") == "llm" or same
                    else f"{o.content}{CORRECTING}{corrected})")
+        source = target.metadata.get("source_thought") or target.id  # the message that told the fact
         with index.pool.connection() as conn, conn.transaction():
             conn.execute("UPDATE memory SET metadata = metadata || %s WHERE instance = %s AND id = %s",
                          (Jsonb(mark), o.instance, target.id))
+            # Its copies say it too: the message's important copy and the session summaries drawn from it.
+            conn.execute(COPIES, {"mark": Jsonb({**mark, SUPERSEDED_SOURCE: source}), "instance": o.instance,
+                                  "source": source})
         index.add([o.model_copy(update={"content": content, "metadata": {**o.metadata, "supersedes": target.id},
                                         "context": MemoryContext(before=before)})])
         done.append((target.id, o.id))
     return done
+
+
+def supersession_of(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, str]:
+    """The mark for a copy drawn from these user messages (a session summary, an important copy) written
+    after a correction superseded the fact one of them told (the message itself, or its observation): that
+    fact's `superseded_at` and `superseded_by`, and SUPERSEDED_SOURCE naming the message; {} when none was.
+    Two primary-key lookups."""
+    if not message_ids or not index.partition_exists(instance):
+        return {}
+    messages = index.get(instance, message_ids)
+    told_by = {o: m.id for m in messages for o in m.metadata.get("observations") or []}
+    for row in [*messages, *index.get(instance, list(told_by))]:
+        if row.metadata.get("superseded_at"):
+            return {"superseded_at": row.metadata["superseded_at"], "superseded_by": row.metadata.get("superseded_by"),
+                    SUPERSEDED_SOURCE: told_by.get(row.id, row.id)}
+    return {}
 
 
 def fact_history(index: MemoryIndex, instance: str, memory_id: str) -> list[MemoryRow]:

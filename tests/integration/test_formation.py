@@ -147,6 +147,31 @@ def test_a_correction_finds_a_fact_told_in_another_conversation(workbench, insta
             "This week I ran 5 km at 4:55 per km and felt strong."}
 
 
+def test_a_correction_supersedes_the_copies_of_the_fact_too(workbench, instance):
+    """The session summary drawn from the corrected message, and its important copy, state the old fact
+    as much as the fact does: they are superseded with it, and stay so when the summary is written again."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    told = turn(workbench, instance, "plan", "I'm training for a 10 km race on 18 May; my goal is under 50 "
+                "minutes.", clock, tags=["important"], next_thought_needed=False)
+    turn(workbench, instance, "later", "Actually, the race is on 25 May.", clock)
+
+    def copies():
+        return {r["kind"]: r["metadata"] for r in rows(workbench, instance)
+                if r["kind"] in ("session_summary", "important") and "18 May" in r["content"]}
+
+    assert set(copies()) == {"session_summary", "important"}
+    assert all("superseded_by" in meta for meta in copies().values())
+    found = uc.remember(workbench, uc.UiRememberParams(thought="When is the race?", chain_id="ask",
+                                                       instance=instance), clock=clock)
+    assert [c.content for c in found.context] == [
+        "The race is on 25 May. (correcting: I'm training for a 10 km race on 18 May; my goal is under 50 minutes.)"]
+    # The chain goes on and is summarised again: the summary still draws on the message, and stays superseded.
+    turn(workbench, instance, "plan", "My goal for the race is under 50 minutes.", clock, next_thought_needed=False)
+    summary = copies()["session_summary"]
+    assert summary["turns"] == 2 and summary["superseded_source"] == told.thought1_id
+    assert "superseded_by" in summary and "superseded_by" in copies()["important"]
+
+
 def corrected_time(wb, instance, thought_id):
     return wb.index.get(instance, [thought_id])[0].created_at
 
