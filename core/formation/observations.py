@@ -215,14 +215,15 @@ class Formation:
                             context=MemoryContext(before=record.context.before))
 
     def _keep_supersessions(self, records: list[MemoryRecord]) -> list[MemoryRecord]:
-        """Rewriting an observation keeps what a later correction recorded on it."""
+        """Rewriting an observation keeps what a later correction recorded on it, and, for a correction's,
+        what it superseded (`supersede` then finds it again, wherever it was said)."""
         by_key = {(r.instance, r.id): i for i, r in enumerate(records) if r.kind == "observation"}
         for instance in {inst for inst, _ in by_key}:
             ids = [i for inst, i in by_key if inst == instance]
             if not self.index.partition_exists(instance):
                 continue
             for row in self.index.get(instance, ids):
-                kept = {k: row.metadata[k] for k in SUPERSESSION_KEYS if k in row.metadata}
+                kept = {k: row.metadata[k] for k in (*SUPERSESSION_KEYS, "supersedes") if k in row.metadata}
                 if kept:
                     i = by_key[(instance, row.id)]
                     records[i] = records[i].model_copy(update={"metadata": {**records[i].metadata, **kept}})

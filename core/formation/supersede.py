@@ -74,7 +74,8 @@ def shared(a: set[str], b: set[str]) -> float:
 
 
 def _candidates(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
-    """Facts of the correction's chain said before it, and the previous answer's memories, still current."""
+    """Facts of the correction's chain said before it and the previous answer's memories, still current;
+    what the correction superseded when formed before; and the instance's facts a search for it finds."""
     o = c.observation
     with index.pool.connection() as conn:
         rows = conn.execute(
@@ -85,12 +86,21 @@ def _candidates(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
             "ORDER BY created_at DESC, id LIMIT %s",
             (o.instance, o.chain_id, c.previous_context, FACT_KINDS, o.created_at, o.id, o.id,
              CANDIDATES + len(c.previous_context))).fetchall()
-    found = [row_from_tuple(r) for r in rows]
-    seen = {m.id for m in found}
-    found += [m for m in _searched(index, c) if m.id not in seen]
+    found = {m.id: m for m in map(row_from_tuple, rows)}
+    for m in [*_superseded_before(index, c), *_searched(index, c)]:
+        found.setdefault(m.id, m)
     # A question, a thanks or a request is not a fact; nor is the correction's own message.
-    return [m for m in found if m.metadata.get("message_kind") in (None, "statement", "correction")
+    return [m for m in found.values() if m.metadata.get("message_kind") in (None, "statement", "correction")
             and m.metadata.get("source_thought") != c.message.id and m.id != c.message.id]
+
+
+def _superseded_before(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
+    """What this correction superseded when it was formed before (its stored observation's `supersedes`),
+    wherever it was said: forming it again is idempotent. The search finds current facts only."""
+    o = c.observation
+    stored = index.get(o.instance, [o.id])
+    target = stored[0].metadata.get("supersedes") if stored else None
+    return index.get(o.instance, [target]) if target else []
 
 
 def _searched(index: MemoryIndex, c: Correction) -> list[MemoryRow]:

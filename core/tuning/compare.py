@@ -80,12 +80,11 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
         wb.pool(), wb.embedder, req.model_copy(update={"profile": active}))
     now = now or datetime.now(UTC)
 
-    def ranking(profile: FusionProfile) -> list:
-        pool = cands if profile is candidate else active_cands
+    def ranking(profile: FusionProfile, pool) -> list:
         return rank(pool, profile, now, top_k=len(pool), similarity_threshold=req.similarity_threshold,
                     distinct=req.distinct, near_duplicate=req.near_duplicate)
 
-    before, after = ranking(active), ranking(candidate)
+    before, after = ranking(active, active_cands), ranking(candidate, cands)
     position = {s.memory.id: i for i, s in enumerate(before, start=1)}
 
     def rows_of(ranked: list, changes: bool) -> list[RankedRow]:

@@ -203,6 +203,25 @@ def test_formation_run_forms_an_imported_chain_once(workbench, instance):
     assert rows(workbench, instance) == before  # idempotent: the same rows, marks and supersessions
 
 
+def test_formation_run_again_keeps_a_correction_made_in_another_chain(workbench, instance):
+    """Formed again, a correction still supersedes the fact it superseded the first time, though that fact
+    is in another chain and no longer current (a search does not find it): not the next fact it names."""
+    start = datetime.now(UTC) - timedelta(days=3)
+    store_chain(workbench, instance, "told", ["The race is on 18 May in Lyon.", "Noted.",
+                                              "The team dinner is on 20 May.", "Noted."], start)
+    store_chain(workbench, instance, "fix", ["When is the race?", "On 18 May.",
+                                             "Actually, the race is on 25 May.", "Noted."],
+                start + timedelta(hours=1))
+    first = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert first.superseded == 1
+    before = rows(workbench, instance)
+    assert [r["content"] for r in before if "superseded_at" in r["metadata"] and r["kind"] == "observation"] == [
+        "The race is on 18 May in Lyon."]
+    again = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert again.superseded == 1
+    assert rows(workbench, instance) == before
+
+
 def test_the_llm_reads_the_message_and_the_rules_stand_in_when_it_fails(llm_settings, fake_llm, instance):
     wb = Workbench(llm_settings.model_copy(update={"formation_llm": True}))
     try:

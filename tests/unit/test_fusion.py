@@ -94,5 +94,3 @@ def test_candidate_pools_grow_with_the_answer_list():
     assert pool(top_k=5, pool_size=7) == 7  # an explicit pool is kept
     with pytest.raises(ValidationError):
         pool(pool_size=0)
-
-
