@@ -41,8 +41,10 @@ from core.conversation.keys import (
     feedback_pending_key,
 )
 from core.errors import NotFound
+from core.formation.supersede import mend
 from core.ids import SHARED_INSTANCE, validate_id
 from core.index.names import partition_name, postings_name
+from core.models import MemoryRecord
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -84,18 +86,21 @@ class Deletion:
         self.wb, self.instance = wb, validate_id(instance, "instance")
         self.texts: set[str] = set()
         self.ids: set[str] = set()
+        self.removed: dict[str, MemoryRecord] = {}  # the index rows removed, as they were
         self.chains: set[str] = set()  # chains the text was said in (their later prompts quote it)
         self.tables: set[str] = set()
 
     def finish(self, report: DeletionReport | None = None) -> None:
-        """Replace the copies of what was removed by "[deleted]", then rewrite the files on disk."""
+        """Close the fact histories through what was removed, replace the copies of what was removed by
+        "[deleted]", then rewrite the files on disk."""
+        mended = mend(self.wb.index, self.instance, self.removed)
         copies = redact_copies(self.wb, self.instance, self.texts, self.ids, self.chains)
         instances = self.wb.index.instances() if self.instance == SHARED_INSTANCE else [self.instance]
         self.tables |= {t for i in instances for t in (partition_name(i), postings_name(i))}
         notes = compact(self.wb, [*self.tables, "memory_lexeme"])
         if report is not None:
             report.copies += copies
-            report.notes += notes
+            report.notes += mended.notes() + notes
 
     # -- targets ----------------------------------------------------------------------------
 
@@ -155,6 +160,7 @@ class Deletion:
                     report.index_rows += wb.index.delete_chain(instance, chain)
                 # The observations formed from a message (core.formation) go with it.
                 formed = row.metadata.get("observations", []) if row is not None else []
+                self._remember(wb.index.records(instance, ids=formed))
                 report.index_rows += wb.index.delete(instance, [*(gone or [memory_id]), *formed])
                 report.index_rows += wb.index.delete_derived(instance, gone or [memory_id])
             self.texts |= {t.thought for t in said if t.category in TEXT_CATEGORIES}
@@ -210,9 +216,10 @@ class Deletion:
                 except LockNotOwnedError:  # the work outlasted the lock's expiry: it is done all the same
                     log.warning("deletion: the outbox lock expired before the index rows were deleted")
 
-    def _remember(self, records) -> None:
+    def _remember(self, records: list[MemoryRecord]) -> None:
         self.ids |= {r.id for r in records}
         self.texts |= {r.content for r in records}
+        self.removed |= {r.id: r for r in records}
 
     def _remove_keys(self, chain_id: str, keys: list[str], report: DeletionReport) -> None:
         """Delete keys of the chain (and the feedback of its answers, those whose thought is gone

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.conversation import provenance
 from core.conversation.keys import feedback_key
+from core.conversation.thoughts import CATEGORY_USER
 from core.ids import SHARED_INSTANCE, pg_text
 from core.models import MemoryContext
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from core.runtime import Workbench
 
 DELETED = "[deleted]"
+_WORD = re.compile(r"\w+")
 CONTEXT_CHARS = 4000  # a neighbour's context keeps this much of a message (`MemoryContext`)
 
 # Rewrites fields of a hash that still exists: a record deleted meanwhile is not brought back in part.
@@ -56,17 +58,17 @@ def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Itera
                   chains: Iterable[str]) -> int:
     """Replace the copies of `texts` (what was deleted: memories `ids`, said in `chains` of `instance`)
     in the records derived from them; returns how many records were rewritten."""
-    redact = redactor(texts)
+    texts = frozenset(t for t in texts if t.strip())
     ids = set(ids)
     scope = (sorted(set(wb.thoughts.instances()) | set(wb.index.instances())) if instance == SHARED_INSTANCE
              else [instance])
     rewritten = 0
     for inst in scope:
-        if redact is not None:
-            touched: set[str] = set()
-            rewritten += _redact_redis(wb, inst, ids, set(chains) if inst == instance else set(), redact,
+        if texts:
+            touched: dict[str, frozenset[str]] = {}
+            rewritten += _redact_redis(wb, inst, ids, set(chains) if inst == instance else set(), texts,
                                        touched)
-            rewritten += _redact_index(wb, inst, touched, redact, set(texts))
+            rewritten += _redact_index(wb, inst, touched)
         # Their copies are redacted: nothing is left to find through the deleted memories' entries.
         provenance.drop_memories(wb.thoughts, inst, ids)
     return rewritten
@@ -84,33 +86,43 @@ def redactor(texts: Iterable[str]) -> Callable[[str], str] | None:
     return lambda s: pattern.sub(DELETED, s) if s else s
 
 
-def _redact_redis(wb: Workbench, instance: str, ids: set[str], chains: set[str],
-                  redact: Callable[[str], str], touched: set[str]) -> int:
-    """Thoughts, served results and feedback of `chains` and of the chains naming one of `ids`; a
-    thought that quoted the text is itself a source then (a turn that retrieved it holds a copy too), so
-    this goes on until no new chain is found. `touched` receives the chains rewritten."""
+def _redact_redis(wb: Workbench, instance: str, ids: set[str], said_in: set[str], texts: frozenset[str],
+                  touched: dict[str, frozenset[str]]) -> int:
+    """Thoughts, served results and feedback of the chains the text was `said_in` and of the chains naming
+    one of `ids`; a thought that quoted the text is itself a source then (a turn that retrieved it holds a
+    copy too), so this goes on until no new chain is found. `touched` receives the chains rewritten, each
+    with the texts removed there."""
     r, store = wb.redis(), wb.thoughts
     provenance.ensure(store, instance)
-    rewritten = 0
+    rewritten, chains = 0, set(said_in)
     while ids or chains:
-        chains = (chains | provenance.chains_naming(store, instance, ids, touched)) - touched
+        chains = (chains | provenance.chains_naming(store, instance, ids, set(touched))) - set(touched)
         ids = set()
-        for keys in provenance.record_keys(store, instance, chains).values():
-            count, quoting, read = _redact_chain(r, keys, redact)
+        for chain, keys in provenance.record_keys(store, instance, chains).items():
+            count, quoting, read, touched[chain] = _redact_chain(r, keys, texts, said_here=chain in said_in)
             rewritten += count
             ids |= quoting
             if count:  # its answers' feedback or metrics may quote the text: the analytics re-read them
                 store.feedback_changed(instance, read)
-        touched |= chains
         chains = set()
     return rewritten
 
 
-def _redact_chain(r: redis.Redis, keys: list[str], redact: Callable[[str], str]
-                  ) -> tuple[int, set[str], list[str]]:
+def _words(text: str) -> str:
+    """The words of a text, lower-cased, each with a space either side: a text's words are in another's
+    when its `_words` is a substring of the other's."""
+    return " " + " ".join(_WORD.findall(text.casefold())) + " "
+
+
+def _redact_chain(r: redis.Redis, keys: list[str], texts: frozenset[str], *, said_here: bool
+                  ) -> tuple[int, set[str], list[str], frozenset[str]]:
     """Rewrite a chain's thoughts, served results and feedback; returns how many records changed, the
-    ids of the thoughts whose own text quoted the deleted text among other words, and the ids of every
-    thought read."""
+    ids of the thoughts whose own text quoted the deleted text among other words, the ids of every
+    thought read, and the texts removed.
+
+    In a chain that only retrieved the deleted memory (not `said_here`), a text the user said again in
+    their own message is theirs there: it stays, and so do its copies in the chain, which cannot be told
+    from copies of the deleted memory."""
     hset = r.register_script(_HSET_IF_EXISTS)
     p = r.pipeline(transaction=False)
     for key in keys:
@@ -121,6 +133,12 @@ def _redact_chain(r: redis.Redis, keys: list[str], redact: Callable[[str], str]
     for key in hashes:
         p.hgetall(key)
     thoughts = p.execute()
+    own = [] if said_here else [_words(h.get("thought", "")) for h in thoughts if h.get("category") == CATEGORY_USER]
+    texts = frozenset(t for t in texts if not any(_words(t) in o for o in own))
+    redact = redactor(texts)
+    read = [h["id"] for h in thoughts if h.get("id")]
+    if redact is None:
+        return 0, set(), read, texts
     feedback = [feedback_key(h["id"]) for h in thoughts if h.get("id")]
     p = r.pipeline(transaction=False)
     for key in feedback:
@@ -138,7 +156,7 @@ def _redact_chain(r: redis.Redis, keys: list[str], redact: Callable[[str], str]
         value = r.get(key)
         if value is not None and (new := _redact_value(value, redact)) != value:
             rewritten += int(bool(r.set(key, new, xx=True, keepttl=True)))
-    return rewritten, quoting, [h["id"] for h in thoughts if h.get("id")]
+    return rewritten, quoting, read, texts
 
 
 def _redact_value(value: str, redact: Callable[[str], str]) -> str:
@@ -164,15 +182,17 @@ def _redact_json(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def _redact_index(wb: Workbench, instance: str, chains: set[str], redact: Callable[[str], str],
-                  texts: set[str]) -> int:
-    """Index rows of `chains`: a neighbour's context without the deleted message, and every copy of the
-    text replaced; changed rows are written again (postings, counters and vector follow)."""
+def _redact_index(wb: Workbench, instance: str, chains: dict[str, frozenset[str]]) -> int:
+    """Index rows of `chains` (each with the texts removed there): a neighbour's context without the
+    deleted message, and every copy of the text replaced; changed rows are written again (postings,
+    counters and vector follow)."""
+    chains = {c: texts for c, texts in chains.items() if texts}
     if not chains or instance not in wb.index.instances():
         return 0
-    gone = {t for t in texts if t.strip()} | {t[:CONTEXT_CHARS] for t in texts if t.strip()}
+    redactors = {c: (redactor(texts), texts | {t[:CONTEXT_CHARS] for t in texts}) for c, texts in chains.items()}
     changed = []
     for record in wb.index.records(instance, chains=sorted(chains)):
+        redact, gone = redactors[record.chain_id]
         context = MemoryContext(before=[redact(m) for m in record.context.before if m not in gone],
                                 after=[redact(m) for m in record.context.after if m not in gone])
         new = record.model_copy(update={"content": redact(record.content), "context": context})

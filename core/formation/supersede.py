@@ -29,7 +29,9 @@ are superseded with it (`COPIES`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 from psycopg.types.json import Jsonb
@@ -37,7 +39,7 @@ from psycopg.types.json import Jsonb
 from core.formation.observations import Correction
 from core.index.memory_index import MemoryIndex
 from core.index.records import ROW_COLUMNS, row_from_tuple
-from core.models import DEFAULT_PROFILE, PRESET_PROFILES, MemoryContext, MemoryRow
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, MemoryContext, MemoryRecord, MemoryRow
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 
 MIN_SCORE = 0.45
@@ -167,6 +169,20 @@ def own_words(m: MemoryRow) -> str:
     return m.content[:note] if note >= 0 else m.content
 
 
+def naming(correction: MemoryRow | MemoryRecord, corrected: str | None) -> str:
+    """The fact of a correction that corrects `corrected` (a fact's own words; None: nothing now).
+
+    The rules' fact is the correction's own words ("It was Lyon."): it says what it corrects, so it reads
+    whole on its own. The LLM's fact already does. The same correction said again replaces the one before,
+    with nothing to name."""
+    if correction.metadata.get("formed_by") == "llm":
+        return correction.content
+    said = own_words(correction)
+    if corrected is None or corrected.casefold().split() == said.casefold().split():
+        return said
+    return f"{said}{CORRECTING}{corrected})"
+
+
 def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[str, str]]:
     """Mark what each correction corrects (oldest correction first); returns (superseded, by) id pairs.
     The correction's observation records what it superseded, and is found by its words too (its context
@@ -181,12 +197,6 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
         mark = {"superseded_at": o.created_at.isoformat(), "superseded_by": o.id}
         corrected = own_words(target)
         before = [corrected, *o.context.before][:3]
-        # The rules' fact is the correction's own words ("It was Lyon."): it says what it corrects, so it
-        # reads whole on its own. The LLM's fact already does.
-        # The same correction said again replaces the one before, with nothing to name.
-        same = corrected.casefold().split() == o.content.casefold().split()
-        content = (o.content if o.metadata.get("formed_by") == "llm" or same
-                   else f"{o.content}{CORRECTING}{corrected})")
         source = target.metadata.get("source_thought") or target.id  # the message that told the fact
         with index.pool.connection() as conn, conn.transaction():
             conn.execute("UPDATE memory SET metadata = metadata || %s WHERE instance = %s AND id = %s",
@@ -194,10 +204,79 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
             # Its copies say it too: the message's important copy and the session summaries drawn from it.
             conn.execute(COPIES, {"mark": Jsonb({**mark, SUPERSEDED_SOURCE: source}), "instance": o.instance,
                                   "source": source})
-        index.add([o.model_copy(update={"content": content, "metadata": {**o.metadata, "supersedes": target.id},
+        index.add([o.model_copy(update={"content": naming(o, corrected),
+                                        "metadata": {**o.metadata, "supersedes": target.id},
                                         "context": MemoryContext(before=before)})])
         done.append((target.id, o.id))
     return done
+
+
+class Mended(NamedTuple):
+    """What `mend` wrote again."""
+
+    current: int = 0  # memories a removed correction had superseded (facts and their copies), current again
+    rejoined: int = 0  # the same, superseded now by the correction that had superseded the removed one
+    corrections: int = 0  # corrections of a removed fact, now naming what it had corrected, or nothing
+
+    def notes(self) -> list[str]:
+        superseded = "a deleted correction had superseded"
+        said = ((self.current, "memory", "memories", f"{superseded}: current again"),
+                (self.rejoined, "memory", "memories", f"{superseded}: superseded now by the correction after it"),
+                (self.corrections, "correction", "corrections", "of a deleted fact: no longer quoting it"))
+        return [f"{n} {one if n == 1 else many} {what}" for n, one, many, what in said if n]
+
+
+def mend(index: MemoryIndex, instance: str, removed: Mapping[str, MemoryRecord]) -> Mended:
+    """Close the fact histories that ran through memories a deletion removed (`removed`: each one as read
+    before it went).
+
+    A fact was hidden only because a correction superseded it: with the correction removed, the fact and
+    its copies are superseded by the correction that had superseded the removed one, or current again when
+    none had. A correction of a removed fact corrects what that fact had corrected, or nothing; its note and
+    its context quote the removed words no more. Two updates (each reads the instance's rows), and a row
+    written again for each correction of a removed fact; nothing when no correction or corrected fact
+    was removed."""
+
+    def survivor(memory_id: str | None, key: str) -> str | None:
+        for _ in range(HISTORY_STEPS):
+            if memory_id not in removed:
+                return memory_id
+            memory_id = removed[memory_id].metadata.get(key)
+        return None
+
+    # A removed correction -> what supersedes now what it superseded.
+    superseded = {gone: survivor(m.metadata.get("superseded_by"), "superseded_by")
+                  for gone, m in removed.items() if m.metadata.get("supersedes")}
+    # A surviving correction of a removed fact -> (that fact, what the correction corrects now).
+    correcting = {after: (gone, survivor(m.metadata.get("supersedes"), "supersedes"))
+                  for gone, m in removed.items()
+                  if (after := m.metadata.get("superseded_by")) and after not in removed}
+    if not superseded and not correcting:
+        return Mended()
+    now = {r.id: r for r in index.records(instance, ids=[*filter(None, superseded.values()), *correcting,
+                                                         *filter(None, (p for _, p in correcting.values()))])}
+    marks = {gone: {"superseded_at": now[after].created_at.isoformat(), "superseded_by": after}
+             for gone, after in superseded.items() if after in now}
+    with index.pool.connection() as conn, conn.transaction():
+        rejoined = conn.execute(
+            "UPDATE memory m SET metadata = m.metadata || j.mark FROM jsonb_each(%s) j(gone, mark) "
+            "WHERE m.instance = %s AND m.metadata->>'superseded_by' = j.gone", (Jsonb(marks), instance)).rowcount
+        current = conn.execute(
+            "UPDATE memory SET metadata = metadata - %s::text[] WHERE instance = %s "
+            "AND metadata->>'superseded_by' = ANY(%s)",
+            (["superseded_at", "superseded_by", SUPERSEDED_SOURCE], instance,
+             [gone for gone in superseded if gone not in marks])).rowcount
+    rewritten = []
+    for after, (gone, before) in correcting.items():
+        if after not in now:
+            continue
+        c, old = now[after], own_words(removed[gone])
+        fact = own_words(now[before]) if before in now else None
+        metadata = {k: v for k, v in c.metadata.items() if k != "supersedes"} | ({"supersedes": before} if fact else {})
+        context = ([fact] if fact else []) + [t for t in c.context.before if t != old]
+        rewritten.append(c.model_copy(update={"content": naming(c, fact), "metadata": metadata,
+                                              "context": c.context.model_copy(update={"before": context[:3]})}))
+    return Mended(current, rejoined, index.add(rewritten))
 
 
 def supersession_of(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, str]:

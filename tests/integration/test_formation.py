@@ -272,6 +272,21 @@ def test_deleting_a_message_deletes_the_observations_formed_from_it(workbench, i
     assert not {r.thought1_id, obs_id} & {row["id"] for row in rows(workbench, instance)}
 
 
+def test_deleting_a_message_removes_its_observation_from_the_answers_that_used_it(workbench, instance):
+    """Another conversation retrieved the observation (not the message, which formation hides) and its
+    answer quoted it: those copies go too."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    told = turn(workbench, instance, "gym", "My locker code at the gym is 4417.", clock)
+    asked = turn(workbench, instance, "ask", "What is my locker code?", clock)
+    assert "4417" in asked.context[0].content
+    uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=told.thought1_id))
+    r = workbench.redis()
+    stored = [str(r.hgetall(k) if r.type(k) == "hash" else r.get(k)) for k in r.scan_iter(match=f"*{instance}*")
+              if r.type(k) in ("hash", "string")]
+    assert stored and not [s for s in stored if "4417" in s]
+    assert not [row for row in rows(workbench, instance) if "4417" in row["content"]]
+
+
 # (what was said before, the correction, the statement it corrects): corrections of the user's own
 # statements and of answers drawn from memory, in chains of several facts.
 CORRECTIONS = [
@@ -311,3 +326,83 @@ def test_a_correction_finds_what_it_corrects(workbench, instance):
         right.append(gone == [corrected])
     print(f"\ncorrections that superseded exactly the statement they correct: {sum(right)} of {len(right)}")
     assert sum(right) >= 9, right
+
+
+def test_deleting_a_correction_makes_the_fact_it_corrected_current_again(workbench, instance):
+    """A fact is hidden only because a correction superseded it: with the correction deleted, the fact and
+    its copies (important copy, session summary) are current again, and nothing points to the deleted id."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    turn(workbench, instance, "plan", "I'm training for a 10 km race on 18 May.", clock, tags=["important"],
+         next_thought_needed=False)
+    fix = turn(workbench, instance, "later", "Actually, the race is on 25 May.", clock)
+    report = uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=fix.thought1_id))
+    assert "3 memories a deleted correction had superseded: current again" in report.notes
+    assert dangling(workbench, instance) == []
+    assert [r["kind"] for r in rows(workbench, instance) if "superseded_at" in r["metadata"]] == []
+    found = turn(workbench, instance, "ask", "When is the race?", clock)
+    assert found.context[0].content == "I'm training for a 10 km race on 18 May."
+
+
+def test_deleting_the_middle_of_a_fact_history_closes_the_gap(workbench, instance):
+    """3pm, corrected to 4pm, corrected to 5pm; deleting the 4pm correction leaves 5pm correcting 3pm, and
+    the deleted words are in no note; deleting the 3pm fact leaves 5pm correcting nothing."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    told = turn(workbench, instance, "work", "My dentist appointment is on Thursday at 3pm.", clock)
+    middle = turn(workbench, instance, "work", "Sorry, the dentist is at 4pm, not 3pm.", clock)
+    last = turn(workbench, instance, "work", "Sorry, the dentist is at 5pm, not 4pm.", clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    first_id = found[told.thought1_id]["metadata"]["observations"][0]
+    last_id = found[last.thought1_id]["metadata"]["observations"][0]
+    uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=middle.thought1_id))
+    assert dangling(workbench, instance) == []
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    assert found[first_id]["metadata"]["superseded_by"] == last_id
+    assert found[last_id]["metadata"]["supersedes"] == first_id
+    assert found[last_id]["content"] == ("The dentist is at 5pm, not 4pm. (correcting: My dentist appointment is on "
+                                         "Thursday at 3pm.)")
+    history = uc.fact_history(workbench, uc.FactHistoryRequest(instance=instance, memory_id=last_id))
+    assert [f.id for f in history.facts] == [first_id, last_id]
+    uc.forget(workbench, uc.Forget(instance=instance, target="chain", id="work"))
+    assert rows(workbench, instance) == []
+
+
+def test_deleting_a_conversation_of_two_corrections_joins_the_ones_around_it(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    told = turn(workbench, instance, "told", "My dentist appointment is on Thursday at 3pm.", clock)
+    turn(workbench, instance, "fix", "Sorry, the dentist is at 4pm, not 3pm.", clock)
+    turn(workbench, instance, "fix", "Sorry, the dentist is at 5pm, not 4pm.", clock)
+    last = turn(workbench, instance, "final", "Sorry, the dentist is at 6pm, not 5pm.", clock)
+    uc.forget(workbench, uc.Forget(instance=instance, target="chain", id="fix"))
+    assert dangling(workbench, instance) == []
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    first_id = found[told.thought1_id]["metadata"]["observations"][0]
+    last_id = found[last.thought1_id]["metadata"]["observations"][0]
+    assert (found[first_id]["metadata"]["superseded_by"], found[last_id]["metadata"]["supersedes"]) == (
+        last_id, first_id)
+    assert found[last_id]["content"] == ("The dentist is at 6pm, not 5pm. (correcting: My dentist appointment is on "
+                                         "Thursday at 3pm.)")
+
+
+def test_deleting_the_corrected_fact_leaves_no_copy_of_it_in_the_correction(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    told = turn(workbench, instance, "told", "My locker code is 4412 at the gym.", clock)
+    fix = turn(workbench, instance, "later", "Nope, the locker code is 4421.", clock)
+    uc.forget(workbench, uc.Forget(instance=instance, target="chain", id="told"))
+    assert dangling(workbench, instance) == []
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    correction = found[found[fix.thought1_id]["metadata"]["observations"][0]]
+    assert correction["content"] == "The locker code is 4421."
+    assert "supersedes" not in correction["metadata"]
+    (stored,) = workbench.index.records(instance, ids=[correction["id"]])
+    assert not any("4412" in t for t in stored.context.before)
+    assert not any("4412" in r["content"] for r in found.values()), told
+
+
+def dangling(wb, instance):
+    """The supersession keys that name a memory no longer there."""
+    with wb.index.pool.connection() as conn:
+        return conn.execute(
+            "SELECT m.id, k FROM memory m, unnest(ARRAY['superseded_by', 'supersedes']) k "
+            "WHERE m.instance = %s AND m.metadata ? k AND NOT EXISTS "
+            "(SELECT 1 FROM memory x WHERE x.instance = m.instance AND x.id = m.metadata->>k)",
+            (instance,)).fetchall()
