@@ -17,7 +17,8 @@ from core.conversation.indexing import mark_memorized, thought_records
 from core.conversation.keys import chains_key
 from core.conversation.thoughts import CATEGORY_USER
 from core.formation.observations import Formation
-from core.formation.supersede import supersede
+from core.formation.supersede import Mended, close_gaps, mend, supersede
+from core.index.records import ROW_COLUMNS, row_from_tuple
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -50,13 +51,14 @@ def form_instance(wb: Workbench, instance: str, *, progress: Callable[[int, int]
     formation = formation_for(wb)
     chains = list(wb.thoughts.r.zrange(chains_key(instance), 0, -1))
     counts = FormationCounts(chains=len(chains))
+    mended: list[Mended] = []
     for done, chain in enumerate(chains, start=1):
         thread = wb.thoughts.chain_thoughts(instance, chain)
         wanted = {t.id for t in thread if t.category == CATEGORY_USER}
         if wanted:
             records, corrections = formation.form(thought_records(thread, wanted), {(instance, chain): thread})
             kept = [r.id for r in records if r.kind == "observation"]
-            counts.removed += _remove_stale(wb, instance, chain, kept)
+            counts.removed += _remove_stale(wb, instance, chain, kept, mended)
             wb.index.add(records)
             mark_memorized(wb.thoughts, [r for r in records if r.kind == "user"])
             counts.superseded += len(supersede(wb.index, corrections))
@@ -68,15 +70,22 @@ def form_instance(wb: Workbench, instance: str, *, progress: Callable[[int, int]
                     counts.by_kind[kind] = counts.by_kind.get(kind, 0) + 1
         if progress:
             progress(done, len(chains))
-    counts.notes = sorted(set(formation.notes))
+    # A history a deletion left open (before deletions mended it) closes too.
+    mended.append(close_gaps(wb.index, instance))
+    counts.notes = sorted(set(formation.notes)) + Mended(*map(sum, zip(*mended, strict=True))).notes()
     return counts
 
 
-def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str]) -> int:
-    """Observations of the chain's messages that their new reading no longer yields."""
+def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str], mended: list[Mended]) -> int:
+    """Remove the observations of the chain's messages that their new reading no longer yields, closing
+    the fact histories through them (`mend`: one was a correction, or a fact corrected)."""
     if not wb.index.partition_exists(instance):
         return 0
     with wb.index.pool.connection() as conn:
-        return conn.execute(
-            "DELETE FROM memory WHERE instance = %s AND chain_id = %s AND kind = 'observation' "
-            "AND metadata ? 'source_thought' AND id <> ALL(%s)", (instance, chain, kept)).rowcount
+        rows = conn.execute(
+            f"DELETE FROM memory WHERE instance = %s AND chain_id = %s AND kind = 'observation' "
+            f"AND metadata ? 'source_thought' AND id <> ALL(%s) RETURNING {ROW_COLUMNS}",
+            (instance, chain, kept)).fetchall()
+    removed = {r.id: r for r in map(row_from_tuple, rows)}
+    mended.append(mend(wb.index, instance, removed))
+    return len(removed)

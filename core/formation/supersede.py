@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 import numpy as np
@@ -226,7 +226,7 @@ class Mended(NamedTuple):
         return [f"{n} {one if n == 1 else many} {what}" for n, one, many, what in said if n]
 
 
-def mend(index: MemoryIndex, instance: str, removed: Mapping[str, MemoryRecord]) -> Mended:
+def mend(index: MemoryIndex, instance: str, removed: Mapping[str, MemoryRow | MemoryRecord]) -> Mended:
     """Close the fact histories that ran through memories a deletion removed (`removed`: each one as read
     before it went).
 
@@ -246,7 +246,7 @@ def mend(index: MemoryIndex, instance: str, removed: Mapping[str, MemoryRecord])
 
     # A removed correction -> what supersedes now what it superseded.
     superseded = {gone: survivor(m.metadata.get("superseded_by"), "superseded_by")
-                  for gone, m in removed.items() if m.metadata.get("supersedes")}
+                  for gone, m in removed.items() if "supersedes" in m.metadata}
     # A surviving correction of a removed fact -> (that fact, what the correction corrects now).
     correcting = {after: (gone, survivor(m.metadata.get("supersedes"), "supersedes"))
                   for gone, m in removed.items()
@@ -277,6 +277,36 @@ def mend(index: MemoryIndex, instance: str, removed: Mapping[str, MemoryRecord])
         rewritten.append(c.model_copy(update={"content": naming(c, fact), "metadata": metadata,
                                               "context": c.context.model_copy(update={"before": context[:3]})}))
     return Mended(current, rejoined, index.add(rewritten))
+
+
+def close_gaps(index: MemoryIndex, instance: str) -> Mended:
+    """`mend` for the histories that name a memory no longer there, which a deletion made before `mend`
+    existed left: the fact it had superseded is current again or superseded by the correction after it,
+    and a correction of it no longer names it (its context may still quote it: the text is not known any
+    more). One read of the instance's rows."""
+    if not index.partition_exists(instance):
+        return Mended()
+    with index.pool.connection() as conn:
+        links = conn.execute(
+            "SELECT k, m.metadata->>k, m.id, m.metadata ? %s FROM memory m, unnest(ARRAY['superseded_by', "
+            "'supersedes']) k WHERE m.instance = %s AND m.metadata ? k AND NOT EXISTS "
+            "(SELECT 1 FROM memory x WHERE x.instance = m.instance AND x.id = m.metadata->>k)",
+            (SUPERSEDED_SOURCE, instance)).fetchall()
+    # Each missing memory as far as its neighbours in the history tell: the fact it had superseded (None
+    # when only copies name it) and the correction that had superseded it.
+    gone: dict[str, dict[str, str | None]] = {}
+    for key, missing, memory_id, copy in links:
+        links_of = gone.setdefault(missing, {})
+        if key == "superseded_by":
+            links_of.setdefault("supersedes", None)
+            if not copy:
+                links_of["supersedes"] = memory_id
+        else:
+            links_of["superseded_by"] = memory_id
+    epoch = datetime.fromtimestamp(0, UTC)
+    return mend(index, instance, {m: MemoryRow(instance=instance, id=m, kind="observation", content="",
+                                               created_at=epoch, metadata=links_of)
+                                  for m, links_of in gone.items()})
 
 
 def supersession_of(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, str]:

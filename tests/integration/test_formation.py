@@ -7,7 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core import usecases as uc
+from core.admin import deletion
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
+from core.formation.supersede import Mended
 from core.runtime import Workbench
 from tests.support.cli import in_process_cli
 from tests.support.clock import Clock
@@ -396,6 +398,23 @@ def test_deleting_the_corrected_fact_leaves_no_copy_of_it_in_the_correction(work
     (stored,) = workbench.index.records(instance, ids=[correction["id"]])
     assert not any("4412" in t for t in stored.context.before)
     assert not any("4412" in r["content"] for r in found.values()), told
+
+
+def test_formation_run_closes_a_history_an_earlier_deletion_left_open(workbench, instance, monkeypatch):
+    """Deleting a correction used to leave the fact it corrected superseded by a memory no longer there,
+    hidden for good: forming the instance again makes it current."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    told = turn(workbench, instance, "plan", "I'm training for a 10 km race on 18 May.", clock, tags=["important"],
+                next_thought_needed=False)
+    fix = turn(workbench, instance, "later", "Actually, the race is on 25 May.", clock)
+    with monkeypatch.context() as m:  # deleting as it did before deletions closed the history
+        m.setattr(deletion, "mend", lambda *_: Mended())
+        uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=fix.thought1_id))
+    assert dangling(workbench, instance)
+    result = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert "3 memories a deleted correction had superseded: current again" in result.notes
+    assert dangling(workbench, instance) == []
+    assert not [r for r in rows(workbench, instance) if "superseded_at" in r["metadata"]], told
 
 
 def dangling(wb, instance):
