@@ -76,18 +76,23 @@ def render_confirmation(instance: str) -> None:
                       on_close=lambda: st.session_state.pop("xp_confirm", None))
 
 
+def _sentences(notes: list[str]) -> list[str]:
+    """A report's notes ("1 memory … current again") as sentences."""
+    return [n[:1].upper() + n[1:] + ("" if n.endswith(".") else ".") for n in notes]
+
+
 def _delete(instance: str, pending: dict) -> str:
     wb = get_workbench()
     target, ident = pending["target"], pending["id"]
     if target == "chain":
         r = uc.chain_delete(wb, uc.ChainRef(instance=instance, chain_id=ident))
-        return (f"Chain {ident} deleted: {r.thoughts} thoughts, {r.feedback} feedback records, "
-                f"{r.index_rows} index rows, {r.outbox} queued index writes.")
+        return " ".join([f"Chain {ident} deleted: {r.thoughts} thoughts, {r.feedback} feedback records, "
+                         f"{r.index_rows} index rows, {r.outbox} queued index writes.", *_sentences(r.notes)])
     if target == "memory":
         r = uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=ident,
                                               chain_id=pending.get("chain")))
         counts = f"{r.thoughts} thoughts, {r.bank_rows} bank rows, {r.index_rows} index rows"
-        return " ".join([f"Memory deleted ({counts})."] + r.notes)
+        return " ".join([f"Memory deleted ({counts}).", *_sentences(r.notes)])
     if target == "bank":
         r = uc.bank_delete(wb, uc.BankRef(instance=instance, bank=ident))
         return f"Memory bank {ident} deleted: {r.bank_rows} entries and summaries, {r.index_rows} index rows."

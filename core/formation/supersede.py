@@ -216,13 +216,15 @@ class Mended(NamedTuple):
 
     current: int = 0  # memories a removed correction had superseded (facts and their copies), current again
     rejoined: int = 0  # the same, superseded now by the correction that had superseded the removed one
-    corrections: int = 0  # corrections of a removed fact, now naming what it had corrected, or nothing
+    relinked: int = 0  # corrections of a removed fact, correcting now what that fact had corrected
+    freed: int = 0  # corrections of a removed fact that had corrected nothing: correcting nothing now
 
     def notes(self) -> list[str]:
-        superseded = "a deleted correction had superseded"
-        said = ((self.current, "memory", "memories", f"{superseded}: current again"),
-                (self.rejoined, "memory", "memories", f"{superseded}: superseded now by the correction after it"),
-                (self.corrections, "correction", "corrections", "of a deleted fact: no longer quoting it"))
+        said = ((self.current, "memory", "memories", "a deleted correction had superseded: current again"),
+                (self.rejoined, "memory", "memories", "a deleted correction had superseded: superseded now by "
+                                                      "the correction after it"),
+                (self.relinked, "correction", "corrections", "of a deleted fact: correcting the fact before it"),
+                (self.freed, "correction", "corrections", "of a deleted fact: correcting nothing now"))
         return [f"{n} {one if n == 1 else many} {what}" for n, one, many, what in said if n]
 
 
@@ -276,7 +278,9 @@ def mend(index: MemoryIndex, instance: str, removed: Mapping[str, MemoryRow | Me
         context = ([fact] if fact else []) + [t for t in c.context.before if t != old]
         rewritten.append(c.model_copy(update={"content": naming(c, fact), "metadata": metadata,
                                               "context": c.context.model_copy(update={"before": context[:3]})}))
-    return Mended(current, rejoined, index.add(rewritten))
+    index.add(rewritten)
+    relinked = sum("supersedes" in c.metadata for c in rewritten)
+    return Mended(current, rejoined, relinked, len(rewritten) - relinked)
 
 
 def close_gaps(index: MemoryIndex, instance: str) -> Mended:

@@ -355,7 +355,9 @@ def test_deleting_the_middle_of_a_fact_history_closes_the_gap(workbench, instanc
     found = {row["id"]: row for row in rows(workbench, instance)}
     first_id = found[told.thought1_id]["metadata"]["observations"][0]
     last_id = found[last.thought1_id]["metadata"]["observations"][0]
-    uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=middle.thought1_id))
+    report = uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=middle.thought1_id))
+    assert report.notes[:2] == ["1 memory a deleted correction had superseded: superseded now by the correction "
+                                "after it", "1 correction of a deleted fact: correcting the fact before it"]
     assert dangling(workbench, instance) == []
     found = {row["id"]: row for row in rows(workbench, instance)}
     assert found[first_id]["metadata"]["superseded_by"] == last_id
@@ -389,7 +391,8 @@ def test_deleting_the_corrected_fact_leaves_no_copy_of_it_in_the_correction(work
     clock = Clock(datetime.now(UTC) - timedelta(hours=3))
     told = turn(workbench, instance, "told", "My locker code is 4412 at the gym.", clock)
     fix = turn(workbench, instance, "later", "Nope, the locker code is 4421.", clock)
-    uc.forget(workbench, uc.Forget(instance=instance, target="chain", id="told"))
+    report = uc.forget(workbench, uc.Forget(instance=instance, target="chain", id="told"))
+    assert "1 correction of a deleted fact: correcting nothing now" in report.notes
     assert dangling(workbench, instance) == []
     found = {row["id"]: row for row in rows(workbench, instance)}
     correction = found[found[fix.thought1_id]["metadata"]["observations"][0]]
