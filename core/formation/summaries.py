@@ -74,15 +74,18 @@ class _Reply(BaseModel):
 
 
 def statement_sentences(thoughts: list[Thought]) -> list[tuple[str, str]]:
-    """(thought id, sentence) of every sentence the user stated: questions, acknowledgements and what only
-    speaks about the conversation ("Sorry, I got pulled away.") left out."""
-    out = []
+    """(thought id, sentence) of every sentence the user stated, once (the first time: a sentence said
+    again, in the same words, would be its own most central neighbour and fill the summary twice); questions,
+    acknowledgements and what only speaks about the conversation ("Sorry, I got pulled away.") left out."""
+    out, seen = [], set()
     for t in thoughts:
         if t.category != CATEGORY_USER:
             continue
         for sentence in _SENTENCE.split(t.thought.strip()):
-            if (len(_WORD.findall(sentence.lower())) >= 3 and not sentence.rstrip().endswith("?")
+            words = tuple(_WORD.findall(sentence.lower()))
+            if (len(words) >= 3 and words not in seen and not sentence.rstrip().endswith("?")
                     and not is_acknowledgement(sentence) and not about_the_chat(sentence)):
+                seen.add(words)
                 out.append((t.id, sentence.strip()))
     return out
 

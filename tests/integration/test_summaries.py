@@ -161,6 +161,16 @@ def test_extractive_summary_ranks_sentences_by_centrality():
     assert extractive_summary(only_questions) is None
 
 
+def test_a_sentence_said_again_is_summarised_once():
+    said = ["Actually, the race is on 25 May.", "This week I ran 5 km at 4:55 per km and felt strong.",
+            "actually the race is on 25 May"]
+    thoughts = [Thought(id=f"m{i}", instance="i", chain_id="c", thought=text, timestamp=datetime.now(UTC),
+                        category=CATEGORY_USER) for i, text in enumerate(said)]
+    draft = extractive_summary(thoughts)
+    assert draft.text == "Actually, the race is on 25 May. This week I ran 5 km at 4:55 per km and felt strong."
+    assert draft.source_ids == ["m0", "m1"]
+
+
 def test_the_llm_summarises_and_picks_important_messages(workbench, llm_settings, fake_llm, instance):
     clock = Clock(datetime.now(UTC) - timedelta(hours=2))
     turns = talk(workbench, instance, "trip", TRIP, clock=clock)
