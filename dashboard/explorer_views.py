@@ -86,8 +86,9 @@ def _delete(instance: str, pending: dict) -> str:
     target, ident = pending["target"], pending["id"]
     if target == "chain":
         r = uc.chain_delete(wb, uc.ChainRef(instance=instance, chain_id=ident))
-        return " ".join([f"Chain {ident} deleted: {r.thoughts} thoughts, {r.feedback} feedback records, "
-                         f"{r.index_rows} index rows, {r.outbox} queued index writes.", *_sentences(r.notes)])
+        counts = (f"{r.thoughts} thoughts, {r.feedback} feedback records, {r.index_rows} index rows, "
+                  f"{r.outbox} queued index writes")
+        return " ".join([f"Chain {ident} deleted: {counts}.", *_sentences(r.notes)])
     if target == "memory":
         r = uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=ident,
                                               chain_id=pending.get("chain")))

@@ -220,9 +220,9 @@ class Mended(NamedTuple):
     freed: int = 0  # corrections of a removed fact that had corrected nothing: correcting nothing now
 
     def notes(self) -> list[str]:
-        said = ((self.current, "memory", "memories", "a deleted correction had superseded: current again"),
-                (self.rejoined, "memory", "memories", "a deleted correction had superseded: superseded now by "
-                                                      "the correction after it"),
+        superseded = "a deleted correction had superseded"
+        said = ((self.current, "memory", "memories", f"{superseded}: current again"),
+                (self.rejoined, "memory", "memories", f"{superseded}: superseded now by the correction after it"),
                 (self.relinked, "correction", "corrections", "of a deleted fact: correcting the fact before it"),
                 (self.freed, "correction", "corrections", "of a deleted fact: correcting nothing now"))
         return [f"{n} {one if n == 1 else many} {what}" for n, one, many, what in said if n]

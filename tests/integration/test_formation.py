@@ -356,8 +356,9 @@ def test_deleting_the_middle_of_a_fact_history_closes_the_gap(workbench, instanc
     first_id = found[told.thought1_id]["metadata"]["observations"][0]
     last_id = found[last.thought1_id]["metadata"]["observations"][0]
     report = uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=middle.thought1_id))
-    assert report.notes[:2] == ["1 memory a deleted correction had superseded: superseded now by the correction "
-                                "after it", "1 correction of a deleted fact: correcting the fact before it"]
+    assert report.notes[:2] == [
+        "1 memory a deleted correction had superseded: superseded now by the correction after it",
+        "1 correction of a deleted fact: correcting the fact before it"]
     assert dangling(workbench, instance) == []
     found = {row["id"]: row for row in rows(workbench, instance)}
     assert found[first_id]["metadata"]["superseded_by"] == last_id
