@@ -37,8 +37,12 @@ JSON_RETRIES = 2
 MIN_TOLD_WORDS = 4  # a question's other sentences are kept as a fact from this many words ("Thanks!" is not)
 _CORRECTION_OPENER = re.compile(
     r"^\W*(?:(?:no+|nope|nah|actually|sorry|oops|wait|hmm+|well|correction|not\s+quite|not\s+true|"
-    r"that's\s+(?:wrong|incorrect|not\s+right|not\s+correct)|scratch\s+that|let\s+me\s+correct\s+that|"
-    r"i\s+meant)\b[\s,.:;!—-]*)+", re.IGNORECASE)
+    r"that(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:quite\s+)?(?:it|right|correct|true)"
+    r"|not\s+what\s+i\s+(?:said|meant|asked|wanted))|that\s+(?:isn't|wasn't)\s+(?:it|right|correct|true)"
+    r"|scratch\s+that|let\s+me\s+correct\s+that|i\s+meant|i\s+misspoke|i\s+changed\s+my\s+mind"
+    r"|i\s+got\s+(?:that|it)\s+wrong|you(?:'ve|\s+have)\s+got\s+it\s+(?:backwards|wrong)"
+    r"|(?:you(?:'re|\s+are)\s+mixing|i\s+mixed|you\s+mixed)\s+(?:them|it|that|things)\s+up)"
+    r"\b[\s,.:;!—-]*)+", re.IGNORECASE)
 # A sentence about what is still to come: its bare dates are read forward ("on Friday" = the next one).
 _AHEAD = re.compile(r"\b(?:will|'ll|going\s+to|gonna|plan(?:ning|ned)?|next|tomorrow|upcoming|soon|"
                     r"is\s+on|are\s+on|starts?|leaves?|arrives?|coming|due|booked|scheduled|"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.formation.kinds import MESSAGE_KINDS, classify, statement_sentences
-from core.formation.observations import event_time
+from core.formation.observations import event_time, rules_formation
 
 MESSAGES = [json.loads(line) for line in
             (Path(__file__).parents[1] / "data" / "message_kinds.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -82,6 +82,21 @@ def test_kinds_of_the_issue_s_examples(text, kind):
 def test_the_offline_observation_is_the_statement_without_small_talk_or_questions():
     assert statement_sentences("My sister Ana is vegetarian.") == "My sister Ana is vegetarian."
     assert statement_sentences("Hi! I moved to Porto. Do you know it?") == "I moved to Porto."
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Actually, the race is on 25 May.", "The race is on 25 May."),
+    ("That's not it, the window is in the bedroom.", "The window is in the bedroom."),
+    ("Hmm, that's not it, I finished Middlemarch, not Persuasion.", "I finished Middlemarch, not Persuasion."),
+    ("That's not what I said, the meeting is on Wednesday.", "The meeting is on Wednesday."),
+    ("You've got it backwards, Tom is my brother.", "Tom is my brother."),
+    ("You're mixing them up: Miso is the black one.", "Miso is the black one."),
+    ("Oops, I got that wrong: the recital is next Friday.", "The recital is next Friday."),
+    ("Actually I changed my mind, I'm going with the green sofa.", "I'm going with the green sofa."),
+    ("Actually it's three cats now, we got another one.", "It's three cats now, we got another one."),
+])
+def test_the_rules_fact_of_a_correction_leaves_its_opening_out(text, fact):
+    assert rules_formation(text).facts == [fact]
 
 
 @pytest.mark.parametrize("text, day", [
