@@ -145,11 +145,19 @@ def classify(text: str) -> MessageKind:
     return "statement"
 
 
+_JOINED = re.compile(r"(?:and|but|so|plus)\b[\s,]*", re.IGNORECASE)
+
+
 def statement_sentences(text: str) -> str:
     """A statement's sentences without its opening small talk, the questions in it and what only speaks
     about the conversation (`about_the_chat`): the offline observation. A message that is one statement
     throughout is kept as it is."""
-    rest = content_of(text.strip())
+    text = text.strip()
+    rest = content_of(text)
+    if len(rest) < len(text):  # "Perfect, and the target is…": the "and" joined the small talk to the rest
+        joined = _JOINED.match(rest)
+        rest = rest[joined.end():] if joined and joined.end() < len(rest) else rest
+        rest = rest[:1].upper() + rest[1:]
     sentences = [s for s in _SENTENCE_END.split(rest)
                  if s.strip() and not _is_question(s) and not about_the_chat(s)]
     return " ".join(sentences).strip()

@@ -82,6 +82,9 @@ def test_kinds_of_the_issue_s_examples(text, kind):
 def test_the_offline_observation_is_the_statement_without_small_talk_or_questions():
     assert statement_sentences("My sister Ana is vegetarian.") == "My sister Ana is vegetarian."
     assert statement_sentences("Hi! I moved to Porto. Do you know it?") == "I moved to Porto."
+    assert (statement_sentences("Perfect, and the load test target is 1,200 requests per second.")
+            == "The load test target is 1,200 requests per second.")
+    assert statement_sentences("And the cut-over slipped to April.") == "And the cut-over slipped to April."
 
 
 @pytest.mark.parametrize("text, fact", [
