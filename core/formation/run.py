@@ -58,7 +58,9 @@ def form_instance(wb: Workbench, instance: str, *, progress: Callable[[int, int]
         if wanted:
             records, corrections = formation.form(thought_records(thread, wanted), {(instance, chain): thread})
             kept = [r.id for r in records if r.kind == "observation"]
-            counts.removed += _remove_stale(wb, instance, chain, kept, mended)
+            removed, closed = _remove_stale(wb, instance, chain, kept)
+            counts.removed += removed
+            mended.append(closed)
             wb.index.add(records)
             mark_memorized(wb.thoughts, [r for r in records if r.kind == "user"])
             counts.superseded += len(supersede(wb.index, corrections))
@@ -76,16 +78,15 @@ def form_instance(wb: Workbench, instance: str, *, progress: Callable[[int, int]
     return counts
 
 
-def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str], mended: list[Mended]) -> int:
-    """Remove the observations of the chain's messages that their new reading no longer yields, closing
-    the fact histories through them (`mend`: one was a correction, or a fact corrected)."""
+def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str]) -> tuple[int, Mended]:
+    """Remove the observations of the chain's messages that their new reading no longer yields, and close
+    the fact histories through them (one was a correction, or a fact corrected): how many, and `mend`'s."""
     if not wb.index.partition_exists(instance):
-        return 0
+        return 0, Mended()
     with wb.index.pool.connection() as conn:
         rows = conn.execute(
-            f"DELETE FROM memory WHERE instance = %s AND chain_id = %s AND kind = 'observation' "
+            "DELETE FROM memory WHERE instance = %s AND chain_id = %s AND kind = 'observation' "
             f"AND metadata ? 'source_thought' AND id <> ALL(%s) RETURNING {ROW_COLUMNS}",
             (instance, chain, kept)).fetchall()
     removed = {r.id: r for r in map(row_from_tuple, rows)}
-    mended.append(mend(wb.index, instance, removed))
-    return len(removed)
+    return len(removed), mend(wb.index, instance, removed)
