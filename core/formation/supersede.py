@@ -14,11 +14,12 @@ the user's previous message asked one):
             + 0.25 · shared(question, memory) + 0.15 if the previous answer used it
             + 0.1 if it is the chain's latest fact        (shared: the share of the fewer words in common)
 
-the best above MIN_SCORE. On ten chains of two to three facts each (tests/integration/test_formation.py)
-it picks the corrected statement in 9 (the tenth, "Sorry, we have three cats now.", reads as a statement,
-not a correction). On the demo's conversations (`python -m benchmarks.corrections`: six topics told,
-asked and corrected over 30 days in one instance) 52–53 of 55 corrections supersede the fact they
-correct and 1–2 another; with the chain's facts and the previous answer's alone, and without the shared
+the best above MIN_SCORE; but a correction said again word for word replaces its earlier self before any
+score. On ten chains of two to three facts each (tests/integration/test_formation.py) it picks the
+corrected statement in 9 (the tenth, "Sorry, we have three cats now.", reads as a statement, not a
+correction). On the demo's conversations (`python -m benchmarks.corrections`: six topics told,
+asked and corrected over 30 days in one instance) 54 of 56 corrections supersede the fact they
+correct and 1 another; with the chain's facts and the previous answer's alone, and without the shared
 words, 18 did and 17 superseded another fact.
 Retrieval leaves superseded memories out unless a profile asks for them (`FusionProfile.include_superseded`),
 so the current fact is the one found; the explorer shows a fact's history (`fact_history`). The copies
@@ -122,6 +123,11 @@ def choose(index: MemoryIndex, c: Correction) -> tuple[MemoryRow, float] | None:
     found = _candidates(index, c)
     if not found:
         return None
+    # The same correction said again replaces the one before, whatever else the question named.
+    again = [m for m in found if m.metadata.get("supersedes")
+             and own_words(m).casefold().split() == c.observation.content.casefold().split()]
+    if again:
+        return max(again, key=lambda m: m.created_at), 1.0
     topic = " ".join(t for t in (c.message.thought, c.question) if t)
     vectors = index.embedder.embed_batch([topic] + [own_words(m) for m in found])
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)

@@ -149,6 +149,22 @@ def test_a_correction_finds_a_fact_told_in_another_conversation(workbench, insta
             "This week I ran 5 km at 4:55 per km and felt strong."}
 
 
+def test_the_same_correction_said_again_replaces_the_one_before(workbench, instance):
+    """Said again after a question about another fact ("What is next for Priya?"), a correction still
+    replaces its earlier self, not the fact the question and the previous answer were about."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    turn(workbench, instance, "told", "Candidate Priya Nair did well on the system design round and meets the team "
+         "on Friday.", clock)
+    turn(workbench, instance, "budget", "The next budget review with Priya is on the first Monday of October.", clock)
+    first = turn(workbench, instance, "fix", "That's not right, she meets the team on Monday.", clock)
+    turn(workbench, instance, "again", "What is next for Priya?", clock)
+    again = turn(workbench, instance, "again", "That's not right, she meets the team on Monday.", clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    (earlier,) = found[first.thought1_id]["metadata"]["observations"]
+    (latest,) = found[again.thought1_id]["metadata"]["observations"]
+    assert found[latest]["metadata"]["supersedes"] == earlier
+
+
 def test_a_correction_supersedes_the_copies_of_the_fact_too(workbench, instance):
     """The session summary drawn from the corrected message, and its important copy, state the old fact
     as much as the fact does: they are superseded with it, and stay so when the summary is written again."""
