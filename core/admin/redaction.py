@@ -58,20 +58,30 @@ def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Itera
                   chains: Iterable[str]) -> int:
     """Replace the copies of `texts` (what was deleted: memories `ids`, said in `chains` of `instance`)
     in the records derived from them; returns how many records were rewritten."""
-    texts = frozenset(t for t in texts if t.strip())
+    deleted = _Deleted(frozenset(t for t in texts if t.strip()))
     ids = set(ids)
     scope = (sorted(set(wb.thoughts.instances()) | set(wb.index.instances())) if instance == SHARED_INSTANCE
              else [instance])
     rewritten = 0
     for inst in scope:
-        if texts:
+        if deleted.texts:
             touched: dict[str, frozenset[str]] = {}
-            rewritten += _redact_redis(wb, inst, ids, set(chains) if inst == instance else set(), texts,
+            rewritten += _redact_redis(wb, inst, ids, set(chains) if inst == instance else set(), deleted,
                                        touched)
-            rewritten += _redact_index(wb, inst, touched)
+            rewritten += _redact_index(wb, inst, touched, deleted)
         # Their copies are redacted: nothing is left to find through the deleted memories' entries.
         provenance.drop_memories(wb.thoughts, inst, ids)
     return rewritten
+
+
+class _Deleted:
+    """A deletion's texts, and their redactor compiled once: most chains remove all of them."""
+
+    def __init__(self, texts: frozenset[str]):
+        self.texts, self._all = texts, redactor(texts)
+
+    def redactor(self, texts: frozenset[str]) -> Callable[[str], str] | None:
+        return self._all if texts == self.texts else redactor(texts)
 
 
 def redactor(texts: Iterable[str]) -> Callable[[str], str] | None:
@@ -86,7 +96,7 @@ def redactor(texts: Iterable[str]) -> Callable[[str], str] | None:
     return lambda s: pattern.sub(DELETED, s) if s else s
 
 
-def _redact_redis(wb: Workbench, instance: str, ids: set[str], said_in: set[str], texts: frozenset[str],
+def _redact_redis(wb: Workbench, instance: str, ids: set[str], said_in: set[str], deleted: _Deleted,
                   touched: dict[str, frozenset[str]]) -> int:
     """Thoughts, served results and feedback of the chains the text was `said_in` and of the chains naming
     one of `ids`; a thought that quoted the text is itself a source then (a turn that retrieved it holds a
@@ -99,7 +109,7 @@ def _redact_redis(wb: Workbench, instance: str, ids: set[str], said_in: set[str]
         chains = (chains | provenance.chains_naming(store, instance, ids, set(touched))) - set(touched)
         ids = set()
         for chain, keys in provenance.record_keys(store, instance, chains).items():
-            count, quoting, read, touched[chain] = _redact_chain(r, keys, texts, said_here=chain in said_in)
+            count, quoting, read, touched[chain] = _redact_chain(r, keys, deleted, said_here=chain in said_in)
             rewritten += count
             ids |= quoting
             if count:  # its answers' feedback or metrics may quote the text: the analytics re-read them
@@ -114,7 +124,7 @@ def _words(text: str) -> str:
     return " " + " ".join(_WORD.findall(text.casefold())) + " "
 
 
-def _redact_chain(r: redis.Redis, keys: list[str], texts: frozenset[str], *, said_here: bool
+def _redact_chain(r: redis.Redis, keys: list[str], deleted: _Deleted, *, said_here: bool
                   ) -> tuple[int, set[str], list[str], frozenset[str]]:
     """Rewrite a chain's thoughts, served results and feedback; returns how many records changed, the
     ids of the thoughts whose own text quoted the deleted text among other words, the ids of every
@@ -134,8 +144,8 @@ def _redact_chain(r: redis.Redis, keys: list[str], texts: frozenset[str], *, sai
         p.hgetall(key)
     thoughts = p.execute()
     own = [] if said_here else [_words(h.get("thought", "")) for h in thoughts if h.get("category") == CATEGORY_USER]
-    texts = frozenset(t for t in texts if not any(_words(t) in o for o in own))
-    redact = redactor(texts)
+    texts = frozenset(t for t in deleted.texts if not any(_words(t) in o for o in own))
+    redact = deleted.redactor(texts)
     read = [h["id"] for h in thoughts if h.get("id")]
     if redact is None:
         return 0, set(), read, texts
@@ -182,14 +192,15 @@ def _redact_json(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def _redact_index(wb: Workbench, instance: str, chains: dict[str, frozenset[str]]) -> int:
+def _redact_index(wb: Workbench, instance: str, chains: dict[str, frozenset[str]], deleted: _Deleted) -> int:
     """Index rows of `chains` (each with the texts removed there): a neighbour's context without the
     deleted message, and every copy of the text replaced; changed rows are written again (postings,
     counters and vector follow)."""
     chains = {c: texts for c, texts in chains.items() if texts}
     if not chains or instance not in wb.index.instances():
         return 0
-    redactors = {c: (redactor(texts), texts | {t[:CONTEXT_CHARS] for t in texts}) for c, texts in chains.items()}
+    redactors = {c: (deleted.redactor(texts), texts | {t[:CONTEXT_CHARS] for t in texts})
+                 for c, texts in chains.items()}
     changed = []
     for record in wb.index.records(instance, chains=sorted(chains)):
         redact, gone = redactors[record.chain_id]

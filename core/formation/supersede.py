@@ -124,8 +124,7 @@ def choose(index: MemoryIndex, c: Correction) -> tuple[MemoryRow, float] | None:
     if not found:
         return None
     # The same correction said again replaces the one before, whatever else the question named.
-    again = [m for m in found if m.metadata.get("supersedes")
-             and own_words(m).casefold().split() == c.observation.content.casefold().split()]
+    again = [m for m in found if m.metadata.get("supersedes") and same_words(own_words(m), c.observation.content)]
     if again:
         return max(again, key=lambda m: m.created_at), 1.0
     topic = " ".join(t for t in (c.message.thought, c.question) if t)
@@ -175,6 +174,11 @@ def own_words(m: MemoryRow) -> str:
     return m.content[:note] if note >= 0 else m.content
 
 
+def same_words(a: str, b: str) -> bool:
+    """Whether two facts say the same words (case and spacing aside): a correction said again."""
+    return a.casefold().split() == b.casefold().split()
+
+
 def naming(correction: MemoryRow | MemoryRecord, corrected: str | None) -> str:
     """The fact of a correction that corrects `corrected` (a fact's own words; None: nothing now).
 
@@ -184,7 +188,7 @@ def naming(correction: MemoryRow | MemoryRecord, corrected: str | None) -> str:
     if correction.metadata.get("formed_by") == "llm":
         return correction.content
     said = own_words(correction)
-    if corrected is None or corrected.casefold().split() == said.casefold().split():
+    if corrected is None or same_words(corrected, said):
         return said
     return f"{said}{CORRECTING}{corrected})"
 
