@@ -23,7 +23,11 @@ each table's grid on its canvas). Openings of the same page are 31 s apart, so n
 page caches for 30 s at most. Per page the three times, their median and maximum, the median part from
 the script's state `running` reaching the browser until idle (close to what a click in the sidebar
 costs, which loads no app), and whether the page showed an exception. The floor: an empty Streamlit
-page served and opened the same way. The machine's load average before and after is recorded: other
+page served and opened the same way.
+Then the navigation a user makes most: in one tab, each page reached by a click on its link in the
+sidebar (the app and its session already open), `runs` times, 31 s apart as above, timed from the click
+until the app is idle again (`in_app`, per page as above; its floor: a click between the two empty pages
+of a Streamlit app of two). The machine's load average before and after is recorded: other
 work shows in every figure.
 `--small` is the smoke run (2,000 memories, 200 answers, each page once, no waits).
 """
@@ -85,6 +89,24 @@ IDLE = """() => {
 SCRIPT_STARTED = "() => window.__scriptStates.find(([state]) => state === 'running')?.[1] ?? null"
 # Streamlit alone, served and measured the same way: the part of every page's time that is not the page's.
 FLOOR_APP = 'import streamlit as st\n\nst.title("Floor")\nst.write("Streamlit alone, no workbench.")\n'
+# Its in-app counterpart: two such pages, and a click in the sidebar from one to the other.
+FLOOR_NAV_APP = """import streamlit as st
+
+
+def one():
+    st.title("Floor")
+    st.write("Streamlit alone, no workbench.")
+
+
+def two():
+    st.title("Floor, page two")
+    st.write("Streamlit alone, no workbench.")
+
+
+st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two", url_path="two")]).run()
+"""
+# After a click at `t0` (performance.now()): the script ran again since, and the app is IDLE.
+IDLE_AFTER = "(t0) => window.__scriptStates.some(([state, t]) => state === 'running' && t >= t0) && (" + IDLE + ")()"
 
 
 class DataMismatch(SystemExit):
@@ -162,6 +184,43 @@ def sidebar_pages(context, url: str) -> list[tuple[str, str]]:
         page.close()
 
 
+def click_in_sidebar(page, title: str) -> Load:
+    """The sidebar link `title` clicked in `page`, an open tab of the app: timed from just before the click
+    until the page's script has run again and the app is idle."""
+    t0 = page.evaluate("performance.now()")
+    page.get_by_test_id("stSidebarNavLink").filter(has_text=title).click()
+    idle = page.wait_for_function(IDLE_AFTER, arg=t0, polling=20, timeout=PAGE_TIMEOUT_MS).json_value()
+    started = page.evaluate(f"() => window.__scriptStates.find(([s, t]) => s === 'running' && t >= {t0})?.[1]")
+    return Load(round(idle - t0, 1), None if started is None else round(idle - started, 1),
+                page.get_by_test_id("stException").count() > 0)
+
+
+def measure_in_app(url: str, floor_nav_url: str, runs: int, apart_s: float) -> dict:
+    """Each sidebar page reached `runs` times by a click in one open tab, 31 s after its last visit (so
+    none finds the data a page caches); and the floor: a click between the two pages of FLOOR_NAV_APP."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        with browser_context(browser) as context:
+            links = sidebar_pages(context, url)
+            tab = context.new_page()
+            tab.goto(links[-1][1])  # on the last page, so that the first click navigates
+            tab.wait_for_function(IDLE, polling=50, timeout=PAGE_TIMEOUT_MS)
+            titles = [title for title, _ in links]
+            loads = in_rounds([partial(click_in_sidebar, tab)] * runs, titles, apart_s)
+            floor_tab = context.new_page()
+            floor_tab.goto(floor_nav_url)
+            floor_tab.wait_for_function(IDLE, polling=50, timeout=PAGE_TIMEOUT_MS)
+            floor = [click_in_sidebar(floor_tab, title) for _ in range(runs) for title in ("Two", "One")]
+        browser.close()
+    pages = {title: summary(seen) for title, seen in zip(titles, loads, strict=True)}
+    slowest = max(pages, key=lambda t: pages[t]["median_ms"])
+    return {"pages": pages, "floor": summary(floor),
+            "slowest": {"page": slowest, "median_ms": pages[slowest]["median_ms"]},
+            "goal_ms": GOAL_MS, "within_goal": pages[slowest]["median_ms"] <= GOAL_MS}
+
+
 def summary(loads: list[Load]) -> dict:
     """A page's openings: each time in order, their median and maximum, the script's median part."""
     times = [load.idle_ms for load in loads]
@@ -209,11 +268,11 @@ def measure_pages(url: str, floor_url: str, runs: int, apart_s: float) -> dict:
 
 
 @contextmanager
-def served_floor() -> Iterator[str]:
-    """FLOOR_APP served as the dashboard is."""
+def served_floor(source: str = FLOOR_APP) -> Iterator[str]:
+    """A floor app (FLOOR_APP, FLOOR_NAV_APP) served as the dashboard is."""
     with tempfile.TemporaryDirectory(prefix="wb-floor-") as folder:
         app = Path(folder) / "floor.py"
-        app.write_text(FLOOR_APP)
+        app.write_text(source)
         with served_dashboard({}, app=app) as url:
             yield url
 
@@ -227,7 +286,8 @@ def dashboard_env(wb, instance: str) -> dict[str, str]:
             "LLM_API_KEY": ""}
 
 
-def run(n: int, answers: int, data_dir: str | None = None, runs: int = RUNS, apart_s: float = CACHE_TTL_S) -> dict:
+def run(n: int, answers: int, data_dir: str | None = None, runs: int = RUNS, apart_s: float = CACHE_TTL_S,
+        in_app: bool = True) -> dict:
     sizes = [(f"{PREFIX}-{i}", s) for i, s in enumerate(synth.instance_sizes(n, INSTANCES))]
     result: dict = {"memories": n, "answers": answers, "instances": dict(sizes), "instance_shown": sizes[0][0],
                     "runs": runs, "machine": machine()}
@@ -237,6 +297,9 @@ def run(n: int, answers: int, data_dir: str | None = None, runs: int = RUNS, apa
         load_before = os.getloadavg()  # other work on the machine shows in every figure: said beside them
         with served_dashboard(dashboard_env(wb, sizes[0][0]), ready_within_s=60) as url, served_floor() as floor:
             result |= measure_pages(url, floor, runs, apart_s)
+            if in_app:
+                with served_floor(FLOOR_NAV_APP) as floor_nav:
+                    result["in_app"] = measure_in_app(url, floor_nav, runs, apart_s)
         result["load_average_1_5_15"] = {"before": load_before, "after": os.getloadavg()}
     return result
 

@@ -225,7 +225,7 @@ def goals(results: dict[str, dict]) -> list[str]:
              ("long memories: hybrid p95 ≤ 20 ms", (long or {}).get("hybrid_ms", {}).get("p95"), 20, True, " ms",
               ""),
              ("import of 100,000 messages ≥ 2,000/s", (imp or {}).get("messages_per_s"), 2000, False, "/s", ""),
-             dashboard_row(dash)]
+             *dashboard_rows(dash)]
     lines = ["", "**Goals** (issue 20, and issue 15's import) beside the figures above:", "",
              "| goal | measured | | floor on this machine (each part alone, `python -m benchmarks.floors`) |",
              "|---|---|---|---|"]
@@ -260,13 +260,21 @@ def live_floor(results: dict[str, dict]) -> str:
     return ""
 
 
-def dashboard_row(dash: dict | None) -> tuple[str, float | None, float, bool, str, str]:
-    """The dashboard's goal: its slowest page's median in seconds, named; the floor is Streamlit alone."""
+def dashboard_rows(dash: dict | None) -> list[tuple[str, float | None, float, bool, str, str]]:
+    """The dashboard's goal, each page opened in a new tab and, where measured, reached by a click in the
+    sidebar: the slowest page's median in seconds, named; the floor is Streamlit alone, the same way."""
     goal = "dashboard at 1,000,000 memories and 100,000 answers: every page idle ≤ 1 s (median of 3)"
     if not dash:
-        return goal, None, 1.0, True, " s", ""
-    floor = f"Streamlit alone, an empty page opened the same way: {dash['floor']['median_ms'] / 1000:.2f} s"
-    return goal, dash["slowest"]["median_ms"] / 1000, 1.0, True, f" s ({dash['slowest']['page']})", floor
+        return [(goal, None, 1.0, True, " s", "")]
+    rows = [(goal + ", opened in a new tab", dash["slowest"]["median_ms"] / 1000, 1.0, True,
+             f" s ({dash['slowest']['page']})",
+             f"Streamlit alone, an empty page opened the same way: {dash['floor']['median_ms'] / 1000:.2f} s")]
+    if in_app := dash.get("in_app"):
+        rows.append((goal + ", reached by a click in the sidebar", in_app["slowest"]["median_ms"] / 1000, 1.0,
+                     True, f" s ({in_app['slowest']['page']})",
+                     ("Streamlit alone, a click between two empty pages: "
+                      f"{in_app['floor']['median_ms'] / 1000:.2f} s")))
+    return rows
 
 
 def http_load(results: dict[str, dict]) -> list[str]:
