@@ -3,13 +3,23 @@ JSON the issue fixes. Figures are not asserted: benchmarks measure, tests do not
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import uuid
 from pathlib import Path
 
 import pytest
 
-from benchmarks import corrections, dashboard_scale, live_adds, locomo, long_memories, report, speed
+from benchmarks import (
+    corrections,
+    dashboard_scale,
+    live_adds,
+    locomo,
+    long_memories,
+    report,
+    search_bounds,
+    speed,
+)
 from benchmarks.browser import CHROMIUM
 
 LOCOMO_KEYS = {"overall", "by_category", "baselines", "latency_ms"}
@@ -127,6 +137,16 @@ def test_dashboard_scale_small_opens_every_page_in_chromium(data_dir, tmp_path):
     assert all(len(page["runs_ms"]) == 1 and page["median_ms"] > 0 and not page["exception"]
                for page in in_app["pages"].values())
     assert len(in_app["floor"]["runs_ms"]) == 2 and in_app["slowest"]["page"] in in_app["pages"]
+
+
+def test_search_bounds_small_times_each_variant_beside_mem0(tmp_path):
+    if importlib.util.find_spec("mem0") is None:  # not imported here: mem0 reads its telemetry setting then
+        pytest.skip("mem0 is not installed; it comes with the bench extra: pip install -e '.[bench]'")
+    out = tmp_path / "bounds.json"
+    assert search_bounds.main(["--small", "--json", str(out)]) == 0
+    variants = json.loads(out.read_text())["variants"]
+    assert set(variants) == {*search_bounds.VARIANTS, "mem0"} and variants["mem0"]["p50_over_mem0"] == 1.0
+    assert all(v["p50"] > 0 and v["p95"] >= v["p50"] for v in variants.values())
 
 
 def test_report_fills_the_readme_between_its_markers(locomo_file, data_dir, tmp_path):
