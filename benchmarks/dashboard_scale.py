@@ -58,12 +58,19 @@ GOAL_MS = 1000
 PAGE_TIMEOUT_MS = 120_000
 CACHE_TTL_S = 31  # the longest `st.cache_data` ttl of the pages and sidebar (30 s), and a second
 # Recorded in each page from its start: every change of Streamlit's script state, with its time.
+# And every change of it with the state it left (`__stateChanges`): a fast run (an empty page's) can go from
+# `running` to `notRunning` between two calls of the observer, which then sees only `notRunning`, but each
+# change still comes with the value it replaced.
 RECORD_STATES = """window.__scriptStates = [];
-new MutationObserver(() => {
+window.__stateChanges = [];
+new MutationObserver((records) => {
+  const now = performance.now();
+  for (const r of records) window.__stateChanges.push([r.oldValue, now]);
   const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
   const last = window.__scriptStates.at(-1);
-  if (state && (!last || last[0] !== state)) window.__scriptStates.push([state, performance.now()]);
-}).observe(document, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});"""
+  if (state && (!last || last[0] !== state)) window.__scriptStates.push([state, now]);
+}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                      attributeFilter: ["data-test-script-state"]});"""
 # Idle: the script has run to its end (not merely not started: `initial` before the first run), no status
 # widget, the main block has rendered something, and every element in view is drawn. Streamlit loads an
 # element's code when the page first uses it and shows a skeleton until then, and a chart or a table draws
@@ -105,8 +112,31 @@ def two():
 
 st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two", url_path="two")]).run()
 """
-# After a click at `t0` (performance.now()): the script ran again since, and the app is IDLE.
-IDLE_AFTER = "(t0) => window.__scriptStates.some(([state, t]) => state === 'running' && t >= t0) && (" + IDLE + ")()"
+# The main block's text, as a page shows it.
+MAIN_TEXT = "() => document.querySelector('[data-testid=\"stMainBlockContainer\"]')?.innerText ?? ''"
+# After a click at `t0` (performance.now()) on a page showing `before`: a run of the script ended since (a
+# change away from `running`) or the page shows something else, and the app is IDLE. A run of a few tens
+# of milliseconds (an empty page's) can start and end within one render of Streamlit's frontend, which
+# then never sets the state `running` at all.
+IDLE_AFTER = ("([t0, before]) => (window.__stateChanges.some(([left, t]) => left === 'running' && t >= t0) || ("
+              + MAIN_TEXT + ")() !== before) && (" + IDLE + ")()")
+# What IDLE_AFTER checks, each part on its own: said for a click after which the app did not become idle.
+IDLE_PARTS = """([t0, before]) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const shown = (selector) => Array.from(document.querySelectorAll(selector)).filter(e => e.checkVisibility());
+  const drawn = (selector, inner) => shown(selector).every(e => e.querySelector(inner));
+  return {path: location.pathname, state: app?.dataset.testScriptState ?? null,
+          ran: window.__stateChanges.some(([left, t]) => left === 'running' && t >= t0),
+          main_changed: (main?.innerText ?? '') !== before,
+          status_widget: !!document.querySelector('[data-testid="stStatusWidget"]'),
+          main_text: (main?.innerText.trim().length ?? 0) > 0, skeletons: shown('[data-testid="stSkeleton"]').length,
+          plotly_drawn: drawn('[data-testid="stPlotlyChart"]', '.main-svg'),
+          vega_drawn: drawn('[data-testid="stVegaLiteChart"]', 'svg.marks, canvas.marks'),
+          tables_drawn: drawn('[data-testid="stDataFrame"]', 'canvas')};
+}"""
+# The first change after `t0` is the script's start (into `running`).
+STARTED_AFTER = "(t0) => window.__stateChanges.find(([left, t]) => t >= t0)?.[1] ?? null"
 
 
 class DataMismatch(SystemExit):
@@ -139,6 +169,7 @@ class Load:
     idle_ms: float  # from the navigation's start until the app is idle
     script_ms: float | None  # of which from the script's start (state `running` in the browser) on
     exception: bool  # the page shows an exception
+    stuck: dict | None = None  # not idle within PAGE_TIMEOUT_MS (which idle_ms then is): what was missing
 
 
 @contextmanager
@@ -187,10 +218,20 @@ def sidebar_pages(context, url: str) -> list[tuple[str, str]]:
 def click_in_sidebar(page, title: str) -> Load:
     """The sidebar link `title` clicked in `page`, an open tab of the app: timed from just before the click
     until the page's script has run again and the app is idle."""
+    from playwright.sync_api import TimeoutError as NotIdle
+
+    before = page.evaluate(MAIN_TEXT)
     t0 = page.evaluate("performance.now()")
     page.get_by_test_id("stSidebarNavLink").filter(has_text=title).click()
-    idle = page.wait_for_function(IDLE_AFTER, arg=t0, polling=20, timeout=PAGE_TIMEOUT_MS).json_value()
-    started = page.evaluate(f"() => window.__scriptStates.find(([s, t]) => s === 'running' && t >= {t0})?.[1]")
+    try:
+        idle = page.wait_for_function(IDLE_AFTER, arg=[t0, before], polling=20,
+                                      timeout=PAGE_TIMEOUT_MS).json_value()
+    except NotIdle:  # said in the figures, and the tab opened again so the next click starts from a page
+        stuck = page.evaluate(IDLE_PARTS, [t0, before])
+        page.reload()
+        page.wait_for_function(IDLE, polling=50, timeout=PAGE_TIMEOUT_MS)
+        return Load(float(PAGE_TIMEOUT_MS), None, False, stuck)
+    started = page.evaluate(STARTED_AFTER, t0)
     return Load(round(idle - t0, 1), None if started is None else round(idle - started, 1),
                 page.get_by_test_id("stException").count() > 0)
 
@@ -227,7 +268,8 @@ def summary(loads: list[Load]) -> dict:
     scripts = [load.script_ms for load in loads if load.script_ms is not None]
     return {"runs_ms": times, "median_ms": round(statistics.median(times), 1), "max_ms": max(times),
             "script_median_ms": round(statistics.median(scripts), 1) if scripts else None,
-            "exception": any(load.exception for load in loads)}
+            "exception": any(load.exception for load in loads)} | (
+        {"not_idle": [load.stuck for load in loads if load.stuck]} if any(load.stuck for load in loads) else {})
 
 
 def in_rounds(openers: list[Callable[[str], Load]], urls: list[str], apart_s: float) -> list[list[Load]]:
