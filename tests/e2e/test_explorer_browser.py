@@ -38,6 +38,8 @@ def test_find_a_memory_see_its_chain_and_delete_it(dashboard, workbench, instanc
         assert page.get_by_text("The pear trees need pruning in February.", exact=True).count() == 0
         page.get_by_role("button", name="Open chain").first.click()
         settle(page)
+        # On a busy machine the rerun may start after `settle` has looked for it: wait for what it draws.
+        page.get_by_text("chain orchard · 1 turn ·").wait_for(timeout=20_000)
         assert page.get_by_text("chain orchard · 1 turn ·").count() == 1
         page.get_by_role("button", name="Delete chain").click()
         settle(page)
