@@ -68,8 +68,8 @@ def serve(ctx: WorkbenchContext, port: int, address: str) -> None:
     from core.api.app import is_loopback
 
     if not is_loopback(address):
-        # Reached by other names now (this machine's, a proxy's): .streamlit/config.toml's loopback-only
-        # Host list, there against DNS rebinding, would refuse them.
+        # Reached by other names now (this machine's, a proxy's): the loopback-only Host list of
+        # dashboard/.streamlit/config.toml, there against DNS rebinding, would refuse them.
         cmd += ["--server.allowedHosts", "*"]
     # Started here, so a failure is one line now rather than a spinner in the browser; and held by this
     # process until the dashboard has exited, when they stop unless another process uses them.

@@ -229,11 +229,12 @@ def _answers(url: str) -> bool:
         return False
 
 
-def test_the_dashboard_refuses_a_page_of_another_name(settings, workbench):
+def test_the_dashboard_refuses_a_page_of_another_name(settings, workbench, tmp_path):
+    # `workbench serve` as a user runs it, from a directory of their own: the dashboard's Streamlit settings
+    # live beside its script (dashboard/.streamlit), where Streamlit reads them wherever it is started.
     port = free_port()
     env = {**os.environ, "DATA_DIR": str(settings.data_dir)}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"),
-                             "--server.port", str(port), "--server.headless", "true"], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "core", "serve", "--port", str(port)], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60

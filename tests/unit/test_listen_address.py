@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_streamlit_config_binds_to_localhost():
-    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((ROOT / "dashboard" / ".streamlit" / "config.toml").read_text())
     assert config["server"]["address"] in ("127.0.0.1", "localhost")
 
 
