@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -47,7 +48,7 @@ from functools import partial
 from pathlib import Path
 
 from benchmarks import synth
-from benchmarks.browser import launch, served_dashboard
+from benchmarks.browser import APP, launch, served_dashboard
 from benchmarks.common import RESULTS, bench_workbench, machine, write_json
 from benchmarks.feedback_load import write as write_answers
 from benchmarks.speed import INSTANCES, vacuum
@@ -57,43 +58,44 @@ RUNS = 3
 GOAL_MS = 1000
 PAGE_TIMEOUT_MS = 120_000
 CACHE_TTL_S = 31  # the longest `st.cache_data` ttl of the pages and sidebar (30 s), and a second
-# Recorded in each page from its start: every change of Streamlit's script state, with its time.
-# And every change of it with the state it left (`__stateChanges`): a fast run (an empty page's) can go from
-# `running` to `notRunning` between two calls of the observer, which then sees only `notRunning`, but each
-# change still comes with the value it replaced.
-RECORD_STATES = """window.__scriptStates = [];
-window.__stateChanges = [];
+# Recorded in each page from its start: every change of Streamlit's script state, as the state it left and
+# its time (a change's new state is the next change's old one; the last one's is the current state). Read
+# this way, a fast run (an empty page's) that goes from `running` to `notRunning` between two calls of the
+# observer still shows both changes, where reading the state when the observer is called sees only the end.
+RECORD_STATES = """window.__stateChanges = [];
 new MutationObserver((records) => {
   const now = performance.now();
   for (const r of records) window.__stateChanges.push([r.oldValue, now]);
-  const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
-  const last = window.__scriptStates.at(-1);
-  if (state && (!last || last[0] !== state)) window.__scriptStates.push([state, now]);
 }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
                       attributeFilter: ["data-test-script-state"]});"""
-# Idle: the script has run to its end (not merely not started: `initial` before the first run), no status
-# widget, the main block has rendered something, and every element in view is drawn. Streamlit loads an
-# element's code when the page first uses it and shows a skeleton until then, and a chart or a table draws
-# after it is mounted: without the last three checks a page counted as idle while its widgets were
-# skeletons and its chart was not there (the Feedback page's chart came 0.3-1.4 s later). Elements in a
-# tab not shown are not waited for: they are drawn when their tab is. Returns the time since the
-# navigation started.
-IDLE = """() => {
+# Each part of idle, by name: the script has run to its end (not merely not started: `initial` before the
+# first run), no status widget, the main block has rendered something, and every element in view is drawn.
+# Streamlit loads an element's code when the page first uses it and shows a skeleton until then, and a
+# chart or a table draws after it is mounted: without the last four checks a page counted as idle while its
+# widgets were skeletons and its chart was not there (the Feedback page's chart came 0.3-1.4 s later).
+# Elements in a tab not shown are not waited for: they are drawn when their tab is.
+IDLE_CHECKS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
   const shown = (selector) => Array.from(document.querySelectorAll(selector))
     .filter(e => e.checkVisibility());
   const drawn = (selector, inner) => shown(selector).every(e => e.querySelector(inner));
-  const idle = app && app.dataset.testScriptState === 'notRunning'
-    && !document.querySelector('[data-testid="stStatusWidget"]')
-    && main && main.innerText.trim().length > 0
-    && shown('[data-testid="stSkeleton"]').length === 0
-    && drawn('[data-testid="stPlotlyChart"]', '.main-svg')
-    && drawn('[data-testid="stVegaLiteChart"]', 'svg.marks, canvas.marks')
-    && drawn('[data-testid="stDataFrame"]', 'canvas');
-  return idle ? performance.now() : false;
+  return {script_ended: app?.dataset.testScriptState === 'notRunning',
+          no_status_widget: !document.querySelector('[data-testid="stStatusWidget"]'),
+          main_shown: (main?.innerText.trim().length ?? 0) > 0,
+          no_skeletons: shown('[data-testid="stSkeleton"]').length === 0,
+          plotly_drawn: drawn('[data-testid="stPlotlyChart"]', '.main-svg'),
+          vega_drawn: drawn('[data-testid="stVegaLiteChart"]', 'svg.marks, canvas.marks'),
+          tables_drawn: drawn('[data-testid="stDataFrame"]', 'canvas')};
 }"""
-SCRIPT_STARTED = "() => window.__scriptStates.find(([state]) => state === 'running')?.[1] ?? null"
+# The time since the navigation started once every part of IDLE_CHECKS holds, else false.
+IDLE = "() => Object.values((" + IDLE_CHECKS + ")()).every(Boolean) && performance.now()"
+# When the page's script started: the change into `running` is the one before the change out of it.
+SCRIPT_STARTED = """() => {
+  const changes = window.__stateChanges;
+  const out = changes.findIndex(([left], i) => i > 0 && left === 'running');
+  return out > 0 ? changes[out - 1][1] : null;
+}"""
 # Streamlit alone, served and measured the same way: the part of every page's time that is not the page's.
 FLOOR_APP = 'import streamlit as st\n\nst.title("Floor")\nst.write("Streamlit alone, no workbench.")\n'
 # Its in-app counterpart: two such pages, and a click in the sidebar from one to the other.
@@ -114,26 +116,17 @@ st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two"
 """
 # The main block's text, as a page shows it.
 MAIN_TEXT = "() => document.querySelector('[data-testid=\"stMainBlockContainer\"]')?.innerText ?? ''"
-# After a click at `t0` (performance.now()) on a page showing `before`: a run of the script ended since (a
-# change away from `running`) or the page shows something else, and the app is IDLE. A run of a few tens
-# of milliseconds (an empty page's) can start and end within one render of Streamlit's frontend, which
-# then never sets the state `running` at all.
-IDLE_AFTER = ("([t0, before]) => (window.__stateChanges.some(([left, t]) => left === 'running' && t >= t0) || ("
-              + MAIN_TEXT + ")() !== before) && (" + IDLE + ")()")
-# What IDLE_AFTER checks, each part on its own: said for a click after which the app did not become idle.
-IDLE_PARTS = """([t0, before]) => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
-  const shown = (selector) => Array.from(document.querySelectorAll(selector)).filter(e => e.checkVisibility());
-  const drawn = (selector, inner) => shown(selector).every(e => e.querySelector(inner));
-  return {path: location.pathname, state: app?.dataset.testScriptState ?? null,
-          ran: window.__stateChanges.some(([left, t]) => left === 'running' && t >= t0),
-          main_changed: (main?.innerText ?? '') !== before,
-          status_widget: !!document.querySelector('[data-testid="stStatusWidget"]'),
-          main_text: (main?.innerText.trim().length ?? 0) > 0, skeletons: shown('[data-testid="stSkeleton"]').length,
-          plotly_drawn: drawn('[data-testid="stPlotlyChart"]', '.main-svg'),
-          vega_drawn: drawn('[data-testid="stVegaLiteChart"]', 'svg.marks, canvas.marks'),
-          tables_drawn: drawn('[data-testid="stDataFrame"]', 'canvas')};
+# After a click at `t0` (performance.now()) on a page showing `before`: whether a run of the script ended
+# since (a change away from `running`) and whether the page shows something else, with IDLE_CHECKS. A run of
+# a few tens of milliseconds (an empty page's) can start and end within one render of Streamlit's frontend,
+# which then never sets the state `running` at all: either one says the click was answered.
+CLICK_CHECKS = ("([t0, before]) => ({"
+                "ran: window.__stateChanges.some(([left, t]) => left === 'running' && t >= t0), "
+                "main_changed: (" + MAIN_TEXT + ")() !== before, ...(" + IDLE_CHECKS + ")()})")
+# The time since the navigation started once the click is answered and the app is idle, else false.
+IDLE_AFTER = """(args) => {
+  const {ran, main_changed, ...idle} = (""" + CLICK_CHECKS + """)(args);
+  return (ran || main_changed) && Object.values(idle).every(Boolean) && performance.now();
 }"""
 # The first change after `t0` is the script's start (into `running`).
 STARTED_AFTER = "(t0) => window.__stateChanges.find(([left, t]) => t >= t0)?.[1] ?? null"
@@ -227,7 +220,7 @@ def click_in_sidebar(page, title: str) -> Load:
         idle = page.wait_for_function(IDLE_AFTER, arg=[t0, before], polling=20,
                                       timeout=PAGE_TIMEOUT_MS).json_value()
     except NotIdle:  # said in the figures, and the tab opened again so the next click starts from a page
-        stuck = page.evaluate(IDLE_PARTS, [t0, before])
+        stuck = {"path": page.evaluate("location.pathname"), **page.evaluate(CLICK_CHECKS, [t0, before])}
         page.reload()
         page.wait_for_function(IDLE, polling=50, timeout=PAGE_TIMEOUT_MS)
         return Load(float(PAGE_TIMEOUT_MS), None, False, stuck)
@@ -311,10 +304,12 @@ def measure_pages(url: str, floor_url: str, runs: int, apart_s: float) -> dict:
 
 @contextmanager
 def served_floor(source: str = FLOOR_APP) -> Iterator[str]:
-    """A floor app (FLOOR_APP, FLOOR_NAV_APP) served as the dashboard is."""
+    """A floor app (FLOOR_APP, FLOOR_NAV_APP) served as the dashboard is, with its Streamlit settings."""
     with tempfile.TemporaryDirectory(prefix="wb-floor-") as folder:
         app = Path(folder) / "floor.py"
         app.write_text(source)
+        (Path(folder) / ".streamlit").mkdir()
+        shutil.copy(APP.parent / ".streamlit" / "config.toml", Path(folder) / ".streamlit" / "config.toml")
         with served_dashboard({}, app=app) as url:
             yield url
 
@@ -328,8 +323,8 @@ def dashboard_env(wb, instance: str) -> dict[str, str]:
             "LLM_API_KEY": ""}
 
 
-def run(n: int, answers: int, data_dir: str | None = None, runs: int = RUNS, apart_s: float = CACHE_TTL_S,
-        in_app: bool = True) -> dict:
+def run(n: int, answers: int, data_dir: str | None = None, runs: int = RUNS,
+        apart_s: float = CACHE_TTL_S) -> dict:
     sizes = [(f"{PREFIX}-{i}", s) for i, s in enumerate(synth.instance_sizes(n, INSTANCES))]
     result: dict = {"memories": n, "answers": answers, "instances": dict(sizes), "instance_shown": sizes[0][0],
                     "runs": runs, "machine": machine()}
@@ -339,9 +334,8 @@ def run(n: int, answers: int, data_dir: str | None = None, runs: int = RUNS, apa
         load_before = os.getloadavg()  # other work on the machine shows in every figure: said beside them
         with served_dashboard(dashboard_env(wb, sizes[0][0]), ready_within_s=60) as url, served_floor() as floor:
             result |= measure_pages(url, floor, runs, apart_s)
-            if in_app:
-                with served_floor(FLOOR_NAV_APP) as floor_nav:
-                    result["in_app"] = measure_in_app(url, floor_nav, runs, apart_s)
+            with served_floor(FLOOR_NAV_APP) as floor_nav:
+                result["in_app"] = measure_in_app(url, floor_nav, runs, apart_s)
         result["load_average_1_5_15"] = {"before": load_before, "after": os.getloadavg()}
     return result
 
