@@ -135,9 +135,9 @@ seed("fb_corrected_only")
 seed("fb_rated_down_only")
 chosen = {"models": models, "profiles": profiles, "chains": chains, "tags": tags, "sources": sources,
           "keys": keys}
-cur = uc.apply_filter(frame_all, uc.FeedbackFilter(since=since, until=until, **chosen))
-prev = uc.apply_filter(frame_all, uc.FeedbackFilter(since=prev_since,
-                                                    until=prev_until - timedelta(microseconds=1), **chosen))
+# The period and the one before it (which ends where the period starts), through the filters.
+both = uc.apply_filter(frame_all, uc.FeedbackFilter(since=prev_since, until=until, **chosen))
+cur = uc.apply_filter(both, uc.FeedbackFilter(since=since))
 cli = (f"workbench{'' if instance == wb.settings.instance else f' --instance {instance}'} feedback summary "
        f"--since {since:%Y-%m-%dT%H:%MZ} --until {until:%Y-%m-%dT%H:%MZ}")
 st.caption(f"{since:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, compared with {prev_since:%Y-%m-%d %H:%M} → "
@@ -145,10 +145,10 @@ st.caption(f"{since:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, compared wit
            f"{' (without the filters)' if any(chosen.values()) else ''}: `{cli}`")
 if cur.empty:
     st.info("No answers match these filters in this period. Clear a filter or pick a longer period; "
-            f"the previous period had {len(prev)} matching answers.")
+            f"the previous period had {len(both) - len(cur)} matching answers.")
     st.stop()
 
-cur_summary, prev_summary = uc.summarize(cur), uc.summarize(prev)
+prev_summary, cur_summary = uc.summarize_split(both, since)
 period_label = f"{prev_since:%b %d %H:%M} – {prev_until:%b %d %H:%M} UTC"
 render_tiles(cur_summary, prev_summary, period_label)
 render_rating_tiles(cur_summary, prev_summary, period_label)

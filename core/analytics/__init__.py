@@ -8,9 +8,9 @@ frame (rates, score with its confidence interval, percentiles, groupings).
 
 from core.analytics.aggregate import (GROUPINGS, FeedbackFilter, FeedbackSummary, apply_filter,
                                       latency_table, lowest_scored, previous_window, summarize,
-                                      summarize_by)
+                                      summarize_by, summarize_split)
 from core.analytics.load import FRAME_COLUMNS, build_frame, load_feedback, questions_for, turn_transcript
 
 __all__ = ["FRAME_COLUMNS", "GROUPINGS", "FeedbackFilter", "FeedbackSummary", "apply_filter", "build_frame",
            "latency_table", "load_feedback", "lowest_scored", "previous_window", "questions_for", "summarize",
-           "summarize_by", "turn_transcript"]
+           "summarize_by", "summarize_split", "turn_transcript"]

@@ -27,7 +27,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from scipy import stats
 
-from core.analytics.load import STAGES
+from core.analytics.load import STAGES, answered_between
 
 Grouping = Literal["day", "model", "profile", "chain", "tag", "source", "key"]
 GROUPINGS: tuple[str, ...] = ("day", "model", "profile", "chain", "tag", "source", "key")
@@ -112,11 +112,8 @@ class FeedbackSummary(BaseModel):
 
 
 def apply_filter(frame: pd.DataFrame, f: FeedbackFilter) -> pd.DataFrame:
+    frame = answered_between(frame, f.since, f.until)
     keep = pd.Series(True, index=frame.index)
-    if f.since is not None:
-        keep &= frame["answered_at"] >= pd.Timestamp(f.since)
-    if f.until is not None:
-        keep &= frame["answered_at"] <= pd.Timestamp(f.until)
     for column, wanted in (("model", f.models), ("profile", f.profiles), ("chain_id", f.chains),
                            ("source", f.sources), ("key", f.keys)):
         if wanted:
@@ -124,7 +121,7 @@ def apply_filter(frame: pd.DataFrame, f: FeedbackFilter) -> pd.DataFrame:
     if f.tags:
         wanted_tags = set(f.tags)
         keep &= frame["tags"].map(lambda tags: not wanted_tags.isdisjoint(tags))
-    return frame[keep]
+    return frame if keep.all() else frame[keep]
 
 
 def previous_window(since: datetime, until: datetime) -> tuple[datetime, datetime]:
@@ -149,13 +146,7 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
     key = _KEY[by] if by else "group"
     if frame.empty:
         return pd.DataFrame(columns=[key, *SUMMARY_COLUMNS])
-    # Only the columns the figures need (copying or exploding the whole frame costs more than the
-    # figures), with the counted flags as columns, so one groupby sum counts them all at once.
-    data = frame[list(_USED)].rename(columns={"synthesis": "llm_answers"})
-    data["llm_answers"] = frame["synthesis"] == "llm"
-    data["rated_up"], data["rated_down"] = frame["rating"] > 0, frame["rating"] < 0
-    for of in ("continued", "abandoned", "corrected"):  # among the answers not ended
-        data[f"{of}_open"] = (frame[of] > 0) & ~frame["final"]
+    data = _figure_columns(frame)
     if by == "tag":
         data["tag"] = frame["tags"]
         data = data.explode("tag")
@@ -166,7 +157,39 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
         data["group"] = "all"
     else:
         data[key] = frame[key]
+    return _figures(data, key)
 
+
+def summarize(frame: pd.DataFrame) -> FeedbackSummary:
+    """The headline figures for all of `frame`."""
+    table = summarize_by(frame)
+    return _summary(table.iloc[0].to_dict() if len(table) else {})
+
+
+def summarize_split(frame: pd.DataFrame, at: datetime) -> tuple[FeedbackSummary, FeedbackSummary]:
+    """`summarize` of the answers given before `at` and of those from `at` on, in one pass over `frame`
+    (a period and the one before it: the Feedback page's tiles)."""
+    if frame.empty:
+        return _summary({}), _summary({})
+    data = _figure_columns(frame)
+    data["from_at"] = frame["answered_at"] >= pd.Timestamp(at)
+    rows = {r["from_at"]: r for r in _figures(data, "from_at").to_dict("records")}
+    return _summary(rows.get(False, {})), _summary(rows.get(True, {}))
+
+
+def _figure_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Only the columns the figures need (copying or exploding the whole frame costs more than the
+    figures), with the counted flags as columns, so one groupby sum counts them all at once."""
+    data = frame[list(_USED)].rename(columns={"synthesis": "llm_answers"})
+    data["llm_answers"] = frame["synthesis"] == "llm"
+    data["rated_up"], data["rated_down"] = frame["rating"] > 0, frame["rating"] < 0
+    for of in ("continued", "abandoned", "corrected"):  # among the answers not ended
+        data[f"{of}_open"] = (frame[of] > 0) & ~frame["final"]
+    return data
+
+
+def _figures(data: pd.DataFrame, key: str) -> pd.DataFrame:
+    """SUMMARY_COLUMNS per value of `data[key]` (`_figure_columns` and the key), the key first."""
     g = data.groupby(key, sort=True)
     # Every column is made first and the table built once: inserting its 40 columns one by one into a
     # frame (string-indexed) cost more than all the figures.
@@ -204,10 +227,8 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
     return out
 
 
-def summarize(frame: pd.DataFrame) -> FeedbackSummary:
-    """The headline figures for all of `frame`."""
-    table = summarize_by(frame)
-    row = table.iloc[0].to_dict() if len(table) else {c: 0 for c in SUMMARY_COLUMNS[:2]}
+def _summary(row: dict) -> FeedbackSummary:
+    """A row of `_figures` as the headline figures (an empty row: no answers)."""
 
     def val(name: str) -> float | None:
         v = row.get(name)

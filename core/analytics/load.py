@@ -91,26 +91,30 @@ def read_answers(store: ThoughtStore, instance: str, ids: Sequence[str], *, incl
 def in_window(rows: pd.DataFrame, since: datetime | None, until: datetime | None,
               include_imported: bool) -> pd.DataFrame:
     """The rows `read_answers` gave that were answered in [since, until], without the imported ones
-    unless `include_imported`, as the analytics frame (FRAME_COLUMNS).
+    unless `include_imported`, as the analytics frame (FRAME_COLUMNS)."""
+    rows = answered_between(rows, since, until)
+    if not include_imported and (imported := rows[IMPORTED].to_numpy(dtype=bool)).any():
+        rows = rows[~imported]
+    return rows[FRAME_COLUMNS].reset_index(drop=True)
 
-    The rows come oldest first (`sort_answers`), so the period is one slice, found by binary search:
-    picked by a mask instead, every column was copied (50 ms for 46,000 rows; a run of the Feedback page
-    at 1,000,000 memories, 391 -> 363 ms)."""
+
+def answered_between(rows: pd.DataFrame, since: datetime | None, until: datetime | None) -> pd.DataFrame:
+    """The rows answered in [since, until] (an open end: no bound).
+
+    Rows oldest first (`sort_answers`) give the period as one slice, found by binary search: picked by a
+    mask instead, every column was copied (50 ms for 46,000 rows; a run of the Feedback page at 1,000,000
+    memories, 391 -> 363 ms)."""
     times = rows["answered_at"]
     if times.is_monotonic_increasing:
         lo = times.searchsorted(pd.Timestamp(since), side="left") if since is not None else 0
         hi = times.searchsorted(pd.Timestamp(until), side="right") if until is not None else len(rows)
-        rows = rows.iloc[lo:hi]
-    else:  # a time is missing (NaT, in no period): each row tested
-        keep = np.ones(len(rows), dtype=bool)
-        if since is not None:
-            keep &= (times >= pd.Timestamp(since)).to_numpy()
-        if until is not None:
-            keep &= (times <= pd.Timestamp(until)).to_numpy()
-        rows = rows[keep]
-    if not include_imported and (imported := rows[IMPORTED].to_numpy(dtype=bool)).any():
-        rows = rows[~imported]
-    return rows[FRAME_COLUMNS].reset_index(drop=True)
+        return rows.iloc[lo:hi]
+    keep = np.ones(len(rows), dtype=bool)  # a time is missing (NaT, in no period), or out of order
+    if since is not None:
+        keep &= (times >= pd.Timestamp(since)).to_numpy()
+    if until is not None:
+        keep &= (times <= pd.Timestamp(until)).to_numpy()
+    return rows[keep]
 
 
 def _describe_legacy(store: ThoughtStore, instance: str, fb: pd.DataFrame) -> list[list[str | None]]:

@@ -61,7 +61,8 @@ from core.usecases.admin import (SHARED_INSTANCE, ChainDetail, ChainPage, Deleti
                                  InstanceRow, Overview, RedisRepair, SearchOutcome, ServicesStopped,
                                  ServiceStatus)
 from core.usecases.analytics import (FeedbackFilter, FeedbackSummary, Transcript, apply_filter, latency_table,
-                                     lowest_scored, previous_window, summarize, summarize_by)
+                                     lowest_scored, previous_window, summarize, summarize_by,
+                                     summarize_split)
 from core.usecases.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot,
                                 MemoryEntry, MemoryQuery, StepContext, StepOutcome, TaskMemory)
 from core.usecases.importing import (IMPORT_FORMATS, ImportCounts, ImportOutcome, ImportPreview,
@@ -118,6 +119,6 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "rate_answer", "read_dataset", "read_message", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
-           "services", "stop_services", "stored_counts", "summarize", "summarize_by", "superseded_memories", "sweep",
+           "services", "stop_services", "stored_counts", "summarize", "summarize_by", "summarize_split", "superseded_memories", "sweep",
            "summarise_quiet_chains", "sweep_instance",
            "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback"]

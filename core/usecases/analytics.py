@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
                             lowest_scored, previous_window, questions_for, summarize, summarize_by,
-                            turn_transcript)
+                            summarize_split, turn_transcript)
 from core.analytics.aggregate import Grouping, TimeWindow
 from core.analytics.export import to_csv
 from core.analytics.load import Transcript
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from core.runtime import Workbench
 
 __all__ = ["FeedbackFilter", "FeedbackSummary", "apply_filter", "latency_table", "lowest_scored",
-           "previous_window", "summarize", "summarize_by"]
+           "previous_window", "summarize", "summarize_by", "summarize_split"]
 
 
 class FeedbackWindow(InstanceRequest, TimeWindow):

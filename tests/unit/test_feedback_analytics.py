@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from scipy import stats
 
 from core.analytics import (FeedbackFilter, apply_filter, build_frame, latency_table, lowest_scored,
-                            previous_window, summarize, summarize_by)
+                            previous_window, summarize, summarize_by, summarize_split)
 from core.analytics.export import read_csv, to_csv
 from core.analytics.load import FRAME_COLUMNS, IMPORTED, in_window
 from core.demo import feedback as demo
@@ -159,6 +159,15 @@ def test_filter_validation_names_the_field():
         FeedbackFilter(since=DAY2, until=DAY1)
     with pytest.raises(ValidationError, match="colour"):
         FeedbackFilter(colour="red")
+
+
+def test_a_split_summarises_each_side_as_summarize_does(frame):
+    """The Feedback page's tiles: the period and the one before it, from one pass over both."""
+    for at in (DAY1 - timedelta(days=1), DAY1 + timedelta(minutes=1), DAY2, DAY2 + timedelta(days=1)):
+        before, after = summarize_split(frame, at)
+        assert before == summarize(apply_filter(frame, FeedbackFilter(until=at - timedelta(microseconds=1))))
+        assert after == summarize(apply_filter(frame, FeedbackFilter(since=at)))
+    assert summarize_split(frame.iloc[:0], DAY2) == (summarize(frame.iloc[:0]), summarize(frame.iloc[:0]))
 
 
 def test_previous_window_has_the_same_length():
