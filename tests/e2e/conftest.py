@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.browser import CHROMIUM, launch, served_dashboard
 
-__all__ = ["launch", "settle"]  # what the browser tests import from here
+__all__ = ["launch", "open_page", "settle"]  # what the browser tests import from here
 
 
 @pytest.fixture
@@ -24,8 +24,44 @@ def dashboard(settings, workbench, instance):
         yield url
 
 
-def settle(page) -> None:
-    """Wait until Streamlit has finished the rerun the last action started."""
-    time.sleep(0.4)
-    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=20_000)
-    time.sleep(0.6)
+# In each document of a page opened by `open_page`: the runs of the script that ended (changes of Streamlit's
+# script state away from `running`), and how many of them a `settle` has seen.
+RECORD_RUNS = """window.__runsEnded = 0;
+window.__runsSettled = 0;
+new MutationObserver((records) => {
+  for (const r of records) if (r.oldValue === 'running') window.__runsEnded++;
+}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                      attributeFilter: ["data-test-script-state"]});"""
+# True, and the runs counted as seen, once a run ended since the last settle (or none has started by
+# `until`, a performance.now() time) and the app is idle: the script not running, no status widget.
+SETTLED = """(until) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const idle = app?.dataset.testScriptState === 'notRunning'
+    && !document.querySelector('[data-testid="stStatusWidget"]');
+  if (!idle || !(window.__runsEnded > window.__runsSettled || performance.now() > until)) return false;
+  window.__runsSettled = window.__runsEnded;
+  return true;
+}"""
+
+
+def open_page(browser, **options):
+    """A new page of `browser` (Playwright's `new_page` options) whose documents count the script's runs,
+    for `settle`."""
+    page = browser.new_page(**options)
+    page.add_init_script(RECORD_RUNS)
+    return page
+
+
+def settle(page, start_within_s: float = 2.0) -> None:
+    """Wait until Streamlit has finished the rerun the last action started: a run of the script has ended
+    since the last `settle` of this document, or none started within `start_within_s` (the action asked
+    for none), and the app is idle, still so a moment later (a run may ask for another at its end).
+
+    Waiting for a run to end, rather than for the status widget a moment after the action, is what holds
+    on a busy machine: a rerun that started late, or ran too briefly to show the widget, was missed."""
+    if page.evaluate("window.__runsEnded") is None:
+        raise RuntimeError("settle() needs a page made by open_page(), whose documents count the runs")
+    until = page.evaluate("performance.now()") + start_within_s * 1000
+    page.wait_for_function(SETTLED, arg=until, polling=50, timeout=30_000)
+    time.sleep(0.3)
+    page.wait_for_function(SETTLED, arg=0, polling=50, timeout=30_000)

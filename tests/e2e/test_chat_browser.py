@@ -9,7 +9,7 @@ import time
 import pytest
 
 from core import usecases as uc
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
 WATCH_EVERY_S = 5  # pages/chat.py's WATCH_EVERY_S
@@ -19,7 +19,7 @@ def test_a_chain_made_elsewhere_appears_and_its_answer_can_be_rated(dashboard, w
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
         page.goto(dashboard + "/chat")
         conversation = page.get_by_test_id("stSelectbox").filter(has_text="Conversation")
         conversation.wait_for(timeout=30_000)
@@ -59,7 +59,7 @@ def test_spaces_are_refused_and_turn_settings_stay_open(dashboard, workbench, in
                                           "from pier four, and the last one comes back at six in the evening."))
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
         page.goto(dashboard + "/chat")
         page.get_by_text("Turn settings").wait_for(timeout=30_000)
         settle(page)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.conversation.turn import Remember, UiRememberParams
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -22,7 +22,7 @@ def test_find_a_memory_see_its_chain_and_delete_it(dashboard, workbench, instanc
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = open_page(browser, viewport={"width": 1400, "height": 1000})
         page.goto(dashboard + "/explorer")
         page.get_by_label("Search stored memory").wait_for(timeout=30_000)
         settle(page)
@@ -38,7 +38,7 @@ def test_find_a_memory_see_its_chain_and_delete_it(dashboard, workbench, instanc
         assert page.get_by_text("The pear trees need pruning in February.", exact=True).count() == 0
         page.get_by_role("button", name="Open chain").first.click()
         settle(page)
-        # On a busy machine the rerun may start after `settle` has looked for it: wait for what it draws.
+        # What the rerun draws, waited for too: this count flaked once, before `settle` waited for the run.
         page.get_by_text("chain orchard · 1 turn ·").wait_for(timeout=20_000)
         assert page.get_by_text("chain orchard · 1 turn ·").count() == 1
         page.get_by_role("button", name="Delete chain").click()

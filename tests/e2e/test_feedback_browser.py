@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.conversation.turn import Remember, UiRememberParams
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -34,7 +34,7 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1200}, accept_downloads=True)
+        page = open_page(browser, viewport={"width": 1400, "height": 1200}, accept_downloads=True)
         page.goto(dashboard + "/feedback")
         page.get_by_text("Only corrected turns").wait_for(timeout=60_000)
         settle(page)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 from tests.e2e.test_stored_text_is_inert import PAYLOADS, assert_inert
 
 pytestmark = pytest.mark.e2e
@@ -26,7 +26,7 @@ def test_upload_preview_import_and_open_the_chain(dashboard, workbench, instance
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
         page.goto(dashboard + "/import_data")
         page.locator('input[type="file"]').wait_for(state="attached", timeout=30_000)
         page.locator('input[type="file"]').set_input_files(str(export))

@@ -9,7 +9,7 @@ import pytest
 
 from core import usecases as uc
 from core.errors import Unauthenticated
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -20,7 +20,7 @@ def test_create_a_key_see_it_once_and_revoke_it(dashboard, workbench, instance):
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = open_page(browser, viewport={"width": 1400, "height": 1000})
         page.goto(dashboard + "/keys")
         page.get_by_label("Name", exact=True).wait_for(timeout=30_000)
         page.get_by_label("Name", exact=True).fill(name)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from core import usecases as uc
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +25,7 @@ def test_label_search_results_evaluate_and_export_then_activate_and_undo(dashboa
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
         page.goto(dashboard + "/explorer")
         page.get_by_label("Search stored memory").wait_for(timeout=30_000)
         page.get_by_label("Search stored memory").fill("pasta")

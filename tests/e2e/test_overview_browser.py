@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -14,7 +14,7 @@ def test_a_new_user_follows_the_first_steps(dashboard, instance):
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
         page.goto(dashboard + "/")
         page.get_by_text("New here? What to do first").wait_for(timeout=30_000)
         settle(page)
@@ -39,7 +39,7 @@ def test_a_deep_link_probes_the_page_path_then_connects_at_the_root(dashboard):
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = open_page(browser, viewport={"width": 1400, "height": 1000})
         statuses: dict[str, int] = {}
         page.on("response", lambda r: statuses.setdefault(r.url.removeprefix(dashboard), r.status))
         page.goto(dashboard + "/feedback")

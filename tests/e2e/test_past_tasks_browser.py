@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
 LETTER = (b"Seminar invitation\nDear Prof. Daniel Weber,\nThe seminar on warehouse robots takes place on "
@@ -20,7 +20,7 @@ def test_upload_refuses_what_is_not_text_and_stores_the_rest(dashboard, workbenc
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
         page.goto(dashboard + "/past_tasks")
         user = page.get_by_test_id("stSelectbox").filter(has_text="User")
         user.wait_for(timeout=30_000)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.conversation.turn import Remember, UiRememberParams
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
 PAYLOADS = ["<script>window.__xss=1</script>", '<img src=x onerror="window.__xss=1">',
@@ -36,7 +36,7 @@ def test_memories_with_markup_show_as_text(dashboard, workbench, instance):
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
         # Chat: the stored conversation, with its tags and the correction in the feedback caption.
         page.goto(dashboard + "/chat")
         conversation = page.get_by_test_id("stSelectbox").filter(has_text="Conversation")

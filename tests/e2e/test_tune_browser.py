@@ -8,7 +8,7 @@ import pytest
 
 from core.demo.tune import records
 from core.index.memory_index import MemoryIndex
-from tests.e2e.conftest import launch, settle
+from tests.e2e.conftest import launch, open_page, settle
 from tests.integration.test_eval_optimise import six_query_jsonl
 
 pytestmark = pytest.mark.e2e
@@ -45,7 +45,7 @@ def test_evaluate_optimise_and_read_the_verdict(dashboard, workbench, instance, 
     labelled.write_text(six_query_jsonl())
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        page = open_page(browser, viewport={"width": 1400, "height": 1400})
         open_evaluation(page, dashboard, labelled)
         shown(page, "6 queries in categories all")
         page.get_by_role("button", name="Evaluate the active and the candidate profile").click()
@@ -77,7 +77,7 @@ def test_a_running_evaluation_is_cancelled(dashboard, workbench, instance, tmp_p
     labelled.write_text(six_query_jsonl() * 1000)  # 6,000 queries: long enough to stop half-way
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        page = open_page(browser, viewport={"width": 1400, "height": 1400})
         open_evaluation(page, dashboard, labelled)
         page.get_by_role("button", name="Evaluate the active and the candidate profile").click()
         page.get_by_text("retrieving:", exact=False).wait_for(timeout=60_000)
