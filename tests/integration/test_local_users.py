@@ -30,7 +30,7 @@ from core.runtime import Workbench
 from core.services import EmbeddedPostgres, EmbeddedRedis
 from core.services.embedded_postgres import postgres_bin
 from core.services.private import postgres_account
-from tests.support.api import ROOT, free_port, thread_server
+from tests.support.api import free_port, thread_server
 
 AS_ROOT = os.geteuid() == 0
 needs_second_user = pytest.mark.skipif(not (AS_ROOT and shutil.which("runuser") and shutil.which("psql")
