@@ -18,6 +18,18 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 
+# Recorded in each document from its start (an init script): every change of Streamlit's script state, as
+# the state it left and its time (a change's new state is the next change's old one; the last one's is the
+# current state). Read this way, a fast run (an empty page's) that goes from `running` to `notRunning`
+# between two calls of the observer still shows both changes, where reading the state when the observer
+# is called sees only the end.
+RECORD_STATES = """window.__stateChanges = [];
+new MutationObserver((records) => {
+  const now = performance.now();
+  for (const r of records) window.__stateChanges.push([r.oldValue, now]);
+}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                      attributeFilter: ["data-test-script-state"]});"""
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -48,7 +48,7 @@ from functools import partial
 from pathlib import Path
 
 from benchmarks import synth
-from benchmarks.browser import APP, launch, served_dashboard
+from benchmarks.browser import APP, RECORD_STATES, launch, served_dashboard
 from benchmarks.common import RESULTS, bench_workbench, machine, write_json
 from benchmarks.feedback_load import write as write_answers
 from benchmarks.speed import INSTANCES, vacuum
@@ -58,16 +58,6 @@ RUNS = 3
 GOAL_MS = 1000
 PAGE_TIMEOUT_MS = 120_000
 CACHE_TTL_S = 31  # the longest `st.cache_data` ttl of the pages and sidebar (30 s), and a second
-# Recorded in each page from its start: every change of Streamlit's script state, as the state it left and
-# its time (a change's new state is the next change's old one; the last one's is the current state). Read
-# this way, a fast run (an empty page's) that goes from `running` to `notRunning` between two calls of the
-# observer still shows both changes, where reading the state when the observer is called sees only the end.
-RECORD_STATES = """window.__stateChanges = [];
-new MutationObserver((records) => {
-  const now = performance.now();
-  for (const r of records) window.__stateChanges.push([r.oldValue, now]);
-}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                      attributeFilter: ["data-test-script-state"]});"""
 # Each part of idle, by name: the script has run to its end (not merely not started: `initial` before the
 # first run), no status widget, the main block has rendered something, and every element in view is drawn.
 # Streamlit loads an element's code when the page first uses it and shows a skeleton until then, and a

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.browser import CHROMIUM, launch, served_dashboard
+from benchmarks.browser import CHROMIUM, RECORD_STATES, launch, served_dashboard
 
 __all__ = ["launch", "open_page", "settle"]  # what the browser tests import from here
 
@@ -24,31 +24,25 @@ def dashboard(settings, workbench, instance):
         yield url
 
 
-# In each document of a page opened by `open_page`: the runs of the script that ended (changes of Streamlit's
-# script state away from `running`), and how many of them a `settle` has seen.
-RECORD_RUNS = """window.__runsEnded = 0;
-window.__runsSettled = 0;
-new MutationObserver((records) => {
-  for (const r of records) if (r.oldValue === 'running') window.__runsEnded++;
-}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                      attributeFilter: ["data-test-script-state"]});"""
-# True, and the runs counted as seen, once a run ended since the last settle (or none has started by
-# `until`, a performance.now() time) and the app is idle: the script not running, no status widget.
+# True once a run of the script ended since the last settle of this document (or none has started by
+# `until`, a performance.now() time) and the app is idle: the script not running, no status widget. The
+# runs seen are then counted (`__runsSettled`) for the next settle.
 SETTLED = """(until) => {
   const app = document.querySelector('[data-testid="stApp"]');
   const idle = app?.dataset.testScriptState === 'notRunning'
     && !document.querySelector('[data-testid="stStatusWidget"]');
-  if (!idle || !(window.__runsEnded > window.__runsSettled || performance.now() > until)) return false;
-  window.__runsSettled = window.__runsEnded;
+  const ended = window.__stateChanges.filter(([left]) => left === 'running').length;
+  if (!idle || !(ended > (window.__runsSettled ?? 0) || performance.now() > until)) return false;
+  window.__runsSettled = ended;
   return true;
 }"""
 
 
 def open_page(browser, **options):
-    """A new page of `browser` (Playwright's `new_page` options) whose documents count the script's runs,
-    for `settle`."""
+    """A new page of `browser` (Playwright's `new_page` options) whose documents record the script's state
+    changes (`RECORD_STATES`, as the dashboard benchmark does), for `settle`."""
     page = browser.new_page(**options)
-    page.add_init_script(RECORD_RUNS)
+    page.add_init_script(RECORD_STATES)
     return page
 
 
@@ -59,8 +53,8 @@ def settle(page, start_within_s: float = 2.0) -> None:
 
     Waiting for a run to end, rather than for the status widget a moment after the action, is what holds
     on a busy machine: a rerun that started late, or ran too briefly to show the widget, was missed."""
-    if page.evaluate("window.__runsEnded") is None:
-        raise RuntimeError("settle() needs a page made by open_page(), whose documents count the runs")
+    if page.evaluate("window.__stateChanges") is None:
+        raise RuntimeError("settle() needs a page made by open_page(), whose documents record the runs")
     until = page.evaluate("performance.now()") + start_within_s * 1000
     page.wait_for_function(SETTLED, arg=until, polling=50, timeout=30_000)
     time.sleep(0.3)
