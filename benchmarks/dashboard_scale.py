@@ -80,11 +80,12 @@ IDLE_CHECKS = """() => {
 }"""
 # The time since the navigation started once every part of IDLE_CHECKS holds, else false.
 IDLE = "() => Object.values((" + IDLE_CHECKS + ")()).every(Boolean) && performance.now()"
-# When the page's script started: the change into `running` is the one before the change out of it.
-SCRIPT_STARTED = """() => {
+# When the first run of the script from `t0` (performance.now()) on started: the change into `running` is the
+# one before the change out of it. None when no run showed the state `running` (a run of tens of ms).
+SCRIPT_STARTED = """(t0) => {
   const changes = window.__stateChanges;
-  const out = changes.findIndex(([left], i) => i > 0 && left === 'running');
-  return out > 0 ? changes[out - 1][1] : null;
+  const out = changes.findIndex(([left, t], i) => i > 0 && t >= t0 && left === 'running');
+  return out > 0 && changes[out - 1][1] >= t0 ? changes[out - 1][1] : null;
 }"""
 # Streamlit alone, served and measured the same way: the part of every page's time that is not the page's.
 FLOOR_APP = 'import streamlit as st\n\nst.title("Floor")\nst.write("Streamlit alone, no workbench.")\n'
@@ -118,8 +119,6 @@ IDLE_AFTER = """(args) => {
   const {ran, main_changed, ...idle} = (""" + CLICK_CHECKS + """)(args);
   return (ran || main_changed) && Object.values(idle).every(Boolean) && performance.now();
 }"""
-# The first change after `t0` is the script's start (into `running`).
-STARTED_AFTER = "(t0) => window.__stateChanges.find(([left, t]) => t >= t0)?.[1] ?? null"
 
 
 class DataMismatch(SystemExit):
@@ -172,7 +171,7 @@ def open_fresh(context, url: str) -> Load:
     try:
         page.goto(url, wait_until="commit")
         idle = page.wait_for_function(IDLE, polling=20, timeout=PAGE_TIMEOUT_MS).json_value()
-        started = page.evaluate(SCRIPT_STARTED)
+        started = page.evaluate(SCRIPT_STARTED, 0)
         return Load(round(idle, 1), None if started is None else round(idle - started, 1),
                     page.get_by_test_id("stException").count() > 0)
     finally:
@@ -214,7 +213,7 @@ def click_in_sidebar(page, title: str) -> Load:
         page.reload()
         page.wait_for_function(IDLE, polling=50, timeout=PAGE_TIMEOUT_MS)
         return Load(float(PAGE_TIMEOUT_MS), None, False, stuck)
-    started = page.evaluate(STARTED_AFTER, t0)
+    started = page.evaluate(SCRIPT_STARTED, t0)
     return Load(round(idle - t0, 1), None if started is None else round(idle - started, 1),
                 page.get_by_test_id("stException").count() > 0)
 
