@@ -9,12 +9,14 @@ import platform
 import resource
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import psutil
 
 from core.config import EmbedderChoice, load_settings
 from core.runtime import Workbench
@@ -53,6 +55,36 @@ def percentiles(values_ms: list[float], qs=(50, 95, 99)) -> dict[str, float]:
 def peak_rss_mb() -> float:
     """This process's peak resident memory (Linux reports KiB)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+class CpuMeter:
+    """The CPU time a stretch of work took: this process's, and the machine's (every process: ours,
+    Postgres's, Redis's), over the wall-clock time. On a machine doing nothing else the machine's share
+    is the work's: no arrangement of that work takes less than `cpu_s / cores` seconds here, so
+    `ceiling_per_s` is the most it could do a second with every core busy."""
+
+    def __init__(self) -> None:
+        self.wall0, self.proc0, self.all0 = time.perf_counter(), _process_cpu_s(), _machine_cpu_s()
+
+    def read(self, per: int) -> dict:
+        """The figures so far; `per_memory_ms` and `ceiling_per_s` for `per` memories."""
+        wall = round(time.perf_counter() - self.wall0, 2)
+        proc, total = round(_process_cpu_s() - self.proc0, 2), round(_machine_cpu_s() - self.all0, 2)
+        cores = os.cpu_count() or 1
+        return {"wall_s": wall, "cores": cores, "cpu_s": total, "this_process_cpu_s": proc,
+                "busy": round(total / (wall * cores), 3) if wall else None,
+                "per_memory_ms": round(1000 * total / max(1, per), 3),
+                "ceiling_per_s": round(per * cores / total) if total > 0 else None}
+
+
+def _process_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def _machine_cpu_s() -> float:
+    t = psutil.cpu_times()
+    return t.user + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
 
 
 @contextmanager

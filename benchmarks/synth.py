@@ -9,16 +9,17 @@ real text. Queries are questions about what one memory says, never copies of it.
 
 from __future__ import annotations
 
+import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import groupby
+from pathlib import Path
 from typing import Literal
 
-from core.models import MemoryRecord
 from core.index.records import event_time_of
-from core.index.text import with_conversation_context
+from core.models import MemoryContext, MemoryRecord
 
 TOPICS: dict[str, str] = {
     "travel": "flight hotel passport luggage airport train itinerary beach museum visa ferry hostel "
@@ -159,21 +160,38 @@ def conversations(n: int, *, instances: int = 5, prefix: str = "bench", seed: in
             chain += 1
 
 
-def records(turns: Iterator[Turn], *, context: Literal["before", "both"] | None = "before"
+def records(turns: Iterable[Turn], *, context: Literal["before", "both"] | None = "before"
             ) -> Iterator[MemoryRecord]:
     """The turns as memory-index records with their conversation as context: the three messages before
     each, as `sync_index` indexes ui_remember's thoughts ("before"); the three before and after, as a
-    conversation import does ("both", `with_conversation_context`); or none."""
+    conversation import does ("both", `with_conversation_context`); or none. Each record is made once,
+    with its context, as a caller of `bulk_load` makes it."""
     for _, chain in groupby(turns, key=lambda t: (t.instance, t.chain_id)):
-        rows = [MemoryRecord(instance=t.instance, id=f"{t.chain_id}-{t.index}", kind=t.role, content=t.text,
-                             created_at=t.at, chain_id=t.chain_id, event_time=event_time_of(t.at))
-                for t in chain]
-        if context == "before":
-            rows = [r.model_copy(update={"context": c.context.model_copy(update={"after": []})})
-                    for r, c in zip(rows, with_conversation_context(rows), strict=True)]
-        elif context == "both":
-            rows = with_conversation_context(rows)
-        yield from rows
+        chain = list(chain)
+        texts = [t.text for t in chain]
+        for i, t in enumerate(chain):
+            near = (MemoryContext(before=texts[max(0, i - 3):i][::-1],
+                                  after=texts[i + 1:i + 4] if context == "both" else [])
+                    if context else MemoryContext())
+            yield MemoryRecord(instance=t.instance, id=f"{t.chain_id}-{t.index}", kind=t.role, content=t.text,
+                               created_at=t.at, chain_id=t.chain_id, event_time=event_time_of(t.at),
+                               context=near)
+
+
+def write_turns(turns: Iterable[Turn], path: Path) -> Path:
+    """The turns as JSON lines in `path`: made before a measurement, so making up their text is not timed."""
+    with path.open("w") as f:
+        for t in turns:
+            f.write(json.dumps([t.instance, t.chain_id, t.index, t.role, t.text, t.at.isoformat()]) + "\n")
+    return path
+
+
+def read_turns(path: Path) -> Iterator[Turn]:
+    """The turns `write_turns` wrote, one line at a time (a million turns are never all in memory)."""
+    with path.open() as f:
+        for line in f:
+            instance, chain_id, index, role, text, at = json.loads(line)
+            yield Turn(instance, chain_id, index, role, text, datetime.fromisoformat(at))
 
 
 def queries(n: int, *, instances: list[tuple[str, int]], seed: int = 11) -> list[tuple[str, str]]:

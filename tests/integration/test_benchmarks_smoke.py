@@ -97,6 +97,7 @@ def test_speed_small_writes_the_issue_json(data_dir, tmp_path):
     out.write_text(json.dumps(result))
     assert result["memories"] == 2_000
     assert result["ingest_per_s"] > 0 and result["ingest_context_per_s"] > 0
+    assert result["ingest_cpu"]["cpu_s"] > 0 and result["ingest_cpu"]["ceiling_per_s"] > 0
     assert {"p50", "p95", "p99"} <= set(result["hybrid_ms"])
     assert "p50" in result["turn_ms"] and result["peak_rss_mb"] > 0
     assert result["feedback_records"] == 200
@@ -115,6 +116,7 @@ def test_live_adds_small_counts_each_writers_adds(data_dir):
     result = live_adds.run(300, 2, 1.0, str(data_dir), prefix=f"live-{uuid.uuid4().hex[:6]}", with_floor=True)
     assert result["writers"] == 2 and result["adds"] > 0 and result["adds_per_s"] > 0
     assert result["one_writer"]["writers"] == 1 and {"p50", "p95"} <= set(result["add_ms"])
+    assert result["cpu"]["per_memory_ms"] > 0 and result["one_writer"]["cpu"]["ceiling_per_s"] > 0
     assert all(part["adds"] > 0 for part in result["floor"].values()) and len(result["floor"]) == 3
 
 
