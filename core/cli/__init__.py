@@ -59,7 +59,6 @@ memory.memory.add_command(read_message.read_message)
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pgserver").setLevel(logging.WARNING)
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

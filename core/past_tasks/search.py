@@ -6,9 +6,10 @@ excluded; at most `n_max`, nearest first. It is one SQL statement with named par
 returns the nearest distance over all candidates, so a caller can say how far the limit would have
 to move when nothing is within it.
 
-The search is exact over the user's texts (a few thousand at most) rather than an HNSW scan: with
-pgvector 0.6 an HNSW scan filtered by user returns at most `hnsw.ef_search` rows before filtering,
-so it could silently miss a user's neighbours. The per-model HNSW index still serves unfiltered scans.
+The search is exact over the user's texts (a few thousand at most) rather than an HNSW scan: an HNSW
+scan filtered by user returns at most `hnsw.ef_search` rows before filtering (pgvector's default scan;
+0.8's iterative scans are off by default and absent from the 0.5–0.7 an external server may run), so it
+could silently miss a user's neighbours. The per-model HNSW index still serves unfiltered scans.
 """
 
 from __future__ import annotations

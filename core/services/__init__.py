@@ -189,7 +189,7 @@ class Services:
         if self._pool is None:
             s = self.settings
             url = self.postgres_url()
-            _require_pgvector(url, s.postgres_connect_timeout_s)
+            _require_pgvector(url, s.postgres_connect_timeout_s, update="Postgres" in self._embedded)
             pool = FailFastPool(url, min_size=1, max_size=8, open=False, timeout=10,
                                 connection_class=bounded_connection_class(s.postgres_statement_timeout_s),
                                 configure=partial(_configure, statement_timeout_s=s.postgres_statement_timeout_s),
@@ -295,18 +295,22 @@ def _redis_detail(info: dict) -> str:
     return aof or f"mode {info.get('redis_mode', 'standalone')}"
 
 
-def _require_pgvector(url: str, connect_timeout_s: int = 5) -> None:
-    """Fail with a clear message when the server cannot give us the `vector` extension."""
+def _require_pgvector(url: str, connect_timeout_s: int = 5, *, update: bool = False) -> None:
+    """Fail with a clear message when the server cannot give us the `vector` extension. With `update` (the
+    embedded server, ours alone), an extension older than the server's files is updated to them: a data
+    directory made with an earlier wheel keeps the functions of the pgvector it was made with until then."""
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout_s) as conn:
-            row = conn.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
-                               ).fetchone()
+            row = conn.execute("SELECT default_version, installed_version FROM pg_available_extensions "
+                               "WHERE name = 'vector'").fetchone()
             if row is None:
                 raise ServiceUnavailable(
                     "Postgres", "the server has no pgvector extension. Install pgvector 0.5 or newer on it "
                     "(https://github.com/pgvector/pgvector#installation), or unset DATABASE_URL to use the "
                     "embedded Postgres.")
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            if update and row[1] is not None and row[1] != row[0]:
+                conn.execute("ALTER EXTENSION vector UPDATE")
     except psycopg.OperationalError as e:
         raise ServiceUnavailable("Postgres", "cannot connect. Check DATABASE_URL and that the server is up."
                                  ) from e
