@@ -194,8 +194,12 @@ class EmbeddedPostgres:
         hba.chmod(0o600)
 
     def _hba_is_ours(self) -> bool:
+        """Whether the cluster asks every connection for the password: our rules, line for line. The
+        comment above them names the password file where the directory was made, and a data directory
+        moved elsewhere (or restored from a copy) keeps it: compared, it made every start of a moved
+        directory fail ("no password supplied", trying to secure a cluster that already was)."""
         try:
-            return (self.dir / "pg_hba.conf").read_text() == HBA.format(password_file=self.password_file)
+            return _rules((self.dir / "pg_hba.conf").read_text()) == _rules(HBA)
         except OSError:
             return False
 
@@ -221,6 +225,10 @@ class EmbeddedPostgres:
                 return pid
             time.sleep(0.05)
         raise ServiceUnavailable("Postgres", f"the embedded server (pid {pid}) did not stop within {timeout_s} s")
+
+
+def _rules(hba: str) -> list[str]:
+    return [line for line in hba.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 def _last_line(text: str) -> str:

