@@ -51,10 +51,10 @@ def test_relevance_reads_the_share_of_the_query_a_memory_matches_and_ranking_the
     assert parts["weak"].combined == pytest.approx(0.6 * 0.3 + 0.25 * 1.0 + 0.15)
     assert parts["none"].coverage == 0.0
     # A match above the ideal (a word repeated, a short memory) counts as whole, not more.
-    full = fuse([weak], profile, NOW, text_ideal=1.0)[0].score
+    full = next(fuse([weak], profile, NOW, text_ideal=1.0)).score
     assert full.coverage == 1.0 and full.relevance == pytest.approx((0.6 * 0.3 + 0.25) / 0.85)
     # Without an ideal (a pool that does not carry one) relevance reads the relative text score.
-    assert fuse([weak], profile, NOW)[0].score.coverage == 1.0
+    assert next(fuse([weak], profile, NOW)).score.coverage == 1.0
 
 
 def test_rrf_is_normalised_to_one_at_rank_one_everywhere():
