@@ -94,3 +94,13 @@ def test_candidate_pools_grow_with_the_answer_list():
     assert pool(top_k=5, pool_size=7) == 7  # an explicit pool is kept
     with pytest.raises(ValidationError):
         pool(pool_size=0)
+
+
+def test_equal_scores_rank_the_newer_memory_first_then_by_id():
+    # No recency weight, the same cosine and text: every combined score is equal.
+    profile = FusionProfile(name="flat", w_sem=0.5, w_text=0.5, w_rec=0.0)
+    same = dict(cosine=0.5, text_raw=1.0, vector_rank=1, text_rank=1)
+    pool = [Candidate(row("b", 60), **same), Candidate(row("c", 0), **same), Candidate(row("a", 60), **same)]
+    ranked = fuse(pool, profile, NOW)
+    assert next(ranked).memory.id == "c"  # each is made as it is asked for
+    assert [s.memory.id for s in ranked] == ["a", "b"]
