@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from core.index.records import event_time_of
+from core.index.text import conversation_context
 from core.models import MemoryContext, MemoryRecord
 
 TOPICS: dict[str, str] = {
@@ -165,16 +166,14 @@ def records(turns: Iterable[Turn], *, context: Literal["before", "both"] | None 
     """The turns as memory-index records with their conversation as context: the three messages before
     each, as `sync_index` indexes ui_remember's thoughts ("before"); the three before and after, as a
     conversation import does ("both", `with_conversation_context`); or none. Each record is made once,
-    with its context, as a caller of `bulk_load` makes it: `with_conversation_context` copies every record
-    (2.4 s of CPU per 100,000), which a timed load would otherwise pay. Its window is the same
-    (tests/unit/test_bench_helpers.py holds the two equal)."""
+    with its context (`conversation_context`, the window the import path uses), as a caller of `bulk_load`
+    makes it: `with_conversation_context` copies every record made before (2.4 s of CPU per 100,000),
+    which a timed load would otherwise pay."""
     for _, chain in groupby(turns, key=lambda t: (t.instance, t.chain_id)):
         chain = list(chain)
         texts = [t.text for t in chain]
         for i, t in enumerate(chain):
-            near = (MemoryContext(before=texts[max(0, i - 3):i][::-1],
-                                  after=texts[i + 1:i + 4] if context == "both" else [])
-                    if context else MemoryContext())
+            near = conversation_context(texts, i, after=context == "both") if context else MemoryContext()
             yield MemoryRecord(instance=t.instance, id=f"{t.chain_id}-{t.index}", kind=t.role, content=t.text,
                                created_at=t.at, chain_id=t.chain_id, event_time=event_time_of(t.at),
                                context=near)

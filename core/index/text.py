@@ -38,6 +38,8 @@ index says so in its metadata (`text_indexed`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import groupby
 from typing import Any
 
 from psycopg import sql
@@ -335,15 +337,19 @@ def text_cut_note(length: int) -> str:
     return f"searched by words in its first {INDEXED_CHARS:,} of {length:,} characters; all of it is stored"
 
 
-def with_conversation_context(records: list[MemoryRecord], span: int = 3) -> list[MemoryRecord]:
-    """The records (in conversation order) with each one's neighbours in its chain as its context:
-    up to `span` messages before it and after it, nearest first."""
-    def near(i: int, step: int) -> list[str]:
-        found, j = [], i + step
-        while 0 <= j < len(records) and len(found) < span and records[j].chain_id == records[i].chain_id:
-            found.append(records[j].content)
-            j += step
-        return found
+def conversation_context(texts: Sequence[str], i: int, span: int = 3, *, after: bool = True) -> MemoryContext:
+    """The context of the `i`-th of one conversation's messages (`texts`, in order): up to `span` messages
+    before it and, with `after`, after it, nearest first."""
+    return MemoryContext(before=list(texts[max(0, i - span):i][::-1]),
+                         after=list(texts[i + 1:i + 1 + span]) if after else [])
 
-    return [r.model_copy(update={"context": MemoryContext(before=near(i, -1), after=near(i, 1))})
-            for i, r in enumerate(records)]
+
+def with_conversation_context(records: list[MemoryRecord], span: int = 3) -> list[MemoryRecord]:
+    """The records (in conversation order) with each one's neighbours in its chain as its context
+    (`conversation_context`): a run of records of one chain is one conversation."""
+    out: list[MemoryRecord] = []
+    for _, run in groupby(records, key=lambda r: r.chain_id):
+        run = list(run)
+        texts = [r.content for r in run]
+        out += [r.model_copy(update={"context": conversation_context(texts, i, span)}) for i, r in enumerate(run)]
+    return out
