@@ -23,7 +23,6 @@ instance holds half):
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -43,7 +42,11 @@ def measure_ingest(wb, n: int, prefix: str) -> dict:
     a file first (making up 100,000 turns' text takes 1.4 s of this process), then read back a line at a
     time and made into records as the load runs, as an import reads its file. `ingest_cpu` is the
     machine's CPU time over the first load (`CpuMeter`): what the work costs, whatever overlaps."""
-    files = Path(tempfile.mkdtemp(prefix="turns-", dir=wb.settings.data_dir))
+    with tempfile.TemporaryDirectory(prefix="turns-", dir=wb.settings.data_dir) as files:
+        return _timed_loads(wb, n, prefix, Path(files))
+
+
+def _timed_loads(wb, n: int, prefix: str, files: Path) -> dict:
     main = synth.write_turns(synth.conversations(n, instances=INSTANCES, prefix=prefix), files / "main")
     # 1,000 more for the largest instance: its partition and indexes exist, so rows go in one by one.
     extra = min(1000, max(100, n // 20))
@@ -63,7 +66,6 @@ def measure_ingest(wb, n: int, prefix: str) -> dict:
     t2 = time.perf_counter()
     wb.index.bulk_load(synth.records(synth.read_turns(imported), context="both"))
     with_context = time.perf_counter() - t2
-    shutil.rmtree(files)
     return {"ingest_per_s": round(loaded / cpu["wall_s"], 1), "ingest_seconds": cpu["wall_s"],
             "ingest_cpu": cpu, "ingest_existing_per_s": round(extra / existing, 1),
             "ingest_context_per_s": round(ctx_n / with_context, 1), "ingest_context_memories": ctx_n}

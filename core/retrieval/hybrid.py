@@ -116,8 +116,8 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
 
 # The search's settings, local to the transaction its pipeline makes (statements sent before one Sync
 # run in one transaction): they end with it, committed or failed, and the connection keeps its own.
-# `random_page_cost` 1.1 rather than Postgres's 4, the usual value when the data read is in memory or on
-# an SSD, as an index's pages are once searched: with 4, pgvector 0.8's cost estimate makes the planner
+# `random_page_cost` 1.1 rather than Postgres's 4, the usual value when the pages read are in memory or on
+# an SSD, as a searched index's are: with 4, pgvector 0.8's cost estimate makes the planner
 # read a small partition whole rather than search its HNSW index (LoCoMo's ~600-turn conversations: the
 # vector leg 1.1 ms exact against 0.3 ms by the index, the statement 4.3 against 3.2 ms as the client
 # sees it, the same 1,023 questions alternating between two connections).

@@ -79,10 +79,10 @@ def _truthy(key: str) -> sql.Composed:
 # `core.retrieval.ranking.retrievable` as SQL over the memory `m`, for the kinds a profile retrieves
 # (`%(shown)s`) and whether it retrieves superseded memories (`%(superseded)s`): the same decision for every
 # metadata (tests/integration/test_retrievable_sql.py), so each leg holds only what ranking keeps. A memory
-# with none of the three keys (imports, documents, LoCoMo's turns) is decided by one look at its keys. With
-# pgvector 0.8 the planner searches a small partition exactly, reading every row, where 0.6 took its HNSW
-# index, and the three lookups below cost every row: on LoCoMo dev's ~600-turn conversations the statement
-# took 4.0 ms p50 as the client sees it, 3.7 ms with this look first (three runs each, alternating).
+# with none of the three keys (imports, documents, LoCoMo's turns) is decided by one look at its keys, where
+# the three lookups below cost every row the filter sees: when the planner read LoCoMo dev's ~600-turn
+# partitions whole (before the search's page cost, `hybrid.SEARCH_SETTINGS`), the statement took 4.0 ms
+# p50 as the client sees it, 3.7 ms with this look first (three runs each, alternating).
 RETRIEVABLE = sql.SQL("""(NOT m.metadata ?| ARRAY['observations', 'superseded_at', 'message_kind'] OR NOT (
         {observations}
         OR (NOT %(superseded)s AND {superseded})
