@@ -91,7 +91,7 @@ def quality(results: dict[str, dict]) -> list[str]:
         *llm_row(main),
         "| BM25 alone (rank_bm25, same turns) | " + " | ".join(_f(b["bm25"][k]) for k in KS) + " |",
         "| dense leg alone (wordllama, same turns) | " + " | ".join(_f(b["dense"][k]) for k in KS) + " |",
-        *(f"| Memory Workbench, every vector by MiniLM (`--embedder minilm`, the `minilm` extra) | "
+        *("| Memory Workbench, every vector by MiniLM (`--embedder minilm`, the `minilm` extra) | "
           + " | ".join(_f(r["overall"][k]) for k in KS) + " |" for r in contextual),
         *(f"| {peer_rows.get(n, n)} | "
           + ("not run | – | – | –" if "error" in r else " | ".join(_f(r["overall"][k]) for k in KS))
