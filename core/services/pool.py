@@ -45,14 +45,14 @@ class FailFastPool(ConnectionPool):
         """Hand out the connection returned last (LIFO), not the one idle longest as psycopg_pool does.
 
         Called with the pool's lock held; not a public method of psycopg_pool, whose versions are
-        pinned to those that have it (pyproject.toml). A search's statement runs in the server process behind the
-        connection, whose caches (plans, catalogue, the index pages it touched) are warm in the CPU only
-        if it ran the search before; taking the idle connections in turn sent each search to another
-        process. PgBouncer reuses its server connections the same way by default, and SQLAlchemy offers
-        it as `pool_use_lifo`. At 100,000 memories with six pooled connections, a search's p50 was 2.59
-        and 2.62 ms taking them in turn, 2.34 and 2.42 ms taking the last returned (benchmarks/README.md,
-        "What made whole runs slower"). The connections left idle are the oldest, so the pool still
-        closes them after `max_idle`."""
+        pinned to those that have it (pyproject.toml). A search's statement runs in the server process
+        behind the connection, whose caches (plans, catalogue, the index pages it touched) are warm in
+        the CPU only if it ran the search before; taking the idle connections in turn sent each search
+        to another process. PgBouncer reuses its server connections the same way by default, and
+        SQLAlchemy offers it as `pool_use_lifo`. At 100,000 memories with six pooled connections, a
+        search's p50 was 2.59 and 2.62 ms taking them in turn, 2.34 and 2.42 ms taking the last
+        returned (benchmarks/README.md, "What made whole runs slower"). The connections left idle are
+        the oldest, so the pool still closes them after `max_idle`."""
         if len(self._pool) > 1:
             self._pool.rotate(1)  # the newest, at the right end, to the left, where the pool takes from
         return super()._get_ready_connection(timeout)
