@@ -28,6 +28,7 @@ from core.errors import ServiceUnavailable
 from core.models import MemoryContext, MemoryRecord
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
+from core.index.text import conversation_context
 from core.conversation.keys import OUTBOX_LOCK, thought_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
 from core.formation.observations import Formation
@@ -60,19 +61,20 @@ def _searchable(t: Thought) -> bool:
     return t.category in KIND_OF and t.extra.get("synthesis") != "extractive"
 
 
-def thought_record(t: Thought, before: list[str]) -> MemoryRecord:
-    """A thought's row of the memory index, with the messages before it (nearest first)."""
+def thought_record(t: Thought, context: MemoryContext | None = None) -> MemoryRecord:
+    """A thought's row of the memory index, searched with its `context` (the messages before it)."""
     return MemoryRecord(instance=t.instance, id=t.id, kind=KIND_OF[t.category], content=t.thought,
                         created_at=t.timestamp, chain_id=t.chain_id, event_time=event_time_of(t.timestamp),
                         tags=t.tags, metadata={"thought_number": t.thought_number},
-                        context=MemoryContext(before=before))
+                        context=context or MemoryContext())
 
 
 def thought_records(thread: list[Thought], wanted: set[str]) -> list[MemoryRecord]:
     """The rows of the `wanted` thoughts of a chain's `thread` (in order), each searched with the
     CONTEXT_SPAN searchable thoughts before it: a live turn and an imported one are indexed alike."""
     thread = [t for t in thread if _searchable(t)]
-    return [thought_record(t, [p.thought for p in reversed(thread[max(0, i - CONTEXT_SPAN):i])])
+    texts = [t.thought for t in thread]
+    return [thought_record(t, conversation_context(texts, i, CONTEXT_SPAN, after=False))
             for i, t in enumerate(thread) if t.id in wanted]
 
 
@@ -155,7 +157,7 @@ def _drain(store: ThoughtStore, index: MemoryIndex, batch: int, formation: Forma
                 left = wanted - {r.id for r in found}
                 older = store.get_many(instance, chain, left)
                 threads[(instance, chain)] = older + thread
-                records += [thought_record(t, []) for t in older if _searchable(t)]
+                records += [thought_record(t) for t in older if _searchable(t)]
             records, corrections = formation.form(records, threads)
             index.add(records)
             supersede(index, corrections)
