@@ -10,12 +10,17 @@ Two costs dominate a large load, and each has its remedy here:
 - Embedding is CPU work in this process while COPY and index builds are work in the database's: the
   next batch is embedded while the previous one is written (COPY, then that batch's text postings),
   and an instance is attached while the next one loads. Postings made per batch rather than all at
-  the attach moved 5 s of 100,000 memories' load out of the part nothing overlaps.
+  the attach moved 5 s of 100,000 memories' load out of the part nothing overlaps. Two instances
+  are attached at once, each building its indexes on its own table before ATTACH, which then finds
+  them built: ATTACH holds a lock on `memory` until its transaction ends, so building them inside it
+  (as ATTACH does for indexes it lacks) made every other attach wait for the whole build, and the
+  small instances after a large one were built one by one at the end with the cores partly idle.
 Rows of an instance that already has a partition are COPYed into it (its indexes grow row by row).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,6 +73,29 @@ def copy_rows(conn, table: sql.Identifier, pairs: Iterable[tuple[MemoryRecord, A
                             Jsonb(r.context.model_dump())))
 
 
+def cloned_indexes(conn, parent: str, table: sql.Identifier) -> list[sql.Composed]:
+    """Statements giving `table` each index of the partitioned table `parent` (its primary key as a
+    constraint, as ATTACH PARTITION requires of the index it takes for the parent's key), so that
+    attaching `table` as a partition finds every one already built instead of building it."""
+    rows = conn.execute("""
+        SELECT pg_get_indexdef(i.indexrelid), pg_get_constraintdef(c.oid)
+        FROM pg_index i LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.contype IN ('p', 'u')
+        WHERE i.indrelid = %s::regclass ORDER BY i.indexrelid""", (parent,)).fetchall()
+    out = []
+    for definition, constraint in rows:  # the catalog's own text, as Postgres prints it
+        if constraint is not None:
+            out.append(sql.SQL("ALTER TABLE {} ADD {}").format(table, sql.SQL(constraint)))
+            continue
+        # "CREATE [UNIQUE] INDEX name ON ONLY parent USING method (...) [INCLUDE ...] [WITH ...] [WHERE ...]"
+        m = re.fullmatch(r"CREATE (UNIQUE )?INDEX .+? ON ONLY .+? (USING .*)", definition, re.DOTALL)
+        if m is None:
+            raise ValueError(f"unexpected index definition on {parent}: {definition}")
+        unique, body = m[1], m[2]
+        create = sql.SQL("CREATE UNIQUE INDEX ON {} {}") if unique else sql.SQL("CREATE INDEX ON {} {}")
+        out.append(create.format(table, sql.SQL(body)))
+    return out
+
+
 def _batches(records: Iterable[MemoryRecord], size: int) -> Iterator[list[MemoryRecord]]:
     it = iter(records)
     while batch := list(islice(it, size)):
@@ -103,12 +131,16 @@ class BulkLoader:
     """One load: call `write` per embedded batch (in order), then `finish`.
 
     A new instance's table is attached (its indexes built) in a thread of its own while the next
-    instance is loaded, so building indexes in the database overlaps with embedding here."""
+    instance is loaded, so building indexes in the database overlaps with embedding here. Up to
+    `ATTACHING` instances build their indexes at once: the small instances that follow a large one
+    are built beside it rather than one by one after it, when nothing else is left to overlap."""
+
+    ATTACHING = 2
 
     def __init__(self, index: LoadTarget):
         self.index = index
         self.staged: _Staged | None = None
-        self._attacher = ThreadPoolExecutor(max_workers=1)
+        self._attacher = ThreadPoolExecutor(max_workers=self.ATTACHING)
         self._attaching: list[Future] = []
 
     def write(self, batch: list[MemoryRecord], vectors) -> None:
@@ -201,13 +233,11 @@ class BulkLoader:
             conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
             # One parallel worker beside the leader: with two, on two cores, HNSW builds ran slower.
             conn.execute("SET LOCAL max_parallel_maintenance_workers = 1")
-            # Builds every index of `memory` on the new partition over all of its rows at once.
-            conn.execute(sql.SQL("ALTER TABLE memory ATTACH PARTITION {} FOR VALUES IN ({})").format(
-                sql.Identifier(relname), sql.Literal(instance)))
-            conn.execute("INSERT INTO memory_partition (instance, relname) VALUES (%s, %s) "
-                         "ON CONFLICT DO NOTHING", (instance, relname))
-            conn.execute(sql.SQL("ALTER TABLE memory_term ATTACH PARTITION {} FOR VALUES IN ({})").format(
-                postings, sql.Literal(instance)))
+            # Every index of `memory` and of the postings, each built once over all of the instance's rows,
+            # before ATTACH takes its lock on the parent (see the module's docstring).
+            for parent, table in (("memory", sql.Identifier(relname)), ("memory_term", postings)):
+                for statement in cloned_indexes(conn, parent, table):
+                    conn.execute(statement)
             # The instance's total length Σ dl is Σ tf over its postings (no sort by memory needed).
             conn.execute(sql.SQL("""
                 INSERT INTO memory_lexeme (instance, lexeme, df, len)
@@ -217,6 +247,12 @@ class BulkLoader:
                 sql.Identifier(relname), postings, postings), {"i": instance})
             conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(relname)))
             conn.execute(sql.SQL("ANALYZE {}").format(postings))
+            conn.execute(sql.SQL("ALTER TABLE memory ATTACH PARTITION {} FOR VALUES IN ({})").format(
+                sql.Identifier(relname), sql.Literal(instance)))
+            conn.execute("INSERT INTO memory_partition (instance, relname) VALUES (%s, %s) "
+                         "ON CONFLICT DO NOTHING", (instance, relname))
+            conn.execute(sql.SQL("ALTER TABLE memory_term ATTACH PARTITION {} FOR VALUES IN ({})").format(
+                postings, sql.Literal(instance)))
         except BaseException:
             staged.close(rollback=True)
             raise

@@ -27,7 +27,9 @@ REVIEWED = {
                                                 "'embedding_model = %s'",
 }
 # sql.SQL arguments derived from constants only: (file, constant) -> why.
-REVIEWED_SQL = {("core/retrieval/hybrid.py", "'m.' + c.strip()"): "column names split from ROW_COLUMNS"}
+REVIEWED_SQL = {("core/retrieval/hybrid.py", "'m.' + c.strip()"): "column names split from ROW_COLUMNS",
+                ("core/index/bulk_load.py", "constraint"): "pg_get_constraintdef of the parent's key",
+                ("core/index/bulk_load.py", "body"): "pg_get_indexdef of the parent's index, from USING on"}
 # The literal text before the first id of every key layout (an f-string starting exactly so builds a key).
 KEY_PREFIXES = {"thought:", "chain:", "chainmeta:", "chains:", "request:", "feedback:index:",
                 "feedback:pending:", "voice:feedback:"}
