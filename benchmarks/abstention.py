@@ -71,7 +71,7 @@ def retrieved(wb, dataset: EvalDataset, queries: list[EvalQuery]) -> dict[str, l
     wb.embedder.embed_batch([q.query for q in queries])  # one batch; the searches hit the cache
     out = {}
     for q in queries:
-        found = hybrid_search(wb.pool(), wb.embedder, search_request(q, dataset, profile, max(KS), 50),
+        found = hybrid_search(wb.search_pool(), wb.embedder, search_request(q, dataset, profile, max(KS), 50),
                               now=q.now)
         out[q.qid] = [(s.memory.id, s.score.relevance) for s in found.results]
     return out

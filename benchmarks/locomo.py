@@ -123,7 +123,7 @@ def latency(wb, dataset: EvalDataset, profile: FusionProfile) -> dict:
     times = []
     for q in dataset.queries:
         t = time.perf_counter()
-        hybrid_search(wb.pool(), embedder, search_request(q, dataset, profile, KS[-1], 50), now=q.now)
+        hybrid_search(wb.search_pool(), embedder, search_request(q, dataset, profile, KS[-1], 50), now=q.now)
         times.append((time.perf_counter() - t) * 1000)
     return latency_summary(times)
 

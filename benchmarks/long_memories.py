@@ -142,7 +142,7 @@ class Corpus:
 
 
 def measure(wb, questions: list[tuple[str, str]], warm: int, instance: str = INSTANCE) -> dict:
-    pool, embedder = wb.pool(), wb.embedder
+    pool, embedder = wb.search_pool(), wb.embedder
 
     def hybrid(q: str) -> tuple[float, float, float, float, list[str]]:
         t0 = time.perf_counter()

@@ -10,9 +10,7 @@ parts left out:
 - `no_ranking`: the candidates fetched and decoded, not ranked (`core.retrieval.ranking.rank_pool`);
 - `no_vectors`: the candidates' stored vectors not sent back (the near-duplicate pass's input);
 - `no_word_weights`: the query's own vector searched, not its words' weighed by their idf;
-- `no_feedback`: no pseudo-relevance feedback (the text leg's best matches' vectors);
-- `no_query_split`: psycopg's parsed form of the statement cached (it caches statements under 4 kB,
-  and ours is longer).
+- `no_feedback`: no pseudo-relevance feedback (the text leg's best matches' vectors).
 Per variant the p50 and p95 of a top-5 search, the embedding included (cached after the warm-up), and
 its p50 over mem0's. With `--data-dir` the memories and mem0's copy are reused when there.
 """
@@ -32,17 +30,15 @@ from benchmarks import synth
 from benchmarks.common import bench_workbench, machine, percentiles, write_json
 from benchmarks.speed import INSTANCES, PREFIX, vacuum
 
-VARIANTS = ("as_shipped", "no_ranking", "no_vectors", "no_word_weights", "no_feedback", "no_query_split")
+VARIANTS = ("as_shipped", "no_ranking", "no_vectors", "no_word_weights", "no_feedback")
 
 
 @contextmanager
 def left_out(variant: str) -> Iterator[None]:
     """Our search with `variant`'s part left out, for the block's duration (module attributes swapped)."""
-    import psycopg._queries as queries
-
     from core.retrieval import hybrid, ranking
 
-    statement, rank, cached = hybrid.candidate_statement, hybrid.rank_pool, queries.MAX_CACHED_STATEMENT_LENGTH
+    statement, rank = hybrid.candidate_statement, hybrid.rank_pool
     if variant == "no_ranking":
         hybrid.rank_pool = lambda pool, *a, **k: ranking.Ranking([])
     elif variant == "no_vectors":
@@ -55,13 +51,10 @@ def left_out(variant: str) -> Iterator[None]:
     elif variant == "no_feedback":
         hybrid.candidate_statement = lambda embedder, req, *a, **k: statement(
             embedder, req.model_copy(update={"feedback": 0.0}), *a, **k)
-    elif variant == "no_query_split":
-        queries.MAX_CACHED_STATEMENT_LENGTH = 1 << 30
     try:
         yield
     finally:
         hybrid.candidate_statement, hybrid.rank_pool = statement, rank
-        queries.MAX_CACHED_STATEMENT_LENGTH = cached
 
 
 class _NoWordVectors:
@@ -132,7 +125,7 @@ def run(n: int, *, small: bool = False, data_dir: str | None = None) -> dict:
         peer = load(wb, n, Path(wb.settings.data_dir) / "mem0-bounds")
 
         def ours(instance: str, q: str) -> None:
-            hybrid_search(wb.pool(), wb.embedder, SearchRequest(query=q, instance=instance, top_k=5))
+            hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(query=q, instance=instance, top_k=5))
 
         figures = measure(ours, peer, questions, warmup)
     return {"memories": n, "questions": len(questions), "variants": figures, "machine": machine()}

@@ -78,7 +78,7 @@ def measure_queries(wb, questions: list[tuple[str, str]], warmup: list[tuple[str
     the ratio comes from that second pass."""
     def ours(instance: str, q: str) -> tuple[float, float, float]:
         t = time.perf_counter()
-        found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(query=q, instance=instance, top_k=5))
+        found = hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(query=q, instance=instance, top_k=5))
         return (time.perf_counter() - t) * 1000, found.embed_ms, found.search_ms
 
     def theirs(instance: str, q: str) -> float:

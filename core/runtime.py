@@ -14,6 +14,7 @@ from core.llm import LLM, make_llm
 from core.services import Services
 from core.index.memory_index import MemoryIndex
 from core.past_tasks.store import PastTaskStore
+from core.retrieval.hybrid import SEARCH_SESSION
 from core.retrieval.profiles import ProfileStore
 from core.conversation.thoughts import ThoughtStore
 from core.access.keys import KeyStore
@@ -68,6 +69,11 @@ class Workbench:
 
     def pool(self):
         return self.services.pool()
+
+    def search_pool(self):
+        """The pool for hybrid retrieval (`core.retrieval.hybrid`): its connections' sessions carry the
+        search's settings, so a search sends its statement alone."""
+        return self.services.pool(SEARCH_SESSION)
 
     def close(self) -> None:
         self.services.close()

@@ -168,7 +168,7 @@ def search_memory(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
     `default_max_distance`), hybrid either."""
     since = datetime.combine(req.date_from, time.min, UTC) if req.date_from else None
     until = datetime.combine(req.date_to + timedelta(days=1), time.min, UTC) if req.date_to else None
-    found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(
+    found = hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(
         query=req.query, instance=req.instance, top_k=req.top_k, pool_size=max(50, 2 * req.top_k),
         search_type=req.mode, kinds=req.kinds or None, chain_id=req.chain_id, tags=req.tags or None,
         since=since, until=until, profile=AS_STORED))  # the explorer shows what is stored, questions too

@@ -264,7 +264,7 @@ class Remember:
         memory: MemoryOutcome = "found"
         latency = StageLatency()
         try:
-            found = hybrid_search(wb.pool(), wb.embedder, SearchRequest(
+            found = hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(
                 query=params.thought, instance=instance, top_k=params.top_k, profile=profile,
                 search_type=params.search_type,
                 similarity_threshold=params.similarity_threshold, since=since, until=until,

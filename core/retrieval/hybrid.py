@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Literal, NamedTuple
 
 import numpy as np
+import psycopg
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
@@ -26,6 +27,7 @@ from core.retrieval.fusion import Candidate
 from core.retrieval.hybrid_sql import FILTERS, candidate_statement, searched_instances, shown_by
 from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
 from core.retrieval.speakers import names_speaker, query_words, speaker_of
+from core.services import apply_settings, session_settings
 
 POOL_MIN = 10
 # How far `fetch_pool` looks for `SearchRequest.pool` memories that the profile retrieves and the request's
@@ -114,16 +116,20 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
                         search_ms=(t2 - t1) * 1000)
 
 
-# The search's settings, local to the transaction its pipeline makes (statements sent before one Sync
-# run in one transaction): they end with it, committed or failed, and the connection keeps its own.
-# `random_page_cost` 1.1 rather than Postgres's 4, the usual value when the pages read are in memory or on
-# an SSD, as a searched index's are: with 4, pgvector 0.8's cost estimate makes the planner
+# The search's settings. `plan_cache_mode`: the statement is prepared and runs its generic plan (see
+# `_candidates`). `random_page_cost` 1.1 rather than Postgres's 4, the usual value when the pages read are
+# in memory or on an SSD, as a searched index's are: with 4, pgvector 0.8's cost estimate makes the planner
 # read a small partition whole rather than search its HNSW index (LoCoMo's ~600-turn conversations: the
 # vector leg 1.1 ms exact against 0.3 ms by the index, the statement 4.3 against 3.2 ms as the client
-# sees it, the same 1,023 questions alternating between two connections).
-SEARCH_SETTINGS = ("SELECT set_config('hnsw.ef_search', %s, true), "
-                   "set_config('plan_cache_mode', 'force_generic_plan', true), "
-                   "set_config('random_page_cost', '1.1', true)")
+# sees it, the same 1,023 questions alternating between two connections). `hnsw.ef_search`: the beam.
+# The Workbench's search pool (`Workbench.search_pool`) keeps them for its connections' whole session
+# (`SEARCH_SESSION`), so a search sends only its statement. On another connection, or with a wider beam,
+# they go with the statement in one round trip (a pipeline) and last only for it (`apply_settings` with
+# `local`, to the transaction the pipeline makes: statements sent before one Sync run in one transaction);
+# the connection keeps its own. Sending them so cost 0.08-0.12 ms of the statement's 1.4-1.6 ms as the
+# client sees it (reused 100,000 memories, 500 questions, one connection, both ways in rotation).
+SEARCH_SESSION = {"plan_cache_mode": "force_generic_plan", "random_page_cost": "1.1",
+                  "hnsw.ef_search": str(HNSW_BEAM_MIN)}
 
 
 def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> CandidatePool:
@@ -197,13 +203,16 @@ def _candidates(pool, embedder: Embedder, req: SearchRequest, qvec, partitions: 
     stmt, params = candidate_statement(embedder, req, qvec, partitions, shown, reach.postings)
     with pool.connection() as conn:
         # The statement is prepared and runs its generic plan: a custom plan costs ~1 ms of planning per
-        # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). Both settings go with the
-        # statement in one round trip (a pipeline) and last only for it (`SEARCH_SETTINGS`): saving and
-        # restoring them took two more statements a search. Binary results, so stored vectors parse as
-        # arrays at no cost (text parsing took ~1 ms).
-        with conn.pipeline():
-            conn.execute(SEARCH_SETTINGS, (str(reach.beam),))
-            cur = conn.execute(stmt, params, binary=True, prepare=True)
+        # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). The settings go with it unless
+        # the connection's session has them (`SEARCH_SESSION`); saving and restoring them took two more
+        # statements a search. Binary results, so stored vectors parse as arrays at no cost (text parsing
+        # took ~1 ms).
+        if session_settings(conn) == SEARCH_SESSION and reach.beam == HNSW_BEAM_MIN:
+            cur = psycopg.RawCursor(conn).execute(stmt, params, binary=True, prepare=True)
+        else:
+            with conn.pipeline():
+                apply_settings(conn, SEARCH_SESSION | {"hnsw.ef_search": str(reach.beam)}, local=True)
+                cur = psycopg.RawCursor(conn).execute(stmt, params, binary=True, prepare=True)
         rows = cur.fetchall()
     n = len(ROW_COLUMNS.split(","))
     words = query_words(req.query)

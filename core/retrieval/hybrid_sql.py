@@ -15,7 +15,10 @@ What keeps it fast (measured on 10,000 synthetic memories, per query, see benchm
 - Each candidate's stored vector and immediate neighbours come back with it (binary), so the
   near-duplicate pass needs no second query. The vector is read and cast once per candidate (`e`),
   for it and both cosines: three times cost 0.18 ms of the statement's 1.2 ms (LoCoMo, top 25).
-- The statement's text is composed once per shape of request (composing it took 0.25 ms a query).
+- The statement's text is composed once per shape of request (composing it took 0.25 ms a query), with
+  its named placeholders turned into Postgres's own ($1, $2, ...) there too: it goes through a raw cursor
+  (`psycopg.RawCursor`), which parses nothing. psycopg parses a named statement again at every execution
+  when it is longer than 4 kB (its cache's bound; ours is 6.8 kB): 0.06 ms a search.
 """
 
 from __future__ import annotations
@@ -23,9 +26,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
+import psycopg
 from psycopg import sql
+from psycopg.types.array import ListBinaryDumper
 
 from core.embeddings import Embedder
 from core.ids import SHARED_INSTANCE
@@ -36,6 +42,15 @@ from core.models import FusionProfile
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
 QUERY_WORDS = 256  # distinct words of a query weighed for its vector (the first ones)
+
+
+class BinaryList(list):
+    """A list psycopg sends in binary: a raw cursor's parameters have no format of their own (`%b`), and
+    psycopg writes a list of vectors as text otherwise, 1.6 ms a query."""
+
+
+psycopg.adapters.register_dumper(BinaryList, ListBinaryDumper)
+
 # A query's words as its vector weighs them: runs of letters (with inner apostrophes and hyphens), numbers.
 _WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])*[^\W\d_]|[^\W\d_]|\d+")
 
@@ -56,7 +71,7 @@ _OWN_WEIGHTED = sql.SQL("""q0 AS (
     SELECT CASE WHEN vector_norm(qi.q) > 0
                 THEN qi.q * array_fill((1 / vector_norm(qi.q))::real, ARRAY[{dim}])::{vt} ELSE %(q)s::{vt} END AS q
     FROM (SELECT sum(w.v * array_fill(x.idf, ARRAY[{dim}])::{vt}) AS q
-          FROM unnest(%(words)s::text[], %(wv)b::{vt}[]) WITH ORDINALITY AS w(word, v, i)
+          FROM unnest(%(words)s::text[], %(wv)s::{vt}[]) WITH ORDINALITY AS w(word, v, i)
           JOIN LATERAL (
               SELECT max({idf})::real AS idf
               FROM unnest(to_tsvector('english', w.word)) u
@@ -81,7 +96,7 @@ def _truthy(key: str) -> sql.Composed:
 # metadata (tests/integration/test_retrievable_sql.py), so each leg holds only what ranking keeps. A memory
 # with none of the three keys (imports, documents, LoCoMo's turns) is decided by one look at its keys, where
 # the three lookups below cost every row the filter sees: when the planner read LoCoMo dev's ~600-turn
-# partitions whole (before the search's page cost, `hybrid.SEARCH_SETTINGS`), the statement took 4.0 ms
+# partitions whole (before the search's page cost, `hybrid.SEARCH_SESSION`), the statement took 4.0 ms
 # p50 as the client sees it, 3.7 ms with this look first (three runs each, alternating).
 RETRIEVABLE = sql.SQL("""(NOT m.metadata ?| ARRAY['observations', 'superseded_at', 'message_kind'] OR NOT (
         {observations}
@@ -114,12 +129,13 @@ FILTERS = (("kinds", "kinds", sql.SQL("m.kind = ANY(%(kinds)s)")),
 
 
 def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str],
-                        shown: tuple[list[str], bool] | None, postings: int = 0) -> tuple[bytes, dict]:
+                        shown: tuple[list[str], bool] | None, postings: int = 0) -> tuple[bytes, list]:
     """The first `req.pool` candidates of each leg, the vector leg and the text leg, with their fusion inputs,
     stored vectors and immediate neighbours, from `partitions` ({instance: partition table} of the searched
     instances that have memories). With `shown` (`shown_by`), each leg holds only the memories it keeps
     (`RETRIEVABLE`), ranked among themselves. The text leg reads each query word's first `postings`
-    postings, at least 100 and 4 a candidate (`core.index.text.text_leg`)."""
+    postings, at least 100 and 4 a candidate (`core.index.text.text_leg`). The statement is for a raw cursor
+    (`psycopg.RawCursor`), with its values in its placeholders' order (`Statement`)."""
     params: dict = {"instances": list(partitions), "q": qvec, "text": req.query,
                     "vpool": req.pool if req.search_type != "text" else 0,
                     "tpool": req.pool if req.search_type != "vector" else 0}
@@ -139,15 +155,43 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
     vectors = embedder.word_vectors(list(counts)) if counts else None
     if vectors is not None:  # each occurrence of a word counts
         params["words"] = list(counts)
-        params["wv"] = list(vectors * np.array(list(counts.values()), dtype=np.float32)[:, None])
-    return _statement(embedder.dim, embedder.name, tuple(partitions.values()), tuple(used),
-                      vectors is not None, shown is not None), params
+        params["wv"] = BinaryList(vectors * np.array(list(counts.values()), dtype=np.float32)[:, None])
+    stmt = _statement(embedder.dim, embedder.name, tuple(partitions.values()), tuple(used),
+                      vectors is not None, shown is not None)
+    return stmt.text, [params[name] for name in stmt.names]
+
+
+class Statement(NamedTuple):
+    """A statement for a raw cursor: its text with Postgres's placeholders, and the name of the value each
+    stands for, $1 first."""
+
+    text: bytes
+    names: tuple[str, ...]
+
+
+_PLACEHOLDER = re.compile(rb"%\((\w+)\)s|%%")
+
+
+def positional(named: bytes) -> Statement:
+    """`named` (psycopg's `%(name)s` placeholders, `%%` for %) with Postgres's $1, $2, ... instead: a name
+    used twice is one placeholder."""
+    names: list[str] = []
+
+    def number(match: re.Match) -> bytes:
+        if match[1] is None:
+            return b"%"
+        name = match[1].decode()
+        if name not in names:
+            names.append(name)
+        return b"$%d" % (names.index(name) + 1)
+
+    return Statement(_PLACEHOLDER.sub(number, named), tuple(names))
 
 
 @lru_cache(maxsize=512)
 def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tuple[str, ...],
-               weighted: bool, hides: bool) -> bytes:
-    """The statement's text for one shape of request, composed once: composing it took 0.25 ms a query."""
+               weighted: bool, hides: bool) -> Statement:
+    """The statement for one shape of request, composed once: composing it took 0.25 ms a query."""
     one = len(partitions) == 1
     table = sql.Identifier(partitions[0] if one else "memory")
     postings = sql.Identifier(postings_of(partitions[0]) if one else "memory_term")
@@ -168,8 +212,7 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     # weighed by its idf as the text leg reads it (`st`, `memory_lexeme`; a word with no lexeme, a stop
     # word, weighs nothing), normalised: the text's own vector weighs "cities" no more than "which".
     # LoCoMo dev R@10 0.775 -> 0.789 (multi-hop 0.432 -> 0.485), with feedback 0.25 instead of 0.5.
-    # `query_cosine` stays the text's own vector's. The words' vectors go in binary (`%(wv)b`): psycopg
-    # writes a list of vectors as text otherwise, 1.6 ms a query.
+    # `query_cosine` stays the text's own vector's. The words' vectors go in binary (`BinaryList`).
     # With `hides`, both legs leave out what the profile does not retrieve (`RETRIEVABLE`): the vector leg
     # as pgvector filters, among the HNSW scan's `hnsw.ef_search` nearest (`core.retrieval.hybrid` widens
     # the beam when they hold too few); the text leg in its score's order, one key probe a candidate until
@@ -216,4 +259,4 @@ LEFT JOIN LATERAL (
             text_leg=text_leg(filtered, where, "exclude" in used, table, postings,
                               RETRIEVABLE if hides else None),
             cols=sql.SQL(", ").join(sql.Identifier("m", c.strip()) for c in ROW_COLUMNS.split(",")))
-    return stmt.as_bytes(None)
+    return positional(stmt.as_bytes(None))

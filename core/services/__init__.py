@@ -12,6 +12,8 @@ again (`bounded.py`).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
@@ -35,7 +37,7 @@ from core.services.bounded import (
 from core.services.embedded_postgres import EmbeddedPostgres, shared_buffers_mb
 from core.services.embedded_redis import EmbeddedRedis, RedisRepair
 from core.services.leases import Leases
-from core.services.pool import FailFastPool
+from core.services.pool import FailFastPool, ServerHealth
 
 __all__ = [
     "EmbeddedPostgres",
@@ -48,6 +50,8 @@ __all__ = [
     "Services",
     "ServicesStopped",
     "StoppedServer",
+    "apply_settings",
+    "session_settings",
     "shared_buffers_mb",
 ]
 
@@ -92,7 +96,9 @@ class Services:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._redis: redis.Redis | None = None
-        self._pool: ConnectionPool | None = None
+        self._pools: dict[tuple[tuple[str, str], ...], ConnectionPool] = {}
+        self._pg_health = ServerHealth()  # shared by the pools
+        self._pools_lock = threading.RLock()  # threads that search at once open one pool, not one each
         self._redis_url: str | None = None
         self._pg_url: str | None = None
         self._embedded: dict[str, EmbeddedRedis | EmbeddedPostgres] = {}
@@ -184,21 +190,40 @@ class Services:
                                        revive=self._revive("Redis"))
         return self._redis
 
-    def pool(self) -> ConnectionPool:
-        """The Postgres pool, with pgvector registered on each connection and the schema in place."""
-        if self._pool is None:
-            s = self.settings
-            url = self.postgres_url()
-            _require_pgvector(url, s.postgres_connect_timeout_s, update="Postgres" in self._embedded)
-            pool = FailFastPool(url, min_size=1, max_size=8, open=False, timeout=10,
-                                connection_class=bounded_connection_class(s.postgres_statement_timeout_s),
-                                configure=partial(_configure, statement_timeout_s=s.postgres_statement_timeout_s),
-                                kwargs={"autocommit": True, "connect_timeout": s.postgres_connect_timeout_s},
-                                revive=self._revive("Postgres"), connect_timeout_s=s.postgres_connect_timeout_s)
-            pool.open(wait=True, timeout=15)
+    def pool(self, session: Mapping[str, str] | None = None) -> ConnectionPool:
+        """The Postgres pool, with pgvector registered on each connection and the schema in place.
+
+        With `session`, a pool of its own whose connections keep these settings ({name: value}) for their
+        whole session, for statements that need them at every run: hybrid retrieval's
+        (`core.retrieval.hybrid.SEARCH_SESSION`). Such settings cannot go on the shared pool, where they
+        would hold for every other statement too."""
+        key = tuple(sorted(session.items())) if session else ()
+        pool = self._pools.get(key)
+        if pool is None:
+            with self._pools_lock:
+                pool = self._pools.get(key)
+                if pool is None:
+                    if key:
+                        self.pool()  # pgvector and the schema first
+                    else:
+                        _require_pgvector(self.postgres_url(), self.settings.postgres_connect_timeout_s,
+                                          update="Postgres" in self._embedded)
+                    pool = self._pools[key] = self._open_pool(key)
+        return pool
+
+    def _open_pool(self, session: tuple[tuple[str, str], ...]) -> ConnectionPool:
+        s = self.settings
+        pool = FailFastPool(self.postgres_url(), min_size=1, max_size=8, open=False, timeout=10,
+                            connection_class=bounded_connection_class(s.postgres_statement_timeout_s),
+                            configure=partial(_configure, statement_timeout_s=s.postgres_statement_timeout_s,
+                                              session=session),
+                            kwargs={"autocommit": True, "connect_timeout": s.postgres_connect_timeout_s},
+                            revive=self._revive("Postgres"), connect_timeout_s=s.postgres_connect_timeout_s,
+                            health=self._pg_health)
+        pool.open(wait=True, timeout=15)
+        if not session:
             ensure_schema(pool)
-            self._pool = pool
-        return self._pool
+        return pool
 
     def repair_redis(self) -> RedisRepair:
         if not self.settings.redis_embedded:
@@ -211,9 +236,9 @@ class Services:
         return revival.revive if revival else None
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        for pool in self._pools.values():
+            pool.close()
+        self._pools.clear()
         if self._redis is not None:
             self._redis.close()
             self._redis = None
@@ -282,12 +307,27 @@ def _detail(exc: Exception) -> str:
     return str(exc) if isinstance(exc, WorkbenchError) else type(exc).__name__
 
 
-def _configure(conn: psycopg.Connection, *, statement_timeout_s: float) -> None:
+def _configure(conn: psycopg.Connection, *, statement_timeout_s: float,
+               session: tuple[tuple[str, str], ...] = ()) -> None:
+    """A new connection: pgvector's types, and its session's settings. `session_settings` tells them."""
     register_vector(conn)
     # A wider HNSW beam than the default 40, so a candidate pool of 50–100 is filled from the index;
     # and the server stops any statement that runs longer than POSTGRES_STATEMENT_TIMEOUT_S.
-    conn.execute("SELECT set_config('hnsw.ef_search', '100', false), set_config('statement_timeout', %s, false)",
-                 (f"{round(statement_timeout_s * 1000)}ms",))
+    apply_settings(conn, {"hnsw.ef_search": "100", **dict(session),
+                          "statement_timeout": f"{round(statement_timeout_s * 1000)}ms"})
+    conn.workbench_session = dict(session)
+
+
+def apply_settings(conn: psycopg.Connection, settings: Mapping[str, str], *, local: bool = False) -> None:
+    """Set each setting ({name: value}) in one statement: for the connection's session, or with `local`
+    until its transaction ends."""
+    conn.execute("SELECT set_config(name, value, %s) FROM unnest(%s::text[], %s::text[]) AS s(name, value)",
+                 (local, list(settings), list(settings.values())))
+
+
+def session_settings(conn: psycopg.Connection) -> Mapping[str, str]:
+    """The settings a pool's `session` gave this connection (`Services.pool`); none for another's."""
+    return getattr(conn, "workbench_session", {})
 
 
 def _redis_detail(info: dict) -> str:

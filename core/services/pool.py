@@ -12,6 +12,15 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from core.services.bounded import PostgresTimeout
 
 
+class ServerHealth:
+    """What the pools of one server know of it, shared so that one pool's finding spares the others the
+    wait: unreachable (`down`), or hung (`hung`: until when, after how many seconds, which setting)."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self.hung: tuple[float, float, str] | None = None
+
+
 class FailFastPool(ConnectionPool):
     """A pool that tells a down Postgres from a busy one within about a second.
 
@@ -22,7 +31,8 @@ class FailFastPool(ConnectionPool):
     answers again every caller fails at once after the same quick attempt instead of waiting). When
     that attempt is refused and the server is the embedded one, `revive` starts it again first. A server
     that stopped answering (hung) fails every caller at once for HUNG_FOR_S after a timeout, so one turn
-    waits for it once, not at each of its calls.
+    waits for it once, not at each of its calls. The pools of one server share what they found
+    (`health`), so a turn that uses two of them waits once too.
     """
 
     FIRST_WAIT_S = 1.0
@@ -33,13 +43,13 @@ class FailFastPool(ConnectionPool):
     # statement, is discarded as broken, and the caller's error handling takes over.
     CHECK_BYPASS_S = 1.0
 
-    def __init__(self, *args, revive: Callable[[], bool] | None = None, connect_timeout_s: int = 5, **kwargs):
+    def __init__(self, *args, revive: Callable[[], bool] | None = None, connect_timeout_s: int = 5,
+                 health: ServerHealth | None = None, **kwargs):
         kwargs.setdefault("check", self.check_unless_recent)
         super().__init__(*args, **kwargs)
-        self._down = False
+        self._health = health or ServerHealth()
         self._revive = revive
         self._connect_timeout_s = connect_timeout_s
-        self._hung: tuple[float, float, str] | None = None  # (until, seconds, setting)
 
     def _get_ready_connection(self, timeout: float | None):
         """Hand out the connection returned last (LIFO), not the one idle longest as psycopg_pool does.
@@ -69,16 +79,16 @@ class FailFastPool(ConnectionPool):
 
     def mark_hung(self, seconds: float, setting: str = "POSTGRES_STATEMENT_TIMEOUT_S") -> None:
         """Called by a connection whose server did not answer within `seconds`."""
-        self._hung = (time.monotonic() + self.HUNG_FOR_S, seconds, setting)
+        self._health.hung = (time.monotonic() + self.HUNG_FOR_S, seconds, setting)
 
     def getconn(self, timeout: float | None = None):
-        if self._hung is not None:
-            until, seconds, setting = self._hung
+        if (hung := self._health.hung) is not None:  # read once: another thread may clear it meanwhile
+            until, seconds, setting = hung
             if time.monotonic() < until:
                 raise PostgresTimeout(seconds, setting)
-            self._hung = None
+            self._health.hung = None
         timeout = self.timeout if timeout is None else timeout
-        if self._down:
+        if self._health.down:
             self._probe()  # raises at once while the server is still unreachable
         first = min(timeout, self.FIRST_WAIT_S)
         try:
@@ -97,7 +107,7 @@ class FailFastPool(ConnectionPool):
                 self.mark_hung(self._connect_timeout_s, "POSTGRES_CONNECT_TIMEOUT_S")
                 raise PostgresTimeout(self._connect_timeout_s, "POSTGRES_CONNECT_TIMEOUT_S") from e
             if self._revive is None or not self._revive():
-                self._down = True
+                self._health.down = True
                 raise PoolTimeout("Postgres is unreachable") from e
             self.check()  # the server was started again: drop the connections to the old one
-        self._down = False
+        self._health.down = False

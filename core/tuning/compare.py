@@ -75,9 +75,9 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
     floor = wb.settings.relevance_floor if relevance_floor is None else relevance_floor
     req = SearchRequest(query=query, instance=instance, top_k=rows, pool_size=pool_size, profile=candidate,
                         similarity_threshold=similarity_threshold, kinds=kinds)
-    cands = fetch_pool(wb.pool(), wb.embedder, req)
+    cands = fetch_pool(wb.search_pool(), wb.embedder, req)
     active_cands = cands if shown_by(active) == shown_by(candidate) else fetch_pool(
-        wb.pool(), wb.embedder, req.model_copy(update={"profile": active}))
+        wb.search_pool(), wb.embedder, req.model_copy(update={"profile": active}))
     now = now or datetime.now(UTC)
 
     def ranking(profile: FusionProfile, pool) -> list:

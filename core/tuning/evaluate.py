@@ -143,7 +143,7 @@ def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
 
     def one(q: EvalQuery) -> tuple[list[str], float]:
         t = time.perf_counter()
-        found = hybrid_search(wb.pool(), wb.embedder,
+        found = hybrid_search(wb.search_pool(), wb.embedder,
                               search_request(q, dataset, profile, ks[-1], pool_size, search_type), now=q.now)
         return [s.memory.id for s in found.results], (time.perf_counter() - t) * 1000
 

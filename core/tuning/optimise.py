@@ -116,7 +116,7 @@ def fetch_pools(wb: Workbench, dataset: EvalDataset, pool_size: int = 50,
 
     def one(q):
         req = search_request(q, dataset, probe, 1, pool_size)
-        pool = retrievable_pool(fetch_pool(wb.pool(), wb.embedder, req), probe)  # as `rank` sees it
+        pool = retrievable_pool(fetch_pool(wb.search_pool(), wb.embedder, req), probe)  # as `rank` sees it
         return pool, np.nonzero(near_duplicate_matrix(pool, req.near_duplicate))  # pairs, row by row
 
     fetched = each_query(one, queries, "fetching candidate pools", progress, stop)

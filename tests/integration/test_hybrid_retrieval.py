@@ -12,7 +12,7 @@ from psycopg_pool import ConnectionPool
 
 from core.index import memory_index
 from core.models import PRESET_PROFILES, EventTime, FusionProfile, MemoryContext, MemoryRecord
-from core.retrieval.hybrid import SearchRequest, fetch_pool, hybrid_search
+from core.retrieval.hybrid import SEARCH_SESSION, SearchRequest, fetch_pool, hybrid_search
 from tests.support.embedders import keyword_vector
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
@@ -321,6 +321,26 @@ def test_a_search_leaves_the_connection_settings_as_they_were(keyword_workbench,
                        np.ones(wb.embedder.dim + 1, dtype=np.float32))
         with one.connection() as conn:
             assert conn.execute(show).fetchone() == before
+
+
+def test_the_search_pool_keeps_the_settings_for_its_sessions_and_finds_the_same(keyword_workbench, memories):
+    """The Workbench's search pool sets the search's settings once a connection (`SEARCH_SESSION`), so a
+    search sends its statement alone; the shared pool's connections keep Postgres's plan choice. Both
+    find the same, and a search that widens its beam on the search pool leaves the session's as it was."""
+    wb = keyword_workbench
+    show = "SELECT current_setting('hnsw.ef_search'), current_setting('plan_cache_mode')"
+    with wb.search_pool().connection() as conn:
+        assert conn.execute(show).fetchone() == (SEARCH_SESSION["hnsw.ef_search"], "force_generic_plan")
+    with wb.pool().connection() as conn:
+        assert conn.execute(show).fetchone()[1] == "auto"
+    for query in ("paris", "dog", "france budget"):
+        req = SearchRequest(query=query, instance=memories, top_k=3)
+        assert ([r.memory.id for r in hybrid_search(wb.search_pool(), wb.embedder, req, now=NOW).results]
+                == [r.memory.id for r in hybrid_search(wb.pool(), wb.embedder, req, now=NOW).results])
+    wide = SearchRequest(query="paris", instance=memories, top_k=50)  # a pool of 100: a beam of 100
+    assert hybrid_search(wb.search_pool(), wb.embedder, wide, now=NOW).results
+    with wb.search_pool().connection() as conn:
+        assert conn.execute(show).fetchone() == (SEARCH_SESSION["hnsw.ef_search"], "force_generic_plan")
 
 
 @pytest.mark.parametrize("questions", [40, 300])

@@ -190,7 +190,7 @@ class RetrieveMemoryOp(Op):
                             similarity_threshold=p.similarity_threshold, kinds=p.kinds,
                             # This op removes duplicates itself, so its trace says how many.
                             distinct=False, near_duplicate=1.0)
-        found = hybrid_search(wb.pool(), wb.embedder, req, now=ctx.now)
+        found = hybrid_search(wb.search_pool(), wb.embedder, req, now=ctx.now)
         found_list = [ScopeMemory(memory=s.memory, retrieval=s.score) for s in found.results]
         unique = dedupe_by_content(found_list)
         # The threshold reads relevance (the retrieval score without its recency part): a memory an hour
