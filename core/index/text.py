@@ -270,7 +270,10 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     `keep`, a condition on the memory `m`, leaves out the memories it rejects (`hybrid_sql.RETRIEVABLE`):
     filtered, with the other conditions; unfiltered, the scored memories are probed by key in their order
     until `%(tpool)s` pass, so a memory is read only when it may be among them, and `tc (cut)` says
-    whether a query word's list was cut at `%(kpost)s` (reading further may find more that pass).
+    whether a query word's list was cut at `%(kpost)s` (reading further may find more that pass). The cut
+    is read off the words' counters (`memory_lexeme.df`, a list's length), not by counting the postings
+    read: a second reader of `p` made Postgres keep its rows (~1,700 for a question of 17 words), 0.3 ms
+    of a 5.6 ms statement over long memories.
     """
     if filtered:
         read = sql.SQL("""
@@ -302,17 +305,16 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     ORDER BY g.tr DESC, g.id""").format(scored=scored, table=table, keep=keep)
     scored = sql.SQL("{}\n    LIMIT %(tpool)s").format(scored)
     probed = keep is not None and not filtered
-    cut = (sql.SQL("coalesce((SELECT max(n) >= %(kpost)s FROM (SELECT count(*) AS n FROM p GROUP BY lexeme) w), "
-                   "false)") if probed else sql.SQL("false"))
+    cut = sql.SQL("coalesce((SELECT bool_or(cut) FROM lx), false)") if probed else sql.SQL("false")
     return sql.SQL("""
 ql AS (
     SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', left(%(text)s, {chars}))) u
 ), st AS MATERIALIZED (
     SELECT sum(df)::float8 AS n, sum(len) / nullif(sum(df), 0)::float8 AS avgdl
     FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''
-), lx AS MATERIALIZED (  -- once per query word, not once per posting
-    SELECT l.lexeme, {idf} AS idf
-    FROM (SELECT x.lexeme, sum(x.df)::float8 AS df FROM memory_lexeme x
+), lx AS MATERIALIZED (  -- once per query word, not once per posting; `cut`: a list longer than %(kpost)s
+    SELECT l.lexeme, {idf} AS idf, l.cut
+    FROM (SELECT x.lexeme, sum(x.df)::float8 AS df, bool_or(x.df > %(kpost)s) AS cut FROM memory_lexeme x
           WHERE x.instance = ANY(%(instances)s) AND x.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))
           GROUP BY x.lexeme HAVING sum(x.df) > 0) l, st
 ), p AS ({read}

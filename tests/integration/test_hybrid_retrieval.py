@@ -11,8 +11,18 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
 from core.index import memory_index
+from core.index.partitions import searched_partitions
 from core.models import PRESET_PROFILES, EventTime, FusionProfile, MemoryContext, MemoryRecord
-from core.retrieval.hybrid import SEARCH_SESSION, SearchRequest, fetch_pool, hybrid_search
+from core.retrieval.hybrid import (
+    HNSW_BEAM_MIN,
+    SEARCH_SESSION,
+    Reach,
+    SearchRequest,
+    _candidates,
+    fetch_pool,
+    hybrid_search,
+)
+from core.retrieval.hybrid_sql import shown_by
 from tests.support.embedders import keyword_vector
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
@@ -381,3 +391,19 @@ def test_questions_asked_before_do_not_crowd_out_what_is_retrieved(keyword_workb
                              now=NOW)
     assert all(r.id.startswith("q") for r in shown.active_rows)
     assert [r.id for r in shown.candidate_rows] == [r.memory.id for r in found.results]
+
+
+@pytest.mark.parametrize(("holding", "cut"), [(100, False), (101, True)])
+def test_a_query_word_list_is_cut_only_when_it_is_longer_than_the_postings_read(
+        keyword_workbench, instance, holding, cut):
+    """The statement reads each query word's first 100 postings (a small pool's bound) and says whether a
+    list was longer, so that a short text leg looks further only where there is more to read. A word in
+    exactly 100 memories is read whole; in 101 it was cut."""
+    keyword_workbench.index.add([MemoryRecord(instance=instance, id=f"m{i:03}", kind="user",
+                                              content=f"paris note {i}", created_at=NOW) for i in range(holding)])
+    wb = keyword_workbench
+    req = SearchRequest(query="paris", instance=instance, top_k=3, include_shared=False)
+    partitions = searched_partitions(wb.pool(), [instance])
+    _, said = _candidates(wb.search_pool(), wb.embedder, req, wb.embedder.embed("paris"), partitions,
+                          shown_by(req.profile), Reach(beam=HNSW_BEAM_MIN, postings=0))
+    assert said.cut is cut
