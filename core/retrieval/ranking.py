@@ -137,16 +137,32 @@ def content_groups(texts: Sequence[str]) -> np.ndarray:
     return np.array([first.setdefault(content_key(t), i) for i, t in enumerate(texts)], dtype=np.int64)
 
 
+def edges(text: str) -> str:
+    """The first and last three words, case-folded: texts with the same `content_key` have the same edges.
+    They are read without reading the rest (1.7 us for a 1,600-character memory, where its key takes 22 us)."""
+    return " ".join(text.split(maxsplit=3)[:3] + text.rsplit(maxsplit=3)[-3:]).casefold()
+
+
 def distinct_contents(scored: Iterable[ScoredMemory]) -> Iterator[ScoredMemory]:
     """Identical texts (same `content_key`: ignoring case and spacing) are one memory: the best-scored copy
     stands for the rest, so a question asked in ten conversations does not fill the context ten times.
-    Lazy: the near-duplicate pass stops once it has its top k, and the rest's keys are never made (12 us
-    each for a 1,600-character memory)."""
-    seen: set[str] = set()
+    Lazy: the near-duplicate pass stops once it has its top k, and the rest are never looked at. A text's
+    key is made only when a text kept before has the same `edges`, which texts that differ seldom have:
+    making every candidate's key took 0.6 ms of a search over long memories (~30 candidates)."""
+    alone: dict[str, str] = {}  # edges -> the one kept text with them, its key not made
+    keys: dict[str, set[str]] = {}  # edges -> the keys of the kept texts with them, once there were two
     for s in scored:
-        key = content_key(s.memory.content)
-        if key not in seen:
-            seen.add(key)
+        text = s.memory.content
+        ends = edges(text)
+        if ends not in alone and ends not in keys:
+            alone[ends] = text
+            yield s
+            continue
+        if ends in alone:
+            keys[ends] = {content_key(alone.pop(ends))}
+        key = content_key(text)
+        if key not in keys[ends]:
+            keys[ends].add(key)
             yield s
 
 
