@@ -48,6 +48,23 @@ _NEGATION_ASCII = re.compile(r"n(?:(?<=\bn)(?:ot|ever|o)\b|'t\b)")
 _DIGITS = "0123456789"
 
 
+def _class_table() -> bytes:
+    """ASCII bytes as the classes `_NAME` reads: A a capital, a a small letter, 0 any other word character
+    (digits, _), . an end of sentence or a colon, a space any character `\\s` matches, # the rest."""
+    table = bytearray(b"#" * 256)
+    for chars, cls in ((range(ord("A"), ord("Z") + 1), "A"), (range(ord("a"), ord("z") + 1), "a"),
+                       (b"0123456789_", "0"), (b".!?:", "."), (b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f", " ")):
+        for c in chars:
+            table[c] = ord(cls)
+    return bytes(table)
+
+
+_CLASSES = _class_table()
+# `_NAME` over those classes: a capital not first, not after an end of sentence and a space, not after a
+# word character, then small letters up to a word's end. Same matches (tests/unit/test_specifics.py).
+_NAME_CLASSES = re.compile(rb"A(?<!^A)(?<!\. A)(?<![Aa0]A)a+(?![Aa0])")
+
+
 def specifics(text: str) -> tuple[frozenset[str], frozenset[str], bool]:
     """What two texts must share to be near-duplicates: their numbers, their names (capitalised words
     not opening a sentence: people, places, days, months) and whether they are negated. Two messages
@@ -78,7 +95,12 @@ def _names(text: str) -> frozenset[str]:
     rest = text[1:]
     if rest.lower() == rest:  # no capital letter after the first character
         return frozenset()
-    return frozenset(_NAME.findall(text))
+    if not text.isascii():
+        return frozenset(_NAME.findall(text))
+    # ASCII text: each character as its class (`_CLASSES`), where `_NAME_CLASSES` opens with a literal, which
+    # the regex engine finds by a fast search instead of testing each position against [A-Z] (a long memory
+    # of 1,900 characters: 8 us against 19 us, most of the near-duplicate pass's reading of it).
+    return frozenset(text[m.start():m.end()] for m in _NAME_CLASSES.finditer(text.encode().translate(_CLASSES)))
 
 
 @lru_cache(maxsize=4096)

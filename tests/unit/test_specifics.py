@@ -50,3 +50,15 @@ def test_random_texts_read_as_the_patterns_read_them(seed):
     for _ in range(2000):
         text = "".join(rng.choices(pieces, k=rng.randint(0, 12)))
         assert specifics(text) == by_patterns(text), repr(text)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_ascii_texts_read_as_the_patterns_read_them(seed):
+    """ASCII texts take their own path for names (each character read as its class): every class, each
+    character `\\s` matches and the boundaries around a word must read as the pattern reads them."""
+    rng = random.Random(100 + seed)
+    pieces = list("aAzZ09_ .!?:,'-#\t\n\r\x0b\x0c\x1c\x1f") + ["Paris", "Bob", "McDonald", "I", "US", "x2",
+                                                               ". Ana", "? Bo", ":\tEd", "no", "Not"]
+    for _ in range(20000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 14)))
+        assert specifics(text) == by_patterns(text), repr(text)
