@@ -171,21 +171,14 @@ def distinct_contents(scored: Iterable[ScoredMemory]) -> Iterator[ScoredMemory]:
     Lazy: the near-duplicate pass stops once it has its top k, and the rest are never looked at. A text's
     key is made only when a text kept before has the same `edges`, which texts that differ seldom have:
     making every candidate's key took 0.6 ms of a search over long memories (~30 candidates)."""
-    alone: dict[str, str] = {}  # edges -> the one kept text with them, its key not made
-    keys: dict[str, set[str]] = {}  # edges -> the keys of the kept texts with them, once there were two
+    kept: dict[str, list[str]] = {}  # edges -> the kept texts with them
     for s in scored:
         text = s.memory.content
-        ends = edges(text)
-        if ends not in alone and ends not in keys:
-            alone[ends] = text
-            yield s
+        same_edges = kept.setdefault(edges(text), [])
+        if same_edges and content_key(text) in {content_key(t) for t in same_edges}:
             continue
-        if ends in alone:
-            keys[ends] = {content_key(alone.pop(ends))}
-        key = content_key(text)
-        if key not in keys[ends]:
-            keys[ends].add(key)
-            yield s
+        same_edges.append(text)
+        yield s
 
 
 def on_grid(vec: np.ndarray) -> np.ndarray:
