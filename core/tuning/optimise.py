@@ -6,7 +6,7 @@ tau values for the linear method, and the simplex × a few rrf_k for reciprocal-
 Each query's candidate pool (both legs, before fusion) is fetched from Postgres once (`fetch_pool`, as
 chat's search does), with what the passes after fusion need: a content group per candidate and the
 pool's near-duplicate matrix (`core.retrieval.ranking`). Every grid point then re-fuses all pools at
-once in numpy with exactly the formulas of `core.retrieval.fusion` (`fuse_scores`) and the same
+once with the functions `core.retrieval.fusion.fuse` scores a pool with (`fuse_scores`) and the same
 tie-break, and applies the identical-text and near-duplicate passes of `ranking.rank` to all queries at
 once (`kept_hits`), so a point's figure equals what `evaluate` reports for it.
 
@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from core.errors import InvalidInput
 from core.models import FusionProfile
-from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT, clip01, normalise_max
+from core.retrieval.fusion import chain_groups, chain_scores, clip01, normalise_max, own_scores
 from core.retrieval.hybrid import fetch_pool
 from core.retrieval.ranking import content_groups, near_duplicate_matrix, retrievable_pool
 from core.tuning.datasets import EvalDataset
@@ -165,34 +165,14 @@ def fetch_pools(wb: Workbench, dataset: EvalDataset, pool_size: int = 50,
                           n_relevant=np.array([len(set(q.relevant)) for q in queries]), **arrays)
 
 
-def chain_groups(chains: Sequence[str | None]) -> np.ndarray:
-    """Chain group of each candidate: the position of the first candidate of its chain (its own without)."""
-    first: dict[str, int] = {}
-    return np.array([i if c is None else first.setdefault(c, i) for i, c in enumerate(chains)], dtype=np.int64)
-
-
 def fuse_scores(pools: CandidatePools, method: str, w_sem: float, w_text: float, w_rec: float,
                 tau_s: float, rrf_k: int) -> np.ndarray:
-    """The combined score of every candidate, as `core.retrieval.fusion.fuse` computes it.
-
-    own = linear: w_sem * semantic + w_text * text + w_rec * exp(-max(0, age_s) / tau_s)
-          rrf:    (Σ_leg w_leg / (rrf_k + rank_leg)) * (rrf_k + 1), a leg without the candidate adding 0
-          + SPEAKER_WEIGHT * speaker
-    combined = (own + CHAIN_WEIGHT * the best own of its chain group) / (1 + CHAIN_WEIGHT)
-    Padding gets -inf.
-    """
-    if method == "linear":
-        recency = np.exp(-np.maximum(pools.age_s, 0.0) / tau_s)
-        score = w_sem * pools.semantic + w_text * pools.text + w_rec * recency
-    else:
-        k = float(rrf_k)
-        vec = np.where(pools.vector_rank > 0, w_sem / (k + pools.vector_rank), 0.0)
-        txt = np.where(pools.text_rank > 0, w_text / (k + pools.text_rank), 0.0)
-        score = (vec + txt + w_rec / (k + pools.age_rank)) * (k + 1)
-    own = np.where(pools.valid, score + SPEAKER_WEIGHT * pools.speaker, -np.inf)
-    best = np.full_like(own, -np.inf)
-    np.maximum.at(best, (np.arange(own.shape[0])[:, None], pools.chain), own)
-    return (own + CHAIN_WEIGHT * np.take_along_axis(best, pools.chain, axis=1)) / (1 + CHAIN_WEIGHT)
+    """The combined score of every candidate, with `core.retrieval.fusion.fuse`'s own functions
+    (`own_scores`, `chain_scores`) over every pool at once. Padding gets -inf."""
+    own = own_scores(method, w_sem, w_text, w_rec, tau_s, rrf_k, semantic=pools.semantic, text=pools.text,
+                     age_s=pools.age_s, vector_rank=pools.vector_rank, text_rank=pools.text_rank,
+                     age_rank=pools.age_rank, speaker=pools.speaker)
+    return chain_scores(np.where(pools.valid, own, -np.inf), pools.chain)[1]
 
 
 def kept_hits(pools: CandidatePools, scores: np.ndarray, depth: int) -> np.ndarray:

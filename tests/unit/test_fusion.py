@@ -1,11 +1,22 @@
 from datetime import UTC, datetime, timedelta
 from math import exp
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
 from core.models import PRESET_PROFILES, FusionProfile, MemoryRow
-from core.retrieval.fusion import Candidate, fuse, fuse_rrf, normalise_max, recency_score, relevance_weights
+from core.retrieval.fusion import (
+    Candidate,
+    chain_scores,
+    clip01,
+    fuse,
+    normalise_max,
+    own_scores,
+    recency,
+    relevance_weights,
+    unit,
+)
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 
@@ -57,15 +68,35 @@ def test_relevance_reads_the_share_of_the_query_a_memory_matches_and_ranking_the
     assert next(fuse([weak], profile, NOW)).score.coverage == 1.0
 
 
+def rrf(vector_rank, text_rank, age_rank, weights):
+    ranks = {name: np.array([float(r)]) for name, r in
+             (("vector_rank", vector_rank), ("text_rank", text_rank), ("age_rank", age_rank))}
+    zero = np.zeros(1)
+    return own_scores("rrf", *weights, 86400.0, 60, semantic=zero, text=zero, age_s=zero, speaker=zero,
+                      **ranks)[0]
+
+
 def test_rrf_is_normalised_to_one_at_rank_one_everywhere():
-    assert fuse_rrf((1, 1, 1), (0.6, 0.25, 0.15), 60) == pytest.approx(1.0)
-    assert fuse_rrf((2, None, 1), (0.5, 0.3, 0.2), 60) == pytest.approx((0.5 / 62 + 0.2 / 61) * 61)
+    assert rrf(1, 1, 1, (0.6, 0.25, 0.15)) == pytest.approx(1.0)
+    assert rrf(2, 0, 1, (0.5, 0.3, 0.2)) == pytest.approx((0.5 / 62 + 0.2 / 61) * 61)  # 0: not found
 
 
-def test_helpers_guard_zero_and_future():
+def test_helpers_guard_zero_nan_and_future():
     assert normalise_max([0.0, 0.0]) == [0.0, 0.0]
     assert normalise_max([]) == []
-    assert recency_score(-50, 100) == 1.0
+    assert recency(np.array([-50.0]), 100)[0] == 1.0
+    assert unit(np.array([np.nan, -0.5, 0.25, 3.0])).tolist() == [0.0, 0.0, 0.25, 1.0]
+    assert [clip01(x) for x in (float("nan"), -0.5, 0.25, 3.0)] == [0.0, 0.0, 0.25, 1.0]
+
+
+def test_chains_lift_their_members_by_their_best_along_the_last_axis():
+    own = np.array([[0.9, 0.1, 0.5, 0.3], [0.2, 0.4, 0.6, 0.8]])
+    chain = np.array([[0, 0, 2, 0], [0, 1, 1, 3]])  # the position of each one's chain's first member
+    best, combined = chain_scores(own, chain)
+    assert best.tolist() == [[0.9, 0.9, 0.5, 0.9], [0.2, 0.6, 0.6, 0.8]]
+    assert combined == pytest.approx((own + 0.3 * best) / 1.3)
+    one_best, one_combined = chain_scores(own[1], chain[1])  # one pool alone: the same
+    assert one_best.tolist() == best[1].tolist() and one_combined.tolist() == combined[1].tolist()
 
 
 def test_profile_weights_must_sum_to_one_and_be_finite():
