@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,13 +21,8 @@ SPEAKER_WEIGHT = 0.2
 CHAIN_WEIGHT = 0.3
 
 
-def clip01(x: float) -> float:
-    """min(1, max(0, x)); NaN becomes 0."""
-    return 0.0 if math.isnan(x) else min(1.0, max(0.0, x))
-
-
 def unit(x: np.ndarray) -> np.ndarray:
-    """`clip01` of every value."""
+    """Each value clipped to [0, 1]; NaN becomes 0."""
     return np.where(np.isnan(x), 0.0, np.clip(x, 0.0, 1.0))
 
 
@@ -80,12 +74,6 @@ def relevance_weights(profile: FusionProfile) -> tuple[float, float]:
     return (profile.w_sem / total, profile.w_text / total) if total > 0 else (0.5, 0.5)
 
 
-def normalise_max(scores: Sequence[float]) -> list[float]:
-    """score / max(scores), so the best is 1; all zeros (or empty) stay zeros."""
-    top = max(scores, default=0.0)
-    return [s / top if top > 0 else 0.0 for s in scores]
-
-
 @dataclass(frozen=True)
 class Candidate:
     """One memory found by either leg, before fusion."""
@@ -99,12 +87,38 @@ class Candidate:
     speaker_named: bool = False  # the query names the memory's speaker (`core.retrieval.speakers`)
 
 
+def fusion_columns(candidates: Sequence[Candidate], now: datetime) -> dict[str, np.ndarray]:
+    """What `own_scores` reads of each candidate, as arrays in the pool's order (`fuse` reads them for one
+    pool, the optimiser for each of its pools):
+
+    semantic = clip(cosine, 0, 1), NaN 0; text = text_raw / max(text_raw), all zeros when none scored;
+    age_s = seconds since it was created (now - created_at); vector_rank, text_rank (0: that leg did not
+    find it); age_rank (1 the newest, ties in the pool's order); speaker = 1 when the query names the
+    memory's speaker.
+    """
+    n = len(candidates)
+
+    def column(values: Iterable[float | bool | None]) -> np.ndarray:
+        return np.fromiter(values, np.float64, n)
+
+    raw = column(c.text_raw for c in candidates)
+    top = raw.max(initial=0.0)
+    ages = column((now - c.memory.created_at).total_seconds() for c in candidates)
+    age_rank = np.empty(n)
+    age_rank[np.argsort(ages, kind="stable")] = np.arange(1, n + 1)
+    return {"semantic": unit(column(c.cosine for c in candidates)),
+            "text": raw / top if top > 0 else np.zeros(n), "age_s": ages,
+            "vector_rank": column(c.vector_rank or 0 for c in candidates),
+            "text_rank": column(c.text_rank or 0 for c in candidates), "age_rank": age_rank,
+            "speaker": column(c.speaker_named for c in candidates)}
+
+
 def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime, *,
          speaker_and_chain: bool = True, text_ideal: float | None = None) -> Iterator[ScoredMemory]:
     """Score every candidate with the profile and yield them best first.
 
-    semantic = clip01(cosine); text = text_raw / max(text_raw); recency = exp(-age / tau);
-    similarity = clip01(query_cosine); speaker = 1 when the query names the memory's speaker, else 0;
+    semantic, text and speaker as `fusion_columns` reads them; recency = exp(-age / tau);
+    similarity = clip(query_cosine, 0, 1); speaker = 1 when the query names the memory's speaker, else 0;
     coverage = min(1, text_raw / text_ideal), the share of an ideal match's score (the query's every word
     once, `core.index.text.text_leg`), or `text` when no ideal is given;
     relevance = r_sem * semantic + r_text * coverage with the profile's `relevance_weights`, whatever its
@@ -127,24 +141,16 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime,
     n = len(candidates)
     if not n:
         return
-
-    def column(values: Iterable[float | bool | None]) -> np.ndarray:
-        return np.fromiter(values, np.float64, n)
-
-    raw = column(c.text_raw for c in candidates)
-    top = raw.max()
-    text = raw / top if top > 0 else np.zeros(n)
+    columns = fusion_columns(candidates, now)
+    if not speaker_and_chain:
+        columns["speaker"] = np.zeros(n)
+    semantic, text, ages, speaker = columns["semantic"], columns["text"], columns["age_s"], columns["speaker"]
+    raw = np.fromiter((c.text_raw for c in candidates), np.float64, n)
     coverage = unit(raw / text_ideal) if text_ideal else text
-    ages = column((now - c.memory.created_at).total_seconds() for c in candidates)
-    semantic = unit(column(c.cosine for c in candidates))
-    similarity = unit(column(c.cosine if c.query_cosine is None else c.query_cosine for c in candidates))
-    speaker = column(speaker_and_chain and c.speaker_named for c in candidates)
-    age_rank = np.empty(n)
-    age_rank[np.argsort(ages, kind="stable")] = np.arange(1, n + 1)
+    similarity = unit(np.fromiter((c.cosine if c.query_cosine is None else c.query_cosine for c in candidates),
+                                  np.float64, n))
     own = own_scores(profile.method, profile.w_sem, profile.w_text, profile.w_rec, profile.tau_s, profile.rrf_k,
-                     semantic=semantic, text=text, age_s=ages, age_rank=age_rank, speaker=speaker,
-                     vector_rank=column(c.vector_rank or 0 for c in candidates),
-                     text_rank=column(c.text_rank or 0 for c in candidates))
+                     **columns)
     r_sem, r_text = relevance_weights(profile)
     relevance = r_sem * semantic + r_text * coverage + SPEAKER_WEIGHT * speaker
     if speaker_and_chain:

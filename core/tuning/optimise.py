@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from core.errors import InvalidInput
 from core.models import FusionProfile
-from core.retrieval.fusion import chain_groups, chain_scores, clip01, normalise_max, own_scores
+from core.retrieval.fusion import chain_groups, chain_scores, fusion_columns, own_scores
 from core.retrieval.hybrid import fetch_pool
 from core.retrieval.ranking import content_groups, near_duplicate_matrix, retrievable_pool
 from core.tuning.datasets import EvalDataset
@@ -135,17 +135,8 @@ def fetch_pools(wb: Workbench, dataset: EvalDataset, pool_size: int = 50,
         n = len(cands)
         group[qi, :n] = content_groups([c.memory.content for c in cands])
         chain[qi, :n] = chain_groups([c.memory.chain_id for c in cands])
-        arrays["speaker"][qi, :n] = [c.speaker_named for c in cands]
-        now = q.now or datetime.now(UTC)
-        ages = np.array([(now - c.memory.created_at).total_seconds() for c in cands])
-        arrays["semantic"][qi, :n] = [clip01(c.cosine) for c in cands]
-        arrays["text"][qi, :n] = normalise_max([c.text_raw for c in cands])
-        arrays["age_s"][qi, :n] = ages
-        arrays["vector_rank"][qi, :n] = [c.vector_rank or 0 for c in cands]
-        arrays["text_rank"][qi, :n] = [c.text_rank or 0 for c in cands]
-        age_rank = np.empty(n)
-        age_rank[np.argsort(ages, kind="stable")] = np.arange(1, n + 1)
-        arrays["age_rank"][qi, :n] = age_rank
+        for name, column in fusion_columns(cands, q.now or datetime.now(UTC)).items():
+            arrays[name][qi, :n] = column
         arrays["created_ts"][qi, :n] = [c.memory.created_at.timestamp() for c in cands]
         ids = [c.memory.id for c in cands]
         order = np.empty(n)

@@ -9,9 +9,8 @@ from core.models import PRESET_PROFILES, FusionProfile, MemoryRow
 from core.retrieval.fusion import (
     Candidate,
     chain_scores,
-    clip01,
     fuse,
-    normalise_max,
+    fusion_columns,
     own_scores,
     recency,
     relevance_weights,
@@ -82,11 +81,14 @@ def test_rrf_is_normalised_to_one_at_rank_one_everywhere():
 
 
 def test_helpers_guard_zero_nan_and_future():
-    assert normalise_max([0.0, 0.0]) == [0.0, 0.0]
-    assert normalise_max([]) == []
+    unscored = [Candidate(row(id_, 0), cosine=float("nan"), text_raw=0.0, vector_rank=1, text_rank=None)
+                for id_ in "ab"]
+    columns = fusion_columns(unscored, NOW)
+    assert columns["text"].tolist() == [0.0, 0.0]  # no text score anywhere: zeros, not a division by 0
+    assert columns["semantic"].tolist() == [0.0, 0.0] and columns["text_rank"].tolist() == [0.0, 0.0]
+    assert all(len(v) == 0 for v in fusion_columns([], NOW).values())
     assert recency(np.array([-50.0]), 100)[0] == 1.0
     assert unit(np.array([np.nan, -0.5, 0.25, 3.0])).tolist() == [0.0, 0.0, 0.25, 1.0]
-    assert [clip01(x) for x in (float("nan"), -0.5, 0.25, 3.0)] == [0.0, 0.0, 0.25, 1.0]
 
 
 def test_chains_lift_their_members_by_their_best_along_the_last_axis():
