@@ -7,8 +7,8 @@ loader: turns as memories, each with its conversation neighbours as context, the
 its time; `MemoryIndex.bulk_load`). Each question of categories 1–4 with evidence is answered by the
 product's retrieval (`hybrid_search` with the profile, top 25), scored by `core.tuning.evaluate`:
 Recall@1/5/10/25 (LoCoMo's own: the fraction of a question's evidence turns in the top k), per
-category id and over 1–4. Latency p50/p95 comes from a second, sequential pass (query embedding
-included). Baselines on the same turns: BM25 alone (`rank_bm25`'s BM25Okapi over each conversation's
+category id and over 1–4. Latency p50/p95 comes from a second pass, one question at a time with its
+embedding, asked of the peers too (below). Baselines on the same turns: BM25 alone (`rank_bm25`'s BM25Okapi over each conversation's
 turns, lower-cased words), the product's dense leg alone (its vector leg, cosine order), and the
 published DRAGON row. Offline embedder (WordLlama, the default; `--embedder minilm` runs every vector
 through the `minilm` extra's contextual model instead, to measure what one buys), no LLM. `--small`:
@@ -17,9 +17,10 @@ the first 2 conversations, 40 questions each (smoke run).
 The peers, in the same run on the same turn texts with the same embedder (`result["peers"]`; `--no-peers`
 skips them): mem0's open-source `Memory.search` on the same Postgres (`benchmarks.peer_mem0`) and
 LanceDB's embedded hybrid search (`benchmarks.peer_lancedb`), each in a temporary directory under the
-servers' directory, removed afterwards. Each question goes to a peer once, one at a time, timed with its
-embedding; its top 25 is scored by the same function as BM25's. A peer that cannot run is reported with
-its reason (`error`) and the run goes on.
+servers' directory, removed afterwards. The latency pass asks each question of us and of every peer in
+turn (who goes first rotates), each search timed with its embedding, so all meet the same moments of the
+machine's speed; a peer's top 25 from that pass is scored by the same function as BM25's. A peer that
+cannot run is reported with its reason (`error`) and the run goes on.
 
 `--llm` (`result["llm"]`; null without the flag): with the LLM the settings configure (`LLM_BASE_URL`, or
 `GROQ_API_KEY`; without one the command says what to set and exits 2), every question also goes through
@@ -41,7 +42,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from benchmarks.common import bench_workbench, machine, write_json
@@ -115,31 +117,43 @@ def bm25_baseline(dataset: EvalDataset) -> dict:
     return overall | {"by_category": by_cat}
 
 
-def latency(wb, dataset: EvalDataset, profile: FusionProfile) -> dict:
-    """One query at a time, its embedding included (the uncached model, as for a new question)."""
-    from core.retrieval.hybrid import hybrid_search
-
-    embedder = getattr(wb.embedder, "inner", wb.embedder)
-    times = []
-    for q in dataset.queries:
-        t = time.perf_counter()
-        hybrid_search(wb.search_pool(), embedder, search_request(q, dataset, profile, KS[-1], 50), now=q.now)
-        times.append((time.perf_counter() - t) * 1000)
-    return latency_summary(times)
+Search = Callable[[EvalQuery], list[str]]  # a retriever's ids for a question, best first
 
 
-def peer_figures(dataset: EvalDataset, search: Callable[[EvalQuery], list[str]]) -> dict:
-    """A peer's recalls and latency from one sequential pass: each question once, timed with its embedding."""
-    ranked, times = {}, []
-    for q in dataset.queries:
-        t = time.perf_counter()
-        ranked[q.qid] = search(q)
-        times.append((time.perf_counter() - t) * 1000)
-    overall, by_cat = score(dataset, ranked)
-    return {"overall": overall, "by_category": by_cat, "latency_ms": latency_summary(times)}
+def asked_in_turn(dataset: EvalDataset, retrievers: dict[str, Search], *,
+                  optional: frozenset[str] = frozenset()) -> tuple[dict, dict, dict]:
+    """Each question asked of every retriever in turn, the one that goes first rotating from question to
+    question, each search timed with its embedding: ({name: {qid: ids}}, {name: times in ms}, {name: why it
+    left the pass}). A whole pass of one after a whole pass of another compares them across minutes in which
+    this machine's speed moves by more than their difference; in turn, they meet the same moments. An
+    `optional` retriever whose search raises leaves the pass (its reason kept); another's error propagates."""
+    ranked: dict[str, dict[str, list[str]]] = {name: {} for name in retrievers}
+    times: dict[str, list[float]] = {name: [] for name in retrievers}
+    failed: dict[str, str] = {}
+    names = list(retrievers)
+    for i, q in enumerate(dataset.queries):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            if name in failed:
+                continue
+            t = time.perf_counter()
+            try:
+                ranked[name][q.qid] = retrievers[name](q)
+            except Exception as e:  # an optional peer's failure is reported, not fatal
+                if name not in optional:
+                    raise
+                failed[name] = _why(e)
+                continue
+            times[name].append((time.perf_counter() - t) * 1000)
+    return ranked, times, failed
 
 
-def mem0_peer(wb, dataset: EvalDataset, workdir: Path) -> dict:
+def _why(e: BaseException) -> str:
+    cause = f" ({e.__cause__})" if e.__cause__ else ""
+    return f"{type(e).__name__}: {e}{cause}"
+
+
+@contextmanager
+def mem0_peer(wb, dataset: EvalDataset, workdir: Path) -> Iterator[tuple[str, Search]]:
     """mem0 on the same Postgres: one user per conversation, so a question searches its conversation only.
     Its threshold is 0, so its ranking is scored down to the 25th memory (a floor drops, never reorders)."""
     from benchmarks.peer_mem0 import NAME, Mem0Peer
@@ -148,31 +162,57 @@ def mem0_peer(wb, dataset: EvalDataset, workdir: Path) -> dict:
                     collection=f"locomo_mem0_{uuid.uuid4().hex[:8]}", hnsw=False)
     try:
         peer.add(r for c in dataset.corpora for r in c.records)
-        return {"name": NAME} | peer_figures(dataset, lambda q: peer.search(q.instance, q.query, KS[-1], 0.0))
+        yield NAME, lambda q: peer.search(q.instance, q.query, KS[-1], 0.0)
     finally:
         peer.drop()
 
 
-def lancedb_peer(wb, dataset: EvalDataset, workdir: Path) -> dict:
+@contextmanager
+def lancedb_peer(wb, dataset: EvalDataset, workdir: Path) -> Iterator[tuple[str, Search]]:
     from benchmarks.peer_lancedb import NAME, LanceDBPeer
 
     peer = LanceDBPeer(wb.embedder.uncached, workdir)
     peer.add(r for c in dataset.corpora for r in c.records)
-    return {"name": NAME} | peer_figures(dataset, lambda q: peer.search(q.instance, q.query, KS[-1]))
+    yield NAME, lambda q: peer.search(q.instance, q.query, KS[-1])
 
 
-def peers(wb, dataset: EvalDataset, names: tuple[str, ...] = PEERS) -> dict:
-    """Each named peer's figures, or `error` saying why it could not run ({} when none is named)."""
-    run_peer = {"mem0": mem0_peer, "lancedb": lancedb_peer}
-    out = {}
-    for name in names:
-        with tempfile.TemporaryDirectory(prefix=f"{name}-", dir=wb.settings.data_dir) as workdir:
+def in_turn_with_peers(wb, dataset: EvalDataset, profile: FusionProfile,
+                       names: tuple[str, ...] = PEERS) -> tuple[dict, dict]:
+    """Our latency and each named peer's figures (recalls by its own ranking, latency), from one pass that
+    asks every retriever each question in turn (`asked_in_turn`); a peer that cannot be set up or whose
+    search fails is reported under `error` with its reason, and the pass goes on without it."""
+    from core.retrieval.hybrid import hybrid_search
+
+    embedder = getattr(wb.embedder, "inner", wb.embedder)  # the uncached model, as for a new question
+
+    def ours(q: EvalQuery) -> list[str]:
+        found = hybrid_search(wb.search_pool(), embedder, search_request(q, dataset, profile, KS[-1], 50), now=q.now)
+        return [r.memory.id for r in found.results]
+
+    opened = {"mem0": mem0_peer, "lancedb": lancedb_peer}
+    out: dict[str, dict] = {}
+    retrievers: dict[str, Search] = {"ours": ours}
+    with ExitStack() as stack:
+        for name in names:
+            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{name}-", dir=wb.settings.data_dir))
             try:
-                out[name] = run_peer[name](wb, dataset, Path(workdir))
+                out[name], retrievers[name] = stack.enter_context(opened[name](wb, dataset, Path(workdir)))
             except Exception as e:  # noqa: BLE001 — a peer is optional: its failure is reported, not fatal
-                cause = f" ({e.__cause__})" if e.__cause__ else ""
-                out[name] = {"error": f"{type(e).__name__}: {e}{cause}"}
-    return out
+                out[name] = {"error": _why(e)}
+        ranked, times, failed = asked_in_turn(dataset, retrievers, optional=frozenset(names))
+    peers = {}
+    for name in names:
+        if name in failed or "error" in out[name]:
+            peers[name] = out[name] if "error" in out[name] else {"error": failed[name]}
+            continue
+        peers[name] = {"name": out[name]} | figures(dataset, ranked[name], times[name])
+    return latency_summary(times["ours"]), peers
+
+
+def figures(dataset: EvalDataset, ranked: dict[str, list[str]], times: list[float]) -> dict:
+    """A retriever's recalls by its own rankings ({qid: ids}) and its latency."""
+    overall, by_cat = score(dataset, ranked)
+    return {"overall": overall, "by_category": by_cat, "latency_ms": latency_summary(times)}
 
 
 def scope_params(q: EvalQuery) -> ScopeParams:
@@ -213,8 +253,8 @@ def llm_address(settings: Settings) -> str:
 
 
 def memoryscope_figures(wb, dataset: EvalDataset, profile: FusionProfile) -> dict:
-    """Every question through the product's MemoryScope flow with the configured LLM, in a peer's sequential
-    pass: its recalls, its latency (LLM calls included; the query embeddings are those the offline pass
+    """Every question through the product's MemoryScope flow with the configured LLM, in a pass of its own
+    (`asked_in_turn` with it alone): its recalls, its latency (LLM calls included; the query embeddings are those the offline pass
     cached) and the LLM's calls as the ops' traces tell them."""
     traces: list[list[OpTrace]] = []
 
@@ -224,10 +264,11 @@ def memoryscope_figures(wb, dataset: EvalDataset, profile: FusionProfile) -> dic
         traces.append(result.trace)
         return [m.memory.id for m in result.memories]
 
-    figures = peer_figures(dataset, search)
+    ranked, times, _ = asked_in_turn(dataset, {"memoryscope": search})
     settings = wb.settings
-    return {"provider": settings.llm_provider, "model": settings.model_fast, "base_url": llm_address(settings),
-            "params": SCOPE_PARAMS} | figures | {"llm_calls": llm_calls(traces)}
+    return ({"provider": settings.llm_provider, "model": settings.model_fast, "base_url": llm_address(settings),
+             "params": SCOPE_PARAMS} | figures(dataset, ranked["memoryscope"], times["memoryscope"])
+            | {"llm_calls": llm_calls(traces)})
 
 
 def small(dataset: EvalDataset) -> EvalDataset:
@@ -257,8 +298,7 @@ def run(data: Path, profile_name: str = DEFAULT_PROFILE, *, smoke: bool = False,
         dense_profile = FusionProfile(name="dense-leg-alone", w_sem=1.0, w_text=0.0, w_rec=0.0)
         dense = evaluate(wb, dataset, dense_profile, KS, search_type="vector")
         dense_overall, dense_cat = recall_rows(dense.table)
-        lat = latency(wb, dataset, profile)
-        peer_results = peers(wb, dataset, peer_names)
+        lat, peer_results = in_turn_with_peers(wb, dataset, profile, peer_names)
         with_llm = memoryscope_figures(wb, dataset, profile) if llm else None
     return {
         "overall": overall, "by_category": by_cat,

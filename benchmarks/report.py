@@ -117,11 +117,12 @@ def quality(results: dict[str, dict]) -> list[str]:
                "--json benchmarks/results/locomo-minilm.json`).") for r in contextual
               if {"1", "3"} <= set(r["by_category"])]
     lat = main["latency_ms"]
-    lines += ["", (f"Query latency (top 25, one query at a time, embedding included): p50 {lat['p50']} ms, "
-              f"p95 {lat['p95']} ms."), *llm_latency(main)]
+    in_turn = ", each question asked of us and of every peer in turn" if peers else ""
+    lines += ["", (f"Query latency (top 25, one query at a time, embedding included{in_turn}): p50 {lat['p50']} "
+              f"ms, p95 {lat['p95']} ms."), *llm_latency(main)]
     ran = {n: r for n, r in peers.items() if "error" not in r}
     if peers:
-        lines.append("The peers, the same way: " + "; ".join(
+        lines.append("The peers, in the same pass: " + "; ".join(
             f"{shown.get(n, n)} p50 {r['latency_ms']['p50']} ms, p95 {r['latency_ms']['p95']} ms" if n in ran
             else f"{shown.get(n, n)} not run ({r['error']})" for n, r in peers.items()) + ".")
         goal = "Goal (issue 21): our R@5 at least 1.3× the best peer's, at a p50 no higher than that peer's"
