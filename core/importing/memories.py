@@ -19,7 +19,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from core.importing.records import ImportedMemory, InvalidRecord, Item, checked, content_id, each, parse_time
+from core.importing.records import (
+    IMPORTED_KINDS,
+    ImportedMemory,
+    InvalidRecord,
+    Item,
+    checked,
+    content_id,
+    each,
+    parse_time,
+)
 from core.importing.source import json_items, json_lines, open_binary
 
 TEXT_FIELDS = ("content", "memory", "text")
@@ -66,8 +75,12 @@ def memory(value: Any) -> ImportedMemory:
     source_id = value.get("id")
     if source_id not in (None, ""):
         metadata = {**metadata, "source_id": str(source_id)}
+    kind = value.get("kind") or "observation"
+    if kind not in IMPORTED_KINDS:  # said with the file's own field name, not the model's
+        raise ValueError(f'"kind" {kind!r} is not one of {", ".join(IMPORTED_KINDS)}: change it, or leave '
+                         "it out for an observation")
     return ImportedMemory(
-        memory_kind=value.get("kind") or "observation", content=content, created_at=created,
+        memory_kind=kind, content=content, created_at=created,
         event_time=event, tags=tags, metadata={**metadata, **owners},
         id=str(source_id) if source_id not in (None, "") else f"mem-{content_id([content, str(created)])}")
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -75,13 +75,18 @@ class ImportedConversation(BaseModel):
         return self.source_id if self.keep_ids else f"{self.format}-{digest(self.source_id)}"
 
 
+# The kinds an imported memory may have: those MemoryScope's memories have (`core.models.MemoryKind`).
+ImportedKind = Literal["observation", "insight", "obs_customized", "conversation"]
+IMPORTED_KINDS: tuple[str, ...] = get_args(ImportedKind)
+
+
 class ImportedMemory(BaseModel):
     """A memory to index as it is (a fact, an insight, a line of conversation)."""
 
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["memory"] = "memory"
-    memory_kind: Literal["observation", "insight", "obs_customized", "conversation"] = "observation"
+    memory_kind: ImportedKind = "observation"
     id: str
     content: SomeText
     created_at: datetime | None = Field(None, description="None: stored with the time of the import")

@@ -201,3 +201,12 @@ def test_a_large_file_is_validated_in_bounded_memory(tmp_path):
     tracemalloc.stop()
     assert preview.counts.conversations == 6000 and path.stat().st_size > 5_000_000
     assert peak < 1_000_000  # a few records at a time, whatever the file's size
+
+
+def test_a_memory_of_an_unknown_kind_is_named_by_the_field_the_file_uses(tmp_path):
+    path = tmp_path / "memories.csv"
+    path.write_text("content,kind\nI moved to Lisbon,fact\nAllergic to penicillin,\nLikes tea,insight\n")
+    bad, plain, insight = items(path)
+    assert bad.line() == ("line 2: \"kind\" 'fact' is not one of observation, insight, obs_customized, "
+                          "conversation: change it, or leave it out for an observation")
+    assert (plain.memory_kind, insight.memory_kind) == ("observation", "insight")
