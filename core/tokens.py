@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from core.embeddings.wordllama import load_wordllama
+from core.embeddings.wordllama import load_wordllama, token_ids
 
 
 @lru_cache(maxsize=1)
@@ -17,9 +17,8 @@ def _tokenizer():
 
 
 def count_tokens(text: str) -> int:
-    if not text:
-        return 0
-    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+    """The tokenizer's count, word by word through the embedder's cache (`token_ids`: the same ids)."""
+    return len(token_ids(text))
 
 
 def truncate_to_tokens(text: str, budget: int) -> str:

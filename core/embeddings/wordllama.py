@@ -1,7 +1,18 @@
-"""Offline embeddings: WordLlama's 256-d model, whose weights and tokenizer ship in its wheel."""
+"""Offline embeddings: WordLlama's 256-d model, whose weights and tokenizer ship in its wheel.
+
+A text's vector is the mean of its tokens' rows of the model's embedding matrix. Its tokenizer is
+Llama 2's: spaces become "▁", one is put in front, and BPE runs over the whole text, since it has no
+pre-tokenizer to split it into words first; the `tokenizers` library then caches nothing (its cache is
+per word) and spent ~105 µs of CPU on a 40-word conversation turn, two thirds of embedding it. No token
+or merge of its vocabulary holds a "▁" after another character, so no merge crosses the start of a word:
+BPE over each word ("▁" runs and what follows them) gives the same tokens as over the whole text. A
+word's tokens are therefore cached (`_word_ids`), and a text's ids are its words' (`token_ids`): the
+same ids, so the same vectors, bit for bit (tests/unit/test_wordllama_tokens.py).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -9,6 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from core.embeddings.base import Embedder, normalise
+
+SPACE = "\u2581"  # "▁", what the tokenizer's normaliser makes of a space
+_WORD = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
+BATCH = 64  # texts pooled at once, as WordLlama's own `embed` pools them
 
 
 @lru_cache(maxsize=1)
@@ -33,15 +48,27 @@ class WordLlamaEmbedder(Embedder):
         self._model = load_wordllama()
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """WordLlama's `embed` (mean of the tokens' rows, `norm=False`), normalised, with the tokens from
+        `token_ids`: batches of `BATCH` texts padded to their longest and pooled by the model's own
+        `avg_pool`, so each vector is the float32 sum its `embed` makes."""
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
-        # WordLlama pads each batch to its longest text: batches of texts of like length waste far less
-        # (20,000 conversation turns: 8,500 -> 11,900 texts/s). Padding is masked out, so each vector
-        # is exactly what it would be alone.
+        # Each batch is padded to its longest text: texts of like length waste far less (20,000
+        # conversation turns: 8,500 -> 11,900 texts/s). Padding is masked out, so each vector is exactly
+        # what it would be alone.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors = self._model.embed([texts[i] for i in order], norm=False, batch_size=64)
-        out = np.empty_like(vectors)
-        out[order] = vectors
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        model = self._model
+        for start in range(0, len(order), BATCH):
+            rows = order[start:start + BATCH]
+            ids = [token_ids(texts[i]) for i in rows]
+            width = max(map(len, ids))
+            input_ids = np.zeros((len(ids), width), dtype=np.int32)
+            mask = np.zeros((len(ids), width), dtype=np.float32)
+            for row, tokens in enumerate(ids):
+                input_ids[row, :len(tokens)] = tokens
+                mask[row, :len(tokens)] = 1.0
+            out[rows] = model.avg_pool(model.embedding[input_ids], mask)
         return normalise(out)
 
     def word_vectors(self, words: Sequence[str]) -> np.ndarray:
@@ -51,9 +78,34 @@ class WordLlamaEmbedder(Embedder):
         return np.stack([_word_vector(w) for w in words])
 
 
+def token_ids(text: str) -> list[int]:
+    """The token ids WordLlama's tokenizer gives `text` (`encode(text, add_special_tokens=False).ids`),
+    word by word through a cache. A text holding one of its added tokens' text ("<s>", "</s>", "<unk>"),
+    which the tokenizer matches before its normaliser, goes to the tokenizer whole."""
+    if any(special in text for special in _added_tokens()):
+        return load_wordllama().tokenizer.encode(text, add_special_tokens=False).ids
+    ids: list[int] = []
+    if text:  # the normaliser puts "▁" in front of a text that has something
+        for word in _WORD.findall(SPACE + text.replace(" ", SPACE)):
+            ids += _word_ids(word)
+    return ids
+
+
+@lru_cache(maxsize=1)
+def _added_tokens() -> tuple[str, ...]:
+    return tuple(t.content for t in load_wordllama().tokenizer.get_added_tokens_decoder().values())
+
+
+# ~250 bytes a word: 16 MB at most. A conversation's words repeat, and so do most of a language's.
+@lru_cache(maxsize=65_536)
+def _word_ids(word: str) -> tuple[int, ...]:
+    """The BPE model's tokens of one normalised word ("▁" runs and what follows them)."""
+    return tuple(t.id for t in load_wordllama().tokenizer.model.tokenize(word))
+
+
 @lru_cache(maxsize=20_000)  # 1 kB a word: at most 20 MB
 def _word_vector(word: str) -> np.ndarray:
     model = load_wordllama()
-    rows = model.embedding[model.tokenizer.encode(word, add_special_tokens=False).ids]
+    rows = model.embedding[token_ids(word)]
     return normalise(rows.mean(axis=0, keepdims=True))[0] if len(rows) else np.zeros(model.embedding.shape[1],
                                                                                    dtype=np.float32)

@@ -1,0 +1,53 @@
+"""WordLlama's tokens word by word (`core.embeddings.wordllama.token_ids`) are the tokenizer's own, and the
+vectors made from them are WordLlama's `embed`, bit for bit: stored vectors and new ones never differ."""
+
+import json
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.embeddings.base import normalise
+from core.embeddings.wordllama import SPACE, WordLlamaEmbedder, load_wordllama, token_ids
+
+# Texts that reach each branch: spaces at either end and in runs, the normaliser's own "▁", byte tokens
+# (emoji, a zero-width joiner), characters in and out of the vocabulary, the added tokens' texts.
+EDGES = ["", " ", "   ", "a", " a", "a ", "a  b", "\n", "x\ny", "tab\there", "\r\nwindows", "emoji 😀 here",
+         "🏳️‍🌈", "日本語のテキスト", "naïve café", "İstanbul ß", "\u00a0no-break", "zero\u200bwidth",
+         "<s> hi", "a</s>b", "<unk>", "<s", "s>", f"{SPACE}already", f"a{SPACE}b{SPACE}{SPACE}c",
+         "Caroline: I went to the LGBTQ+ parade yesterday.", "well...   ok!!", "x" * 500]
+
+
+def tokenizer_ids(text: str) -> list[int]:
+    return load_wordllama().tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def wordllama_vectors(texts: list[str]) -> np.ndarray:
+    """WordLlama's own `embed`, in the order `embed_batch` feeds it (by length), then normalised."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = np.empty((len(texts), 256), dtype=np.float32)
+    out[order] = load_wordllama().embed([texts[i] for i in order], norm=False, batch_size=64)
+    return normalise(out)
+
+
+def test_the_vocabulary_has_no_token_that_a_word_boundary_runs_through():
+    """What makes word-by-word BPE exact: no token (so no merge) holds "▁" after another character."""
+    tokenizer = load_wordllama().tokenizer
+    assert not [t for t in tokenizer.get_vocab() if SPACE in t.lstrip(SPACE)]
+    assert json.loads(tokenizer.to_str())["pre_tokenizer"] is None  # BPE over the whole text, as assumed
+
+
+def test_edge_texts_get_the_tokenizers_ids():
+    assert [token_ids(t) for t in EDGES] == [tokenizer_ids(t) for t in EDGES]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab Z é日😀\n\t<>s/unk.") + [SPACE, "\u200d"]), max_size=40)
+       | st.text(max_size=60))
+def test_any_text_gets_the_tokenizers_ids(text):
+    assert token_ids(text) == tokenizer_ids(text)
+
+
+def test_vectors_are_wordllamas_own_bit_for_bit():
+    texts = EDGES + [f"turn {i}: {' '.join(['word'] * (i % 37))} and something else {i}" for i in range(150)]
+    assert np.array_equal(WordLlamaEmbedder().embed_batch(texts), wordllama_vectors(texts))
