@@ -50,4 +50,5 @@ def test_any_text_gets_the_tokenizers_ids(text):
 
 def test_vectors_are_wordllamas_own_bit_for_bit():
     texts = EDGES + [f"turn {i}: {' '.join(['word'] * (i % 37))} and something else {i}" for i in range(150)]
+    texts += [" ".join(f"Sentence {i} of a long note, about item {i * 7 % 13}." for i in range(n)) for n in (60, 200)]
     assert np.array_equal(WordLlamaEmbedder().embed_batch(texts), wordllama_vectors(texts))
