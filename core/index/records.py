@@ -13,6 +13,7 @@ from core.models import EventTime, MemoryRecord, MemoryRow
 
 ROW_COLUMNS = ("instance, id, kind, chain_id, content, created_at, ev_year, ev_month, ev_day, ev_hour, "
                "ev_weekday, tags, metadata")
+ROW_WIDTH = len(ROW_COLUMNS.split(","))  # the values of a row that make its `MemoryRow`
 
 
 def row_from_tuple(r: Sequence[Any]) -> MemoryRow:

@@ -74,8 +74,8 @@ def relevance_weights(profile: FusionProfile) -> tuple[float, float]:
     return (profile.w_sem / total, profile.w_text / total) if total > 0 else (0.5, 0.5)
 
 
-@dataclass(frozen=True)
-class Candidate:
+@dataclass(slots=True)  # not frozen: a frozen dataclass sets each field through object.__setattr__, and a
+class Candidate:         # search makes ~80 (1.5 against 0.6 us each)
     """One memory found by either leg, before fusion."""
 
     memory: MemoryRow

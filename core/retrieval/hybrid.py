@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.embeddings import Embedder
 from core.ids import Id, pg_json
 from core.index.partitions import searched_partitions
-from core.index.records import ROW_COLUMNS, row_from_tuple
+from core.index.records import ROW_WIDTH, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
 from core.retrieval.fusion import Candidate
 from core.retrieval.hybrid_sql import FILTERS, candidate_statement, searched_instances, shown_by
@@ -214,7 +214,6 @@ def _candidates(pool, embedder: Embedder, req: SearchRequest, qvec, partitions: 
                 apply_settings(conn, SEARCH_SESSION | {"hnsw.ef_search": str(reach.beam)}, local=True)
                 cur = psycopg.RawCursor(conn).execute(stmt, params, binary=True, prepare=True)
         rows = cur.fetchall()
-    n = len(ROW_COLUMNS.split(","))
     words = query_words(req.query)
     candidates, vectors, adjacent = [], {}, {}
     # On every row: the text leg's ideal match for the query, the searched instances' memory count and
@@ -222,15 +221,14 @@ def _candidates(pool, embedder: Embedder, req: SearchRequest, qvec, partitions: 
     ideal, memories, cut = rows[0][-3:]
     for r in rows if rows[0][1] is not None else ():
         memory = row_from_tuple(r)
-        cosine, query_cosine, text_raw, vector_rank, text_rank = r[n + 3:-3]
+        vec, before, after, cosine, query_cosine, text_raw, vector_rank, text_rank = r[ROW_WIDTH:-3]
         candidates.append(Candidate(memory=memory, cosine=float(cosine or 0.0), text_raw=float(text_raw or 0.0),
                                     vector_rank=vector_rank, text_rank=text_rank,
                                     query_cosine=float(query_cosine or 0.0),
                                     speaker_named=names_speaker(words, speaker_of(memory))))
         key = (memory.instance, memory.id)
-        if r[n] is not None:
-            vec = r[n].to_numpy() if hasattr(r[n], "to_numpy") else r[n]  # pgvector's Vector, or an array
-            vectors[key] = np.asarray(vec, dtype=np.float32)
-        adjacent[key] = frozenset(t for t in r[n + 1:n + 3] if t)
+        if vec is not None:  # pgvector's Vector holds float32
+            vectors[key] = vec.to_numpy() if hasattr(vec, "to_numpy") else np.asarray(vec, dtype=np.float32)
+        adjacent[key] = tuple(t for t in (before, after) if t)
     return (CandidatePool(candidates, vectors, adjacent, text_ideal=float(ideal) if ideal else None),
             Said(int(memories or 0), bool(cut)))

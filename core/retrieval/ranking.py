@@ -14,7 +14,7 @@ for any k is a prefix of the top K: recall@5 read off a top-25 list is the recal
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
@@ -135,7 +135,7 @@ class CandidatePool:
 
     candidates: Sequence[Candidate]
     vectors: Mapping[Key, np.ndarray] = field(default_factory=dict)
-    adjacent: Mapping[Key, frozenset[str] | set[str]] = field(default_factory=dict)
+    adjacent: Mapping[Key, Collection[str]] = field(default_factory=dict)
     # The text leg's score of an ideal match (`core.index.text.text_leg`): what each candidate's text score
     # is measured against for its coverage of the query. None when the pool does not say.
     text_ideal: float | None = None
@@ -190,7 +190,10 @@ def on_grid(vec: np.ndarray) -> np.ndarray:
     against the kept ones (`drop_near_duplicates`) or a whole pool at once (`near_duplicate_matrix`),
     whatever the BLAS kernel and its order of summation.
     """
-    return np.rint(np.asarray(vec, dtype=np.float64) / GRID) * GRID
+    grid = np.asarray(vec, dtype=np.float64) * (1 / GRID)  # a power of two: exact, as dividing by GRID is
+    np.rint(grid, out=grid)
+    grid *= GRID
+    return grid
 
 
 def near_duplicates(pool: CandidatePool, a: Key, b: Key, content_a: str, content_b: str) -> bool:
@@ -240,9 +243,10 @@ def drop_near_duplicates(ranked: Iterable[ScoredMemory], pool: CandidatePool,
             vec = on_grid(vec)
             if kept_vecs is not None:
                 cosines = kept_vecs[: len(kept)] @ vec
-                like = next((j for j in np.flatnonzero(cosines >= threshold)
+                close = cosines >= threshold
+                like = next((j for j in np.flatnonzero(close)
                              if near_duplicates(pool, key, key_of(kept[j]), s.memory.content,
-                                                kept[j].memory.content)), None)
+                                                kept[j].memory.content)), None) if close.any() else None
                 if like is not None:
                     first = kept[like].memory
                     gave_way.append((s, LeftOut(id=s.memory.id, content=s.memory.content, like_id=first.id,
