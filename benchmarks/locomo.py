@@ -8,9 +8,9 @@ its time; `MemoryIndex.bulk_load`). Each question of categories 1–4 with evide
 product's retrieval (`hybrid_search` with the profile, top 25), scored by `core.tuning.evaluate`:
 Recall@1/5/10/25 (LoCoMo's own: the fraction of a question's evidence turns in the top k), per
 category id and over 1–4. Latency p50/p95 comes from a second pass, one question at a time with its
-embedding, asked of the peers too (below). Baselines on the same turns: BM25 alone (`rank_bm25`'s BM25Okapi over each conversation's
-turns, lower-cased words), the product's dense leg alone (its vector leg, cosine order), and the
-published DRAGON row. Offline embedder (WordLlama, the default; `--embedder minilm` runs every vector
+embedding, asked of the peers too (below). Baselines on the same turns: BM25 alone (`rank_bm25`'s
+BM25Okapi over each conversation's turns, lower-cased words), the product's dense leg alone (its vector
+leg, cosine order), and the published DRAGON row. Offline embedder (WordLlama, the default; `--embedder minilm` runs every vector
 through the `minilm` extra's contextual model instead, to measure what one buys), no LLM. `--small`:
 the first 2 conversations, 40 questions each (smoke run).
 
@@ -190,22 +190,20 @@ def in_turn_with_peers(wb, dataset: EvalDataset, profile: FusionProfile,
         return [r.memory.id for r in found.results]
 
     opened = {"mem0": mem0_peer, "lancedb": lancedb_peer}
-    out: dict[str, dict] = {}
+    shown: dict[str, str] = {}  # each peer's name as the report shows it
+    failed: dict[str, str] = {}  # why a peer could not be set up, or left the pass
     retrievers: dict[str, Search] = {"ours": ours}
     with ExitStack() as stack:
         for name in names:
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{name}-", dir=wb.settings.data_dir))
             try:
-                out[name], retrievers[name] = stack.enter_context(opened[name](wb, dataset, Path(workdir)))
+                shown[name], retrievers[name] = stack.enter_context(opened[name](wb, dataset, Path(workdir)))
             except Exception as e:  # noqa: BLE001 — a peer is optional: its failure is reported, not fatal
-                out[name] = {"error": _why(e)}
-        ranked, times, failed = asked_in_turn(dataset, retrievers, optional=frozenset(names))
-    peers = {}
-    for name in names:
-        if name in failed or "error" in out[name]:
-            peers[name] = out[name] if "error" in out[name] else {"error": failed[name]}
-            continue
-        peers[name] = {"name": out[name]} | figures(dataset, ranked[name], times[name])
+                failed[name] = _why(e)
+        ranked, times, left = asked_in_turn(dataset, retrievers, optional=frozenset(names))
+    failed |= left
+    peers = {name: {"error": failed[name]} if name in failed
+             else {"name": shown[name]} | figures(dataset, ranked[name], times[name]) for name in names}
     return latency_summary(times["ours"]), peers
 
 
@@ -254,8 +252,8 @@ def llm_address(settings: Settings) -> str:
 
 def memoryscope_figures(wb, dataset: EvalDataset, profile: FusionProfile) -> dict:
     """Every question through the product's MemoryScope flow with the configured LLM, in a pass of its own
-    (`asked_in_turn` with it alone): its recalls, its latency (LLM calls included; the query embeddings are those the offline pass
-    cached) and the LLM's calls as the ops' traces tell them."""
+    (`asked_in_turn` with it alone): its recalls, its latency (LLM calls included; the query embeddings are
+    those the offline pass cached) and the LLM's calls as the ops' traces tell them."""
     traces: list[list[OpTrace]] = []
 
     def search(q: EvalQuery) -> list[str]:

@@ -243,10 +243,11 @@ def drop_near_duplicates(ranked: Iterable[ScoredMemory], pool: CandidatePool,
             vec = on_grid(vec)
             if kept_vecs is not None:
                 cosines = kept_vecs[: len(kept)] @ vec
-                close = cosines >= threshold
-                like = next((j for j in np.flatnonzero(close)
-                             if near_duplicates(pool, key, key_of(kept[j]), s.memory.content,
-                                                kept[j].memory.content)), None) if close.any() else None
+                like = None
+                if (close := cosines >= threshold).any():  # most candidates have no close kept memory
+                    like = next((j for j in np.flatnonzero(close)
+                                 if near_duplicates(pool, key, key_of(kept[j]), s.memory.content,
+                                                    kept[j].memory.content)), None)
                 if like is not None:
                     first = kept[like].memory
                     gave_way.append((s, LeftOut(id=s.memory.id, content=s.memory.content, like_id=first.id,
