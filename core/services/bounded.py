@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import hiredis
 import psycopg
 import redis
 from psycopg import errors as pg_errors
@@ -112,13 +113,41 @@ class Revival:
 # Redis
 
 
+class HiredisPacker:
+    """Commands packed into Redis's protocol by hiredis in one call: the same bytes as redis-py's own
+    packer, several times faster. redis-py 8 passes each argument through a Python encoder before hiredis
+    sees it (30 µs for an HSET of 16 arguments, 4.6 s of CPU in an import of 50,000 messages); hiredis
+    encodes str, int and float itself, as that encoder does (UTF-8, `repr`). Anything else (a bytearray, a
+    memoryview, a bool or another type redis-py refuses) goes through the connection's encoder, so its
+    errors are redis-py's own."""
+
+    def __init__(self) -> None:
+        self.encode: Callable[[Any], Any] | None = None  # the connection's encoder's, once it has one
+
+    def pack(self, *args) -> list[bytes]:
+        head = args[0]  # a command of two words ("CONFIG SET") comes as one argument
+        if (" " in head) if isinstance(head, str) else (b" " in head):
+            args = (*head.split(), *args[1:])
+        try:
+            return [hiredis.pack_command(args)]
+        except TypeError:
+            return [hiredis.pack_command(tuple(
+                bytes(a) if isinstance(a, (bytearray, memoryview)) else self.encode(a) for a in args))]
+
+
 class _Bounded:
     """A redis-py connection that reports socket timeouts as `RedisTimeout` and, when it cannot connect
-    to the embedded server, has it started again (`revive`) and connects once more."""
+    to the embedded server, has it started again (`revive`) and connects once more. Its commands are
+    packed by `HiredisPacker` when its encoding is UTF-8, as ours is."""
 
     def __init__(self, *args, revive: Callable[[], bool] | None = None, **kwargs):
+        packer = None
+        if (kwargs.get("encoding", "utf-8"), kwargs.get("encoding_errors", "strict")) == ("utf-8", "strict"):
+            kwargs["command_packer"] = packer = HiredisPacker()
         super().__init__(*args, **kwargs)
         self._revive = revive
+        if packer is not None:
+            packer.encode = self.encoder.encode
 
     def connect(self):
         try:
