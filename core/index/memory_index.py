@@ -48,8 +48,7 @@ CREATE TABLE IF NOT EXISTS memory (
     embedding       vector,
     embedding_model text,
     context         jsonb       NOT NULL DEFAULT '{}',
-    tsv             tsvector
-                    GENERATED ALWAYS AS (memory_tsv(content, context, ev_year, ev_month, ev_day)) STORED,
+    tsv             tsvector,  -- memory_tsv(content, context, ev_year, ev_month, ev_day), by a trigger
     PRIMARY KEY (instance, id)
 ) PARTITION BY LIST (instance);
 CREATE INDEX IF NOT EXISTS memory_created ON memory (instance, created_at DESC);

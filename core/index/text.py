@@ -27,10 +27,19 @@ first `kpost` postings of each of its words instead of every memory containing t
 common word stays bounded at 100,000 memories. `memory_lexeme` keeps df per lexeme, and under the
 empty lexeme the instance's document count and total length.
 
+The text vector is made message by message: each neighbour's words are its own text vector, and the
+neighbours' vectors are concatenated (`memory_tsv`). So a bulk load parses each message once, where a
+vector of the joined texts parsed it up to seven times (as a memory, and as the neighbour of six): Postgres's
+text parser is most of what writing a conversation's memory costs (`core.index.bulk_load`). The postings
+are those of the joined texts (the same words, the same weights); only the positions, which no query
+reads, differ. The column is kept by a trigger (`memory_tsv_set`) rather than generated, so that a bulk
+load can write the vectors it composed.
+
 What is indexed is bounded: the first `INDEXED_CHARS` characters of the content (and of a query), the
-first 8,000 of the neighbours at distance 1 and 16,000 at distances 2–3. Postgres refuses a text vector
-whose lexemes and positions pass 1 MB, and a text of hyphenated words of 4-byte characters makes up to
-7.5 bytes of them per character (measured): (100,000 + 8,000 + 16,000) × 7.5 ≈ 930 kB. Without the
+first `NEIGHBOUR_CHARS` of each neighbour (8,000 at distance 1 and 16,000 at distances 2–3 in all).
+Postgres refuses a text vector whose lexemes and positions pass 1 MB, and a text of hyphenated words of
+4-byte characters makes up to 7.5 bytes of them per character (measured): (100,000 + 8,000 + 16,000) × 7.5
+≈ 930 kB. Without the
 bound one memory-bank entry of three 99,990-character fields failed every write of its bank's index,
 so every later entry stayed pending. The whole text is stored and shown; a record cut for the text
 index says so in its metadata (`text_indexed`).
@@ -51,7 +60,7 @@ K1 = 1.2
 B = 0.3
 REF_LEN = 32.0  # the length at which `impact` is taken (it only orders postings; scores use avgdl)
 INDEXED_CHARS = 100_000  # of a memory's content and of a query; see the module's docstring
-NEAR_CHARS, FAR_CHARS = 8_000, 16_000  # of the neighbours' text at distance 1, and at distances 2-3
+NEIGHBOUR_CHARS = 4_000  # of each neighbour's text (two at distance 1, four at distances 2-3)
 
 # Functions the `memory` table needs before it is created (its generated tsv column calls them).
 ANALYSIS_DDL = f"""
@@ -61,16 +70,33 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     (ARRAY['january','february','march','april','may','june','july','august','september','october',
            'november','december'])[CASE WHEN mo BETWEEN 1 AND 12 THEN mo END], y::text) ELSE '' END
 $$;
+-- A neighbour's words: the text vector of its first NEIGHBOUR_CHARS characters (none when it is missing).
+CREATE OR REPLACE FUNCTION memory_words(t text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce(to_tsvector('english', left(t, {NEIGHBOUR_CHARS})), '')
+$$;
+-- `core.index.bulk_load` composes the same vector from each message's, parsed once: keep the two alike.
 CREATE OR REPLACE FUNCTION memory_tsv(content text, context jsonb, y smallint, mo smallint, d smallint)
 RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT setweight(to_tsvector('english', left(content, {INDEXED_CHARS})), 'A')
-      || setweight(to_tsvector('english', left(concat_ws(' ', context->'before'->>0, context->'after'->>0),
-                                               {NEAR_CHARS})), 'B')
-      || setweight(to_tsvector('english', left(concat_ws(' ', context->'before'->>1, context->'before'->>2,
-                                                         context->'after'->>1, context->'after'->>2),
-                                               {FAR_CHARS})), 'C')
+      || setweight(memory_words(context->'before'->>0) || memory_words(context->'after'->>0), 'B')
+      || setweight(memory_words(context->'before'->>1) || memory_words(context->'before'->>2)
+                   || memory_words(context->'after'->>1) || memory_words(context->'after'->>2), 'C')
       || setweight(to_tsvector('english', memory_date_words(y, mo, d)), 'D')
 $$;
+-- `memory.tsv`, set on every insert and on an update that changes what it is made of.
+CREATE OR REPLACE FUNCTION memory_tsv_set() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    IF (NEW.content, NEW.context, NEW.ev_year, NEW.ev_month, NEW.ev_day)
+       IS NOT DISTINCT FROM (OLD.content, OLD.context, OLD.ev_year, OLD.ev_month, OLD.ev_day) THEN
+      NEW.tsv := OLD.tsv;
+      RETURN NEW;
+    END IF;
+  END IF;
+  NEW.tsv := memory_tsv(NEW.content, NEW.context, NEW.ev_year, NEW.ev_month, NEW.ev_day);
+  RETURN NEW;
+END $$;
 -- Most lexemes occur once in a memory: their weight is read directly, which made building the postings
 -- of 100,000 memories 1.7 times faster than counting each weight's positions for every lexeme.
 CREATE OR REPLACE FUNCTION memory_terms_of(doc tsvector) RETURNS TABLE (lexeme text, tf real)
@@ -105,14 +131,25 @@ BEGIN
                  AND NOT attisdropped) THEN
     ALTER TABLE memory ADD COLUMN context jsonb NOT NULL DEFAULT '{}';
   END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_attrdef d
-                 JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-                 WHERE d.adrelid = 'memory'::regclass AND a.attname = 'tsv'
-                   AND pg_get_expr(d.adbin, d.adrelid) LIKE 'memory_tsv(%') THEN
+  -- A tsv of an older kind (or none) is made again, by the table's rewrite as a generated column.
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute a
+                 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                 WHERE a.attrelid = 'memory'::regclass AND a.attname = 'tsv' AND NOT a.attisdropped
+                   AND (a.attgenerated = '' OR pg_get_expr(d.adbin, d.adrelid) LIKE 'memory_tsv(%')) THEN
     ALTER TABLE memory DROP COLUMN IF EXISTS tsv;
     ALTER TABLE memory ADD COLUMN tsv tsvector
       GENERATED ALWAYS AS (memory_tsv(content, context, ev_year, ev_month, ev_day)) STORED;
     DROP TABLE IF EXISTS memory_term, memory_lexeme;
+  END IF;
+  -- A generated tsv (databases before 2026-12-06) keeps its values and is set by the trigger from now on:
+  -- its postings are those the trigger's vectors make.
+  IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'memory'::regclass AND attname = 'tsv'
+             AND attgenerated <> '') THEN
+    ALTER TABLE memory ALTER COLUMN tsv DROP EXPRESSION;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'memory_tsv_set' AND tgrelid = 'memory'::regclass) THEN
+    CREATE TRIGGER memory_tsv_set BEFORE INSERT OR UPDATE ON memory
+      FOR EACH ROW EXECUTE FUNCTION memory_tsv_set();
   END IF;
   -- Postings kept in one table before they were partitioned like `memory`: rebuilt below.
   IF EXISTS (SELECT 1 FROM pg_class WHERE relname = 'memory_term' AND relkind = 'r') THEN

@@ -1,0 +1,178 @@
+"""A memory's text vector (`memory.tsv`) is made message by message (`core.index.text.memory_tsv`): a bulk
+load composes it from each distinct text of a batch, parsed once (`core.index.bulk_load`), and must
+write exactly what the trigger writes for the same row; its postings are those of the joined texts that
+the vector was made of before; and a database whose vector was a generated column keeps its vectors
+and postings, and is kept by the trigger from then on."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from psycopg.conninfo import make_conninfo
+from psycopg.types.json import Jsonb
+
+from core.index import memory_index
+from core.index.records import event_time_of
+from core.index.text import NEIGHBOUR_CHARS, conversation_context
+from core.models import EventTime, MemoryContext, MemoryRecord
+from core.retrieval.hybrid import SearchRequest, hybrid_search
+
+# The vector as it was made until 2026-12-05: each distance's neighbours joined, then parsed.
+JOINED = """
+    setweight(to_tsvector('english', left(content, 100000)), 'A')
+    || setweight(to_tsvector('english', left(concat_ws(' ', context->'before'->>0, context->'after'->>0),
+                                             8000)), 'B')
+    || setweight(to_tsvector('english', left(concat_ws(' ', context->'before'->>1, context->'before'->>2,
+                                                       context->'after'->>1, context->'after'->>2), 16000)), 'C')
+    || setweight(to_tsvector('english', memory_date_words({y}, {mo}, {d})), 'D')"""
+
+TURNS = ["Hey Mel! Good to see you! How have you been?",
+         "I went to a LGBTQ support group yesterday and it was so powerful.",
+         "", "Wow, that's cool! My e-mail is mel@example.org; see https://example.org/a-b?c=1 for the photos.",
+         "We re-painted the kids' room — 3.5 litres, 2 coats, co-operative weather!",
+         "Ça va? Über-cool: naïve café déjà-vu 東京 🎉🎉",
+         "It's 10:30am on 8 May 2023... don't forget the 2nd half/quarter",
+         "x" * 50 + " " + "héllo wörld " * 600,  # longer than NEIGHBOUR_CHARS: cut as a neighbour
+         "Last one."]
+
+
+def conversation(instance: str, texts: list[str], start: datetime | None = None) -> list[MemoryRecord]:
+    start = start or datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    out = []
+    for i, text in enumerate(texts):
+        at = start + timedelta(minutes=i)
+        out.append(MemoryRecord(instance=instance, id=f"t{i}", kind="conversation", chain_id="c1",
+                                content=text or "(empty)", created_at=at, context=conversation_context(texts, i),
+                                event_time=event_time_of(at) if i % 3 else EventTime()))
+    return out
+
+
+def test_a_bulk_loaded_vector_is_the_one_the_trigger_writes(workbench, instance):
+    records = conversation(instance, TURNS)
+    records.append(MemoryRecord(instance=instance, id="lone", kind="observation", content="No neighbours here.",
+                                created_at=datetime(2024, 1, 2, tzinfo=UTC)))
+    records.append(MemoryRecord(instance=instance, id="partial", kind="observation", content="one side",
+                                created_at=datetime(2024, 1, 3, tzinfo=UTC),
+                                context=MemoryContext(before=["only before", ""], after=[])))
+    assert workbench.index.bulk_load(records) == len(records)
+    live = f"{instance}-live"
+    workbench.index.add([r.model_copy(update={"instance": live}) for r in records])  # through the trigger
+    with workbench.pool().connection() as conn:
+        rows = conn.execute("""
+            SELECT b.id, b.tsv = memory_tsv(b.content, b.context, b.ev_year, b.ev_month, b.ev_day), b.tsv = l.tsv,
+                   length(b.tsv) FROM memory b JOIN memory l ON l.instance = %s AND l.id = b.id
+            WHERE b.instance = %s ORDER BY b.id""", (live, instance)).fetchall()
+        assert len(rows) == len(records)
+        assert all(same_as_function and same_as_live for _, same_as_function, same_as_live, _ in rows), rows
+        assert all(length > 0 for *_, length in rows)
+        # The postings the bulk load wrote are those the trigger wrote for the same rows.
+        diff = conn.execute("""
+            SELECT count(*) FROM (
+                (SELECT id, lexeme, tf, dl FROM memory_term WHERE instance = %(b)s
+                 EXCEPT SELECT id, lexeme, tf, dl FROM memory_term WHERE instance = %(l)s)
+                UNION ALL
+                (SELECT id, lexeme, tf, dl FROM memory_term WHERE instance = %(l)s
+                 EXCEPT SELECT id, lexeme, tf, dl FROM memory_term WHERE instance = %(b)s)) x""",
+                            {"b": instance, "l": live}).fetchone()[0]
+        assert diff == 0
+        far = conn.execute("SELECT count(*) FROM memory_term WHERE instance = %s AND id = 't8' AND lexeme = 'wörld'",
+                           (instance,)).fetchone()[0]
+        assert far == 1  # the long turn's words reach its neighbours, cut at NEIGHBOUR_CHARS
+    assert len(TURNS[7]) > NEIGHBOUR_CHARS
+
+
+WORDS = st.sampled_from(["cat", "cats", "running", "ran", "re-run", "e-mail", "x@y.org", "http://a.b/c-d",
+                         "3.5", "10:30", "2nd", "don't", "naïve", "東京", "🎉", "-", "—", "...", "/", "co-op",
+                         "U.S.A.", "ab-", "-cd", "it's", "the", "a", "Ünïcode", "foo_bar", "#tag", "<b>", "&amp;"])
+TEXT = st.lists(WORDS, max_size=12).map(" ".join) | st.text(
+    st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), TEXT), min_size=7, max_size=7))
+def test_the_postings_are_those_of_the_joined_texts(workbench, texts):
+    content, *near = texts
+    context = {"before": [t for t in near[0:1] + near[2:4] if t is not None],
+               "after": [t for t in near[1:2] + near[4:6] if t is not None]}
+    joined = JOINED.format(y="r.ev_year", mo="r.ev_month", d="r.ev_day")
+    with workbench.pool().connection() as conn:
+        terms = conn.execute(f"""
+            WITH r AS (SELECT %(content)s::text AS content, %(context)s::jsonb AS context, 2023::int2 AS ev_year,
+                              5::int2 AS ev_month, 8::int2 AS ev_day)
+            SELECT (SELECT array_agg((w.lexeme, w.tf)::text ORDER BY w.lexeme) FROM r, memory_terms_of(
+                        memory_tsv(r.content, r.context, r.ev_year, r.ev_month, r.ev_day)) w),
+                   (SELECT array_agg((w.lexeme, w.tf)::text ORDER BY w.lexeme) FROM r, memory_terms_of({joined}) w)
+            """, {"content": content or "", "context": Jsonb(context)}).fetchone()
+    assert terms[0] == terms[1]
+
+
+@pytest.fixture
+def other_database(workbench):
+    """A database of its own on the test server, for a schema of another age."""
+    name = f"upgrade_{uuid.uuid4().hex[:8]}"
+    with workbench.pool().connection() as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+        conninfo = make_conninfo(conn.info.dsn, dbname=name, password=conn.info.password)
+    try:
+        with psycopg.connect(conninfo, autocommit=True) as db:
+            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            yield db
+    finally:
+        with workbench.pool().connection() as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_a_generated_vector_of_before_is_kept_and_then_set_by_the_trigger(other_database):
+    db = other_database
+    db.execute(memory_index.DDL)
+    # As databases were until 2026-12-05: the vector a column generated from the joined texts.
+    db.execute(f"""
+        DROP TRIGGER memory_tsv_set ON memory;
+        ALTER TABLE memory DROP COLUMN tsv;
+        ALTER TABLE memory ADD COLUMN tsv tsvector GENERATED ALWAYS AS (memory_tsv(content, context, ev_year,
+                                                                        ev_month, ev_day)) STORED;
+        CREATE OR REPLACE FUNCTION memory_tsv(content text, context jsonb, y smallint, mo smallint, d smallint)
+        RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT {JOINED.format(y="y", mo="mo", d="d")} $$;
+        CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
+        SELECT memory_term_partition('old', 'memory_p_old');
+        INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
+    texts = ["We adopted a puppy called Toby.", "He loves the park by the river.", "Toby chewed my slippers!"]
+    for i, text in enumerate(texts):
+        db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) "
+                   "VALUES ('old', %s, 'conversation', %s, now(), %s)",
+                   (f"m{i}", text, Jsonb(conversation_context(texts, i).model_dump())))
+    before = db.execute("SELECT id, tsv FROM memory ORDER BY id").fetchall()
+    postings = db.execute("SELECT id, lexeme, tf, dl FROM memory_term ORDER BY 1, 2").fetchall()
+
+    db.execute(memory_index.DDL)  # today's schema over it
+    assert db.execute("SELECT attgenerated FROM pg_attribute WHERE attrelid = 'memory_p_old'::regclass "
+                      "AND attname = 'tsv'").fetchone()[0] == ""
+    assert db.execute("SELECT id, tsv FROM memory ORDER BY id").fetchall() == before
+    assert db.execute("SELECT id, lexeme, tf, dl FROM memory_term ORDER BY 1, 2").fetchall() == postings
+    db.execute(memory_index.DDL)  # and again: nothing more changes
+    assert db.execute("SELECT id, tsv FROM memory ORDER BY id").fetchall() == before
+
+    db.execute("INSERT INTO memory (instance, id, kind, content, created_at) VALUES ('old', 'm3', 'observation', "
+               "'Scout is our second dog', now())")
+    db.execute("UPDATE memory SET metadata = '{\"x\": 1}' WHERE id = 'm0'")  # not its text: tsv unchanged
+    db.execute("UPDATE memory SET content = 'Toby the puppy sleeps a lot' WHERE id = 'm2'")
+    rows = dict(db.execute("SELECT id, tsv = memory_tsv(content, context, ev_year, ev_month, ev_day) "
+                           "FROM memory").fetchall())
+    assert rows["m3"] and rows["m2"]
+    assert db.execute("SELECT tsv FROM memory WHERE id = 'm0'").fetchone()[0] == before[0][1]
+    lexemes = {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = 'm2'")}
+    assert {"sleep", "puppi"} <= lexemes and "slipper" not in lexemes
+    assert db.execute("SELECT count(*) FROM memory_term WHERE id = 'm3' AND lexeme = 'scout'").fetchone()[0] == 1
+
+
+def test_a_bulk_loaded_conversation_is_found_by_its_neighbours_words(workbench, instance):
+    workbench.index.bulk_load(conversation(instance, ["Did you see the parade downtown?",
+                                                       "Yes, with the kids!", "It was fun."]))
+    found = hybrid_search(workbench.search_pool(), workbench.embedder,
+                          SearchRequest(query="parade downtown", instance=instance, top_k=3))
+    assert {s.memory.id for s in found.results} >= {"t0", "t1"}
