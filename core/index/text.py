@@ -39,9 +39,8 @@ What is indexed is bounded: the first `INDEXED_CHARS` characters of the content 
 first `NEIGHBOUR_CHARS` of each neighbour (8,000 at distance 1 and 16,000 at distances 2–3 in all).
 Postgres refuses a text vector whose lexemes and positions pass 1 MB, and a text of hyphenated words of
 4-byte characters makes up to 7.5 bytes of them per character (measured): (100,000 + 8,000 + 16,000) × 7.5
-≈ 930 kB. Without the
-bound one memory-bank entry of three 99,990-character fields failed every write of its bank's index,
-so every later entry stayed pending. The whole text is stored and shown; a record cut for the text
+≈ 930 kB. Without the bound one memory-bank entry of three 99,990-character fields failed every write of
+its bank's index, so every later entry stayed pending. The whole text is stored and shown; a record cut for the text
 index says so in its metadata (`text_indexed`).
 """
 
@@ -62,7 +61,7 @@ REF_LEN = 32.0  # the length at which `impact` is taken (it only orders postings
 INDEXED_CHARS = 100_000  # of a memory's content and of a query; see the module's docstring
 NEIGHBOUR_CHARS = 4_000  # of each neighbour's text (two at distance 1, four at distances 2-3)
 
-# Functions the `memory` table needs before it is created (its generated tsv column calls them).
+# Functions the `memory` table needs before it is created (its tsv trigger calls them).
 ANALYSIS_DDL = f"""
 CREATE OR REPLACE FUNCTION memory_date_words(y smallint, mo smallint, d smallint) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -141,7 +140,7 @@ BEGIN
       GENERATED ALWAYS AS (memory_tsv(content, context, ev_year, ev_month, ev_day)) STORED;
     DROP TABLE IF EXISTS memory_term, memory_lexeme;
   END IF;
-  -- A generated tsv (databases before 2026-12-06) keeps its values and is set by the trigger from now on:
+  -- A generated tsv (databases made before 2026-12-05) keeps its values and is set by the trigger from now on:
   -- its postings are those the trigger's vectors make.
   IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'memory'::regclass AND attname = 'tsv'
              AND attgenerated <> '') THEN
