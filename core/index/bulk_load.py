@@ -21,7 +21,7 @@ Postgres's text parser is the rest of a conversation's cost: a memory is searche
 six neighbours' (`core.index.text`), so a text vector made per row parsed each message seven times
 (LoCoMo's turns: 0.26 of the 0.30 ms a row cost COPY). A new instance's batch goes to a temporary table,
 and one statement parses each distinct text of the batch once, composes each row's vector from those
-as `memory_tsv` does, writes the rows and makes their postings.
+with `memory_tsv_of` as `memory_tsv` does, writes the rows and makes their postings.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def copy_rows(conn, table: sql.Identifier, pairs: Iterable[tuple[MemoryRecord, A
 class TextKeys:
     """The distinct texts a batch's text vectors are made of, and for each row which of them (1-based; 0
     for a missing neighbour): its content, then its neighbours in `memory_tsv`'s order (before and after at
-    distance 1, then before 2 and 3, after 2 and 3), each cut as `memory_tsv` cuts it."""
+    distance 1, then before 2 and 3, after 2 and 3: `memory_tsv_of`'s order), each cut as `memory_tsv` cuts it."""
 
     def __init__(self, records: Iterable[MemoryRecord]):
         self._index: dict[str, int] = {}
@@ -107,21 +107,18 @@ class TextKeys:
 
 # A new instance's batch: its rows with their `TextKeys`, until they are written to its table.
 INCOMING = "memory_incoming"
-# The batch's rows into the new instance's table `{table}`, each with its text vector composed of its texts'
-# own (`memory_tsv`'s formula, each distinct text parsed once), and their postings into `{postings}`.
+# The batch's rows into the new instance's table `{table}`, each with its text vector made of its texts' own
+# (`memory_tsv_of`, as `memory_tsv` makes it, each distinct text parsed once), and their postings into
+# `{postings}`.
 _WRITE_INCOMING = sql.SQL("""
 WITH tv AS MATERIALIZED (
     SELECT k::int AS k, to_tsvector('english', t) AS v FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS u(t, k)
 ), dates AS MATERIALIZED (
-    SELECT y, mo, d, setweight(to_tsvector('english', memory_date_words(y, mo, d)), 'D') AS v
+    SELECT y, mo, d, to_tsvector('english', memory_date_words(y, mo, d)) AS v
     FROM (SELECT DISTINCT ev_year, ev_month, ev_day FROM {incoming}) x(y, mo, d)
 ), written AS (
     INSERT INTO {table} ({columns}, tsv)
-    SELECT {incoming_columns},
-           setweight(c.v, 'A')
-           || setweight(coalesce(b0.v, '') || coalesce(a0.v, ''), 'B')
-           || setweight(coalesce(b1.v, '') || coalesce(b2.v, '') || coalesce(a1.v, '') || coalesce(a2.v, ''), 'C')
-           || dt.v
+    SELECT {incoming_columns}, memory_tsv_of(c.v, b0.v, a0.v, b1.v, b2.v, a1.v, a2.v, dt.v)
     FROM {incoming} i
     JOIN tv c ON c.k = i.words[1]
     LEFT JOIN tv b0 ON b0.k = i.words[2] LEFT JOIN tv a0 ON a0.k = i.words[3]

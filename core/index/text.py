@@ -28,7 +28,7 @@ common word stays bounded at 100,000 memories. `memory_lexeme` keeps df per lexe
 empty lexeme the instance's document count and total length.
 
 The text vector is made message by message: each neighbour's words are its own text vector, and the
-neighbours' vectors are concatenated (`memory_tsv`). So a bulk load parses each message once, where a
+neighbours' vectors are concatenated (`memory_tsv_of`). So a bulk load parses each message once, where a
 vector of the joined texts parsed it up to seven times (as a memory, and as the neighbour of six): Postgres's
 text parser is most of what writing a conversation's memory costs (`core.index.bulk_load`). The postings
 are those of the joined texts (the same words, the same weights); only the positions, which no query
@@ -69,19 +69,27 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     (ARRAY['january','february','march','april','may','june','july','august','september','october',
            'november','december'])[CASE WHEN mo BETWEEN 1 AND 12 THEN mo END], y::text) ELSE '' END
 $$;
--- A neighbour's words: the text vector of its first NEIGHBOUR_CHARS characters (none when it is missing).
+-- A neighbour's words: the text vector of its first NEIGHBOUR_CHARS characters (NULL when it is missing).
 CREATE OR REPLACE FUNCTION memory_words(t text) RETURNS tsvector
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT coalesce(to_tsvector('english', left(t, {NEIGHBOUR_CHARS})), '')
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT to_tsvector('english', left(t, {NEIGHBOUR_CHARS})) $$;
+-- A memory's text vector from its parts' own: its content's, its neighbours' (before and after at distance
+-- 1, then before 2 and 3, after 2 and 3; NULL for a missing one) and its date's. `memory_tsv` parses the
+-- parts of one row; `core.index.bulk_load` each distinct text of a batch once.
+CREATE OR REPLACE FUNCTION memory_tsv_of(content tsvector, b1 tsvector, a1 tsvector, b2 tsvector, b3 tsvector,
+                                         a2 tsvector, a3 tsvector, date tsvector)
+RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT setweight(content, 'A')
+      || setweight(coalesce(b1, '') || coalesce(a1, ''), 'B')
+      || setweight(coalesce(b2, '') || coalesce(b3, '') || coalesce(a2, '') || coalesce(a3, ''), 'C')
+      || setweight(date, 'D')
 $$;
--- `core.index.bulk_load` composes the same vector from each message's, parsed once: keep the two alike.
 CREATE OR REPLACE FUNCTION memory_tsv(content text, context jsonb, y smallint, mo smallint, d smallint)
 RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT setweight(to_tsvector('english', left(content, {INDEXED_CHARS})), 'A')
-      || setweight(memory_words(context->'before'->>0) || memory_words(context->'after'->>0), 'B')
-      || setweight(memory_words(context->'before'->>1) || memory_words(context->'before'->>2)
-                   || memory_words(context->'after'->>1) || memory_words(context->'after'->>2), 'C')
-      || setweight(to_tsvector('english', memory_date_words(y, mo, d)), 'D')
+  SELECT memory_tsv_of(to_tsvector('english', left(content, {INDEXED_CHARS})),
+                       memory_words(context->'before'->>0), memory_words(context->'after'->>0),
+                       memory_words(context->'before'->>1), memory_words(context->'before'->>2),
+                       memory_words(context->'after'->>1), memory_words(context->'after'->>2),
+                       to_tsvector('english', memory_date_words(y, mo, d)))
 $$;
 -- `memory.tsv`, set on every insert and on an update that changes what it is made of.
 CREATE OR REPLACE FUNCTION memory_tsv_set() RETURNS trigger LANGUAGE plpgsql AS $$
