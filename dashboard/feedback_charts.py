@@ -45,6 +45,13 @@ DAILY_SCORE_COLUMNS = ["day", "answers", "scored", "mean_score", "ci_low", "ci_h
 DAILY_TOKEN_COLUMNS = ["day", "tokens_total", "tokens_per_answer"]
 
 
+def build_daily_specs() -> None:
+    """Both daily specs built ahead (the dashboard's start-up thread calls this): 0.26 s of the first
+    opening of the Feedback page in a process otherwise."""
+    _score_over_time()
+    _tokens_over_time()
+
+
 def score_over_time(daily: pd.DataFrame) -> dict:
     """Daily mean score with its 95% interval (line and band, left axis) over the number of answers
     (bars, right axis)."""
