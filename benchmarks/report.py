@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -196,7 +197,8 @@ def goals(results: dict[str, dict]) -> list[str]:
     """Issue 20's goals (and issue 15's import goal) beside the figures and, where measured, the floor."""
     speed = {r["memories"]: r for n, r in results.items() if n.startswith("speed-")}
     floors, long, imp = results.get("floors"), results.get("long-memories"), results.get("import-speed")
-    rows: list[tuple[str, float | None, float, bool, str, str]] = []  # goal, value, bound, at most, unit, floor
+    # goal, value, bound, at most, unit, floor
+    rows: list[tuple[str, float | None, float, bool, str, str]] = []
 
     def at(n: int, path: tuple[str, ...]):
         r = speed.get(n)
@@ -234,16 +236,24 @@ def goals(results: dict[str, dict]) -> list[str]:
               ""),
              ("import of 100,000 messages ≥ 2,000/s", (imp or {}).get("messages_per_s"), 2000, False, "/s", ""),
              *dashboard_rows(dash)]
+    reach = {rows[3][0]: cpu_reach(at(100_000, ("ingest_cpu",)), 5000, "a memory"),
+             "dashboard": dashboard_reach(dash),
+             "long": long_reach(long)}
+    if live:
+        reach[rows[7][0]] = cpu_reach(live.get("cpu"), 1000, "an add")
     lines = ["", "**Goals** (issue 20, and issue 15's import) beside the figures above:", "",
-             "| goal | measured | | floor on this machine (each part alone, `python -m benchmarks.floors`) |",
-             "|---|---|---|---|"]
+             ("| goal | measured | | floor on this machine (each part alone, `python -m benchmarks.floors`) "
+              "| what would reach it |"),
+             "|---|---|---|---|---|"]
     for goal, value, bound, at_most, unit, floor in rows:
         if value is None:
-            lines.append(f"| {goal} | not measured | – | {floor} |")
+            lines.append(f"| {goal} | not measured | – | {floor} | |")
             continue
         ok = value <= bound if at_most else value >= bound
         shown = f"{value:,.0f}{unit}" if unit in ("/s", " MB") else f"{value:.2f}{unit}"
-        lines.append(f"| {goal} | {shown} | {'met' if ok else '**not met**'} | {floor} |")
+        way = "" if ok else reach.get(goal) or reach.get(
+            "dashboard" if goal.startswith("dashboard") else "long" if goal.startswith("long") else "", "")
+        lines.append(f"| {goal} | {shown} | {'met' if ok else '**not met**'} | {floor} | {way} |")
     if not live:
         lines += ["", ("Not measured by a benchmark yet: live adds with 4 writers into the largest instance "
                       "(goal ≥ 1,000/s).")]
@@ -257,6 +267,42 @@ def cpu_ceiling(cpu: dict | None, each: str) -> str:
         return ""
     return (f"CPU time {cpu['per_memory_ms']:.2f} ms {each} (this process and the servers): at most "
             f"{cpu['ceiling_per_s']:,}/s with both cores busy (the run kept them {cpu['busy']:.0%} busy); ")
+
+
+def cpu_reach(cpu: dict | None, goal_per_s: float, each: str) -> str:
+    """A rate bound by CPU time: how many cores the goal needs at the run's CPU time per item, and the CPU
+    time per item that would reach it on this machine's cores."""
+    if not cpu or not cpu.get("per_memory_ms"):
+        return ""
+    cores, per_ms = cpu.get("cores") or 2, cpu["per_memory_ms"]
+    needed = goal_per_s * per_ms / 1000
+    limit = cores * 1000 / goal_per_s
+    return (f"{goal_per_s:,.0f}/s at this CPU time is {needed:.1f} cores' work: {math.ceil(needed)} cores kept "
+            f"busy, or on this machine's {cores}, {limit:.2f} ms of CPU {each} ({per_ms / limit:.1f}× less than "
+            "now)")
+
+
+def dashboard_reach(dash: dict | None) -> str:
+    """The new tab's floor against the goal: Streamlit's own page, before any of ours runs."""
+    if not dash:
+        return ""
+    floor = dash["floor"]["median_ms"] / 1000
+    if floor <= dash["goal_ms"] / 1000:
+        return ""
+    clicks = dash.get("in_app") or {}
+    return (f"a front end other than Streamlit's: its empty page alone takes {floor:.2f} s in a new tab here "
+            "(its scripts and the session's start)" + ("; reached by a click, every page is within the goal"
+                                                        if clicks.get("within_goal") else ""))
+
+
+def long_reach(long: dict | None) -> str:
+    """What the long search's p50 is made of, and which part would have to give the difference."""
+    if not long or "hybrid_parts_p50_ms" not in long:
+        return ""
+    parts, over = long["hybrid_parts_p50_ms"], long["hybrid_ms"]["p50"] - 8
+    return (f"{over:.2f} ms less at p50: the SQL statement ({parts['sql']:.2f} ms, most of it the text leg "
+            f"reading each question word's postings) or the ranking ({parts['rank']:.2f} ms), or a faster "
+            "core (benchmarks/README.md, \"Long memories\")")
 
 
 def ratio_floor(q: dict | None, peer_p50: float | None) -> str:
@@ -333,14 +379,14 @@ def http_load(results: dict[str, dict]) -> list[str]:
 
 
 def machine_line(results: dict[str, dict]) -> str:
-    seen = []
-    for r in results.values():
-        m = r.get("machine")
-        if m and m not in seen:
-            seen.append(m)
-    return "Measured on " + "; ".join(
-        f"{m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM, Python {m['python']}, {m['os']} ({m['date']})"
-        for m in seen) + "."
+    """Each machine and day the results were measured on, with the results of each (by file name)."""
+    by_machine: dict[str, list[str]] = {}
+    for name, r in results.items():
+        if m := r.get("machine"):
+            key = (f"{m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM, Python {m['python']}, {m['os']} "
+                   f"({m['date']})")
+            by_machine.setdefault(key, []).append(f"`{name}`")
+    return "Measured on " + "; ".join(f"{key}: {', '.join(names)}" for key, names in by_machine.items()) + "."
 
 
 def render(results: dict[str, dict]) -> str:

@@ -1,0 +1,27 @@
+"""The README's goals table says, beside each goal not met, what would reach it, computed from the run's
+own figures (`benchmarks.report`)."""
+
+from benchmarks import report
+
+
+def test_a_rate_bound_by_cpu_time_says_the_cores_or_the_cpu_time_it_needs():
+    text = report.cpu_reach({"per_memory_ms": 0.5, "cores": 2}, 5000, "a memory")
+    assert text == ("5,000/s at this CPU time is 2.5 cores' work: 3 cores kept busy, or on this machine's 2, "
+                    "0.40 ms of CPU a memory (1.2× less than now)")
+    assert report.cpu_reach(None, 5000, "a memory") == ""
+
+
+def test_the_dashboard_names_streamlits_own_floor_only_when_it_is_above_the_goal():
+    dash = {"goal_ms": 1000, "floor": {"median_ms": 1157.3}, "in_app": {"within_goal": True}}
+    assert report.dashboard_reach(dash).startswith("a front end other than Streamlit's: its empty page alone "
+                                                   "takes 1.16 s")
+    assert report.dashboard_reach(dash).endswith("reached by a click, every page is within the goal")
+    assert report.dashboard_reach({**dash, "floor": {"median_ms": 800}}) == ""
+
+
+def test_the_machine_line_names_the_results_of_each_machine():
+    a = {"cpu": "A", "cores": 2, "ram_gb": 1, "python": "3", "os": "L", "date": "d1"}
+    b = {**a, "cpu": "B"}
+    line = report.machine_line({"speed-100": {"machine": a}, "locomo": {"machine": b}, "floors": {"machine": a}})
+    assert line == ("Measured on A, 2 cores, 1 GB RAM, Python 3, L (d1): `speed-100`, `floors`; "
+                    "B, 2 cores, 1 GB RAM, Python 3, L (d1): `locomo`.")
