@@ -8,11 +8,14 @@ figure says how much arranging could still buy.
 
 Ingest, each part alone and timed on its own:
 - `embed`: the memories' embedding texts, in this process (`Embedder.embed_batch`, batches of 2,000);
-- `copy`: binary COPY of the rows into a table without indexes (its text vector, a generated column,
-  is computed by Postgres as the rows arrive);
+- `rows`: the rows into a new table without indexes, batch by batch as a new instance's load writes them
+  (`core.index.bulk_load.write_new_rows`: binary COPY, each distinct text parsed once, the rows written
+  with their text vectors and their postings into a table of their own);
 - `hnsw`: one HNSW index build over those rows, of the product's shape (`HNSW_WITH`), with the bulk
   load's settings (512 MB, one parallel worker beside the leader);
-- `postings`: the text postings of every row, then their index.
+- `postings_index`: the index of those postings, as the attach builds it.
+Until 2026-12-05 the text vector was a generated column: `copy` was the rows' COPY with it, and
+`postings` made the postings from the rows and indexed them.
 Query, each part alone, median over the questions:
 - `round_trip`: `SELECT 1` on a pooled connection (the protocol's floor);
 - `embed`: the question's embedding;
@@ -31,7 +34,7 @@ from psycopg import sql
 
 from benchmarks import synth
 from benchmarks.common import RESULTS, bench_workbench, machine, write_json
-from core.index.bulk_load import BUILD_MEMORY, copy_rows
+from core.index.bulk_load import BUILD_MEMORY, create_new_tables, write_new_rows
 from core.index.names import partition_name, postings_name
 from core.index.records import embedding_text
 from core.index.vectors import HNSW_WITH
@@ -39,6 +42,7 @@ from core.retrieval.hybrid import HNSW_BEAM_MIN
 from core.services.bounded import without_time_limit
 
 TABLE, POSTINGS = "floor_rows", "floor_postings"
+BATCH = 2000  # records a batch, as `MemoryIndex.bulk_load` writes them
 
 
 def _timed(fn) -> float:
@@ -52,39 +56,33 @@ def ingest(wb, n: int) -> dict:
     embedder = wb.embedder.uncached
     vectors: list = []
     seconds = {"embed": _timed(lambda: [vectors.extend(embedder.embed_batch(
-        [embedding_text(r) for r in records[i:i + 2000]])) for i in range(0, n, 2000)])}
+        [embedding_text(r) for r in records[i:i + BATCH]])) for i in range(0, n, BATCH)])}
     name = embedder.name
+    table, postings = sql.Identifier(TABLE), sql.Identifier(POSTINGS)
     with wb.pool().connection() as conn, without_time_limit(conn):
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}, {}").format(sql.Identifier(TABLE), sql.Identifier(POSTINGS)))
-        conn.execute(sql.SQL("CREATE TABLE {} (LIKE memory INCLUDING DEFAULTS INCLUDING GENERATED)")
-                     .format(sql.Identifier(TABLE)))
-        conn.commit()
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}, {}").format(table, postings))
 
-        def copy() -> None:
-            copy_rows(conn, sql.Identifier(TABLE), zip(records, vectors, strict=True), name)
-            conn.commit()
+        def rows() -> None:
+            with conn.transaction():  # the temporary table lives until the transaction ends, as in a load
+                create_new_tables(conn, table, postings)
+                pairs = list(zip(records, vectors, strict=True))
+                for i in range(0, n, BATCH):
+                    write_new_rows(conn, table, postings, pairs[i:i + BATCH], name)
 
-        seconds["copy"] = _timed(copy)
+        seconds["rows"] = _timed(rows)
+        made = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(postings)).fetchone()[0]
         conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
         conn.execute("SET max_parallel_maintenance_workers = 1")
         seconds["hnsw"] = _timed(lambda: conn.execute(sql.SQL(
             "CREATE INDEX ON {} USING hnsw ((embedding::vector({})) vector_cosine_ops) {}").format(
-            sql.Identifier(TABLE), sql.Literal(embedder.dim), HNSW_WITH)))
-
-        def postings() -> None:
-            conn.execute(sql.SQL("CREATE TABLE {} AS SELECT m.instance, w.lexeme, m.id, w.tf, w.dl, "
-                                 "memory_impact(w.tf, w.dl) AS impact FROM {} m CROSS JOIN LATERAL "
-                                 "(SELECT t.lexeme, t.tf, sum(t.tf) OVER () AS dl FROM memory_terms_of(m.tsv) t) w")
-                         .format(sql.Identifier(POSTINGS), sql.Identifier(TABLE)))
-            conn.execute(sql.SQL("CREATE INDEX ON {} (instance, lexeme, impact DESC) INCLUDE (id, tf, dl)")
-                         .format(sql.Identifier(POSTINGS)))
-
-        seconds["postings"] = _timed(postings)
-        conn.execute(sql.SQL("DROP TABLE {}, {}").format(sql.Identifier(TABLE), sql.Identifier(POSTINGS)))
-    # The parts run one after another here; a bulk load overlaps embedding with COPY and postings, so its
+            table, sql.Literal(embedder.dim), HNSW_WITH)))
+        seconds["postings_index"] = _timed(lambda: conn.execute(sql.SQL(
+            "CREATE INDEX ON {} (instance, lexeme, impact DESC) INCLUDE (id, tf, dl)").format(postings)))
+        conn.execute(sql.SQL("DROP TABLE {}, {}").format(table, postings))
+    # The parts run one after another here; a bulk load overlaps embedding with writing the rows, so its
     # floor is the longest chain of what cannot overlap: the attach's index builds after the last row.
     per_s = {k: round(n / v) for k, v in seconds.items() if v}
-    return {"ingest_parts_s": seconds, "ingest_parts_per_s": per_s}
+    return {"ingest_parts_s": seconds, "ingest_parts_per_s": per_s, "postings_per_memory": round(made / n, 1)}
 
 
 def query(wb, instance: str, questions: list[str]) -> dict:
@@ -119,13 +117,13 @@ def query(wb, instance: str, questions: list[str]) -> dict:
     return {"query_parts_p50_ms": {k: round(statistics.median(v), 3) for k, v in times.items()}}
 
 
-def run(n: int, data_dir: str | None) -> dict:
-    instance = "floor-0"
+def run(n: int, data_dir: str | None, prefix: str = "floor") -> dict:
+    instance = f"{prefix}-0"
     result: dict = {"memories": n, "machine": machine()}
     with bench_workbench(data_dir) as wb:
         wb.index.ensure_vector_index()
         result |= ingest(wb, n)
-        wb.index.bulk_load(synth.records(synth.conversations(n, instances=1, prefix="floor")))
+        wb.index.bulk_load(synth.records(synth.conversations(n, instances=1, prefix=prefix)))
         with wb.pool().connection() as conn:
             conn.execute("VACUUM (ANALYZE)")
         questions = [q for _, q in synth.queries(400, instances=[(instance, n)])]

@@ -133,6 +133,30 @@ FROM written m CROSS JOIN LATERAL (SELECT t.lexeme, t.tf, sum(t.tf) OVER () AS d
                                   FROM memory_terms_of(m.tsv) t) w""")
 
 
+def create_new_tables(conn, table: sql.Identifier, postings: sql.Identifier) -> None:
+    """A new instance's table and its postings' table, in `conn`'s transaction, and the temporary table its
+    batches pass through (`write_new_rows`), dropped when the transaction ends. Rows written into a table
+    of their own fire no trigger: their postings are made batch by batch in a table of their own too,
+    indexed once when attached (inserting them into the index one by one took 6.5 µs a posting)."""
+    conn.execute(sql.SQL("CREATE TABLE {} (LIKE memory INCLUDING DEFAULTS)").format(table))
+    conn.execute(sql.SQL("CREATE TEMPORARY TABLE {} (LIKE memory INCLUDING DEFAULTS, words int4[]) "
+                         "ON COMMIT DROP").format(sql.Identifier(INCOMING)))
+    conn.execute(sql.SQL("CREATE TABLE {} (LIKE memory_term)").format(postings))
+
+
+def write_new_rows(conn, table: sql.Identifier, postings: sql.Identifier,
+                   pairs: Sequence[tuple[MemoryRecord, Any]], model: str) -> None:
+    """A batch of (record, vector) pairs into a new instance's tables (`create_new_tables`): the rows with
+    their text vectors, and their postings (`_WRITE_INCOMING`), through `INCOMING`."""
+    keys = TextKeys(r for r, _ in pairs)
+    copy_rows(conn, sql.Identifier(INCOMING), pairs, model, keys.rows)
+    conn.execute(_WRITE_INCOMING.format(
+        table=table, postings=postings, incoming=sql.Identifier(INCOMING),
+        columns=sql.SQL(", ").join(map(sql.Identifier, COLUMNS)),
+        incoming_columns=sql.SQL(", ").join(sql.Identifier("i", c) for c in COLUMNS)), {"texts": keys.texts})
+    conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(INCOMING)))
+
+
 def cloned_indexes(conn, parent: str, table: sql.Identifier) -> list[sql.Composed]:
     """Statements giving `table` each index of the partitioned table `parent` (its primary key as a
     constraint, as ATTACH PARTITION requires of the index it takes for the parent's key), so that
@@ -234,16 +258,9 @@ class BulkLoader:
         copy_rows(conn, table, run, self.index.embedder.name)
 
     def _copy_staged(self, run: list) -> None:
-        """The rows into the new instance's table with their text vectors, and their postings
-        (`_WRITE_INCOMING`), through `INCOMING`."""
-        conn, instance = self.staged.conn, self.staged.instance
-        keys = TextKeys(r for r, _ in run)
-        copy_rows(conn, sql.Identifier(INCOMING), run, self.index.embedder.name, keys.rows)
-        conn.execute(_WRITE_INCOMING.format(
-            table=sql.Identifier(partition_name(instance)), postings=sql.Identifier(postings_name(instance)),
-            incoming=sql.Identifier(INCOMING), columns=sql.SQL(", ").join(map(sql.Identifier, COLUMNS)),
-            incoming_columns=sql.SQL(", ").join(sql.Identifier("i", c) for c in COLUMNS)), {"texts": keys.texts})
-        conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(INCOMING)))
+        instance = self.staged.instance
+        write_new_rows(self.staged.conn, sql.Identifier(partition_name(instance)),
+                       sql.Identifier(postings_name(instance)), run, self.index.embedder.name)
 
     def _stage(self, instance: str) -> bool:
         """Open a transaction holding the partition's lock and create its table; False if it exists."""
@@ -260,13 +277,7 @@ class BulkLoader:
         if self.index.partition_exists(instance, conn=conn):
             staged.close(rollback=False)
             return False
-        conn.execute(sql.SQL("CREATE TABLE {} (LIKE memory INCLUDING DEFAULTS)").format(sql.Identifier(relname)))
-        conn.execute(sql.SQL("CREATE TEMPORARY TABLE {} (LIKE memory INCLUDING DEFAULTS, words int4[]) "
-                             "ON COMMIT DROP").format(sql.Identifier(INCOMING)))
-        # Rows written into a table of their own fire no trigger: their postings are made batch by batch
-        # (`_copy_staged`) in a table of their own too, indexed once when attached (inserting them into
-        # the index one by one took 6.5 µs a posting).
-        conn.execute(sql.SQL("CREATE TABLE {} (LIKE memory_term)").format(sql.Identifier(postings_name(instance))))
+        create_new_tables(conn, sql.Identifier(relname), sql.Identifier(postings_name(instance)))
         self.staged = staged
         return True
 

@@ -13,6 +13,7 @@ import pytest
 from benchmarks import (
     corrections,
     dashboard_scale,
+    floors,
     live_adds,
     locomo,
     long_memories,
@@ -110,6 +111,14 @@ def test_long_memories_small_measures_each_leg_and_finds_the_documents(data_dir)
         result["hybrid_parts_p50_ms"])
     assert "p50" in result["text_leg_ms"] and "p50" in result["vector_leg_ms"]
     assert result["recall_at_10"] >= 0.5  # each question names ten of its document's subject words
+
+
+def test_floors_small_times_each_part_of_a_load_and_of_a_query(data_dir):
+    result = floors.run(1_000, str(data_dir), prefix=f"floor-{uuid.uuid4().hex[:6]}")
+    assert set(result["ingest_parts_s"]) == {"embed", "rows", "hnsw", "postings_index"}
+    assert all(v > 0 for v in result["ingest_parts_per_s"].values())
+    assert result["postings_per_memory"] > 10  # the rows part writes their postings as a load does
+    assert set(result["query_parts_p50_ms"]) == {"round_trip", "embed", "hnsw_scan", "posting_lists"}
 
 
 def test_live_adds_small_counts_each_writers_adds(data_dir):
