@@ -214,8 +214,8 @@ def goals(results: dict[str, dict]) -> list[str]:
                    f"{q['hnsw_scan']:.2f} + posting lists {q['posting_lists']:.2f} ms") if q else ""
     ing = (floors or {}).get("ingest_parts_per_s")
     ingest_floor = cpu_ceiling(at(100_000, ("ingest_cpu",)), "a memory") + (
-        f"alone: embedding {ing['embed']:,}/s, COPY {ing['copy']:,}/s, HNSW build {ing['hnsw']:,}/s, "
-        f"postings {ing['postings']:,}/s" if ing else "")
+        f"alone: embedding {ing['embed']:,}/s, the rows with their text vectors and postings {ing['rows']:,}/s, "
+        f"HNSW build {ing['hnsw']:,}/s, the postings' index {ing['postings_index']:,}/s" if ing else "")
     rows += [("100,000: hybrid p50 ≤ 4 ms", at(100_000, ("hybrid_ms", "p50")), 4, True, " ms", query_floor),
              ("100,000: hybrid p95 ≤ 8 ms", at(100_000, ("hybrid_ms", "p95")), 8, True, " ms", ""),
              ("100,000: ours / mem0 p50 ≤ 1.0", at(100_000, ("peer", "p50_ratio_ours_over_peer")), 1.0, True, "",
@@ -238,7 +238,7 @@ def goals(results: dict[str, dict]) -> list[str]:
              *dashboard_rows(dash)]
     reach = {rows[3][0]: cpu_reach(at(100_000, ("ingest_cpu",)), 5000, "a memory"),
              "dashboard": dashboard_reach(dash),
-             "long": long_reach(long)}
+             "long": long_reach(long), "import": import_reach(imp)}
     if live:
         reach[rows[7][0]] = cpu_reach(live.get("cpu"), 1000, "an add")
     lines = ["", "**Goals** (issue 20, and issue 15's import) beside the figures above:", "",
@@ -251,8 +251,8 @@ def goals(results: dict[str, dict]) -> list[str]:
             continue
         ok = value <= bound if at_most else value >= bound
         shown = f"{value:,.0f}{unit}" if unit in ("/s", " MB") else f"{value:.2f}{unit}"
-        way = "" if ok else reach.get(goal) or reach.get(
-            "dashboard" if goal.startswith("dashboard") else "long" if goal.startswith("long") else "", "")
+        kind = next((k for k in ("dashboard", "long", "import") if goal.startswith(k)), "")
+        way = "" if ok else reach.get(goal) or reach.get(kind, "")
         lines.append(f"| {goal} | {shown} | {'met' if ok else '**not met**'} | {floor} | {way} |")
     if not live:
         lines += ["", ("Not measured by a benchmark yet: live adds with 4 writers into the largest instance "
@@ -283,16 +283,30 @@ def cpu_reach(cpu: dict | None, goal_per_s: float, each: str) -> str:
 
 
 def dashboard_reach(dash: dict | None) -> str:
-    """The new tab's floor against the goal: Streamlit's own page, before any of ours runs."""
+    """The new tab's floor against the goal: Streamlit's own page, before any of ours runs; when that is
+    within the goal, what the slowest page adds to it and where."""
     if not dash:
         return ""
-    floor = dash["floor"]["median_ms"] / 1000
-    if floor <= dash["goal_ms"] / 1000:
+    goal, floor = dash["goal_ms"] / 1000, dash["floor"]["median_ms"] / 1000
+    clicks = " (reached by a click, every page is within the goal)" if (dash.get("in_app") or {}).get(
+        "within_goal") else ""
+    if floor > goal:
+        return (f"a front end other than Streamlit's: its empty page alone takes {floor:.2f} s in a new tab here "
+                f"(its scripts and the session's start){clicks}")
+    page = dash["pages"][dash["slowest"]["page"]]
+    return (f"a page drawn within the {goal - floor:.2f} s that Streamlit's empty page ({floor:.2f} s) leaves: "
+            f"{dash['slowest']['page']} adds {page['median_ms'] / 1000 - floor:.2f} s, most of it after its script starts "
+            f"({page['script_median_ms'] / 1000:.2f} s against the empty page's "
+            f"{dash['floor']['script_median_ms'] / 1000:.2f} s), where the tab loads and draws its elements{clicks}")
+
+
+def import_reach(imp: dict | None) -> str:
+    """The import's two parts, one after the other (benchmarks/README.md, "Import speed")."""
+    if not imp:
         return ""
-    clicks = dash.get("in_app") or {}
-    return (f"a front end other than Streamlit's: its empty page alone takes {floor:.2f} s in a new tab here "
-            "(its scripts and the session's start)" + ("; reached by a click, every page is within the goal"
-                                                        if clicks.get("within_goal") else ""))
+    return ("a shorter load or attach: the rows are written as fast as this process makes them (the file, "
+            "Redis, embedding), then the instance's indexes are built over all of them (the HNSW graph, the "
+            "postings' index) with nothing left to overlap (benchmarks/README.md, \"Import speed\")")
 
 
 def long_reach(long: dict | None) -> str:
