@@ -192,3 +192,26 @@ def test_one_file_in_two_instances_shares_no_record(keyword_workbench, instance)
     answers = [t.id for c in first.outcome.chains for t in thoughts(wb, instance, c)
                if t.category == uc.CATEGORY_ASSISTANT]
     assert {r.instance for r in wb.thoughts.feedback(answers).values()} == {instance}
+
+
+def test_every_imported_message_in_the_index_is_flagged_memorized(keyword_workbench, instance):
+    """MemoryScope's read_message skips messages already in the memory index: an import flags the messages
+    it hands to the index, those an earlier run stored but the index lacks included."""
+    from core.conversation.indexing import MEMORIZED
+    from core.conversation.keys import thought_key
+
+    wb = keyword_workbench
+    result = run(wb, instance, "openai_chat.jsonl")
+    chains = result.outcome.chains
+    every = [t for chain in chains for t in thoughts(wb, instance, chain)]
+    indexed = rows(wb, instance)
+    assert every and all(t.id in indexed and t.extra.get(MEMORIZED) for t in every)
+    assert all(uc.read_message(wb, uc.ReadMessageRequest(instance=instance, chain_id=c)).messages == []
+               for c in chains)
+    # Stored but gone from the index, unflagged: the next import indexes them and flags them again.
+    wb.index.delete_instance(instance)
+    for t in every:
+        wb.thoughts.r.hdel(thought_key(instance, t.chain_id, t.id), MEMORIZED)
+    again = run(wb, instance, "openai_chat.jsonl")
+    assert again.outcome.created.messages == 0 and set(rows(wb, instance)) == {t.id for t in every}
+    assert all(t.extra.get(MEMORIZED) for chain in chains for t in thoughts(wb, instance, chain))
