@@ -303,11 +303,12 @@ def dashboard_reach(dash: dict | None) -> str:
     if floor > goal:
         return (f"a front end other than Streamlit's: its empty page alone takes {floor:.2f} s in a new tab here "
                 f"(its scripts and the session's start){clicks}")
-    page = dash["pages"][dash["slowest"]["page"]]
+    name = dash["slowest"]["page"]
+    page, empty = dash["pages"][name], dash["floor"]
     return (f"a page drawn within the {goal - floor:.2f} s that Streamlit's empty page ({floor:.2f} s) leaves: "
-            f"{dash['slowest']['page']} adds {page['median_ms'] / 1000 - floor:.2f} s, most of it after its script starts "
+            f"{name} adds {page['median_ms'] / 1000 - floor:.2f} s, most of it after its script starts "
             f"({page['script_median_ms'] / 1000:.2f} s against the empty page's "
-            f"{dash['floor']['script_median_ms'] / 1000:.2f} s), where the tab loads and draws its elements{clicks}")
+            f"{empty['script_median_ms'] / 1000:.2f} s), where the tab loads and draws its elements{clicks}")
 
 
 def import_reach(imp: dict | None) -> str:

@@ -40,8 +40,8 @@ first `NEIGHBOUR_CHARS` of each neighbour (8,000 at distance 1 and 16,000 at dis
 Postgres refuses a text vector whose lexemes and positions pass 1 MB, and a text of hyphenated words of
 4-byte characters makes up to 7.5 bytes of them per character (measured): (100,000 + 8,000 + 16,000) × 7.5
 ≈ 930 kB. Without the bound one memory-bank entry of three 99,990-character fields failed every write of
-its bank's index, so every later entry stayed pending. The whole text is stored and shown; a record cut for the text
-index says so in its metadata (`text_indexed`).
+its bank's index, so every later entry stayed pending. The whole text is stored and shown; a record cut
+for the text index says so in its metadata (`text_indexed`).
 """
 
 from __future__ import annotations
