@@ -14,6 +14,7 @@ for any k is a prefix of the top K: recall@5 read off a top-25 list is the recal
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -34,6 +35,16 @@ Key = tuple[str, str]  # (instance, id)
 # averages word vectors, so a swapped number or name barely moves it. On LoCoMo dev no threshold
 # changes recall (its turns are seldom near-duplicates).
 NEAR_DUPLICATE = 0.91
+# Share of their words (`_words`) two near-duplicates have in common: |A ∩ B| / |A ∪ B| at least this. The
+# embedder averages word vectors, so texts of a hundred words or more drawn from one vocabulary come out
+# close whatever they say: among the candidates of 100 questions over 100,000 long memories
+# (`benchmarks.long_memories`), 21,096 pairs had a cosine of 0.91 or more (0.96-0.98 typically), and with
+# neither numbers nor names to tell them apart, 17 of a question's 28 candidates gave way as
+# "near-duplicates" of documents they share no sentence with. Those pairs share at most 0.27 of their
+# words (median 0.19); the labelled repeats at least 0.38 ("Tom prefers tea over coffee." / "Tom likes
+# tea better than coffee."), so the labelled set is decided as before.
+SHARED_WORDS = 1 / 3
+_SEPARATORS = str.maketrans(dict.fromkeys(string.punctuation, " "))
 GRID = 2.0 ** -20  # vectors are compared on this grid (`on_grid`)
 _NUMBER = re.compile(r"\d+")
 # A capitalised word, not a sentence's first: a capital not at the start, nor after a sentence's end,
@@ -63,6 +74,19 @@ _CLASSES = _class_table()
 # `_NAME` over those classes: a capital not first, not after an end of sentence and a space, not after a
 # word character, then small letters up to a word's end. Same matches (tests/unit/test_specifics.py).
 _NAME_CLASSES = re.compile(rb"A(?<!^A)(?<!\. A)(?<![Aa0]A)a+(?![Aa0])")
+
+
+def share_words(a: str, b: str) -> bool:
+    """Whether two texts have a `SHARED_WORDS` share of their words in common."""
+    words_a, words_b = _words(a), _words(b)
+    common = len(words_a & words_b)
+    return common >= SHARED_WORDS * (len(words_a) + len(words_b) - common)
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """The text's distinct words, case-folded, punctuation taken as a space ("sister's": sister, s)."""
+    return frozenset(text.casefold().translate(_SEPARATORS).split())
 
 
 def specifics(text: str) -> tuple[frozenset[str], frozenset[str], bool]:
@@ -197,10 +221,11 @@ def on_grid(vec: np.ndarray) -> np.ndarray:
 
 
 def near_duplicates(pool: CandidatePool, a: Key, b: Key, content_a: str, content_b: str) -> bool:
-    """Whether two memories whose vectors are close say the same thing: the same `specifics`, and neither
-    text one of the other's `adjacent` texts (next to it in a conversation)."""
+    """Whether two memories whose vectors are close say the same thing: neither text one of the other's
+    `adjacent` texts (next to it in a conversation), the same `specifics`, and a share of their words in
+    common (`share_words`)."""
     return (content_a not in pool.adjacent.get(b, ()) and content_b not in pool.adjacent.get(a, ())
-            and same_specifics(content_a, content_b))
+            and same_specifics(content_a, content_b) and share_words(content_a, content_b))
 
 
 @dataclass(frozen=True)
@@ -271,7 +296,8 @@ def near_duplicate_matrix(pool: CandidatePool, threshold: float = NEAR_DUPLICATE
     as `drop_near_duplicates` decides it, for all pairs at once (the optimiser's passes):
 
     close[i, j] = on_grid(v_i) · on_grid(v_j) >= threshold, both have a stored vector, the same
-                  `specifics`, and neither text is one of the other's `adjacent` texts.
+                  `specifics`, neither text is one of the other's `adjacent` texts, and they
+                  `share_words`.
     The cosines come from one matrix product and are exactly those of `drop_near_duplicates` (`on_grid`).
     """
     n = len(pool.candidates)
@@ -300,7 +326,11 @@ def near_duplicate_matrix(pool: CandidatePool, threshold: float = NEAR_DUPLICATE
                 adj[row, : len(texts)] = [ids.setdefault(t, len(ids)) for t in texts]
             next_to = (adj[:, :, None] == content[None, None, :]).any(axis=1)  # [i, j]: j's text by i
             sub &= ~(next_to | next_to.T)
-        close[np.ix_(with_vec, with_vec)] = sub
+    texts = [pool.candidates[i].memory.content for i in with_vec]
+    for i, j in zip(*np.nonzero(np.triu(sub)), strict=True):  # the pairs left, each once
+        if not share_words(texts[i], texts[j]):
+            sub[i, j] = sub[j, i] = False
+    close[np.ix_(with_vec, with_vec)] = sub
     return close
 
 

@@ -6,6 +6,7 @@ not parse do not fail a turn; a turn's tags can filter retrieval."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,7 @@ from core.models import FusionProfile, MemoryRecord, MemoryRow
 from core.retrieval.fusion import Candidate
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.retrieval.memoryscope import ScopeParams, run_memoryscope
-from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, near_duplicate_matrix
+from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, near_duplicate_matrix, rank_pool
 from core.runtime import Workbench
 from tests.support.embedders import KeywordEmbedder
 
@@ -100,6 +101,39 @@ def test_the_near_duplicate_default_on_labelled_repeats_and_distinct_facts(workb
     print(f"\nnear-duplicates at {NEAR_DUPLICATE}: precision {precision:.3f}, recall {recall:.3f} "
           f"({len(pairs)} labelled pairs)")
     assert precision >= 0.9 and recall >= 0.8
+
+
+OTHER_WORDS = ("friend family home walk weekend work happy love time year day people city train station ticket "
+               "coffee book read write letter music song dance party dinner kitchen bread cheese apple market shop "
+               "price money bank school teacher lesson class student paint picture camera photo beach sea boat "
+               "island mountain river forest tree bird dog cat horse car road bridge tower museum art history "
+               "story film game team match ball run swim bike doctor health sleep dream night star moon light "
+               "window door table chair phone email message meeting office project plan idea problem answer")
+
+
+def test_long_notes_on_one_subject_are_not_near_duplicates_unless_they_share_their_words(workbench):
+    """The embedder averages word vectors, so two notes of 100 words on one subject have close vectors
+    whatever they say; they give way to each other only when they share their words too."""
+    subject, other = ["garden", "plant", "water", "seed", "soil"], OTHER_WORDS.split()
+
+    def note(seed: int) -> str:
+        rng = random.Random(seed)
+        words = [rng.choice(subject) if rng.random() < 0.7 else rng.choice(other) for _ in range(100)]
+        return ". ".join(" ".join(words[i:i + 10]).capitalize() for i in range(0, 100, 10)) + "."
+
+    a, b = note(1), note(2)
+    texts = {"a": a, "again": a + " Also the garden again.", "b": b}  # in the pool's order, equal scores
+    now = datetime.now(UTC)
+    rows = [MemoryRow(instance="i", id=k, kind="note", content=t, created_at=now) for k, t in texts.items()]
+    vecs = np.asarray(workbench.embedder.embed_batch(list(texts.values())))
+    pool = CandidatePool([Candidate(r, 0.5, 0.0, None, None) for r in rows],
+                         vectors={("i", r.id): v for r, v in zip(rows, vecs, strict=True)})
+    assert float(vecs[0] @ vecs[2]) >= NEAR_DUPLICATE  # a and b: close by their vectors alone
+    close = near_duplicate_matrix(pool, NEAR_DUPLICATE)
+    assert not close[0, 2] and close[0, 1]  # the same words and one sentence more: a repeat
+    ranked = rank_pool(pool, FusionProfile(), now, top_k=2)
+    assert [r.memory.id for r in ranked.results] == ["a", "b"]
+    assert [(x.id, x.like_id) for x in ranked.left_out] == [("again", "a")]
 
 
 def test_distinct_facts_are_both_kept_and_a_left_out_repeat_is_reported(workbench, instance):
