@@ -407,3 +407,20 @@ def test_a_query_word_list_is_cut_only_when_it_is_longer_than_the_postings_read(
     _, said = _candidates(wb.search_pool(), wb.embedder, req, wb.embedder.embed("paris"), partitions,
                           shown_by(req.profile), Reach(beam=HNSW_BEAM_MIN, postings=0))
     assert said.cut is cut
+
+
+def test_a_text_leg_that_probes_only_hidden_memories_looks_further(keyword_workbench, instance):
+    """The text leg probes its first 100 scored memories (a small pool's bound) for what the profile
+    retrieves. Here no word's list is cut (63 and 60 postings), but together they score 123 memories, the
+    first 120 of them questions formation hid: the leg looks further and finds the three statements."""
+    def rec(id_, content, **kw):
+        return MemoryRecord(instance=instance, id=id_, kind="user", content=content, created_at=NOW, **kw)
+
+    hidden = {"message_kind": "question"}
+    keyword_workbench.index.add(
+        [rec(f"p{i:03}", "paris paris?", metadata=hidden) for i in range(60)]
+        + [rec(f"f{i:03}", "food food?", metadata=hidden) for i in range(60)]
+        + [rec(f"s{i}", f"a long walk in paris with the whole family and friends, day {i}") for i in range(3)])
+    pool = fetch_pool(keyword_workbench.pool(), keyword_workbench.embedder,
+                      SearchRequest(query="paris food", instance=instance, top_k=3, include_shared=False))
+    assert {c.memory.id for c in pool.candidates if c.text_rank is not None} == {"s0", "s1", "s2"}
