@@ -252,7 +252,7 @@ def goals(results: dict[str, dict]) -> list[str]:
                   " ms"),
              Goal("import of 100,000 messages ≥ 2,000/s", (imp or {}).get("messages_per_s"), 2000, False, "/s",
                   "", import_reach(imp)),
-             *dashboard_rows(dash)]
+             *dashboard_rows(dash, results.get("dashboard-elements"))]
     lines = ["", "**Goals** (issue 20, and issue 15's import) beside the figures above:", "",
              ("| goal | measured | | floor on this machine (each part alone, `python -m benchmarks.floors`) "
               "| what would reach it |"),
@@ -292,9 +292,10 @@ def cpu_reach(cpu: dict | None, goal_per_s: float, each: str) -> str:
             "now)")
 
 
-def dashboard_reach(dash: dict | None) -> str:
+def dashboard_reach(dash: dict | None, elements: dict | None = None) -> str:
     """The new tab's floor against the goal: Streamlit's own page, before any of ours runs; when that is
-    within the goal, what the slowest page adds to it and where."""
+    within the goal, what the slowest page adds to it and where; with `elements` (`benchmarks.
+    dashboard_elements`), what the sidebar and one table or chart add to Streamlit's empty page."""
     if not dash:
         return ""
     goal, floor = dash["goal_ms"] / 1000, dash["floor"]["median_ms"] / 1000
@@ -308,7 +309,22 @@ def dashboard_reach(dash: dict | None) -> str:
     return (f"a page drawn within the {goal - floor:.2f} s that Streamlit's empty page ({floor:.2f} s) leaves: "
             f"{name} adds {page['median_ms'] / 1000 - floor:.2f} s, most of it after its script starts "
             f"({page['script_median_ms'] / 1000:.2f} s against the empty page's "
-            f"{empty['script_median_ms'] / 1000:.2f} s), where the tab loads and draws its elements{clicks}")
+            f"{empty['script_median_ms'] / 1000:.2f} s), where the tab loads and draws its elements"
+            f"{element_costs(elements)}{clicks}")
+
+
+def element_costs(elements: dict | None) -> str:
+    """What Streamlit's elements add to its empty page in a new tab, measured apart from the dashboard."""
+    if not elements:
+        return ""
+    v = elements["variants"]
+
+    def s(name: str, key: str = "added_ms") -> str:
+        return f"{v[name][key] / 1000:.2f} s"
+
+    return (f"; Streamlit alone, in a run of its own (`python -m benchmarks.dashboard_elements`): the empty page "
+            f"{s('floor', 'median_ms')}, with the sidebar and navigation {s('sidebar and navigation', 'median_ms')}"
+            f", and one table adds {s('table of two rows')}, one chart {s('chart of three points')}")
 
 
 def import_reach(imp: dict | None) -> str:
@@ -372,7 +388,7 @@ def live_floor(results: dict[str, dict]) -> str:
     return ""
 
 
-def dashboard_rows(dash: dict | None) -> list[Goal]:
+def dashboard_rows(dash: dict | None, elements: dict | None = None) -> list[Goal]:
     """The dashboard's goal, each page opened in a new tab and, where measured, reached by a click in the
     sidebar: the slowest page's median in seconds, named; the floor is Streamlit alone, the same way."""
     goal = "dashboard at 1,000,000 memories and 100,000 answers: every page idle ≤ 1 s (median of 3)"
@@ -381,7 +397,7 @@ def dashboard_rows(dash: dict | None) -> list[Goal]:
     rows = [Goal(goal + ", opened in a new tab", dash["slowest"]["median_ms"] / 1000, 1.0, True,
                  f" s ({dash['slowest']['page']})",
                  f"Streamlit alone, an empty page opened the same way: {dash['floor']['median_ms'] / 1000:.2f} s",
-                 dashboard_reach(dash))]
+                 dashboard_reach(dash, elements))]
     if in_app := dash.get("in_app"):
         rows.append(Goal(goal + ", reached by a click in the sidebar", in_app["slowest"]["median_ms"] / 1000, 1.0,
                          True, f" s ({in_app['slowest']['page']})",

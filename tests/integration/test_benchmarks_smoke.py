@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks import (
     corrections,
+    dashboard_elements,
     dashboard_scale,
     floors,
     live_adds,
@@ -127,6 +128,18 @@ def test_live_adds_small_counts_each_writers_adds(data_dir):
     assert result["one_writer"]["writers"] == 1 and {"p50", "p95"} <= set(result["add_ms"])
     assert result["cpu"]["per_memory_ms"] > 0 and result["one_writer"]["cpu"]["ceiling_per_s"] > 0
     assert all(part["adds"] > 0 for part in result["floor"].values()) and len(result["floor"]) == 3
+
+
+@pytest.mark.e2e
+def test_dashboard_elements_small_times_each_element_beside_the_floor(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
+    out = tmp_path / "elements.json"
+    assert dashboard_elements.main(["--small", "--json", str(out)]) == 0
+    variants = json.loads(out.read_text())["variants"]
+    assert {"floor", "table of two rows", "sidebar and navigation"} <= set(variants)
+    assert all(len(v["times_ms"]) == 1 and v["median_ms"] > 0 for v in variants.values())
+    assert variants["floor"]["added_ms"] == 0
 
 
 @pytest.mark.e2e

@@ -29,3 +29,16 @@ def test_the_machine_line_names_the_results_of_each_machine():
     line = report.machine_line({"speed-100": {"machine": a}, "locomo": {"machine": b}, "floors": {"machine": a}})
     assert line == ("Measured on A, 2 cores, 1 GB RAM, Python 3, L (d1): `speed-100`, `floors`; "
                     "B, 2 cores, 1 GB RAM, Python 3, L (d1): `locomo`.")
+
+
+def test_the_dashboard_says_what_streamlits_sidebar_and_one_table_or_chart_add_when_measured():
+    dash = {"goal_ms": 1000, "floor": {"median_ms": 900, "script_median_ms": 100}, "slowest": {"page": "Feedback"},
+            "pages": {"Feedback": {"median_ms": 2300, "script_median_ms": 1400}}}
+    elements = {"variants": {"floor": {"median_ms": 815.9, "added_ms": 0},
+                             "sidebar and navigation": {"median_ms": 1027.7, "added_ms": 211.8},
+                             "table of two rows": {"median_ms": 1195.4, "added_ms": 379.5},
+                             "chart of three points": {"median_ms": 1283.7, "added_ms": 467.8}}}
+    assert report.dashboard_reach(dash, elements).endswith(
+        "; Streamlit alone, in a run of its own (`python -m benchmarks.dashboard_elements`): the empty page 0.82 s, "
+        "with the sidebar and navigation 1.03 s, and one table adds 0.38 s, one chart 0.47 s")
+    assert "benchmarks.dashboard_elements" not in report.dashboard_reach(dash)
