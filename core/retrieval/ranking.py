@@ -39,7 +39,7 @@ NEAR_DUPLICATE = 0.91
 # embedder averages word vectors, so texts of a hundred words or more drawn from one vocabulary come out
 # close whatever they say: among the candidates of 100 questions over 100,000 long memories
 # (`benchmarks.long_memories`), 21,096 pairs had a cosine of 0.91 or more (0.96-0.98 typically), and with
-# neither numbers nor names to tell them apart, 17 of a question's 28 candidates gave way as
+# neither numbers nor names to tell them apart, 17 of a question's 35 candidates (on average) gave way as
 # "near-duplicates" of documents they share no sentence with. Those pairs share at most 0.27 of their
 # words (median 0.19); the labelled repeats at least 0.38 ("Tom prefers tea over coffee." / "Tom likes
 # tea better than coffee."), so the labelled set is decided as before.
