@@ -14,7 +14,7 @@ takes a quarter of its words from it, the rest from the whole vocabulary by freq
 about one document: ten of its subject's words that the document uses, among the common words a question
 is made of. Deterministic for a seed.
 
-Reported: bulk ingest per second; hybrid retrieval (top 5, the default profile, the query's embedding
+Reported: bulk ingest per second; hybrid retrieval (top 10, the default profile, the query's embedding
 included) p50 / p95 / p99 with its parts (embedding, the SQL statement, ranking in Python); the text leg
 alone and the vector leg alone (`search_type`); recall@10 of the document each question is about, so a
 faster search is not bought with worse results. The goals (issue 20): hybrid p50 ≤ 8 ms, p95 ≤ 20 ms.

@@ -187,7 +187,7 @@ def long_memories(results: dict[str, dict]) -> list[str]:
     h, parts = r["hybrid_ms"], r["hybrid_parts_p50_ms"]
     return ["", (f"**Long memories** — {r['memories']:,} documents of 100–400 words ({r['postings_per_memory']:.0f} "
                  f"postings each), questions of 15–25 words (`python -m benchmarks.long_memories`): ingest "
-                 f"{_n(r['ingest_per_s'])}/s; hybrid p50 / p95 / p99 {h['p50']:.1f} / {h['p95']:.1f} / "
+                 f"{_n(r['ingest_per_s'])}/s; hybrid search for the top 10, p50 / p95 / p99 {h['p50']:.1f} / {h['p95']:.1f} / "
                  f"{h['p99']:.1f} ms (embedding {parts['embed']:.1f}, SQL {parts['sql']:.1f}, ranking "
                  f"{parts['rank']:.1f} ms at p50); text leg alone p50 {r['text_leg_ms']['p50']:.1f} ms, vector "
                  f"leg alone {r['vector_leg_ms']['p50']:.1f} ms; the document asked about is in the top 5 for "
