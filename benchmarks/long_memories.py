@@ -14,10 +14,13 @@ takes a quarter of its words from it, the rest from the whole vocabulary by freq
 about one document: ten of its subject's words that the document uses, among the common words a question
 is made of. Deterministic for a seed.
 
-Reported: bulk ingest per second; hybrid retrieval (top 10, the default profile, the query's embedding
-included) p50 / p95 / p99 with its parts (embedding, the SQL statement, ranking in Python); the text leg
-alone and the vector leg alone (`search_type`); recall@10 of the document each question is about, so a
-faster search is not bought with worse results. The goals (issue 20): hybrid p50 ≤ 8 ms, p95 ≤ 20 ms.
+Reported: bulk ingest per second; hybrid retrieval p50 / p95 / p99 with its parts (embedding, the SQL
+statement, ranking in Python), the query's embedding included and the default profile, for the top 5 (as
+the chat benchmark's hybrid goals are measured, and as a chat turn searches) and for the top 10, each
+question asked both ways in turn; the text leg alone and the vector leg alone (`search_type`, top 5);
+recall@5 and @10 of the document each question is about, from the top 10, so a faster search is not
+bought with worse results. The goals (issue 20): hybrid p50 ≤ 8 ms, p95 ≤ 20 ms, judged at the top 5
+with the top 10's figures beside them. (Until 2026-12-06 only the top 10 was timed.)
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ INSTANCE = "long-0"
 SUBJECTS = 2_000
 SUBJECT_WORDS = 40
 GOAL_MS = {"p50": 8.0, "p95": 20.0}
+TOP_K = 5  # the results a timed search asks for, as `benchmarks.speed`'s (issue 20's other hybrid goals)
 
 
 def vocabulary() -> tuple[list[str], list[int]]:
@@ -142,13 +146,18 @@ class Corpus:
 
 
 def measure(wb, questions: list[tuple[str, str]], warm: int, instance: str = INSTANCE) -> dict:
+    """Each question searched for its top 5 (`TOP_K`, as the chat benchmark and a chat turn search) and its
+    top 10, the two in turn (which goes first alternates), so the machine's drift touches both alike; the
+    document's recall from the top 10 (the top 5 is its prefix)."""
     pool, embedder = wb.search_pool(), wb.embedder
+    # Each search embeds its question afresh: asked twice, the second would find it in the cache.
+    embed = getattr(embedder, "uncached", embedder).embed
 
-    def hybrid(q: str) -> tuple[float, float, float, float, list[str]]:
+    def hybrid(q: str, k: int) -> tuple[float, float, float, float, list[str]]:
         t0 = time.perf_counter()
-        qvec = embedder.embed(q)
+        qvec = embed(q)
         t1 = time.perf_counter()
-        req = SearchRequest(query=q, instance=instance, top_k=10)
+        req = SearchRequest(query=q, instance=instance, top_k=k)
         found = fetch_pool(pool, embedder, req, qvec)
         t2 = time.perf_counter()
         kept = rank_pool(found, req.profile, datetime.now(UTC), top_k=req.top_k, distinct=req.distinct,
@@ -159,19 +168,27 @@ def measure(wb, questions: list[tuple[str, str]], warm: int, instance: str = INS
 
     def leg(q: str, kind: str) -> float:
         t = time.perf_counter()
-        hybrid_search(pool, embedder, SearchRequest(query=q, instance=instance, top_k=10, search_type=kind))
+        hybrid_search(pool, embedder, SearchRequest(query=q, instance=instance, top_k=TOP_K, search_type=kind))
         return (time.perf_counter() - t) * 1000
 
-    for q, _ in questions[:warm]:
-        hybrid(q)
+    def both(i: int, q: str) -> dict[int, tuple]:
+        return {k: hybrid(q, k) for k in ((TOP_K, 10) if i % 2 else (10, TOP_K))}
+
+    for i, (q, _) in enumerate(questions[:warm]):
+        both(i, q)
     measured = questions[warm:]
-    runs = [hybrid(q) for q, _ in measured]
-    found5 = sum(doc in ids[:5] for (_, doc), (*_, ids) in zip(measured, runs, strict=True))
-    found10 = sum(doc in ids for (_, doc), (*_, ids) in zip(measured, runs, strict=True))
+    runs = [both(i, q) for i, (q, _) in enumerate(measured)]
+    top, ten = [r[TOP_K] for r in runs], [r[10] for r in runs]
+    found5 = sum(doc in ids[:5] for (_, doc), (*_, ids) in zip(measured, ten, strict=True))
+    found10 = sum(doc in ids for (_, doc), (*_, ids) in zip(measured, ten, strict=True))
     return {
-        "hybrid_ms": percentiles([r[0] for r in runs]),
-        "hybrid_parts_p50_ms": {name: percentiles([r[i] for r in runs], (50,))["p50"]
+        "top_k": TOP_K,
+        "hybrid_ms": percentiles([r[0] for r in top]),
+        "hybrid_parts_p50_ms": {name: percentiles([r[i] for r in top], (50,))["p50"]
                                 for i, name in ((1, "embed"), (2, "sql"), (3, "rank"))},
+        "hybrid_top10_ms": percentiles([r[0] for r in ten]),
+        "hybrid_top10_parts_p50_ms": {name: percentiles([r[i] for r in ten], (50,))["p50"]
+                                      for i, name in ((1, "embed"), (2, "sql"), (3, "rank"))},
         "text_leg_ms": percentiles([leg(q, "text") for q, _ in measured], (50, 95)),
         "vector_leg_ms": percentiles([leg(q, "vector") for q, _ in measured], (50, 95)),
         "recall_at_5": round(found5 / len(measured), 4),

@@ -187,11 +187,21 @@ def long_memories(results: dict[str, dict]) -> list[str]:
     h, parts = r["hybrid_ms"], r["hybrid_parts_p50_ms"]
     return ["", (f"**Long memories** — {r['memories']:,} documents of 100–400 words ({r['postings_per_memory']:.0f} "
                  f"postings each), questions of 15–25 words (`python -m benchmarks.long_memories`): ingest "
-                 f"{_n(r['ingest_per_s'])}/s; hybrid search for the top 10, p50 / p95 / p99 {h['p50']:.1f} / {h['p95']:.1f} / "
-                 f"{h['p99']:.1f} ms (embedding {parts['embed']:.1f}, SQL {parts['sql']:.1f}, ranking "
-                 f"{parts['rank']:.1f} ms at p50); text leg alone p50 {r['text_leg_ms']['p50']:.1f} ms, vector "
+                 f"{_n(r['ingest_per_s'])}/s; hybrid search for the top {r.get('top_k', 10)}, p50 / p95 / p99 "
+                 f"{h['p50']:.1f} / {h['p95']:.1f} / {h['p99']:.1f} ms (embedding {parts['embed']:.1f}, SQL "
+                 f"{parts['sql']:.1f}, ranking {parts['rank']:.1f} ms at p50){long_top10(r)}; text leg alone p50 "
+                 f"{r['text_leg_ms']['p50']:.1f} ms, vector "
                  f"leg alone {r['vector_leg_ms']['p50']:.1f} ms; the document asked about is in the top 5 for "
                  f"{r['recall_at_5']:.0%} of questions, in the top 10 for {r['recall_at_10']:.0%}.")]
+
+
+def long_top10(r: dict) -> str:
+    """The same questions searched for their top 10, in turn with the timed top 5 (runs from 2026-12-06)."""
+    if "hybrid_top10_ms" not in r:
+        return ""
+    h, parts = r["hybrid_top10_ms"], r["hybrid_top10_parts_p50_ms"]
+    return (f"; for the top 10, asked in turn: {h['p50']:.1f} / {h['p95']:.1f} / {h['p99']:.1f} ms (SQL "
+            f"{parts['sql']:.1f}, ranking {parts['rank']:.1f} ms at p50)")
 
 
 class Goal(NamedTuple):
@@ -213,6 +223,7 @@ def goals(results: dict[str, dict]) -> list[str]:
     speed = {r["memories"]: r for n, r in results.items() if n.startswith("speed-")}
     floors, long, imp = results.get("floors"), results.get("long-memories"), results.get("import-speed")
     rows: list[Goal] = []
+    long_k = f" (top {long.get('top_k', 10)})" if long else ""
 
     def at(n: int, path: tuple[str, ...]):
         r = speed.get(n)
@@ -246,10 +257,10 @@ def goals(results: dict[str, dict]) -> list[str]:
                       f"{live['one_writer']['add_ms']['p50']:.1f} ms an add" + live_floor(results)),
                      cpu_reach(live.get("cpu"), 1000, "an add"))] if live else []),
              Goal("1,000,000: peak RSS ≤ 600 MB", at(1_000_000, ("peak_rss_mb",)), 600, True, " MB"),
-             Goal("long memories: hybrid p50 ≤ 8 ms", (long or {}).get("hybrid_ms", {}).get("p50"), 8, True, " ms",
-                  long_legs(long), long_reach(long, 8)),
-             Goal("long memories: hybrid p95 ≤ 20 ms", (long or {}).get("hybrid_ms", {}).get("p95"), 20, True,
-                  " ms"),
+             Goal(f"long memories: hybrid p50 ≤ 8 ms{long_k}", (long or {}).get("hybrid_ms", {}).get("p50"), 8,
+                  True, " ms", long_legs(long) + long_beside(long, "p50"), long_reach(long, 8)),
+             Goal(f"long memories: hybrid p95 ≤ 20 ms{long_k}", (long or {}).get("hybrid_ms", {}).get("p95"), 20,
+                  True, " ms", long_beside(long, "p95")),
              Goal("import of 100,000 messages ≥ 2,000/s", (imp or {}).get("messages_per_s"), 2000, False, "/s",
                   "", import_reach(imp)),
              *dashboard_rows(dash, results.get("dashboard-elements"))]
@@ -376,6 +387,13 @@ def long_legs(long: dict | None) -> str:
     return (f"each leg alone, a whole search: text {long['text_leg_ms']['p50']:.2f} ms, vector "
             f"{long['vector_leg_ms']['p50']:.2f} ms; the hybrid runs both in one statement, the text leg "
             f"first (p50: embedding {parts['embed']:.2f}, SQL {parts['sql']:.2f}, ranking {parts['rank']:.2f} ms)")
+
+
+def long_beside(long: dict | None, stat: str) -> str:
+    """The top 10's figure beside the timed top 5's, when the run asked both."""
+    if not long or "hybrid_top10_ms" not in long:
+        return ""
+    return f"{'; ' if stat == 'p50' else ''}the top 10, asked in turn: {long['hybrid_top10_ms'][stat]:.2f} ms"
 
 
 def live_floor(results: dict[str, dict]) -> str:
