@@ -181,14 +181,15 @@ def measure(wb, questions: list[tuple[str, str]], warm: int, instance: str = INS
     top, ten = [r[TOP_K] for r in runs], [r[10] for r in runs]
     found5 = sum(doc in ids[:5] for (_, doc), (*_, ids) in zip(measured, ten, strict=True))
     found10 = sum(doc in ids for (_, doc), (*_, ids) in zip(measured, ten, strict=True))
+
+    def parts(timed: list[tuple]) -> dict[str, float]:
+        return {name: percentiles([r[i] for r in timed], (50,))["p50"]
+                for i, name in ((1, "embed"), (2, "sql"), (3, "rank"))}
+
     return {
         "top_k": TOP_K,
-        "hybrid_ms": percentiles([r[0] for r in top]),
-        "hybrid_parts_p50_ms": {name: percentiles([r[i] for r in top], (50,))["p50"]
-                                for i, name in ((1, "embed"), (2, "sql"), (3, "rank"))},
-        "hybrid_top10_ms": percentiles([r[0] for r in ten]),
-        "hybrid_top10_parts_p50_ms": {name: percentiles([r[i] for r in ten], (50,))["p50"]
-                                      for i, name in ((1, "embed"), (2, "sql"), (3, "rank"))},
+        "hybrid_ms": percentiles([r[0] for r in top]), "hybrid_parts_p50_ms": parts(top),
+        "hybrid_top10_ms": percentiles([r[0] for r in ten]), "hybrid_top10_parts_p50_ms": parts(ten),
         "text_leg_ms": percentiles([leg(q, "text") for q, _ in measured], (50, 95)),
         "vector_leg_ms": percentiles([leg(q, "vector") for q, _ in measured], (50, 95)),
         "recall_at_5": round(found5 / len(measured), 4),
