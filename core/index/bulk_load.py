@@ -112,7 +112,7 @@ INCOMING = "memory_incoming"
 # `{postings}`.
 _WRITE_INCOMING = sql.SQL("""
 WITH tv AS MATERIALIZED (
-    SELECT k::int AS k, to_tsvector('english', t) AS v FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS u(t, k)
+    SELECT k::int AS k, memory_analyse(t) AS v FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS u(t, k)
 ), dates AS MATERIALIZED (
     SELECT y, mo, d, to_tsvector('english', memory_date_words(y, mo, d)) AS v
     FROM (SELECT DISTINCT ev_year, ev_month, ev_day FROM {incoming}) x(y, mo, d)

@@ -27,6 +27,10 @@ first `kpost` postings of each of its words instead of every memory containing t
 common word stays bounded at 100,000 memories. `memory_lexeme` keeps df per lexeme, and under the
 empty lexeme the instance's document count and total length.
 
+Words are Postgres's English analysis (stemmed, stop words out), plus the words inside what its parser
+keeps whole: an address, a host, a path, a file name ('/etc/nginx/nginx.conf' is also 'etc', 'nginx',
+'conf'), so notes and agent steps are found by the names they hold (`memory_analyse`).
+
 The text vector is made message by message: each neighbour's words are its own text vector, and the
 neighbours' vectors are concatenated (`memory_tsv_of`). So a bulk load parses each message once, where a
 vector of the joined texts parsed it up to seven times (as a memory, and as the neighbour of six): Postgres's
@@ -60,6 +64,8 @@ B = 0.3
 REF_LEN = 32.0  # the length at which `impact` is taken (it only orders postings; scores use avgdl)
 INDEXED_CHARS = 100_000  # of a memory's content and of a query; see the module's docstring
 NEIGHBOUR_CHARS = 4_000  # of each neighbour's text (two at distance 1, four at distances 2-3)
+# The default parser's token types whose words `memory_analyse` adds (`ts_token_type('default')`).
+TOKEN_EMAIL, TOKEN_HOST, TOKEN_URL_PATH, TOKEN_FILE = 4, 6, 18, 19
 
 # Functions the `memory` table needs before it is created (its tsv trigger calls them).
 ANALYSIS_DDL = f"""
@@ -69,9 +75,30 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     (ARRAY['january','february','march','april','may','june','july','august','september','october',
            'november','december'])[CASE WHEN mo BETWEEN 1 AND 12 THEN mo END], y::text) ELSE '' END
 $$;
+-- A text's words: Postgres's English analysis, which keeps an address, a host, a path or a file name whole
+-- ('/etc/nginx/nginx.conf', 'docs.python.org'), plus the words inside those (of two characters or more,
+-- a letter among them: 'etc', 'nginx', 'conf'), so "nginx config" finds a note that only names the file.
+-- Only a text with a dot, slash or @ between two letters or digits is parsed a second time for them, by a
+-- function of its own: `memory_analyse` itself has no subquery, so Postgres inlines it (a call of an SQL
+-- function that it cannot inline costs ~5 us, a quarter of parsing a chat message).
+CREATE OR REPLACE FUNCTION memory_analyse_parts(t text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT to_tsvector('english', t) || to_tsvector('english', coalesce((
+           SELECT string_agg(w, ' ') FROM ts_parse('default', t) p,
+                  regexp_split_to_table(p.token, '[^[:alnum:]]+') w
+           WHERE p.tokid IN ({TOKEN_EMAIL}, {TOKEN_HOST}, {TOKEN_URL_PATH}, {TOKEN_FILE})
+             AND length(w) > 1 AND w ~ '[[:alpha:]]'), ''))
+$$;
+CREATE OR REPLACE FUNCTION memory_may_hold_address(t text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT t ~ '[[:alnum:]][./@][[:alnum:]]' $$;
+CREATE OR REPLACE FUNCTION memory_analyse(t text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN memory_may_hold_address(t) THEN memory_analyse_parts(t)
+              ELSE to_tsvector('english', t) END
+$$;
 -- A neighbour's words: the text vector of its first NEIGHBOUR_CHARS characters (NULL when it is missing).
 CREATE OR REPLACE FUNCTION memory_words(t text) RETURNS tsvector
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT to_tsvector('english', left(t, {NEIGHBOUR_CHARS})) $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT memory_analyse(left(t, {NEIGHBOUR_CHARS})) $$;
 -- A memory's text vector from its parts' own: its content's, its neighbours' (before and after at distance
 -- 1, then before 2 and 3, after 2 and 3; NULL for a missing one) and its date's. `memory_tsv` parses the
 -- parts of one row; `core.index.bulk_load` each distinct text of a batch once.
@@ -85,16 +112,17 @@ RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 CREATE OR REPLACE FUNCTION memory_tsv(content text, context jsonb, y smallint, mo smallint, d smallint)
 RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT memory_tsv_of(to_tsvector('english', left(content, {INDEXED_CHARS})),
+  SELECT memory_tsv_of(memory_analyse(left(content, {INDEXED_CHARS})),
                        memory_words(context->'before'->>0), memory_words(context->'after'->>0),
                        memory_words(context->'before'->>1), memory_words(context->'before'->>2),
                        memory_words(context->'after'->>1), memory_words(context->'after'->>2),
                        to_tsvector('english', memory_date_words(y, mo, d)))
 $$;
--- `memory.tsv`, set on every insert and on an update that changes what it is made of.
+-- `memory.tsv`, set on every insert and on an update that changes what it is made of (or sets it to NULL:
+-- made again, as when the analysis changed).
 CREATE OR REPLACE FUNCTION memory_tsv_set() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'UPDATE' THEN
+  IF TG_OP = 'UPDATE' AND NEW.tsv IS NOT NULL THEN
     IF (NEW.content, NEW.context, NEW.ev_year, NEW.ev_month, NEW.ev_day)
        IS NOT DISTINCT FROM (OLD.content, OLD.context, OLD.ev_year, OLD.ev_month, OLD.ev_day) THEN
       NEW.tsv := OLD.tsv;
@@ -288,6 +316,18 @@ BEGIN
     PERFORM memory_text_rebuild(p.instance);
   END LOOP;
 END $$;
+-- The analysis the text vectors were made with. Version 2 (2026-12-06) added the words inside addresses,
+-- hosts and paths (`memory_analyse`): a vector made before, of a text that may hold one, is made again
+-- (its postings follow, by the update's trigger), once.
+CREATE TABLE IF NOT EXISTS memory_analysis (version int PRIMARY KEY);
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM memory_analysis WHERE version >= 2) THEN
+    UPDATE memory SET tsv = NULL
+    WHERE memory_may_hold_address(content) OR memory_may_hold_address(context::text);
+    INSERT INTO memory_analysis VALUES (2);
+  END IF;
+END $$;
 """
 
 
@@ -358,7 +398,7 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
            else sql.SQL("false"))
     return sql.SQL("""
 ql AS (
-    SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', left(%(text)s, {chars}))) u
+    SELECT DISTINCT u.lexeme FROM unnest(memory_analyse(left(%(text)s, {chars}))) u
 ), st AS MATERIALIZED (
     SELECT sum(df)::float8 AS n, sum(len) / nullif(sum(df), 0)::float8 AS avgdl
     FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''

@@ -141,6 +141,33 @@ def test_neighbours_and_dates_are_searched_with_less_weight(keyword_workbench, i
     assert [r.memory.id for r in dated.results] == ["dated"]
 
 
+def test_the_words_inside_paths_addresses_and_hosts_are_searched(keyword_workbench, instance):
+    """Postgres's parser keeps a path, a URL, a host or an e-mail address whole; their words are indexed too
+    (`memory_analyse`), by the memory's own text and by its neighbours', live and bulk-loaded alike, and a
+    query holding the whole token still finds it. Digits alone inside a version or a decimal are no words."""
+    at = NOW - timedelta(days=3)
+    notes = {"conf": "edit /etc/nginx/nginx.conf then reload", "doc": "see https://docs.example.org/av1-avif/",
+             "mail": "write to ops@hollyhock.io today", "plain": "nginx is not here, version v2.3.1 at 3.5"}
+    live = [MemoryRecord(instance=instance, id=k, kind="turn", content=v, created_at=at) for k, v in notes.items()]
+    live.append(MemoryRecord(instance=instance, id="reply", kind="turn", content="done", created_at=at,
+                             context=MemoryContext(before=["restarted via /usr/sbin/avahi-daemon"])))
+    keyword_workbench.index.add(live)
+    loaded = f"{instance}-bulk"
+    keyword_workbench.index.bulk_load([r.model_copy(update={"instance": loaded}) for r in live])
+
+    def found(where: str, query: str) -> list[str]:
+        res = search(keyword_workbench, where, query, top_k=10, include_shared=False, search_type="text")
+        return sorted(r.memory.id for r in res.results)
+
+    for where in (instance, loaded):
+        assert found(where, "nginx conf") == ["conf", "plain"]
+        assert found(where, "avif docs") == ["doc"]
+        assert found(where, "hollyhock") == ["mail"]
+        assert found(where, "avahi") == ["reply"]
+        assert found(where, "/etc/nginx/nginx.conf") == ["conf", "plain"]
+        assert found(where, "v2") == ["plain"]
+        assert found(where, "3") == []  # digits alone, inside a version or a decimal, are not words
+
 def test_profiles_change_the_order(keyword_workbench, memories):
     recent = FusionProfile(name="only-recency", w_sem=0.0, w_text=0.0, w_rec=1.0)
     res = search(keyword_workbench, memories, "paris museum", top_k=4, profile=recent)

@@ -22,12 +22,12 @@ from core.index.text import NEIGHBOUR_CHARS, conversation_context
 from core.models import EventTime, MemoryContext, MemoryRecord
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 
-# The vector as it was made until 2026-12-05: each distance's neighbours joined, then parsed.
+# The vector as it was made until 2026-12-05 (with today's analysis): each distance's neighbours joined, then parsed.
 JOINED = """
-    setweight(to_tsvector('english', left(content, 100000)), 'A')
-    || setweight(to_tsvector('english', left(concat_ws(' ', context->'before'->>0, context->'after'->>0),
+    setweight(memory_analyse(left(content, 100000)), 'A')
+    || setweight(memory_analyse(left(concat_ws(' ', context->'before'->>0, context->'after'->>0),
                                              8000)), 'B')
-    || setweight(to_tsvector('english', left(concat_ws(' ', context->'before'->>1, context->'before'->>2,
+    || setweight(memory_analyse(left(concat_ws(' ', context->'before'->>1, context->'before'->>2,
                                                        context->'after'->>1, context->'after'->>2), 16000)), 'C')
     || setweight(to_tsvector('english', memory_date_words({y}, {mo}, {d})), 'D')"""
 
@@ -176,3 +176,37 @@ def test_a_bulk_loaded_conversation_is_found_by_its_neighbours_words(workbench, 
     found = hybrid_search(workbench.search_pool(), workbench.embedder,
                           SearchRequest(query="parade downtown", instance=instance, top_k=3))
     assert {s.memory.id for s in found.results} >= {"t0", "t1"}
+
+
+def test_vectors_made_before_the_words_inside_addresses_are_made_again_once(other_database):
+    db = other_database
+    db.execute(memory_index.DDL)
+    db.execute("""CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
+                  SELECT memory_term_partition('old', 'memory_p_old');
+                  INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
+    db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) VALUES "
+               "('old', 'conf', 'observation', 'edit /etc/nginx/nginx.conf then reload', now(), '{}'), "
+               "('old', 'plain', 'observation', 'nothing to see here.', now(), '{}'), "
+               "('old', 'reply', 'conversation', 'done', now(), %s)",
+               (Jsonb({"before": ["mail ops@hollyhock.io"], "after": []}),))
+    # As databases were until 2026-12-06: each vector Postgres's analysis alone, and no record of it.
+    db.execute("""ALTER TABLE memory DISABLE TRIGGER memory_tsv_set;
+                  UPDATE memory SET tsv = setweight(to_tsvector('english', content), 'A')
+                                       || setweight(to_tsvector('english', coalesce(context->'before'->>0, '')), 'B');
+                  ALTER TABLE memory ENABLE TRIGGER memory_tsv_set;
+                  DROP TABLE memory_analysis;""")
+
+    def lexemes(id_: str) -> set[str]:
+        return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}
+
+    assert "nginx" not in lexemes("conf") and "hollyhock" not in lexemes("reply")
+    plain = db.execute("SELECT xmin::text FROM memory WHERE id = 'plain'").fetchone()[0]
+
+    db.execute(memory_index.DDL)  # today's schema over it
+    assert {"nginx", "conf", "etc"} <= lexemes("conf") and "hollyhock" in lexemes("reply")
+    assert all(same for (same,) in db.execute(
+        "SELECT tsv = memory_tsv(content, context, ev_year, ev_month, ev_day) FROM memory WHERE id <> 'plain'"))
+    assert db.execute("SELECT xmin::text FROM memory WHERE id = 'plain'").fetchone()[0] == plain  # not rewritten
+    again = db.execute("SELECT xmin::text FROM memory WHERE id = 'conf'").fetchone()[0]
+    db.execute(memory_index.DDL)  # once: a second start leaves the rows alone
+    assert db.execute("SELECT xmin::text FROM memory WHERE id = 'conf'").fetchone()[0] == again
