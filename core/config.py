@@ -133,9 +133,11 @@ class Settings(BaseSettings):
         from limits import parse
 
         try:
-            parse(v)
+            limit = parse(v)
         except ValueError:
             raise ValueError("must be a count per period, e.g. 600/minute or 20/second") from None
+        if limit.amount < 1:  # 0/minute would refuse every request
+            raise ValueError("must allow at least one request per period, e.g. 600/minute or 20/second")
         return v
 
     @field_validator("llm_base_url", "openai_base_url", "groq_base_url")

@@ -5,6 +5,7 @@ Feature-specific models live beside their feature (e.g. `core.conversation.turn`
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -12,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.ids import Id, labelled_id, pg_json
+
 
 def _some_text(value: str) -> str:
     if not value.strip():
@@ -26,10 +28,23 @@ def _distinct_tags(tags: list[str]) -> list[str]:
     return list(dict.fromkeys(tags))
 
 
+METADATA_MAX_CHARS = 20_000  # of a memory's metadata written as JSON: every result that shows it carries it
+
+
+def _bounded_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    size = len(json.dumps(metadata, default=str))
+    if size > METADATA_MAX_CHARS:
+        raise ValueError(f"must be at most {METADATA_MAX_CHARS:,} characters as JSON (this is {size:,}); "
+                         "keep large data elsewhere and put its reference here")
+    return metadata
+
+
 # Text a person or an assistant wrote: refused when it is only white space.
 SomeText = Annotated[str, AfterValidator(_some_text)]
 # Tags of a turn or a memory: at most 32 of 1–64 printable characters, repeats dropped (order kept).
 Tags = Annotated[list[str], Field(max_length=32), AfterValidator(_distinct_tags)]
+# What a caller attaches to a memory it adds or imports (the stored metadata adds the product's own keys).
+Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_metadata)]
 
 
 # What a row of the memory index is. Thoughts are indexed as "user" / "assistant"; the others are session

@@ -27,7 +27,7 @@ MEDIA_TYPE = "application/problem+json"
 RETRY_AFTER_UNAVAILABLE_S = 5  # a restarted Redis or Postgres is usually back within seconds
 
 STATUS_OF_CODE = {
-    "invalid_input": 400,
+    "invalid_input": 422,
     "unauthenticated": 401,
     "forbidden": 403,
     "not_found": 404,

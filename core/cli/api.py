@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import click
@@ -36,5 +37,9 @@ def api(ctx: WorkbenchContext, host: str, port: int, workers: int) -> None:
     ctx.wb.close()
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"serving http://{shown}:{port} (OpenAPI page at /docs, MCP at /mcp); Ctrl+C stops", err=True)
+    # uvicorn stops gracefully on SIGTERM (a supervisor's stop), then sends it again under the handler it
+    # found: Python's default one killed the process before this command could stop the servers it
+    # started. As Ctrl+C's handler it unwinds like Ctrl+C (`uvicorn.run` returns), and they stop.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     uvicorn.run("core.api.app:app_from_env", factory=True, host=host, port=port, workers=workers,
                 log_level="warning", access_log=False, timeout_graceful_shutdown=10)

@@ -88,9 +88,9 @@ class UiRememberParams(BaseModel):
     temporal: str | None = Field(None, max_length=200)
     profile: Id | None = None
     request_id: Id | None = Field(
-        None, description="idempotency key: the same id again returns the first call's result, not a new "
-                          "turn; one is made when left out (retrying a turn whose outcome was unknown needs "
-                          "the id its error message gives)")
+        None, description="idempotency key: the same id again, with the same message, returns the first call's "
+                          "result, not a new turn (with another message it is refused); one is made when left "
+                          "out (retrying a turn whose outcome was unknown needs the id its error message gives)")
     instance: Id | None = Field(None, description="the memory instance; None: the INSTANCE setting")
     intermediate_steps: dict[str, str] = Field(
         {}, description="outputs of the caller's earlier tools, by tool title, put into the prompt's "
@@ -227,6 +227,15 @@ class Remember:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.origin = origin
 
+    def _same_request(self, instance: str, served: UiRememberResult, params: UiRememberParams) -> None:
+        """InvalidInput when the request id was first sent with another message: its result is that message's,
+        and this one would be stored nowhere."""
+        first = self.wb.thoughts.get_many(instance, served.chain_id, [served.thought1_id])
+        if first and first[0].thought != params.thought:
+            raise InvalidInput(f"request_id {served.request_id!r} was first sent with another message (chain "
+                               f"{served.chain_id!r}); a repeat must send the same one. Send this message with "
+                               "a new request_id, or none")
+
     def run(self, params: UiRememberParams, *, instance: str | None = None) -> UiRememberResult:
         for piece in self.stream(params, instance=instance):
             if isinstance(piece, UiRememberResult):
@@ -245,6 +254,7 @@ class Remember:
         state = store.turn_state(instance, chain_id, request_id)
         if state.served:
             result = UiRememberResult.model_validate_json(state.served)
+            self._same_request(instance, result, params)
             yield result.answer
             yield result
             return
@@ -356,7 +366,9 @@ class Remember:
                                     final=not params.next_thought_needed, index_answer=synthesis == "llm",
                                     metrics_id=metrics_id)
         if written.served:  # the same request, served meanwhile (a concurrent repeat)
-            yield UiRememberResult.model_validate_json(written.served)
+            served = UiRememberResult.model_validate_json(written.served)
+            self._same_request(instance, served, params)
+            yield served
             return
         if params.thought_number not in (None, written.number):
             result.notes.append(f"thought_number {params.thought_number} given; stored as {written.number}, "

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from core.errors import explain_validation
 from core.ids import ID_PATTERN, Id, validate_id
-from core.models import SomeText, Tags
+from core.models import Metadata, SomeText, Tags
 
 # A clock a few minutes ahead of ours is not "the future"; a year ahead is a broken export.
 FUTURE_SLACK = timedelta(minutes=5)
@@ -92,7 +92,7 @@ class ImportedMemory(BaseModel):
     created_at: datetime | None = Field(None, description="None: stored with the time of the import")
     event_time: datetime | None = None
     tags: Tags = []
-    metadata: dict[str, Any] = {}
+    metadata: Metadata = {}
 
     @field_validator("id")
     @classmethod

@@ -146,7 +146,7 @@ def memory_bank_query(wb: Workbench, req: uc.BankQuery, caller: uc.Principal) ->
 
     Use it before the next step of a task, to recall what was already done and found.
 
-    Returns `entries`, most important first, then newest; a summary has skill_name "summary".
+    Returns `entries`, most important first, then newest; a summary has skill_name "MemorySummary".
     """
     return BankEntries(entries=uc.bank_query(wb, req))
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
 from core.admin.deletion import DeletionReport, delete_bank, delete_chain, delete_memory
 from core.conversation.thoughts import RatingRecord
+from core.errors import InvalidInput
 from core.ids import Id, pg_json
 from core.index.records import event_time_of
-from core.models import EventTime, MemoryRecord, SomeText, Tags
+from core.models import EventTime, MemoryRecord, Metadata, SomeText, Tags
 from core.usecases.base import InstanceRequest
 
 if TYPE_CHECKING:
@@ -22,18 +23,21 @@ if TYPE_CHECKING:
 __all__ = ["RatingRecord"]
 
 AddableKind = Literal["observation", "insight", "obs_customized", "conversation"]
+ADDABLE_KINDS = get_args(AddableKind)
 
 
 class AddMemory(InstanceRequest):
     """A memory to remember as it is: a fact observed about the user (observation), something inferred
     from several (insight), an observation in the caller's own form (obs_customized), or a line of
-    conversation. The same `id` again replaces it (a retry is safe)."""
+    conversation. The same `id` again replaces it (a retry is safe); an id that a message, a bank entry or
+    what formation derived from a conversation holds is refused, since replacing its row would leave it
+    unfindable by search and by `forget`."""
 
     content: SomeText = Field(min_length=1, max_length=100_000)
     kind: AddableKind = "observation"
     tags: Tags = []
     event_time: datetime | None = Field(None, description="when what it says happened (UTC if no zone)")
-    metadata: dict[str, Any] = {}
+    metadata: Metadata = {}
     id: Id | None = Field(None, description="default: a new id")
 
     @field_validator("event_time")
@@ -53,6 +57,8 @@ class AddedMemory(BaseModel):
 def add_memory(wb: Workbench, req: AddMemory) -> AddedMemory:
     """Embed and index the memory; it is searchable at once (hybrid search, MemoryScope, chat)."""
     instance = req.instance_in(wb)
+    if req.id is not None:
+        _check_replaceable(wb, instance, req.id)
     now = datetime.now(UTC)
     record = MemoryRecord(instance=instance, id=req.id or f"mem-{uuid.uuid4().hex}", kind=req.kind,
                           content=req.content, created_at=now, tags=req.tags, metadata=pg_json(req.metadata),
@@ -60,6 +66,17 @@ def add_memory(wb: Workbench, req: AddMemory) -> AddedMemory:
     wb.index.add([record])
     return AddedMemory(instance=instance, id=record.id, kind=record.kind, created_at=now,
                        event_time=record.event_time)
+
+
+def _check_replaceable(wb: Workbench, instance: str, memory_id: str) -> None:
+    """InvalidInput when `memory_id` is a memory that `add_memory` did not add: one of a chain (a message, or
+    what formation made of one) or of another kind (a bank entry)."""
+    there = wb.index.get(instance, [memory_id])
+    if there and (there[0].chain_id is not None or there[0].kind not in ADDABLE_KINDS):
+        row = there[0]
+        whose = f" of chain {row.chain_id!r}" if row.chain_id is not None else ""
+        raise InvalidInput(f"id {memory_id!r} is a {row.kind} memory{whose}, which add_memory cannot replace: "
+                           "leave id out for a new one, or choose another")
 
 
 class Forget(InstanceRequest):

@@ -128,7 +128,8 @@ def test_commands_at_the_same_time_share_the_servers_and_the_last_one_stops_them
     assert servers_running(data) == []
 
 
-def test_a_command_leaves_the_servers_running_while_the_api_uses_them(home, data):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_command_leaves_the_servers_running_while_the_api_uses_them(home, data, stop):
     port = free_port()
     api = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=user_env(home),
                            cwd="/tmp", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -139,7 +140,7 @@ def test_a_command_leaves_the_servers_running_while_the_api_uses_them(home, data
         assert done.returncode == 0, done.stderr
         assert servers_running(data) == ["postgres", "redis-server"]
     finally:
-        api.send_signal(signal.SIGINT)  # Ctrl+C
+        api.send_signal(stop)  # Ctrl+C, or a supervisor's stop
         api.wait(timeout=60)
     # The API started them: with nobody else using them, its exit stopped them.
     assert api.returncode == 0, api.stderr.read()

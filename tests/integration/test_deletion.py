@@ -7,14 +7,15 @@ import json
 
 import pytest
 
-from core.bank import MemoryBank, MemoryEntry
 from core.admin.deletion import delete_bank, delete_chain, delete_memory
-from core.errors import NotFound
 from core.admin.explorer import ExplorerSearch, export_chain, list_chains, search_memory
+from core.bank import MemoryBank, MemoryEntry
 from core.conversation.indexing import sync_index
-from core.conversation.turn import Remember, UiRememberParams
-from core.runtime import Workbench
 from core.conversation.keys import OUTBOX
+from core.conversation.turn import Remember, UiRememberParams
+from core.errors import InvalidInput, NotFound
+from core.runtime import Workbench
+from core.usecases.memories import AddMemory, add_memory
 
 
 @pytest.fixture
@@ -165,3 +166,15 @@ def test_a_deletion_that_outlasts_the_outbox_lock_still_reports_its_work(workben
     report = delete_chain(workbench, instance, "slow")
     assert report.thoughts == 3
     assert residue(workbench, instance, "slow", [t.thought1_id, t.thought2_id, t.thought3_id]) == NOTHING
+
+
+def test_add_memory_cannot_take_the_id_of_a_message_which_is_then_still_forgotten_by_it(workbench, instance):
+    said = turn(workbench, instance, "locker", "My locker code is Wombatique 4471")
+    with pytest.raises(InvalidInput, match="is a user memory of chain 'locker', which add_memory cannot replace"):
+        add_memory(workbench, AddMemory(instance=instance, content="Replaced text", id=said.thought1_id))
+    mine = add_memory(workbench, AddMemory(instance=instance, content="Snorkelberry jam", id="my-note"))
+    again = add_memory(workbench, AddMemory(instance=instance, content="Snorkelberry marmalade", id=mine.id))
+    assert again.id == "my-note"  # a memory it added is replaced by its id, as before
+    report = delete_memory(workbench, instance, said.thought1_id)
+    assert report.thoughts == 1
+    assert not workbench.thoughts.get_many(instance, "locker", [said.thought1_id])

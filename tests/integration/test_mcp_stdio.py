@@ -18,6 +18,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from core import usecases as uc
+from core.bank.types import SUMMARY_SKILL
 from tests.support.mcp_client import TOOLS, failure, invalid, ok, refused
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +68,7 @@ def test_tools_have_schemas_from_the_requests_and_descriptions(data_dir, instanc
         internal = tools["internal_memory"].input_schema
         assert set(internal["properties"]) == set(uc.PastTaskQuery.model_fields)
         assert tools["retrieve_memory"].annotations.read_only_hint
+        assert f'skill_name "{SUMMARY_SKILL}"' in tools["memory_bank_query"].description
         assert tools["forget"].annotations.destructive_hint
         assert {t.uri_template for t in templates} == {"workbench://chains/{chain_id}{?instance}",
                                                        "workbench://banks/{bank}{?instance}"}

@@ -5,11 +5,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.conversation.turn import Remember, UiRememberParams
-from core.runtime import Workbench
 from core.conversation.keys import chain_key
 from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER
+from core.conversation.turn import Remember, UiRememberParams
+from core.errors import InvalidInput
+from core.runtime import Workbench
 from tests.support.clock import Clock
 
 
@@ -80,6 +81,10 @@ def test_repeated_request_id_is_served_once(workbench, instance):
     p = UiRememberParams(thought="idempotent please", chain_id="idem", request_id="req-1")
     a, b = rm.run(p, instance=instance), rm.run(p, instance=instance)
     assert a.thought1_id == b.thought1_id
+    assert len(workbench.thoughts.chain_thoughts(instance, "idem")) == 3
+    # The same id with another message is refused: it would get the first one's result, and be stored nowhere.
+    with pytest.raises(InvalidInput, match="request_id 'req-1' was first sent with another message"):
+        rm.run(p.model_copy(update={"thought": "something else entirely"}), instance=instance)
     assert len(workbench.thoughts.chain_thoughts(instance, "idem")) == 3
 
 

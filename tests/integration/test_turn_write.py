@@ -45,8 +45,9 @@ def test_every_turn_gets_a_request_id_and_its_repeat_writes_nothing(workbench, i
     rm = Remember(workbench)
     first = rm.run(UiRememberParams(thought="the boat leaves at nine"), instance=instance)
     assert first.request_id and first.request_id.startswith("req-")
-    # The repeat names only the request id: a new chain's id comes from it, so the repeat finds it.
-    again = rm.run(UiRememberParams(thought="ignored", request_id=first.request_id), instance=instance)
+    # The repeat names no chain, only the request id: a new chain's id comes from it, so the repeat finds it.
+    again = rm.run(UiRememberParams(thought="the boat leaves at nine", request_id=first.request_id),
+                   instance=instance)
     assert again == first
     assert counts(workbench, instance, first.chain_id) == {CATEGORY_USER: 1, CATEGORY_ASSISTANT: 1,
                                                            CATEGORY_METRICS: 1}

@@ -31,6 +31,13 @@ def test_bad_value_names_the_setting_and_what_is_allowed(monkeypatch):
     assert "REDIS_URL" in str(e.value) and "redis://" in str(e.value)
 
 
+@pytest.mark.parametrize(("rate", "said"), [("often", "a count per period"), ("0/minute", "at least one request")])
+def test_a_rate_limit_that_would_refuse_everything_is_refused(monkeypatch, rate, said):
+    monkeypatch.setenv("API_RATE_LIMIT", rate)
+    with pytest.raises(ConfigError, match=f"API_RATE_LIMIT: .*{said}"):
+        load_settings()
+
+
 def test_bad_instance_is_refused_with_the_rule(monkeypatch):
     monkeypatch.setenv("INSTANCE", "a b}")
     with pytest.raises(ConfigError, match="INSTANCE: instance must be"):
