@@ -16,13 +16,25 @@ from dashboard.ui import as_plain_line
 LINKED_CHAINS = 20
 
 
-def saved_upload(wb: Workbench, upload) -> Path:
+def saved_upload(wb: Workbench, upload) -> Path | None:
     """The uploaded file kept privately under the data directory: the import streams it from there, and
-    removes it once imported (so it is not written again for an upload already imported)."""
+    removes it once imported (so it is not written again for an upload already imported). The copy of a
+    file taken off the page, or replaced by another, goes at once; one left by a closed tab, within the
+    hour (`uc.prune_uploads`)."""
+    shown = st.session_state.get("imp_upload_kept")
     done = st.session_state.get("imp_result")
-    if done and done[0].startswith(str(Path(wb.settings.data_dir) / "uploads" / upload.file_id)):
-        return Path(done[0])
-    return uc.keep_upload(wb, upload.name, upload.getbuffer(), upload.file_id)
+    if upload is None:
+        path = None
+    elif done and done[0].startswith(str(Path(wb.settings.data_dir) / "uploads" / upload.file_id)):
+        path = Path(done[0])
+    else:
+        path = uc.keep_upload(wb, upload.name, upload.getbuffer(), upload.file_id)
+    if shown and Path(shown) != path:
+        uc.discard_upload(wb, Path(shown))
+    st.session_state["imp_upload_kept"] = str(path) if path else None
+    if upload is None:
+        uc.prune_uploads(wb)
+    return path
 
 
 def file_state(path: Path) -> tuple[float, int]:

@@ -24,7 +24,7 @@ st.caption(f"Into instance **{as_plain_line(instance)}** (choose another in the 
 where = st.radio("Source", ["Upload a file", "A path on the server"], horizontal=True, key="imp_source")
 if where == "Upload a file":
     upload = st.file_uploader("Export file (JSON, JSONL, CSV, or a workbench archive)", key="imp_upload")
-    path = saved_upload(get_workbench(), upload) if upload else None
+    path = saved_upload(get_workbench(), upload)
 else:
     typed = st.text_input("File or folder", key="imp_path",
                           placeholder="/data/exports/conversations.json, or a folder of past tasks")

@@ -192,6 +192,9 @@ class _Run:
 
     def _thoughts(self, conv: ImportedConversation) -> list[Thought]:
         chain, turn, out = conv.chain_id, 0, []
+        # The workbench's own chain export brought back into the instance it came from: a message still
+        # stored there keeps its id, so it is found already present (not stored a second time).
+        there = {t.id for t in self.wb.thoughts.chain_thoughts(self.instance, chain)} if conv.keep_ids else set()
         for i, m in enumerate(conv.messages):
             turn += m.role == "user"
             user = m.role == "user"
@@ -202,7 +205,8 @@ class _Run:
                 extra["attachments"] = m.attachments
             # Feedback records are keyed by answer id alone, across instances: the instance is part of
             # each id, so the same file imported into two instances never shares a record.
-            ident = f"{chain}-{digest(f'{self.instance}/{m.source_id or i}', 12)}"
+            ident = (m.source_id if m.source_id in there
+                     else f"{chain}-{digest(f'{self.instance}/{m.source_id or i}', 12)}")
             out.append(Thought(
                 id=ident, instance=self.instance, chain_id=chain, thought=m.content, timestamp=m.at,
                 category=CATEGORY_USER if user else CATEGORY_ASSISTANT, thought_number=max(turn, 1),

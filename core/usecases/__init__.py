@@ -27,8 +27,8 @@ from core.usecases.conversation import (Conversation, ConversationMessage, Conve
                                         UiRememberParams, UiRememberResult, conversation, mark_abandoned,
                                         remember, remember_stream, summarise_quiet_chains, sweep,
                                         sweep_instance)
-from core.usecases.importing import (ImportFile, ImportResult, import_file, import_preview,
-                                     keep_upload)
+from core.usecases.importing import (ImportFile, ImportResult, discard_upload, import_file, import_preview,
+                                     keep_upload, prune_uploads)
 from core.usecases.formation import (FactHistory, FactHistoryRequest, FormationResult, FormationRun,
                                     HistoryFact, SupersededRequest, fact_history, formation_run,
                                     superseded_memories)
@@ -109,7 +109,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "create_key", "default_bank", "default_locomo_path", "delete_profile", "demo_load", "demo_reset", "embed_pending",
            "embedder_name", "evaluate", "evaluate_side_by_side", "export_archive", "fact_history", "feedback_answers", "feedback_export",
            "feedback_summary", "forget", "formation_run",
-           "get_profile", "import_file", "import_preview", "keep_upload",
+           "get_profile", "import_file", "import_preview", "keep_upload", "discard_upload", "prune_uploads",
            "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory", "is_archive",
            "is_evaluation_instance",
            "keys_exist", "labelled_set", "latency_table", "limit_caption", "list_keys", "list_profiles", "list_texts", "locomo_sample_ids",

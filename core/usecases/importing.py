@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["IMPORT_FORMATS", "ImportCounts", "ImportOutcome", "ImportPreview", "InvalidRecord"]
 
 ARCHIVE = "workbench-archive"
+UPLOAD_KEPT_S = 3600.0  # an upload previewed and never imported is removed after this
 IMPORT_FORMATS: tuple[str, ...] = ("auto", *FORMATS, ARCHIVE)
 
 
@@ -81,18 +83,19 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     if preview.invalid == preview.records or (preview.invalid and req.on_error == "stop"):
         raise InvalidInput(refusal(preview))
     outcome = write(wb, instance, read, preview, progress=progress)
-    _discard_upload(wb, req.path)
+    discard_upload(wb, req.path)
     return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report)
 
 
 def keep_upload(wb: Workbench, name: str, data: bytes | memoryview, key: str) -> Path:
     """An uploaded file kept under the data directory, the owner's alone (0600 in a 0700 folder), so the
-    import can stream it and an interrupted one can continue; `import_file` removes it once imported.
-    `key` tells two uploads apart (the page's upload id); the name is kept, as the format is told partly
-    from it."""
+    import can stream it and an interrupted one can continue; `import_file` removes it once imported, and
+    an upload left unimported goes after `UPLOAD_KEPT_S` (`prune_uploads`). `key` tells two uploads apart
+    (the page's upload id); the name is kept, as the format is told partly from it."""
     folder = private_dir(Path(wb.settings.data_dir) / "uploads")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name)[-100:] or "upload"
     path = folder / f"{re.sub(r'[^A-Za-z0-9-]+', '_', key)[:64]}-{safe}"
+    prune_uploads(wb, keep=path)
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
@@ -100,8 +103,26 @@ def keep_upload(wb: Workbench, name: str, data: bytes | memoryview, key: str) ->
     return path
 
 
-def _discard_upload(wb: Workbench, path: Path) -> None:
-    """An upload's copy goes once its import is complete: deleting what was imported must leave no copy."""
+def prune_uploads(wb: Workbench, *, keep: Path | None = None, older_than_s: float = UPLOAD_KEPT_S) -> int:
+    """Remove the uploads not changed for `older_than_s` (previewed, never imported: a closed tab leaves
+    its file behind), but `keep`; returns how many. An interrupted import continues from its checkpoint
+    with the file uploaded again (the checkpoint is the file's hash, not its copy)."""
+    folder = Path(wb.settings.data_dir) / "uploads"
+    cutoff = time.time() - older_than_s
+    removed = 0
+    for path in folder.glob("*") if folder.is_dir() else ():
+        try:
+            if path != keep and path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+        except FileNotFoundError:  # another process pruned it meanwhile
+            continue
+    return removed
+
+
+def discard_upload(wb: Workbench, path: Path) -> None:
+    """An upload's copy goes once its import is complete (deleting what was imported must leave no copy),
+    or when the page no longer shows it (its file taken off the page, or replaced by another)."""
     if path.parent == Path(wb.settings.data_dir) / "uploads":
         path.unlink(missing_ok=True)
 
@@ -136,6 +157,6 @@ def _restore(wb: Workbench, req: ImportFile, instance: str, progress: Progress |
     restored = restore_archive(wb, RestoreArchive(path=req.path, instance=instance, dry_run=req.dry_run),
                                progress=progress)
     if not req.dry_run:
-        _discard_upload(wb, req.path)
+        discard_upload(wb, req.path)
     return ImportResult(instance=instance, preview=_archive_preview(req.path), dry_run=req.dry_run,
                         restored=restored)

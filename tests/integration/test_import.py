@@ -6,6 +6,7 @@ and the error policies write all, some or nothing."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -182,6 +183,10 @@ def test_a_chain_the_workbench_exported_comes_back_in_another_instance(keyword_w
     original = [(t.category, t.thought, t.timestamp) for t in thoughts(wb, source, "parking")
                 if t.category in (uc.CATEGORY_USER, uc.CATEGORY_ASSISTANT)]
     assert [(t.category, t.thought, t.timestamp) for t in thoughts(wb, instance, "parking")] == original
+    # Brought back where it was made, it finds its messages there: nothing is stored twice.
+    back = run(wb, source, exported)
+    assert back.outcome.created.messages == 0 and back.outcome.already_present == len(original)
+    assert len(thoughts(wb, source, "parking")) == len(original) + 2  # + the two turns' metrics
 
 
 def test_one_file_in_two_instances_shares_no_record(keyword_workbench, instance):
@@ -215,3 +220,20 @@ def test_every_imported_message_in_the_index_is_flagged_memorized(keyword_workbe
     again = run(wb, instance, "openai_chat.jsonl")
     assert again.outcome.created.messages == 0 and set(rows(wb, instance)) == {t.id for t in every}
     assert all(t.extra.get(MEMORIZED) for chain in chains for t in thoughts(wb, instance, chain))
+
+
+def test_an_upload_never_imported_does_not_stay_on_disk(keyword_workbench, tmp_path):
+    first = uc.keep_upload(keyword_workbench, "chat.jsonl", b'{"messages": []}\n', "up-1")
+    second = uc.keep_upload(keyword_workbench, "notes.csv", b"content\nhello\n", "up-2")
+    assert first.exists() and second.exists() and first.stat().st_mode & 0o777 == 0o600
+    uc.discard_upload(keyword_workbench, second)  # taken off the page
+    assert not second.exists()
+    hour_ago = first.stat().st_mtime - uc.importing.UPLOAD_KEPT_S - 1
+    os.utime(first, (hour_ago, hour_ago))  # previewed in a tab closed since
+    third = uc.keep_upload(keyword_workbench, "more.jsonl", b"{}\n", "up-3")  # the next upload prunes it
+    assert not first.exists() and third.exists()
+    assert uc.prune_uploads(keyword_workbench) == 0 and third.exists()  # a recent one stays
+    outside = tmp_path / "mine.jsonl"
+    outside.write_text("{}\n")
+    uc.discard_upload(keyword_workbench, outside)  # only the workbench's own copies go
+    assert outside.exists()
