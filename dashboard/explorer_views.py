@@ -86,19 +86,30 @@ def _delete(instance: str, pending: dict) -> str:
     target, ident = pending["target"], pending["id"]
     if target == "chain":
         r = uc.chain_delete(wb, uc.ChainRef(instance=instance, chain_id=ident))
-        counts = (f"{r.thoughts} thoughts, {r.feedback} feedback records, {r.index_rows} index rows, "
-                  f"{r.outbox} queued index writes")
-        return " ".join([f"Chain {ident} deleted: {counts}.", *_sentences(r.notes)])
+        counts = (f"{plural(r.thoughts, 'thought')}, {plural(r.feedback, 'feedback record')}, "
+                  f"{plural(r.index_rows, 'index row')}, {plural(r.outbox, 'queued index write')}")
+        return " ".join([f"Chain {ident} deleted: {counts}.", *_copies(r.copies), *_sentences(r.notes)])
     if target == "memory":
         r = uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=ident,
                                               chain_id=pending.get("chain")))
-        counts = f"{r.thoughts} thoughts, {r.bank_rows} bank rows, {r.index_rows} index rows"
-        return " ".join([f"Memory deleted ({counts}).", *_sentences(r.notes)])
+        counts = (f"{plural(r.thoughts, 'thought')}, {plural(r.bank_rows, 'bank row')}, "
+                  f"{plural(r.index_rows, 'index row')}")
+        return " ".join([f"Memory deleted ({counts}).", *_copies(r.copies), *_sentences(r.notes)])
     if target == "bank":
         r = uc.bank_delete(wb, uc.BankRef(instance=instance, bank=ident))
-        return f"Memory bank {ident} deleted: {r.bank_rows} entries and summaries, {r.index_rows} index rows."
+        return (f"Memory bank {ident} deleted: {plural(r.bank_rows, 'entry and summary', 'entries and summaries')}, "
+                f"{plural(r.index_rows, 'index row')}.")
     n = uc.bank_clear(wb, uc.BankRef(instance=instance, bank=ident))
-    return f"Memory bank {ident} cleared: {n} entries removed."
+    return f"Memory bank {ident} cleared: {plural(n, 'entry', 'entries')} removed."
+
+
+def _copies(n: int) -> list[str]:
+    """What else the deletion changed: every other record holding the same text now reads "[deleted]"."""
+    if not n:
+        return []
+    said = (f"The same text was in {plural(n, 'other record')} (a repeat of the message, an answer or "
+            "prompt quoting it): each now reads \"[deleted]\".")
+    return [said]
 
 
 # -- search ------------------------------------------------------------------------------------------

@@ -31,9 +31,10 @@ BOTH = (f"An answer whose follow-up came {int(uc.ABANDON_AFTER_S // 60)} minutes
 
 
 def _metrics(tiles: list[tuple], columns: int, prev: uc.FeedbackSummary, period: str) -> None:
-    """One bordered tile each; the change is "no earlier data" when the previous period had no answers
-    (a change against nothing would read as if everything were new)."""
-    empty = prev.answers == 0
+    """One bordered tile each; the change is "no earlier data" when the previous period had no answers, or
+    only imported ones, which carry no feedback (a change against nothing would read as if everything
+    were new)."""
+    empty = prev.answers == prev.imported
     for col, (label, value, delta, color, help_text) in zip(st.columns(columns), tiles, strict=False):
         col.metric(label, value, NO_EARLIER_DATA if empty else delta, delta_color="off" if empty else color,
                    delta_arrow="off" if empty else "auto", help=f"{help_text} Change: against {period}.",

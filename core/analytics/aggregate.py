@@ -27,7 +27,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from scipy import stats
 
-from core.analytics.load import STAGES, answered_between
+from core.analytics.load import IMPORTED, STAGES, answered_between
 
 Grouping = Literal["day", "model", "profile", "chain", "tag", "source", "key"]
 GROUPINGS: tuple[str, ...] = ("day", "model", "profile", "chain", "tag", "source", "key")
@@ -86,6 +86,7 @@ class FeedbackSummary(BaseModel):
 
     answers: int
     scored: int
+    imported: int = 0  # answers imported from another system (no feedback of their own), when counted in
     mean_score: float | None
     ci_low: float | None
     ci_high: float | None
@@ -163,7 +164,8 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
 def summarize(frame: pd.DataFrame) -> FeedbackSummary:
     """The headline figures for all of `frame`."""
     table = summarize_by(frame)
-    return _summary(table.iloc[0].to_dict() if len(table) else {})
+    summary = _summary(table.iloc[0].to_dict() if len(table) else {})
+    return summary.model_copy(update={"imported": int((frame["source"] == IMPORTED).sum()) if len(frame) else 0})
 
 
 def summarize_split(frame: pd.DataFrame, at: datetime) -> tuple[FeedbackSummary, FeedbackSummary]:
@@ -174,7 +176,10 @@ def summarize_split(frame: pd.DataFrame, at: datetime) -> tuple[FeedbackSummary,
     data = _figure_columns(frame)
     data["from_at"] = frame["answered_at"] >= pd.Timestamp(at)
     rows = {r["from_at"]: r for r in _figures(data, "from_at").to_dict("records")}
-    return _summary(rows.get(False, {})), _summary(rows.get(True, {}))
+    imported = (frame["source"] == IMPORTED).groupby(data["from_at"]).sum()
+    before, after = (_summary(rows.get(half, {})).model_copy(update={"imported": int(imported.get(half, 0))})
+                     for half in (False, True))
+    return before, after
 
 
 def _figure_columns(frame: pd.DataFrame) -> pd.DataFrame:

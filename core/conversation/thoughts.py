@@ -100,7 +100,7 @@ class ChainSummary(BaseModel):
     title: str
     created_at: datetime
     last_at: datetime
-    turns: int
+    turns: int  # the user turns it holds (deleted ones not counted)
 
     @property
     def age_seconds(self) -> float:
@@ -507,7 +507,7 @@ class ThoughtStore:
                 instance=instance, chain_id=c, title=meta.get("title", ""),
                 created_at=datetime.fromtimestamp(float(meta.get("created_at", 0)), UTC),
                 last_at=datetime.fromtimestamp(float(meta.get("last_at", 0)), UTC),
-                turns=int(meta.get("turns", 0))))
+                turns=int(meta.get("turns", 0)) - int(meta.get("turns_deleted", 0))))
         return out
 
     def chain_count(self, instance: str) -> int:
@@ -609,6 +609,7 @@ class ThoughtStore:
             self.outbox_drop(instance, chain_id)
             return [t.id for t in thoughts]
         has_feedback = bool(self.answers_with_feedback([thought_id]))
+        users_gone = sum(t.id in gone and t.category == CATEGORY_USER for t in thoughts)
         meta = chain_meta_key(instance, chain_id)
         last_answer = self.r.hget(meta, "last_answer_id")
         title = next((t.thought[:120] for t in left if t.category == CATEGORY_USER), "")
@@ -618,6 +619,8 @@ class ThoughtStore:
                 p.delete(thought_key(instance, chain_id, i))
             p.zrem(chain_key(instance, chain_id), *gone)
             p.hset(meta, "title", title)
+            if users_gone:  # `turns` numbers the turns (it never goes back); the chain's count is less these
+                p.hincrby(meta, "turns_deleted", users_gone)
             if last_answer == thought_id:
                 p.hdel(meta, "last_answer_id")
 

@@ -12,6 +12,7 @@ from core.admin.explorer import ExplorerSearch, export_chain, list_chains, searc
 from core.bank import MemoryBank, MemoryEntry
 from core.conversation.indexing import sync_index
 from core.conversation.keys import OUTBOX
+from core.conversation.thoughts import CATEGORY_USER
 from core.conversation.turn import Remember, UiRememberParams
 from core.errors import InvalidInput, NotFound
 from core.runtime import Workbench
@@ -102,9 +103,15 @@ def test_deleting_one_answer_takes_its_feedback_and_metrics(llm_wb, instance):
     assert a.thought2_id not in remaining and a.thought3_id not in remaining
     assert set(remaining) == {a.thought1_id, b.thought1_id, b.thought2_id, b.thought3_id}
     assert wb.index.get(instance, [a.thought2_id]) == []
-    # Deleting the first user thought re-makes the chain's title from what is left.
+    # Deleting the first user thought re-makes the chain's title from what is left, and the chain counts
+    # one turn less; the next turn is still numbered after every turn it ever had.
     delete_memory(wb, instance, a.thought1_id)
     assert wb.thoughts.chain_meta(instance, "c1")["title"] == "And the plumber is called Nuno."
+    assert [c.turns for c in wb.thoughts.chains(instance) if c.chain_id == "c1"] == [1]
+    turn(wb, instance, "c1", "The boiler is a Vaillant.")
+    assert [c.turns for c in wb.thoughts.chains(instance) if c.chain_id == "c1"] == [2]
+    numbers = [t.thought_number for t in wb.thoughts.chain_thoughts(instance, "c1") if t.category == CATEGORY_USER]
+    assert numbers == [2, 3]
 
 
 def test_deleting_the_last_thoughts_removes_the_chain(workbench, instance):

@@ -168,6 +168,12 @@ def test_a_split_summarises_each_side_as_summarize_does(frame):
         assert before == summarize(apply_filter(frame, FeedbackFilter(until=at - timedelta(microseconds=1))))
         assert after == summarize(apply_filter(frame, FeedbackFilter(since=at)))
     assert summarize_split(frame.iloc[:0], DAY2) == (summarize(frame.iloc[:0]), summarize(frame.iloc[:0]))
+    # Imported answers (no feedback of their own) are counted, so an earlier period of only those is
+    # read as one without data.
+    imported = frame.assign(source=["imported"] * 3 + ["http"] * 3)
+    before, after = summarize_split(imported, DAY2)
+    assert (before.answers, before.imported, after.imported) == (3, 3, 0)
+    assert summarize(imported).imported == 3
 
 
 def test_previous_window_has_the_same_length():
