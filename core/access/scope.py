@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from core.errors import Forbidden
+from core.ids import ID_PATTERN
 
 
 class Principal(BaseModel):
@@ -38,7 +39,10 @@ LOCAL_USER = Principal(name="local")
 def authorize(principal: Principal, instance: str, *, write: bool) -> None:
     """Raise Forbidden unless `principal` may read (and, with `write`, write) `instance`."""
     if not principal.may_read(instance):
-        raise Forbidden(f"key {principal.name!r} is not allowed this instance; use a key created with "
-                        f"--instance {instance}")
+        scope = ", ".join(repr(i) for i in principal.instances or [])
+        other = (f", or a key created with --instance {instance}" if ID_PATTERN.fullmatch(instance)
+                 else "")
+        raise Forbidden(f"key {principal.name!r} is not allowed this instance; it may use {scope} (name it as "
+                        f"the instance{other})")
     if write and not principal.may_write(instance):
         raise Forbidden(f"key {principal.name!r} is read-only; use a key created without --read-only")

@@ -84,9 +84,23 @@ class _RequestErrors:
         self._errors = exc.errors()
 
     def errors(self, **_: object) -> list[dict]:
-        # A body field is named by itself ("thought"), a query or path parameter as "query.page".
-        return [{**e, "loc": tuple(e["loc"][1:]) if e["loc"][:1] == ("body",) else tuple(e["loc"])}
+        # A body field is named by itself ("thought"), a query or path parameter as "query.page"; a body
+        # that is not a JSON object at all is named "body", with what to send instead.
+        return [_whole_body(e) or {**e, "loc": tuple(e["loc"][1:]) if e["loc"][:1] == ("body",) else tuple(e["loc"])}
                 for e in self._errors]
+
+
+def _whole_body(error: dict) -> dict | None:
+    """FastAPI's error for a body that is not JSON (located at its character offset, "JSON decode error")
+    or not an object (a text body, a list), said so."""
+    loc = tuple(error["loc"])
+    if error["type"] == "json_invalid":
+        where = f" at character {loc[1]}" if len(loc) > 1 else ""
+        reason = (error.get("ctx") or {}).get("error", "")
+        return {**error, "loc": ("body",), "msg": f"not valid JSON ({reason}{where})" if reason else "not valid JSON"}
+    if loc == ("body",) and error["type"] in ("model_attributes_type", "dict_type"):
+        return {**error, "msg": "must be a JSON object, sent with Content-Type: application/json"}
+    return None
 
 
 async def _request_invalid(_: Request, exc: Exception) -> ProblemResponse:

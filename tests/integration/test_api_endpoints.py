@@ -131,7 +131,9 @@ def test_bad_input_is_refused_with_a_problem_naming_the_field(client, method, pa
 
 def test_malformed_json_unknown_routes_and_methods(client, api):
     broken = client.post("/remember", content=b"{not json", headers={"content-type": "application/json"})
-    assert_problem(broken, 422, "invalid_input")
+    assert "body: not valid JSON (Expecting property name" in assert_problem(broken, 422, "invalid_input")["detail"]
+    text = client.post("/remember", content=b"thought=hi", headers={"content-type": "text/plain"})
+    assert "Content-Type: application/json" in assert_problem(text, 422, "invalid_input")["detail"]
     assert_problem(httpx.get(f"{api}/v1/nowhere"), 404, "not_found")
     assert_problem(client.put("/remember", json={"thought": "x"}), 405, "method_not_allowed")
 

@@ -115,6 +115,9 @@ def test_a_caller_scoped_to_another_instance_is_refused_as_a_tool_error(url, ins
     CALLERS["other"] = other = uc.Principal(name="other", instances=[elsewhere])
     forbidden = failure(lambda: uc.authorize(other, instance, write=True))
     assert "not allowed this instance" in forbidden
+    assert f"it may use '{elsewhere}' (name it as the instance, or a key created with --instance {instance})" \
+        in forbidden
+    assert "--instance" not in failure(lambda: uc.authorize(other, "Bad X", write=True))  # no name keys refuse
 
     async def scenario() -> None:
         async with http_session(url, "other") as s:
