@@ -138,7 +138,22 @@ def quality(results: dict[str, dict]) -> list[str]:
                          + ("met." if met else "**not met**."))
         else:
             lines.append(f"{goal}: not measured (no peer ran).")
-    return lines
+    return lines + documents(results.get("documents"))
+
+
+def documents(r: dict | None) -> list[str]:
+    """Memories that are not dialogue: the machine's package descriptions (`benchmarks.documents`)."""
+    if not r:
+        return []
+    row = lambda name, d: f"| {name} | " + " | ".join(_f(d[k]) for k in ("R@1", "R@5", "R@10", "MRR@10")) + " |"
+    return ["", (f"**Documents, not dialogue** — {r['documents']:,} package descriptions of this machine's Debian "
+                 "(each package's synopsis asks for its long description; `python -m benchmarks.documents`), same "
+                 "profile and embedder:"), "",
+            "| retriever | R@1 | R@5 | R@10 | MRR@10 |", "|---|---|---|---|---|",
+            row("**Memory Workbench**, near-duplicates kept", r["hybrid"]),
+            row("Memory Workbench as shipped (a near-duplicate gives way to the better one)", r["hybrid_as_shipped"]),
+            row("text leg alone", r["text_leg"]), row("vector leg alone", r["vector_leg"]),
+            row("BM25 alone (rank_bm25, same texts)", r["bm25"])]
 
 
 def speed(results: dict[str, dict]) -> list[str]:

@@ -14,6 +14,7 @@ from benchmarks import (
     corrections,
     dashboard_elements,
     dashboard_scale,
+    documents,
     floors,
     live_adds,
     locomo,
@@ -114,6 +115,23 @@ def test_long_memories_small_measures_each_leg_and_finds_the_documents(data_dir)
             result[f"{timed}_parts_p50_ms"])
     assert "p50" in result["text_leg_ms"] and "p50" in result["vector_leg_ms"]
     assert result["recall_at_10"] >= 0.5  # each question names ten of its document's subject words
+
+
+def test_documents_scores_each_leg_on_package_descriptions(data_dir, tmp_path):
+    subjects = ["compression library", "font family", "revision control", "image decoder", "mail transfer agent",
+                "spell checker", "audio mixer", "disk partition editor"]
+    status = tmp_path / "status"
+    status.write_text("\n\n".join(
+        f"Package: pkg-{i}\nStatus: install ok installed\nDescription: {s} for the desktop\n "
+        + f"This {s} is one of several {s} tools; it handles the {s} work of a system.\n .\n "
+        + " ".join(f"word{i}x{k}" for k in range(12)) for i, s in enumerate(subjects)) + "\n")
+    status.write_text(status.read_text() + "\nPackage: short\nDescription: too short\n only a few words\n")
+    result = documents.run(status, str(data_dir), instance=f"docs-{uuid.uuid4().hex[:6]}")
+    assert result["documents"] == len(subjects)  # the short one is left out
+    for part in ("hybrid", "text_leg", "vector_leg", "hybrid_as_shipped", "bm25"):
+        assert set(result[part]) == {"R@1", "R@5", "R@10", "MRR@10"}
+    assert result["hybrid"]["R@1"] == 1.0 and result["bm25"]["R@1"] == 1.0
+    assert documents.main(["--status", str(tmp_path / "missing")]) == 2
 
 
 def test_floors_small_times_each_part_of_a_load_and_of_a_query(data_dir):
