@@ -11,7 +11,7 @@ import streamlit as st
 
 from core import usecases as uc
 from core.runtime import Workbench
-from dashboard.ui import as_plain_line
+from dashboard.ui import as_plain_line, plural
 
 LINKED_CHAINS = 20
 
@@ -53,7 +53,7 @@ def render_preview(preview: uc.ImportPreview) -> None:
         return
     counts = preview.counts
     st.markdown(f"Detected format: **{as_plain_line(preview.format)}** ({as_plain_line(preview.shape)}) · "
-                f"{preview.records:,} records")
+                f"{plural(preview.records, 'record')}")
     tiles = [("Conversations", counts.conversations), ("Messages", counts.messages),
              ("Memories", counts.memories), ("Past tasks", counts.past_tasks), ("Invalid", preview.invalid)]
     for column, (label, value) in zip(st.columns(len(tiles)), tiles, strict=True):
@@ -81,12 +81,13 @@ def render_outcome(result: uc.ImportResult, explorer: Path) -> None:
     if out is None:
         return
     made = out.created
-    st.success(f"Imported {made.conversations:,} conversations ({made.messages:,} messages), "
-               f"{made.memories:,} memories and {made.past_tasks:,} past tasks; {out.already_present:,} were "
-               f"already there, {out.duplicates:,} repeated in the file, {out.skipped_invalid:,} invalid "
-               "skipped.", icon=":material/check_circle:")
+    st.success(f"Imported {plural(made.conversations, 'conversation')} ({plural(made.messages, 'message')}), "
+               f"{plural(made.memories, 'memory', 'memories')} and {plural(made.past_tasks, 'past task')}; "
+               f"{plural(out.already_present, 'message or record', 'messages or records')} already there, "
+               f"{out.duplicates:,} repeated in the file, {out.skipped_invalid:,} invalid skipped.",
+               icon=":material/check_circle:")
     if out.resumed_after:
-        st.caption(f"Continued an interrupted import after its first {out.resumed_after:,} records.")
+        st.caption(f"Continued an interrupted import after its first {plural(out.resumed_after, 'record')}.")
     for chain in out.chains[:LINKED_CHAINS]:
         st.page_link(explorer, label=f"Open chain {as_plain_line(chain)} in the Memory explorer",
                      icon=":material/travel_explore:", query_params={"chain": chain})
