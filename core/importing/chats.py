@@ -35,14 +35,16 @@ def build_conversation(fmt: str, source_id: str | None, title: str, raw: list[Ra
     chain keeps the source's order. Other times are kept as the source wrote them."""
     messages: list[ImportedMessage] = []
     previous = started
-    for m in raw:
+    said = 0  # user and assistant messages so far: a message without an id of its own is known by its place
+    for n, m in enumerate(raw):
         role = m.role
         if role in ("system", "tool", "function", "developer"):
             if not include_system:
                 continue
-            text, role = f"[{'tool' if role == 'function' else role}] {m.text}", "user"
+            # Known by its place among all messages, so keeping these or not moves no other message's place.
+            text, role, place = f"[{'tool' if role == 'function' else role}] {m.text}", "user", f"system-{n}"
         else:
-            text = m.text
+            text, place = m.text, str(said)
         if m.hidden or not text.strip():
             continue
         if role not in ("user", "assistant"):
@@ -54,12 +56,14 @@ def build_conversation(fmt: str, source_id: str | None, title: str, raw: list[Ra
             at = previous
         elif at is None or (previous is not None and at <= previous and messages):
             at = previous + STEP
-        messages.append(ImportedMessage(role=role, content=text, at=at, source_id=m.source_id,
+        messages.append(ImportedMessage(role=role, content=text, at=at, source_id=m.source_id, place=place,
                                         attachments=m.attachments))
         previous = at
+        said += not place.startswith("system-")
     if not messages:
         raise ValueError("no user or assistant message with text (empty, hidden, system or tool only)")
     ident = source_id or content_id([[m.role, m.content, m.at.isoformat()] for m in messages])
-    first = next((m.content for m in messages if m.role == "user"), messages[0].content)
+    first = next((m.content for m in messages if m.role == "user" and not m.place.startswith("system-")),
+                 messages[0].content)
     return ImportedConversation(format=fmt, source_id=ident, title=(title or first).strip()[:120],
                                 messages=messages, model=model, tags=tags or [], keep_ids=keep_ids)

@@ -45,6 +45,9 @@ class ImportedMessage(BaseModel):
     content: SomeText
     at: datetime
     source_id: str | None = None
+    place: str = Field("", description="what knows the message without a source id: its place among the "
+                                       "conversation's user and assistant messages (system-N for a kept "
+                                       "system or tool message, N its place among all)")
     attachments: list[str] = Field([], description="names of attachments left out (text is kept)")
 
 

@@ -206,7 +206,7 @@ class _Run:
             # Feedback records are keyed by answer id alone, across instances: the instance is part of
             # each id, so the same file imported into two instances never shares a record.
             ident = (m.source_id if m.source_id in there
-                     else f"{chain}-{digest(f'{self.instance}/{m.source_id or i}', 12)}")
+                     else f"{chain}-{digest(f'{self.instance}/{m.source_id or m.place}', 12)}")
             out.append(Thought(
                 id=ident, instance=self.instance, chain_id=chain, thought=m.content, timestamp=m.at,
                 category=CATEGORY_USER if user else CATEGORY_ASSISTANT, thought_number=max(turn, 1),

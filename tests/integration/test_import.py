@@ -237,3 +237,24 @@ def test_an_upload_never_imported_does_not_stay_on_disk(keyword_workbench, tmp_p
     outside.write_text("{}\n")
     uc.discard_upload(keyword_workbench, outside)  # only the workbench's own copies go
     assert outside.exists()
+
+
+def test_keeping_system_messages_on_a_second_import_adds_them_and_moves_no_other(keyword_workbench, instance,
+                                                                                 tmp_path):
+    wb = keyword_workbench
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"id": "c-1", "created_at": "2024-05-01T09:00:00Z", "messages": [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "I parked on level 3."},
+        {"role": "assistant", "content": "Noted: level 3."},
+        {"role": "user", "content": "Thanks."}]}) + "\n")
+    first = run(wb, instance, chat)
+    chain = first.outcome.chains[0]
+    assert first.outcome.created.messages == 3
+    again = run(wb, instance, chat, include_system=True)
+    assert again.outcome.created.messages == 1 and again.outcome.already_present == 3
+    said = [(t.category, t.thought) for t in thoughts(wb, instance, chain)]
+    assert sorted(said) == sorted([(uc.CATEGORY_USER, "[system] You are helpful."),
+                                   (uc.CATEGORY_USER, "I parked on level 3."),
+                                   (uc.CATEGORY_ASSISTANT, "Noted: level 3."), (uc.CATEGORY_USER, "Thanks.")])
+    assert wb.thoughts.chain_meta(instance, chain)["title"] == "I parked on level 3."
