@@ -133,7 +133,7 @@ def write(wb: Workbench, instance: str, read: Reader, preview: ImportPreview, *,
         wb.index.bulk_load(run.records(items))
     run.finish()
     return ImportOutcome(created=run.created, already_present=run.present, duplicates=run.duplicates,
-                         skipped_invalid=preview.invalid, resumed_after=run.resumed_after, chains=run.chains)
+                         skipped_invalid=preview.invalid, resumed_after=run.resumed, chains=run.chains)
 
 
 class _Run:
@@ -148,6 +148,9 @@ class _Run:
         # An earlier run that stopped part-way stored its first `done` records: they are skipped. A
         # finished one is not trusted to still be stored (chains may have been deleted since): checked.
         self.resumed_after = int(saved.get("done", 0)) if saved and not saved.get("finished_at") else 0
+        # What this run took as stored by that one (conversations in Redis, past tasks). Memories are not
+        # counted: an interrupted bulk load keeps none of them, and each is checked against the index.
+        self.resumed = 0
         self.r.hset(self.key, mapping={"format": preview.format, "file": Path(preview.file).name,
                                        "total": self.total, "started_at": _now()})
         self.r.hdel(self.key, "finished_at")
@@ -176,6 +179,7 @@ class _Run:
     def _conversations(self, convs: list[ImportedConversation]) -> list[MemoryRecord]:
         threads = [self._thoughts(c) for c in convs]
         skip = self.done < self.resumed_after  # stored by the interrupted run: only the index is checked
+        self.resumed += len(convs) if skip else 0
         stored = [] if skip else missing(self.wb.thoughts, self.instance, [t for th in threads for t in th])
         new = {t.id for t in stored}
         batch = [(c.title, [t for t in th if t.id in new]) for c, th in zip(convs, threads, strict=True)]
@@ -240,6 +244,7 @@ class _Run:
 
     def past_tasks(self, batch: list[ImportedPastTask]) -> None:
         skip = self.done < self.resumed_after
+        self.resumed += len(batch) if skip else 0
         fresh = [] if skip else self._new_texts(batch)
         if fresh:
             self.wb.past_tasks.ingest([ProducedTextInput(

@@ -149,6 +149,26 @@ def test_an_interrupted_import_continues_where_it_stopped(keyword_workbench, ins
     assert wb.thoughts.chain_count(instance) == 50 and len(rows(wb, instance)) == 100
 
 
+def test_an_interrupted_import_of_memories_claims_none_stored(keyword_workbench, instance, tmp_path, monkeypatch):
+    """A new instance's bulk load keeps nothing of an interrupted run: the next one writes them all and says
+    it continued after none."""
+    wb = keyword_workbench
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("".join(json.dumps({"content": f"note {i}", "created_at": "2024-01-01"}) + "\n"
+                             for i in range(50)))
+    monkeypatch.setattr("core.importing.runner.BATCH_RECORDS", 20)
+
+    def crash(done, total, what):
+        if done >= 20:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        uc.import_file(wb, uc.ImportFile(path=notes, instance=instance), progress=crash)
+    assert wb.index.count(instance) == 0
+    result = run(wb, instance, notes)
+    assert result.outcome.resumed_after == 0 and result.outcome.created.memories == 50
+
+
 def test_stop_writes_nothing_and_skip_writes_the_valid_ones(keyword_workbench, instance, tmp_path):
     wb = keyword_workbench
     mixed = tmp_path / "mixed.jsonl"
