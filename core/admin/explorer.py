@@ -16,7 +16,7 @@ from core.errors import NotFound
 from core.ids import SHARED_INSTANCE, Id, validate_id
 from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.limits import QUERY_MAX_CHARS
-from core.models import AS_STORED, MemoryRow
+from core.models import AS_STORED, MemoryKind, MemoryRow
 from core.past_tasks.models import default_max_distance
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.tuning.datasets import is_evaluation_instance
@@ -64,7 +64,7 @@ class ExplorerSearch(BaseModel):
     query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS)
     instance: Id
     mode: SearchMode = "hybrid"
-    kinds: list[str] = []
+    kinds: list[MemoryKind] = Field([], description="only memories of these kinds; none: every kind")
     chain_id: Id | None = None
     tags: list[str] = []
     date_from: date | None = None

@@ -111,6 +111,7 @@ def test_the_instance_list_is_the_keys_scope(client, api, instance):
     ("post", "/memories", {"content": "x", "kind": "gossip"}, 422),
     ("post", "/memories", {"content": "x", "metadata": {"k": "v" * 30_000}}, 422),
     ("post", "/memories/search", {"query": " "}, 422),
+    ("post", "/memories/search", {"query": "bike", "kinds": ["gossip"]}, 422),
     ("delete", "/memories/not%20an%20id", None, 422),
     ("post", "/past-tasks/search", {"user_id": "maya"}, 422),
     ("get", "/chains?page=0", None, 422),
