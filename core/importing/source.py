@@ -70,6 +70,9 @@ def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
                 yield where, json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 yield where, InvalidRecord(where=where, problem="not UTF-8 text: save the file as UTF-8")
+            except json.JSONDecodeError as e:  # its own "line 2 column 1" would read as a line of the file
+                at = "at the end of the line" if e.pos >= len(raw.rstrip()) else f"at character {e.pos + 1}"
+                yield where, InvalidRecord(where=where, problem=f"not valid JSON ({e.msg} {at})")
             except ValueError as e:
                 yield where, InvalidRecord(where=where, problem=f"not valid JSON ({e.args[0][:80]})")
 

@@ -133,6 +133,12 @@ def test_truncated_json_and_bad_records_are_reported_with_their_place(tmp_path):
         "line 3: created_at 'yesterday' is not an ISO 8601 time like 2024-05-01T12:30:00Z",
         "line 4: message role 'robot' is not user, assistant, system or tool",
         "line 5: no user or assistant message with text (empty, hidden, system or tool only)"]
+    # A line's JSON error names its place in that line, not the parser's "line 2 column 1" of it.
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"content": "b" "x": 1}\n{"content": "c"\n')
+    assert [r.line() for r in items(broken)] == [
+        "line 1: not valid JSON (Expecting ',' delimiter at character 17)",
+        "line 2: not valid JSON (Expecting ',' delimiter at the end of the line)"]
 
 
 def test_parse_time_reads_what_exports_write():
