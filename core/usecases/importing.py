@@ -96,7 +96,9 @@ def keep_upload(wb: Workbench, name: str, data: bytes | memoryview, key: str) ->
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name)[-100:] or "upload"
     path = folder / f"{re.sub(r'[^A-Za-z0-9-]+', '_', key)[:64]}-{safe}"
     prune_uploads(wb, keep=path)
-    if not path.exists():
+    if path.exists():
+        os.utime(path)  # still on a page: kept as long as it is shown
+    else:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
