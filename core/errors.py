@@ -6,6 +6,11 @@ Every error raised by `core` is a `WorkbenchError`; wrappers chain the cause wit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+# Who reads a message: what to check and where the details are differ between the dashboard (its
+# sidebar shows the services, its server log the tracebacks) and the command line.
+Front = Literal["dashboard", "cli"]
 
 # Said wherever an instance is named, so an unset shell variable (`--instance "$INST"`, `INSTANCE=`) is
 # refused the same way on every front end instead of meaning the default instance.
@@ -83,10 +88,12 @@ class ServiceTimeout(ServiceUnavailable):
     code = "timeout"
 
     def __init__(self, service: str, seconds: float, why: str):
-        WorkbenchError.__init__(self, f"{service} did not answer within {seconds:g} s ({why}). Check that it "
-                                "is running (see the sidebar), then retry.")
-        self.service = service
-        self.seconds = seconds
+        self.service, self.seconds, self.why = service, seconds, why
+        WorkbenchError.__init__(self, self.explain("dashboard"))
+
+    def explain(self, front: Front) -> str:
+        return (f"{self.service} did not answer within {self.seconds:g} s ({self.why}). "
+                + _check(self.service, front))
 
 
 class ProviderError(WorkbenchError):
@@ -134,12 +141,15 @@ class ErrorInfo:
     message: str
 
 
-def describe(exc: BaseException) -> ErrorInfo:
-    """Map any exception to what a person should read: a code, whether to retry, and a message.
+def describe(exc: BaseException, front: Front = "dashboard") -> ErrorInfo:
+    """Map any exception to what a person should read: a code, whether to retry, and a message, worded
+    for the `front` end it is shown on.
 
     Known errors keep their own message; anything else becomes a generic message that names the
     exception type but never its arguments, which may hold secrets or user data.
     """
+    if isinstance(exc, ServiceTimeout):
+        return ErrorInfo(exc.code, exc.retryable, exc.explain(front))
     if isinstance(exc, WorkbenchError):
         return ErrorInfo(exc.code, exc.retryable, str(exc))
     import psycopg
@@ -150,22 +160,30 @@ def describe(exc: BaseException) -> ErrorInfo:
         return ErrorInfo("invalid_input", False, explain_validation(exc))
 
     if isinstance(exc, redis.exceptions.TimeoutError):
-        return ErrorInfo("timeout", True, "Redis did not answer in time (REDIS_TIMEOUT_S). Check that it is "
-                         "running (see the sidebar), then retry.")
+        return ErrorInfo("timeout", True,
+                         f"Redis did not answer in time (REDIS_TIMEOUT_S). {_check('Redis', front)}")
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return ErrorInfo("timeout", True, "Postgres stopped a statement that ran longer than "
                          "POSTGRES_STATEMENT_TIMEOUT_S. Retry, or raise that setting.")
     if isinstance(exc, redis.exceptions.ConnectionError):
-        return ErrorInfo("service_unavailable", True,
-                         "Redis is unavailable. Check that it is running (see the sidebar), then retry.")
+        return ErrorInfo("service_unavailable", True, f"Redis is unavailable. {_check('Redis', front)}")
     if (reason := refused_data(exc)) is not None:
         return ErrorInfo("invalid_input", False, f"Postgres refused the data: {reason}. Shorten or correct "
                          "the input; the same input fails again.")
     if isinstance(exc, psycopg.OperationalError):
-        return ErrorInfo("service_unavailable", True,
-                         "Postgres is unavailable. Check that it is running (see the sidebar), then retry.")
-    return ErrorInfo("internal", False,
-                     f"Unexpected {type(exc).__name__}. The details are in the server log; please report it.")
+        return ErrorInfo("service_unavailable", True, f"Postgres is unavailable. {_check('Postgres', front)}")
+    details = ("Rerun with WORKBENCH_DEBUG=1 to see the traceback" if front == "cli"
+               else "The details are in the server log")
+    return ErrorInfo("internal", False, f"Unexpected {type(exc).__name__}. {details}; please report it.")
+
+
+def _check(service: str, front: Front) -> str:
+    """What to check when Redis or Postgres cannot be reached: on the command line, the setting that
+    names the server, since there is no sidebar to look at."""
+    if front == "cli":
+        setting = {"Redis": "REDIS_URL", "Postgres": "DATABASE_URL"}.get(service, "its URL setting")
+        return f"Check that it runs (`workbench services`) and that {setting}, if set, names it; then retry."
+    return "Check that it is running (see the sidebar), then retry."
 
 
 def explain_validation(exc) -> str:

@@ -61,7 +61,9 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as e:  # Ctrl+C, or "no" to a question: what was (not) done, if known
+        if str(e):
+            click.echo(f"aborted: {e}", err=True)
         sys.exit(130)
     except click.exceptions.ClickException as e:  # usage errors: status 2
         e.show()
@@ -69,7 +71,7 @@ def main() -> None:
     except Exception as e:
         if os.environ.get("WORKBENCH_DEBUG"):
             raise
-        info = describe(e)
+        info = describe(e, "cli")
         click.echo(f"error: {info.message}", err=True)
         sys.exit(2 if info.code in ("invalid_input", "config", "not_found") or isinstance(e, InvalidInput)
                  else 1)

@@ -6,6 +6,7 @@ from datetime import datetime
 
 import click
 
+from core.cli.confirm import confirmation_option
 from core.cli.context import WorkbenchContext
 from core.cli.output import emit
 
@@ -93,7 +94,7 @@ def show(ctx: WorkbenchContext, name: str) -> None:
 
 @bank.command("clear")
 @BANK_OPTION
-@click.confirmation_option(prompt="Remove every entry and summary of this bank?")
+@confirmation_option("Remove every entry and summary of this bank?", "nothing was removed")
 @click.pass_obj
 def clear(ctx: WorkbenchContext, name: str) -> None:
     """Remove every entry, summary and compression event (the bank stays)."""
@@ -104,7 +105,7 @@ def clear(ctx: WorkbenchContext, name: str) -> None:
 
 @bank.command("delete")
 @BANK_OPTION
-@click.confirmation_option(prompt="Delete this bank and everything in it?")
+@confirmation_option("Delete this bank and everything in it?")
 @click.pass_obj
 def delete(ctx: WorkbenchContext, name: str) -> None:
     """Delete the bank with everything in it, from every store."""

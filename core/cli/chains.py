@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from core.cli.confirm import confirmation_option
 from core.cli.context import WorkbenchContext
 from core.cli.output import emit, output_file, write_output
 
@@ -48,7 +49,7 @@ def export(ctx: WorkbenchContext, chain_id: str, output: Path | None) -> None:
 
 @chains.command("delete")
 @click.argument("chain_id")
-@click.confirmation_option(prompt="Delete this chain from every store?")
+@confirmation_option("Delete this chain from every store?")
 @click.pass_obj
 def delete(ctx: WorkbenchContext, chain_id: str) -> None:
     """Delete a chain: thoughts, feedback, queued index writes and index rows."""

@@ -38,7 +38,7 @@ class WorkbenchContext:
             from core.config import load_settings
             from core.runtime import Workbench
 
-            overrides = {} if self.instance_override is None else {"instance": self.instance_override}
+            overrides = {} if self.instance_override is None else {"instance": _instance(self.instance_override)}
             self._wb = Workbench(load_settings(**overrides))
             self._wb.services.for_command()
         return self._wb
@@ -46,3 +46,17 @@ class WorkbenchContext:
     def close(self) -> None:
         if self._wb is not None:
             self._wb.services.release()
+
+
+def _instance(name: str) -> str:
+    """`--instance`'s name if it is allowed, else InvalidInput naming the option: as a setting, it was
+    refused as a bad INSTANCE to fix in the environment or the secrets file."""
+    from pydantic import ValidationError
+
+    from core import usecases as uc  # here, not in the option's callback: `--help` does not wait for it
+
+    try:
+        uc.InstanceRequest(instance=name)
+    except ValidationError as e:
+        raise InvalidInput(f"--instance: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+    return name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from core.cli.confirm import confirmation_option
 from core.cli.context import WorkbenchContext
 
 
@@ -28,7 +29,7 @@ def load(ctx: WorkbenchContext, first_run: bool) -> None:
 
 
 @demo.command("reset")
-@click.confirmation_option(prompt="Remove all demo data?")
+@confirmation_option("Remove all demo data?", "nothing was removed")
 @click.pass_obj
 def reset(ctx: WorkbenchContext) -> None:
     """Remove the demo data."""

@@ -8,6 +8,7 @@ import click
 
 from core.cli.context import WorkbenchContext, instance_option
 from core.cli.output import emit, tty_progress
+from core.errors import InvalidInput
 
 
 @click.command("export")
@@ -17,11 +18,14 @@ from core.cli.output import emit, tty_progress
 @click.option("--with-vectors", is_flag=True,
               help="Keep the embeddings (restored as they are when the same model is active; otherwise "
                    "memories are embedded again on restore).")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @click.pass_obj
-def export(ctx: WorkbenchContext, out: Path, instance: str | None, with_vectors: bool) -> None:
+def export(ctx: WorkbenchContext, out: Path, instance: str | None, with_vectors: bool, force: bool) -> None:
     """Write the whole instance to the archive OUT: chains with thoughts and feedback, memories, memory
     banks, past tasks and fusion profiles. Prints what it holds."""
     from core import usecases as uc
 
+    if out.exists() and not out.is_dir() and not force:  # a folder: the use case says to give a file name
+        raise InvalidInput(f"{out} exists: choose another name, or pass --force to replace it")
     request = uc.ExportArchive(out=out, instance=instance, with_vectors=with_vectors)
     emit(uc.export_archive(ctx.wb, request, progress=tty_progress))

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from core.cli.context import WorkbenchContext, instance_option
-from core.cli.output import emit, tty_progress
+from core.cli.output import emit, output_file, tty_progress
+from core.errors import InvalidInput
 
 FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatgpt, claude, locomo, "
                 "memories-jsonl (also mem0's export), memories-csv, past-tasks, workbench-chain (a chain "
@@ -44,6 +45,10 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
 
     if report and len(files) > 1:
         raise click.UsageError("--report names one file: import one FILE at a time with it")
+    if report:
+        output_file(report, "--report")
+    if missing := [str(path) for path in files if not path.exists()]:  # before any file is imported
+        raise InvalidInput(f"{', '.join(missing)}: no such file or folder; nothing was imported")
     into = ctx.wb.settings.instance if instance is None else instance
     for path in files:
         request = uc.ImportFile(path=path, instance=into, format=fmt,

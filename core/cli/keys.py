@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
+from core.cli.confirm import confirm
 from core.cli.context import WorkbenchContext
 from core.cli.output import emit
+from core.errors import NotFound
 
 
 @click.group("keys")
@@ -40,10 +42,15 @@ def list_keys(ctx: WorkbenchContext) -> None:
 
 @keys.command("revoke")
 @click.argument("name")
-@click.confirmation_option(prompt="Revoke this API key? Every client using it is refused from now on.")
+@click.option("--yes", is_flag=True, help="Confirm the action without prompting.")
 @click.pass_obj
-def revoke(ctx: WorkbenchContext, name: str) -> None:
+def revoke(ctx: WorkbenchContext, name: str, yes: bool) -> None:
     """Revoke a key at once, in every process; its name stays taken."""
     from core import usecases as uc
 
-    emit(uc.revoke_key(ctx.wb, uc.KeyRef(name=name)))
+    ref = uc.KeyRef(name=name)
+    if not yes:  # asked only about a key that exists
+        if all(key.name != name for key in uc.list_keys(ctx.wb)):
+            raise NotFound(f"no API key named {name!r}; `workbench keys list` shows the keys")
+        confirm("Revoke this API key? Every client using it is refused from now on.", "the key was not revoked")
+    emit(uc.revoke_key(ctx.wb, ref))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from core.cli.confirm import confirmation_option
 from core.cli.context import WorkbenchContext
 from core.cli.output import emit
 
@@ -36,7 +37,7 @@ def search(ctx: WorkbenchContext, query: str, mode: str, kinds: tuple[str, ...],
 @memory.command("delete")
 @click.argument("memory_id")
 @click.option("--chain", "chain_id", default=None, help="The thought's chain, if it is not indexed yet.")
-@click.confirmation_option(prompt="Delete this memory from every store?")
+@confirmation_option("Delete this memory from every store?")
 @click.pass_obj
 def delete(ctx: WorkbenchContext, memory_id: str, chain_id: str | None) -> None:
     """Delete one memory (a thought, a bank entry or summary, or any indexed item)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from core.cli.confirm import confirmation_option
 from core.cli.context import WorkbenchContext
 from core.cli.output import emit
 
@@ -32,8 +33,8 @@ def services(click_ctx: click.Context) -> None:
 
 
 @services.command("repair-redis")
-@click.confirmation_option(prompt="Back up the embedded Redis's append-only file, then cut it at its first "
-                                  "damaged command (what follows is lost, the backup keeps it)?")
+@confirmation_option("Back up the embedded Redis's append-only file, then cut it at its first damaged "
+                     "command (what follows is lost, the backup keeps it)?", "nothing was changed")
 @click.pass_obj
 def repair_redis(ctx: WorkbenchContext) -> None:
     """Repair the embedded Redis's damaged append-only file (redis-check-aof --fix, after a backup)."""

@@ -44,6 +44,9 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
         output_file(json_out, "--json")
     if activate and not save_as:
         raise click.BadParameter("--activate needs --save-as NAME", param_hint="--activate")
+    if save_as and not optimise:
+        raise click.BadParameter("it saves the optimiser's best profile: add --optimise, or leave it out",
+                                 param_hint="--save-as")
     request = uc.TuneRequest(source=data_path, instance=instance_opt, samples=list(samples) or None,
                              profile=profile, ks=cutoffs, pool_size=pool_size, optimise=optimise,
                              metric=metric, save_as=save_as, activate=activate)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from core.errors import ServiceUnavailable
+from core.errors import ConfigError, ServiceUnavailable
 from core.services.private import prepare_data_dir, private_dir
 
 LOCK_TIMEOUT_S = 120  # longer than the slowest stop (Postgres: 30 s, Redis: 20 s)
@@ -81,9 +81,8 @@ class Leases:
             try:
                 self.data_dir.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                raise ServiceUnavailable("the embedded servers", f"cannot create the data directory "
-                                         f"{self.data_dir}: {e.strerror}. Set DATA_DIR to a folder you can "
-                                         "write to.") from e
+                raise ConfigError(f"cannot create the data directory {self.data_dir}: {e.strerror}. Set "
+                                  "DATA_DIR to a folder you can write to.") from e
             prepare_data_dir(self.data_dir)
         with self.locked():
             private_dir(self.dir)

@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import ServiceUnavailable
+from core.errors import ConfigError, ServiceUnavailable
 
 # The longest socket path either server uses below its socket base: `pg/.s.PGSQL.5432`,
 # `redis/redis.sock`. A Unix socket path holds at most 107 bytes (108 with the final NUL).
@@ -69,6 +69,9 @@ def private_dir(path: Path, *, owner: Account | None = None, reachable_by: Accou
         path.mkdir(mode=0o700)
     except FileExistsError:
         pass
+    except OSError as e:  # a folder that cannot hold it (/proc), not ours, read-only: a setting to change
+        raise ConfigError(f"cannot create the folder {path}: {e.strerror}. Set DATA_DIR to a folder you can "
+                          "write to.") from e
     info = os.lstat(path)
     owner_uid = owner.uid if owner else os.geteuid()
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):

@@ -160,7 +160,7 @@ def test_instance_option_and_retrieve_params(cli, instance, params):
 @pytest.mark.parametrize("args, names", [
     (["remember", ""], "thought"),
     (["remember", "hi", "--top-k", "-5"], "top_k"),
-    (["--instance", "a b", "remember", "hi"], "INSTANCE"),
+    (["--instance", "a b", "remember", "hi"], "--instance: instance must be"),
     (["profiles", "save", "p", "--w-sem", "nan", "--w-text", "0.5", "--w-rec", "0.5"], "w_sem"),
     (["tasks", "search", "q", "--user", "x;y"], "user"),
     (["eval", "--data", "/nonexistent/locomo.json"], "not found"),
@@ -265,3 +265,128 @@ def test_an_empty_instance_is_refused_by_every_front_end(workbench):
         uc.ChainRef(instance="", chain_id="keep-me")
     with pytest.raises(InvalidInput, match=EMPTY_INSTANCE):  # a bank named by its instance
         MemoryBank(workbench, "", "b")
+
+
+def installed(*args: str, data_dir, stdin=None, **env: str) -> subprocess.CompletedProcess:
+    """`workbench ARGS` in a subprocess, on `data_dir`, with these settings."""
+    return subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "DATA_DIR": str(data_dir), **env}, stdin=stdin, check=False)
+
+
+def imported_memories(cli, instance: str, path, *options: str) -> int:
+    code, out, err = cli("--instance", instance, "import", str(path), *options)
+    assert code == 0, err
+    return json.loads(out)["outcome"]["created"]["memories"]
+
+
+def test_import_refuses_a_report_in_a_missing_folder_before_importing(cli, tmp_path):
+    """It said "Unexpected FileNotFoundError", exit 1, once the file had been imported."""
+    instance, notes = f"cli-imp-{uuid.uuid4().hex[:8]}", tmp_path / "notes.jsonl"
+    notes.write_text('{"content": "the dog likes parks"}\n{"content": ""}\n')
+    code, _, err = cli("--instance", instance, "import", str(notes), "--on-error", "skip",
+                       "--report", str(tmp_path / "missing" / "r.jsonl"))
+    assert_one_line_refusal(code, err, f"--report: '{tmp_path / 'missing' / 'r.jsonl'}' cannot be written: the "
+                                       f"folder '{tmp_path / 'missing'}' does not exist")
+    assert imported_memories(cli, instance, notes, "--on-error", "skip", "--report", str(tmp_path / "r.jsonl")) == 1
+
+
+def test_import_checks_every_file_exists_before_importing_any(cli, tmp_path):
+    instance = f"cli-imp-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "a.jsonl").write_text('{"content": "first file"}\n')
+    (tmp_path / "b.jsonl").write_text('{"content": "last file"}\n')
+    code, _, err = cli("--instance", instance, "import", str(tmp_path / "a.jsonl"), str(tmp_path / "nosuch.json"),
+                       str(tmp_path / "b.jsonl"), str(tmp_path / "gone.csv"))
+    assert_one_line_refusal(code, err, f"{tmp_path / 'nosuch.json'}, {tmp_path / 'gone.csv'}: no such file")
+    assert imported_memories(cli, instance, tmp_path / "a.jsonl") == 1
+
+
+def test_export_replaces_an_existing_file_only_with_force(cli, tmp_path):
+    instance, out = f"cli-exp-{uuid.uuid4().hex[:8]}", tmp_path / "OUT"
+    (tmp_path / "a.jsonl").write_text('{"content": "something to export"}\n')
+    assert imported_memories(cli, instance, tmp_path / "a.jsonl") == 1
+    out.write_text("keep me")
+    code, _, err = cli("--instance", instance, "export", str(out))
+    assert_one_line_refusal(code, err, f"{out} exists: choose another name, or pass --force to replace it")
+    assert out.read_text() == "keep me"
+    code, printed, err = cli("--instance", instance, "export", str(out), "--force")
+    assert code == 0 and json.loads(printed)["path"] == str(out), err
+    assert out.read_bytes().startswith(b"PK")
+
+
+def test_eval_refuses_save_as_without_optimise(cli, workbench, tmp_path):
+    """--save-as without --optimise ran the evaluation and saved nothing, silently."""
+    sample = f"s-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "set.json").write_bytes(tiny_locomo(sample))
+    code, _, err = cli("--instance", INSTANCE, "eval", "--data", str(tmp_path / "set.json"), "--save-as", "fz-p")
+    assert code == 2 and "--save-as" in err.splitlines()[-1] and "add --optimise" in err, err
+    assert not [i for i in workbench.index.instances() if sample in i]
+
+
+@pytest.mark.parametrize("args, declined", [
+    (["chains", "delete", "c-1"], "nothing was deleted"),
+    (["memory", "delete", "m-1"], "nothing was deleted"),
+    (["bank", "clear", "--bank", "b-1"], "nothing was removed"),
+    (["bank", "delete", "--bank", "b-1"], "nothing was deleted"),
+    (["demo", "reset"], "nothing was removed"),
+    (["services", "repair-redis"], "nothing was changed"),
+])
+def test_a_question_with_no_terminal_to_answer_it_is_refused_naming_yes(cli, args, declined):
+    """It read the answer from the pipe, or ended with exit 130 and no word at the pipe's end."""
+    for stdin in (None, "y\n"):
+        code, out, err = cli(*args, stdin=stdin)
+        assert_one_line_refusal(code, err, "pass --yes to confirm")
+        assert declined in err and out == ""
+
+
+def test_keys_revoke_says_an_unknown_key_before_asking_and_asks_for_a_known_one(cli, workbench):
+    code, _, err = cli("keys", "revoke", f"nosuch-{uuid.uuid4().hex[:8]}")
+    assert_one_line_refusal(code, err, "no API key named")
+    name = f"k-{uuid.uuid4().hex[:10]}"
+    secret = uc.create_key(workbench, uc.CreateKey(name=name, instances=["x"])).secret
+    code, _, err = cli("keys", "revoke", name, stdin="y\n")
+    assert_one_line_refusal(code, err, "pass --yes to confirm (the key was not revoked)")
+    assert uc.authenticate(workbench, secret)
+
+
+def test_a_question_answered_no_says_nothing_was_deleted(settings):
+    """On a terminal, "n" (or Ctrl+D) ended with exit 130 and no word."""
+    import pty
+
+    for answer in (b"n\n", b"\x04"):
+        terminal, stdin = pty.openpty()
+        os.write(terminal, answer)  # held by the terminal until the question reads it
+        try:
+            done = installed("chains", "delete", "c-1", data_dir=settings.data_dir, stdin=stdin)
+        finally:
+            os.close(stdin)
+            os.close(terminal)
+        assert done.returncode == 130 and done.stdout.startswith("Delete this chain from every store?")
+        assert done.stderr.strip().splitlines() == ["aborted: nothing was deleted"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc, where no folder can be made")
+@pytest.mark.parametrize("data_dir", ["/proc/wb-nope", "/proc/wb-nope/data"])
+def test_a_data_directory_that_cannot_be_made_is_refused_naming_data_dir(data_dir):
+    done = installed("chains", "list", data_dir=data_dir)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: cannot create the ") and data_dir in line
+    assert line.endswith("Set DATA_DIR to a folder you can write to.")
+
+
+def test_cli_messages_name_settings_and_options_not_the_dashboard(cli, settings, monkeypatch):
+    down = installed("chains", "list", data_dir=settings.data_dir, REDIS_URL="redis://127.0.0.1:1")
+    assert down.returncode == 1 and down.stderr.strip().splitlines() == [
+        ("error: Redis is unavailable. Check that it runs (`workbench services`) and that REDIS_URL, if set, "
+         "names it; then retry.")]
+    code, _, err = cli("--instance", "bad name!", "remember", "x")
+    assert_one_line_refusal(code, err, "--instance: instance must be 1–128 characters")
+    assert "secrets.toml" not in err
+
+    def bug(*_args, **_kwargs):
+        raise KeyError("secret")
+
+    monkeypatch.setattr(uc, "chains", bug)
+    code, _, err = cli("--instance", INSTANCE, "chains", "list")
+    assert code == 1 and err.strip().splitlines() == [
+        "error: Unexpected KeyError. Rerun with WORKBENCH_DEBUG=1 to see the traceback; please report it."]

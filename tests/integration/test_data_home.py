@@ -177,7 +177,7 @@ def test_a_data_directory_that_cannot_be_made_is_one_line_naming_the_setting(hom
     env = {**user_env(home), "DATA_DIR": "/proc/no-such-process/data"}
     done = subprocess.run([sys.executable, "-m", "core.cli", "memory", "search", "lisbon"], check=False, env=env,
                           cwd="/tmp", capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 2 and done.stdout == ""  # a setting to change: bad input, not an outage
     assert done.stderr.strip().splitlines() == [
-        ("error: the embedded servers: cannot create the data directory /proc/no-such-process/data: No such "
-         "file or directory. Set DATA_DIR to a folder you can write to.")]
+        ("error: cannot create the data directory /proc/no-such-process/data: No such file or directory. Set "
+         "DATA_DIR to a folder you can write to.")]

@@ -1,0 +1,37 @@
+"""`describe` words a message for the front end that shows it: the dashboard's (its sidebar, its server
+log) stays as it was; the command line names the setting to check and how to see a traceback."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+import redis
+
+from core.errors import ServiceTimeout, describe
+
+FAILURES = [redis.exceptions.ConnectionError("refused"), redis.exceptions.TimeoutError("slow"),
+            psycopg.OperationalError("refused"), ServiceTimeout("Postgres", 3, "its process runs: is it suspended?")]
+
+
+@pytest.mark.parametrize("exc", FAILURES, ids=type)
+def test_the_dashboard_is_sent_to_its_sidebar_and_the_command_line_to_the_setting(exc):
+    assert describe(exc).message.endswith("Check that it is running (see the sidebar), then retry.")
+    on_cli = describe(exc, "cli").message
+    assert "sidebar" not in on_cli and "`workbench services`" in on_cli
+    assert ("DATABASE_URL" if "Postgres" in on_cli else "REDIS_URL") in on_cli
+    assert describe(exc, "cli").code == describe(exc).code
+
+
+def test_a_timeout_keeps_its_own_message_for_the_dashboard():
+    exc = ServiceTimeout("Redis", 1, "its process runs: is it suspended?")
+    assert str(exc) == describe(exc).message == ("Redis did not answer within 1 s (its process runs: is it "
+                                                 "suspended?). Check that it is running (see the sidebar), then "
+                                                 "retry.")
+    assert (describe(exc, "cli").code, describe(exc, "cli").retryable) == ("timeout", True)
+
+
+def test_an_unexpected_error_says_where_its_details_are():
+    exc = KeyError("a secret")
+    assert describe(exc).message == "Unexpected KeyError. The details are in the server log; please report it."
+    assert describe(exc, "cli").message == ("Unexpected KeyError. Rerun with WORKBENCH_DEBUG=1 to see the "
+                                            "traceback; please report it.")
