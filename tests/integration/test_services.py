@@ -106,6 +106,12 @@ def test_a_damaged_append_only_file_names_its_path_and_is_repaired_after_a_backu
         wb.close()
         running = subprocess.run([*cli, "--yes"], check=False, capture_output=True, text=True, env=env, timeout=60)
         assert running.returncode == 2 and "nothing to repair" in running.stderr
+        server.stop()  # a sound file, stopped: checked, neither copied nor cut
+        sound = subprocess.run([*cli, "--yes"], check=False, capture_output=True, text=True, env=env, timeout=60)
+        assert sound.returncode == 0, sound.stderr
+        checked = json.loads(sound.stdout)
+        assert checked["backup"] is None and checked["report"].startswith("nothing to repair: ")
+        assert checked["size_after"] == checked["size_before"] and len(list(server.aof.parent.glob("*.bak"))) == 1
     finally:
         server.stop()
         EmbeddedPostgres(data).stop()
