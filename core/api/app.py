@@ -51,10 +51,12 @@ def is_loopback(host: str) -> bool:
 
 
 def create_app(wb: Workbench | None = None, *, settings: Settings | None = None, host: str = DEFAULT_HOST,
-               mcp: bool = True) -> FastAPI:
+               mcp: bool = True, command: bool = False) -> FastAPI:
     """The API for one process. `wb`: a Workbench to serve (its owner closes it); by default one is built
     from `settings` (or the environment) in the lifespan. `host`: the address the server listens on —
-    beyond loopback every request needs a key, and the server refuses to start while none exists."""
+    beyond loopback every request needs a key, and the server refuses to start while none exists.
+    `command`: served by `workbench api`, so an embedded server it starts again (stopped meanwhile by
+    `workbench services stop`) stops when the command exits, as the ones the command started do."""
     settings = settings or (wb.settings if wb is not None else load_settings())
     exposed = not is_loopback(host)
     with_mcp = mcp and mcp_mount.available()
@@ -63,6 +65,8 @@ def create_app(wb: Workbench | None = None, *, settings: Settings | None = None,
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         own = wb is None
         app.state.wb = Workbench(settings) if own else wb
+        if own and command:
+            app.state.wb.services.for_command()
         try:
             if exposed and not await run_in_threadpool(uc.keys_exist, app.state.wb):
                 raise ConfigError(NO_KEY_BEYOND_LOOPBACK)
@@ -116,4 +120,4 @@ def loopback_hosts(host: str) -> list[str]:
 def app_from_env() -> FastAPI:
     """The app `workbench api` runs in each worker: settings from the environment, the bind address
     from WORKBENCH_API_HOST."""
-    return create_app(host=os.environ.get(HOST_ENV, DEFAULT_HOST))
+    return create_app(host=os.environ.get(HOST_ENV, DEFAULT_HOST), command=True)

@@ -147,6 +147,25 @@ def test_a_command_leaves_the_servers_running_while_the_api_uses_them(home, data
     assert servers_running(data) == []
 
 
+def test_servers_the_api_starts_again_after_services_stop_stop_with_it(home, data):
+    port = free_port()
+    api = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=user_env(home),
+                           cwd="/tmp", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, api)
+        stop = workbench(home, "services", "stop")
+        assert stop.returncode == 0, stop.stderr
+        assert servers_running(data) == []
+        wait_ready(url, api)  # the API's next request starts them again
+        assert servers_running(data) == ["postgres", "redis-server"]
+    finally:
+        api.send_signal(signal.SIGTERM)
+        api.wait(timeout=60)
+    assert api.returncode == 0, api.stderr.read()
+    assert servers_running(data) == []
+
+
 def test_servers_started_elsewhere_are_left_alone_and_services_stop_stops_them(home, data):
     script = "from core.runtime import Workbench\nwb = Workbench()\nwb.redis().ping()\nwb.pool()\nwb.close()"
     started = subprocess.run([sys.executable, "-c", script], check=False, env=user_env(home), cwd="/tmp",
