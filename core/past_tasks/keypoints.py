@@ -175,11 +175,26 @@ def is_salutation(text: str) -> bool:
     return bool(_SALUTATION.match(text.strip()))
 
 
+def unwrapped(text: str) -> list[str]:
+    """The text's lines, a line that continues a sentence broken across lines (hard-wrapped Markdown or
+    mail) joined to the one before: that one ends without punctuation, and this one is no list item,
+    heading or salutation. Lines that end a sentence or a salutation ("Dear Ana,") stay apart."""
+    blocks: list[str] = []
+    for line in text.split("\n"):
+        before = blocks[-1].rstrip() if blocks else ""
+        if (line.strip() and before and before[-1] not in ".!?:;,)\"'”" and not before.lstrip().startswith("#")
+                and not _BULLET.match(line) and not is_salutation(line)):
+            blocks[-1] = f"{before} {line.strip()}"
+        else:
+            blocks.append(line)
+    return blocks
+
+
 def sentences(text: str) -> list[str]:
     """Sentences and list items of a text, without bullet markers; fragments under 3 words and
     salutations skipped."""
     pieces: list[str] = []
-    for line in text.split("\n"):
+    for line in unwrapped(text):
         joined = ""
         for part in re.split(r"(?<=[.!?])\s+", line.strip()):
             joined = f"{joined} {part}" if joined else part

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.past_tasks.keypoints import extract_key_points
+from core.past_tasks.keypoints import extract_key_points, sentences
 from core.past_tasks.models import PastTaskHit, PastTaskQuery
 from core.past_tasks.search import history, run_internal_memory
 from core.runtime import Workbench
@@ -140,3 +140,11 @@ def test_salutations_are_never_key_points(llm_wb, fake_llm, keyword_workbench):
                                        "Kind regards, Anna Keller")))
     kp = extract_key_points(llm_wb, "paris museum", [hit(1, LETTER)])
     assert kp.references[0].extracted_informations == ["The paris museum opens at nine."]
+
+
+def test_a_sentence_broken_across_lines_is_one_key_point(keyword_workbench):
+    wrapped = ("# Q3 report\nThe Nordic region led growth, while\nthe southern region declined 3%.\n\n"
+               "- churn fell in every region that\n  moved to the new plan\nDear Prof. Weber,\nThe budget review is on Friday.")
+    assert sentences(wrapped) == ["The Nordic region led growth, while the southern region declined 3%.",
+                                  "churn fell in every region that moved to the new plan",
+                                  "The budget review is on Friday."]
