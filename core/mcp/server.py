@@ -114,7 +114,8 @@ def add_memory(wb: Workbench, req: uc.AddMemory, caller: uc.Principal) -> uc.Add
     (a fact observed about the user), insight (something inferred from several observations),
     obs_customized (an observation in your own form) or conversation (a line of conversation). Give
     `tags` and `event_time` (when what it says happened) when known. Sending the same `id` again
-    replaces the memory, so a retry is safe.
+    replaces the memory, so a retry is safe; the id of a conversation's message or a bank entry is
+    refused. `metadata` takes at most 20,000 characters as JSON.
 
     Returns the memory's `id`, kind, creation time and event time.
     """
