@@ -10,7 +10,7 @@ from typing import Literal
 
 # Who reads a message: what to check and where the details are differ between the dashboard (its
 # sidebar shows the services, its server log the tracebacks) and the command line.
-Front = Literal["dashboard", "cli"]
+Front = Literal["dashboard", "cli", "api"]
 
 # Said wherever an instance is named, so an unset shell variable (`--instance "$INST"`, `INSTANCE=`) is
 # refused the same way on every front end instead of meaning the default instance.
@@ -172,8 +172,7 @@ def describe(exc: BaseException, front: Front = "dashboard") -> ErrorInfo:
                          "the input; the same input fails again.")
     if isinstance(exc, psycopg.OperationalError):
         return ErrorInfo("service_unavailable", True, f"Postgres is unavailable. {_check('Postgres', front)}")
-    details = ("Rerun with WORKBENCH_DEBUG=1 to see the traceback" if front == "cli"
-               else "The details are in the server log")
+    details = "Rerun with WORKBENCH_DEBUG=1 to see the traceback" if front == "cli" else "The details are in the server log"
     return ErrorInfo("internal", False, f"Unexpected {type(exc).__name__}. {details}; please report it.")
 
 
@@ -183,6 +182,8 @@ def _check(service: str, front: Front) -> str:
     if front == "cli":
         setting = {"Redis": "REDIS_URL", "Postgres": "DATABASE_URL"}.get(service, "its URL setting")
         return f"Check that it runs (`workbench services`) and that {setting}, if set, names it; then retry."
+    if front == "api":  # an HTTP or MCP client: the server is not theirs to check
+        return "Retry in a few seconds; if it lasts, the server's operator can check `workbench services`."
     return "Check that it is running (see the sidebar), then retry."
 
 

@@ -63,7 +63,7 @@ def from_exception(exc: BaseException) -> ProblemResponse:
     """The problem document for any exception raised while serving a request."""
     if isinstance(exc, ApiProblem):
         return problem(exc.status, exc.code, exc.detail, retryable=exc.status == 429, headers=exc.headers)
-    info = describe(exc)
+    info = describe(exc, "api")
     if isinstance(exc, ValidationError):
         return problem(422, "invalid_input", info.message)
     status = STATUS_OF_CODE.get(info.code, 500)

@@ -330,7 +330,7 @@ def _json_objects(request: type[BaseModel], arguments: dict[str, Any]) -> dict[s
 
 
 def _tool_error(tool: str, e: Exception) -> CallToolResult:
-    info = describe(e)
+    info = describe(e, "api")
     if info.code == "internal":  # a bug: its details go to the server log, never to the caller
         log.error("MCP tool %s failed", tool, exc_info=e)
     return CallToolResult(content=[TextContent(type="text", text=info.message)], is_error=True)
@@ -350,7 +350,7 @@ def _add_resources(server: MCPServer, wb: Workbench, principal: Callable[[], uc.
             uc.authorize(caller, req.instance, write=False)
             result = await anyio.to_thread.run_sync(functools.partial(use_case, wb, req))
         except Exception as e:  # every failure is a resource error with its one-line message
-            info = describe(e)
+            info = describe(e, "api")
             if info.code == "internal":
                 log.error("MCP resource %s failed", request.__name__, exc_info=e)
             raise (ResourceNotFoundError if info.code == "not_found" else ResourceError)(info.message) \

@@ -1,5 +1,6 @@
 """`describe` words a message for the front end that shows it: the dashboard's (its sidebar, its server
-log) stays as it was; the command line names the setting to check and how to see a traceback."""
+log) stays as it was; the command line names the setting to check and how to see a traceback; an HTTP or
+MCP client is told to retry, the server's operator what to check."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def test_the_dashboard_is_sent_to_its_sidebar_and_the_command_line_to_the_settin
     assert "sidebar" not in on_cli and "`workbench services`" in on_cli
     assert ("DATABASE_URL" if "Postgres" in on_cli else "REDIS_URL") in on_cli
     assert describe(exc, "cli").code == describe(exc).code
+    over_http = describe(exc, "api").message  # an HTTP or MCP client: the server is not theirs to look at
+    assert "sidebar" not in over_http and over_http.endswith("the server's operator can check `workbench services`.")
 
 
 def test_a_timeout_keeps_its_own_message_for_the_dashboard():
