@@ -70,8 +70,9 @@ def test_turns_feedback_and_paging(cluster_wb, conversations):
         fb = store.feedback([t.thought2_id for t in turns])
         assert [fb[t.thought2_id].continued for t in turns] == [1, 1, 0]
         assert fb[turns[1].thought2_id].corrected == f"no, python ({chain})"
-        # Idempotent requests: a repeated request id returns the stored result, writes nothing.
-        again = Remember(cluster_wb).run(UiRememberParams(thought="ignored", chain_id=chain,
+        # Idempotent requests: a repeated request (same id, same message) returns the stored result, writes
+        # nothing.
+        again = Remember(cluster_wb).run(UiRememberParams(thought=f"my dog likes music ({chain})", chain_id=chain,
                                                           request_id=f"{chain}-0"), instance=instance)
         assert again.thought1_id == turns[0].thought1_id
         assert len(store.chain_thoughts(instance, chain)) == len(thoughts)
