@@ -154,6 +154,7 @@ class Deletion:
             said = store.get_many(instance, chain, [memory_id])
             with self._indexing_paused():
                 gone = store.delete_thought(instance, chain, memory_id)
+                report.requests += store.delete_requests(instance, chain) if gone else 0
                 if gone and not store.chain_meta(instance, chain):
                     report.notes.append(f"chain {chain} had nothing else left and was removed")
                     self._remember(wb.index.records(instance, chains=[chain]))

@@ -594,6 +594,8 @@ class ThoughtStore:
 
     def delete_thought(self, instance: str, chain_id: str, thought_id: str) -> list[str]:
         """Remove one thought with its feedback and the metrics thought about it; returns the ids removed.
+        The chain's served-request results, which may quote it, are the caller's to remove
+        (`delete_requests`), so its report can count them.
 
         The chain's title is re-made from the thoughts left (it quoted the first user thought); a chain
         with no user or assistant thought left is removed whole.
@@ -634,7 +636,6 @@ class ThoughtStore:
 
         self._commit([chain_part, instance_part])
         self.outbox_drop(instance, chain_id, gone)
-        self.delete_requests(instance, chain_id)
         return gone
 
     # -- a few fields of many hashes at once (the feedback analytics) ---------------------------

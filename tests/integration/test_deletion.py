@@ -183,5 +183,5 @@ def test_add_memory_cannot_take_the_id_of_a_message_which_is_then_still_forgotte
     again = add_memory(workbench, AddMemory(instance=instance, content="Snorkelberry marmalade", id=mine.id))
     assert again.id == "my-note"  # a memory it added is replaced by its id, as before
     report = delete_memory(workbench, instance, said.thought1_id)
-    assert report.thoughts == 1
+    assert report.thoughts == 1 and report.requests == 1  # the turn's served result, which quoted it
     assert not workbench.thoughts.get_many(instance, "locker", [said.thought1_id])
