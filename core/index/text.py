@@ -317,14 +317,16 @@ BEGIN
   END LOOP;
 END $$;
 -- The analysis the text vectors were made with. Version 2 (2026-12-06) added the words inside addresses,
--- hosts and paths (`memory_analyse`): a vector made before, of a text that may hold one, is made again
--- (its postings follow, by the update's trigger), once.
+-- hosts and paths (`memory_analyse`): a vector made before that the new analysis changes is made again
+-- (its postings follow, by the update's trigger), once. Only those rows are written: a decimal or "e.g."
+-- passes the cheap test too, and rewriting a row can cost a graph insertion.
 CREATE TABLE IF NOT EXISTS memory_analysis (version int PRIMARY KEY);
 DO $$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM memory_analysis WHERE version >= 2) THEN
     UPDATE memory SET tsv = NULL
-    WHERE memory_may_hold_address(content) OR memory_may_hold_address(context::text);
+    WHERE (memory_may_hold_address(content) OR memory_may_hold_address(context::text))
+      AND tsv IS DISTINCT FROM memory_tsv(content, context, ev_year, ev_month, ev_day);
     INSERT INTO memory_analysis VALUES (2);
   END IF;
 END $$;
