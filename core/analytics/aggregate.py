@@ -39,7 +39,7 @@ TTN_QUANTILES = {"p50": 0.50, "p75": 0.75, "p90": 0.90}
 LATENCY_QUANTILES = {"p50": 0.50, "p95": 0.95, "p99": 0.99}
 CONFIDENCE = 0.95
 
-SUMMARY_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "continued", "abandoned",
+SUMMARY_COLUMNS = ["answers", "scored", "imported", "mean_score", "ci_low", "ci_high", "continued", "abandoned",
                    "corrected", "pending", "final", "continue_rate", "abandon_rate", "correction_rate",
                    "continue_rate_excl_ended", "abandon_rate_excl_ended", "correction_rate_excl_ended",
                    *(f"ttn_{k}" for k in TTN_QUANTILES), "rated", "rated_up", "rated_down", "rated_up_share",
@@ -132,7 +132,7 @@ def previous_window(since: datetime, until: datetime) -> tuple[datetime, datetim
 
 # The frame's columns the figures are made of, and those summed as counts per group.
 _COUNTED = ("continued", "abandoned", "corrected", "pending", "final", "rated_up", "rated_down",
-            "llm_answers", "continued_open", "abandoned_open", "corrected_open")
+            "llm_answers", "continued_open", "abandoned_open", "corrected_open", "imported")
 _USED = ("feedback_score", "continued", "abandoned", "corrected", "pending", "final", "synthesis", "tokens",
          "time_to_next", *STAGES)
 
@@ -164,8 +164,7 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
 def summarize(frame: pd.DataFrame) -> FeedbackSummary:
     """The headline figures for all of `frame`."""
     table = summarize_by(frame)
-    summary = _summary(table.iloc[0].to_dict() if len(table) else {})
-    return summary.model_copy(update={"imported": int((frame["source"] == IMPORTED).sum()) if len(frame) else 0})
+    return _summary(table.iloc[0].to_dict() if len(table) else {})
 
 
 def summarize_split(frame: pd.DataFrame, at: datetime) -> tuple[FeedbackSummary, FeedbackSummary]:
@@ -176,10 +175,7 @@ def summarize_split(frame: pd.DataFrame, at: datetime) -> tuple[FeedbackSummary,
     data = _figure_columns(frame)
     data["from_at"] = frame["answered_at"] >= pd.Timestamp(at)
     rows = {r["from_at"]: r for r in _figures(data, "from_at").to_dict("records")}
-    imported = (frame["source"] == IMPORTED).groupby(data["from_at"]).sum()
-    before, after = (_summary(rows.get(half, {})).model_copy(update={"imported": int(imported.get(half, 0))})
-                     for half in (False, True))
-    return before, after
+    return _summary(rows.get(False, {})), _summary(rows.get(True, {}))
 
 
 def _figure_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -188,6 +184,7 @@ def _figure_columns(frame: pd.DataFrame) -> pd.DataFrame:
     data = frame[list(_USED)].rename(columns={"synthesis": "llm_answers"})
     data["llm_answers"] = frame["synthesis"] == "llm"
     data["rated_up"], data["rated_down"] = frame["rating"] > 0, frame["rating"] < 0
+    data["imported"] = frame["source"] == IMPORTED
     for of in ("continued", "abandoned", "corrected"):  # among the answers not ended
         data[f"{of}_open"] = (frame[of] > 0) & ~frame["final"]
     return data
@@ -243,7 +240,7 @@ def _summary(row: dict) -> FeedbackSummary:
         return int(row.get(name) or 0)
 
     return FeedbackSummary(
-        answers=count("answers"), scored=count("scored"), mean_score=val("mean_score"),
+        answers=count("answers"), scored=count("scored"), imported=count("imported"), mean_score=val("mean_score"),
         ci_low=val("ci_low"), ci_high=val("ci_high"), continued=count("continued"),
         abandoned=count("abandoned"), corrected=count("corrected"), pending=count("pending"),
         final=count("final"), continue_rate=val("continue_rate"), abandon_rate=val("abandon_rate"),

@@ -125,6 +125,18 @@ def test_a_second_import_creates_nothing(keyword_workbench, instance):
     assert wb.thoughts.chain_meta(instance, first.outcome.chains[0])["turns"] == "2"
 
 
+def interrupted_after_20(wb, instance, path, monkeypatch) -> None:
+    """Import `path` in batches of 20 records, stopped (as by Ctrl+C) once the first batch is handed over."""
+    monkeypatch.setattr("core.importing.runner.BATCH_RECORDS", 20)
+
+    def crash(done, total, what):
+        if done >= 20:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        uc.import_file(wb, uc.ImportFile(path=path, instance=instance), progress=crash)
+
+
 def test_an_interrupted_import_continues_where_it_stopped(keyword_workbench, instance, tmp_path, monkeypatch):
     wb = keyword_workbench
     big = tmp_path / "many.jsonl"
@@ -134,14 +146,7 @@ def test_an_interrupted_import_continues_where_it_stopped(keyword_workbench, ins
                         {"role": "assistant", "content": f"answer {i}"}]
             line = {"id": f"c{i}", "created_at": 1700000000 + i * 60, "messages": messages}
             f.write(json.dumps(line) + "\n")
-    monkeypatch.setattr("core.importing.runner.BATCH_RECORDS", 20)
-
-    def crash(done, total, what):
-        if done >= 20:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        uc.import_file(wb, uc.ImportFile(path=big, instance=instance), progress=crash)
+    interrupted_after_20(wb, instance, big, monkeypatch)
     assert wb.thoughts.chain_count(instance) == 20  # the first batch was stored
     result = run(wb, instance, big)
     assert result.outcome.resumed_after == 20
@@ -156,14 +161,7 @@ def test_an_interrupted_import_of_memories_claims_none_stored(keyword_workbench,
     notes = tmp_path / "notes.jsonl"
     notes.write_text("".join(json.dumps({"content": f"note {i}", "created_at": "2024-01-01"}) + "\n"
                              for i in range(50)))
-    monkeypatch.setattr("core.importing.runner.BATCH_RECORDS", 20)
-
-    def crash(done, total, what):
-        if done >= 20:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        uc.import_file(wb, uc.ImportFile(path=notes, instance=instance), progress=crash)
+    interrupted_after_20(wb, instance, notes, monkeypatch)
     assert wb.index.count(instance) == 0
     result = run(wb, instance, notes)
     assert result.outcome.resumed_after == 0 and result.outcome.created.memories == 50
