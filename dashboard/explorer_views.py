@@ -250,8 +250,10 @@ def render_chains(instance: str) -> None:
         return
     if not page.total:
         st.info("No conversation chains in this instance yet. Chat on the Chat page to create one.")
+    elif not page.chains:
+        st.info(f"Page {page.page} is past the last page ({page.pages}) of {plural(page.total, 'chain')}.")
     else:
-        st.caption(f"Page {page.page} of {page.pages} · {page.total} chains")
+        st.caption(f"Page {page.page} of {page.pages} · {plural(page.total, 'chain')}")
         st.dataframe(pd.DataFrame([{"chain": c.chain_id, "title": c.title, "turns": c.turns,
                                     "last activity": c.last_at, "started": c.created_at}
                                    for c in page.chains]),

@@ -36,6 +36,9 @@ if marked is not None:
 page = st.session_state.setdefault("chat_page", 0)
 listing = attempt("list conversations", lambda: uc.chains(
     wb, uc.ChainList(instance=instance, page=page + 1, page_size=PAGE_SIZE)))
+if listing and page and not listing.chains:  # chains deleted elsewhere emptied this page: show the last one
+    st.session_state.chat_page = listing.pages - 1
+    st.rerun()
 chains = listing.chains if listing else None
 total = listing.total if listing else 0
 options = [NEW_CHAIN] + [c.chain_id for c in chains or []]

@@ -118,20 +118,25 @@ def instances_overview(wb: Workbench) -> list[InstanceRow]:
 
 def list_chains(wb: Workbench, instance: str, *, page: int = 1, page_size: int = 20,
                 order: Order = "newest") -> ChainPage:
-    """One page of the instance's chains by last activity (newest or oldest first), without SCAN."""
+    """One page of the instance's chains by last activity (newest or oldest first), without SCAN.
+
+    A page past the last one is empty and keeps its number, so a script that pages until it gets nothing
+    stops (it was the last page again, and such a loop never ended).
+    """
     validate_id(instance, "instance")
     page_size = max(1, min(page_size, 200))
     total = wb.thoughts.chain_count(instance)
     pages = max(1, -(-total // page_size))
-    page = max(1, min(page, pages))
+    page = max(1, page)
     offset = (page - 1) * page_size
-    if order == "newest":
+    if offset >= total:
+        chains = []
+    elif order == "newest":
         chains = wb.thoughts.chains(instance, offset=offset, limit=page_size)
     else:  # the same ranking read from its other end
         end = total - offset
         start = max(0, end - page_size)
-        found = wb.thoughts.chains(instance, offset=start, limit=end - start) if end > 0 else []
-        chains = list(reversed(found))
+        chains = list(reversed(wb.thoughts.chains(instance, offset=start, limit=end - start)))
     return ChainPage(instance=instance, total=total, page=page, pages=pages, page_size=page_size, order=order,
                      chains=chains)
 

@@ -150,3 +150,14 @@ def test_the_instances_are_listed_when_their_expander_is_opened(app_env, workben
     assert not at.exception, at.exception
     listed = box.dataframe[0].value
     assert instance in set(listed["instance"]) and listed.set_index("instance").loc[instance, "chains"] == 1
+
+
+def test_a_page_of_chains_past_the_last_says_so(app_env, workbench, instance):
+    Remember(workbench).run(UiRememberParams(thought="One note", chain_id="only"), instance=instance)
+    at = open_explorer(instance)
+    at.radio(key="xp_view").set_value("Chains")
+    at.run()
+    at.number_input(key="xp_page").set_value(7)
+    at.run()
+    assert not at.exception
+    assert any("Page 7 is past the last page (1) of 1 chain." == i.value for i in at.info)

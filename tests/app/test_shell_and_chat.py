@@ -90,3 +90,19 @@ def test_chat_turns_come_from_the_dashboard_and_answers_can_be_rated(app_env, wo
     again.selectbox(key="chat_chain_select").select(chain).run()
     assert again.feedback(key=f"rate_{answer.id}").value == 1
     assert any("rated up" in c.value for c in again.caption)
+
+
+def test_the_chat_page_steps_back_when_its_page_of_chains_was_deleted(app_env, workbench, instance):
+    from core import usecases as uc
+
+    for i in range(16):  # one more than a page
+        Remember(workbench).run(UiRememberParams(thought=f"Note number {i}", chain_id=f"c{i}"), instance=instance)
+    at = open_page("pages/chat.py", instance=instance)
+    older = next(b for b in at.button if b.label == "Older")
+    older.click().run()
+    assert at.session_state.chat_page == 1
+    uc.chain_delete(workbench, uc.ChainRef(instance=instance, chain_id="c0"))  # the second page's only chain
+    at.run()
+    assert not at.exception
+    assert at.session_state.chat_page == 0
+    assert len(at.selectbox[0].options) == 16  # "new" and the 15 chains left

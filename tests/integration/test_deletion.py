@@ -157,6 +157,9 @@ def test_chain_pages_and_export(workbench, instance):
     assert [c.chain_id for c in oldest.chains] == ["p4"]
     first = list_chains(workbench, instance, page_size=2, order="oldest")
     assert [c.chain_id for c in first.chains] == ["p0", "p1"]
+    for order in ("newest", "oldest"):  # past the last page: nothing, so a loop paging until empty ends
+        past = list_chains(workbench, instance, page=4, page_size=2, order=order)
+        assert (past.page, past.pages, past.total, past.chains) == (4, 3, 5, [])
     doc = json.loads(export_chain(workbench, instance, "p2"))
     assert doc["chain_id"] == "p2" and [t["category"] for t in doc["thoughts"]] == [
         "ui_remember:user", "ui_remember:assistant", "ui_remember:metrics"]
