@@ -153,8 +153,9 @@ class Deletion:
             had_feedback = bool(store.answers_with_feedback([memory_id]))
             said = store.get_many(instance, chain, [memory_id])
             with self._indexing_paused():
+                # The chain's served-request results stay, their copies of the text redacted below: a
+                # client's retry of any of its turns gets its result, and stores nothing again.
                 gone = store.delete_thought(instance, chain, memory_id)
-                report.requests += store.delete_requests(instance, chain) if gone else 0
                 if gone and not store.chain_meta(instance, chain):
                     report.notes.append(f"chain {chain} had nothing else left and was removed")
                     self._remember(wb.index.records(instance, chains=[chain]))

@@ -100,11 +100,6 @@ def provenance_key(instance: str) -> str:
     return f"provenance:{validate_id(instance, 'instance')}"
 
 
-def requests_pattern(instance: str, chain_id: str) -> str:
-    """The SCAN pattern of a chain's request keys (ids have no glob characters, so it matches no other)."""
-    return f"request:{_chain(instance, chain_id)}:*"
-
-
 def chain_keys_pattern(instance: str, chain_id: str) -> str:
     """The SCAN pattern of every key of a chain, whatever its kind (the tombstone included): each is
     `<kind>:<instance>:{<chain>}` with or without `:<id>` after it, and ids hold no glob characters."""

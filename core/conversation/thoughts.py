@@ -15,7 +15,6 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 import redis
@@ -38,7 +37,6 @@ from core.conversation.keys import (
     feedback_key,
     feedback_pending_key,
     request_key,
-    requests_pattern,
     thought_key,
 )
 from core.conversation.metrics import TurnMetrics
@@ -579,23 +577,10 @@ class ThoughtStore:
                 dropped += int(self.r.lrem(OUTBOX, 0, e))
         return dropped
 
-    def delete_requests(self, instance: str, chain_id: str) -> int:
-        """Remove the chain's served-request results: they hold its answers and retrieved context."""
-        provenance.ensure(self, instance)
-        listing = chain_keys_key(instance, chain_id)
-        keys = [k for k in self.r.smembers(listing) if fnmatchcase(k, requests_pattern(instance, chain_id))]
-        if not keys:
-            return 0
-        p = self.r.pipeline(transaction=False)  # one round trip; a cluster pipeline deletes one key a command
-        for k in keys:
-            p.delete(k)
-        p.srem(listing, *keys)
-        return sum(p.execute()[:-1])
-
     def delete_thought(self, instance: str, chain_id: str, thought_id: str) -> list[str]:
         """Remove one thought with its feedback and the metrics thought about it; returns the ids removed.
-        The chain's served-request results, which may quote it, are the caller's to remove
-        (`delete_requests`), so its report can count them.
+        The chain's served-request results, which may quote it, stay for the caller to redact
+        (`core.admin.redaction`): a retry of a turn must find its result, or it would be stored again.
 
         The chain's title is re-made from the thoughts left (it quoted the first user thought); a chain
         with no user or assistant thought left is removed whole.

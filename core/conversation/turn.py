@@ -196,6 +196,8 @@ def _memories(n: int) -> str:
     return f"{n} retrieved {'memory' if n == 1 else 'memories'}"
 
 
+REPEAT_OF_DELETED = ("this request was served before and its message has been deleted since; it was not stored "
+                     "again (send it with a new request_id to store it)")
 # "Message": a statement, which is stored, gets it as often as a question.
 NO_MEMORY_MATCHES = "no memory matches this message"
 
@@ -227,14 +229,20 @@ class Remember:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.origin = origin
 
-    def _same_request(self, instance: str, served: UiRememberResult, params: UiRememberParams) -> None:
-        """InvalidInput when the request id was first sent with another message: its result is that message's,
-        and this one would be stored nowhere."""
+    def _same_request(self, instance: str, served: UiRememberResult, params: UiRememberParams
+                      ) -> UiRememberResult:
+        """The result a repeat of a served request gets. InvalidInput when the request id was first sent with
+        another message: its result is that message's, and this one would be stored nowhere. When the
+        message was deleted since, the repeat is told so; it is not stored again (deleting means gone, and
+        a client's late retry must not bring it back)."""
         first = self.wb.thoughts.get_many(instance, served.chain_id, [served.thought1_id])
-        if first and first[0].thought != params.thought:
+        if not first:
+            return served.model_copy(update={"notes": [*served.notes, REPEAT_OF_DELETED]})
+        if first[0].thought != params.thought:
             raise InvalidInput(f"request_id {served.request_id!r} was first sent with another message (chain "
                                f"{served.chain_id!r}); a repeat must send the same one. Send this message with "
                                "a new request_id, or none")
+        return served
 
     def run(self, params: UiRememberParams, *, instance: str | None = None) -> UiRememberResult:
         for piece in self.stream(params, instance=instance):
@@ -253,8 +261,7 @@ class Remember:
         chain_id = params.chain_id or f"chain-{hashlib.sha256(request_id.encode()).hexdigest()[:12]}"
         state = store.turn_state(instance, chain_id, request_id)
         if state.served:
-            result = UiRememberResult.model_validate_json(state.served)
-            self._same_request(instance, result, params)
+            result = self._same_request(instance, UiRememberResult.model_validate_json(state.served), params)
             yield result.answer
             yield result
             return
@@ -366,9 +373,7 @@ class Remember:
                                     final=not params.next_thought_needed, index_answer=synthesis == "llm",
                                     metrics_id=metrics_id)
         if written.served:  # the same request, served meanwhile (a concurrent repeat)
-            served = UiRememberResult.model_validate_json(written.served)
-            self._same_request(instance, served, params)
-            yield served
+            yield self._same_request(instance, UiRememberResult.model_validate_json(written.served), params)
             return
         if params.thought_number not in (None, written.number):
             result.notes.append(f"thought_number {params.thought_number} given; stored as {written.number}, "

@@ -186,5 +186,21 @@ def test_add_memory_cannot_take_the_id_of_a_message_which_is_then_still_forgotte
     again = add_memory(workbench, AddMemory(instance=instance, content="Snorkelberry marmalade", id=mine.id))
     assert again.id == "my-note"  # a memory it added is replaced by its id, as before
     report = delete_memory(workbench, instance, said.thought1_id)
-    assert report.thoughts == 1 and report.requests == 1  # the turn's served result, which quoted it
+    assert report.thoughts == 1 and report.copies >= 1  # the turn's served result quoted it: redacted
     assert not workbench.thoughts.get_many(instance, "locker", [said.thought1_id])
+
+
+def test_a_retry_after_a_deletion_in_its_chain_stores_nothing_again(workbench, instance):
+    """Deleting one message keeps its chain's served results (redacted): a client's retry of another turn
+    was stored a second time, and a retry of the deleted turn brought the deleted text back."""
+    kept = turn(workbench, instance, "retry", "My cat is called Miso", request_id="r-kept")
+    gone = turn(workbench, instance, "retry", "My bike lock code is Quokkadrome 8812", request_id="r-gone")
+    delete_memory(workbench, instance, gone.thought1_id)
+
+    again = turn(workbench, instance, "retry", "My cat is called Miso", request_id="r-kept")
+    assert again.thought1_id == kept.thought1_id and not again.notes[len(kept.notes):]
+    late = turn(workbench, instance, "retry", "My bike lock code is Quokkadrome 8812", request_id="r-gone")
+    assert late.thought1_id == gone.thought1_id and "deleted since; it was not stored again" in late.notes[-1]
+    said = [t.thought for t in workbench.thoughts.chain_thoughts(instance, "retry") if t.category == CATEGORY_USER]
+    assert said == ["My cat is called Miso"]
+    assert "Quokkadrome" not in late.model_dump_json()  # its result's copies of the text were redacted

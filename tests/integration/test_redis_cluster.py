@@ -92,6 +92,5 @@ def test_sweep_outbox_and_deletion(cluster_wb, conversations):
     gone = store.delete_thought(instance, CHAINS[0], results[CHAINS[0]][1].thought2_id)
     assert len(gone) == 2  # the answer and its metrics thought
     assert store.delete_chain(instance, CHAINS[1]) == 9
-    assert store.delete_requests(instance, CHAINS[1]) == 0  # its served results went with it
     assert store.chain_count(instance) == len(CHAINS) - 1
     assert not list(cluster_wb.redis().scan_iter(match=f"*{{{CHAINS[1]}}}*", count=1000))

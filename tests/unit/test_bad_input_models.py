@@ -154,7 +154,7 @@ def test_ids_and_the_redis_keys_built_from_them(value):
                   keys.thought_key("inst", value, "t-1"), keys.request_key("inst", value, "r-1")]
     assert {key_slot(k.encode()) for k in chain_keys} == {slot}
     assert all(k.count("{") == 1 and k.count("}") == 1 for k in chain_keys)
-    assert "*" not in keys.requests_pattern("inst", value)[:-1]
+    assert "*" not in keys.chain_keys_pattern("inst", value)[1:-1]
 
 
 @FAST
