@@ -92,7 +92,7 @@ def create_app(wb: Workbench | None = None, *, settings: Settings | None = None,
     )
     app.state.exposed = exposed
     app.state.limiter = RateLimiter(settings.api_rate_limit, lambda: app.state.wb.services.redis_url(),
-                                    cluster=settings.redis_cluster)
+                                    lambda: app.state.wb.redis(), cluster=settings.redis_cluster)
     app.state.mcp_app = None
     problems.install(app)
     app.include_router(health.router)

@@ -1,10 +1,11 @@
 """Each API key's request rate (API_RATE_LIMIT), counted in the product's Redis so that every replica of
 the API draws on one budget per key; without keys, per client address.
 
-`limits` (sliding window counter: one Lua call per request) keeps the counts. Redis is reached by the URL
-the product uses (an embedded server's unix socket becomes `redis+unix://`, a cluster node
-`redis+cluster://`). When that storage cannot be built the limit is counted in this process alone, and
-the log says so: each replica then allows the full rate.
+`limits` (sliding window counter: one Lua call per request) keeps the counts, through the product's own
+Redis client (its connections bounded in time, and an embedded server that died started again by the
+next request: with a client of its own, the limiter answered every request 503 until something else
+reconnected). A cluster is reached by its URL (`redis+cluster://`). When that storage cannot be built the
+limit is counted in this process alone, and the log says so: each replica then allows the full rate.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from limits import RateLimitItem, parse
 from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from core.api.problems import ApiProblem
+
+if TYPE_CHECKING:
+    import redis
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +43,21 @@ def limits_url(redis_url: str, *, cluster: bool) -> str:
 class RateLimiter:
     """Built on first use (it needs the Redis URL, which may start the embedded server)."""
 
-    def __init__(self, rate: str, redis_url: Callable[[], str], *, cluster: bool = False):
+    def __init__(self, rate: str, redis_url: Callable[[], str], client: Callable[[], redis.Redis], *,
+                 cluster: bool = False):
         self.item: RateLimitItem = parse(rate)
         self._redis_url = redis_url
+        self._client = client
         self._cluster = cluster
         self._limiter: SlidingWindowCounterRateLimiter | None = None
         self._lock = threading.Lock()
 
     def _storage(self) -> Storage:
         try:
-            return storage_from_string(limits_url(self._redis_url(), cluster=self._cluster),
-                                       key_prefix=KEY_PREFIX, socket_timeout=5)
+            url = limits_url(self._redis_url(), cluster=self._cluster)
+            if self._cluster:
+                return storage_from_string(url, key_prefix=KEY_PREFIX, socket_timeout=5)
+            return storage_from_string(url, key_prefix=KEY_PREFIX, connection_pool=self._client().connection_pool)
         except Exception as e:  # noqa: BLE001 - any failure here means: count in this process
             log.warning("API rate limit counted per process, not shared by replicas: Redis storage for "
                         "`limits` unavailable (%s)", type(e).__name__)

@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 
+import httpx
 import pytest
 
 from core.config import load_settings
@@ -126,3 +127,19 @@ def test_the_sidebar_shows_the_restart(fault_dir, fault_wb, monkeypatch):
         get_workbench().close()
         get_workbench.clear()
         st.cache_data.clear()
+
+
+def test_the_api_restarts_a_killed_redis_on_the_next_request(embedded_wb, instance):
+    """The rate limit is counted in Redis before a request's work: through a client of its own, it
+    answered every request 503 after Redis died, and only /readyz (which used the product's client) ever
+    started the server again."""
+    from tests.support.api import thread_server
+
+    with thread_server(embedded_wb, settings=embedded_wb.settings.model_copy(
+            update={"api_rate_limit": "100000/minute"})) as url, httpx.Client(base_url=url, timeout=60) as c:
+        path = f"/v1/instances/{instance}/remember"
+        assert c.post(path, json={"thought": "the bins go out on Tuesday", "chain_id": "bins"}).status_code == 200
+        kill_redis(embedded_wb.settings.data_dir)
+        after = c.post(path, json={"thought": "when do the bins go out", "chain_id": "bins"})
+        assert after.status_code == 200, after.text
+        assert c.get(f"/v1/instances/{instance}/chains/bins").status_code == 200
