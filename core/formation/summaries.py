@@ -31,7 +31,7 @@ from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Though
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
 from core.formation.kinds import about_the_chat
-from core.formation.supersede import supersession_of
+from core.formation.supersede import superseded_messages, supersession_of
 from core.index.records import event_time_of
 from core.llm import Message
 from core.models import MemoryRecord
@@ -147,21 +147,29 @@ def llm_summary(wb: Workbench, thoughts: list[Thought]) -> SummaryDraft | None:
 
 def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Literal["ended", "quiet"]) -> bool:
     """Summarise one chain (and mark its important messages) unless its summary is current: same turns,
-    made by the LLM or with none configured. Returns whether a summary was written."""
+    made by the LLM or with none configured, superseded by no correction. Returns whether a summary was
+    written.
+
+    It is made from the messages whose fact stands: one a correction superseded (in this chain or another)
+    is left out, so a chain holding a correction is summarised with the corrected fact alone. Drawn from
+    the old fact as well, the summary was superseded with it as it was written, and everything else the
+    session said was lost to retrieval."""
     thoughts = wb.thoughts.chain_thoughts(instance, chain_id)
     users = [t for t in thoughts if t.category == CATEGORY_USER]
     if not users:
         return False
     sid = derived_id("summary", chain_id)
     old = next(iter(wb.index.get(instance, [sid])), None)
-    if old is not None and old.metadata.get("turns") == len(users) and (
+    if old is not None and old.metadata.get("turns") == len(users) and not old.metadata.get("superseded_at") and (
             old.metadata.get("method") == "llm" or not wb.llm.configured):
         return False
-    draft = (llm_summary(wb, thoughts) if wb.llm.configured else None) or extractive_summary(thoughts)
+    stale = superseded_messages(wb.index, instance, [t.id for t in users])
+    standing = [t for t in thoughts if t.id not in stale]
+    draft = (llm_summary(wb, standing) if wb.llm.configured else None) or extractive_summary(standing)
     mark_important(wb, users, draft.important_ids if draft else ())
     if draft is not None:
         start, end = thoughts[0].timestamp, thoughts[-1].timestamp
-        # A summary that draws on a message whose fact a correction superseded states the old fact too.
+        # A correction superseding one of its messages since they were read marks the summary as it should.
         kept = supersession_of(wb.index, instance, draft.source_ids)
         wb.index.add([MemoryRecord(
             instance=instance, id=sid, kind=SUMMARY_KIND, content=draft.text, created_at=end, chain_id=chain_id,

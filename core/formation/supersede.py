@@ -323,19 +323,27 @@ def close_gaps(index: MemoryIndex, instance: str) -> Mended:
                                   for m, links_of in gone.items()})
 
 
-def supersession_of(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, str]:
-    """The mark for a copy drawn from these user messages (a session summary, an important copy) written
-    after a correction superseded the fact one of them told (the message itself, or its observation): that
-    fact's `superseded_at` and `superseded_by`, and SUPERSEDED_SOURCE naming the message; {} when none was.
-    Two primary-key lookups."""
+def superseded_messages(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, MemoryRow]:
+    """Those of these user messages whose fact a correction superseded (the message itself, or its
+    observation), each with the superseded row, in the order given. Two primary-key lookups."""
     if not message_ids or not index.partition_exists(instance):
         return {}
     messages = index.get(instance, message_ids)
     told_by = {o: m.id for m in messages for o in m.metadata.get("observations") or []}
+    found: dict[str, MemoryRow] = {}
     for row in [*messages, *index.get(instance, list(told_by))]:
         if row.metadata.get("superseded_at"):
-            return {"superseded_at": row.metadata["superseded_at"], "superseded_by": row.metadata.get("superseded_by"),
-                    SUPERSEDED_SOURCE: told_by.get(row.id, row.id)}
+            found.setdefault(told_by.get(row.id, row.id), row)
+    return found
+
+
+def supersession_of(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, str]:
+    """The mark for a copy drawn from these user messages (a session summary, an important copy) written
+    after a correction superseded the fact one of them told: that fact's `superseded_at` and
+    `superseded_by`, and SUPERSEDED_SOURCE naming the message; {} when none was."""
+    for source, row in superseded_messages(index, instance, message_ids).items():
+        return {"superseded_at": row.metadata["superseded_at"], "superseded_by": row.metadata.get("superseded_by"),
+                SUPERSEDED_SOURCE: source}
     return {}
 
 

@@ -167,7 +167,8 @@ def test_the_same_correction_said_again_replaces_the_one_before(workbench, insta
 
 def test_a_correction_supersedes_the_copies_of_the_fact_too(workbench, instance):
     """The session summary drawn from the corrected message, and its important copy, state the old fact
-    as much as the fact does: they are superseded with it, and stay so when the summary is written again."""
+    as much as the fact does: they are superseded with it. Written again, the summary leaves the corrected
+    message out and stands."""
     clock = Clock(datetime.now(UTC) - timedelta(hours=3))
     told = turn(workbench, instance, "plan", "I'm training for a 10 km race on 18 May; my goal is under 50 "
                 "minutes.", clock, tags=["important"], next_thought_needed=False)
@@ -183,11 +184,31 @@ def test_a_correction_supersedes_the_copies_of_the_fact_too(workbench, instance)
                                                        instance=instance), clock=clock)
     assert [c.content for c in found.context] == [
         "The race is on 25 May. (correcting: I'm training for a 10 km race on 18 May; my goal is under 50 minutes.)"]
-    # The chain goes on and is summarised again: the summary still draws on the message, and stays superseded.
+    # The chain goes on and is summarised again, from the messages whose fact stands.
     turn(workbench, instance, "plan", "My goal for the race is under 50 minutes.", clock, next_thought_needed=False)
-    summary = copies()["session_summary"]
-    assert summary["turns"] == 2 and summary["superseded_source"] == told.thought1_id
-    assert "superseded_by" in summary and "superseded_by" in copies()["important"]
+    (summary,) = [r for r in rows(workbench, instance)
+                  if r["kind"] == "session_summary" and r["metadata"]["chain_id"] == "plan"]
+    assert summary["content"] == "My goal for the race is under 50 minutes."
+    assert summary["metadata"]["turns"] == 2 and "superseded_at" not in summary["metadata"]
+    assert told.thought1_id not in summary["metadata"]["source_ids"]
+    assert "superseded_by" in copies()["important"]
+
+
+def test_a_chain_holding_a_correction_is_summarised_with_the_corrected_fact(workbench, instance):
+    """The summary of a session that corrected itself was written superseded (it drew on the old fact
+    too), so nothing the session said could be retrieved through it."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    turn(workbench, instance, "tea", "I like green tea in the morning.", clock)
+    turn(workbench, instance, "tea", "Always answer me in French.", clock)
+    turn(workbench, instance, "tea", "Actually I prefer black tea, not green.", clock, next_thought_needed=False)
+    (summary,) = [r for r in rows(workbench, instance) if r["kind"] == "session_summary"]
+    assert "superseded_at" not in summary["metadata"]
+    assert "green tea in the morning" not in summary["content"]
+    assert "Always answer me in French." in summary["content"] and "black tea" in summary["content"]
+    found = uc.retrieve_memory(workbench, uc.RetrieveRequest(
+        query="tea in the morning", instance=instance,
+        params={"retrieve_memory_op": {"kinds": ["session_summary"]}}))
+    assert [m.memory.id for m in found.memories] == [summary["id"]]
 
 
 def corrected_time(wb, instance, thought_id):
