@@ -11,7 +11,10 @@ Postgres keeps a deleted row's bytes in its table's pages until they are reused;
 table anew without them (and its indexes, so a text posting's lexeme goes too). It locks the table while
 it runs, so it is used on tables up to `FULL_VACUUM_MAX_BYTES` and only when the lock comes within
 `LOCK_WAIT`; a larger or busy table gets a plain `VACUUM` (the space is reused by later writes, and the
-note says so). The write-ahead log holds the inserted text too: a switch to a new segment and a
+note says so). The planner's statistics hold a sample of each column's values (`pg_statistic`: most
+common values, histogram bounds), so a deleted text or its lexemes stayed there, and on disk, until the
+next ANALYZE: the tables are analysed as they are vacuumed, and `pg_statistic` is written anew without
+the old rows. The write-ahead log holds the inserted text too: a switch to a new segment and a
 checkpoint let Postgres drop the older segments, which removes them when `wal_recycle` is off (on, it
 renames them for reuse, text inside, until they are overwritten; the note says so).
 """
@@ -88,11 +91,28 @@ def _vacuum(wb: Workbench, tables: list[str]) -> list[str]:
             name = sql.Identifier(table)
             if size <= FULL_VACUUM_MAX_BYTES and _vacuum_full(conn, name):
                 continue
-            conn.execute(sql.SQL("VACUUM {}").format(name))
+            conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(name))
             notes.append(f"{table}: {size / 2**20:.0f} MB, vacuumed in place; the deleted rows' bytes leave "
                          "its files as Postgres reuses the space (or run VACUUM FULL in a quiet moment)")
+        # A partitioned table's own statistics sample its partitions; only a manual ANALYZE makes them.
+        for (parent,) in conn.execute(
+                "SELECT DISTINCT i.inhparent::regclass::text FROM pg_inherits i WHERE i.inhrelid = ANY("
+                "SELECT to_regclass(t) FROM unnest(%s::text[]) t) "
+                "AND EXISTS (SELECT 1 FROM pg_statistic s WHERE s.starelid = i.inhparent)", (tables,)).fetchall():
+            conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(parent)))
+        notes += _drop_old_statistics(conn)
         notes += _drop_old_wal(conn)
     return notes
+
+
+def _drop_old_statistics(conn: psycopg.Connection) -> list[str]:
+    """Write `pg_statistic` anew: the rows the ANALYZE just replaced still held the old sample's values.
+    Only a superuser may (another role's VACUUM skips the catalog with a warning, no error)."""
+    if not conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]:
+        return [("the database role may not rewrite pg_statistic: the planner's old statistics, which may "
+                 "quote deleted text, stay in its file until Postgres reuses the space")]
+    conn.execute("VACUUM FULL pg_catalog.pg_statistic")
+    return []
 
 
 def _drop_old_wal(conn: psycopg.Connection) -> list[str]:
@@ -110,10 +130,10 @@ def _drop_old_wal(conn: psycopg.Connection) -> list[str]:
 
 
 def _vacuum_full(conn: psycopg.Connection, table: sql.Identifier) -> bool:
-    """VACUUM FULL the table if its lock comes within LOCK_WAIT; False if it did not."""
+    """VACUUM FULL (and ANALYZE) the table if its lock comes within LOCK_WAIT; False if it did not."""
     conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(LOCK_WAIT)))
     try:
-        conn.execute(sql.SQL("VACUUM FULL {}").format(table))
+        conn.execute(sql.SQL("VACUUM (FULL, ANALYZE) {}").format(table))
         return True
     except psycopg.errors.LockNotAvailable:
         return False

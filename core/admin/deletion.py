@@ -45,6 +45,7 @@ from core.formation.supersede import mend
 from core.ids import SHARED_INSTANCE, validate_id
 from core.index.names import partition_name, postings_name
 from core.models import MemoryRecord
+from core.tuning.labels import LabelStore
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -70,6 +71,7 @@ class DeletionReport(BaseModel):
     index_rows: int = 0  # memory-index rows removed
     bank_rows: int = 0  # memory-bank entries / summaries removed
     copies: int = 0  # other records whose copy of the text became "[deleted]" (redaction)
+    marks: int = 0  # relevance marks (the Tune page's labelled set) naming what was removed
     notes: list[str] = []
 
     @property
@@ -95,11 +97,14 @@ class Deletion:
         "[deleted]", then rewrite the files on disk."""
         mended = mend(self.wb.index, self.instance, self.removed)
         copies = redact_copies(self.wb, self.instance, self.texts, self.ids, self.chains)
-        instances = self.wb.index.instances() if self.instance == SHARED_INSTANCE else [self.instance]
+        shared = self.instance == SHARED_INSTANCE
+        marks = LabelStore(self.wb.pool()).forget(None if shared else [self.instance], self.ids | set(self.removed))
+        instances = self.wb.index.instances() if shared else [self.instance]
         self.tables |= {t for i in instances for t in (partition_name(i), postings_name(i))}
-        notes = compact(self.wb, [*self.tables, "memory_lexeme"])
+        notes = compact(self.wb, [*self.tables, "memory_lexeme", *(["relevance_mark"] if marks else [])])
         if report is not None:
             report.copies += copies
+            report.marks += marks
             report.notes += mended.notes() + notes
 
     # -- targets ----------------------------------------------------------------------------

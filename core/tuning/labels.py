@@ -111,6 +111,14 @@ class LabelStore:
             return conn.execute("DELETE FROM relevance_mark WHERE instance = %s AND query = %s",
                                 (instance, normalise_query(query))).rowcount
 
+    def forget(self, instances: list[str] | None, memory_ids: Iterable[str]) -> int:
+        """Take away the marks naming deleted memories, in `instances` (None: every instance, as for a
+        memory of the shared one); returns how many there were. A query whose marks all go goes with them:
+        its text was typed to find those memories."""
+        with self.pool.connection() as conn:
+            return conn.execute("DELETE FROM relevance_mark WHERE (%s::text[] IS NULL OR instance = ANY(%s)) "
+                                "AND memory_id = ANY(%s)", (instances, instances, list(memory_ids))).rowcount
+
 
 def known_ids(conn, instances: list[str], ids: Iterable[str]) -> set[str]:
     """Those of `ids` stored in the memory index under one of `instances`."""

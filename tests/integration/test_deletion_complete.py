@@ -17,6 +17,7 @@ from core.admin.deletion import delete_chain, delete_memory
 from core.admin.explorer import ExplorerSearch, search_memory
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
+from core.tuning.labels import LabelStore
 from core.usecases.memories import AddMemory, add_memory
 
 MARKER = "qzvmarker7781"  # one lexeme, stemmed to itself, found nowhere else
@@ -94,6 +95,15 @@ def postgres_hits(wb, needle: str) -> list[str]:
     return hits
 
 
+def statistics_holding(wb, needle: str) -> list[str]:
+    """The columns whose planner statistics (sampled values) hold the needle."""
+    with wb.pool().connection() as conn:
+        rows = conn.execute("SELECT tablename || '.' || attname FROM pg_stats WHERE schemaname = 'public' AND "
+                            "concat(most_common_vals::text, histogram_bounds::text, most_common_elems::text) "
+                            "ILIKE %s", (f"%{needle}%",)).fetchall()
+    return sorted(r[0] for r in rows)
+
+
 def files_holding(root: Path, needle: str) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")
                   if p.is_file() and not p.is_symlink() and needle.encode() in _read(p))
@@ -141,6 +151,13 @@ def test_deleted_text_is_in_no_key_no_table_and_no_file(workbench, llm_wb, fake_
     found = search_memory(workbench, ExplorerSearch(query=MARKER, instance=instance, mode="text")).hits
     assert after.thought1_id in {h.id for h in found}
 
+    # The planner's statistics sample the tables (autovacuum analyses them as they grow), and a labelled
+    # set marks the memory relevant for a query typed to find it.
+    with workbench.pool().connection() as conn:
+        conn.execute("ANALYZE")
+    assert statistics_holding(workbench, MARKER)
+    LabelStore(workbench.pool()).mark(instance, f"where is the {MARKER} key", memory.id, True)
+
     started = time.perf_counter()
     reports = [delete_chain(workbench, instance, "locker"),
                delete_memory(workbench, instance, memory.id),
@@ -153,6 +170,8 @@ def test_deleted_text_is_in_no_key_no_table_and_no_file(workbench, llm_wb, fake_
     leftovers = {k: v for k, v in redis_values(r).items() if MARKER.lower() in v.lower()}
     assert leftovers == {}
     assert postgres_hits(workbench, MARKER) == []
+    assert statistics_holding(workbench, MARKER) == [], statistics_holding(workbench, MARKER)
+    assert reports[1].marks == 1 and LabelStore(workbench.pool()).labelled_set(instance).queries == []
     # Found no more by its words: neither the deleted rows nor their neighbours or quoters.
     assert search_memory(workbench, ExplorerSearch(query=MARKER, instance=instance, mode="text")).hits == []
     with workbench.pool().connection() as conn:  # the instance's totals count the rows left
