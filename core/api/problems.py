@@ -36,6 +36,7 @@ STATUS_OF_CODE = {
     "llm_not_configured": 501,
     "provider": 502,
     "service_unavailable": 503,
+    "timeout": 503,  # Redis or Postgres did not answer in time: down for this request, retryable
 }
 
 

@@ -27,7 +27,7 @@ from core.conversation.feedback import feedback_score
 from core.conversation.keys import chain_tombstone, request_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.conversation.turn import Remember, UiRememberParams
-from core.errors import NotFound, OutcomeUnknown, describe
+from core.errors import NotFound, OutcomeUnknown, ServiceTimeout, describe
 from core.runtime import Workbench
 from core.services import EmbeddedRedis
 from tests.integration.conftest import kill_redis
@@ -202,6 +202,9 @@ def test_http_and_mcp_report_an_unknown_outcome_as_such():
     assert UNKNOWN.encode() in response.body and b"r-1" in response.body
     tool = _tool_error("ui_remember", error)
     assert tool.is_error and UNKNOWN in tool.content[0].text and "r-1" in tool.content[0].text
+    # A server that did not answer in time is down for this request: 503 with Retry-After, not a 500.
+    hung = from_exception(ServiceTimeout("Postgres", 32, "POSTGRES_STATEMENT_TIMEOUT_S"))
+    assert hung.status_code == 503 and hung.headers["retry-after"] and b'"retryable":true' in hung.body
 
 
 
