@@ -1,10 +1,12 @@
 """Pure aggregates over the feedback frame (`core.analytics.load.build_frame`).
 
-Definitions (every rate is a share of all answers in the group, so the three add up with the rest):
-    continue_rate   = answers with a follow-up / answers
-    abandon_rate    = answers marked abandoned (no follow-up for 10 min) / answers
-    correction_rate = answers whose follow-up read as a correction / answers
-    *_rate_excl_ended = the same three over the answers that were not "ended" (given with
+Definitions (every rate is a share of the answers given here in the group, so the three add up with the
+rest; imported answers, when counted, are in `answers` and the ratings but in no rate: they carry no
+follow-up data of their own, being neither continued, abandoned nor ended here):
+    continue_rate   = answers with a follow-up / answers given here
+    abandon_rate    = answers marked abandoned (no follow-up for 10 min) / answers given here
+    correction_rate = answers whose follow-up read as a correction / answers given here
+    *_rate_excl_ended = the same three over the answers given here that were not "ended" (given with
                       next_thought_needed = false: no follow-up was expected, so one is never abandoned);
                       None when every answer ended
     mean_score      = mean feedback_score over answers that have one (a follow-up scored them)
@@ -185,6 +187,7 @@ def _figure_columns(frame: pd.DataFrame) -> pd.DataFrame:
     data["llm_answers"] = frame["synthesis"] == "llm"
     data["rated_up"], data["rated_down"] = frame["rating"] > 0, frame["rating"] < 0
     data["imported"] = frame["source"] == IMPORTED
+    data["final"] = frame["final"] & ~data["imported"]  # an imported answer is stored final: no follow-up due
     for of in ("continued", "abandoned", "corrected"):  # among the answers not ended
         data[f"{of}_open"] = (frame[of] > 0) & ~frame["final"]
     return data
@@ -211,9 +214,10 @@ def _figures(data: pd.DataFrame, key: str) -> pd.DataFrame:
     cols["ci_high"] = (cols["mean_score"] + half).clip(upper=1.0)
     cols["rated"] = cols["rated_up"] + cols["rated_down"]
     cols["rated_up_share"] = cols["rated_up"] / cols["rated"].where(cols["rated"] > 0)
-    not_ended = (cols["answers"] - cols["final"]).where(cols["answers"] > cols["final"])
+    given = cols["answers"] - cols["imported"]
+    not_ended = (given - cols["final"]).where(given > cols["final"])
     for name, of in (("continue", "continued"), ("abandon", "abandoned"), ("correction", "corrected")):
-        cols[f"{name}_rate"] = cols[of] / cols["answers"]
+        cols[f"{name}_rate"] = cols[of] / given.where(given > 0)
         cols[f"{name}_rate_excl_ended"] = cols[f"{of}_open"] / not_ended
     # One quantile call per family (not one per stage and level): the groupby sorts each column once.
     ttn = g["time_to_next"].quantile(list(TTN_QUANTILES.values())).unstack()

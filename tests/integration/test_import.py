@@ -79,6 +79,14 @@ def test_imported_answers_get_no_feedback_and_stay_out_of_the_rates(keyword_work
     assert shown["feedback_score"].isna().all() and not shown["abandoned"].any()
     # A rating is the user's own word: an imported answer can still get one.
     uc.rate_answer(wb, uc.RateAnswer(instance=instance, answer_id=answers[0].id, rating="up"))
+    # Counted when asked, they are answers and ratings, but in no rate: they were stored final, and were
+    # counted as "ended" answers that lowered every rate.
+    uc.remember(wb, uc.UiRememberParams(thought="The boiler is serviced in May.", chain_id="live",
+                                        instance=instance))
+    uc.remember(wb, uc.UiRememberParams(thought="Thanks, and the chimney?", chain_id="live", instance=instance))
+    both = uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, include_imported=True)).summary
+    assert (both.answers, both.imported, both.final, both.rated_up) == (len(answers) + 2, len(answers), 0, 1)
+    assert (both.continued, both.continue_rate, both.continue_rate_excl_ended) == (1, 0.5, 0.5)
 
 
 def test_each_format_imports_from_its_file(keyword_workbench, instance):
@@ -90,6 +98,8 @@ def test_each_format_imports_from_its_file(keyword_workbench, instance):
         result = run(wb, instance, name)
         assert (result.preview.format, result.outcome.created.conversations,
                 result.outcome.created.memories) == (fmt, chains, memories), name
+        # Conversations are indexed without formation; the result says how to form their memories.
+        assert ("workbench formation run" in (result.next_step or "")) == bool(chains), name
     # openai_chat.jsonl repeats a conversation's id: written once.
     indexed = rows(wb, instance)
     coffee = indexed["fact-coffee"]
