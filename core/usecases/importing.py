@@ -52,6 +52,10 @@ class ImportFile(InstanceRequest):
     report: Path | None = Field(None, description="where every invalid record is listed (JSON lines)")
 
 
+FORM_IMPORTED = ("the imported messages are found as they were said; to form their observations, corrections "
+                 "and session summaries, as live turns form them, run `workbench formation run`")
+
+
 class ImportResult(BaseModel):
     instance: str
     preview: ImportPreview
@@ -59,6 +63,9 @@ class ImportResult(BaseModel):
     outcome: ImportOutcome | None = Field(None, description="None for a dry run, or an archive restored")
     restored: RestoreResult | None = Field(None, description="the restore's result, for a workbench archive")
     report: str | None = Field(None, description="the file listing the invalid records, if written")
+    next_step: str | None = Field(None, description="what is left to do, if anything: imported conversations "
+                                                    "get their observations, corrections and summaries from "
+                                                    "`workbench formation run`")
 
 
 def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
@@ -84,7 +91,11 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
         raise InvalidInput(refusal(preview))
     outcome = write(wb, instance, read, preview, progress=progress)
     discard_upload(wb, req.path)
-    return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report)
+    # Imported chains are indexed in bulk, without the formation a live turn gets (it would take the import
+    # several times as long): said, not left for the user to find out.
+    formation = FORM_IMPORTED if outcome.created.messages else None
+    return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report,
+                        next_step=formation)
 
 
 def keep_upload(wb: Workbench, name: str, data: bytes | memoryview, key: str) -> Path:
