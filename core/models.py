@@ -5,6 +5,7 @@ Feature-specific models live beside their feature (e.g. `core.conversation.turn`
 
 from __future__ import annotations
 
+import calendar
 import json
 import math
 from datetime import UTC, datetime
@@ -68,6 +69,21 @@ class EventTime(BaseModel):
 
     def as_tuple(self) -> tuple[int, int, int, int, int]:
         return (self.year, self.month, self.day, self.hour, self.weekday)
+
+    def beside(self, said: datetime) -> str | None:
+        """The event's date as far as it is known ("2030-01-01", "2030-01", "2030", "March"), when it tells
+        more than the date the memory was said (`said`); None when it does not: an answer that dates a
+        memory by when it was stored would give "Visited grandma" (event 2030) as 2026's."""
+        said = said.astimezone(UTC)
+        if self.year < 0:
+            return calendar.month_name[self.month] if 1 <= self.month <= 12 and self.month != said.month else None
+        parts = [f"{self.year:04d}"]
+        if 1 <= self.month <= 12:
+            parts.append(f"{self.month:02d}")
+            if 1 <= self.day <= 31:
+                parts.append(f"{self.day:02d}")
+        shown = "-".join(parts)
+        return None if f"{said:%Y-%m-%d}".startswith(shown) else shown
 
 
 class MemoryContext(BaseModel):

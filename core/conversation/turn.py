@@ -204,11 +204,17 @@ NO_MEMORY_MATCHES = "no memory matches this message"
 
 def format_memories(items: list[ScoredMemory]) -> str:
     """The memories for the prompt, each with its date, kind and relevance (what the floor read, not the
-    ranking score, which also weighs recency and the memory's chain)."""
+    ranking score, which also weighs recency and the memory's chain), and the event's date when it tells
+    more than the date it was said."""
     if not items:
         return f"({NO_MEMORY_MATCHES})"
     return "\n".join(f"- [{m.memory.created_at:%Y-%m-%d %H:%M}] ({m.memory.kind}, relevance "
-                     f"{m.score.relevance:.2f}) {m.memory.content}" for m in items)
+                     f"{m.score.relevance:.2f}{_event(m, ', event ')}) {m.memory.content}" for m in items)
+
+
+def _event(m: ScoredMemory, before: str, after: str = "") -> str:
+    event = m.memory.event_time.beside(m.memory.created_at)
+    return f"{before}{event}{after}" if event else ""
 
 
 def extractive_answer(items: list[ScoredMemory]) -> str:
@@ -216,7 +222,7 @@ def extractive_answer(items: list[ScoredMemory]) -> str:
     if not items:
         return (f"Extractive answer (no LLM configured): {NO_MEMORY_MATCHES}. "
                 "Your message is stored, so later turns can use it.")
-    lines = [f"- {m.memory.created_at:%Y-%m-%d}: {m.memory.content}" for m in items[:3]]
+    lines = [f"- {m.memory.created_at:%Y-%m-%d}{_event(m, ' (event ', ')')}: {m.memory.content}" for m in items[:3]]
     return "Extractive answer (no LLM configured) — the most relevant memories:\n" + "\n".join(lines)
 
 

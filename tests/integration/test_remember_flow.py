@@ -159,3 +159,17 @@ def test_indexed_thoughts_carry_their_conversation_context(workbench, instance):
                                (instance, r.thought1_id)).fetchone()[0]
     # The previous user turn; the extractive answer between them quotes other memories and is left out.
     assert context["before"] == ["Where should we go hiking this weekend?"]
+
+
+def test_a_memory_is_dated_by_its_event_when_that_says_more(workbench, instance):
+    """Answers and prompts dated a memory by when it was stored: "Visited grandma" (event 1 January 2030),
+    stored today, was answered as today's."""
+    from core.usecases.memories import AddMemory, add_memory
+
+    add_memory(workbench, AddMemory(instance=instance, content="Visited grandma in Ghent",
+                                    event_time=datetime(2030, 1, 1, tzinfo=UTC)))
+    r = Remember(workbench).run(UiRememberParams(thought="When did I visit grandma in Ghent?", chain_id="when"),
+                                instance=instance)
+    today = datetime.now(UTC).date().isoformat()
+    assert f"- {today} (event 2030-01-01): Visited grandma in Ghent" in r.answer
+    assert any(", event 2030-01-01) Visited grandma in Ghent" in m.content for m in r.prompt)
