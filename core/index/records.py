@@ -5,7 +5,7 @@ readers (`core.retrieval`), so none of them imports another for these."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -43,6 +43,7 @@ def embedding_text_of(content: str, before: list[str] | None) -> str:
     return f"{before[0]} {content}" if before else content
 
 
-def event_time_of(moment: datetime) -> EventTime:
-    return EventTime(year=moment.year, month=moment.month, day=moment.day, hour=moment.hour,
-                     weekday=moment.weekday())
+def event_time_of(moment: datetime | date) -> EventTime:
+    """A moment's parts; a date alone leaves the hour unknown."""
+    return EventTime(year=moment.year, month=moment.month, day=moment.day,
+                     hour=moment.hour if isinstance(moment, datetime) else -1, weekday=moment.weekday())

@@ -3,8 +3,9 @@ an answer."""
 
 from __future__ import annotations
 
+import re
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
@@ -36,14 +37,21 @@ class AddMemory(InstanceRequest):
     content: SomeText = Field(min_length=1, max_length=100_000)
     kind: AddableKind = "observation"
     tags: Tags = []
-    event_time: datetime | None = Field(None, description="when what it says happened (UTC if no zone)")
+    event_time: datetime | date | None = Field(None, description="when what it says happened: a date, or a "
+                                                                 "date and time (UTC if no zone)")
     metadata: Metadata = {}
     id: Id | None = Field(None, description="default: a new id")
 
+    @field_validator("event_time", mode="before")
+    @classmethod
+    def _day_alone(cls, v: object) -> object:
+        """"2024-03-03" is a day, its hour unknown (as the API's JSON already reads it): not midnight."""
+        return date.fromisoformat(v) if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else v
+
     @field_validator("event_time")
     @classmethod
-    def _aware(cls, v: datetime | None) -> datetime | None:
-        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
+    def _aware(cls, v: datetime | date | None) -> datetime | date | None:
+        return v.replace(tzinfo=UTC) if isinstance(v, datetime) and v.tzinfo is None else v
 
 
 class AddedMemory(BaseModel):

@@ -173,3 +173,13 @@ def test_a_memory_is_dated_by_its_event_when_that_says_more(workbench, instance)
     today = datetime.now(UTC).date().isoformat()
     assert f"- {today} (event 2030-01-01): Visited grandma in Ghent" in r.answer
     assert any(", event 2030-01-01) Visited grandma in Ghent" in m.content for m in r.prompt)
+
+
+def test_an_event_given_as_a_day_leaves_its_hour_unknown(workbench, instance):
+    """A date alone was read as midnight (hour 0), which is a time the caller never said."""
+    from core.usecases.memories import AddMemory, add_memory
+
+    for given in ("2024-03-03", "2024-03-03T10:00:00"):
+        added = add_memory(workbench, AddMemory.model_validate({"instance": instance, "content": f"Dentist {given}",
+                                                                "event_time": given}))
+        assert (added.event_time.day, added.event_time.hour) == (3, -1 if len(given) == 10 else 10)
