@@ -250,3 +250,57 @@ def _next_month(start: datetime) -> datetime:
     if start.month == 12:
         return start.replace(year=start.year + 1, month=1)
     return start.replace(month=start.month + 1)
+
+
+def window_bound(text: str, now: datetime, *, end: bool = False) -> datetime | None:
+    """A bound of a time window written by a person (the CLI's --since and --until), aware, in UTC:
+    a moment as written in ISO form; a period from its start, or as the window's end to its end ("today",
+    "this morning", "March 2026", "2026-03", "last week", a date alone). None when the text is no time, an
+    impossible ISO date ("2026-13-01") included: it is not read another way.
+
+    "today" as --since read as this very moment, and "2026-03" as the 6th of March when today was a 6th:
+    the periods are the retrieval's own (`parse_time_hint`), so "in March" means the same everywhere."""
+    text = " ".join(text.split())
+    now = now if now.tzinfo else now.replace(tzinfo=UTC)
+    if re.fullmatch(r"\d{4}/\d{1,2}/\d{1,2}", text):
+        text = "-".join(f"{int(n):02d}" for n in text.split("/"))
+    if re.fullmatch(_MONTHS, text, re.IGNORECASE):  # "March" alone: the month, as "in March" reads
+        text = f"in {text}"
+    span = None
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):  # a day: all of it
+        try:
+            day = datetime.fromisoformat(text).replace(tzinfo=now.tzinfo)
+        except ValueError:
+            return None
+        span = (day, day + timedelta(days=1))
+    elif re.fullmatch(r"(?:19|20)\d{2}", text):  # a year
+        first = datetime(int(text), 1, 1, tzinfo=now.tzinfo)
+        span = (first, first.replace(year=first.year + 1))
+    elif month := re.fullmatch(r"(\d{4})-(\d{1,2})", text):
+        if not 1 <= int(month[2]) <= 12:
+            return None
+        first = datetime(int(month[1]), int(month[2]), 1, tzinfo=now.tzinfo)
+        span = (first, _next_month(first))
+    elif re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}\b.*", text):  # a moment in ISO form
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        return (moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment).astimezone(UTC)
+    elif re.fullmatch(rf"{_NUM}\s+(?:minute|hour)s?\s+ago", text, re.IGNORECASE):
+        return _moment(text, now)  # as exact as it was said
+    elif (hint := parse_time_hint(text, now)) is not None and len(hint.expression) >= len(text) - 3:
+        span = (hint.start, hint.end)  # the whole text is the expression (give or take "in", "on", "at")
+    if span is not None:
+        return span[end].astimezone(UTC)
+    return _moment(text, now)
+
+
+def _moment(text: str, now: datetime) -> datetime | None:
+    """What `parse_time_hint` does not read as a period ("1765000000", "2 hours ago" as written)."""
+    import dateparser
+
+    when = dateparser.parse(text, languages=["en"], settings={
+        "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC", "RETURN_AS_TIMEZONE_AWARE": True, "PREFER_DATES_FROM": "past",
+        "RELATIVE_BASE": now.astimezone(UTC).replace(tzinfo=None)})
+    return when.astimezone(UTC) if when is not None else None

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.retrieval.timeparse import has_time_keyword, parse_time_hint, range_of_parts
+from core.retrieval.timeparse import has_time_keyword, parse_time_hint, range_of_parts, window_bound
 
 NOW = datetime(2024, 5, 15, 10, 0, tzinfo=UTC)  # a Wednesday
 
@@ -104,3 +104,30 @@ def test_recently_says_how_it_was_read_and_winter_turns_the_year():
 
 def test_time_words_that_do_not_parse_pass_the_gate_and_give_no_hint():
     assert has_time_keyword("over the holidays") and parse_time_hint("over the holidays", NOW) is None
+
+
+@pytest.mark.parametrize(("text", "since", "until"), [
+    # A period counts whole: "today" as --since was this very moment, and "2026-03" the 15th of March.
+    ("today", d(2024, 5, 15), d(2024, 5, 16)),
+    ("yesterday", d(2024, 5, 14), d(2024, 5, 15)),
+    ("this morning", d(2024, 5, 15, 5), d(2024, 5, 15, 12)),
+    ("2024-03", d(2024, 3, 1), d(2024, 4, 1)),
+    ("March 2024", d(2024, 3, 1), d(2024, 4, 1)),
+    ("March", d(2024, 3, 1), d(2024, 4, 1)),
+    ("in March", d(2024, 3, 1), d(2024, 4, 1)),
+    ("2023", d(2023, 1, 1), d(2024, 1, 1)),
+    ("2024-05-01", d(2024, 5, 1), d(2024, 5, 2)),
+    ("2024/05/01", d(2024, 5, 1), d(2024, 5, 2)),
+    ("last week", d(2024, 5, 6), d(2024, 5, 13)),
+    # A moment stays one.
+    ("2024-05-01T10:00:00+02:00", d(2024, 5, 1, 8), d(2024, 5, 1, 8)),
+    ("2 hours ago", d(2024, 5, 15, 8), d(2024, 5, 15, 8)),
+])
+def test_window_bounds(text, since, until):
+    assert (window_bound(text, NOW), window_bound(text, NOW, end=True)) == (since, until)
+
+
+@pytest.mark.parametrize("text", ["2024-13-01", "2024-02-30", "2024-00", "garbage"])
+def test_window_bounds_refuse_what_is_no_time(text):
+    """An impossible ISO date was read another way ("2024-13-01" as 13 January)."""
+    assert window_bound(text, NOW) is None
