@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
@@ -115,16 +116,26 @@ class Settings(BaseSettings):
 
     @field_validator("redis_url")
     @classmethod
-    def _redis_scheme(cls, v: str | None) -> str | None:
+    def _redis_url(cls, v: str | None) -> str | None:
         if v and not v.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must start with redis://, rediss:// or unix://")
+        if v:
+            from redis.connection import parse_url
+
+            _readable(v, "Redis", parse_url)
         return v or None
 
     @field_validator("database_url")
     @classmethod
-    def _pg_scheme(cls, v: str | None) -> str | None:
+    def _database_url(cls, v: str | None) -> str | None:
         if v and not v.startswith(("postgresql://", "postgres://")):
             raise ValueError("must start with postgresql:// or postgres://")
+        if v:
+            from psycopg.conninfo import conninfo_to_dict
+
+            ports = str(_readable(v, "Postgres", conninfo_to_dict).get("port") or "")
+            if bad := [p for p in ports.split(",") if p and not (p.isdigit() and 0 < int(p) < 65536)]:
+                raise ValueError(_masked(f"the port {bad[0]!r} is not a number from 1 to 65535", v))
         return v or None
 
     @field_validator("api_rate_limit")
@@ -256,6 +267,35 @@ def mask_url(url: str) -> str:
     # Put together by hand: urlunsplit drops the empty authority of `unix:///path`.
     return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if parts.query else "")
             + (f"#{parts.fragment}" if parts.fragment else ""))
+
+
+def _readable(url: str, service: str, parse: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """`url` as its client library reads it (psycopg's `conninfo_to_dict`, redis-py's `parse_url`), or a
+    ValueError with the library's reason, credentials masked: the URL may not parse, so `mask_url` cannot
+    be trusted with it, and libpq's reason quotes the whole URL. Not chained: the cause's traceback
+    (WORKBENCH_DEBUG=1) would print the password."""
+    try:
+        return parse(url)
+    except Exception as e:  # noqa: BLE001 - whatever the parser raises, the URL is at fault
+        reason = re.sub(r'\s+in URI: ".*"$', "", (str(e).strip() or type(e).__name__).splitlines()[0])
+        raise ValueError(_masked(f"cannot be read as a {service} URL: {reason.rstrip('.')}", url)) from None
+
+
+def _masked(text: str, url: str) -> str:
+    """`text` with whatever in `url` may be a credential replaced by `***`, found without parsing `url`:
+    the userinfo up to each `@` (its password, or a user name alone taken for a token, as `mask_url` does),
+    what follows `://:` when no `@` comes (a password without its host), and query values named like a
+    credential."""
+    rest = url.partition("://")[2]
+    secrets = [info.partition(":")[2] or info for info in (rest[:i] for i, c in enumerate(rest) if c == "@")]
+    if "@" not in rest and rest.startswith(":"):
+        secrets.append(re.split(r"[/?#]", rest[1:], maxsplit=1)[0])
+    secrets += [value for name, value in re.findall(r"[?&]([^=&#]+)=([^&#]*)", url)
+                if _SECRET_PARAM.fullmatch(unquote(name))]
+    for secret in sorted({s for found in secrets for s in (found, unquote(found)) if s}, key=len,
+                         reverse=True):  # longest first: a password holding another is masked whole
+        text = text.replace(secret, "***")
+    return text
 
 
 def settings_file_in_use() -> str:

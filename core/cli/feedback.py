@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,13 +10,14 @@ import click
 
 from core.cli.context import WorkbenchContext
 from core.cli.output import emit, output_file, write_output
-from core.errors import InvalidInput
 
 if TYPE_CHECKING:
     from core.usecases import FeedbackReport, FeedbackSummary
 
-DATE_HELP = ("a date or time (2025-03-01, 2025-03-01T14:00Z) or an expression ('7 days ago', 'last monday'); "
-             "UTC")
+IMPORTED_HELP = ("Also count answers imported with `workbench import` (they carry no feedback of their own, "
+                 "so they are left out by default).")
+DATE_HELP = ("a date or time (2025-03-01, 2025-03-01T14:00Z), a period from its start ('today', 2025-03, "
+             "'March 2025', 'last week') or an expression ('7 days ago', 'last monday'); UTC")
 # The column a group's key is in (named as in the answers frame), and the figures shown for each group.
 GROUP_KEY_COLUMN = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag",
                     "source": "source", "key": "key"}
@@ -24,29 +25,10 @@ GROUP_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "contin
                  "correction_rate", "ttn_p50", "rated", "rated_up_share", "tokens_total", "total_ms_p95"]
 
 
-def parse_when(text: str | None, option: str) -> datetime | None:
-    """A date option as an aware UTC datetime; InvalidInput naming the option when it cannot be read."""
-    if text is None:
-        return None
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        import dateparser
-
-        when = dateparser.parse(text, languages=["en"], settings={
-            "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC", "RETURN_AS_TIMEZONE_AWARE": True,
-            "PREFER_DATES_FROM": "past"})
-    if when is None:
-        raise InvalidInput(f"{option}: could not read {text!r} as a date; try 2025-03-01, '7 days ago' or "
-                           "'last monday'")
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-
-
 def parse_window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
-    start, end = parse_when(since, "--since"), parse_when(until, "--until")
-    if start and end and start > end:
-        raise InvalidInput("--since must not be after --until")
-    return start, end
+    from core import usecases as uc
+
+    return uc.read_window(since, until, ("--since", "--until"))
 
 
 @click.group("feedback")
@@ -56,14 +38,15 @@ def feedback() -> None:
 
 @feedback.command("summary")
 @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
-@click.option("--until", help="Only answers up to this time (default: now).")
+@click.option("--until", help="Only answers up to this time (a period: to its end; default: now).")
 @click.option("--by", type=click.Choice(list(GROUP_KEY_COLUMN)),
               help="Also break the figures down by this (source: the front end a turn came through; key: "
                    "the API key's name).")
+@click.option("--include-imported", is_flag=True, help=IMPORTED_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_obj
 def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str | None,
-            as_json: bool) -> None:
+            include_imported: bool, as_json: bool) -> None:
     """Mean feedback score (95% CI), continue/abandon/correction rates, time to next, explicit ratings,
     tokens, latency.
 
@@ -71,7 +54,8 @@ def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str
     from core import usecases as uc
 
     start, end = parse_window(since, until)
-    report = uc.feedback_summary(ctx.wb, uc.SummaryRequest(since=start, until=end, by=by))
+    request = uc.SummaryRequest(since=start, until=end, by=by, include_imported=include_imported)
+    report = uc.feedback_summary(ctx.wb, request)
     if as_json:
         emit(json_summary(report))
         return
@@ -79,6 +63,8 @@ def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str
     click.echo(f"feedback for instance {report.instance!r}, from {window} to "
                f"{f'{end:%Y-%m-%d %H:%M} UTC' if end else 'now'}")
     click.echo(render_summary(report.summary))
+    if n := report.imported_left_out:
+        click.echo(f"{n} imported answer{'s' if n != 1 else ''} left out (--include-imported counts them)")
     if report.by and report.groups is not None:
         click.echo("")
         click.echo(render_groups(report.by, report.groups))
@@ -88,15 +74,19 @@ def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str
 @click.option("--csv", "out", required=True, type=click.Path(path_type=Path),
               help="File to write (UTF-8 CSV, one row per answer).")
 @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
-@click.option("--until", help="Only answers up to this time (default: now).")
+@click.option("--until", help="Only answers up to this time (a period: to its end; default: now).")
+@click.option("--include-imported", is_flag=True, help=IMPORTED_HELP)
 @click.pass_obj
-def export(ctx: WorkbenchContext, out: Path, since: str | None, until: str | None) -> None:
-    """Write every answer's feedback, model, profile, tags, tokens and latency to a CSV file."""
+def export(ctx: WorkbenchContext, out: Path, since: str | None, until: str | None,
+           include_imported: bool) -> None:
+    """Write every answer's feedback, model, profile, tags, tokens and latency to a CSV file (readable by
+    you alone: it holds the rating comments)."""
     from core import usecases as uc
 
     start, end = parse_window(since, until)
     output_file(out, "--csv")
-    exported = uc.feedback_export(ctx.wb, uc.FeedbackWindow(since=start, until=end))
+    exported = uc.feedback_export(ctx.wb, uc.FeedbackWindow(since=start, until=end,
+                                                            include_imported=include_imported))
     write_output(out, exported.csv, "--csv")
     click.echo(f"feedback: wrote {exported.answers} answers to {out}")
 
@@ -119,7 +109,8 @@ def json_summary(report: FeedbackReport) -> dict[str, Any]:
     payload: dict[str, Any] = {"instance": report.instance,
                                "since": report.since and report.since.isoformat(),
                                "until": report.until and report.until.isoformat(),
-                               "summary": report.summary.model_dump(mode="json")}
+                               "summary": report.summary.model_dump(mode="json"),
+                               "imported_left_out": report.imported_left_out}
     if report.by:
         payload["by"] = report.by
         payload["groups"] = report.groups
@@ -133,13 +124,14 @@ def _fmt(v: float | None, spec: str = ".3f", suffix: str = "") -> str:
 def render_summary(s: FeedbackSummary) -> str:
     ci = f"95% CI [{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]" if s.ci_low is not None else "95% CI —"
     ttn = "  ".join(f"{k} {_fmt(v, '.1f')}" for k, v in s.time_to_next_s.items())
+    imported = f", imported {s.imported}: in no rate" if s.imported else ""
     lines = [
         (f"answers            {s.answers}  (scored {s.scored}, awaiting follow-up {s.pending}, "
-         f"final {s.final})"),
+         f"ended {s.final}{imported})"),
         f"mean score         {_fmt(s.mean_score)}  {ci}  n={s.scored}",
-        f"continue rate      {_fmt(_pct(s.continue_rate), '.1f', '%')}  ({s.continued})",
-        f"abandon rate       {_fmt(_pct(s.abandon_rate), '.1f', '%')}  ({s.abandoned})",
-        f"correction rate    {_fmt(_pct(s.correction_rate), '.1f', '%')}  ({s.corrected})",
+        _rate_line("continue rate", s.continue_rate, s.continued, s.continue_rate_excl_ended, s),
+        _rate_line("abandon rate", s.abandon_rate, s.abandoned, s.abandon_rate_excl_ended, s),
+        _rate_line("correction rate", s.correction_rate, s.corrected, s.correction_rate_excl_ended, s),
         f"time to next (s)   {ttn}",
         (f"rated up           {_fmt(_pct(s.rated_up_share), '.1f', '%')}  "
          f"({s.rated_up} up, {s.rated_down} down, n={s.rated})"),
@@ -151,6 +143,14 @@ def render_summary(s: FeedbackSummary) -> str:
         lines.append(f"                   {stage:<9} {_fmt(q['p50'], '8.1f')} {_fmt(q['p95'], '8.1f')} "
                      f"{_fmt(q['p99'], '8.1f')}")
     return "\n".join(lines)
+
+
+def _rate_line(label: str, rate: float | None, count: int, excl_ended: float | None,
+               s: FeedbackSummary) -> str:
+    """A rate with the ended answers and, as DESIGN has it, without them (given with next_thought_needed =
+    false: no follow-up was expected); the second only when some ended, else it is the same figure."""
+    without = f"; {_fmt(_pct(excl_ended), '.1f', '%')} without the {s.final} ended answers" if s.final else ""
+    return f"{label:<19}{_fmt(_pct(rate), '.1f', '%')}  ({count} answers{without})"
 
 
 def render_groups(by: str, groups: list[dict[str, Any]]) -> str:

@@ -3,12 +3,13 @@ workbench's own archive."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
 from core.cli.context import WorkbenchContext, instance_option
-from core.cli.output import emit, output_file, tty_progress
+from core.cli.output import emit, output_file, private_file, tty_progress
 from core.errors import InvalidInput
 
 FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatgpt, claude, locomo, "
@@ -26,8 +27,8 @@ FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatg
               help="stop: write nothing when any record is invalid; skip: import the valid ones and list "
                    "the invalid ones in the report file.")
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where the invalid records are listed (JSON lines) [with --on-error skip: "
-                   "FILE.invalid.jsonl in the current folder].")
+              help="Where the invalid records are listed (JSON lines, readable by you alone) [with "
+                   "--on-error skip: FILE.invalid.jsonl next to FILE; none for a --dry-run].")
 @click.option("--include-system", is_flag=True, help="Keep system and tool messages of conversations.")
 @click.option("--user", "user_id", default=None, help="Past tasks in a folder: the user they were made for.")
 @click.option("--task", default=None, help="Past tasks in a folder: their task type [note].")
@@ -50,14 +51,46 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
     if missing := [str(path) for path in files if not path.exists()]:  # before any file is imported
         raise InvalidInput(f"{', '.join(missing)}: no such file or folder; nothing was imported")
     into = ctx.wb.settings.instance if instance is None else instance
-    for path in files:
-        request = uc.ImportFile(path=path, instance=into, format=fmt,
-                                dry_run=dry_run, on_error=on_error, include_system=include_system,
-                                user_id=user_id, task=task,
-                                report=report or (Path(f"{path.name}.invalid.jsonl") if on_error == "skip"
-                                                  else None))
-        result = uc.import_file(ctx.wb, request, progress=tty_progress)
-        emit(result)
-        if result.report:
-            click.echo(f"{path.name}: {result.preview.invalid} invalid records listed in {result.report}",
-                       err=True)
+    reports = {path: report_file(path, report, on_error, dry_run) for path in files}
+    created: list[Path] = []
+    try:
+        for path, listed in reports.items():  # each made before any file is imported
+            if listed is not None and listed not in created and _prepare_report(listed, path, bool(report)):
+                created.append(listed)
+        for path in files:
+            request = uc.ImportFile(path=path, instance=into, format=fmt,
+                                    dry_run=dry_run, on_error=on_error, include_system=include_system,
+                                    user_id=user_id, task=task, report=reports[path])
+            result = uc.import_file(ctx.wb, request, progress=tty_progress)
+            emit(result)
+            if result.report:
+                click.echo(f"{path.name}: {result.preview.invalid} invalid records listed in {result.report}",
+                           err=True)
+    finally:
+        for made in created:  # no invalid record to list: no file left behind
+            if made.is_file() and made.stat().st_size == 0:
+                made.unlink()
+
+
+def report_file(path: Path, report: Path | None, on_error: str, dry_run: bool) -> Path | None:
+    """Where FILE's invalid records are listed: --report, else (with --on-error skip) FILE.invalid.jsonl
+    next to FILE, wherever the command runs from; a dry run writes nothing it was not asked for. The full
+    path, so the message naming it is enough to find it."""
+    if report is not None:
+        return Path(os.path.abspath(report))
+    if on_error != "skip" or dry_run:
+        return None
+    source = Path(os.path.abspath(path))
+    return source.parent / f"{source.name}.invalid.jsonl"
+
+
+def _prepare_report(report: Path, path: Path, given: bool) -> bool:
+    """Make the report 0600 before the import writes into it (`private_file`): True if it was not there.
+    A folder that cannot hold FILE's default report is said before anything is imported."""
+    try:
+        return private_file(report)
+    except OSError as e:
+        if given:
+            raise InvalidInput(f"--report: could not write {str(report)!r}: {e.strerror}") from e
+        raise InvalidInput(f"{path.name}: its invalid records cannot be listed next to it in {str(report)!r} "
+                           f"({e.strerror}): give --report PATH") from e

@@ -36,10 +36,28 @@ def output_file(path: Path, option: str) -> Path:
     raise InvalidInput(f"{option}: {str(path)!r} {problem}")
 
 
-def write_output(path: Path, data: str | bytes, option: str) -> None:
-    """Write a command's result to the file an option named (text as UTF-8); a failure (the disk full,
-    the folder removed meanwhile) is said in one line naming the option."""
+def private_file(path: Path) -> bool:
+    """Create `path` empty for its owner alone (0600, as `workbench export` creates its archive), or make
+    the file already there 0600, before anything is written to it: what a command writes outside the data
+    directory holds users' words (rating comments, transcripts, invalid records), and the usual umask
+    would leave it readable by everyone. A writer opening it afterwards keeps that mode; the folder's is
+    never changed. True when the file was created; OSError when it cannot be written."""
     try:
+        fd, created = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), True
+    except FileExistsError:
+        fd, created = os.open(path, os.O_WRONLY), False
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return created
+
+
+def write_output(path: Path, data: str | bytes, option: str) -> None:
+    """Write a command's result to the file an option named (text as UTF-8), 0600 (`private_file`); a
+    failure (the disk full, the folder removed meanwhile) is said in one line naming the option."""
+    try:
+        private_file(path)
         if isinstance(data, bytes):
             path.write_bytes(data)
         else:

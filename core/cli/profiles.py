@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from core.cli.confirm import confirmation_option
 from core.cli.context import WorkbenchContext
 from core.cli.output import emit
 
@@ -64,6 +65,7 @@ def undo_activation(ctx: WorkbenchContext) -> None:
 
 @profiles.command("delete")
 @click.argument("name")
+@confirmation_option("Delete this profile?")
 @click.pass_obj
 def delete_profile(ctx: WorkbenchContext, name: str) -> None:
     """Delete the saved profile NAME (presets cannot be deleted, nor a profile an instance uses)."""

@@ -81,7 +81,8 @@ class EmbeddedRedis:
         with FileLock(str(self.data_dir / "redis.start.lock"), timeout=60, mode=0o600):
             state = self.probe()
             if state == "hung":
-                raise ServiceTimeout("Redis", 1, "its process runs: is it suspended?")
+                raise ServiceTimeout("Redis", 1, "the start-up check's limit; its process runs: is it "
+                                                 "suspended?")
             if state == "loading":  # started by another process, still reading its append-only file
                 self._wait_up()
             elif state != "up":

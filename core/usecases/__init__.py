@@ -19,7 +19,7 @@ from core.usecases.archive import (ExportArchive, ExportResult, RestoreArchive, 
                                    is_archive, restore_archive)
 from core.usecases.analytics import (FeedbackExport, FeedbackReport, FeedbackWindow, SummaryRequest, TurnRef,
                                      answers_csv, feedback_answers, feedback_export, feedback_summary,
-                                     questions, transcript, warm_feedback)
+                                     questions, read_window, transcript, warm_feedback)
 from core.usecases.bank import (BankAdd, BankQuery, BankRef, bank_add, bank_clear, bank_delete, bank_list,
                                 bank_query, bank_snapshot, bank_stats, default_bank)
 from core.usecases.base import InstanceRequest, Origin, Progress, Request
@@ -116,7 +116,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "lowest_scored",
            "mark_abandoned", "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
            "questions",
-           "rate_answer", "read_dataset", "read_message", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
+           "rate_answer", "read_dataset", "read_message", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "summarize_split", "superseded_memories", "sweep",

@@ -11,15 +11,27 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
-                            lowest_scored, previous_window, questions_for, summarize, summarize_by,
-                            summarize_split, turn_transcript)
+from core.analytics import (
+    FeedbackFilter,
+    FeedbackSummary,
+    apply_filter,
+    latency_table,
+    lowest_scored,
+    previous_window,
+    questions_for,
+    summarize,
+    summarize_by,
+    summarize_split,
+    turn_transcript,
+)
 from core.analytics.aggregate import Grouping, TimeWindow
 from core.analytics.export import to_csv
-from core.analytics.load import Transcript
+from core.analytics.load import IMPORTED, Transcript
+from core.errors import InvalidInput
 from core.ids import Id
+from core.retrieval.timeparse import window_bound
 from core.usecases.base import InstanceRequest
 
 if TYPE_CHECKING:
@@ -56,6 +68,25 @@ def warm_feedback(wb: Workbench, instance: str | None = None) -> int:
     return len(wb.feedback_frames.load(instance or wb.settings.instance, since, include_imported=True))
 
 
+def read_window(since: str | None, until: str | None, names: tuple[str, str] = ("since", "until")
+                ) -> tuple[datetime | None, datetime | None]:
+    """A window as a person writes its bounds ("2025-03-01", "2025-03", "today", "last week", "7 days ago"):
+    a period counts whole, from its start for `since` and to its end for `until`
+    (`core.retrieval.timeparse.window_bound`). InvalidInput naming the bound (`names`) that cannot be read,
+    or when they are the wrong way round."""
+    now = datetime.now(UTC)
+    bounds = []
+    for text, name, end in ((since, names[0], False), (until, names[1], True)):
+        when = None if text is None else window_bound(text, now, end=end)
+        if text is not None and when is None:
+            raise InvalidInput(f"{name}: could not read {text!r} as a date; try 2025-03-01, 2025-03, 'today', "
+                               "'7 days ago' or 'last monday'")
+        bounds.append(when)
+    if bounds[0] and bounds[1] and bounds[0] > bounds[1]:
+        raise InvalidInput(f"{names[0]} must not be after {names[1]}")
+    return bounds[0], bounds[1]
+
+
 class SummaryRequest(FeedbackWindow):
     by: Grouping | None = None
 
@@ -67,17 +98,23 @@ class FeedbackReport(BaseModel):
     summary: FeedbackSummary
     by: Grouping | None = None
     groups: list[dict[str, Any]] | None = None
+    imported_left_out: int = Field(0, description="imported answers in the period that are not counted "
+                                                  "(include_imported counts them)")
 
 
 def feedback_summary(wb: Workbench, req: SummaryRequest) -> FeedbackReport:
     """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
-    latency; with `by`, the same per group."""
-    frame = feedback_answers(wb, req)
+    latency; with `by`, the same per group. The imported answers left out are counted, so a front end can
+    say so."""
+    every = feedback_answers(wb, req.model_copy(update={"include_imported": True}))
+    imported = every["source"] == IMPORTED
+    frame = every if req.include_imported else every[~imported]
     groups = None
     if req.by:
         groups = json.loads(summarize_by(frame, req.by).to_json(orient="records", date_format="iso"))
     return FeedbackReport(instance=req.instance_in(wb), since=req.since, until=req.until,
-                          summary=summarize(frame), by=req.by, groups=groups)
+                          summary=summarize(frame), by=req.by, groups=groups,
+                          imported_left_out=0 if req.include_imported else int(imported.sum()))
 
 
 class FeedbackExport(BaseModel):

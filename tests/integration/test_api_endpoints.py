@@ -4,6 +4,7 @@ the body limit, health and readiness, and the OpenAPI page."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -11,6 +12,8 @@ import pytest
 from core import usecases as uc
 from core.runtime import Workbench
 from tests.support.api import assert_problem, thread_server
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +67,22 @@ def test_a_conversation_over_http(client, instance, workbench):
     deleted = client.delete("/chains/car")
     assert deleted.status_code == 200 and deleted.json()["thoughts"] >= 4
     assert client.get("/chains/car").json()["messages"] == []
+
+
+def test_feedback_summary_takes_the_cli_groupings_and_imported_answers(client, instance, workbench):
+    """`by=source|key` (422 before) and `include_imported`, as `workbench feedback summary` has them."""
+    turn = client.post("/remember", json={"thought": "I parked on level 3", "chain_id": "car"})
+    assert turn.status_code == 200, turn.text
+    uc.import_file(workbench, uc.ImportFile(instance=instance, path=DATA / "openai_chat.jsonl"))
+    counted = uc.feedback_summary(workbench, uc.SummaryRequest(instance=instance, include_imported=True))
+    assert counted.summary.imported > 0
+    by_source = client.get("/feedback/summary", params={"by": "source", "include_imported": "true"}).json()
+    assert by_source["summary"]["answers"] == 1 + counted.summary.imported
+    assert {(g["source"], g["answers"]) for g in by_source["groups"]} == {
+        ("http", 1), ("imported", counted.summary.imported)}
+    by_key = client.get("/feedback/summary", params={"by": "key"}).json()
+    assert by_key["summary"]["answers"] == 1
+    assert [(g["key"], g["answers"]) for g in by_key["groups"]] == [(client.key_name, 1)]
 
 
 def test_memories_past_tasks_and_banks(client, instance, workbench):
@@ -120,6 +139,7 @@ def test_the_instance_list_is_the_keys_scope(client, api, instance):
     ("post", "/banks/trip/entries", {"entry": {"nonsense": 1}}, 422),
     ("post", "/banks/trip/query", {"max_results": 0}, 422),
     ("get", "/feedback/summary?by=weather", None, 422),
+    ("get", "/feedback/summary?include_imported=maybe", None, 422),
     ("get", "/feedback/summary?since=yesterday-ish", None, 422),
     ("post", "/feedback", {"answer_id": "no-such-answer", "rating": "up"}, 404),
     ("post", "/feedback", {"answer_id": "a", "rating": "meh"}, 422),

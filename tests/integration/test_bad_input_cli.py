@@ -24,7 +24,7 @@ from core.bank import MemoryBank
 from core.errors import EMPTY_INSTANCE, InvalidInput
 from core.mcp.server import build_mcp_server
 from tests.support.api import thread_server
-from tests.support.cli import in_process_cli
+from tests.support.cli import in_process_cli, mode, usual_umask
 from tests.support.hostile import ATTACKS, SERVICE, ids, texts
 
 INSTANCE = f"cli-fuzz-{uuid.uuid4().hex[:8]}"
@@ -224,6 +224,19 @@ def test_exports_refuse_an_output_path_they_cannot_write(cli, tmp_path, command,
     assert_one_line_refusal(code, err, says)
 
 
+def test_a_chain_export_is_readable_by_its_owner_alone(cli, tmp_path):
+    """The whole transcript was written 0644 under the usual umask; a file replaced is made 0600 too, and
+    the folder is left as it was."""
+    instance, out, folder = f"cli-exp-{uuid.uuid4().hex[:8]}", tmp_path / "chain.json", mode(tmp_path)
+    assert cli("--instance", instance, "remember", "my PIN is not 1234", "--chain", "pin")[0] == 0
+    with usual_umask():
+        code, _, err = cli("--instance", instance, "chains", "export", "pin", "-o", str(out))
+        assert code == 0 and mode(out) == "0o600", err
+        out.chmod(0o644)
+        assert cli("--instance", instance, "chains", "export", "pin", "-o", str(out))[0] == 0
+    assert mode(out) == "0o600" and "my PIN" in out.read_text() and mode(tmp_path) == folder
+
+
 @pytest.mark.parametrize("args", [["--instance", "", "chains", "list"], ["--instance", " ", "sweep"],
                                   ["eval", "--instance", "", "--data", "set.jsonl"]])
 def test_an_empty_instance_option_is_refused(cli, args):
@@ -329,6 +342,7 @@ def test_eval_refuses_save_as_without_optimise(cli, workbench, tmp_path):
     (["bank", "delete", "--bank", "b-1"], "nothing was deleted"),
     (["demo", "reset"], "nothing was removed"),
     (["services", "repair-redis"], "nothing was changed"),
+    (["profiles", "delete", "p-1"], "nothing was deleted"),
 ])
 def test_a_question_with_no_terminal_to_answer_it_is_refused_naming_yes(cli, args, declined):
     """It read the answer from the pipe, or ended with exit 130 and no word at the pipe's end."""
@@ -372,6 +386,23 @@ def test_a_data_directory_that_cannot_be_made_is_refused_naming_data_dir(data_di
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("error: cannot create the ") and data_dir in line
     assert line.endswith("Set DATA_DIR to a folder you can write to.")
+
+
+@pytest.mark.parametrize(("name", "url", "said"), [
+    ("DATABASE_URL", "postgresql://bob:SuperSecretPW123@[::1", "cannot be read as a Postgres URL: end of"),
+    ("REDIS_URL", "redis://:SuperSecretPW123@h:notaport/0", "cannot be read as a Redis URL: Port could"),
+    ("REDIS_URL", "redis://:pw@[::1", "cannot be read as a Redis URL: Invalid IPv6 URL"),
+])
+def test_a_malformed_service_url_is_refused_naming_the_setting_and_never_shown(settings, name, url, said):
+    """It said "Unexpected ProgrammingError/ValueError", and WORKBENCH_DEBUG=1's traceback printed the
+    password."""
+    done = installed("chains", "list", data_dir=settings.data_dir, **{name: url})
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: invalid setting — {name}: {said}") and "SuperSecretPW123" not in line
+    debug = installed("chains", "list", data_dir=settings.data_dir, WORKBENCH_DEBUG="1", **{name: url})
+    assert "Traceback" in debug.stderr and f"ConfigError: invalid setting — {name}: {said}" in debug.stderr
+    assert "SuperSecretPW123" not in debug.stdout + debug.stderr and ":pw@" not in debug.stderr
 
 
 def test_cli_messages_name_settings_and_options_not_the_dashboard(cli, settings, monkeypatch):

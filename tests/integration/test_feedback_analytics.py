@@ -12,12 +12,14 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from core import usecases as uc
 from core.analytics import load_feedback, questions_for, summarize, turn_transcript
 from core.analytics.export import read_csv
 from core.cli import cli, main
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 from core.conversation.keys import feedback_key, thought_key
+from tests.support.cli import mode, usual_umask
 from tests.support.embedders import KeywordEmbedder
 
 T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
@@ -130,8 +132,13 @@ def test_cli_summary_json_and_export_round_trip(conversation, instance, settings
     assert {g["model"]: g["answers"] for g in payload["groups"]} == {DEEP: 1, FAST: 2}
 
     path = tmp_path / "feedback.csv"
-    out = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(path)])
-    assert out.exit_code == 0 and "wrote 3 answers" in out.output
+    with usual_umask():  # the file holds the rating comments: its owner's alone, a replaced one too
+        out = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(path)])
+        assert out.exit_code == 0 and "wrote 3 answers" in out.output and mode(path) == "0o600"
+        path.chmod(0o644)
+        again = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(path)])
+        assert again.exit_code == 0, again.output
+    assert mode(path) == "0o600"
     pd.testing.assert_frame_equal(read_csv(path.read_bytes()), load_feedback(wb.thoughts, instance))
 
 
@@ -143,10 +150,63 @@ def test_cli_summary_human_output_and_since(conversation, instance, settings, mo
     assert "answers            2 " in out.output and "correction rate    50.0%" in out.output
 
 
-def test_cli_bad_date_is_one_line_and_status_2(monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["workbench", "feedback", "summary", "--since", "blorp-xyz"])
+def test_cli_rates_without_ended_answers_and_imported_answers_on_request(conversation, fake_llm, instance,
+                                                                          settings, monkeypatch, tmp_path):
+    """The text shows each rate with and without the ended answers (DESIGN; the JSON has both), and says
+    how many imported answers it left out; --include-imported counts them, in the summary and the CSV."""
+    wb, _ = conversation
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    fake_llm.reply("Enjoy the Orangerie.", total_tokens=10)
+    Remember(wb, clock=lambda: T0 + timedelta(seconds=400)).run(UiRememberParams(
+        thought="That is all, thanks.", chain_id="done", next_thought_needed=False), instance=instance)
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text("\n".join(json.dumps({"created_at": T0.isoformat(), "messages": [
+        {"role": "user", "content": q}, {"role": "assistant", "content": a}]})
+        for q, a in (("Where is the spare key?", "Under the blue pot."), ("The wifi?", "On the fridge."))))
+    uc.import_file(wb, uc.ImportFile(instance=instance, path=chats, format="openai-jsonl"))
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "summary"])
+    assert out.exit_code == 0, out.output
+    s = uc.feedback_summary(wb, uc.SummaryRequest(instance=instance)).summary
+    assert (s.answers, s.final, s.continue_rate_excl_ended) == (4, 1, s.continued / 3)
+    assert (f"continue rate      {100 * s.continue_rate:.1f}%  ({s.continued} answers; "
+            f"{100 * s.continue_rate_excl_ended:.1f}% without the 1 ended answers)") in out.output
+    assert (f"abandon rate       {100 * s.abandon_rate:.1f}%  ({s.abandoned} answers; "
+            f"{100 * s.abandon_rate_excl_ended:.1f}% without the 1 ended answers)") in out.output
+    assert out.output.rstrip().endswith("2 imported answers left out (--include-imported counts them)")
+
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--include-imported"])
+    assert "answers            6  " in out.output and "imported 2: in no rate" in out.output
+    assert "left out" not in out.output
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--include-imported", "--json"])
+    assert json.loads(out.output)["summary"]["imported"] == 2
+    csv = tmp_path / "f.csv"
+    for flag, answers in (([], 4), (["--include-imported"], 6)):
+        out = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(csv), *flag])
+        assert f"wrote {answers} answers" in out.output and len(read_csv(csv.read_bytes())) == answers
+
+
+@pytest.mark.parametrize("date", ["blorp-xyz", "2026-13-01"])
+def test_cli_bad_date_is_one_line_and_status_2(monkeypatch, capsys, date):
+    """"2026-13-01" was read as 13 January."""
+    monkeypatch.setattr(sys, "argv", ["workbench", "feedback", "summary", "--since", date])
     with pytest.raises(SystemExit) as e:
         main()
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "--since" in err and "blorp-xyz" in err
+    assert err.count("\n") == 0 and "--since" in err and date in err
+
+
+def test_cli_periods_count_whole(conversation, instance, settings, monkeypatch):
+    """"--since today" read as this very moment (no answer ever), "2026-03" as the day of the month today
+    is; a period now counts from its start, and --until to its end."""
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    day = T0.date().isoformat()
+    out = CliRunner().invoke(cli, ["--instance", instance, "feedback", "summary", "--json",
+                                   "--since", day[:7], "--until", day])
+    assert out.exit_code == 0, out.output
+    window = json.loads(out.output)
+    assert (window["since"], window["until"]) == (f"{day[:7]}-01T00:00:00+00:00",
+                                                  f"{(T0 + timedelta(days=1)).date().isoformat()}T00:00:00+00:00")
+    assert window["summary"]["answers"] == uc.feedback_summary(conversation[0], uc.SummaryRequest(
+        instance=instance)).summary.answers == 3

@@ -1,15 +1,17 @@
-"""`workbench import` through the real entry point: JSON per file, a dry run that writes nothing, and
-bad files refused with exit status 2 and one line (no traceback)."""
+"""`workbench import` through the real entry point: JSON per file, a dry run that writes nothing, the
+invalid records' report next to FILE and 0600, and bad files refused with exit status 2 and one line (no
+traceback)."""
 
 from __future__ import annotations
 
 import codecs
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import in_process_cli
+from tests.support.cli import in_process_cli, mode, usual_umask
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 
@@ -60,16 +62,71 @@ def test_bad_files_exit_2_with_one_line(cli, instance, tmp_path, content, messag
 
 def test_skip_imports_the_valid_records_and_lists_the_others(cli, workbench, instance, tmp_path,
                                                              monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    notes = tmp_path / "notes.jsonl"
+    """The report goes next to FILE, readable by its owner alone, wherever the command runs from (it
+    went to the current folder: run from a checkout, a stray file there)."""
+    elsewhere, data = tmp_path / "elsewhere", tmp_path / "data"
+    elsewhere.mkdir()
+    data.mkdir()
+    monkeypatch.chdir(elsewhere)
+    notes, report = data / "notes.jsonl", data / "notes.jsonl.invalid.jsonl"
     notes.write_text('{"content": "fine", "created_at": "2024-01-01"}\n{"content": ""}\n')
     code, _, err = cli("import", str(notes), "--instance", instance)
     assert code == 2 and "1 of 2 records are invalid" in err and workbench.index.count(instance) == 0
-    code, out, err = cli("import", str(notes), "--instance", instance, "--on-error", "skip")
+    code, out, err = cli("import", str(notes), "--instance", instance, "--on-error", "skip", "--dry-run")
+    assert code == 0 and json.loads(out)["preview"]["errors"][0]["where"] == "line 2"
+    assert not report.exists() and json.loads(out)["report"] is None  # a dry run writes nothing
+    with usual_umask():
+        code, out, err = cli("import", str(notes), "--instance", instance, "--on-error", "skip")
     assert code == 0 and json.loads(out)["outcome"]["created"]["memories"] == 1
-    assert "1 invalid records listed in notes.jsonl.invalid.jsonl" in err
-    listed = (tmp_path / "notes.jsonl.invalid.jsonl").read_text().splitlines()
-    assert [json.loads(line)["where"] for line in listed] == ["line 2"]
+    assert err.strip().splitlines() == [f"notes.jsonl: 1 invalid records listed in {report}"]
+    assert [json.loads(line)["where"] for line in report.read_text().splitlines()] == ["line 2"]
+    assert mode(report) == "0o600" and list(elsewhere.iterdir()) == []
+    # A file with no invalid record leaves no report behind.
+    good = data / "good.jsonl"
+    good.write_text('{"content": "also fine", "created_at": "2024-01-01"}\n')
+    code, out, err = cli("import", str(good), "--instance", instance, "--on-error", "skip")
+    assert code == 0 and json.loads(out)["report"] is None
+    assert not (data / "good.jsonl.invalid.jsonl").exists()
+
+
+def test_a_report_given_or_replaced_is_readable_by_its_owner_alone(cli, instance, tmp_path):
+    notes, given, folder = tmp_path / "notes.jsonl", tmp_path / "given.jsonl", mode(tmp_path)
+    notes.write_text('{"content": "fine", "created_at": "2024-01-01"}\n{"content": ""}\n')
+    with usual_umask():
+        code, _, err = cli("import", str(notes), "--instance", instance, "--dry-run", "--report", str(given))
+        assert code == 0 and mode(given) == "0o600", err
+        given.unlink()
+        (tmp_path / "notes.jsonl.invalid.jsonl").write_text("an older report\n")
+        os.chmod(tmp_path / "notes.jsonl.invalid.jsonl", 0o644)
+        code, _, err = cli("import", str(notes), "--instance", instance, "--on-error", "skip")
+    assert code == 0 and mode(tmp_path / "notes.jsonl.invalid.jsonl") == "0o600", err
+    assert "older" not in (tmp_path / "notes.jsonl.invalid.jsonl").read_text()
+    assert mode(tmp_path) == folder  # the folder is left as it was
+
+
+def test_a_folder_that_cannot_hold_the_report_is_said_before_importing(cli, workbench, instance, tmp_path):
+    """Where FILE's folder cannot be written, the report has no default place: give --report."""
+    blocked = tmp_path / "notes.jsonl"
+    blocked.write_text('{"content": "fine", "created_at": "2024-01-01"}\n')
+    (tmp_path / "notes.jsonl.invalid.jsonl").mkdir()  # a folder in the way of the report
+    cases = [(blocked, "Is a directory")]
+    if os.geteuid() != 0:  # root writes anywhere, but not into /sys
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        (locked / "notes.jsonl").write_text('{"content": "fine", "created_at": "2024-01-01"}\n')
+        locked.chmod(0o555)
+        cases.append((locked / "notes.jsonl", "Permission denied"))
+    elif Path("/sys/kernel/uevent_seqnum").is_file():
+        cases.append((Path("/sys/kernel/uevent_seqnum"), "Permission denied"))
+    for path, reason in cases:
+        code, out, err = cli("import", str(path), "--instance", instance, "--on-error", "skip")
+        assert code == 2 and out == "" and err.strip().splitlines() == [(
+            f"error: {path.name}: its invalid records cannot be listed next to it in "
+            f"'{path}.invalid.jsonl' ({reason}): give --report PATH")]
+    assert workbench.index.count(instance) == 0
+    code, out, err = cli("import", str(blocked), "--instance", instance, "--on-error", "skip", "--report",
+                         str(tmp_path / "r.jsonl"))
+    assert code == 0 and json.loads(out)["outcome"]["created"]["memories"] == 1, err
 
 
 def test_import_of_a_workbench_archive_restores_it(cli, workbench, instance, tmp_path):

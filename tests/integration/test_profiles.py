@@ -76,14 +76,21 @@ def test_profiles_on_the_command_line(settings, workbench, instance, name, monke
     code, out, _ = run("--instance", instance, "profiles", "list")
     listing = json.loads(out)
     assert listing["active"] == name and listing["last_activation"]["previous"] == "balanced-default"
-    code, out, err = run("--instance", instance, "profiles", "delete", name)
+    code, out, err = run("--instance", instance, "profiles", "delete", name, "--yes")
     assert code == 2 and "Traceback" not in err and "activate another profile there first" in err
     assert len(err.strip().splitlines()) == 1
     code, out, err = run("--instance", instance, "profiles", "undo")
     assert code == 0 and json.loads(out)["previous"] == "balanced-default", err
-    code, out, err = run("--instance", instance, "profiles", "delete", name)
+    # Deleting is for good: with no terminal to ask on, refused unless --yes.
+    code, out, err = run("--instance", instance, "profiles", "delete", name, stdin="y\n")
+    assert code == 2 and out == "" and err.strip().splitlines() == [(
+        "error: standard input is not a terminal, so nobody could be asked “Delete this profile?”: pass --yes "
+        "to confirm (nothing was deleted)")]
+    assert name in {p["name"] for p in json.loads(run("profiles", "list")[1])["profiles"]}
+    code, out, err = run("--instance", instance, "profiles", "delete", name, "--yes")
     assert code == 0 and json.loads(out) == {"deleted": name}, err
-    code, out, err = run("profiles", "delete", "balanced-default")
+    assert name not in {p["name"] for p in json.loads(run("profiles", "list")[1])["profiles"]}
+    code, out, err = run("profiles", "delete", "balanced-default", "--yes")
     assert code == 2 and "shipped preset and cannot be deleted" in err
     code, out, err = run("--instance", instance, "profiles", "undo")
     assert code == 2 and "nothing to undo" in err

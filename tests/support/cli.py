@@ -3,8 +3,12 @@ handling and exit codes) on the session's services, so a test's many runs share 
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -42,3 +46,19 @@ def in_process_cli(settings, workbench: Workbench, monkeypatch: pytest.MonkeyPat
         return code, out.getvalue().decode(), err.getvalue().decode()
 
     return run
+
+
+@contextmanager
+def usual_umask() -> Iterator[None]:
+    """umask 022, most systems' default, under which a file created without a mode of its own is 0644
+    (readable by everyone): a test that a command's file is 0600 shows nothing under a stricter one."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def mode(path: Path) -> str:
+    """A file's permission bits as `os.stat` gives them, e.g. '0o600'."""
+    return oct(stat.S_IMODE(os.stat(path).st_mode))

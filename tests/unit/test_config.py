@@ -31,6 +31,46 @@ def test_bad_value_names_the_setting_and_what_is_allowed(monkeypatch):
     assert "REDIS_URL" in str(e.value) and "redis://" in str(e.value)
 
 
+# URLs their own client libraries cannot read: the start failed later with "Unexpected ValueError", and
+# WORKBENCH_DEBUG=1's traceback printed the password.
+BAD_URLS = [
+    ("DATABASE_URL", "postgresql://bob:SuperSecretPW123@[::1",
+     ('cannot be read as a Postgres URL: end of string reached when looking for matching "]" in IPv6 '
+      "host address")),
+    ("DATABASE_URL", "postgresql://bob:SuperSecretPW123@db:notaport/x",
+     "the port 'notaport' is not a number from 1 to 65535"),
+    ("DATABASE_URL", "postgres://bob:SuperSecretPW123@db:99999/x",
+     "the port '99999' is not a number from 1 to 65535"),
+    ("DATABASE_URL", "postgresql://bob:Super%zzSecretPW123@db/x",
+     'cannot be read as a Postgres URL: invalid percent-encoded token: "***"'),
+    ("DATABASE_URL", "postgresql://:SuperSecretPW123/x", "the port '***' is not a number from 1 to 65535"),
+    ("REDIS_URL", "redis://:SuperSecretPW123@h:notaport/0",
+     "cannot be read as a Redis URL: Port could not be cast to integer value as 'notaport'"),
+    ("REDIS_URL", "redis://:SuperSecretPW123@[::1", "cannot be read as a Redis URL: Invalid IPv6 URL"),
+    ("REDIS_URL", "redis://:SuperSecretPW123/0",
+     "cannot be read as a Redis URL: Port could not be cast to integer value as '***'"),
+    ("REDIS_URL", "unix:///tmp/r.sock?db=zero&password=SuperSecretPW123",
+     "cannot be read as a Redis URL: Invalid value for 'db' in connection URL"),
+]
+
+
+@pytest.mark.parametrize(("name", "url", "said"), BAD_URLS)
+def test_a_service_url_its_library_cannot_read_is_refused_naming_the_setting(monkeypatch, name, url, said):
+    monkeypatch.setenv(name, url)
+    with pytest.raises(ConfigError) as e:
+        load_settings()
+    assert str(e.value) == (f"invalid setting — {name}: {said}. Fix it in the environment or in "
+                            ".streamlit/secrets.toml.")
+    assert "SuperSecretPW123" not in str(e.value)
+
+
+@pytest.mark.parametrize("url", ["postgresql://bob:pw@h1:5432,h2:5433/db?sslmode=require",
+                                 "postgresql://bob@/db?host=/var/run/postgresql", "postgres://h/db"])
+def test_a_readable_database_url_is_taken_as_it_is(monkeypatch, url):
+    monkeypatch.setenv("DATABASE_URL", url)
+    assert load_settings().database_url == url
+
+
 @pytest.mark.parametrize(("rate", "said"), [("often", "a count per period"), ("0/minute", "at least one request")])
 def test_a_rate_limit_that_would_refuse_everything_is_refused(monkeypatch, rate, said):
     monkeypatch.setenv("API_RATE_LIMIT", rate)

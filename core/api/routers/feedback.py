@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 from fastapi import APIRouter
 
 from core import usecases as uc
 from core.api.deps import WB, ReadInstance, WriteInstance, on_path
+from core.usecases.analytics import Grouping
 
 router = APIRouter(prefix="/v1/instances/{instance}/feedback", tags=["feedback"])
 
 
 @router.get("/summary", response_model=uc.FeedbackReport)
 def summary(instance: ReadInstance, wb: WB, since: datetime | None = None, until: datetime | None = None,
-            by: Literal["day", "model", "profile", "chain", "tag"] | None = None) -> uc.FeedbackReport:
+            by: Grouping | None = None, include_imported: bool = False) -> uc.FeedbackReport:
     """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
-    latency of the answers given in [since, until]; with `by`, the same per group."""
-    return uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, since=since, until=until, by=by))
+    latency of the answers given in [since, until]; with `by`, the same per group (`source`: the front end
+    a turn came through, `key`: the API key's name). Answers imported from another system carry no
+    feedback of their own: counted only with `include_imported`."""
+    return uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, since=since, until=until, by=by,
+                                                     include_imported=include_imported))
 
 
 @router.post("", response_model=uc.RatingRecord)
