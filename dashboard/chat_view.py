@@ -10,7 +10,7 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.formation_view import superseded_caption, superseded_in
-from dashboard.ui import as_plain_markdown, humanize_age
+from dashboard.ui import as_plain_line, as_plain_markdown, humanize_age
 
 
 def rating_caption(fb: uc.FeedbackRecord | None) -> str:
@@ -18,7 +18,7 @@ def rating_caption(fb: uc.FeedbackRecord | None) -> str:
     if fb is None or fb.rating is None:
         return ""
     text = f"rated {fb.rating}"  # words: the thumbs' icons are beside it, and not every font has emoji
-    return text + (f": “{as_plain_markdown(fb.rating_comment[:120])}”" if fb.rating_comment else "")
+    return text + (f": “{as_plain_line(fb.rating_comment, 120)}”" if fb.rating_comment else "")
 
 
 def feedback_caption(fb: uc.FeedbackRecord | None) -> str:
@@ -27,7 +27,7 @@ def feedback_caption(fb: uc.FeedbackRecord | None) -> str:
     if fb.continued:
         text = f"feedback {fb.feedback_score:.2f} · follow-up after {fb.time_to_next:.0f} s"
         if fb.corrected:
-            text += f" · corrected: “{as_plain_markdown(fb.corrected[:80])}”"  # the user's own words
+            text += f" · corrected: “{as_plain_line(fb.corrected, 80)}”"  # the user's own words
         return text + (" · abandoned first" if fb.abandoned else "")
     if fb.abandoned:
         return "abandoned: no follow-up within 10 minutes"
@@ -59,15 +59,26 @@ def context_frame(context: list[uc.ContextItem], now: datetime) -> pd.DataFrame:
                                        "speaker", "chain score", "relevance", "combined"])
 
 
-PART_HELP = {"semantic": "semantic: cosine of the memory to the query expanded by its best keyword matches",
-             "text": "text: keyword (BM25) match, relative to the best", "recency": "recency: exp(−age / τ)",
-             "speaker": f"speaker: 1 when the question names who said the memory (adds {uc.SPEAKER_WEIGHT})",
-             "chain score": (f"chain: the best score among the retrieved memories of its chain "
-                             f"(weighs {uc.CHAIN_WEIGHT})"),
+# The speaker part adds SPEAKER_WEIGHT to what a speaker the question names said, so the scores built on
+# it pass 1; a search by one leg (Search: vector or text) uses neither it nor the chain part.
+TOP = f"{1 + uc.SPEAKER_WEIGHT:g}"
+HYBRID_ONLY = " Not used (0) in a turn whose Search was vector or text."
+PART_HELP = {"semantic": ("semantic: cosine of the memory to the query expanded by its best keyword matches, "
+                          "in [0, 1]"),
+             "text": "text: keyword (BM25) match, relative to the best, in [0, 1]",
+             "recency": "recency: exp(−age / τ), in [0, 1]",
+             "speaker": (f"speaker: 1 when the question names who said the memory, else 0; adds "
+                         f"{uc.SPEAKER_WEIGHT} to its relevance and combined score.{HYBRID_ONLY}"),
+             "chain score": (f"chain: the best score among the retrieved memories of its chain (weighs "
+                             f"{uc.CHAIN_WEIGHT}), in [0, {TOP}] (above 1 through the speaker part)."
+                             + HYBRID_ONLY),
              "relevance": ("relevance: what the relevance floor (RELEVANCE_FLOOR) read: semantic and the share of "
                            "the question's words the memory holds, weighed as the profile weighs semantic and "
-                           "text, without recency (empty for turns stored before it was recorded)"),
-             "combined": "what the fusion profile ranks by, with the speaker and chain parts"}
+                           f"text, without recency, plus the speaker part; in [0, {TOP}] (empty for turns "
+                           "stored before it was recorded)"),
+             "combined": (f"what the fusion profile ranks by, in [0, {TOP}]: with the speaker and chain "
+                          "parts in a hybrid search, the profile's fusion alone in a turn whose Search was "
+                          "vector or text")}
 
 
 def context_columns() -> dict:

@@ -19,7 +19,15 @@ from core import usecases as uc
 from dashboard.formation_view import render_fact_history
 from dashboard.labelling import mark_control, marks_caption, query_marks
 from dashboard.resources import get_workbench
-from dashboard.ui import as_plain_line, attempt, confirm_in_dialog, humanize_age, plural, show_invalid
+from dashboard.ui import (
+    as_plain_line,
+    attempt,
+    confirm_in_dialog,
+    humanize_age,
+    one_line,
+    plural,
+    show_invalid,
+)
 
 KINDS = ["user", "assistant", "bank_entry", "bank_summary", "session_summary", "important", "federation",
          "conversation", "observation", "obs_customized", "insight", "turn"]
@@ -88,13 +96,13 @@ def _delete(instance: str, pending: dict) -> str:
         r = uc.chain_delete(wb, uc.ChainRef(instance=instance, chain_id=ident))
         counts = (f"{plural(r.thoughts, 'thought')}, {plural(r.feedback, 'feedback record')}, "
                   f"{plural(r.index_rows, 'index row')}, {plural(r.outbox, 'queued index write')}")
-        return " ".join([f"Chain {ident} deleted: {counts}.", *_copies(r.copies), *_sentences(r.notes)])
+        return " ".join([f"Chain {ident} deleted: {counts}.", *_copies(r.copies, r.marks), *_sentences(r.notes)])
     if target == "memory":
         r = uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=ident,
                                               chain_id=pending.get("chain")))
         counts = (f"{plural(r.thoughts, 'thought')}, {plural(r.bank_rows, 'bank row')}, "
                   f"{plural(r.index_rows, 'index row')}")
-        return " ".join([f"Memory deleted ({counts}).", *_copies(r.copies), *_sentences(r.notes)])
+        return " ".join([f"Memory deleted ({counts}).", *_copies(r.copies, r.marks), *_sentences(r.notes)])
     if target == "bank":
         r = uc.bank_delete(wb, uc.BankRef(instance=instance, bank=ident))
         return (f"Memory bank {ident} deleted: {plural(r.bank_rows, 'entry and summary', 'entries and summaries')}, "
@@ -103,13 +111,14 @@ def _delete(instance: str, pending: dict) -> str:
     return f"Memory bank {ident} cleared: {plural(n, 'entry', 'entries')} removed."
 
 
-def _copies(n: int) -> list[str]:
-    """What else the deletion changed: every other record holding the same text now reads "[deleted]"."""
-    if not n:
-        return []
-    said = (f"The same text was in {plural(n, 'other record')} (a repeat of the message, an answer or "
-            "prompt quoting it): each now reads \"[deleted]\".")
-    return [said]
+def _copies(n: int, marks: int = 0) -> list[str]:
+    """What else the deletion changed: every other record holding the same text now reads "[deleted]", and
+    the relevance marks naming what went are gone from the labelled set."""
+    said = [(f"The same text was in {plural(n, 'other record')} (a repeat of the message, an answer or prompt "
+             "quoting it): each now reads \"[deleted]\".")] if n else []
+    if marks:
+        said.append(f"{plural(marks, 'relevance mark')} of the Tune page's labelled set named it: removed.")
+    return said
 
 
 # -- search ------------------------------------------------------------------------------------------
@@ -226,7 +235,7 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None) -> 
             right.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id,))
         if not hit.shared:  # a shared item belongs to the shared instance: delete it from there
             right.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
-                         args=("memory", hit.id, hit.content[:60]))
+                         args=("memory", hit.id, hit.content))
         if hit.kind == "observation":  # a fact a correction may have replaced, or that replaced another
             right.button("History", key=f"xp_hit_hist_{i}", on_click=st.session_state.__setitem__,
                          args=("xp_history", hit.id), help="the corrections through this fact")
@@ -261,7 +270,8 @@ def render_chains(instance: str) -> None:
         ids = [c.chain_id for c in page.chains]
         titles = {c.chain_id: c.title for c in page.chains}
         st.selectbox("Open a chain of this page", ids, index=None, key="xp_chain_pick",
-                     format_func=lambda c: f"{titles.get(c, '')[:70]} ({c})", placeholder="choose a chain",
+                     format_func=lambda c: f"{one_line(titles.get(c, ''), 70)} ({c})",
+                     placeholder="choose a chain",
                      on_change=lambda: open_chain(st.session_state["xp_chain_pick"])
                      if st.session_state.get("xp_chain_pick") else None)
     if chain_id := st.session_state.get("xp_chain"):
@@ -301,4 +311,4 @@ def _render_chain(instance: str, chain_id: str) -> None:
             left.caption(" · ".join(as_plain_line(m) for m in meta if m))
             left.text(t.thought)
             right.button("Delete", key=f"xp_thought_del_{t.id}", on_click=ask_to_delete,
-                         args=("memory", t.id, t.thought[:60], chain_id))
+                         args=("memory", t.id, t.thought, chain_id))

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
-from dashboard.ui import as_plain_line
+from dashboard.ui import as_plain_line, plural
 
 
 def _pct(v: float | None) -> str:
@@ -52,23 +52,28 @@ def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str)
          f"Mean feedback_score of answers that got a follow-up. {ci}."),
         ("Answers", f"{cur.answers:,}", _delta(cur.answers, prev.answers, lambda d: f"{d:+,.0f}"), "off",
          f"{cur.scored} scored, {cur.abandoned} abandoned, {cur.final} ended (no follow-up expected), "
-         f"{cur.pending} awaiting a follow-up."),
+         f"{cur.pending} awaiting a follow-up"
+         + (f", {cur.imported} imported (no follow-up data, in no rate)." if cur.imported else ".")),
         ("Continue rate", _pct(cur.continue_rate), _delta(cur.continue_rate, prev.continue_rate, pp), "normal",
-         f"Share of all answers, ended ones included, the user followed up in the same conversation. "
-         f"Without ended answers: {_pct(cur.continue_rate_excl_ended)}. {BOTH}"),
+         "Share of the answers given here (not imported), ended ones included, the user followed up in the "
+         f"same conversation. Without ended answers: {_pct(cur.continue_rate_excl_ended)}. {BOTH}"),
         ("Abandon rate", _pct(cur.abandon_rate), _delta(cur.abandon_rate, prev.abandon_rate, pp), "inverse",
-         f"Share of all answers, ended ones included, whose next turn came 10 minutes or more later, or never. "
-         f"Without ended answers: {_pct(cur.abandon_rate_excl_ended)}. {BOTH}"),
+         "Share of the answers given here (not imported), ended ones included, whose next turn came 10 "
+         f"minutes or more later, or never. Without ended answers: {_pct(cur.abandon_rate_excl_ended)}. {BOTH}"),
         ("Correction rate", _pct(cur.correction_rate), _delta(cur.correction_rate, prev.correction_rate, pp),
-         "inverse", f"Share of all answers, ended ones included, whose follow-up read as a correction "
-         f"(actually, wrong, no, …). Without ended answers: {_pct(cur.correction_rate_excl_ended)}."),
-        ("Median reply time", "—" if cur.time_to_next_s["p50"] is None else f"{cur.time_to_next_s['p50']:.0f} s",
+         "inverse", "Share of the answers given here (not imported), ended ones included, whose follow-up read "
+         f"as a correction (actually, wrong, no, …). Without ended answers: {_pct(cur.correction_rate_excl_ended)}."),
+        # "Reply time", not "Median reply time": a sixth of the page, the tile cut that at a 1500 px window.
+        ("Reply time", "—" if cur.time_to_next_s["p50"] is None else f"{cur.time_to_next_s['p50']:.0f} s",
          _delta(cur.time_to_next_s["p50"], prev.time_to_next_s["p50"], lambda d: f"{d:+.0f} s"), "inverse",
          "Median seconds between an answer and the user's next turn (p75 "
          f"{cur.time_to_next_s['p75'] or 0:.0f} s, p90 {cur.time_to_next_s['p90'] or 0:.0f} s)."),
     ]
     _metrics(tiles, len(tiles), prev, period)
-    st.caption(f"Rates are over all {cur.answers:,} answers, {cur.final:,} of them ended (given with "
+    given = cur.answers - cur.imported
+    over = (f"the {given:,} answers given here, not the {plural(cur.imported, 'imported answer')}, which carry no "
+            "follow-up data of their own;" if cur.imported else f"all {cur.answers:,} answers,")
+    st.caption(f"Rates are over {over} {cur.final:,} of them ended (given with "
                "next_thought_needed = false: no follow-up was expected, so they are never abandoned). Without "
                f"the ended answers: continue {_pct(cur.continue_rate_excl_ended)}, abandon "
                f"{_pct(cur.abandon_rate_excl_ended)}, correction {_pct(cur.correction_rate_excl_ended)}. "

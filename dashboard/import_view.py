@@ -11,7 +11,8 @@ import streamlit as st
 
 from core import usecases as uc
 from core.runtime import Workbench
-from dashboard.ui import as_plain_line, plural
+from dashboard.resources import get_workbench
+from dashboard.ui import as_plain_line, attempt, plural
 
 LINKED_CHAINS = 20
 
@@ -93,3 +94,34 @@ def render_outcome(result: uc.ImportResult, explorer: Path) -> None:
                      icon=":material/travel_explore:", query_params={"chain": chain})
     if len(out.chains) > LINKED_CHAINS:
         st.caption("…and more: every imported chain is listed in the Memory explorer's Chains view.")
+    if result.next_step:
+        render_formation(result.instance)
+
+
+def render_formation(instance: str) -> None:
+    """Imported conversations are indexed without the formation a live turn gets: offered here, as
+    `workbench formation run` does it (every chain of the instance; forming one again changes nothing)."""
+    formed = st.session_state.get("imp_formed")
+    if formed and formed.instance == instance:
+        st.success(f"Formed the memories of {plural(formed.chains, 'chain')}: "
+                   f"{plural(formed.observations, 'observation')} from {plural(formed.messages, 'message')}, "
+                   f"{plural(formed.superseded, 'fact')} superseded by a correction, "
+                   f"{plural(formed.summaries, 'session summary', 'session summaries')} "
+                   f"(by {'the LLM' if formed.formed_by == 'llm' else 'the offline rules'}).",
+                   icon=":material/psychology:")
+        return
+    st.info("The imported messages are found as they were said. Their observations, corrections and session "
+            "summaries, which a live turn forms as it is said, are formed separately: here, or with "
+            "`workbench formation run`.", icon=":material/info:")
+    if st.button("Form memories", key="imp_form"):
+        bar = st.progress(0.0, text="forming…")
+
+        def step(done: int, total: int, what: str) -> None:
+            bar.progress(done / total if total else 1.0, text=f"{what}: {done:,} of {total:,}")
+
+        result = attempt("form the memories", lambda: uc.formation_run(
+            get_workbench(), uc.FormationRun(instance=instance), progress=step))
+        bar.empty()
+        if result is not None:
+            st.session_state["imp_formed"] = result
+            st.rerun()

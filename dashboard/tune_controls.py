@@ -12,7 +12,9 @@ K = "tune_"  # session-state prefix of this page's widgets
 
 
 def load_profile_into_controls(profile: uc.FusionProfile) -> None:
-    """Put a profile's values into the widgets (before they are drawn on the next run)."""
+    """Put a profile's values into the widgets (before they are drawn on the next run); the profile itself is
+    kept for its exact values, which the widgets show rounded."""
+    st.session_state[K + "loaded"] = profile
     st.session_state[K + "method"] = profile.method
     st.session_state[K + "w_sem"] = round(profile.w_sem, 2)
     st.session_state[K + "w_text_keep"] = round(profile.w_text, 2)
@@ -62,7 +64,7 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
         w_text = st.slider("Text weight — full-text (keyword) match, normalised", 0.0, rest, value=keep,
                            step=0.05, key=f"{K}w_text_{rest:.2f}")
     st.session_state[K + "w_text_keep"] = w_text
-    w_rec = max(0.0, 1.0 - w_sem - w_text)
+    w_rec = round(max(0.0, 1.0 - w_sem - w_text), 2)  # 0.1, not 0.09999999999999995
     st.markdown(f"Recency weight — exp(−age / τ): **{w_rec:.2f}** *(the rest: the three sum to 1)*")
     half_life_h = st.number_input("Recency half-life (hours)", min_value=0.05, max_value=87600.0, step=1.0,
                                   key=K + "half_life_h",
@@ -70,9 +72,15 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
     rrf_k = st.number_input("RRF k", min_value=1, max_value=10_000, step=10, key=K + "rrf_k",
                             disabled=st.session_state[K + "method"] != "rrf",
                             help="Reciprocal-rank fusion constant: larger k flattens the rank differences.")
+    # Until a control moves, the loaded profile keeps the exact values the controls show rounded: saved
+    # unchanged, a preset keeps τ = 86400 s (not 16.64 h turned back into 86423.2 s) and its weights.
+    loaded = st.session_state.get(K + "loaded", active)
+    if (w_sem, w_text) == (round(loaded.w_sem, 2), round(loaded.w_text, 2)):
+        w_sem, w_text, w_rec = loaded.w_sem, loaded.w_text, loaded.w_rec
+    tau_s = (loaded.tau_s if half_life_h == round(loaded.half_life_s / 3600, 2)
+             else half_life_h * 3600 / math.log(2))
     return uc.FusionProfile(name="candidate", method=st.session_state[K + "method"], w_sem=w_sem,
-                            w_text=w_text, w_rec=w_rec, tau_s=half_life_h * 3600 / math.log(2),
-                            rrf_k=int(rrf_k))
+                            w_text=w_text, w_rec=w_rec, tau_s=tau_s, rrf_k=int(rrf_k))
 
 
 def op_controls() -> tuple[uc.ScopeParams, int]:

@@ -74,13 +74,18 @@ def as_plain_markdown(text: str) -> str:
     return _escape_markdown(text).replace("\n", "  \n")
 
 
-def as_plain_line(text: object, limit: int | None = None) -> str:
-    """`as_plain_markdown` on one line (whitespace folded into single spaces), for labels and captions;
-    cut to `limit` characters with an ellipsis."""
+def one_line(text: object, limit: int | None = None) -> str:
+    """`text` on one line (whitespace folded into single spaces), cut to `limit` characters with an
+    ellipsis; as it is, for labels Streamlit does not read as Markdown (a select box's options)."""
     line = " ".join(str(text).split())
     if limit and len(line) > limit:
-        line = line[: limit - 1] + "…"
-    return _escape_markdown(line)
+        line = line[: limit - 1].rstrip() + "…"
+    return line
+
+
+def as_plain_line(text: object, limit: int | None = None) -> str:
+    """`as_plain_markdown` on `one_line`, for labels and captions."""
+    return _escape_markdown(one_line(text, limit))
 
 
 def confirm_in_dialog(title: str, message: str, *, yes: str, key: str, on_yes: Callable[[], bool],

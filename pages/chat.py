@@ -11,7 +11,7 @@ from core import usecases as uc
 from core.errors import OutcomeUnknown
 from dashboard.chat_view import render_conversation
 from dashboard.resources import current_instance, get_workbench, summarise_in_background
-from dashboard.ui import attempt, humanize_age, plural, show_error, show_invalid
+from dashboard.ui import attempt, humanize_age, one_line, plural, show_error, show_invalid
 
 PAGE_SIZE = 15
 NEW_CHAIN = "+ New conversation"
@@ -44,7 +44,7 @@ total = listing.total if listing else 0
 options = [NEW_CHAIN] + [c.chain_id for c in chains or []]
 # Labels must not change between reruns: the browser sends the selection back as its label, and a label
 # that had changed (an age ticking, a turn count growing) came back as a value that is no chain id.
-labels = {c.chain_id: f"{c.title[:60]} ({c.chain_id})" for c in chains or []}
+labels = {c.chain_id: f"{one_line(c.title, 60)} ({c.chain_id})" for c in chains or []}
 # A turn that started a new chain selects it on the next run (a widget's state may only be set
 # before the widget is drawn).
 if pending := st.session_state.pop("pending_chain", None):
@@ -64,22 +64,29 @@ if right.button("Older", disabled=(page + 1) * PAGE_SIZE >= total, width="stretc
 chain_id = None if chosen == NEW_CHAIN else chosen
 
 
-# The list is read once per run, so chains made elsewhere would only show after the user did something.
-# This fragment re-reads the page of chains every few seconds and, when it differs from what this run
-# listed, reruns the whole page. It watches rather than draws the list: a widget inside a fragment
-# reruns only the fragment, so picking a chain there would not load its conversation below.
+def signature(page_of_chains: uc.ChainPage) -> tuple:
+    """What a turn made elsewhere changes in the listing: the total, the chains in order, and each one's turn
+    count and last activity (a new turn in the chain already first changes only these)."""
+    return page_of_chains.total, tuple((c.chain_id, c.turns, c.last_at) for c in page_of_chains.chains)
+
+
+# The list is read once per run, so chains made or continued elsewhere would only show after the user did
+# something. This fragment re-reads the page of chains every few seconds and, when its `signature` differs
+# from what this run listed, reruns the whole page (the open conversation with it). It watches rather than
+# draws the list: a widget inside a fragment reruns only the fragment, so picking a chain there would not
+# load its conversation below.
 @st.fragment(run_every=WATCH_EVERY_S)
-def watch_chains(listed: tuple[int, tuple[str, ...]]) -> None:
+def watch_chains(listed: tuple) -> None:
     try:
         fresh = uc.chains(wb, uc.ChainList(instance=instance, page=page + 1, page_size=PAGE_SIZE))
     except Exception:  # noqa: BLE001  (the run that listed the chains has shown the error, if any)
         return
-    if (fresh.total, tuple(c.chain_id for c in fresh.chains)) != listed:
+    if signature(fresh) != listed:
         st.rerun(scope="app")
 
 
 if listing is not None:
-    watch_chains((total, tuple(c.chain_id for c in chains or [])))
+    watch_chains(signature(listing))
 if (summary := next((c for c in chains or [] if c.chain_id == chain_id), None)) is not None:
     st.caption(f"{plural(summary.turns, 'turn')} · last activity {humanize_age(summary.age_seconds)} ago")
 
@@ -107,7 +114,8 @@ with st.expander("Turn settings", key="chat_turn_settings", on_change="rerun"):
     filter_tags = c10.toggle("Retrieve only these tags", value=False, key="chat_filter_tags", disabled=not tags,
                              help="Only memories carrying one of this turn's tags are retrieved.") and bool(tags)
     search_type = c11.selectbox("Search", ["hybrid", "vector", "text"], key="chat_search_type",
-                                help="hybrid: meaning and keywords; vector: meaning only; text: keywords only")
+                                help="hybrid: meaning and keywords; vector: meaning only; text: keywords "
+                                     "only. The speaker and chain parts of a memory's score: in hybrid only.")
     c7, c8 = st.columns([1, 2])
     include_history = c7.toggle("Include chat history", value=True, key="chat_include_history",
                                 help="Off: the prompt gets no earlier turns of this conversation.")

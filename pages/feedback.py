@@ -139,7 +139,8 @@ chosen = {"models": models, "profiles": profiles, "chains": chains, "tags": tags
 both = uc.apply_filter(frame_all, uc.FeedbackFilter(since=prev_since, until=until, **chosen))
 cur = uc.apply_filter(both, uc.FeedbackFilter(since=since))
 cli = (f"workbench{'' if instance == wb.settings.instance else f' --instance {instance}'} feedback summary "
-       f"--since {since:%Y-%m-%dT%H:%MZ} --until {until:%Y-%m-%dT%H:%MZ}")
+       f"--since {since:%Y-%m-%dT%H:%MZ} --until {until:%Y-%m-%dT%H:%MZ}"
+       + (" --include-imported" if imported else ""))
 st.caption(f"{since:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, compared with {prev_since:%Y-%m-%d %H:%M} → "
            f"{prev_until:%Y-%m-%d %H:%M}. Same figures in a terminal"
            f"{' (without the filters)' if any(chosen.values()) else ''}: `{cli}`")

@@ -43,11 +43,19 @@ if candidate is None or controls is None:
     st.stop()
 params, shown = controls
 
-PARTS = {c: st.column_config.NumberColumn(label, format="%.2f", width=42, help=f"{c} score part, in [0, 1]{why}")
-         for c, label, why in (("semantic", "sem", ": cosine to the query expanded by its best keyword matches"),
-                               ("text", "txt", ""), ("recency", "rec", ""),
-                               ("speaker", "spk", f": 1 when the query names who said it (adds {uc.SPEAKER_WEIGHT})"),
-                               ("chain", "chn", f": the best score of its chain, weighing {uc.CHAIN_WEIGHT}"))}
+# The speaker part adds SPEAKER_WEIGHT to what a speaker the query names said, so scores built on it pass 1.
+TOP = f"{1 + uc.SPEAKER_WEIGHT:g}"
+HYBRID_ONLY = " Not used (0) when one leg is searched alone, as the evaluation's leg-alone rows are."
+PART_HELP = {"semantic": "in [0, 1]: cosine to the query expanded by its best keyword matches",
+             "text": "in [0, 1]", "recency": "in [0, 1]",
+             "speaker": (f"1 when the query names who said it, else 0; adds {uc.SPEAKER_WEIGHT} to its "
+                         f"score.{HYBRID_ONLY}"),
+             "chain": (f"the best score of its chain, weighing {uc.CHAIN_WEIGHT}; in [0, {TOP}] (above 1 "
+                       f"through the speaker part).{HYBRID_ONLY}")}
+PARTS = {c: st.column_config.NumberColumn(label, format="%.2f", width=42,
+                                          help=f"{c} score part, {PART_HELP[c]}")
+         for c, label in (("semantic", "sem"), ("text", "txt"), ("recency", "rec"), ("speaker", "spk"),
+                          ("chain", "chn"))}
 
 
 def _below_floor_note(rows, floor: float) -> None:
@@ -67,7 +75,8 @@ def _ranking_table(rows, with_change: bool) -> None:
     st.dataframe(frame[cols], hide_index=True, width="stretch", column_config={
         **PARTS, "rank": st.column_config.NumberColumn("#", width=30),
         "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
-                                                    width=90, help="What the profile ranks by"),
+                                                    width=90, help=f"What the profile ranks by, in [0, {TOP}]"
+                                                                   " (above 1 through the speaker part)"),
         "content": st.column_config.TextColumn("content", width=190),
         "change": st.column_config.TextColumn("Δ", width=40, help="Rank change against the active profile"),
         "in_chat": st.column_config.CheckboxColumn("in chat", width=60, help="Handed to synthesis by a chat "
@@ -98,7 +107,9 @@ def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, i
               shown: int) -> None:
     if comparison is not None:
         st.caption(f"{comparison.candidates} candidates from both legs in **{instance}**; the top {shown} of "
-                   "each profile. Score parts lie in [0, 1]; *combined* is what the profile ranks by.")
+                   f"each profile. Semantic, text and recency lie in [0, 1]; the speaker part adds "
+                   f"{uc.SPEAKER_WEIGHT} to what a speaker the query names said, so *chain* and *combined* "
+                   f"(what the profile ranks by) reach up to {TOP}.")
         a, c = st.columns(2)
         with a:
             p = comparison.active

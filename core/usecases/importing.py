@@ -53,7 +53,8 @@ class ImportFile(InstanceRequest):
 
 
 FORM_IMPORTED = ("the imported messages are found as they were said; to form their observations, corrections "
-                 "and session summaries, as live turns form them, run `workbench formation run`")
+                 "and session summaries, as live turns form them, run `workbench formation run` (or Form "
+                 "memories on the Import page)")
 
 
 class ImportResult(BaseModel):

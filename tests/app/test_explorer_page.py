@@ -1,5 +1,6 @@
 """AppTest of the Memory explorer: find a memory by a word, open its chain, delete the chain with a
-confirmation, and see it gone; then the memory-bank view with its add-entry form."""
+confirmation, and see it gone; a long memory shortened with an ellipsis in the confirmation; then the
+memory-bank view with its add-entry form."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from core import usecases as uc
 from core.bank import MemoryBank, MemoryEntry
 from core.conversation.turn import Remember, UiRememberParams
+from dashboard.ui import as_plain_line
 from tests.app.conftest import open_page
 
 
@@ -70,6 +73,16 @@ def test_find_open_and_delete_a_chain(app_env, workbench, instance):
     assert "quince" not in texts(at)
     assert any("Nothing found" in i.value for i in at.info)
     assert workbench.thoughts.chain_meta(instance, "pears")  # the other chain stays
+
+
+def test_the_delete_dialog_shortens_a_long_memory_with_an_ellipsis(app_env, workbench, instance):
+    text = "Back up the database to the NAS, then check that the copy reads back, every 30 minutes."
+    uc.add_memory(workbench, uc.AddMemory(instance=instance, content=text))
+    at = open_explorer(instance)
+    at.button(key="xp_hit_del_0").click().run()
+    asked = next(w.value for w in at.warning if w.value.startswith("Delete the memory"))
+    shortened = as_plain_line(text, 80)  # the dialog's own limit, with its ellipsis
+    assert shortened.endswith("…") and f"**{shortened}**?" in asked
 
 
 def test_memory_bank_view_and_add_form(app_env, workbench, instance):

@@ -49,6 +49,10 @@ def test_page_with_data(app_env, workbench, turns):
     assert metric(at, "Mean score").value == f"{expected.mean_score:.3f}"  # (0.9 + 0.1 + 0.5 − 0.1) / 2
     assert metric(at, "Correction rate").value == "25.0%"
     assert any("workbench" in c.value and "feedback summary --since" in c.value for c in at.caption)
+    assert not any("--include-imported" in c.value for c in at.caption)
+    at.toggle(key="fb_imported").set_value(True).run()  # the command given counts imported answers too
+    assert any(c.value.endswith("--include-imported`") for c in at.caption), [c.value for c in at.caption]
+    at.toggle(key="fb_imported").set_value(False).run()
 
     # Filtering to the deep model leaves its one acknowledged answer pair.
     at.multiselect(key="fb_models").select(workbench.settings.model_deep).run()
@@ -196,3 +200,24 @@ def test_filters_survive_leaving_the_page(app_env, workbench, turns):
     assert at.multiselect(key="fb_tags").value == ["work"]
     assert at.toggle(key="fb_corrected_only").value is True
     assert metric(at, "Answers").value == "2"
+
+
+def test_imported_answers_counted_are_in_no_rate_and_the_page_says_so(app_env, workbench, turns, tmp_path):
+    """With "Include imported answers" on, every imported answer counted as an ended one: the page said
+    "Rates are over all 6 answers, 4 of them ended" and each rate was lowered by them."""
+    import json
+
+    chats = tmp_path / "chats.jsonl"
+    at_time = (datetime.now(UTC) - timedelta(hours=2)).isoformat()
+    chats.write_text(json.dumps({"created_at": at_time, "messages": [
+        {"role": "user", "content": "Where is the spare key?"}, {"role": "assistant", "content": "Under the pot."},
+        {"role": "user", "content": "And the wifi?"}, {"role": "assistant", "content": "On the fridge."}]}))
+    uc.import_file(workbench, uc.ImportFile(instance=turns, path=chats, format="openai-jsonl"))
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=turns)
+    rate = metric(at, "Correction rate").value
+    at.toggle(key="fb_imported").set_value(True).run()
+    assert not at.exception
+    assert metric(at, "Answers").value == "6" and metric(at, "Correction rate").value == rate == "25.0%"
+    assert any(c.value.startswith("Rates are over the 4 answers given here, not the 2 imported answers, which "
+                                  "carry no follow-up data of their own; 2 of them ended") for c in at.caption)

@@ -39,6 +39,19 @@ def test_preview_then_import_links_to_the_new_chains(app_env, workbench, instanc
     assert sorted(link.query_string for link in links) == sorted(f"chain={c}" for c in chains)
     assert {link.page for link in links} == {"explorer"} and not any(link.external for link in links)
     assert workbench.thoughts.chain_count(instance) == 2
+    # Imported chains get no formation as they are stored: the page says so and offers it.
+    assert any("formed separately" in i.value for i in at.info)
+    at = at.button(key="imp_form").click().run()
+    assert not at.exception and not at.error
+    assert at.success[-1].value.startswith("Formed the memories of 2 chains: 0 observations from 3 messages")
+
+
+def test_imported_statements_become_observations_from_the_page(app_env, workbench, instance):
+    at = check(DATA / "openai_chat.jsonl", instance).button(key="imp_go").click().run()
+    assert workbench.index.count(instance, kind="observation") == 0
+    at = at.button(key="imp_form").click().run()
+    formed = workbench.index.count(instance, kind="observation")
+    assert formed == 1 and "1 observation from 4 messages" in at.success[-1].value
 
 
 def test_invalid_records_block_the_import_until_skipped(app_env, workbench, instance, tmp_path):

@@ -1,11 +1,13 @@
 """AppTest of the Tune page: rankings side by side that reorder when a weight moves, the pipeline trace,
-the evaluation panel end to end (tiny LoCoMo file → metrics → optimiser and its verdict), the evaluation's
-instance kept out of the sidebar's picker, no recommendation (and nothing to save) on the issue's six
-queries, and a recommended profile saved under a typed name."""
+the evaluation panel end to end (tiny LoCoMo file → metrics → optimiser and its verdict), each evaluation on
+the file and the instance as they are now, the evaluation's instance kept out of the sidebar's picker, no
+recommendation (and nothing to save) on the issue's six queries, and a recommended profile saved under a
+typed name."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import usecases as uc
 from core.index.memory_index import MemoryIndex
+from core.models import MemoryRecord
 from core.retrieval.profiles import ProfileStore
 from tests.app.conftest import open_tab
 from tests.integration.test_eval_optimise import (
@@ -49,6 +52,8 @@ def test_rankings_reorder_when_a_weight_moves_and_the_trace_shows_each_op(app):
     active, candidate = frames(at)[:2]
     assert list(active["content"]) == list(candidate["content"]) and set(candidate["change"]) == {"="}
     assert {"semantic", "text", "recency", "combined"} <= set(candidate.columns)
+    # the speaker part lifts chain and combined past 1: the caption says how far
+    assert any("*chain* and *combined* (what the profile ranks by) reach up to 1.2" in c.value for c in at.caption)
     at.slider(key="tune_w_sem").set_value(0.0).run()
     at.slider(key="tune_w_text_1.00").set_value(0.0).run()  # everything on recency now
     assert not at.exception, at.exception
@@ -163,3 +168,54 @@ def test_the_evaluation_keeps_its_set_and_results_while_another_tab_is_open(app,
     at.file_uploader(key="tune_eval_upload").upload("mine.jsonl", path.read_bytes()).run()
     at.file_uploader(key="tune_eval_upload").clear().run()  # removed by the user: forgotten
     assert not any("queries in categories" in c.value for c in at.caption)
+
+
+def _jsonl(queries: list[tuple[str, list[str]]]) -> str:
+    return "".join(json.dumps({"query": q, "relevant": r}) + "\n" for q, r in queries)
+
+
+def test_each_evaluation_reads_the_file_and_the_instance_as_they_are_now(app, instance, tmp_path, workbench):
+    """Nothing read from a set is kept that could go stale: a changed file and a memory added to (or
+    deleted from) the instance show in the next evaluation, with the figures `workbench eval` gives."""
+    walk = ("When do I walk the dog?", ["demo-tune-obs-2", "later-walk"])
+    path = tmp_path / "set.jsonl"
+    path.write_text(_jsonl([walk, ("Which museum did I visit in Paris?", ["demo-tune-obs-3"])]))
+    at = open_tab(app, "Evaluate & optimise")
+    at.radio(key="tune_eval_source").set_value("Path on the server").run()
+    at.text_input(key="tune_eval_path").set_value(str(path)).run()
+    at.button(key="tune_eval_run").click().run()
+    assert any("2 queries" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert [w.value for w in at.warning] == [uc.unknown_ids_note(["later-walk"])]
+
+    MemoryIndex(workbench.pool(), workbench.embedder).add([MemoryRecord(
+        instance=instance, id="later-walk", kind="observation", created_at=datetime.now(UTC),
+        content="I walk the dog at seven every evening.")])
+    path.write_text(_jsonl([walk, ("Which museum did I visit in Paris?", ["demo-tune-obs-3"]),
+                            ("What instrument am I learning?", ["demo-tune-obs-5"])]))
+    at.button(key="tune_eval_run").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert any("3 queries" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert not at.warning
+    cli = uc.tune(workbench, uc.TuneRequest(instance=instance, source=path)).evaluation  # `eval --data`'s
+    overall = next(f for f in frames(at) if "category" in f.columns).set_index(["profile", "category"])
+    assert overall.loc[("balanced-default", "overall"), "queries"] == cli.queries == 3
+    assert overall.loc[("balanced-default", "overall"), "recall@10"] == round(cli.value("recall@10"), 4)
+
+    uc.memory_delete(workbench, uc.MemoryRef(instance=instance, memory_id="later-walk"))
+    at.run()
+    assert [w.value for w in at.warning] == [uc.unknown_ids_note(["later-walk"])]
+
+
+def test_a_locomo_file_changed_at_the_same_path_is_read_again(app, instance, tmp_path):
+    """A LoCoMo set's parse is kept, but under the file's modification time and size, not its path alone."""
+    path = tmp_path / "mini.json"
+    samples = mini_locomo(f"changed-{instance}")
+    path.write_text(json.dumps(samples))
+    at = open_tab(app, "Evaluate & optimise")
+    at.radio(key="tune_eval_source").set_value("Path on the server").run()
+    at.text_input(key="tune_eval_path").set_value(str(path)).run()
+    assert any("4 queries" in c.value for c in at.caption), [c.value for c in at.caption]
+    samples[0]["qa"] = samples[0]["qa"][1:]
+    path.write_text(json.dumps(samples))
+    at.run()
+    assert any("3 queries" in c.value for c in at.caption), [c.value for c in at.caption]

@@ -1,7 +1,10 @@
-"""AppTest of the Tune page's profiles: activate any profile and undo it, save the sliders under a name,
-delete a saved profile in a dialog, and presets that say they cannot be deleted."""
+"""AppTest of the Tune page's profiles: activate any profile and undo it, save the sliders under a name
+(untouched controls keep the loaded profile's exact values), delete a saved profile in a dialog, and presets
+that say they cannot be deleted."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -82,3 +85,27 @@ def test_save_the_sliders_then_delete_the_profile_but_not_a_preset(app, workbenc
     at.selectbox(key="tune_prof_pick").set_value("fast-chat").run()
     assert at.button(key="tune_prof_delete").disabled
     assert "fast\\-chat is a shipped preset: presets cannot be deleted" in texts(at.caption)
+
+
+def test_untouched_controls_save_the_loaded_profiles_exact_values(app, workbench, instance):
+    """The controls show a profile rounded (a half-life of 16.64 h); saved without a change, it keeps its
+    τ and weights exactly, and a moved control gives its value as shown."""
+    at = app
+    name = f"same-{instance}"[:40]
+    preset = uc.get_profile(workbench, uc.ProfileRef(instance=instance, name="recall-recent"))
+    at.selectbox(key="tune_start").set_value("recall-recent").run()
+    assert at.number_input(key="tune_half_life_h").value == 16.64
+    at.text_input(key="tune_prof_name").set_value(name).run()
+    at.button(key="tune_prof_save").click().run()
+    assert not at.exception and not at.error, (at.exception, texts(at.error))
+    saved = uc.get_profile(workbench, uc.ProfileRef(instance=instance, name=name))
+    assert saved.tau_s == preset.tau_s == 86400
+    assert (saved.w_sem, saved.w_text, saved.w_rec) == (preset.w_sem, preset.w_text, preset.w_rec)
+
+    at.number_input(key="tune_half_life_h").set_value(24.0).run()
+    at.slider(key="tune_w_sem").set_value(0.5).run()
+    at.button(key="tune_prof_save").click().run()
+    assert not at.exception and not at.error, (at.exception, texts(at.error))
+    saved = uc.get_profile(workbench, uc.ProfileRef(instance=instance, name=name))
+    assert saved.tau_s == 24 * 3600 / math.log(2)
+    assert (saved.w_sem, saved.w_text, saved.w_rec) == (0.5, 0.15, 0.35)

@@ -1,6 +1,6 @@
 """The Chat page in headless Chromium: a conversation made elsewhere (here: as an MCP client would) shows
-in the list without the user doing anything, and a thumb under an answer stores the rating, which the
-Feedback page then counts."""
+in the list without the user doing anything, as does a turn made elsewhere in the open conversation, and a
+thumb under an answer stores the rating, which the Feedback page then counts."""
 
 from __future__ import annotations
 
@@ -15,15 +15,21 @@ pytestmark = pytest.mark.e2e
 WATCH_EVERY_S = 5  # pages/chat.py's WATCH_EVERY_S
 
 
+def open_chat(browser, dashboard: str):
+    """A page of `browser` on the Chat page once it is drawn, and its conversation picker."""
+    page = open_page(browser, viewport={"width": 1400, "height": 1200})
+    page.goto(dashboard + "/chat")
+    conversation = page.get_by_test_id("stSelectbox").filter(has_text="Conversation")
+    conversation.wait_for(timeout=30_000)
+    settle(page)
+    return page, conversation
+
+
 def test_a_chain_made_elsewhere_appears_and_its_answer_can_be_rated(dashboard, workbench, instance):
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = open_page(browser, viewport={"width": 1400, "height": 1200})
-        page.goto(dashboard + "/chat")
-        conversation = page.get_by_test_id("stSelectbox").filter(has_text="Conversation")
-        conversation.wait_for(timeout=30_000)
-        settle(page)
+        page, conversation = open_chat(browser, dashboard)
 
         # Another front end starts a conversation while the page is open; the user does nothing.
         made = uc.remember(workbench, uc.UiRememberParams(
@@ -50,6 +56,31 @@ def test_a_chain_made_elsewhere_appears_and_its_answer_can_be_rated(dashboard, w
         settle(page)
         tile = page.get_by_test_id("stMetric").filter(has_text="Thumbs up")
         assert tile.get_by_test_id("stMetricValue").inner_text() == "1"
+        browser.close()
+
+
+def test_a_turn_made_elsewhere_shows_in_the_open_conversation(dashboard, workbench, instance):
+    """The chain stays first and the total the same: the watcher sees its turn count and last activity."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    cli = uc.Origin(source="cli")
+    uc.remember(workbench, uc.UiRememberParams(thought="The boat leaves at nine.", chain_id="boat",
+                                               instance=instance), origin=cli)
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page, conversation = open_chat(browser, dashboard)
+        conversation.click()
+        page.get_by_role("option").filter(has_text="The boat leaves at nine.").click()
+        settle(page)
+        assert page.get_by_text("1 turn · last activity").count() == 1
+        assert page.get_by_text("awaiting the next turn for feedback").count() == 1
+
+        uc.remember(workbench, uc.UiRememberParams(thought="Thanks. When does it come back?", chain_id="boat",
+                                                   instance=instance), origin=cli)
+        time.sleep(WATCH_EVERY_S + 2)
+        settle(page)
+        assert page.get_by_text("2 turns · last activity").count() == 1
+        assert page.get_by_text("Thanks. When does it come back?").count() >= 1
+        assert page.get_by_text("follow-up after").count() == 1  # the first answer has its feedback now
         browser.close()
 
 

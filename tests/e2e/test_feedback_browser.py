@@ -1,6 +1,6 @@
 """The Feedback page in headless Chromium: with "Only corrected turns" on, the CSV holds those turns
-only; a change against an empty earlier period reads "no earlier data"; only the open tab's charts are drawn;
-the filters and the chart tab are still set after visiting another page."""
+only; a change against an empty earlier period reads "no earlier data"; the tiles' labels show whole; only
+the open tab's charts are drawn; the filters and the chart tab are still set after visiting another page."""
 
 from __future__ import annotations
 
@@ -40,6 +40,11 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
         settle(page)
         answers = page.get_by_test_id("stMetric").filter(has_text="Answers").first
         assert "no earlier data" in answers.inner_text()
+        # Every tile's label shows whole in a 1500 px window (a page of 1485 px beside its scroll bar).
+        page.set_viewport_size({"width": 1485, "height": 1200})
+        labels = page.get_by_test_id("stMetricLabel").get_by_test_id("stMarkdownContainer")
+        assert labels.evaluate_all("ls => ls.filter(l => l.scrollWidth > l.clientWidth).map(l => l.innerText)") == []
+        page.set_viewport_size({"width": 1400, "height": 1200})
         charts = page.get_by_test_id("stVegaLiteChart")
         charts.first.wait_for(timeout=30_000)  # a loaded machine may draw it after the rerun has ended
         settle(page)

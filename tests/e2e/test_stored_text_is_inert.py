@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from core.conversation.turn import Remember, UiRememberParams
-from tests.e2e.conftest import launch, open_page, settle
+from tests.e2e.conftest import launch, settle
+from tests.e2e.test_chat_browser import open_chat
 
 pytestmark = pytest.mark.e2e
 PAYLOADS = ["<script>window.__xss=1</script>", '<img src=x onerror="window.__xss=1">',
@@ -36,12 +37,8 @@ def test_memories_with_markup_show_as_text(dashboard, workbench, instance):
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = open_page(browser, viewport={"width": 1400, "height": 1200})
         # Chat: the stored conversation, with its tags and the correction in the feedback caption.
-        page.goto(dashboard + "/chat")
-        conversation = page.get_by_test_id("stSelectbox").filter(has_text="Conversation")
-        conversation.wait_for(timeout=30_000)
-        settle(page)
+        page, conversation = open_chat(browser, dashboard)
         conversation.click()
         page.get_by_role("option").nth(1).click()
         settle(page)
