@@ -10,6 +10,7 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.formation_view import superseded_caption, superseded_in
+from dashboard.resources import current_instance, get_workbench
 from dashboard.ui import as_plain_line, as_plain_markdown, humanize_age
 
 
@@ -53,10 +54,10 @@ def context_frame(context: list[uc.ContextItem], now: datetime) -> pd.DataFrame:
         "content": c.content, "id": c.id, "kind": c.kind, "chain": c.chain_id or "",
         "age": humanize_age((now - c.created_at).total_seconds()),
         "semantic": c.semantic, "text": c.text, "recency": c.recency, "speaker": c.speaker,
-        "chain score": c.chain, "relevance": c.relevance, "combined": c.combined,
+        "chain score": c.chain, "coverage": c.coverage, "relevance": c.relevance, "combined": c.combined,
     } for c in context]
     return pd.DataFrame(rows, columns=["content", "id", "kind", "chain", "age", "semantic", "text", "recency",
-                                       "speaker", "chain score", "relevance", "combined"])
+                                       "speaker", "chain score", "coverage", "relevance", "combined"])
 
 
 # The speaker part adds SPEAKER_WEIGHT to what a speaker the question names said, so the scores built on
@@ -72,10 +73,12 @@ PART_HELP = {"semantic": ("semantic: cosine of the memory to the query expanded 
              "chain score": (f"chain: the best score among the retrieved memories of its chain (weighs "
                              f"{uc.CHAIN_WEIGHT}), in [0, {TOP}] (above 1 through the speaker part)."
                              + HYBRID_ONLY),
-             "relevance": ("relevance: what the relevance floor (RELEVANCE_FLOOR) read: semantic and the share of "
-                           "the question's words the memory holds, weighed as the profile weighs semantic and "
-                           f"text, without recency, plus the speaker part; in [0, {TOP}] (empty for turns "
-                           "stored before it was recorded)"),
+             "coverage": ("coverage: the memory's keyword score against an ideal match's (the question's every "
+                          "word once), in [0, 1]; relevance reads it instead of text (empty for turns stored "
+                          "before it was recorded)"),
+             "relevance": ("relevance: what the relevance floor (RELEVANCE_FLOOR) read: semantic and coverage, "
+                           "weighed as the profile weighs semantic and text, without recency, plus the speaker "
+                           f"part; in [0, {TOP}] (empty for turns stored before it was recorded)"),
              "combined": (f"what the fusion profile ranks by, in [0, {TOP}]: with the speaker and chain "
                           "parts in a hybrid search, the profile's fusion alone in a turn whose Search was "
                           "vector or text")}
@@ -86,12 +89,36 @@ def context_columns() -> dict:
     column pushed the scores past the right edge. The full text shows on hover."""
     parts = {k: st.column_config.NumberColumn(label, format="%.2f", help=PART_HELP[k], width=width)
              for k, label, width in (("semantic", "sem", 50), ("text", "text", 44), ("recency", "rec", 44),
-                                     ("speaker", "spk", 44), ("chain score", "chn", 44), ("relevance", "rel", 44))}
+                                     ("speaker", "spk", 44), ("chain score", "chn", 44), ("coverage", "cov", 44),
+                                     ("relevance", "rel", 44))}
     return {"content": st.column_config.TextColumn(width=150), "id": st.column_config.TextColumn(width=90),
             "kind": st.column_config.TextColumn(width=80), "chain": st.column_config.TextColumn(width=80),
             "age": st.column_config.TextColumn(width=55), **parts,
             "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
                                                         help=PART_HELP["combined"], width=95)}
+
+
+def how_scores_add_up(name: str | None) -> str:
+    """The formulas of the table's scores, with the profile's weights as it is now (a turn records the
+    profile's name, not its weights): so a reader can add a row up from the page."""
+    profile = None
+    if name:
+        try:
+            profile = uc.get_profile(get_workbench(), uc.ProfileRef(instance=current_instance(), name=name))
+        except Exception:  # noqa: BLE001 - deleted since, or a service down: the formulas alone
+            profile = None
+    chain = (f"combined = (own + {uc.CHAIN_WEIGHT}·chn) / {1 + uc.CHAIN_WEIGHT:g} in a hybrid search (own alone "
+             "otherwise)")
+    if profile is None or profile.method != "linear":
+        return (f"How the scores add up: own = the profile's fusion + {uc.SPEAKER_WEIGHT}·spk; {chain}; rel = "
+                "sem and cov weighed as the profile weighs semantic and text + "
+                f"{uc.SPEAKER_WEIGHT}·spk.")
+    total = profile.w_sem + profile.w_text
+    r_sem, r_text = (profile.w_sem / total, profile.w_text / total) if total else (0.5, 0.5)
+    return (f"How the scores add up, with {profile.name}'s weights as they are now: own = {profile.w_sem:.2f}·sem + "
+            f"{profile.w_text:.2f}·text + {profile.w_rec:.2f}·rec + {uc.SPEAKER_WEIGHT}·spk; {chain}; rel = "
+            f"{r_sem:.3f}·sem + {r_text:.3f}·cov + {uc.SPEAKER_WEIGHT}·spk; rec = exp(−age / "
+            f"{profile.tau_s:,.0f} s).")
 
 
 def _ms(ms: float | None, digits: int) -> str:
@@ -120,7 +147,7 @@ def render_why(metrics: uc.TurnMetrics, *, expanded: bool = False) -> None:
         else:
             st.caption("No memory reached the relevance floor for this turn: the answer says no memory matches."
                        if metrics.memory == "none_matched" else "No memory was retrieved for this turn.")
-        st.caption(f"Profile: {metrics.profile or '—'}")
+        st.caption(f"Profile: {metrics.profile or '—'}. {how_scores_add_up(metrics.profile)}")
         for message in metrics.prompt:
             st.markdown(f"**Prompt — {message.role}**")
             st.code(message.content, language=None, wrap_lines=True)

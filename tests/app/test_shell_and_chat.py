@@ -106,3 +106,26 @@ def test_the_chat_page_steps_back_when_its_page_of_chains_was_deleted(app_env, w
     assert not at.exception
     assert at.session_state.chat_page == 0
     assert len(at.selectbox[0].options) == 16  # "new" and the 15 chains left
+
+
+def test_the_why_of_a_turn_adds_up_from_what_the_page_shows(app_env, workbench, instance):
+    """The page named the profile but not its weights, nor the coverage relevance reads: a reader could not
+    add a row up from the page alone."""
+    import re
+
+    Remember(workbench).run(UiRememberParams(thought="Marta booked the hotel in Alfama for three nights",
+                                             chain_id="trip"), instance=instance)
+    at = open_page("pages/chat.py", instance=instance)
+    at.chat_input[0].set_value("Which hotel did Marta book?").run()
+    at.run()
+    (how,) = [c.value for c in at.caption if "How the scores add up" in c.value]
+    w = dict(zip(("sem", "text", "rec"), map(float, re.search(
+        r"own = ([\d.]+)·sem \+ ([\d.]+)·text \+ ([\d.]+)·rec", how).groups()), strict=True))
+    r = dict(zip(("sem", "cov"), map(float, re.search(r"rel = ([\d.]+)·sem \+ ([\d.]+)·cov", how).groups()),
+                 strict=True))
+    (frame,) = [df.value for df in at.dataframe if "content" in df.value]
+    for row in frame.to_dict("records"):
+        own = w["sem"] * row["semantic"] + w["text"] * row["text"] + w["rec"] * row["recency"] + 0.2 * row["speaker"]
+        assert abs((own + 0.3 * row["chain score"]) / 1.3 - row["combined"]) < 0.01, row
+        assert abs(r["sem"] * row["semantic"] + r["cov"] * row["coverage"] + 0.2 * row["speaker"]
+                   - row["relevance"]) < 0.01, row
