@@ -45,8 +45,18 @@ class AddMemory(InstanceRequest):
     @field_validator("event_time", mode="before")
     @classmethod
     def _day_alone(cls, v: object) -> object:
-        """"2024-03-03" is a day, its hour unknown (as the API's JSON already reads it): not midnight."""
-        return date.fromisoformat(v) if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else v
+        """"2024-03-03" is a day, its hour unknown (as the API's JSON already reads it): not midnight. Text
+        that is no ISO date says what to give ("yesterday" got "input is too short")."""
+        if not isinstance(v, str):
+            return v
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v.strip()):
+            return date.fromisoformat(v.strip())
+        try:
+            datetime.fromisoformat(v.strip())
+        except ValueError:
+            raise ValueError(f"{v[:40]!r} is not an ISO date or time: give a day (2024-03-03) or a date and time "
+                             "(2024-03-03T10:00:00Z)") from None
+        return v
 
     @field_validator("event_time")
     @classmethod

@@ -4,6 +4,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from pydantic import ValidationError
 
 from core.conversation.keys import chain_key
 from core.conversation.metrics import TurnMetrics
@@ -183,3 +184,5 @@ def test_an_event_given_as_a_day_leaves_its_hour_unknown(workbench, instance):
         added = add_memory(workbench, AddMemory.model_validate({"instance": instance, "content": f"Dentist {given}",
                                                                 "event_time": given}))
         assert (added.event_time.day, added.event_time.hour) == (3, -1 if len(given) == 10 else 10)
+    with pytest.raises(ValidationError, match=r"'yesterday' is not an ISO date or time: give a day \(2024-03-03\)"):
+        AddMemory.model_validate({"instance": instance, "content": "Dentist", "event_time": "yesterday"})
