@@ -13,7 +13,7 @@ import streamlit as st
 from core import usecases as uc
 from dashboard.resources import get_workbench
 from dashboard.tune_optimise import K, optimiser_panel, run_cancellable, show_cancelled
-from dashboard.ui import as_plain_line, attempt
+from dashboard.ui import as_plain_line, attempt, plural
 
 KS = (1, 5, 10, 25)
 
@@ -122,7 +122,7 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     dataset = _choose_dataset(instance)
     if dataset is None:
         return
-    st.caption(f"**{dataset.name}**: {len(dataset.queries):,} queries in categories "
+    st.caption(f"**{dataset.name}**: {plural(len(dataset.queries), 'query', 'queries')} in categories "
                f"{', '.join(dataset.categories)}" + (" · left out: " + "; ".join(
                    f"{v} {k}" for k, v in dataset.skipped.items()) if dataset.skipped else ""))
     if note := uc.unknown_ids_note(dataset.unknown_ids):  # named, not scored as misses in silence
@@ -148,7 +148,7 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
 def _show_reports(reports: list[uc.EvalReport]) -> None:
     frame = _metrics_frame(reports)
     a, c = reports[:2]
-    st.caption(f"{a.queries:,} queries · search p50 {c.search_ms_p50:.1f} ms · load {a.load.seconds:.1f} s "
+    st.caption(f"{plural(a.queries, 'query', 'queries')} · search p50 {c.search_ms_p50:.1f} ms · load {a.load.seconds:.1f} s "
                f"({len(a.load.loaded)} instances loaded, {len(a.load.reused)} reused) · "
                f"{sum(r.seconds for r in reports):.1f} s")
     if legs := [r for r in reports if r.search_type != "hybrid"]:

@@ -149,8 +149,9 @@ def _rate_line(label: str, rate: float | None, count: int, excl_ended: float | N
                s: FeedbackSummary) -> str:
     """A rate with the ended answers and, as DESIGN has it, without them (given with next_thought_needed =
     false: no follow-up was expected); the second only when some ended, else it is the same figure."""
-    without = f"; {_fmt(_pct(excl_ended), '.1f', '%')} without the {s.final} ended answers" if s.final else ""
-    return f"{label:<19}{_fmt(_pct(rate), '.1f', '%')}  ({count} answers{without})"
+    ended = f"the {s.final} ended answers" if s.final != 1 else "the ended answer"
+    without = f"; {_fmt(_pct(excl_ended), '.1f', '%')} without {ended}" if s.final else ""
+    return f"{label:<19}{_fmt(_pct(rate), '.1f', '%')}  ({count} answer{'s' if count != 1 else ''}{without})"
 
 
 def render_groups(by: str, groups: list[dict[str, Any]]) -> str:

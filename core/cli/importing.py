@@ -64,7 +64,8 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
             result = uc.import_file(ctx.wb, request, progress=tty_progress)
             emit(result)
             if result.report:
-                click.echo(f"{path.name}: {result.preview.invalid} invalid records listed in {result.report}",
+                n = result.preview.invalid
+                click.echo(f"{path.name}: {n} invalid record{'s' if n != 1 else ''} listed in {result.report}",
                            err=True)
     finally:
         for made in created:  # no invalid record to list: no file left behind

@@ -192,3 +192,14 @@ def test_deleted_text_is_in_no_key_no_table_and_no_file(workbench, llm_wb, fake_
     wait_for_redis_files(r)
     assert files_holding(data_dir / "redis", MARKER) == []
     assert files_holding(data_dir / "pg", MARKER) == []
+
+
+def test_the_last_memory_of_an_instance_leaves_no_statistics(workbench, instance):
+    """ANALYZE leaves an empty table's statistics as they were: deleting an instance's only memory kept its
+    text in pg_statistic."""
+    memory = add_memory(workbench, AddMemory(instance=instance, content=f"My pet's name is {MARKER}, alone"))
+    with workbench.pool().connection() as conn:
+        conn.execute("ANALYZE")
+    assert statistics_holding(workbench, MARKER)
+    delete_memory(workbench, instance, memory.id)
+    assert statistics_holding(workbench, MARKER) == []

@@ -78,7 +78,7 @@ def test_skip_imports_the_valid_records_and_lists_the_others(cli, workbench, ins
     with usual_umask():
         code, out, err = cli("import", str(notes), "--instance", instance, "--on-error", "skip")
     assert code == 0 and json.loads(out)["outcome"]["created"]["memories"] == 1
-    assert err.strip().splitlines() == [f"notes.jsonl: 1 invalid records listed in {report}"]
+    assert err.strip().splitlines() == [f"notes.jsonl: 1 invalid record listed in {report}"]
     assert [json.loads(line)["where"] for line in report.read_text().splitlines()] == ["line 2"]
     assert mode(report) == "0o600" and list(elsewhere.iterdir()) == []
     # A file with no invalid record leaves no report behind.
