@@ -37,12 +37,14 @@ def list_banks(ctx: WorkbenchContext) -> None:
 @click.option("--importance", type=float, default=0.5, show_default=True)
 @click.option("--tag", "tags", multiple=True, help="Repeatable.")
 @click.option("--step", "step_number", type=int, default=0, help="Step number (default: the next one).")
-@click.option("--max-entries", type=int, default=6, show_default=True)
-@click.option("--compression-threshold", type=int, default=6, show_default=True)
+@click.option("--max-entries", type=int, default=None,
+              help="The bank's size [default: the bank's own; 6 for a new one].")
+@click.option("--compression-threshold", type=int, default=None,
+              help="Live entries that make it compress its oldest half [default: the bank's own; 6 for a new one].")
 @click.pass_obj
 def add(ctx: WorkbenchContext, name: str, skill_name: str, thinking: str, command: str, result: str,
-        summary: str, importance: float, tags: tuple[str, ...], step_number: int, max_entries: int,
-        compression_threshold: int) -> None:
+        summary: str, importance: float, tags: tuple[str, ...], step_number: int, max_entries: int | None,
+        compression_threshold: int | None) -> None:
     """Add an entry; prints it as stored, with the compression it triggered (if any)."""
     from core import usecases as uc
 

@@ -126,8 +126,9 @@ def memory_bank_add(wb: Workbench, req: uc.BankAdd, caller: uc.Principal) -> uc.
     """Record one step of an agent's task in a memory bank (the agent's working memory for the task).
 
     An entry holds the skill used, its thinking, the command it ran and the result, with an importance
-    (0-1) and tags. `bank` names the task's bank; it is created on first use with `max_entries` and
-    `compression_threshold`, and when it fills its oldest half is compressed into one summary.
+    (0-1) and tags. `bank` names the task's bank; it is created on first use. `max_entries` and
+    `compression_threshold`, when given, become the bank's settings (left out, the bank keeps its own; 6
+    for a new one); when it fills its oldest half is compressed into one summary.
 
     Returns the entry as stored (with its step number and summary), the compression it caused if any,
     and notes.
@@ -232,9 +233,9 @@ FIELD_HELP: dict[str | tuple[str, str], str] = {
     "bank": "the memory bank's name (one bank per task)",
     "entry": "the step: skill_name, thinking, command, result, summary (generated when empty), importance "
              "(0-1), tags; step_number 0 lets the bank number it",
-    "max_entries": "the bank's size, used when the bank is created",
-    "compression_threshold": "how many live entries make the bank compress its oldest half, used when "
-                             "the bank is created",
+    "max_entries": "the bank's size; left out, the bank keeps its own (6 for a new bank)",
+    "compression_threshold": "how many live entries make the bank compress its oldest half; left out, the "
+                             "bank keeps its own (6 for a new bank)",
     ("memory_bank_query", "query"): "keywords (any matches), tags (any matches), min_importance, "
                                     "max_results, date_from, date_to",
     "target": "what to forget: memory, chain or bank",

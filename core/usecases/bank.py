@@ -6,8 +6,9 @@ from pydantic import Field
 
 from core.admin.deletion import DeletionReport, delete_bank
 from core.bank.agent import StepContext, StepOutcome, TaskMemory
-from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot, BankStats,
+from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankConfig, BankInfo, BankSnapshot, BankStats,
                        MemoryBank, MemoryEntry, MemoryQuery, list_banks)
+from core.errors import NotFound
 from core.runtime import Workbench
 from core.usecases.base import InstanceRequest
 
@@ -25,17 +26,25 @@ def _open(wb: Workbench, req: BankRef) -> MemoryBank:
 
 
 class BankAdd(BankRef):
-    """An entry to add; the bank is created with these settings if it does not exist yet."""
+    """An entry to add. A setting given becomes the bank's; one left out keeps the bank's own (6 for a new
+    bank): an add without them reset a bank made with 10 and 10 to 6 and 6, and it compressed early."""
 
     entry: MemoryEntry
     # The bank's own bounds (BankConfig): a request the bank would take is never refused here.
-    max_entries: int = Field(6, ge=2, le=100_000)
-    compression_threshold: int = Field(6, ge=2, le=100_000)
+    max_entries: int | None = Field(None, ge=2, le=100_000, description="default: the bank's own (6 for a new one)")
+    compression_threshold: int | None = Field(None, ge=2, le=100_000,
+                                              description="default: the bank's own (6 for a new one)")
 
 
 def bank_add(wb: Workbench, req: BankAdd) -> AddEntryResult:
-    bank = MemoryBank(wb, req.instance_in(wb), req.bank, max_entries=req.max_entries,
-                      compression_threshold=req.compression_threshold)
+    instance = req.instance_in(wb)
+    try:
+        stored = MemoryBank.open(wb, instance, req.bank).config
+    except NotFound:
+        stored = BankConfig()
+    bank = MemoryBank(wb, instance, req.bank,
+                      max_entries=req.max_entries or stored.max_entries,
+                      compression_threshold=req.compression_threshold or stored.compression_threshold)
     return bank.add_entry(req.entry)
 
 

@@ -203,3 +203,22 @@ def test_duplicate_ids_clear_and_delete(workbench, instance):
     assert bank.add_entry(step(1)).entry.step_number == 1  # numbering restarts after a clear
     assert bank.delete() is True and list_banks(workbench, instance) == []
     assert workbench.index.count(instance) == 0
+
+
+def test_an_add_without_settings_keeps_the_banks_own(workbench, instance):
+    """Every add through the use case (CLI, HTTP, MCP) passed 6 and 6 unless told otherwise, which reset a
+    bank made with 10 and 10: it compressed at its 6th entry, without a note."""
+    from core import usecases as uc
+
+    def add(n: int, **settings):
+        return uc.bank_add(workbench, uc.BankAdd(instance=instance, bank="cfg", **settings,
+                                                 entry=uc.MemoryEntry(result=f"step {n}")))
+
+    add(1, max_entries=10, compression_threshold=10)
+    assert not any(add(n).compression for n in range(2, 10))
+    stats = uc.bank_stats(workbench, uc.BankRef(instance=instance, bank="cfg"))
+    assert (stats.max_entries, stats.compression_threshold, stats.live_entries) == (10, 10, 9)
+    assert add(10).compression is not None  # the 10th, as configured
+    assert add(11, max_entries=20, compression_threshold=20).compression is None
+    stats = uc.bank_stats(workbench, uc.BankRef(instance=instance, bank="cfg"))
+    assert (stats.max_entries, stats.compression_threshold) == (20, 20)  # given: the bank's now
