@@ -18,6 +18,8 @@ import uuid
 from typing import Any
 
 from core.conversation.indexing import KIND_OF
+from core.formation.important import IMPORTANT_KIND, derived_id
+from core.formation.supersede import SUPERSEDED_SOURCE
 
 THOUGHT_KINDS = frozenset(KIND_OF.values())  # memory-index kinds whose id is a thought's
 _NAMESPACE = uuid.UUID("5b0f3c1e-8d7a-4f0e-9a63-3f1d2c9e7b41")
@@ -37,15 +39,23 @@ class IdMap:
         """A thought's or tool execution's id in the target instance."""
         return old if self.same else str(uuid.uuid5(_NAMESPACE, f"{self.target}\x1f{old}"))
 
-    def row_id(self, kind: str, old: str) -> str:
-        """A memory-index row's id: a thought's row follows its thought; any other keeps its id."""
-        return self.new_id(old) if kind in THOUGHT_KINDS else old
+    def row_id(self, kind: str, old: str, metadata: dict[str, Any] | None = None) -> str:
+        """A memory-index row's id: a thought's row follows its thought, and so does a message's important
+        copy, whose id the formation derives from it (kept, the next sweep wrote a second copy under the
+        new thought's); any other keeps its id."""
+        if kind in THOUGHT_KINDS:
+            return self.new_id(old)
+        source = (metadata or {}).get("source_thought") or old.partition(f"{IMPORTANT_KIND}-")[2]
+        if kind == IMPORTANT_KIND and isinstance(source, str) and source and not self.same:
+            return derived_id("important", self.new_id(source))
+        return old
 
     def row_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
-        """A memory-index row's metadata with the thought it was formed from (`source_thought`, set by
-        core.formation) renamed like the thought."""
-        source = metadata.get("source_thought")
-        return {**metadata, "source_thought": self.new_id(source)} if isinstance(source, str) else metadata
+        """A memory-index row's metadata with the thoughts it names renamed like them: the one it was formed
+        from (`source_thought`, set by core.formation) and the message whose superseded fact it states."""
+        renamed = {key: self.new_id(metadata[key]) for key in ("source_thought", SUPERSEDED_SOURCE)
+                   if isinstance(metadata.get(key), str)}
+        return {**metadata, **renamed} if renamed else metadata
 
     def tool_result(self, value: Any) -> Any:
         """A recorded tool execution's params or result, its references to past tasks, its instance and

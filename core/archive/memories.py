@@ -50,7 +50,8 @@ def export_memories(wb: Workbench, instance: str, with_vectors: bool) -> Iterato
 
 def _record(row: dict[str, Any], ids: IdMap) -> MemoryRecord:
     return MemoryRecord(
-        instance=ids.target, id=ids.row_id(row["kind"], row["id"]), kind=row["kind"], content=row["content"],
+        instance=ids.target, id=ids.row_id(row["kind"], row["id"], row["metadata"]), kind=row["kind"],
+        content=row["content"],
         created_at=row["created_at"], chain_id=row["chain_id"],
         event_time=EventTime(year=row["ev_year"], month=row["ev_month"], day=row["ev_day"],
                              hour=row["ev_hour"], weekday=row["ev_weekday"]),

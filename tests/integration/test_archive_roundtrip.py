@@ -234,6 +234,30 @@ def test_vectors_of_another_model_are_made_again_with_the_active_one(workbench, 
     assert keyword_workbench.index.count(instance + "-kw", model=keyword_workbench.embedder.name) == 1
 
 
+def test_a_restored_important_copy_is_not_made_twice(workbench, instance, tmp_path):
+    """An important copy's id is derived from its message's; the message got a new id in the copy and the
+    copy's did not, so the next summary of the chain wrote a second one beside it."""
+    from core.formation.summaries import summarise_chain
+
+    wb, dst = workbench, instance + "-copy"
+    uc.remember(wb, uc.UiRememberParams(thought="The alarm code is 4711.", chain_id="codes", tags=["important"],
+                                        instance=instance))
+    out = tmp_path / "i.zip"
+    uc.export_archive(wb, uc.ExportArchive(instance=instance, out=out))
+    uc.restore_archive(wb, uc.RestoreArchive(instance=dst, path=out))
+
+    def important(name: str) -> list[tuple[str, str]]:
+        with wb.pool().connection() as conn:
+            return conn.execute("SELECT id, metadata->>'source_thought' FROM memory WHERE instance = %s AND "
+                                "kind = 'important'", (name,)).fetchall()
+
+    summarise_chain(wb, dst, "codes", reason="quiet")
+    [(copy_id, source)] = important(dst)
+    [(original_id, _)] = important(instance)
+    assert copy_id != original_id and copy_id == f"important-{source}"
+    assert wb.thoughts.get_many(dst, "codes", [source])  # the restored message it names
+
+
 def test_an_instance_with_nothing_stored_is_not_exported(workbench, instance, tmp_path):
     with pytest.raises(NotFound, match="holds nothing to export"):
         uc.export_archive(workbench, uc.ExportArchive(instance=instance, out=tmp_path / "e.zip"))
