@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from core.bank import count_entries as bank_entries
+from core.ids import SHARED_INSTANCE
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -31,9 +32,18 @@ def not_in_vector_leg(by_model: dict[str, int], active_model: str) -> int:
     return sum(n for model, n in by_model.items() if model != active_model)
 
 
+def instance_names(wb: Workbench) -> list[str]:
+    """The instances a user can work on: with indexed memory or conversations not indexed yet (the shared
+    instance, searched beside every other, is not one of them: the Overview counted it, the instance picker
+    did not)."""
+    known = set(wb.index.instances()) | set(wb.thoughts.instances())
+    known.discard(SHARED_INSTANCE)
+    return sorted(known)
+
+
 # Each feature may add a counter: name -> function(wb, instance) -> int.
 COUNTERS: dict[str, object] = {
-    "Instances": lambda wb, inst: len(wb.index.instances()),
+    "Instances": lambda wb, inst: len(instance_names(wb)),
     "Memory-bank entries": bank_entries,
     "Past tasks": lambda wb, inst: wb.past_tasks.count(inst),
     "Answers (live and imported)": lambda wb, inst: wb.thoughts.feedback_count(inst),

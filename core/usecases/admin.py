@@ -14,8 +14,9 @@ from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, Hit, In
                                  chain_detail, export_chain, instances_overview, list_chains, recent_memories,
                                  search_memory)
 from core.admin.overview import Overview, memories_by_model, not_in_vector_leg, overview
+from core.admin.overview import instance_names as user_instances
 from core.config import settings_file_in_use
-from core.ids import SHARED_INSTANCE, Id
+from core.ids import SHARED_INSTANCE, Id  # SHARED_INSTANCE: for the front ends
 from core.services import RedisRepair, ServicesStopped, ServiceStatus
 from core.usecases.base import InstanceRequest, Progress
 
@@ -34,11 +35,8 @@ def instances(wb: Workbench) -> list[InstanceRow]:
 
 
 def instance_names(wb: Workbench) -> list[str]:
-    """The instances a user can work on: with indexed memory or conversations not indexed yet (the shared
-    instance, searched beside every other, is not one of them)."""
-    known = set(wb.index.instances()) | set(wb.thoughts.instances())
-    known.discard(SHARED_INSTANCE)
-    return sorted(known)
+    """The instances a user can work on (`core.admin.overview.instance_names`)."""
+    return user_instances(wb)
 
 
 class ServicesReport(BaseModel):

@@ -131,3 +131,19 @@ def test_another_user_never_sees_the_past_tasks(workbench, two_users):
     for bad in ("bob' OR '1'='1", "bob%", "*", "alice;--", ""):
         with pytest.raises(ValueError):
             PastTaskQuery(instance=instance, user_id=bad, query="salary")
+
+
+def test_the_overview_counts_the_instances_a_user_can_pick(workbench, instance):
+    """The shared instance is searched beside every other, not picked: the Overview counted it (5 where the
+    picker listed 4)."""
+    from core import usecases as uc
+    from core.admin.deletion import delete_memory
+    from core.admin.overview import overview
+
+    shared = uc.add_memory(workbench, uc.AddMemory(instance=SHARED_INSTANCE, content="Office closes at six"))
+    try:
+        names = uc.instance_names(workbench)
+        assert SHARED_INSTANCE not in names
+        assert overview(workbench, instance).tiles["Instances"] == len(names)
+    finally:
+        delete_memory(workbench, SHARED_INSTANCE, shared.id)
