@@ -56,8 +56,9 @@ from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, limit_caption
 from core.usecases.tuning import locomo_sample_ids
 
 # What the front ends build requests from and render results with: models, defaults and constants.
+from core.ids import SHARED_INSTANCE
 from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
-from core.usecases.admin import (SHARED_INSTANCE, ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
+from core.usecases.admin import (ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
                                  InstanceRow, Overview, RedisRepair, SearchOutcome, ServicesStopped,
                                  ServiceStatus)
 from core.usecases.analytics import (FeedbackFilter, FeedbackSummary, Transcript, apply_filter, latency_table,

@@ -16,7 +16,7 @@ from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, Hit, In
 from core.admin.overview import Overview, memories_by_model, not_in_vector_leg, overview
 from core.admin.overview import instance_names as user_instances
 from core.config import settings_file_in_use
-from core.ids import SHARED_INSTANCE, Id  # SHARED_INSTANCE: for the front ends
+from core.ids import Id
 from core.services import RedisRepair, ServicesStopped, ServiceStatus
 from core.usecases.base import InstanceRequest, Progress
 
