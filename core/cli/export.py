@@ -22,7 +22,7 @@ from core.errors import InvalidInput
 @click.pass_obj
 def export(ctx: WorkbenchContext, out: Path, instance: str | None, with_vectors: bool, force: bool) -> None:
     """Write the whole instance to the archive OUT: chains with thoughts and feedback, memories, memory
-    banks, past tasks and fusion profiles. Prints what it holds."""
+    banks, past tasks, fusion profiles and the Tune page's relevance marks. Prints what it holds."""
     from core import usecases as uc
 
     if out.exists() and not out.is_dir() and not force:  # a folder: the use case says to give a file name

@@ -13,7 +13,8 @@ from core.cli.output import emit
 @click.option("--max", "max_count", type=int, default=10, show_default=True,
               help="op.read_message_op.params.contextual_msg_max_count: most messages to return.")
 @click.option("--target", "target_name", default=None,
-              help="op.read_message_op.params.target_name: only if a message has this role name.")
+              help="op.read_message_op.params.target_name: only if the chain holds a message of this role "
+                   "name; then all its unread messages are listed, whoever said them.")
 @click.pass_obj
 def read_message(ctx: WorkbenchContext, chain_id: str, max_count: int, target_name: str | None) -> None:
     """Print CHAIN's recent messages that are not memorized yet (not in the memory index), oldest first."""
