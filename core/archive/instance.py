@@ -54,7 +54,8 @@ class RestoreResult(BaseModel):
     dry_run: bool
     again: bool = Field(description="this archive had been restored into the instance before")
     counts: dict[str, int] = Field(description="what the archive holds, by kind")
-    created: dict[str, int] = Field(description="what this restore wrote that was not there, by kind")
+    created: dict[str, int] = Field(description="what this restore wrote that was not there, by kind (a dry "
+                                                "run: what it would write into an empty instance)")
     notes: list[str] = []
 
 
@@ -162,6 +163,11 @@ def restore_instance(wb: Workbench, path: Path, instance: str, *, dry_run: bool 
         result = RestoreResult(instance=instance, source_instance=m.instance, archive_id=m.archive_id,
                                dry_run=dry_run, again=again, counts=m.counts, created=dict.fromkeys(KINDS, 0))
         result.notes += _vector_notes(m, wb.embedder.name)
+        if dry_run and again:
+            result.notes.append("restored here before: a restore would write only what is missing since, which a "
+                                "dry run does not count")
+        elif dry_run:  # the instance is empty: all of it would be written (it showed 0 of everything)
+            result.created = {kind: m.counts.get(kind, 0) for kind in KINDS}
         if not dry_run:
             marks.begin(wb, instance, m.archive_id, m.instance)
             _restore(wb, reader, IdMap(m.instance, instance), result, progress)
