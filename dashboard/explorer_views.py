@@ -107,8 +107,10 @@ def _delete(instance: str, pending: dict) -> str:
         r = uc.bank_delete(wb, uc.BankRef(instance=instance, bank=ident))
         return (f"Memory bank {ident} deleted: {plural(r.bank_rows, 'entry and summary', 'entries and summaries')}, "
                 f"{plural(r.index_rows, 'index row')}.")
-    n = uc.bank_clear(wb, uc.BankRef(instance=instance, bank=ident))
-    return f"Memory bank {ident} cleared: {plural(n, 'entry', 'entries')} removed."
+    r = uc.bank_clear(wb, uc.BankRef(instance=instance, bank=ident))
+    rows = plural(r.bank_rows, "entry and summary", "entries and summaries")
+    return " ".join([f"Memory bank {ident} cleared: {rows}, {plural(r.index_rows, 'index row')}.",
+                     *_copies(r.copies, r.marks)])
 
 
 def _copies(n: int, marks: int = 0) -> list[str]:

@@ -185,8 +185,11 @@ class Deletion:
             raise NotFound(f"no memory {memory_id!r} in instance {instance!r}")
         return report
 
-    def bank(self, name: str) -> DeletionReport:
-        """Remove a memory bank with its entries, summaries, compression events and index rows."""
+    def bank(self, name: str, *, keep: bool = False) -> DeletionReport:
+        """Remove a memory bank with its entries, summaries, compression events and index rows; with
+        `keep`, what it holds only (`workbench bank clear`): the bank and its settings stay. Clearing is
+        deleting too: it removed the rows alone, and their text stayed in the copies that quoted them
+        and in the files on disk."""
         validate_id(name, "bank name")
         instance = self.instance
         report = DeletionReport(target="bank", instance=instance, id=name)
@@ -196,7 +199,7 @@ class Deletion:
             stats = bank_db.stats_row(conn, instance, name)
             indexed = conn.execute("SELECT id, content FROM memory WHERE instance = %s AND kind = ANY(%s) "
                                    "AND metadata->>'bank' = %s", (instance, list(BANK_KINDS), name)).fetchall()
-            bank_db.drop(conn, instance, name)
+            bank_db.clear(conn, instance, name) if keep else bank_db.drop(conn, instance, name)
             report.index_rows = bank_db.delete_index_rows(conn, instance, name)
         self.ids |= {i for i, _ in indexed}
         self.texts |= {c for _, c in indexed}
@@ -305,6 +308,12 @@ def delete_memory(wb: Workbench, instance: str, memory_id: str, *, chain_id: str
 def delete_bank(wb: Workbench, instance: str, name: str) -> DeletionReport:
     """Remove a memory bank from every store, its copies elsewhere and the files on disk."""
     return _one(wb, instance, lambda d: d.bank(name))
+
+
+def clear_bank(wb: Workbench, instance: str, name: str) -> DeletionReport:
+    """Remove what a memory bank holds from every store, its copies elsewhere and the files on disk; the
+    bank and its settings stay."""
+    return _one(wb, instance, lambda d: d.bank(name, keep=True))
 
 
 def _one(wb: Workbench, instance: str, target) -> DeletionReport:

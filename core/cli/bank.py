@@ -99,10 +99,10 @@ def show(ctx: WorkbenchContext, name: str) -> None:
 @confirmation_option("Remove every entry and summary of this bank?", "nothing was removed")
 @click.pass_obj
 def clear(ctx: WorkbenchContext, name: str) -> None:
-    """Remove every entry, summary and compression event (the bank stays)."""
+    """Remove every entry, summary and compression event from every store (the bank stays)."""
     from core import usecases as uc
 
-    emit({"bank": name, "entries_removed": uc.bank_clear(ctx.wb, uc.BankRef(bank=name))})
+    emit(uc.bank_clear(ctx.wb, uc.BankRef(bank=name)))
 
 
 @bank.command("delete")

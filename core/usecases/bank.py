@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.admin.deletion import DeletionReport, delete_bank
+from core.admin.deletion import DeletionReport, clear_bank, delete_bank
 from core.bank.agent import StepContext, StepOutcome, TaskMemory
 from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankConfig, BankInfo, BankSnapshot, BankStats,
                        MemoryBank, MemoryEntry, MemoryQuery, list_banks)
@@ -66,9 +66,10 @@ def bank_snapshot(wb: Workbench, req: BankRef) -> BankSnapshot:
     return _open(wb, req).snapshot()
 
 
-def bank_clear(wb: Workbench, req: BankRef) -> int:
-    """Remove every entry, summary and event of the bank (the bank stays); returns entries removed."""
-    return _open(wb, req).clear()
+def bank_clear(wb: Workbench, req: BankRef) -> DeletionReport:
+    """Remove every entry, summary and event of the bank from every store, as a deletion does (the bank
+    and its settings stay)."""
+    return clear_bank(wb, req.instance_in(wb), req.bank)
 
 
 def bank_list(wb: Workbench, req: InstanceRequest) -> list[BankInfo]:

@@ -111,7 +111,7 @@ def test_memories_past_tasks_and_banks(client, instance, workbench):
     assert len(client.get("/banks/trip/snapshot").json()["entries"]) == 1
     hits = client.post("/banks/trip/query", json={"keywords": ["flights"]})
     assert hits.status_code == 200 and len(hits.json()) == 1
-    assert client.delete("/banks/trip/entries").json()["entries_removed"] == 1
+    assert client.delete("/banks/trip/entries").json()["bank_rows"] == 1
     assert client.delete("/banks/trip").status_code == 200
 
 

@@ -203,3 +203,21 @@ def test_the_last_memory_of_an_instance_leaves_no_statistics(workbench, instance
     assert statistics_holding(workbench, MARKER)
     delete_memory(workbench, instance, memory.id)
     assert statistics_holding(workbench, MARKER) == []
+
+
+def test_clearing_a_bank_is_deleting_its_text(workbench, instance):
+    """`bank clear` removed the rows alone: the text stayed in the copies a retrieval made of it and, until
+    Postgres reused the space, in the files. It goes through the deletion now; the bank stays."""
+    from core import usecases as uc
+
+    uc.bank_add(workbench, uc.BankAdd(instance=instance, bank="steps", max_entries=10, compression_threshold=10,
+                                      entry=uc.MemoryEntry(result=f"The vault code is {MARKER}")))
+    asked = uc.remember(workbench, uc.UiRememberParams(thought="What is the vault code?", chain_id="vault",
+                                                       instance=instance))
+    assert any(MARKER in c.content for c in asked.context)
+    report = uc.bank_clear(workbench, uc.BankRef(instance=instance, bank="steps"))
+    assert (report.bank_rows, report.index_rows) == (1, 1) and report.copies >= 1
+    assert postgres_hits(workbench, MARKER) == []
+    assert not any(MARKER in t.thought for t in workbench.thoughts.chain_thoughts(instance, "vault"))
+    stats = uc.bank_stats(workbench, uc.BankRef(instance=instance, bank="steps"))
+    assert (stats.max_entries, stats.live_entries) == (10, 0)  # the bank and its settings stay

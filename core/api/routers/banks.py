@@ -5,18 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, status
-from pydantic import BaseModel
 
 from core import usecases as uc
 from core.api.deps import WB, ReadInstance, WriteInstance, on_path
 
 router = APIRouter(prefix="/v1/instances/{instance}/banks", tags=["banks"])
-
-
-class Cleared(BaseModel):
-    instance: str
-    bank: str
-    entries_removed: int
 
 
 @router.get("", response_model=list[uc.BankInfo])
@@ -49,11 +42,10 @@ def query(instance: ReadInstance, bank: str, body: uc.MemoryQuery, wb: WB) -> li
     return uc.bank_query(wb, uc.BankQuery(instance=instance, bank=bank, query=body))
 
 
-@router.delete("/{bank}/entries", response_model=Cleared)
-def clear(instance: WriteInstance, bank: str, wb: WB) -> Cleared:
-    """Remove every entry, summary and event (the bank stays)."""
-    removed = uc.bank_clear(wb, uc.BankRef(instance=instance, bank=bank))
-    return Cleared(instance=instance, bank=bank, entries_removed=removed)
+@router.delete("/{bank}/entries", response_model=uc.DeletionReport)
+def clear(instance: WriteInstance, bank: str, wb: WB) -> uc.DeletionReport:
+    """Every entry, summary and event, from every store (the bank and its settings stay)."""
+    return uc.bank_clear(wb, uc.BankRef(instance=instance, bank=bank))
 
 
 @router.delete("/{bank}", response_model=uc.DeletionReport)
