@@ -90,12 +90,13 @@ with search_tab:
                               placeholder="precise keywords, e.g. late pallet deliveries")
         st.caption(uc.limit_caption("Queries", uc.QUERY_MAX_CHARS))
         left, right = st.columns(2)
-        max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 1.0, defaults.max_distance,
+        # The request's own bounds (cosine distance is at most 2; the CLI and API take up to 2 and 100).
+        max_distance = left.slider("Max distance (cosine, strictly below)", 0.0, 2.0, defaults.max_distance,
                                    0.01, key="pt_max_distance")
         left.caption(f"Default for `{defaults.embedder}`: {defaults.max_distance:.2f} "
                      + ("(calibrated on labelled query/text pairs)" if defaults.calibrated
                         else "(the seed's limit; not calibrated for this embedder)"))
-        n_max = right.slider("At most (n_max)", 1, 50, defaults.n_max, key="pt_n_max")
+        n_max = right.slider("At most (n_max)", 1, 100, defaults.n_max, key="pt_n_max")
         submitted = st.form_submit_button("Search", type="primary")
     again = st.session_state.pop("pt_search_again", False)
     if (submitted or again) and not query.strip():
