@@ -13,19 +13,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from core.analytics import (
-    FeedbackFilter,
-    FeedbackSummary,
-    apply_filter,
-    latency_table,
-    lowest_scored,
-    previous_window,
-    questions_for,
-    summarize,
-    summarize_by,
-    summarize_split,
-    turn_transcript,
-)
+from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
+                            lowest_scored, previous_window, questions_for, summarize, summarize_by,
+                            summarize_split, turn_transcript)
 from core.analytics.aggregate import Grouping, TimeWindow
 from core.analytics.export import to_csv
 from core.analytics.load import IMPORTED, Transcript
