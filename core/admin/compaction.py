@@ -94,29 +94,26 @@ def _vacuum(wb: Workbench, tables: list[str]) -> list[str]:
             conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(name))
             notes.append(f"{table}: {size / 2**20:.0f} MB, vacuumed in place; the deleted rows' bytes leave "
                          "its files as Postgres reuses the space (or run VACUUM FULL in a quiet moment)")
-        # A partitioned table's own statistics sample its partitions; only a manual ANALYZE makes them.
-        parents = [p for (p,) in conn.execute(
-            "SELECT DISTINCT i.inhparent::regclass::text FROM pg_inherits i WHERE i.inhrelid = ANY("
-            "SELECT to_regclass(t) FROM unnest(%s::text[]) t) "
-            "AND EXISTS (SELECT 1 FROM pg_statistic s WHERE s.starelid = i.inhparent)", (tables,)).fetchall()]
-        for parent in parents:
-            conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(parent)))
-        notes += _drop_old_statistics(conn, [*sizes, *parents])
+        notes += _drop_old_statistics(conn, list(sizes))
         notes += _drop_old_wal(conn)
     return notes
 
 
 def _drop_old_statistics(conn: psycopg.Connection, tables: list[str]) -> list[str]:
     """Write `pg_statistic` anew: the rows the ANALYZE just replaced still held the old sample's values.
-    ANALYZE leaves an empty table's statistics as they were (the last memory of an instance deleted, its
-    text stayed there): an empty table's are removed. Only a superuser may (another role's VACUUM skips
-    the catalog with a warning, no error)."""
+    Removed first: an empty table's statistics, which ANALYZE leaves as they were (the last memory of an
+    instance deleted, its text stayed there), and a partitioned table's own, which sample every partition
+    and only a manual ANALYZE makes (analysing the parent again at each deletion read all instances'
+    rows; the planner goes by the partitions'). Only a superuser may (another role's VACUUM skips the
+    catalog with a warning, no error)."""
     if not conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]:
         return [("the database role may not rewrite pg_statistic: the planner's old statistics, which may "
                  "quote deleted text, stay in its file until Postgres reuses the space")]
-    for table in tables:
-        if conn.execute(sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {})").format(sql.Identifier(table))).fetchone()[0]:
-            conn.execute("DELETE FROM pg_catalog.pg_statistic WHERE starelid = to_regclass(%s)", (table,))
+    empty = [t for t in tables
+             if conn.execute(sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {})").format(sql.Identifier(t))).fetchone()[0]]
+    conn.execute("DELETE FROM pg_catalog.pg_statistic WHERE starelid = ANY(SELECT to_regclass(t) FROM "
+                 "unnest(%s::text[]) t) OR starelid IN (SELECT inhparent FROM pg_inherits WHERE inhrelid = ANY("
+                 "SELECT to_regclass(t) FROM unnest(%s::text[]) t))", (empty, tables))
     conn.execute("VACUUM FULL pg_catalog.pg_statistic")
     return []
 
