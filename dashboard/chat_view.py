@@ -86,12 +86,13 @@ PART_HELP = {"semantic": ("semantic: cosine of the memory to the query expanded 
 
 def context_columns() -> dict:
     """Widths that fit the table in a chat message (about 850 px): sized to their text, the content
-    column pushed the scores past the right edge. The full text shows on hover."""
+    column pushed the scores past the right edge (with the coverage column, content and id gave up 40 px).
+    The full text shows on hover."""
     parts = {k: st.column_config.NumberColumn(label, format="%.2f", help=PART_HELP[k], width=width)
              for k, label, width in (("semantic", "sem", 50), ("text", "text", 44), ("recency", "rec", 44),
                                      ("speaker", "spk", 44), ("chain score", "chn", 44), ("coverage", "cov", 44),
                                      ("relevance", "rel", 44))}
-    return {"content": st.column_config.TextColumn(width=150), "id": st.column_config.TextColumn(width=90),
+    return {"content": st.column_config.TextColumn(width=120), "id": st.column_config.TextColumn(width=80),
             "kind": st.column_config.TextColumn(width=80), "chain": st.column_config.TextColumn(width=80),
             "age": st.column_config.TextColumn(width=55), **parts,
             "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
