@@ -99,23 +99,26 @@ def context_columns() -> dict:
                                                         help=PART_HELP["combined"], width=95)}
 
 
-def how_scores_add_up(name: str | None) -> str:
+def read_profile(name: str | None) -> uc.FusionProfile | None:
+    """The profile named by a turn, as it is now; None when it is gone (or a service is down)."""
+    if not name:
+        return None
+    try:
+        return uc.get_profile(get_workbench(), uc.ProfileRef(instance=current_instance(), name=name))
+    except Exception:  # noqa: BLE001 - deleted since, or a service down: the formulas alone
+        return None
+
+
+def how_scores_add_up(profile: uc.FusionProfile | None) -> str:
     """The formulas of the table's scores, with the profile's weights as it is now (a turn records the
     profile's name, not its weights): so a reader can add a row up from the page."""
-    profile = None
-    if name:
-        try:
-            profile = uc.get_profile(get_workbench(), uc.ProfileRef(instance=current_instance(), name=name))
-        except Exception:  # noqa: BLE001 - deleted since, or a service down: the formulas alone
-            profile = None
     chain = (f"combined = (own + {uc.CHAIN_WEIGHT}·chn) / {1 + uc.CHAIN_WEIGHT:g} in a hybrid search (own alone "
              "otherwise)")
     if profile is None or profile.method != "linear":
         return (f"How the scores add up: own = the profile's fusion + {uc.SPEAKER_WEIGHT}·spk; {chain}; rel = "
                 "sem and cov weighed as the profile weighs semantic and text + "
                 f"{uc.SPEAKER_WEIGHT}·spk.")
-    total = profile.w_sem + profile.w_text
-    r_sem, r_text = (profile.w_sem / total, profile.w_text / total) if total else (0.5, 0.5)
+    r_sem, r_text = uc.relevance_weights(profile)
     return (f"How the scores add up, with {profile.name}'s weights as they are now: own = {profile.w_sem:.2f}·sem + "
             f"{profile.w_text:.2f}·text + {profile.w_rec:.2f}·rec + {uc.SPEAKER_WEIGHT}·spk; {chain}; rel = "
             f"{r_sem:.3f}·sem + {r_text:.3f}·cov + {uc.SPEAKER_WEIGHT}·spk; rec = exp(−age / "
@@ -126,7 +129,7 @@ def _ms(ms: float | None, digits: int) -> str:
     return "—" if ms is None else f"{ms:.{digits}f} ms"  # None: a stage older versions did not time
 
 
-def render_why(metrics: uc.TurnMetrics, *, expanded: bool = False) -> None:
+def render_why(metrics: uc.TurnMetrics, profile: uc.FusionProfile | None, *, expanded: bool = False) -> None:
     with st.expander("Why this answer: context, model, cost, prompt", expanded=expanded):
         latency = metrics.latency
         cols = st.columns(4)
@@ -148,7 +151,7 @@ def render_why(metrics: uc.TurnMetrics, *, expanded: bool = False) -> None:
         else:
             st.caption("No memory reached the relevance floor for this turn: the answer says no memory matches."
                        if metrics.memory == "none_matched" else "No memory was retrieved for this turn.")
-        st.caption(f"Profile: {metrics.profile or '—'}. {how_scores_add_up(metrics.profile)}")
+        st.caption(f"Profile: {metrics.profile or '—'}. {how_scores_add_up(profile)}")
         for message in metrics.prompt:
             st.markdown(f"**Prompt — {message.role}**")
             st.code(message.content, language=None, wrap_lines=True)
@@ -166,6 +169,9 @@ def render_conversation(conversation: uc.Conversation,
     """The chain's messages; with `rate(answer_id, "up" | "down")`, thumbs under each answer."""
     answers = [m.thought.id for m in conversation.messages if m.role == "assistant"]
     last_answer = answers[-1] if answers else None
+    # Each profile the turns name, read once per run (every turn's "why" shows its weights).
+    profiles = {name: read_profile(name) for name in {m.metrics.profile for m in conversation.messages
+                                                      if m.metrics is not None}}
     superseded = superseded_in(conversation)
     for m in conversation.messages:
         t = m.thought
@@ -189,7 +195,7 @@ def render_conversation(conversation: uc.Conversation,
                                 THUMBS.index(stored), on_change=_rated, args=(t.id, rate))
                 if m.metrics is not None:
                     just_answered = t.id == last_answer and st.session_state.get("just_answered", False)
-                    render_why(m.metrics, expanded=just_answered)
+                    render_why(m.metrics, profiles[m.metrics.profile], expanded=just_answered)
 
 
 def _rated(answer_id: str, rate: Callable[[str, str], None]) -> None:

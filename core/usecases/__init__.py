@@ -74,7 +74,7 @@ from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_
                                       InternalMemoryResult, PastToolExecution, ProducedTextInput, SearchDefaults,
                                       StoredText, text_from_file)
 from core.usecases.retrieval import (CHAIN_WEIGHT, DEFAULT_FUSE_RATIOS, SPEAKER_WEIGHT, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
-                                     ScopeResult)
+                                     ScopeResult, relevance_weights)
 from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, LabelledQuery, LabelledSet,
                                   OptimiseReport, default_locomo_path, is_evaluation_instance)
 
@@ -117,7 +117,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "lowest_scored",
            "mark_abandoned", "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
            "questions",
-           "rate_answer", "read_dataset", "read_message", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
+           "rate_answer", "read_dataset", "relevance_weights", "read_message", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "summarize_split", "superseded_memories", "sweep",

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, field_serializer
 
 from core.ids import Id
 from core.models import PRESET_PROFILES, FusionProfile
-from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT
+from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT, relevance_weights
 from core.retrieval.memoryscope import ChatMessage, OpTrace, ScopeParams, ScopeResult, run_memoryscope
 from core.retrieval.memoryscope.chain_messages import read_chain_messages
 from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS, ReadMessageParams
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # For the front ends: the models they build requests from and render results with.
 __all__ = ["CHAIN_WEIGHT", "DEFAULT_FUSE_RATIOS", "SPEAKER_WEIGHT", "Activation", "Comparison", "FusionProfile", "OpTrace", "ScopeParams",
-           "ScopeResult"]
+           "ScopeResult", "relevance_weights"]
 
 
 class ProfileRef(InstanceRequest):
