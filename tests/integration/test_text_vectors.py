@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
@@ -101,6 +101,11 @@ def test_the_postings_are_those_of_the_joined_texts(workbench, texts):
                "after": [t for t in near[1:2] + near[4:6] if t is not None]}
     joined = JOINED.format(y="r.ev_year", mo="r.ev_month", d="r.ev_day")
     with workbench.pool().connection() as conn:
+        # Joined, a neighbour but the first of its distance follows a space; the parser reads a few texts
+        # otherwise at their start (`~0`: a file name there, a blank and a number after a space). Each
+        # neighbour is now parsed on its own, as at its start (`test_a_neighbour_is_read_as_it_is_alone`).
+        assume(conn.execute("SELECT bool_and(memory_analyse(t) = memory_analyse(' ' || t)) FROM unnest(%s::text[]) t",
+                            ([t for t in near if t is not None],)).fetchone()[0] is not False)
         terms = conn.execute(f"""
             WITH r AS (SELECT %(content)s::text AS content, %(context)s::jsonb AS context, 2023::int2 AS ev_year,
                               5::int2 AS ev_month, 8::int2 AS ev_day)
@@ -109,6 +114,18 @@ def test_the_postings_are_those_of_the_joined_texts(workbench, texts):
                    (SELECT array_agg((w.lexeme, w.tf)::text ORDER BY w.lexeme) FROM r, memory_terms_of({joined}) w)
             """, {"content": content or "", "context": Jsonb(context)}).fetchone()
     assert terms[0] == terms[1]
+
+
+def test_a_neighbour_is_read_as_it_is_alone(workbench):
+    """Not as it would be read after another neighbour's text: `~0` starting a message is one word."""
+    with workbench.pool().connection() as conn:
+        vector, joined = conn.execute(f"""
+            SELECT memory_tsv('', %(context)s::jsonb, 0::int2, 0::int2, 0::int2)::text,
+                   {JOINED.format(y="0::int2", mo="0::int2", d="0::int2")}::text
+            FROM (SELECT ''::text AS content, %(context)s::jsonb AS context) r""",
+                                      {"context": Jsonb({"before": [""], "after": ["~0"]})}).fetchone()
+    assert vector == "'~0':1B"
+    assert joined == "'0':1B"  # the two neighbours joined: a blank, then the number
 
 
 @pytest.fixture
