@@ -28,10 +28,11 @@ Progress = Callable[[int, int, str], None]  # (done, total, what): `core.usecase
 # What an archive counts, by kind: archive lines (profiles, banks, past_tasks, tool_executions, memories,
 # chains) and what those hold (bank_summaries, bank_entries, bank_events, text_versions, thoughts, feedback).
 KINDS = ("profiles", "banks", "bank_summaries", "bank_entries", "bank_events", "past_tasks", "text_versions",
-         "tool_executions", "memories", "chains", "thoughts", "feedback", "relevance_marks")
+         "tool_executions", "memories", "chains", "thoughts", "feedback", "relevance_marks",
+         "profile_activations")
 # Those counted one archive line each (the progress total of a restore).
 LINE_KINDS = ("profiles", "banks", "bank_summaries", "bank_entries", "bank_events", "past_tasks",
-              "tool_executions", "memories", "chains", "relevance_marks")
+              "tool_executions", "memories", "chains", "relevance_marks", "profile_activations")
 _BANK_KIND = {"bank": "banks", "bank_summary": "bank_summaries", "bank_entry": "bank_entries",
               "bank_event": "bank_events"}
 _TICK = 200
@@ -131,6 +132,8 @@ def export_instance(wb: Workbench, instance: str, out: Path, *, with_vectors: bo
             "chains", _tally(steps.through(chains.export_chains(wb, instance), "chains"), chain))
         counts["relevance_marks"] = writer.member(
             "relevance_marks", steps.through(tables.export_relevance_marks(wb, instance), "relevance marks"))
+        counts["profile_activations"] = writer.member("profile_activations", steps.through(
+            tables.export_profile_activations(wb, instance), "profile activations"))
         manifest = Manifest(format=FORMAT, version=VERSION, product_version=product_version(),
                             archive_id=uuid.uuid4().hex, instance=instance, created_at=datetime.now(UTC),
                             with_vectors=with_vectors, embedder=wb.embedder.name, active_profile=active,
@@ -198,6 +201,8 @@ def _restore(wb: Workbench, reader: ArchiveReader, ids: IdMap, result: RestoreRe
             created[kind] += n
     created["relevance_marks"] = tables.restore_relevance_marks(
         wb, steps.through(reader.rows("relevance_marks"), "relevance marks"), ids)
+    created["profile_activations"] = tables.restore_profile_activations(
+        wb, steps.through(reader.rows("profile_activations"), "profile activations"), ids.target)
 
 
 def _vector_notes(m: Manifest, model: str) -> list[str]:

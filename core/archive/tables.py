@@ -1,5 +1,6 @@
 """An instance's Postgres rows besides the memory index in and out of an archive: memory banks, past
-tasks (executions, produced texts, versions, tool executions) and fusion profiles.
+tasks (executions, produced texts, versions, tool executions), fusion profiles and the instance's
+activations of them.
 
 Rows leave as Postgres renders them (`to_jsonb`: every column, times to the microsecond) and come back
 through `jsonb_populate_record`, so the database converts each column to its own type and a column
@@ -220,6 +221,29 @@ def restore_profiles(wb: Workbench, rows: Iterator[dict[str, Any]], active: str 
             conn.execute("INSERT INTO active_profile (instance, name) VALUES (%s, %s) "
                          "ON CONFLICT (instance) DO NOTHING", (target, active))
     return created
+
+
+def export_profile_activations(wb: Workbench, instance: str) -> Iterator[dict[str, Any]]:
+    """The instance's changes of its active profile, oldest first: what `profiles undo` steps back through."""
+    with wb.pool().connection() as conn:
+        for name, previous, at in _rows(conn, "SELECT name, previous, at FROM profile_activation "
+                                              "WHERE instance = %s ORDER BY id", (instance,)):
+            yield {"name": name, "previous": previous, "at": at.isoformat()}
+
+
+def restore_profile_activations(wb: Workbench, rows: Iterator[dict[str, Any]], target: str) -> int:
+    """The activations under the target instance in their order (new serial ids keep it); one already there
+    (the same profile, previous one and time) is left as it is. Returns how many were written."""
+    written = 0
+    with wb.pool().connection() as conn, conn.transaction():
+        for row in rows:
+            at = datetime.fromisoformat(row["at"])
+            written += conn.execute(
+                "INSERT INTO profile_activation (instance, name, previous, at) SELECT %(i)s, %(n)s, %(p)s, %(at)s "
+                "WHERE NOT EXISTS (SELECT 1 FROM profile_activation WHERE instance = %(i)s AND name = %(n)s "
+                "AND previous = %(p)s AND at = %(at)s)",
+                {"i": target, "n": row["name"], "p": row["previous"], "at": at}).rowcount
+    return written
 
 
 def export_relevance_marks(wb: Workbench, instance: str) -> Iterator[dict[str, Any]]:

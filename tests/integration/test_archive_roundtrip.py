@@ -115,8 +115,10 @@ def snapshot(wb: Workbench, instance: str) -> dict:
         active = rows("SELECT name FROM active_profile WHERE instance = %(i)s")
         marks = rows("SELECT jsonb_build_object('query', query, 'id', memory_id, 'relevant', relevant, "
                      "'at', marked_at) FROM relevance_mark WHERE instance = %(i)s ORDER BY query, relevant")
+        activations = rows("SELECT jsonb_build_object('name', name, 'previous', previous, 'at', at) "
+                           "FROM profile_activation WHERE instance = %(i)s ORDER BY id")
     return {"chains": chains, "memories": memories, "banks": banks, "tasks": tasks, "tools": tools,
-            "active": active, "marks": marks}
+            "active": active, "marks": marks, "activations": activations}
 
 
 def translated(source: dict, target: dict, src: str, dst: str) -> dict:
@@ -169,7 +171,7 @@ def test_export_then_restore_into_another_instance_is_exact_and_idempotent(llm_w
     assert counts.pop("profiles") >= 1 and counts.pop("memories") >= 7
     assert counts == {"banks": 1, "bank_summaries": 1, "bank_entries": 7, "bank_events": 1, "past_tasks": 2,
                       "text_versions": 3, "tool_executions": 1, "chains": 2, "thoughts": 9, "feedback": 3,
-                      "relevance_marks": 2}
+                      "relevance_marks": 2, "profile_activations": 1}
     with zipfile.ZipFile(out) as z:
         manifest = json.loads(z.read("manifest.json"))
         assert manifest["format"] == "memory-workbench-archive" and manifest["version"] == 1
@@ -188,9 +190,12 @@ def test_export_then_restore_into_another_instance_is_exact_and_idempotent(llm_w
     assert again.again and not any(again.created.values())
     assert plain(snapshot(wb, dst)) == plain(after)
 
-    # The restored instance works like any other: a follow-up scores the restored last answer.
+    # The restored instance works like any other: a follow-up scores the restored last answer, and the
+    # profile's activation can be undone there as in the source.
     uc.remember(wb, uc.UiRememberParams(thought="And the pears?", chain_id="orchard", instance=dst))
     assert snapshot(wb, src) == before
+    undone = uc.undo_activation(wb, uc.InstanceRequest(instance=dst))
+    assert (undone.name, undone.previous) == ("archive-test", "balanced-default")
 
     with pytest.raises(InvalidInput, match="already holds data"):
         uc.restore_archive(wb, uc.RestoreArchive(instance=src, path=out))
