@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 
 import psycopg
 from pydantic import BaseModel
@@ -102,13 +103,18 @@ class IndexSync(BaseModel):
 
 
 def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
-               formation: Formation | None = None) -> IndexSync:
+               formation: Formation | None = None, own: Sequence[Thought] = ()) -> IndexSync:
     """Index every queued thought, one process at a time (see the module docstring), each user message
-    formed into its kind and observations (`core.formation`; by the rules unless `formation` says)."""
+    formed into its kind and observations (`core.formation`; by the rules unless `formation` says).
+    `own`: the thoughts the caller queued. Once another sync has indexed them, a sync waiting for the lock
+    returns (`indexed` 0) rather than drain what was queued after them: under concurrent turns each turn
+    otherwise waited for one drain and then made the next, for others' thoughts."""
     if _UNRELEASED:
         _release_leftovers(store)
     token, deadline, pause = uuid.uuid4().hex, time.monotonic() + LOCK_WAIT_S, 0.001
     while not store.r.set(OUTBOX_LOCK, token, nx=True, px=LOCK_TTL_MS):
+        if own and _memorized(store, own):
+            return IndexSync(indexed=0, pending=store.outbox_len())
         if time.monotonic() > deadline:
             log.warning("memory index sync: the outbox lock is held too long; syncing without it")
             break
@@ -123,6 +129,14 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
             with _UNRELEASED_GUARD:
                 _UNRELEASED.add(token)
             log.warning("memory index sync: could not release the outbox lock; the next sync releases it")
+
+
+def _memorized(store: ThoughtStore, thoughts: Sequence[Thought]) -> bool:
+    """Whether every one of the thoughts is indexed (or gone: a deleted thought is never indexed)."""
+    p = store.r.pipeline(transaction=False)
+    for t in thoughts:
+        p.hmget(thought_key(t.instance, t.chain_id, t.id), [MEMORIZED, "id"])
+    return all(flag == "1" or thought is None for flag, thought in p.execute())
 
 
 def _release_leftovers(store: ThoughtStore) -> None:

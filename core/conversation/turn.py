@@ -396,7 +396,8 @@ class Remember:
         formation = None
         try:  # the formation reads the index too: with Postgres down, both wait for the next turn
             formation = turn_formation(wb)
-            sync_error = sync_index(store, wb.index, formation=formation).error
+            queued = [user, answer] if synthesis == "llm" else [user]  # as `append_turn` queued them
+            sync_error = sync_index(store, wb.index, formation=formation, own=queued).error
         except (psycopg.Error, ServiceUnavailable, *REDIS_DOWN) as e:
             sync_error = str(e)
         # e.g. the LLM's reading failed and the rules read the message

@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from core.conversation.feedback import feedback_score
+from core.conversation import indexing
 from core.conversation.indexing import sync_index
-from core.conversation.keys import chain_key
+from core.conversation.keys import OUTBOX_LOCK, chain_key
 from core.conversation.thoughts import (
     CATEGORY_ASSISTANT,
     CATEGORY_METRICS,
@@ -29,6 +30,7 @@ from core.conversation.thoughts import (
     TurnWrite,
 )
 from core.conversation.turn import Remember, UiRememberParams
+from core.formation.observations import Formation
 from core.models import FusionProfile
 from core.retrieval.profiles import ProfileStore
 
@@ -145,6 +147,8 @@ def test_8_writers_of_whole_turns(fault_wb, instance):
 
     with ThreadPoolExecutor(WRITERS) as pool:
         user_ids = [i for ids in pool.map(writer, range(WRITERS)) for i in ids]
+    # Each turn returned with its message indexed, by its own sync or by the one that held the lock.
+    assert {m.id for m in fault_wb.index.get(instance, user_ids)} == set(user_ids)
     store = fault_wb.thoughts
     for chain, n in {SHARED: 4 * turns, **{f"own-{k}": turns for k in range(0, WRITERS, 2)}}.items():
         thoughts = store.chain_thoughts(instance, chain)
@@ -157,6 +161,28 @@ def test_8_writers_of_whole_turns(fault_wb, instance):
     assert {m.id for m in fault_wb.index.get(instance, user_ids)} == set(user_ids)
     # Extractive answers are not indexed; statements add observation rows beside their thought's.
     assert fault_wb.index.count(instance, kind="user") == WRITERS * turns
+
+
+def test_a_sync_waiting_for_the_lock_returns_once_another_indexed_its_thoughts(fault_wb, instance):
+    """The holder of the outbox lock indexes what was queued when it looked; a turn whose thoughts were
+    among them returns then, and does not go on to drain what others queued after (in another process
+    here: the lock below is not this sync's)."""
+    store = fault_wb.thoughts
+    store_turn(store, instance, "waits", 0, 1)
+    user = next(t for t in store.chain_thoughts(instance, "waits") if t.category == CATEGORY_USER)
+    assert store.r.set(OUTBOX_LOCK, "another-process", nx=True, px=30_000)
+    try:
+        holder = threading.Timer(0.3, lambda: indexing._drain(store, fault_wb.index, 500, Formation(fault_wb.index)))
+        holder.start()
+        started = time.monotonic()
+        synced = sync_index(store, fault_wb.index, own=[user])
+        waited = time.monotonic() - started
+        holder.join()
+        assert store.r.get(OUTBOX_LOCK) == "another-process"  # it returned while the lock was held
+    finally:
+        store.r.delete(OUTBOX_LOCK)
+    assert synced.indexed == 0 and synced.error is None and 0.3 <= waited < indexing.LOCK_WAIT_S
+    assert [m.id for m in fault_wb.index.get(instance, [user.id])] == [user.id]
 
 
 def test_two_sessions_saving_one_profile(fault_wb, instance):
