@@ -7,6 +7,7 @@ a model until first used.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from core.config import Settings, load_settings
 from core.embeddings import Embedder, make_embedder
@@ -18,7 +19,9 @@ from core.retrieval.hybrid import SEARCH_SESSION
 from core.retrieval.profiles import ProfileStore
 from core.conversation.thoughts import ThoughtStore
 from core.access.keys import KeyStore
-from core.analytics.frames import FeedbackFrames
+
+if TYPE_CHECKING:
+    from core.analytics.frames import FeedbackFrames
 
 
 class Workbench:
@@ -46,6 +49,9 @@ class Workbench:
     @cached_property
     def feedback_frames(self) -> FeedbackFrames:
         """The feedback analytics' rows, kept between loads (`core.analytics.frames`)."""
+        # Imported here: the analytics pull in pandas, which a command that reads no feedback skips.
+        from core.analytics.frames import FeedbackFrames
+
         return FeedbackFrames(self.thoughts)
 
     @cached_property

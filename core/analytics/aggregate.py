@@ -27,7 +27,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
-from scipy import stats
 
 from core.analytics.load import IMPORTED, STAGES, answered_between
 
@@ -206,6 +205,8 @@ def _figures(data: pd.DataFrame, key: str) -> pd.DataFrame:
     cols["tokens_per_answer"] = g["tokens"].mean()
     std = g["feedback_score"].std(ddof=1)
     n = cols["scored"].astype(float)
+    from scipy import stats  # here, not at the top: scipy takes half a second to import, wanted only here
+
     with np.errstate(invalid="ignore", divide="ignore"):
         t = stats.t.ppf(0.5 + CONFIDENCE / 2, np.where(n >= 2, n - 1, np.nan))
         half = t * std / np.sqrt(n)

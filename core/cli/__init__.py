@@ -1,8 +1,11 @@
 """The `workbench` command: one module per command group, each command a thin front end that parses its
 options into a request, calls one use case (`core.usecases`) and prints the result.
 
-Commands import the use cases when they run, not at the top: those pull in pandas and scipy (about two
-seconds), which `--help` and a usage error should not wait for.
+Commands import the use cases when they run, not at the top: those pull in the database drivers, numpy and
+pydantic's models (about 0.4 s), which `--help` and a usage error should not wait for. The use cases keep
+pandas and scipy (another 0.8 s) for the feedback analytics that need them (`core.usecases.__getattr__`).
+
+`--instance` is accepted before the subcommand and after it (`_accept_instance_after_subcommands`).
 
 Bad input exits with status 2 and a one-line message; a service failure with status 1; never a
 traceback (set WORKBENCH_DEBUG=1 to see one).
@@ -18,7 +21,7 @@ import click
 
 from core.cli import (api, bank, chains, demo, export, feedback, formation, importing, keys, mcp, memory,
                       profiles, read_message, reembed, remember, retrieve, services, sweep, tasks, tuning)
-from core.cli.context import WorkbenchContext, instance_option
+from core.cli.context import WorkbenchContext, instance_after_subcommand, instance_option
 from core.errors import InvalidInput, describe
 
 __all__ = ["cli", "main"]
@@ -55,6 +58,20 @@ cli.add_command(export.export)
 cli.add_command(reembed.reembed)
 cli.add_command(formation.formation)
 memory.memory.add_command(read_message.read_message)
+
+
+def _accept_instance_after_subcommands(group: click.Group) -> None:
+    """`--instance` after the subcommand too (`workbench chains list --instance X`), added here to every
+    command below `group` that has no `--instance` of its own (those, like `export`'s, use the same
+    callback; `keys create --instance` names the key's instances, something else)."""
+    for command in group.commands.values():
+        if not any("--instance" in param.opts for param in command.params):
+            command.params.append(instance_after_subcommand())
+        if isinstance(command, click.Group):
+            _accept_instance_after_subcommands(command)
+
+
+_accept_instance_after_subcommands(cli)
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from core.cli.context import WorkbenchContext
+from core.cli.context import WorkbenchContext, instance_option
 from core.cli.output import ProgressBar, emit
 
 
@@ -15,7 +15,8 @@ def formation() -> None:
 
 
 @formation.command("run")
-@click.option("--instance", default=None, help="The instance to form (default: the INSTANCE setting).")
+@click.option("--instance", default=None, callback=instance_option,
+              help="The instance to form (default: the INSTANCE setting).")
 @click.pass_obj
 def run(ctx: WorkbenchContext, instance: str | None) -> None:
     """Classify every user message again, rewrite the observations its statements left, apply its

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from core.cli.context import WorkbenchContext
+from core.cli.context import WorkbenchContext, instance_option
 from core.cli.output import ProgressBar, emit
 
 
 @click.command("reembed")
-@click.option("--instance", default=None, help="The instance to re-embed (default: the INSTANCE setting).")
+@click.option("--instance", default=None, callback=instance_option,
+              help="The instance to re-embed (default: the INSTANCE setting).")
 @click.pass_obj
 def reembed(ctx: WorkbenchContext, instance: str | None) -> None:
     """Re-embed every memory whose vector another model made (or that has none) with the active embedder.

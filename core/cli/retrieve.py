@@ -6,13 +6,14 @@ import json
 
 import click
 
-from core.cli.context import WorkbenchContext
+from core.cli.context import WorkbenchContext, instance_option
 from core.cli.output import emit
 
 
 @click.command("retrieve")
 @click.argument("query")
-@click.option("--instance", "instance_opt", default=None, help="Instance to search (default: INSTANCE).")
+@click.option("--instance", "instance_opt", default=None, callback=instance_option,
+              help="Instance to search (default: INSTANCE).")
 @click.option("--profile", default=None, help="Fusion profile (default: the instance's active one).")
 @click.option("--trace", is_flag=True, help="Include every op's input size, output, parameters and time.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",

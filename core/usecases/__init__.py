@@ -9,6 +9,8 @@ page. `docs/ARCHITECTURE.md` maps each use case to the feature folder that imple
     result = uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
 """
 
+from typing import TYPE_CHECKING
+
 from core.usecases.access import (CreatedKey, CreateKey, KeyRef, authenticate, create_key, keys_exist,
                                   list_keys, revoke_key)
 from core.usecases.admin import (ChainExport, ChainList, ChainRef, DemoLoad, DemoOutcome, MemoryRef, RecentRequest,
@@ -17,9 +19,6 @@ from core.usecases.admin import (ChainExport, ChainList, ChainRef, DemoLoad, Dem
                                  memory_search, recent, reembed, services, stored_counts)
 from core.usecases.archive import (ExportArchive, ExportResult, RestoreArchive, RestoreResult, export_archive,
                                    is_archive, restore_archive)
-from core.usecases.analytics import (FeedbackExport, FeedbackReport, FeedbackWindow, SummaryRequest, TurnRef,
-                                     answers_csv, feedback_answers, feedback_export, feedback_summary,
-                                     questions, read_window, transcript, warm_feedback)
 from core.usecases.bank import (BankAdd, BankQuery, BankRef, bank_add, bank_clear, bank_delete, bank_list,
                                 bank_query, bank_snapshot, bank_stats, default_bank)
 from core.usecases.base import InstanceRequest, Origin, Progress, Request
@@ -61,9 +60,6 @@ from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
 from core.usecases.admin import (ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
                                  InstanceRow, Overview, RedisRepair, SearchOutcome, ServicesStopped,
                                  ServiceStatus)
-from core.usecases.analytics import (FeedbackFilter, FeedbackSummary, Transcript, apply_filter, latency_table,
-                                     lowest_scored, previous_window, summarize, summarize_by,
-                                     summarize_split)
 from core.usecases.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot,
                                 MemoryEntry, MemoryQuery, StepContext, StepOutcome, TaskMemory)
 from core.usecases.importing import (IMPORT_FORMATS, ImportCounts, ImportOutcome, ImportPreview,
@@ -77,6 +73,40 @@ from core.usecases.retrieval import (CHAIN_WEIGHT, DEFAULT_FUSE_RATIOS, SPEAKER_
                                      ScopeResult, relevance_weights)
 from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, LabelledQuery, LabelledSet,
                                   OptimiseReport, default_locomo_path, is_evaluation_instance)
+
+# The feedback analytics are imported on first use (`__getattr__` at the end), not here: they pull in
+# pandas, a quarter of a second that every other command of the `workbench` CLI would wait for.
+_ANALYTICS = ("FeedbackExport", "FeedbackFilter", "FeedbackReport", "FeedbackSummary", "FeedbackWindow",
+              "SummaryRequest", "Transcript", "TurnRef", "answers_csv", "apply_filter", "feedback_answers",
+              "feedback_export", "feedback_summary", "latency_table", "lowest_scored", "previous_window",
+              "questions", "read_window", "summarize", "summarize_by", "summarize_split", "transcript",
+              "warm_feedback")
+if TYPE_CHECKING:  # the same names, for editors and type checkers
+    from core.usecases.analytics import (
+        FeedbackExport,
+        FeedbackFilter,
+        FeedbackReport,
+        FeedbackSummary,
+        FeedbackWindow,
+        SummaryRequest,
+        Transcript,
+        TurnRef,
+        answers_csv,
+        apply_filter,
+        feedback_answers,
+        feedback_export,
+        feedback_summary,
+        latency_table,
+        lowest_scored,
+        previous_window,
+        questions,
+        read_window,
+        summarize,
+        summarize_by,
+        summarize_split,
+        transcript,
+        warm_feedback,
+    )
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
            "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "SHARED_INSTANCE",
@@ -123,3 +153,14 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "summarize_split", "superseded_memories", "sweep",
            "summarise_quiet_chains", "sweep_instance",
            "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback"]
+
+
+def __getattr__(name: str) -> object:
+    """The feedback analytics' names (`_ANALYTICS`), imported when first asked for."""
+    if name not in _ANALYTICS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from core.usecases import analytics
+
+    value = getattr(analytics, name)
+    globals()[name] = value  # asked once: later lookups find it without coming here
+    return value

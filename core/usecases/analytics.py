@@ -6,6 +6,7 @@ it interactively; the pure functions over that frame are re-exported here for th
 
 from __future__ import annotations
 
+import importlib
 import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -55,7 +56,10 @@ def warm_feedback(wb: Workbench, instance: str | None = None) -> int:
     100,000 answers, the first opening of the Feedback page spent seconds reading them. A front end runs
     it in the background when it starts. Returns how many answers were read."""
     since = datetime.now(UTC) - timedelta(days=WARM_DAYS)
-    return len(wb.feedback_frames.load(instance or wb.settings.instance, since, include_imported=True))
+    read = len(wb.feedback_frames.load(instance or wb.settings.instance, since, include_imported=True))
+    # The summaries' confidence intervals import scipy when first computed (half a second): ahead, too.
+    importlib.import_module("scipy.stats")
+    return read
 
 
 def read_window(since: str | None, until: str | None, names: tuple[str, str] = ("since", "until")
