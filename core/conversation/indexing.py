@@ -111,16 +111,21 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
     otherwise waited for one drain and then made the next, for others' thoughts."""
     if _UNRELEASED:
         _release_leftovers(store)
-    token, deadline, pause = uuid.uuid4().hex, time.monotonic() + LOCK_WAIT_S, 0.001
-    while not store.r.set(OUTBOX_LOCK, token, nx=True, px=LOCK_TTL_MS):
-        if own and _memorized(store, own):
+    token, deadline, pause, seen = uuid.uuid4().hex, time.monotonic() + LOCK_WAIT_S, 0.001, None
+    while (holder := _take_lock(store, token)) != token:
+        if holder is None:  # released between the two commands: try again at once
+            continue
+        if own and holder != seen and _memorized(store, own):  # looked at once a hold, not at every poll
             return IndexSync(indexed=0, pending=store.outbox_len())
+        seen = holder
         if time.monotonic() > deadline:
             log.warning("memory index sync: the outbox lock is held too long; syncing without it")
             break
         time.sleep(pause)
         pause = min(pause * 2, 0.008)
     try:
+        if own and seen is not None and _memorized(store, own):  # by the sync that held the lock before
+            return IndexSync(indexed=0, pending=store.outbox_len())
         return _drain(store, index, batch, formation or Formation(index))
     finally:
         try:
@@ -129,6 +134,15 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
             with _UNRELEASED_GUARD:
                 _UNRELEASED.add(token)
             log.warning("memory index sync: could not release the outbox lock; the next sync releases it")
+
+
+def _take_lock(store: ThoughtStore, token: str) -> str | None:
+    """Take the outbox lock for `token` if it is free. Returns the token of the sync that holds it (this
+    one's when taken; None if it was released meanwhile), in one round trip."""
+    p = store.r.pipeline(transaction=False)
+    p.set(OUTBOX_LOCK, token, nx=True, px=LOCK_TTL_MS)
+    p.get(OUTBOX_LOCK)
+    return p.execute()[1]
 
 
 def _memorized(store: ThoughtStore, thoughts: Sequence[Thought]) -> bool:
