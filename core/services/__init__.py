@@ -352,5 +352,7 @@ def _require_pgvector(url: str, connect_timeout_s: int = 5, *, update: bool = Fa
             if update and row[1] is not None and row[1] != row[0]:
                 conn.execute("ALTER EXTENSION vector UPDATE")
     except psycopg.OperationalError as e:
+        if "timeout expired" in str(e):  # it accepts connections but does not answer: suspended or hung
+            raise PostgresTimeout(connect_timeout_s, "POSTGRES_CONNECT_TIMEOUT_S") from e
         raise ServiceUnavailable("Postgres", "cannot connect. Check DATABASE_URL and that the server is up."
                                  ) from e

@@ -42,10 +42,19 @@ class RedisTimeout(ServiceTimeout, redis.exceptions.TimeoutError):
 
 
 class PostgresTimeout(ServiceTimeout, psycopg.OperationalError):
-    """Postgres did not answer in time; still a psycopg OperationalError for code that catches those."""
+    """Postgres did not answer in time; still a psycopg OperationalError for code that catches those.
 
-    def __init__(self, seconds: float, setting: str = "POSTGRES_STATEMENT_TIMEOUT_S"):
-        super().__init__("Postgres", seconds, setting)
+    `seconds` is the wait the caller had, `why` what it was made of and the settings that bound it."""
+
+    def __init__(self, seconds: float, why: str = "POSTGRES_STATEMENT_TIMEOUT_S"):
+        super().__init__("Postgres", seconds, why)
+
+    @classmethod
+    def answer(cls, answer_timeout_s: float) -> PostgresTimeout:
+        """No answer within `BoundedConnection.answer_timeout_s`: 32 s is "POSTGRES_STATEMENT_TIMEOUT_S
+        30 s + 2 s", so the number shown adds up to the setting the user knows."""
+        statement_s = answer_timeout_s - ANSWER_GRACE_S
+        return cls(answer_timeout_s, f"POSTGRES_STATEMENT_TIMEOUT_S {statement_s:g} s + {ANSWER_GRACE_S:g} s")
 
 
 class Revival:
@@ -221,10 +230,11 @@ class BoundedConnection(psycopg.Connection):
             return super().wait(gen, interval, self.answer_timeout_s)
         except pg_errors._WaitTimeout as e:
             self.pgconn.finish()
+            timeout = PostgresTimeout.answer(self.answer_timeout_s)
             pool = getattr(self, "_pool", None)
             if hasattr(pool, "mark_hung"):
-                pool.mark_hung(self.answer_timeout_s)
-            raise PostgresTimeout(self.answer_timeout_s) from e
+                pool.mark_hung(timeout)
+            raise timeout from e
 
 
 def bounded_connection_class(statement_timeout_s: float) -> type[BoundedConnection]:

@@ -3,8 +3,10 @@ server again when it died."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -12,13 +14,22 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from core.services.bounded import PostgresTimeout
 
 
+@dataclass(frozen=True)
+class Hung:
+    """A call found the server hung: when (`at`), in which thread, and the timeout it got."""
+
+    at: float
+    thread: int
+    timeout: PostgresTimeout
+
+
 class ServerHealth:
     """What the pools of one server know of it, shared so that one pool's finding spares the others the
-    wait: unreachable (`down`), or hung (`hung`: until when, after how many seconds, which setting)."""
+    wait: unreachable (`down`), or hung (`hung`)."""
 
     def __init__(self) -> None:
         self.down = False
-        self.hung: tuple[float, float, str] | None = None
+        self.hung: Hung | None = None
 
 
 class FailFastPool(ConnectionPool):
@@ -33,6 +44,11 @@ class FailFastPool(ConnectionPool):
     that stopped answering (hung) fails every caller at once for HUNG_FOR_S after a timeout, so one turn
     waits for it once, not at each of its calls. The pools of one server share what they found
     (`health`), so a turn that uses two of them waits once too.
+
+    A caller whose own wait found the server hung (the check of a pooled connection got no answer
+    within the statement bound) fails then, without the connection attempt: that would add
+    POSTGRES_CONNECT_TIMEOUT_S to a wait already spent on the same silent server (37 s instead of 32 s
+    at the defaults). Every timeout names the wait its caller had and what it was made of.
     """
 
     FIRST_WAIT_S = 1.0
@@ -77,15 +93,17 @@ class FailFastPool(ConnectionPool):
         if returned is None or time.monotonic() - returned > cls.CHECK_BYPASS_S:
             cls.check_connection(conn)
 
-    def mark_hung(self, seconds: float, setting: str = "POSTGRES_STATEMENT_TIMEOUT_S") -> None:
-        """Called by a connection whose server did not answer within `seconds`."""
-        self._health.hung = (time.monotonic() + self.HUNG_FOR_S, seconds, setting)
+    def mark_hung(self, timeout: PostgresTimeout) -> None:
+        """Called by a connection whose server did not answer in time, and by a connection attempt."""
+        self._health.hung = Hung(time.monotonic(), threading.get_ident(), timeout)
 
     def getconn(self, timeout: float | None = None):
+        started = time.monotonic()
         if (hung := self._health.hung) is not None:  # read once: another thread may clear it meanwhile
-            until, seconds, setting = hung
-            if time.monotonic() < until:
-                raise PostgresTimeout(seconds, setting)
+            if started < hung.at + self.HUNG_FOR_S:
+                found = hung.timeout
+                raise PostgresTimeout(found.seconds, f"{found.why}, {started - hung.at:.1f} s ago: this call "
+                                                     "failed at once rather than wait again")
             self._health.hung = None
         timeout = self.timeout if timeout is None else timeout
         if self._health.down:
@@ -94,20 +112,44 @@ class FailFastPool(ConnectionPool):
         try:
             return super().getconn(first)
         except PoolTimeout:
+            self._raise_if_found_hung(started)
             if timeout <= first:
                 raise
-        self._probe()
-        return super().getconn(timeout - first)
+        self._probe(waited_s=first)
+        try:
+            return super().getconn(timeout - first)
+        except PoolTimeout:
+            self._raise_if_found_hung(started, waited_s=first)
+            raise
 
-    def _probe(self) -> None:
+    def _raise_if_found_hung(self, started: float, waited_s: float = 0.0) -> None:
+        """After a wait for a pooled connection ran out: when this call's own check of a connection got no
+        answer (psycopg_pool swallows the error and reports a PoolTimeout), that timeout, after whatever
+        this call waited before (`waited_s`)."""
+        hung = self._health.hung
+        if hung is not None and hung.at >= started and hung.thread == threading.get_ident():
+            raise _after(waited_s, hung.timeout, "an answer")
+
+    def _probe(self, waited_s: float = 0.0) -> None:
+        """One direct connection attempt, after this call waited `waited_s` for a pooled connection."""
         try:
             psycopg.connect(self.conninfo, connect_timeout=self._connect_timeout_s).close()
         except psycopg.OperationalError as e:
             if "timeout expired" in str(e):
-                self.mark_hung(self._connect_timeout_s, "POSTGRES_CONNECT_TIMEOUT_S")
-                raise PostgresTimeout(self._connect_timeout_s, "POSTGRES_CONNECT_TIMEOUT_S") from e
+                timeout = PostgresTimeout(self._connect_timeout_s, "POSTGRES_CONNECT_TIMEOUT_S")
+                self.mark_hung(timeout)
+                raise _after(waited_s, timeout, "a new connection") from e
             if self._revive is None or not self._revive():
                 self._health.down = True
                 raise PoolTimeout("Postgres is unreachable") from e
             self.check()  # the server was started again: drop the connections to the old one
         self._health.down = False
+
+
+def _after(waited_s: float, timeout: PostgresTimeout, what: str) -> PostgresTimeout:
+    """`timeout` as the caller had it: after `waited_s` for a pooled connection, the whole wait ("6 s (1 s
+    for a pooled connection, then 5 s for a new connection: POSTGRES_CONNECT_TIMEOUT_S)")."""
+    if not waited_s:
+        return PostgresTimeout(timeout.seconds, timeout.why)
+    return PostgresTimeout(waited_s + timeout.seconds, f"{waited_s:g} s for a pooled connection, then "
+                                                       f"{timeout.seconds:g} s for {what}: {timeout.why}")
