@@ -57,7 +57,7 @@ class StepContext(BaseModel):
 def _line(e: MemoryEntry) -> str:
     if e.skill_name == SUMMARY_SKILL:  # a summary read back as an entry: its title, then its content
         return f"summary from step {e.step_number}: {e.summary}: {e.result}"
-    return f"step {e.step_number} ({e.skill_name or 'step'}): {e.summary}"
+    return f"step {e.step_number}{f' ({e.skill_name})' if e.skill_name else ''}: {e.summary}"
 
 
 class StepOutcome(BaseModel):

@@ -34,7 +34,7 @@ class Compressed(BaseModel):
 
 
 def step_line(e: MemoryEntry) -> str:
-    return f"Step {e.step_number} ({e.skill_name or 'step'}): {e.summary}"
+    return f"{e.step_label()}: {e.summary}"
 
 
 def rule_summary(entries: Sequence[MemoryEntry]) -> tuple[str, str]:
@@ -48,7 +48,8 @@ def rule_summary(entries: Sequence[MemoryEntry]) -> tuple[str, str]:
 def _prompt(entries: Sequence[MemoryEntry]) -> list[Message]:
     lines = []
     for e in entries:
-        parts = [f"Step {e.step_number} ({e.skill_name or 'step'}, importance {e.importance:.1f})"]
+        named = f"{e.skill_name}, " if e.skill_name else ""
+        parts = [f"Step {e.step_number} ({named}importance {e.importance:.1f})"]
         for label, value in (("thinking", e.thinking), ("command", e.command), ("result", e.result)):
             if value.strip():
                 parts.append(f"  {label}: {_clip(value, FIELD_MAX_CHARS)}")

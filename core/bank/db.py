@@ -11,6 +11,7 @@ so a row stored while the index write failed is indexed by the next one instead 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import psycopg
 
 from core.bank.index_ids import BANK_KINDS
-from core.bank.types import (SUMMARY_SKILL, BankInfo, CompressionEvent, MemoryEntry, MemoryQuery,
+from core.bank.types import (NO_SKILL, SUMMARY_SKILL, BankInfo, CompressionEvent, MemoryEntry, MemoryQuery,
                              MemorySummary)
 
 DDL = """
@@ -250,9 +251,11 @@ def stats_row(conn: psycopg.Connection, instance: str, bank: str) -> dict[str, A
                      "WHERE instance = %s AND bank = %s", (instance, bank)).fetchone()
     n_events = conn.execute("SELECT count(*) FROM bank_event WHERE instance = %s AND bank = %s",
                             (instance, bank)).fetchone()[0]
-    skills = dict(conn.execute(
-        "SELECT skill_name, count(*) FROM bank_entry WHERE instance = %s AND bank = %s "
-        "GROUP BY skill_name ORDER BY count(*) DESC, skill_name", (instance, bank)).fetchall())
+    skills: Counter[str] = Counter()
+    for name, n in conn.execute("SELECT skill_name, count(*) FROM bank_entry "
+                                "WHERE instance = %s AND bank = %s GROUP BY skill_name", (instance, bank)):
+        skills[name.strip() or NO_SKILL] += n  # a blank name stored before names were stripped counts as none
+    skills = dict(sorted(skills.items(), key=lambda kv: (-kv[1], kv[0])))
     return {"live_entries": e[0], "compressed_entries": e[1], "total_entries": e[0] + e[1],
             "average_importance": float(e[2]) if e[2] is not None else None, "first_entry_at": e[3],
             "last_entry_at": e[4], "summaries": s[0], "compressions": n_events, "skills": skills,

@@ -15,6 +15,8 @@ from core.ids import ID_PATTERN, pg_text
 # How a summary appears among the results of `get_relevant_memories`, which returns MemoryEntries only:
 # as an entry of this skill, its title the entry's summary and its content the entry's result.
 SUMMARY_SKILL = "MemorySummary"
+# How a bank's stats count the steps that name no skill (`skill_name` is optional, as in the seed).
+NO_SKILL = "(no skill named)"
 ENTRY_ID_MAX = 100  # its index row id adds a prefix (`core.bank.index_ids`) and must stay within 128
 AUTO_SUMMARY_MAX = 240
 
@@ -75,7 +77,8 @@ class MemoryEntry(BaseModel):
 
     id: str = Field(default_factory=_new_id)
     timestamp: datetime = Field(default_factory=_now)
-    skill_name: str = Field("", max_length=128)
+    skill_name: str = Field("", max_length=128, description="the skill that made the step; optional: a step "
+                            "that names none is shown as \"Step 3: …\"")
     thinking: str = Field("", max_length=100_000)
     command: str = Field("", max_length=100_000)
     result: str = Field("", max_length=100_000)
@@ -100,6 +103,11 @@ class MemoryEntry(BaseModel):
     def _storable(cls, v: str) -> str:  # stored in Postgres, which refuses NUL in text
         return pg_text(v)
 
+    @field_validator("skill_name")
+    @classmethod
+    def _name(cls, v: str) -> str:  # a blank name is none: shown and counted as a step without one
+        return v.strip()
+
     @field_validator("timestamp")
     @classmethod
     def _valid_timestamp(cls, v: datetime) -> datetime:
@@ -113,9 +121,15 @@ class MemoryEntry(BaseModel):
             self.summary = auto_summary(self.thinking, self.command, self.result)
         return self
 
+    def step_label(self) -> str:
+        """"Step 3 (CommandSkill)", or "Step 3" for a step that names no skill."""
+        return f"Step {self.step_number}" + (f" ({self.skill_name})" if self.skill_name else "")
+
     def search_text(self) -> str:
-        """What the memory index stores and searches for this entry."""
-        lines = [f"{self.skill_name} step {self.step_number}: {self.summary}".strip()]
+        """What the memory index stores and searches for this entry: "CommandSkill step 3: …", or
+        "Step 3: …" for a step that names no skill."""
+        head = f"{self.skill_name} step {self.step_number}" if self.skill_name else f"Step {self.step_number}"
+        lines = [f"{head}: {self.summary}"]
         for label, value in (("Thinking", self.thinking), ("Command", self.command), ("Result", self.result)):
             if value.strip():
                 lines.append(f"{label}: {value}")
@@ -209,7 +223,8 @@ class BankStats(BaseModel):
     average_importance: float | None
     first_entry_at: datetime | None
     last_entry_at: datetime | None
-    skills: dict[str, int]
+    skills: dict[str, int] = Field(description=f"entries per skill name, most first; those that name none "
+                                       f"under {NO_SKILL!r}")
     pending_index: int  # rows stored but not yet in the memory index (indexed by the next write)
 
 

@@ -29,7 +29,8 @@ def list_banks(ctx: WorkbenchContext) -> None:
 
 @bank.command("add")
 @BANK_OPTION
-@click.option("--skill", "skill_name", default="CommandSkill", show_default=True)
+@click.option("--skill", "skill_name", default="", help="The skill that made the step (CommandSkill, …); "
+              "optional, as over HTTP and MCP.")
 @click.option("--thinking", default="")
 @click.option("--command", default="")
 @click.option("--result", default="")

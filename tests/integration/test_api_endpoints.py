@@ -115,6 +115,19 @@ def test_memories_past_tasks_and_banks(client, instance, workbench):
     assert client.delete("/banks/trip").status_code == 200
 
 
+def test_a_bank_step_without_a_skill_name_reads_as_a_step(client):
+    """skill_name is optional: a step added without one (or with a blank one) is stored without one, and
+    reads "Step 1: …" where it is shown, not "step 1: …" after an empty name; the stats count it apart."""
+    for skill in (None, "  "):
+        entry = {"command": "pwd", "result": "/home/user/project"} | ({"skill_name": skill} if skill else {})
+        added = client.post("/banks/paths/entries", json={"entry": entry})
+        assert added.status_code == 201 and added.json()["entry"]["skill_name"] == "", added.text
+    assert client.get("/banks/paths").json()["skills"] == {"(no skill named)": 2}
+    found = client.post("/memories/search", json={"query": "pwd project", "mode": "text"}).json()["hits"]
+    assert sorted(h["content"].splitlines()[0] for h in found) == [
+        "Step 1: ran `pwd` → /home/user/project", "Step 2: ran `pwd` → /home/user/project"], found
+
+
 def test_the_instance_list_is_the_keys_scope(client, api, instance):
     listed = client.get(f"{api}/v1/instances")
     assert listed.status_code == 200 and listed.json() == {"instances": [instance]}

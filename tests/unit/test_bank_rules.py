@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.bank import BankConfig, MemoryEntry, MemoryQuery, MemorySummary
-from core.bank.compress import _parse, compress, rule_summary
+from core.bank.compress import _parse, _prompt, compress, rule_summary
 from core.errors import InvalidInput, explain_validation
 from core.llm import NoLLM
 from core.usecases import default_bank
@@ -92,6 +92,19 @@ def test_rule_summary_names_the_steps_and_keeps_each_summary():
     assert title == "Summary of 3 steps (steps 3–5)"
     assert content.split(" | ")[0] == "Step 3 (CommandSkill): think 3: ran `cmd3` → result 3"
     assert content.count(" | ") == 2
+
+
+def test_a_step_that_names_no_skill_reads_as_a_step():
+    """skill_name is optional (the seed lists it among the entry's attributes, none of them required):
+    a step without one, or with a blank one, is "Step 2: …" in the index, summaries and prompts, never
+    "step 2: …" after a missing name nor "Step 2 (step)"."""
+    blank = MemoryEntry(skill_name="   ", command="ls -la", result="15 files", step_number=2)
+    assert blank.skill_name == "" and MemoryEntry(command="pwd").skill_name == ""
+    assert blank.search_text().splitlines()[0] == "Step 2: ran `ls -la` → 15 files"
+    assert entry(3).search_text().splitlines()[0] == "CommandSkill step 3: think 3: ran `cmd3` → result 3"
+    _, content = rule_summary([entry(1), blank])
+    assert content == "Step 1 (CommandSkill): think 1: ran `cmd1` → result 1 | Step 2: ran `ls -la` → 15 files"
+    assert "Step 2 (importance 0.5)" in _prompt([blank])[-1].content
 
 
 def test_offline_compression_is_rule_based_and_says_so():
