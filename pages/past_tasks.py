@@ -134,7 +134,7 @@ with add_tab:
             items = checked.texts if checked else []
             if pasted.strip():
                 t, body = ((title.strip(), pasted) if title.strip()
-                           else uc.text_from_file("pasted text", pasted))
+                           else uc.text_from_file(None, pasted))
                 items.append(uc.ProducedTextInput(instance=instance, user_id=user, task=task, title=t,
                                                   production=body))
             return uc.CheckedFiles(texts=items, refused=checked.refused if checked else [])

@@ -52,13 +52,17 @@ def read_jsonl(path: Path, *, user_id: str | None = None, task: str | None = Non
 def _from_line(value: Any, user_id: str | None, task: str | None) -> ImportedPastTask:
     if not isinstance(value, dict):
         raise TypeError('expected an object with "user_id" and "production"')
-    production = value.get("production", value.get("text"))
-    if not isinstance(production, str):
+    text = value.get("production", value.get("text"))
+    if not isinstance(text, str):
         raise TypeError('"production" (the produced text) is missing')
-    title = str(value.get("title") or "").strip()
-    if not title:  # as from a file: the first line is the title when it is short
-        title, production = text_from_file("text", production)
-    key = value.get("source_key") or value.get("id") or f"import-{content_id([title, production])}"
+    given = str(value.get("title") or "").strip()
+    # Without a title, as a text without a file name: its first line when short, else its first words.
+    title, production = (given, text) if given else text_from_file(None, text)
+    # The id hashes the title as it was made before such a text was titled by its first words (then
+    # "text"), so a file imported before is still recognised: importing it again adds the better title
+    # as a new version of the same text, not a second text.
+    key_title = given or text_from_file("text", text)[0]
+    key = value.get("source_key") or value.get("id") or f"import-{content_id([key_title, production])}"
     created = parse_time(value["created_at"], "created_at") if value.get("created_at") else None
     return ImportedPastTask(user_id=str(value.get("user_id") or user_id or ""),
                             task=str(value.get("task") or task or DEFAULT_TASK), title=title[:300],

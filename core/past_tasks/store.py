@@ -155,19 +155,42 @@ class ToolExecutionRecord(BaseModel):
     created_at: datetime
 
 
-def text_from_file(name: str, content: str) -> tuple[str, str]:
-    """Title and production of a Markdown or text file.
+TITLE_WORDS_MAX = 80  # a title made of a text's first words: about a line of a list
+
+
+def text_from_file(name: str | None, content: str) -> tuple[str, str]:
+    """Title and production of a Markdown or text file, or of a text that has no file name (`name` None:
+    an imported line, a pasted text).
 
     The first non-empty line is the title when it is short and more text follows (a leading '#'
-    heading marker is removed); otherwise the file name, without its suffix, is the title.
+    heading marker is removed); otherwise the file name, without its suffix, is the title, and a text
+    without a file name is titled by its first words (`first_words`).
     """
     lines = content.replace("\r\n", "\n").strip().split("\n")
     first = lines[0].strip() if lines else ""
     rest = "\n".join(lines[1:]).strip()
     if first and rest and len(first) <= 200:
-        return re.sub(r"^#+\s*", "", first).strip() or name, rest
+        return _unheaded(first) or (name or first_words(rest)), rest
+    if name is None:
+        return first_words(_unheaded(content)) or "untitled", content.strip()
     stem = re.sub(r"\.(md|markdown|txt)$", "", name.rsplit("/", 1)[-1], flags=re.I)
     return stem.replace("_", " ").replace("-", " ").strip() or "untitled", content.strip()
+
+
+def _unheaded(line: str) -> str:
+    return re.sub(r"^\s*#+\s*", "", line).strip()
+
+
+def first_words(text: str, limit: int = TITLE_WORDS_MAX) -> str:
+    """`text` on one line (whitespace folded), cut after its last whole word within `limit` characters
+    and marked with an ellipsis: "We agreed to cut the travel budget by ten percent…"."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    if line[limit - 1] != " " and " " in cut:  # a word cut in two is left out; one long word is cut
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.-–—") + "…"
 
 
 class PastTaskStore:

@@ -19,7 +19,9 @@ from core.usecases.base import InstanceRequest, Request
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
-# For the front ends: the search's defaults, and reading an uploaded file into (title, production).
+# For the front ends: the search's defaults, and reading an uploaded file, or a text given without a
+# title (`text_from_file(None, text)`: its first line when short, else its first words), into
+# (title, production).
 __all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "TEXT_SUFFIXES", "text_from_file"]
 
 

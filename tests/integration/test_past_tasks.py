@@ -123,6 +123,11 @@ def test_inputs_name_the_rejected_field():
 def test_text_from_file_takes_a_short_first_line_as_title():
     assert text_from_file("a.md", "# Minutes\n\nWe met.") == ("Minutes", "We met.")
     assert text_from_file("weekly_notes.txt", "only one line") == ("weekly notes", "only one line")
+    # A text without a file name (an imported line, a pasted text): its first words, not a made-up name.
+    assert text_from_file(None, "only one line") == ("only one line", "only one line")
+    assert text_from_file(None, "word " * 40) == ("word " * 15 + "word…", ("word " * 40).strip())
+    assert text_from_file(None, "x" * 100)[0] == "x" * 79 + "…"
+    assert text_from_file(None, "#\nWe met at nine.") == ("We met at nine.", "We met at nine.")
 
 
 def test_tool_execution_records_its_one_query(keyword_workbench, store, instance):

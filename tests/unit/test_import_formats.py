@@ -17,7 +17,7 @@ import pytest
 from core.errors import InvalidInput
 from core.importing import (chatgpt, claude, detect, locomo, memories, openai_chat, past_tasks, source,
                             workbench_chain)
-from core.importing.records import ImportedConversation, InvalidRecord, parse_time
+from core.importing.records import ImportedConversation, InvalidRecord, content_id, parse_time
 from core.importing.runner import validate
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
@@ -94,6 +94,25 @@ def test_claude_locomo_memories_and_past_tasks():
     [chain] = items(DATA / "workbench_chain.json")  # the metrics thought is left out
     assert (chain.chain_id, [m.role for m in chain.messages], chain.tags) == (
         "chain-3f2a9c1d7e00", ["user", "assistant"], ["car"])
+
+
+def test_a_past_task_without_a_title_is_titled_by_its_first_line_or_words(tmp_path):
+    """A line with no title was titled "text" (the name of a file it never came from): now its first
+    line when short and more follows, else its first words, cut with an ellipsis. Its id is the one it
+    had, so a file imported before is still recognised."""
+    long = "Remind the team that the budget review moves to Thursday because the CFO is travelling that week"
+    lines = [{"user_id": "ana", "text": long}, {"user_id": "ana", "text": "  Short note on the printer "},
+             {"user_id": "ana", "production": "# Oven plan\n\n1. Quotes by May"},
+             {"user_id": "ana", "title": "Given", "text": long}]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    got = list(past_tasks.read_jsonl(path))
+    assert [(t.title, t.production) for t in got] == [
+        ("Remind the team that the budget review moves to Thursday because the CFO is…", long),
+        ("Short note on the printer", "Short note on the printer"), ("Oven plan", "1. Quotes by May"),
+        ("Given", long)]
+    assert len(got[0].title) <= 80
+    assert got[0].source_key == f"import-{content_id(['text', long])}"  # as before the title changed
 
 
 @pytest.mark.parametrize("content, message", [
