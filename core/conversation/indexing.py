@@ -31,7 +31,7 @@ from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.index.text import conversation_context
 from core.conversation.keys import OUTBOX_LOCK, thought_key
-from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore, chain_order
 from core.formation.observations import Formation
 from core.formation.supersede import supersede
 
@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 KIND_OF = {CATEGORY_USER: "user", CATEGORY_ASSISTANT: "assistant"}
 CONTEXT_SPAN = 3      # messages before a thought searched with it (see core.index.text)
 CONTEXT_WINDOW = 40   # how far back in the chain those are looked for
+CONTEXT_PAGE = 12     # read first: a live turn's thoughts and the three turns before (see `_thread`)
 LOCK_TTL_MS = 30_000  # a holder that dies mid-drain frees the outbox after this
 LOCK_WAIT_S = 10.0    # past this, sync without the lock (idempotent, only slower)
 # Compare-and-delete: a holder whose lock expired never frees the next holder's.
@@ -77,6 +78,19 @@ def thought_records(thread: list[Thought], wanted: set[str]) -> list[MemoryRecor
     texts = [t.thought for t in thread]
     return [thought_record(t, conversation_context(texts, i, CONTEXT_SPAN, after=False))
             for i, t in enumerate(thread) if t.id in wanted]
+
+
+def _thread(store: ThoughtStore, instance: str, chain: str, wanted: set[str]) -> list[Thought]:
+    """The chain's last thoughts, as many as hold the `wanted` ones and the CONTEXT_SPAN searchable thoughts
+    before the first of them (so also the turn before it, which formation reads), within CONTEXT_WINDOW."""
+    def enough(read: list[Thought]) -> bool:
+        ordered = sorted(read, key=chain_order)
+        ids = [t.id for t in ordered]
+        if not wanted <= set(ids):
+            return False
+        first = min(ids.index(i) for i in wanted)
+        return sum(map(_searchable, ordered[:first])) >= CONTEXT_SPAN
+    return store.chain_tail(instance, chain, enough, first=CONTEXT_PAGE, most=CONTEXT_WINDOW)
 
 
 def mark_memorized(store: ThoughtStore, records: list[MemoryRecord]) -> None:
@@ -178,7 +192,7 @@ def _drain(store: ThoughtStore, index: MemoryIndex, batch: int, formation: Forma
             for (instance, chain), ids in grouped.items():
                 wanted = set(ids)
                 # The chain's recent thoughts give each new one its conversation context.
-                thread = threads[(instance, chain)] = store.chain_thoughts(instance, chain, last=CONTEXT_WINDOW)
+                thread = threads[(instance, chain)] = _thread(store, instance, chain, wanted)
                 found = thought_records(thread, wanted)
                 records += found
                 # Thoughts older than the window (a long backlog) are indexed without context.

@@ -92,6 +92,11 @@ class Thought(BaseModel):
                    seq=int(h.get("seq", 0)), extra=extra)
 
 
+def chain_order(t: Thought) -> tuple[datetime, int]:
+    """A chain's order: by time, then by the order the store gave the turn's thoughts."""
+    return t.timestamp, t.seq
+
+
 class ChainSummary(BaseModel):
     instance: str
     chain_id: str
@@ -463,6 +468,21 @@ class ThoughtStore:
         ids = self.r.zrange(chain_key(instance, chain_id), start, -1)
         return self.get_many(instance, chain_id, ids)
 
+    def chain_tail(self, instance: str, chain_id: str, enough: Callable[[list[Thought]], bool], *,
+                   first: int, most: int) -> list[Thought]:
+        """The chain's last thoughts in order: its last `first`, then twice as many, and so on, until
+        `enough(the thoughts read)` or its last `most` are read. Each thought is read once."""
+        ids = self.r.zrange(chain_key(instance, chain_id), -most, -1)
+        read: list[Thought] = []
+        end, size = len(ids), first
+        while end > 0:
+            start = max(0, len(ids) - size)
+            read += self.get_many(instance, chain_id, ids[start:end])
+            if enough(read):
+                break
+            end, size = start, size * 2
+        return sorted(read, key=chain_order)
+
     def recent_messages(self, instance: str, chain_id: str, enough: Callable[[list[Thought]], bool], *,
                         page: int = 60) -> tuple[list[Thought], int]:
         """The chain's user and assistant thoughts in order, read a page of the chain at a time from the
@@ -489,7 +509,7 @@ class ThoughtStore:
         for i in ids:
             p.hgetall(thought_key(instance, chain_id, i))
         thoughts = [Thought.from_hash(h) for h in p.execute() if h]
-        return sorted(thoughts, key=lambda t: (t.timestamp, t.seq))
+        return sorted(thoughts, key=chain_order)
 
     def chains(self, instance: str, *, offset: int = 0, limit: int = 20) -> list[ChainSummary]:
         """Chains by last activity, newest first, one page at a time (no SCAN)."""
