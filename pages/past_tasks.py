@@ -44,7 +44,7 @@ def render_result(result: uc.InternalMemoryResult, *, key: str, compact: bool = 
     kp = result.keypoints
     if kp.note and not compact:
         (st.warning if kp.failed_batches else st.caption)(kp.note)
-    if message := result.nothing_within():
+    if message := result.nothing_within:
         st.info(message)
         nearest = result.search.nearest_distance
         suggested = math.floor(nearest * 100 + 1) / 100 if nearest is not None else None

@@ -117,7 +117,7 @@ def history_row(h: PastToolExecution) -> dict[str, Any]:
                            "created_at": h.created_at.isoformat(), "error": h.error}
     if h.result:
         row |= {"max_distance": h.result.query.max_distance, "n_max": h.result.query.n_max,
-                "nothing_within": h.result.nothing_within(),
+                "nothing_within": h.result.nothing_within,
                 "results": [r.model_dump(mode="json") for r in h.result.references]}
     return row
 
@@ -126,7 +126,7 @@ def notes(result: InternalMemoryResult) -> list[str]:
     """What the JSON list does not say: nothing within the distance, key points that failed or were
     dropped (printed on standard error)."""
     out = []
-    if msg := result.nothing_within():
+    if msg := result.nothing_within:
         out.append(msg)
     kp = result.keypoints
     if kp.note:

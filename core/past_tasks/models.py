@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from core.ids import Id, pg_text
 from core.limits import QUERY_MAX_CHARS
@@ -106,13 +106,18 @@ class InternalMemoryResult(BaseModel):
     def references(self) -> list[PastTaskReference]:
         return self.keypoints.references
 
+    @computed_field(description="why nothing was found, when nothing was: the user has no searchable past "
+                                "tasks here (a mistyped user id?), or how far the nearest one is")
+    @property
     def nothing_within(self) -> str | None:
-        """The sentence to show when no text is within the distance, naming the nearest one."""
+        """The sentence to show when no text is within the distance, naming the nearest one: in every front
+        end's result, so an assistant tells a wrong user id from nothing relevant."""
         if self.search.hits:
             return None
         q = self.query
         if self.search.nearest_distance is None:
-            return f"User {q.user_id!r} has no searchable past tasks yet."
+            return (f"User {q.user_id!r} has no searchable past tasks in instance {q.instance!r} (check the "
+                    "user id: past tasks are searched per user).")
         return (f"Nothing within distance {q.max_distance:.2f}; the nearest past task is at "
                 f"{self.search.nearest_distance:.4f}.")
 

@@ -55,6 +55,20 @@ def test_nothing_within_reports_the_nearest_distance(keyword_workbench, store, i
     assert (empty.hits, empty.candidates, empty.nearest_distance) == ([], 0, None)
 
 
+def test_every_front_end_is_told_why_nothing_was_found(keyword_workbench, store, instance):
+    """A mistyped user id and nothing near enough read alike in the hits (none): the result says which."""
+    store.ingest([text(instance, "ann", "paris", "museum")])
+    wrong_user = run_internal_memory(keyword_workbench, PastTaskQuery(instance=instance, user_id="anne",
+                                                                      query="paris")).model_dump(mode="json")
+    assert wrong_user["nothing_within"] == (f"User 'anne' has no searchable past tasks in instance {instance!r} "
+                                            "(check the user id: past tasks are searched per user).")
+    far = run_internal_memory(keyword_workbench, PastTaskQuery(instance=instance, user_id="ann", query="dog"))
+    assert far.nothing_within.startswith("Nothing within distance 0.20; the nearest past task is at 1.0")
+    near = run_internal_memory(keyword_workbench, PastTaskQuery(instance=instance, user_id="ann", query="paris",
+                                                                max_distance=0.5))
+    assert near.search.hits and near.model_dump()["nothing_within"] is None
+
+
 def test_latest_embedded_version_of_each_execution_wins(keyword_workbench, store, instance):
     [v1] = store.ingest([text(instance, "ann", "paris", "paris", source_key="trip.md")])
     [v2] = store.ingest([text(instance, "ann", "dog", "dog", source_key="trip.md")], embed=False)
