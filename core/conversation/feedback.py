@@ -30,10 +30,10 @@ ACKNOWLEDGEMENTS = ("thanks", "thank you", "thx", "ty", "cheers", "much apprecia
 PRAISE = ("great", "perfect", "excellent", "fantastic", "brilliant", "wonderful", "lovely", "awesome",
           "nice", "cool", "exactly", "correct", "super", "good")
 # Corrections are looked for in statements only: "What should be my next step?" and "Is this actually
-# true?" ask, they do not correct. A reply that opens with "no" corrects unless an idiom follows
-# ("no problem", "no rush", "no, nothing else").
+# true?" ask, they do not correct. A reply that opens with the interjection "no" (`NO_INTERJECTION`)
+# corrects unless an idiom follows ("no problem", "no rush", "no, nothing else").
 NOT_CORRECTING_NO = ("problem", "worries", "worry", "rush", "hurry", "need", "idea", "thanks", "thank",
-                     "matter", "nothing", "not yet", "doubt", "way")
+                     "matter", "nothing", "not yet", "doubt", "way", "one more")
 CORRECTIONS = ("incorrect", "not true", "not correct", "not right", "isn't right", "isn't correct",
                "isn't true", "mistaken", "misunderstood", "misread", "misheard", "backwards",
                "the other way round", "the other way around", "confusing me", "you confused",
@@ -52,8 +52,24 @@ def _phrases(phrases: tuple[str, ...]) -> str:
 _ACK = re.compile(
     rf"^\W*{_FILLER}(?:(?:{_phrases(ACKNOWLEDGEMENTS)})(?!\w)(?!\s+to\b)"
     rf"|(?:{_phrases(PRAISE)})(?:\s*(?:[,.!;:—-]|$)|\s+(?:answer|job|thanks|thank)\b))", re.IGNORECASE)
-_LEADING_NO = re.compile(rf"^\W*{_FILLER}(?:no+|nope|nah)\b(?!\W*(?:{_phrases(NOT_CORRECTING_NO)})\b)",
-                         re.IGNORECASE)
+# "No" corrects only as an interjection: before a pause or the end ("No, it was Lyon", "No.", "No!",
+# "no — last month's"), doubled ("No no, …", "Nooo"), or before a word the determiner "no" never comes
+# before ("No it was level 4", "No I said Tuesday", "no that's wrong", "No the party is Saturday").
+# "No dogs are allowed in my building", "No one in my family eats pork", "No-one …", "No sugar in my
+# coffee" and "No. 5 is my bus" state a fact: read as corrections, formation had stored them without
+# their "No", as their opposite. "Nope" and "nah" are never determiners. Formation strips the same "no"
+# from a correction's fact (`core.formation.observations`), so the two readings cannot disagree.
+AFTER_INTERJECTION_NO = ("no", "nope", "not", "wait", "actually", "sorry", "i", "i'm", "im", "i'd", "i've",
+                         "ive", "i'll", "you", "you're", "youre", "you've", "your", "we", "we're", "he",
+                         "he's", "she", "she's", "they", "they're", "it", "it's", "its", "that", "that's",
+                         "thats", "this", "there", "there's", "the", "my", "his", "her", "our", "their",
+                         "what")
+NO_INTERJECTION = (r"(?:nope|nah)(?![\w'])|no{2,}(?![\w'])"
+                   r"|no(?=\s*(?:[,!;:…—–]|\.(?!\s*\d)|$)|\s+-(?!\w)"
+                   rf"|\s+(?:{_phrases(AFTER_INTERJECTION_NO)})(?![\w']))")
+# "Oh no, I forgot my umbrella" is dismay, not a correction.
+_LEADING_NO = re.compile(rf"^\W*{_FILLER}(?<!\boh\s)(?:{NO_INTERJECTION})"
+                         rf"(?!\W*(?:{_phrases(NOT_CORRECTING_NO)})\b)", re.IGNORECASE)
 _CORRECTION = re.compile(
     rf"(?<!\w)(?:{_phrases(CORRECTIONS)})(?!\w)"
     # "That's not …" unless an idiom follows ("That's not a problem").
@@ -78,7 +94,8 @@ def is_acknowledgement(text: str) -> bool:
 
 
 def is_correction(text: str) -> bool:
-    """A reply that opens with "no", or says outside a question that the answer was wrong."""
+    """A reply that opens with the interjection "no" (not "No dogs are allowed…"), or says outside a
+    question that the answer was wrong."""
     text = text.translate(_APOSTROPHES).strip()
     if _LEADING_NO.search(text):
         return True

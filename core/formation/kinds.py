@@ -1,12 +1,13 @@
 """A user message's kind: statement, question, acknowledgement (or small talk), correction, instruction.
 
-`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (307 realistic chat
-messages labelled before the rules were written; tests/unit/test_message_kinds.py prints precision and
+`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (326 realistic chat
+messages, 307 labelled before the rules were written; tests/unit/test_message_kinds.py prints precision and
 recall per kind). The LLM reading (`core.formation.observations.llm_formation`) uses the same labels and
 falls back to these rules.
 
 The rules, in order:
-1. correction: `core.conversation.feedback.is_correction` (a reply opening with "no", "that's wrong",
+1. correction: `core.conversation.feedback.is_correction` (a reply opening with the interjection "no":
+   "No, …", "No.", "no it was…", not the determiner of "No dogs are allowed…"; "that's wrong",
    "actually, <a fact>", "Lyon, not Paris", ...) or a change of mind ("scratch that", "I changed my mind").
 2. acknowledgement: nothing is left once greetings, thanks, praise and interjections are taken off the
    front ("Thanks!", "Hey, how are you?", "Ok cool", "Ha, fair."), or only what speaks about the
@@ -54,7 +55,8 @@ SMALL_TALK = ("hi", "hello", "hey", "hiya", "hello there", "hey there", "hi ther
               "what's up", "sup", "lol", "lmao", "haha", "hahaha", "hehe", "ha", "wow", "oh", "ooh", "ah",
               "aha", "hmm", "hmmm", "hm", "yes", "yep", "yeah", "yup", "sure", "ok", "okay", "k", "kk",
               "alright", "all right", "fair", "fair enough", "right", "indeed", "true", "no worries",
-              "no problem", "np", "you're the best", "you're a star", "you rock", "you're welcome",
+              "no worries at all", "no problem", "no problem at all", "np", "no thanks", "no thank you",
+              "you're the best", "you're a star", "you rock", "you're welcome",
               "thanks a lot", "thanks a million", "thank you so much", "thanks so much", "many thanks",
               "that's exactly what i needed", "exactly what i needed", "just what i needed", "well done",
               "good job", "nice one", "sweet", "neat", "yay", "phew", "oops", "welcome", "interesting")

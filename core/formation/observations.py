@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from core.conversation.feedback import NO_INTERJECTION
 from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
@@ -35,8 +36,11 @@ OBSERVED = ("statement", "correction")  # the kinds whose facts become observati
 SUPERSESSION_KEYS = ("superseded_at", "superseded_by")
 JSON_RETRIES = 2
 MIN_TOLD_WORDS = 4  # a question's other sentences are kept as a fact from this many words ("Thanks!" is not)
+# What opens a correction before the fact it tells ("No, it was Lyon" → "It was Lyon"). Its "no" is the
+# interjection feedback reads as a correction (`NO_INTERJECTION`): the determiner in "No dogs are allowed
+# in my building" is part of the fact, and taking it off stores the fact's opposite.
 _CORRECTION_OPENER = re.compile(
-    r"^\W*(?:(?:no+|nope|nah|actually|sorry|oops|wait|hmm+|well|correction|not\s+quite|not\s+true|"
+    rf"^\W*(?:(?:{NO_INTERJECTION}|actually|sorry|oops|wait|hmm+|well|correction|not\s+quite|not\s+true|"
     r"that(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:quite\s+)?(?:it|right|correct|true)"
     r"|not\s+what\s+i\s+(?:said|meant|asked|wanted))|that\s+(?:isn't|wasn't)\s+(?:it|right|correct|true)"
     r"|scratch\s+that|let\s+me\s+correct\s+that|i\s+meant|i\s+misspoke|i\s+changed\s+my\s+mind"

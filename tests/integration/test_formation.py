@@ -211,6 +211,26 @@ def test_a_chain_holding_a_correction_is_summarised_with_the_corrected_fact(work
     assert [m.memory.id for m in found.memories] == [summary["id"]]
 
 
+def test_a_statement_opening_with_no_is_remembered_as_said_and_corrects_nothing(workbench, instance):
+    """"No pets were allowed…" states a fact with the determiner "no": it was read as a correction, stored
+    without its "No" ("Pets were allowed…", the opposite) and marked the previous answer corrected."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    told = turn(workbench, instance, "neg", "My old building was on Elm Street.", clock)
+    said = "No pets were allowed in my old building, so I moved to a house."
+    clock.advance(10)  # 10 s after the answer: 0.9 when it is not read as a correction, 0.8 when it is
+    follow = uc.remember(workbench, uc.UiRememberParams(thought=said, chain_id="neg", instance=instance),
+                         clock=clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    user = found[follow.thought1_id]
+    assert user["metadata"]["message_kind"] == "statement"
+    (obs_id,) = user["metadata"]["observations"]
+    assert found[obs_id]["content"] == said and found[obs_id]["metadata"]["message_kind"] == "statement"
+    first = found[found[told.thought1_id]["metadata"]["observations"][0]]
+    assert "superseded_by" not in first["metadata"] and "supersedes" not in found[obs_id]["metadata"]
+    fb = workbench.thoughts.feedback([told.thought2_id])[told.thought2_id]
+    assert (fb.continued, fb.corrected, fb.feedback_score) == (1, "", 0.9)
+
+
 def corrected_time(wb, instance, thought_id):
     return wb.index.get(instance, [thought_id])[0].created_at
 

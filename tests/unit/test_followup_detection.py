@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.conversation.feedback import is_acknowledgement, is_correction
+from core.conversation.feedback import Feedback, feedback_score, is_acknowledgement, is_correction
 
 FOLLOWUPS = [json.loads(line) for line in
              (Path(__file__).parents[1] / "data" / "followups.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -43,3 +43,27 @@ def test_corrections_the_old_rules_missed(text):
                                   "Actually, I have another question.", "No problem, we can move it."])
 def test_questions_and_asides_are_not_corrections(text):
     assert not is_correction(text)
+
+
+# Statements that open with the determiner "no": each was read as a correction (and stored as its opposite).
+NO_STATEMENTS = ["No dogs are allowed in my building.", "No one in my family eats pork.",
+                 "No sugar in my coffee, ever.", "No pets were allowed in my old building, so I moved to a house."]
+
+
+@pytest.mark.parametrize("text", [*NO_STATEMENTS, "No-one at work knows I play the cello.",
+                                  "No more than two coffees a day for me now.", "No. 5 is the bus I take to work.",
+                                  "No way I'm going to the party.", "Oh no, I left my umbrella at the office."])
+def test_a_no_that_opens_a_noun_phrase_does_not_correct(text):
+    assert not is_correction(text)
+    assert feedback_score(10, text) == Feedback(feedback_score=0.9, acknowledged=False, corrected=False)
+
+
+@pytest.mark.parametrize("text", ["No, it was level 4", "No. I said Tuesday.", "No!", "No.", "no",
+                                  "no — it was last month's report", "Nope, wrong city.", "Nah it was Lyon",
+                                  "No that's wrong", "No it's level 4", "No it was level 4", "No, I said Tuesday",
+                                  "No I meant the other Anna", "No no, it's at 7.", "Nooo, it was Lyon.",
+                                  "No wait, it was on Saturday.", "No the party is on Saturday.",
+                                  "No not that one, the blue one.", "Hmm no, it was Lyon", "Well, no, it was Tuesday."])
+def test_the_interjection_no_corrects(text):
+    assert is_correction(text)
+    assert feedback_score(10, text) == Feedback(feedback_score=0.8, acknowledged=False, corrected=True)

@@ -74,7 +74,10 @@ def test_held_out_follow_ups():
     ("When is my Lisbon trip?", "question"), ("Thanks!", "acknowledgement"),
     ("No, it was Lyon", "correction"), ("My Lisbon trip is next Friday.", "statement"),
     ("Remember that my locker code is 4412.", "statement"), ("Write me a poem", "instruction"),
-    ("Can you remind me what my locker code is?", "question"), ("Could you draft a reply?", "instruction")])
+    ("Can you remind me what my locker code is?", "question"), ("Could you draft a reply?", "instruction"),
+    ("No problem, thanks!", "acknowledgement"), ("No thanks.", "acknowledgement"),
+    ("No worries at all.", "acknowledgement"), ("No, it was level 4", "correction"),
+    ("No. I said Tuesday.", "correction"), ("No dogs are allowed in my building.", "statement")])
 def test_kinds_of_the_issue_s_examples(text, kind):
     assert classify(text) == kind
 
@@ -100,6 +103,25 @@ def test_the_offline_observation_is_the_statement_without_small_talk_or_question
 ])
 def test_the_rules_fact_of_a_correction_leaves_its_opening_out(text, fact):
     assert rules_formation(text).facts == [fact]
+
+
+@pytest.mark.parametrize("text", [
+    "No dogs are allowed in my building.", "No one in my family eats pork.", "No sugar in my coffee, ever.",
+    "No pets were allowed in my old building, so I moved to a house.", "No-one at work knows I play the cello."])
+def test_a_statement_opening_with_no_is_stored_as_said(text):
+    """The determiner "no" is part of the fact: read as a correction, these were stored without it, as
+    their opposite ("Dogs are allowed in my building.")."""
+    formed = rules_formation(text)
+    assert (formed.kind, formed.facts) == ("statement", [text])
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("No, it was level 4", "It was level 4"), ("No. I said Tuesday.", "I said Tuesday."),
+    ("No it was level 4.", "It was level 4."), ("Nope, the party is on Saturday.", "The party is on Saturday."),
+    # A correction for another reason keeps a determiner "no": only the interjection is taken off.
+    ("No pets are allowed there, I got that wrong.", "No pets are allowed there, I got that wrong.")])
+def test_a_correction_loses_only_an_interjection_no(text, fact):
+    assert rules_formation(text).kind == "correction" and rules_formation(text).facts == [fact]
 
 
 @pytest.mark.parametrize("text, day", [
