@@ -315,10 +315,16 @@ def load_settings(**overrides: Any) -> Settings:
             msg = err["msg"].removeprefix("Value error, ")
             shown = "" if "KEY" in name or err["type"] == "value_error" else f" (got {_short(err.get('input'))})"
             problems.append(f"{name}: {msg}{shown}")
-        raise ConfigError(
-            "invalid setting — " + "; ".join(problems)
-            + ". Fix it in the environment or in .streamlit/secrets.toml."
-        ) from None
+        raise ConfigError("invalid setting — " + "; ".join(problems) + f". Fix it in {_where_settings_are()}.") \
+            from None
+
+
+def _where_settings_are() -> str:
+    """Where a setting's value was read: the environment, and the secrets file actually read (the one
+    WORKBENCH_SECRETS_FILE names, else the project's own), when there is one."""
+    path = secrets_file()
+    return f"the environment or in {path}" if path.is_file() else \
+        f"the environment (no secrets file was read: {path} does not exist)"
 
 
 def _short(value: Any) -> str:

@@ -8,10 +8,10 @@ import streamlit as st
 from pydantic import ValidationError
 
 from core import usecases as uc
-from core.errors import OutcomeUnknown
+from core.errors import NotFound, OutcomeUnknown
 from dashboard.chat_view import render_conversation
 from dashboard.resources import current_instance, get_workbench, summarise_in_background
-from dashboard.ui import attempt, humanize_age, one_line, plural, show_error, show_invalid
+from dashboard.ui import as_plain_line, attempt, humanize_age, one_line, plural, show_error, show_invalid
 
 PAGE_SIZE = 15
 NEW_CHAIN = "+ New conversation"
@@ -124,15 +124,26 @@ with st.expander("Turn settings", key="chat_turn_settings", on_change="rerun"):
                                key="chat_step_output")
 
 # -- the conversation ---------------------------------------------------------------------------
-conversation = attempt("load the conversation", lambda: uc.conversation(
-    wb, uc.ConversationRef(instance=instance, chain_id=chain_id))) if chain_id else None
+conversation, gone = None, False
+if chain_id:
+    try:
+        conversation = uc.conversation(wb, uc.ConversationRef(instance=instance, chain_id=chain_id))
+    except NotFound:  # deleted elsewhere (the explorer, the CLI, an assistant's forget) since it was listed
+        gone, chain_id = True, None  # a message now starts a new conversation, not one on the deleted id
+    except Exception as e:  # noqa: BLE001 - shown as a message with what to do, never a traceback
+        show_error(e, "load the conversation")
+
+
 def rate(answer_id: str, rating: str) -> None:
     attempt("rate the answer", lambda: uc.rate_answer(wb, uc.RateAnswer(
         instance=instance, answer_id=answer_id, rating=rating)))
 
 
-if conversation and conversation.messages:
+if conversation:
     render_conversation(conversation, rate)
+elif gone:
+    st.info(f"Conversation {as_plain_line(chosen)} is no longer there: it was deleted. A message below "
+            "starts a new one.", icon=":material/delete:")
 else:
     st.info("Start a conversation below. Each answer shows the memories it drew on — from this "
             "conversation and every other one in this instance — with their score parts.")

@@ -28,7 +28,15 @@ from redis.exceptions import LockNotOwnedError
 import core.bank.db as bank_db
 from core.admin.compaction import compact
 from core.admin.redaction import redact_copies
-from core.bank.index_ids import BANK_KINDS, ENTRY_KIND, bank_item_of, entry_index_id, summary_index_id
+from core.bank.index_ids import (
+    BANK_KINDS,
+    ENTRY_KIND,
+    SUMMARY_KIND,
+    BankKind,
+    bank_item_of,
+    entry_index_id,
+    summary_index_id,
+)
 from core.conversation import provenance
 from core.conversation.indexing import LOCK_TTL_MS, LOCK_WAIT_S
 from core.conversation.keys import (
@@ -40,7 +48,7 @@ from core.conversation.keys import (
     feedback_key,
     feedback_pending_key,
 )
-from core.errors import NotFound
+from core.errors import InvalidInput, NotFound
 from core.formation.supersede import mend
 from core.ids import SHARED_INSTANCE, validate_id
 from core.index.names import partition_name, postings_name
@@ -58,6 +66,11 @@ TOMBSTONE_TTL_S = 600
 MAX_PASSES = 10  # scans of a chain's keys; more would mean a writer ignores the tombstone
 BANK_TABLES = ("bank", "bank_entry", "bank_summary", "bank_event")
 log = logging.getLogger(__name__)
+
+
+class NothingToDelete(NotFound):
+    """Nothing of the instance has the id given: no such chain, memory or bank (never there, or already
+    deleted). Raised before anything is removed."""
 
 
 class DeletionReport(BaseModel):
@@ -134,7 +147,7 @@ class Deletion:
         if not report.removed_anything:
             if earlier is None:
                 r.delete(tombstone)  # nothing was ever there: the id stays free
-            raise NotFound(f"no chain {chain_id!r} in instance {instance!r}")
+            raise NothingToDelete(f"no chain {chain_id!r} in instance {instance!r}")
         report.notes.append(f"new turns on chain {chain_id!r} are refused for {TOMBSTONE_TTL_S // 60} "
                             "minutes; continue under another chain id")
         self.chains.add(chain_id)
@@ -144,7 +157,12 @@ class Deletion:
         """Remove one memory: its index row; a thought from Redis too (found through its index row, or
         in `chain_id` when it is not indexed yet); a bank entry or summary from its bank.
 
-        Deleting a bank summary deletes the entries it compressed (it is what stands for them)."""
+        A bank entry or summary is named by its index row's id ("be-…", "bs-…") or by its own id (the one
+        `memory_bank_add` and the bank's snapshot return). An id that could name two things names, in
+        this order: the memory-index row with that id (a thought, an added memory; a bank item sharing
+        its id stays, and a note says how to name it); a bank item by its row id; a bank entry or
+        summary by its own id, refused as ambiguous when an entry and a summary share it. Deleting a
+        bank summary deletes the entries it compressed (it is what stands for them)."""
         validate_id(memory_id, "memory id")
         if chain_id is not None:
             validate_id(chain_id, "chain_id")
@@ -176,13 +194,18 @@ class Deletion:
             self.ids.update(gone)
             self.chains.add(chain)
             self._remember(rows)
-        elif (row is not None and row.kind in BANK_KINDS) or bank_item_of(memory_id) is not None:
-            self._delete_bank_item(memory_id, report)
-        elif row is not None:
+        elif row is not None and row.kind not in BANK_KINDS:
             self._remember(rows)
             report.index_rows = wb.index.delete(instance, [memory_id])
+            if same := bank_items_with_own_id(self.wb, self.instance, memory_id):
+                report.notes.append(f"{' and '.join(same)} also {'has' if len(same) == 1 else 'have'} the id "
+                                    f"{memory_id!r} and stayed (a memory's own id names it first): forget "
+                                    f"{' or '.join(repr(_index_id(k, memory_id)) for k in same.values())} "
+                                    "to delete it")
+        elif (index_id := self._bank_item_named(memory_id, row)) is not None:
+            self._delete_bank_item(index_id, report)
         if not report.removed_anything:
-            raise NotFound(f"no memory {memory_id!r} in instance {instance!r}")
+            raise NothingToDelete(f"no memory {memory_id!r} in instance {instance!r}")
         return report
 
     def bank(self, name: str, *, keep: bool = False) -> DeletionReport:
@@ -195,7 +218,7 @@ class Deletion:
         report = DeletionReport(target="bank", instance=instance, id=name)
         with self.wb.pool().connection() as conn, conn.transaction():
             if not bank_db.lock_existing(conn, instance, name):
-                raise NotFound(f"no memory bank named {name!r} in instance {instance!r}")
+                raise NothingToDelete(f"no memory bank named {name!r} in instance {instance!r}")
             stats = bank_db.stats_row(conn, instance, name)
             indexed = conn.execute("SELECT id, content FROM memory WHERE instance = %s AND kind = ANY(%s) "
                                    "AND metadata->>'bank' = %s", (instance, list(BANK_KINDS), name)).fetchall()
@@ -270,6 +293,28 @@ class Deletion:
         r.zrem(feedback_pending_key(instance), *answer_ids)
         self.wb.thoughts.feedback_changed(instance, answer_ids)
 
+    def _bank_item_named(self, memory_id: str, row: MemoryRecord | None) -> str | None:
+        """The index id of the bank entry or summary `memory_id` names, or None. First as an index id
+        ("be-<entry id>", "bs-<summary id>": a bank row, or a bank item whose row is gone), then as an
+        entry's or a summary's own id. An entry and a summary may share an own id (a caller chooses an
+        entry's): then the id is refused as ambiguous, naming the two index ids, rather than guessing
+        (a summary takes the entries it compressed with it)."""
+        if row is not None and row.kind in BANK_KINDS:
+            return memory_id
+        prefixed = bank_item_of(memory_id)
+        if prefixed is not None:
+            with self.wb.pool().connection() as conn:
+                if bank_db.owner_of(conn, self.instance, *prefixed) is not None:
+                    return memory_id
+        own = bank_items_with_own_id(self.wb, self.instance, memory_id)
+        if len(own) > 1:
+            raise InvalidInput(f"{memory_id!r} is the id of a bank entry and of a bank summary: forget "
+                               f"{entry_index_id(memory_id)!r} for the entry or {summary_index_id(memory_id)!r} "
+                               "for the summary (and the entries it compressed)")
+        if own:
+            return _index_id(next(iter(own.values())), memory_id)
+        return memory_id if prefixed is not None else None  # a row already gone: its leftovers, if any
+
     def _delete_bank_item(self, index_id: str, report: DeletionReport) -> None:
         wb, instance = self.wb, self.instance
         kind, item_id = bank_item_of(index_id)
@@ -292,6 +337,21 @@ class Deletion:
         self.tables.update(BANK_TABLES)
         report.bank_rows = len(gone)
         report.index_rows = wb.index.delete(instance, index_ids)
+
+
+def bank_items_with_own_id(wb: Workbench, instance: str, item_id: str) -> dict[str, BankKind]:
+    """The bank entry and the bank summary of the instance whose own id is `item_id` (none, one, or
+    both: an entry's id is the caller's choice), as {"an entry of the bank 'ops'": kind}."""
+    found: dict[str, BankKind] = {}
+    with wb.pool().connection() as conn:
+        for kind, what in ((ENTRY_KIND, "an entry"), (SUMMARY_KIND, "a summary")):
+            if (bank := bank_db.owner_of(conn, instance, kind, item_id)) is not None:
+                found[f"{what} of the bank {bank!r}"] = kind
+    return found
+
+
+def _index_id(kind: BankKind, item_id: str) -> str:
+    return entry_index_id(item_id) if kind == ENTRY_KIND else summary_index_id(item_id)
 
 
 def delete_chain(wb: Workbench, instance: str, chain_id: str) -> DeletionReport:

@@ -109,10 +109,28 @@ async def _request_invalid(_: Request, exc: Exception) -> ProblemResponse:
     return problem(422, "invalid_input", explain_validation(_RequestErrors(exc)))
 
 
+def _unreadable_body(exc: StarletteHTTPException) -> str | None:
+    """What was wrong with a JSON body that FastAPI could not read for another reason than its syntax (it
+    answers those 400 "There was an error parsing the body", the reader's error as the cause): None
+    for any other error."""
+    cause = exc.__cause__
+    if exc.status_code != 400 or not isinstance(cause, ValueError | RecursionError):
+        return None
+    if isinstance(cause, UnicodeDecodeError):
+        return (f"body: not UTF-8 (byte 0x{cause.object[cause.start]:02x} at position {cause.start} is not "
+                "UTF-8 text); send the JSON encoded as UTF-8")
+    if isinstance(cause, RecursionError):
+        return "body: JSON nested too deeply to read; send fewer levels of lists and objects inside each other"
+    # A number of over 4300 digits, say; what follows ";" is advice for the server's Python, not the client.
+    return f"body: not valid JSON ({' '.join(str(cause).split(';')[0].split())[:160]})"
+
+
 async def _http_error(request: Request, exc: Exception) -> ProblemResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404 and "/instances//" in request.url.path:  # `/instances/$INST/…`, INST unset
         return problem(422, "invalid_input", f"instance: {EMPTY_INSTANCE}")
+    if (unreadable := _unreadable_body(exc)) is not None:
+        return problem(422, "invalid_input", unreadable)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     detail = {404: "no such endpoint; the OpenAPI page at /docs lists them",
               405: "this endpoint does not take that method; the OpenAPI page at /docs lists them"}.get(

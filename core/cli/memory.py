@@ -40,7 +40,8 @@ def search(ctx: WorkbenchContext, query: str, mode: str, kinds: tuple[str, ...],
 @confirmation_option("Delete this memory from every store?")
 @click.pass_obj
 def delete(ctx: WorkbenchContext, memory_id: str, chain_id: str | None) -> None:
-    """Delete one memory (a thought, a bank entry or summary, or any indexed item)."""
+    """Delete one memory by its id: a thought, an added memory, a bank entry or summary (the id `bank
+    add` printed), or any indexed item. An id that names nothing is an error."""
     from core import usecases as uc
 
     emit(uc.memory_delete(ctx.wb, uc.MemoryRef(memory_id=memory_id, chain_id=chain_id)))

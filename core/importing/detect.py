@@ -22,6 +22,10 @@ from core.importing.source import open_binary, peek_text
 Format = Literal["openai-jsonl", "chatgpt", "claude", "locomo", "memories-jsonl", "memories-csv",
                  "past-tasks", "workbench-chain"]
 FORMATS: tuple[str, ...] = Format.__args__
+# The workbench's own archive is no record format (it is restored whole, `core.archive`, never read here),
+# but it is a format `workbench import` takes: every list of formats shown to a user names it too.
+ARCHIVE = "workbench-archive"
+IMPORTABLE: tuple[str, ...] = (*FORMATS, ARCHIVE)
 Shape = Literal["jsonl", "json", "mem0-results", "chain", "csv", "folder"]
 FIRST_ITEM_EVENTS = 5000  # enough to meet the first item's keys, however long its values
 FIRST_OBJECT_EVENTS = 1_000_000  # a first JSON line longer than this is not read to its end
@@ -89,7 +93,7 @@ def reader(path: Path, found: Detected, *, include_system: bool = False, user_id
 def shaped(path: Path, fmt: str) -> Detected:
     """The format the user named, with the shape the file has."""
     if fmt not in FORMATS:
-        raise InvalidInput(f"unknown format {fmt!r}: use one of auto, {', '.join(FORMATS)}")
+        raise InvalidInput(f"unknown format {fmt!r}: use one of auto, {', '.join(IMPORTABLE)}")
     if path.is_dir():
         return Detected(fmt, "folder")  # type: ignore[arg-type]
     head = peek_text(path).lstrip()
@@ -165,4 +169,4 @@ def _first_object(path: Path) -> dict[str, Any]:
 
 
 def _unknown(path: Path, what: str) -> InvalidInput:
-    return InvalidInput(f"{path.name}: unknown format ({what}); give --format, one of {', '.join(FORMATS)}")
+    return InvalidInput(f"{path.name}: unknown format ({what}); give --format, one of {', '.join(IMPORTABLE)}")

@@ -155,12 +155,18 @@ def memory_bank_query(wb: Workbench, req: uc.BankQuery, caller: uc.Principal) ->
 
 def forget(wb: Workbench, req: uc.Forget, caller: uc.Principal) -> uc.DeletionReport:
     """Forget something for good, from every store (copies and search index included): one memory
-    (`target` "memory", by its id; add `chain_id` for a conversation thought), a whole conversation
-    (`target` "chain", by its chain_id) or a whole memory bank (`target` "bank", by its name).
+    (`target` "memory", by its id: an add_memory id, a ui_remember thought id (add its `chain_id`: a
+    thought just stored may not be indexed yet), or the id of a bank step or summary as memory_bank_add
+    and memory_bank_query return it), a
+    whole conversation (`target` "chain", by its chain_id) or a whole memory bank (`target` "bank", by
+    its name). Forgetting a bank summary forgets the steps it compressed.
 
     Use it when the user asks to forget something. It cannot be undone.
 
-    Returns what was removed, counted per store, and notes; all counts zero means nothing was there.
+    Forgetting what is not there is not an error, so a retry is safe: it returns the same report with
+    every count zero and a note "… nothing was there to forget (already forgotten, or a mistyped id)".
+
+    Returns what was removed, counted per store (`thoughts`, `index_rows`, `bank_rows`, …), and notes.
     """
     return uc.forget(wb, req)
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from core.usecases.access import (CreatedKey, CreateKey, KeyRef, authenticate, create_key, keys_exist,
                                   list_keys, revoke_key)
-from core.usecases.admin import (ChainExport, ChainList, ChainRef, DemoLoad, DemoOutcome, MemoryRef, RecentRequest,
-                                 ReembedResult, ServicesReport, chain, chain_delete, chain_export, chains,
+from core.usecases.admin import (ChainDocument, ChainExport, ChainList, ChainRef, DemoLoad, DemoOutcome, MemoryRef,
+                                 RecentRequest, ReembedResult, ServicesReport, chain, chain_delete, chain_export, chains,
                                  demo_load, demo_reset, instance_names, instances, memory_delete,
                                  memory_search, recent, reembed, services, stored_counts)
 from core.usecases.archive import (ExportArchive, ExportResult, RestoreArchive, RestoreResult, export_archive,
@@ -113,7 +113,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",
-           "BankInfo", "BankQuery", "BankRef", "BankSnapshot", "ChainDetail", "ChainExport", "CheckedFiles", "ChainList",
+           "BankInfo", "BankQuery", "BankRef", "BankSnapshot", "ChainDetail", "ChainDocument", "ChainExport", "CheckedFiles", "ChainList",
            "ChainPage", "ChainRef", "ClearLabels", "CompareRequest", "Comparison", "ContextItem", "Conversation",
            "ConversationMessage", "ConversationRef", "CreateKey", "CreatedKey", "DeleteProfile", "DeletionReport", "DemoLoad",
            "DemoOutcome",

@@ -4,9 +4,10 @@ re-embedding; the demo data."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from core import demo
 from core.admin.deletion import DeletionReport, delete_chain, delete_memory
@@ -16,6 +17,7 @@ from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, Hit, In
 from core.admin.overview import Overview, memories_by_model, not_in_vector_leg, overview
 from core.admin.overview import instance_names as user_instances
 from core.config import settings_file_in_use
+from core.conversation.thoughts import FeedbackRecord, Thought
 from core.ids import Id
 from core.services import RedisRepair, ServicesStopped, ServiceStatus
 from core.usecases.base import InstanceRequest, Progress
@@ -104,7 +106,24 @@ def chain(wb: Workbench, req: ChainRef) -> ChainDetail:
 class ChainExport(BaseModel):
     instance: str
     chain_id: str
-    document: str = Field(description="JSON, format memory-workbench/chain@1")
+    document: str = Field(description="JSON, format memory-workbench/chain@1 (`ChainDocument`)")
+
+
+class ChainDocument(BaseModel):
+    """A chain's export document, as `workbench chains export` writes it and the HTTP export sends it:
+    `workbench import` reads it back as the workbench-chain format. Its schema, for the OpenAPI page
+    (`core.admin.explorer.export_chain` writes the document)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["memory-workbench/chain@1"]
+    exported_at: datetime
+    instance: str
+    chain_id: str
+    title: str
+    thoughts: list[Thought] = Field(description="every thought of the chain in order: user, assistant and "
+                                                "metrics thoughts")
+    feedback: dict[str, FeedbackRecord] = Field(description="the feedback on each answer, by its thought id")
 
 
 def chain_export(wb: Workbench, req: ChainRef) -> ChainExport:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.admin.deletion import DeletionReport, clear_bank, delete_bank
+from core.admin.deletion import DeletionReport, bank_items_with_own_id, clear_bank, delete_bank
 from core.bank.agent import StepContext, StepOutcome, TaskMemory
 from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankConfig, BankInfo, BankSnapshot, BankStats,
                        MemoryBank, MemoryEntry, MemoryQuery, list_banks)
-from core.errors import NotFound
+from core.bank.index_ids import SUMMARY_KIND
+from core.errors import InvalidInput, NotFound
 from core.runtime import Workbench
 from core.usecases.base import InstanceRequest
 
@@ -37,7 +38,12 @@ class BankAdd(BankRef):
 
 
 def bank_add(wb: Workbench, req: BankAdd) -> AddEntryResult:
+    """Store the entry. An id given is refused when it is already another memory's or a summary's (the
+    bank refuses another entry's): `forget` finds an entry by its id, and one id naming two things would
+    make a retried forget delete the other."""
     instance = req.instance_in(wb)
+    if "id" in req.entry.model_fields_set:
+        _check_unused(wb, instance, req.entry.id)
     try:
         stored = MemoryBank.open(wb, instance, req.bank).config
     except NotFound:
@@ -46,6 +52,14 @@ def bank_add(wb: Workbench, req: BankAdd) -> AddEntryResult:
                       max_entries=req.max_entries or stored.max_entries,
                       compression_threshold=req.compression_threshold or stored.compression_threshold)
     return bank.add_entry(req.entry)
+
+
+def _check_unused(wb: Workbench, instance: str, entry_id: str) -> None:
+    taken = [f"a memory of kind {row.kind}" for row in wb.index.get(instance, [entry_id])]
+    taken += [item for item, kind in bank_items_with_own_id(wb, instance, entry_id).items() if kind == SUMMARY_KIND]
+    if taken:
+        raise InvalidInput(f"entry.id: {entry_id!r} is already the id of {taken[0]} in instance {instance!r}; "
+                           "leave id out for a new one, or choose another")
 
 
 class BankQuery(BankRef):

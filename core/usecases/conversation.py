@@ -15,7 +15,7 @@ from core.conversation.metrics import ContextItem, Origin, TurnMetrics
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord, \
     Thought
 from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
-from core.errors import ProviderError, ServiceUnavailable, outage
+from core.errors import NotFound, ProviderError, ServiceUnavailable, outage
 from core.formation.summaries import summarise_quiet
 from core.ids import Id
 from core.usecases.base import InstanceRequest
@@ -106,9 +106,12 @@ class Conversation(BaseModel):
 
 def conversation(wb: Workbench, req: ConversationRef) -> Conversation:
     """A chain as the Chat page shows it: its messages in order, each answer with its feedback and metrics.
-    A chain with no thoughts (new, or deleted) has no messages."""
+    NotFound for a chain with no thoughts (never made, or deleted): a chain is never empty, and a read
+    says so as export and delete do."""
     instance = req.instance_in(wb)
     thoughts = wb.thoughts.chain_thoughts(instance, req.chain_id)
+    if not thoughts:
+        raise NotFound(f"no chain {req.chain_id!r} in instance {instance!r} (it may have been deleted)")
     answers = [t.id for t in thoughts if t.category == CATEGORY_ASSISTANT]
     feedback = wb.thoughts.feedback(answers) if answers else {}
     metrics = (TurnMetrics.from_fields(t.to_hash()) for t in thoughts if t.category == CATEGORY_METRICS)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from core.errors import InvalidInput
 from core.ids import Id
-from core.importing.detect import FORMATS, Detected, detect, reader, shaped
+from core.importing.detect import ARCHIVE, IMPORTABLE, Detected, detect, reader, shaped
 from core.importing.records import InvalidRecord, content_id
 from core.importing.runner import ImportCounts, ImportOutcome, ImportPreview, refusal, validate, write
 from core.importing.source import file_hash
@@ -31,9 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["IMPORT_FORMATS", "ImportCounts", "ImportOutcome", "ImportPreview", "InvalidRecord"]
 
-ARCHIVE = "workbench-archive"
 UPLOAD_KEPT_S = 3600.0  # an upload previewed and never imported is removed after this
-IMPORT_FORMATS: tuple[str, ...] = ("auto", *FORMATS, ARCHIVE)
+IMPORT_FORMATS: tuple[str, ...] = ("auto", *IMPORTABLE)
 
 
 class ImportFile(InstanceRequest):

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
-from core.admin.deletion import DeletionReport, delete_bank, delete_chain, delete_memory
+from core.admin.deletion import (
+    DeletionReport,
+    NothingToDelete,
+    bank_items_with_own_id,
+    delete_bank,
+    delete_chain,
+    delete_memory,
+)
 from core.conversation.thoughts import RatingRecord
 from core.errors import InvalidInput
 from core.ids import Id, pg_json
@@ -88,32 +95,48 @@ def add_memory(wb: Workbench, req: AddMemory) -> AddedMemory:
 
 def _check_replaceable(wb: Workbench, instance: str, memory_id: str) -> None:
     """InvalidInput when `memory_id` is a memory that `add_memory` did not add: one of a chain (a message, or
-    what formation made of one) or of another kind (a bank entry)."""
+    what formation made of one) or of another kind (a bank entry), or a bank entry's or summary's own id
+    (`forget` takes those too: one id naming two things would make a retried forget delete the other)."""
     there = wb.index.get(instance, [memory_id])
     if there and (there[0].chain_id is not None or there[0].kind not in ADDABLE_KINDS):
         row = there[0]
         whose = f" of chain {row.chain_id!r}" if row.chain_id is not None else ""
         raise InvalidInput(f"id {memory_id!r} is a {row.kind} memory{whose}, which add_memory cannot replace: "
                            "leave id out for a new one, or choose another")
+    if not there and (items := bank_items_with_own_id(wb, instance, memory_id)):
+        raise InvalidInput(f"id {memory_id!r} is the id of {' and of '.join(items)}: leave id out for a new "
+                           "one, or choose another")
 
 
 class Forget(InstanceRequest):
-    """What to forget: one memory (by id; a thought's chain when it is not indexed yet), a whole chain, or
-    a whole memory bank."""
+    """What to forget: one memory (by id, a bank entry's or summary's own id included; a thought's chain
+    when it is not indexed yet), a whole chain, or a whole memory bank."""
 
     target: Literal["memory", "chain", "bank"]
-    id: Id = Field(description="the memory id, the chain id, or the bank's name")
+    id: Id = Field(description="the memory id (a bank entry's or summary's id too), the chain id, or the "
+                               "bank's name")
     chain_id: Id | None = Field(None, description="with target 'memory': the thought's chain")
 
 
+NOTHING_THERE = "nothing was there to forget (already forgotten, or a mistyped id)"
+
+
 def forget(wb: Workbench, req: Forget) -> DeletionReport:
-    """Remove it from every store, derived copies included; the report says what was removed."""
+    """Remove it from every store, derived copies included; the report says what was removed.
+
+    Idempotent, as a retry after an unknown outcome needs (DESIGN §10): forgetting what is not there is
+    no error but a report with every count zero and a note saying nothing was there. The delete use
+    cases (`memory_delete`, `chain_delete`, `bank_delete`: the CLI's and the HTTP API's DELETE) raise
+    NotFound instead, as a command or a REST resource does."""
     instance = req.instance_in(wb)
-    if req.target == "chain":
-        return delete_chain(wb, instance, req.id)
-    if req.target == "bank":
-        return delete_bank(wb, instance, req.id)
-    return delete_memory(wb, instance, req.id, chain_id=req.chain_id)
+    try:
+        if req.target == "chain":
+            return delete_chain(wb, instance, req.id)
+        if req.target == "bank":
+            return delete_bank(wb, instance, req.id)
+        return delete_memory(wb, instance, req.id, chain_id=req.chain_id)
+    except NothingToDelete as e:
+        return DeletionReport(target=req.target, instance=instance, id=req.id, notes=[f"{e}: {NOTHING_THERE}"])
 
 
 class RateAnswer(InstanceRequest):

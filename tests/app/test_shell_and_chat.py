@@ -129,3 +129,23 @@ def test_the_why_of_a_turn_adds_up_from_what_the_page_shows(app_env, workbench, 
         assert abs((own + 0.3 * row["chain score"]) / 1.3 - row["combined"]) < 0.01, row
         assert abs(r["sem"] * row["semantic"] + r["cov"] * row["coverage"] + 0.2 * row["speaker"]
                    - row["relevance"]) < 0.01, row
+
+
+def test_the_chat_page_says_so_when_its_open_conversation_was_deleted(app_env, workbench, instance):
+    """Reading a deleted chain is NotFound now (it read as a chain without messages): the page says the
+    conversation is gone, and the next message starts a new one rather than going to the deleted id."""
+    from core import usecases as uc
+
+    Remember(workbench).run(UiRememberParams(thought="The spare key is under the blue pot", chain_id="keys"),
+                            instance=instance)
+    at = open_page("pages/chat.py", instance=instance)
+    at.selectbox(key="chat_chain_select").select("keys").run()
+    assert not at.exception and not at.error
+    uc.forget(workbench, uc.Forget(instance=instance, target="chain", id="keys"))  # an assistant forgot it
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Conversation keys is no longer there" in i.value for i in at.info)
+    at.chat_input[0].set_value("Where is the spare key?").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    [chain] = workbench.thoughts.chains(instance)
+    assert chain.chain_id != "keys" and chain.title == "Where is the spare key?"

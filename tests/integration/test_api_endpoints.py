@@ -3,6 +3,7 @@ the body limit, health and readiness, and the OpenAPI page."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -58,15 +59,54 @@ def test_a_conversation_over_http(client, instance, workbench):
     assert [m["role"] for m in conversation["messages"]] == ["user", "assistant"] * 2
     origin = conversation["messages"][1]["metrics"]  # each turn records the front end and key it came by
     assert origin["source"] == "http" and origin["key"] == client.key_name
-    exported = client.get("/chains/car/export").json()
-    assert exported["chain_id"] == "car" and "level 3" in exported["document"]
+    exported = client.get("/chains/car/export")
+    assert exported.headers["content-type"] == "application/json"
+    assert exported.headers["content-disposition"] == 'attachment; filename="car.json"'
+    document = uc.ChainDocument.model_validate_json(exported.content)
+    assert document.chain_id == "car" and any("level 3" in t.thought for t in document.thoughts)
+    # What `workbench chains export` writes, but for the time of the export.
+    written = uc.chain_export(workbench, uc.ChainRef(instance=instance, chain_id="car")).document
+    assert {**json.loads(exported.content), "exported_at": None} == {**json.loads(written), "exported_at": None}
 
     report = client.post("/retrieve", json={"query": "where is the car parked", "trace": True})
     assert report.status_code == 200 and report.json()["instance"] == instance
 
     deleted = client.delete("/chains/car")
     assert deleted.status_code == 200 and deleted.json()["thoughts"] >= 4
-    assert client.get("/chains/car").json()["messages"] == []
+    # A chain is never empty: read, export and delete of a deleted one all say 404 (the read said 200, no
+    # messages).
+    for method, path in (("GET", "/chains/car"), ("GET", "/chains/car/export"), ("DELETE", "/chains/car")):
+        assert assert_problem(client.request(method, path), 404, "not_found")["detail"] == (
+            f"no chain 'car' in instance {instance!r}" + ("" if method == "DELETE" else " (it may have been deleted)"))
+
+
+def test_the_chain_export_imports_again_as_it_was_received(client, instance, workbench, tmp_path):
+    """The export was {"instance", "chain_id", "document": "<the export as a JSON string>"}, which
+    `workbench import` refused: "unknown format (JSON objects with the keys ['chain_id', 'document', …])"."""
+    assert client.post("/remember", json={"thought": "I parked on level 3", "chain_id": "car"}).status_code == 200
+    path = tmp_path / "car-export.json"
+    path.write_bytes(client.get("/chains/car/export").content)
+    other = f"{instance}-copy"
+    done = uc.import_file(workbench, uc.ImportFile(instance=other, path=path))
+    assert done.preview.format == "workbench-chain" and done.outcome.created.messages == 2
+    copied = uc.conversation(workbench, uc.ConversationRef(instance=other, chain_id="car"))
+    assert copied.messages[0].thought.thought == "I parked on level 3"
+
+
+def test_a_bank_entry_and_summary_are_deleted_by_the_ids_the_bank_gives(client):
+    """DELETE /memories/<an entry's or a summary's id> was 404: only the index row's "be-…" id worked."""
+    settings = {"max_entries": 4, "compression_threshold": 4}
+    ids = [client.post("/banks/small/entries", json={"entry": {"command": f"step {i}", "result": "ok"}, **settings}
+                       ).json()["entry"]["id"] for i in range(4)]
+    [summary] = client.get("/banks/small/snapshot").json()["summaries"]
+    live = ids[-1]
+    gone = client.delete(f"/memories/{live}")
+    assert gone.status_code == 200 and (gone.json()["bank_rows"], gone.json()["index_rows"]) == (1, 1), gone.text
+    gone = client.delete(f"/memories/{summary['id']}")
+    assert gone.status_code == 200 and gone.json()["bank_rows"] == 1 + len(summary["source_entries"]), gone.text
+    assert client.get("/banks/small").json()["total_entries"] == 4 - 1 - len(summary["source_entries"])
+    # Deleted: 404, as the OpenAPI page and the README say (the MCP tool `forget` reports zero counts).
+    assert_problem(client.delete(f"/memories/{live}"), 404, "not_found")
 
 
 def test_feedback_summary_takes_the_cli_groupings_and_imported_answers(client, instance, workbench):
@@ -148,6 +188,7 @@ def test_the_instance_list_is_the_keys_scope(client, api, instance):
     ("post", "/past-tasks/search", {"user_id": "maya"}, 422),
     ("get", "/chains?page=0", None, 422),
     ("get", "/chains?order=sideways", None, 422),
+    ("get", "/chains/no-such-chain", None, 404),
     ("get", "/chains/no-such-chain/export", None, 404),
     ("post", "/banks/trip/entries", {"entry": {"nonsense": 1}}, 422),
     ("post", "/banks/trip/query", {"max_results": 0}, 422),
@@ -166,6 +207,19 @@ def test_bad_input_is_refused_with_a_problem_naming_the_field(client, method, pa
 def test_malformed_json_unknown_routes_and_methods(client, api):
     broken = client.post("/remember", content=b"{not json", headers={"content-type": "application/json"})
     assert "body: not valid JSON (Expecting property name" in assert_problem(broken, 422, "invalid_input")["detail"]
+    # These were 400 "There was an error parsing the body" (code http_error), naming nothing to change.
+    json_body = {"content-type": "application/json"}
+    latin1 = client.post("/remember", content='{"thought": "latin1 été"}'.encode("latin-1"), headers=json_body)
+    assert assert_problem(latin1, 422, "invalid_input")["detail"] == (
+        "body: not UTF-8 (byte 0xe9 at position 20 is not UTF-8 text); send the JSON encoded as UTF-8")
+    depth = 20_000  # within the test server's 64 KiB limit; the JSON reader stops at about 1,000
+    deep = f'{{"thought": "x", "intermediate_steps": {"[" * depth}{"]" * depth}}}'.encode()
+    assert assert_problem(client.post("/remember", content=deep, headers=json_body), 422, "invalid_input")[
+        "detail"] == "body: JSON nested too deeply to read; send fewer levels of lists and objects inside each other"
+    huge = client.post("/remember", content=b'{"thought": "x", "top_k": ' + b"9" * 5000 + b"}", headers=json_body)
+    assert assert_problem(huge, 422, "invalid_input")["detail"] == (
+        "body: not valid JSON (Exceeds the limit (4300 digits) for integer string conversion: value has 5000 "
+        "digits)")
     text = client.post("/remember", content=b"thought=hi", headers={"content-type": "text/plain"})
     assert "Content-Type: application/json" in assert_problem(text, 422, "invalid_input")["detail"]
     assert_problem(httpx.get(f"{api}/v1/nowhere"), 404, "not_found")
@@ -190,7 +244,16 @@ def test_health_readiness_and_openapi(api):
     ready = httpx.get(f"{api}/readyz")
     assert ready.status_code == 200 and {s["name"] for s in ready.json()["services"]} == {"Redis", "Postgres"}
     assert "swagger" in httpx.get(f"{api}/docs").text.lower()
-    paths = httpx.get(f"{api}/openapi.json").json()["paths"]
+    spec = httpx.get(f"{api}/openapi.json").json()
+    paths = spec["paths"]
+    # The export's body is the chain document itself; the deletes and the chain read document their 404.
+    export = paths["/v1/instances/{instance}/chains/{chain_id}/export"]["get"]["responses"]
+    assert export["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ChainDocument"}
+    assert set(spec["components"]["schemas"]["ChainDocument"]["properties"]) == set(uc.ChainDocument.model_fields)
+    for path, method in (("chains/{chain_id}", "get"), ("chains/{chain_id}", "delete"),
+                         ("memories/{memory_id}", "delete"), ("banks/{bank}", "delete")):
+        assert "already deleted" in paths[f"/v1/instances/{{instance}}/{path}"][method]["responses"]["404"][
+            "description"], path
     assert {"/v1/instances/{instance}/remember", "/v1/instances/{instance}/retrieve", "/healthz",
             "/v1/instances/{instance}/memories/search", "/v1/instances/{instance}/past-tasks/search",
             "/v1/instances/{instance}/feedback/summary", "/v1/instances/{instance}/banks"} <= set(paths)

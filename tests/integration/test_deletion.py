@@ -204,3 +204,104 @@ def test_a_retry_after_a_deletion_in_its_chain_stores_nothing_again(workbench, i
     said = [t.thought for t in workbench.thoughts.chain_thoughts(instance, "retry") if t.category == CATEGORY_USER]
     assert said == ["My cat is called Miso"]
     assert "Quokkadrome" not in late.model_dump_json()  # its result's copies of the text were redacted
+
+
+def two_full_banks(wb, instance: str) -> tuple[MemoryBank, MemoryBank]:
+    """Two banks holding the same steps, each compressed once: one live entry more than its summary's 3."""
+    banks = (MemoryBank(wb, instance, "by-own-id"), MemoryBank(wb, instance, "by-row-id"))
+    for bank in banks:
+        for i in range(6):
+            bank.add_entry(MemoryEntry(command=f"systemctl restart svc{i}", result="active"))
+    return banks
+
+
+def counts(report) -> dict:
+    return report.model_dump(exclude={"id"})
+
+
+def test_a_bank_entry_or_summary_is_deleted_by_its_own_id(workbench, instance):
+    """The id memory_bank_add and the bank's snapshot return: "no memory '…'" before; only the index row's
+    "be-…" worked. It deletes what "be-…"/"bs-…" deletes, with the same report."""
+    from core import usecases as uc
+
+    own, by_row = two_full_banks(workbench, instance)
+    entry, row_entry = own.get_all_memories()[-1], by_row.get_all_memories()[-1]
+    report = uc.memory_delete(workbench, uc.MemoryRef(instance=instance, memory_id=entry.id))
+    assert report.id == entry.id and (report.bank_rows, report.index_rows) == (1, 1)
+    assert counts(report) == counts(delete_memory(workbench, instance, f"be-{row_entry.id}"))
+    assert entry.id not in [e.id for e in own.get_all_memories()]
+    assert workbench.index.get(instance, [f"be-{entry.id}"]) == []
+
+    [summary], [row_summary] = own.get_summaries(), by_row.get_summaries()
+    report = delete_memory(workbench, instance, summary.id)
+    assert (report.bank_rows, report.index_rows) == (4, 4)  # the summary and the 3 entries it stood for
+    assert counts(report) == counts(delete_memory(workbench, instance, f"bs-{row_summary.id}"))
+    assert own.get_summaries() == [] and len(own.get_all_memories()) == 2
+    hits = search_memory(workbench, ExplorerSearch(query="systemctl restart svc0", instance=instance,
+                                                   mode="text")).hits
+    assert all(h.id != f"bs-{summary.id}" and h.id != f"be-{entry.id}" for h in hits)
+
+    # Gone: the delete use cases say so, as they did; `forget` says nothing was there (next test).
+    with pytest.raises(NotFound, match=f"no memory '{entry.id}'"):
+        uc.memory_delete(workbench, uc.MemoryRef(instance=instance, memory_id=entry.id))
+
+
+def test_forget_of_what_is_not_there_is_a_report_of_zero_counts(workbench, instance):
+    """`forget` is annotated idempotent, and a retry after an unknown outcome must not report a failure for
+    a deletion that went through: an unknown id was an error (an MCP tool error)."""
+    from core import usecases as uc
+
+    turn(workbench, instance, "gone-soon", "Forget this conversation about the lighthouse.")
+    entry = uc.bank_add(workbench, uc.BankAdd(instance=instance, bank="steps", entry=MemoryEntry(
+        command="ls", result="3 files"))).entry
+    for target, ident in (("chain", "gone-soon"), ("memory", entry.id), ("bank", "steps")):
+        first = uc.forget(workbench, uc.Forget(instance=instance, target=target, id=ident))
+        assert first.removed_anything or target == "bank", first
+        again = uc.forget(workbench, uc.Forget(instance=instance, target=target, id=ident))
+        what = {"chain": "chain", "memory": "memory", "bank": "memory bank named"}[target]
+        assert again.model_dump() == {
+            "target": target, "instance": instance, "id": ident, "thoughts": 0, "feedback": 0, "outbox": 0,
+            "requests": 0, "index_rows": 0, "bank_rows": 0, "copies": 0, "marks": 0,
+            "notes": [(f"no {what} {ident!r} in instance {instance!r}: nothing was there to forget (already "
+                       "forgotten, or a mistyped id)")]}
+    # The delete use cases (the CLI's, HTTP DELETE's) still say NotFound.
+    with pytest.raises(NotFound):
+        uc.chain_delete(workbench, uc.ChainRef(instance=instance, chain_id="gone-soon"))
+    with pytest.raises(NotFound):
+        uc.bank_delete(workbench, uc.BankRef(instance=instance, bank="steps"))
+
+
+def test_an_id_that_could_name_two_things(workbench, instance):
+    """A memory's id names it first; an entry and a summary sharing an id are refused as ambiguous; and no
+    write makes an id name two things any more (a retried forget would then delete the other)."""
+    from core import usecases as uc
+
+    bank = MemoryBank(workbench, instance, "ops")
+    for i in range(6):
+        bank.add_entry(MemoryEntry(command=f"deploy v{i}", result="ok"))
+    [summary] = bank.get_summaries()
+    uc.add_memory(workbench, AddMemory(instance=instance, content="Ada deploys on Fridays", id="shared"))
+    # Made before the writes refused it (the bank itself does not look at other memories' ids).
+    bank.add_entry(MemoryEntry(id="shared", command="deploy v6", result="ok"))
+    bank.add_entry(MemoryEntry(id=summary.id, command="deploy v7", result="ok"))
+
+    report = delete_memory(workbench, instance, "shared")
+    assert (report.index_rows, report.bank_rows) == (1, 0)  # the memory, not the entry
+    assert report.notes == [("an entry of the bank 'ops' also has the id 'shared' and stayed (a memory's own "
+                             "id names it first): forget 'be-shared' to delete it")]
+    assert "shared" in [e.id for e in bank.get_all_memories()]
+    with pytest.raises(InvalidInput) as ambiguous:
+        delete_memory(workbench, instance, summary.id)
+    assert str(ambiguous.value) == (f"{summary.id!r} is the id of a bank entry and of a bank summary: forget "
+                                    f"'be-{summary.id}' for the entry or 'bs-{summary.id}' for the summary "
+                                    "(and the entries it compressed)")
+    assert len(bank.get_summaries()) == 1  # nothing deleted
+
+    # The writes that take a caller's id refuse one that already names something else.
+    with pytest.raises(InvalidInput, match="id 'shared' is the id of an entry of the bank 'ops': leave id out"):
+        uc.add_memory(workbench, AddMemory(instance=instance, content="x", id="shared"))
+    uc.add_memory(workbench, AddMemory(instance=instance, content="Ada's laptop is a ThinkPad", id="laptop"))
+    for taken, says in (("laptop", "a memory of kind observation"), (summary.id, "a summary of the bank 'ops'")):
+        with pytest.raises(InvalidInput, match=f"entry.id: '{taken}' is already the id of {says}"):
+            uc.bank_add(workbench, uc.BankAdd(instance=instance, bank="ops", entry=MemoryEntry(
+                id=taken, command="x")))

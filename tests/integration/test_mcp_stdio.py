@@ -70,6 +70,9 @@ def test_tools_have_schemas_from_the_requests_and_descriptions(data_dir, instanc
         assert tools["retrieve_memory"].annotations.read_only_hint
         assert f'skill_name "{SUMMARY_SKILL}"' in tools["memory_bank_query"].description
         assert tools["forget"].annotations.destructive_hint
+        # Annotated idempotent, and it is: the description says what forgetting what is not there returns.
+        assert tools["forget"].annotations.idempotent_hint
+        assert "not there is not an error, so a retry is safe" in tools["forget"].description
         assert {t.uri_template for t in templates} == {"workbench://chains/{chain_id}{?instance}",
                                                        "workbench://banks/{bank}{?instance}"}
 
@@ -134,6 +137,9 @@ def test_each_tool_accepts_good_input_and_refuses_bad_input_with_the_cli_message
             assert (rated["rating"], rated["comment"]) == ("down", "wrong level")
             forgotten = await ok(s, "forget", {"target": "memory", "id": added["id"]})
             assert forgotten["index_rows"] == 1
+            # A bank step by the id memory_bank_add returned ("no memory '…'" before: only "be-…" worked).
+            step_gone = await ok(s, "forget", {"target": "memory", "id": step["entry"]["id"]})
+            assert (step_gone["bank_rows"], step_gone["index_rows"]) == (1, 1)
 
             bad = [("ui_remember", uc.UiRememberParams, {"thought": "   "}),
                    ("ui_remember", uc.UiRememberParams,
@@ -179,7 +185,15 @@ def test_a_conversation_its_rating_and_forgetting_it(workbench, data_dir, instan
 
             report = await ok(s, "forget", {"target": "chain", "id": first["chain_id"]})
             assert report["target"] == "chain" and report["thoughts"] == 6
-            assert json.loads((await s.read_resource(uri)).contents[0].text)["messages"] == []
+            # Gone: the transcript is an error (it read as a chain without messages), and a retried forget
+            # is no error but a report of nothing removed.
+            gone = f"no chain {first['chain_id']!r} in instance {instance!r}"
+            with pytest.raises(MCPError) as missing:
+                await s.read_resource(uri)
+            assert missing.value.error.message == f"{gone} (it may have been deleted)"
+            again = await ok(s, "forget", {"target": "chain", "id": first["chain_id"]})
+            assert {k: v for k, v in again.items() if isinstance(v, int) and v} == {}
+            assert again["notes"] == [f"{gone}: nothing was there to forget (already forgotten, or a mistyped id)"]
 
     anyio.run(scenario)
 

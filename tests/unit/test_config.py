@@ -60,7 +60,7 @@ def test_a_service_url_its_library_cannot_read_is_refused_naming_the_setting(mon
     with pytest.raises(ConfigError) as e:
         load_settings()
     assert str(e.value) == (f"invalid setting — {name}: {said}. Fix it in the environment or in "
-                            ".streamlit/secrets.toml.")
+                            f"{secrets_file()}.")
     assert "SuperSecretPW123" not in str(e.value)
 
 
@@ -150,3 +150,24 @@ def test_the_settings_view_names_the_secrets_file_in_use(tmp_path, monkeypatch):
     path.write_text('INSTANCE = "from-file"\n')
     s = load_settings()
     assert s.instance == "from-file" and s.public_view()["SETTINGS_FILE"] == str(path)
+
+
+def test_a_bad_setting_names_the_secrets_file_actually_read(tmp_path, monkeypatch):
+    """It said "Fix it in the environment or in .streamlit/secrets.toml." whichever file
+    WORKBENCH_SECRETS_FILE named, and when none existed."""
+    bad = tmp_path / "x" / "bad-secrets.toml"
+    bad.parent.mkdir()
+    bad.write_text("GROQ_API_KEY = 123\n")
+    monkeypatch.setenv(SECRETS_FILE_ENV, str(bad))
+    with pytest.raises(ConfigError) as e:
+        load_settings()
+    assert str(e.value) == ("invalid setting — GROQ_API_KEY: Input should be a valid string. Fix it in the "
+                            f"environment or in {bad}.")
+    missing = tmp_path / "none.toml"
+    monkeypatch.setenv(SECRETS_FILE_ENV, str(missing))
+    monkeypatch.setenv("REDIS_URL", "http://localhost:6379")
+    with pytest.raises(ConfigError) as e:
+        load_settings()
+    assert str(e.value).endswith(f"Fix it in the environment (no secrets file was read: {missing} does not "
+                                 "exist).")
+    assert ".streamlit" not in str(e.value)

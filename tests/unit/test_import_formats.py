@@ -131,6 +131,22 @@ def test_bad_files_get_one_clear_message(tmp_path, content, message):
         detect.detect(path)
 
 
+def test_an_unknown_format_lists_every_format_import_takes(tmp_path):
+    """The list left out workbench-archive: it came from the record formats alone, not the one list of
+    formats `workbench import` and the Import page take."""
+    from core.usecases import IMPORT_FORMATS
+
+    path = tmp_path / "car-export.json"
+    path.write_text('{"instance": "default", "chain_id": "car", "document": "{}"}')
+    with pytest.raises(InvalidInput) as e:
+        detect.detect(path)
+    assert str(e.value).endswith(f"give --format, one of {', '.join(f for f in IMPORT_FORMATS if f != 'auto')}")
+    assert "workbench-archive" in str(e.value)
+    with pytest.raises(InvalidInput) as e:
+        detect.shaped(path, "yaml")
+    assert str(e.value) == f"unknown format 'yaml': use one of {', '.join(IMPORT_FORMATS)}"
+
+
 def test_truncated_json_and_bad_records_are_reported_with_their_place(tmp_path):
     whole = (DATA / "claude_conversations.json").read_text()
     cut = tmp_path / "cut.json"

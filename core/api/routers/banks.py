@@ -8,6 +8,7 @@ from fastapi import APIRouter, status
 
 from core import usecases as uc
 from core.api.deps import WB, ReadInstance, WriteInstance, on_path
+from core.api.problems import MEDIA_TYPE
 
 router = APIRouter(prefix="/v1/instances/{instance}/banks", tags=["banks"])
 
@@ -48,7 +49,10 @@ def clear(instance: WriteInstance, bank: str, wb: WB) -> uc.DeletionReport:
     return uc.bank_clear(wb, uc.BankRef(instance=instance, bank=bank))
 
 
-@router.delete("/{bank}", response_model=uc.DeletionReport)
+@router.delete("/{bank}", response_model=uc.DeletionReport, responses={404: {
+    "description": "no bank of that name in the instance (never made, or already deleted)",
+    "content": {MEDIA_TYPE: {}}}})
 def delete(instance: WriteInstance, bank: str, wb: WB) -> uc.DeletionReport:
-    """The bank and everything in it, from every store."""
+    """The bank and everything in it, from every store; 404 when no bank has that name (never made, or
+    already deleted)."""
     return uc.bank_delete(wb, uc.BankRef(instance=instance, bank=bank))

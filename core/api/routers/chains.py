@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from core import usecases as uc
 from core.api.deps import WB, Caller, ReadInstance, WriteInstance
+from core.api.problems import MEDIA_TYPE
 
 router = APIRouter(prefix="/v1/instances", tags=["chains"])
 
@@ -31,20 +33,30 @@ def chains(instance: ReadInstance, wb: WB, page: int = 1, page_size: int = 20,
     return uc.chains(wb, uc.ChainList(instance=instance, page=page, page_size=page_size, order=order))
 
 
-@router.get("/{instance}/chains/{chain_id}", response_model=uc.Conversation)
+NO_CHAIN = {404: {"description": "no chain with that id in the instance (never made, or already deleted)",
+                  "content": {MEDIA_TYPE: {}}}}
+
+
+@router.get("/{instance}/chains/{chain_id}", response_model=uc.Conversation, responses=NO_CHAIN)
 def conversation(instance: ReadInstance, chain_id: str, wb: WB) -> uc.Conversation:
-    """A chain's messages in order, each answer with its feedback and the metrics of its turn (no
-    messages: the chain is new or deleted)."""
+    """A chain's messages in order, each answer with its feedback and the metrics of its turn; 404 for a
+    chain that is not there (a chain is never empty)."""
     return uc.conversation(wb, uc.ConversationRef(instance=instance, chain_id=chain_id))
 
 
-@router.get("/{instance}/chains/{chain_id}/export", response_model=uc.ChainExport)
-def export(instance: ReadInstance, chain_id: str, wb: WB) -> uc.ChainExport:
-    """The chain as one JSON document (`document`, format memory-workbench/chain@1)."""
-    return uc.chain_export(wb, uc.ChainRef(instance=instance, chain_id=chain_id))
+@router.get("/{instance}/chains/{chain_id}/export", response_class=JSONResponse, responses={
+    200: {"model": uc.ChainDocument, "description": "the export document, as a download"}, **NO_CHAIN})
+def export(instance: ReadInstance, chain_id: str, wb: WB) -> Response:
+    """The chain's export document itself (format memory-workbench/chain@1), byte for byte what `workbench
+    chains export` writes, sent as a file `<chain_id>.json`: `workbench import` reads it back as received."""
+    exported = uc.chain_export(wb, uc.ChainRef(instance=instance, chain_id=chain_id))
+    return Response(exported.document, media_type="application/json", headers={
+        "Content-Disposition": f'attachment; filename="{exported.chain_id}.json"'})
 
 
-@router.delete("/{instance}/chains/{chain_id}", response_model=uc.DeletionReport)
+@router.delete("/{instance}/chains/{chain_id}", response_model=uc.DeletionReport, responses=NO_CHAIN)
 def delete(instance: WriteInstance, chain_id: str, wb: WB) -> uc.DeletionReport:
-    """The chain from every store: thoughts, feedback, queued index writes, served requests, index rows."""
+    """The chain from every store: thoughts, feedback, queued index writes, served requests, index rows.
+    404 when no chain has that id: never made, or already deleted (a retry of a deletion that went
+    through gets 404; the MCP tool `forget` answers it with a report of zero counts instead)."""
     return uc.chain_delete(wb, uc.ChainRef(instance=instance, chain_id=chain_id))

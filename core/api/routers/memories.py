@@ -6,6 +6,7 @@ from fastapi import APIRouter, status
 
 from core import usecases as uc
 from core.api.deps import WB, ReadInstance, WriteInstance, on_path
+from core.api.problems import MEDIA_TYPE
 
 router = APIRouter(prefix="/v1/instances/{instance}/memories", tags=["memories"])
 
@@ -28,7 +29,12 @@ def search(instance: ReadInstance, body: MemorySearch, wb: WB) -> uc.SearchOutco
     return uc.memory_search(wb, uc.ExplorerSearch(**on_path(body, instance=instance).model_dump()))
 
 
-@router.delete("/{memory_id}", response_model=uc.DeletionReport)
+@router.delete("/{memory_id}", response_model=uc.DeletionReport, responses={404: {
+    "description": "nothing in the instance has that id (never there, or already deleted)",
+    "content": {MEDIA_TYPE: {}}}})
 def delete(instance: WriteInstance, memory_id: str, wb: WB, chain_id: str | None = None) -> uc.DeletionReport:
-    """One memory from every store; `chain_id` finds a thought not indexed yet."""
+    """One memory from every store: by its id (a thought, an added memory, a bank entry or summary by
+    the id the bank returned); `chain_id` finds a thought not indexed yet. 404 when nothing has that id:
+    never there, or already deleted (a retry of a deletion that went through gets 404; the MCP tool
+    `forget` answers it with a report of zero counts instead)."""
     return uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=memory_id, chain_id=chain_id))
