@@ -96,6 +96,11 @@ class UiRememberParams(BaseModel):
         {}, description="outputs of the caller's earlier tools, by tool title, put into the prompt's "
                         "\"Intermediate tool outputs:\" beside the memory retrieval")
     include_history: bool = Field(True, description="whether the chain's chat history goes into the prompt")
+    include_prompt: bool | None = Field(
+        None, description="whether the result carries the exact prompt (`prompt`, chat history included); "
+                          "left out, the front end decides: the MCP tool leaves it out (an assistant need not "
+                          "read its own conversation back at every turn), the HTTP API, the CLI and the "
+                          "dashboard include it. The turn's metrics thought keeps it either way")
 
     @field_validator("style")
     @classmethod

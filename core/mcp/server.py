@@ -68,10 +68,12 @@ def ui_remember(wb: Workbench, req: uc.UiRememberParams, caller: uc.Principal) -
     leaves the conversation so far out of the prompt. A repeated `request_id` returns the first result.
 
     Returns the `answer`, the `chain_id`, the ids of the three thoughts stored (`thought2_id` is the
-    answer: pass it to `feedback`), the memories used (`context`, with their scores), the prompt, the
-    model and tokens, the time of each stage, the feedback the previous answer got, and `notes` (e.g.
-    memory unavailable, history cut to fit).
+    answer: pass it to `feedback`), the memories used (`context`, with their scores), the model and
+    tokens, the time of each stage, the feedback the previous answer got, and `notes` (e.g. memory
+    unavailable, history cut to fit); the exact prompt only with `include_prompt: true`.
     """
+    if req.include_prompt is None:  # this front end's default: an assistant's context is kept small
+        req = req.model_copy(update={"include_prompt": False})
     return uc.remember(wb, req, origin=uc.Origin(source="mcp", key=caller.name))
 
 

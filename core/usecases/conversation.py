@@ -32,13 +32,22 @@ def remember(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = No
              clock: Callable[[], datetime] | None = None) -> UiRememberResult:
     """One ui_remember turn: retrieve, synthesise, store the three thoughts, score the previous answer.
     `origin`: the front end (and API key) it came through, recorded with the turn."""
-    return Remember(wb, clock=clock, origin=origin).run(req)
+    return _as_asked(req, Remember(wb, clock=clock, origin=origin).run(req))
+
+
+def _as_asked(req: UiRememberParams, result: UiRememberResult) -> UiRememberResult:
+    """The result without its prompt when the request said `include_prompt` false (the turn stored it)."""
+    if req.include_prompt is not False:
+        return result
+    return result.model_copy(update={"prompt": [], "notes": [
+        *result.notes, "prompt left out of the result (include_prompt=false); the turn's metrics thought keeps it"]})
 
 
 def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None
                     ) -> Iterator[str | UiRememberResult]:
     """The same turn, yielding the answer's text as it is produced and then the result."""
-    return Remember(wb, origin=origin).stream(req)
+    for part in Remember(wb, origin=origin).stream(req):
+        yield part if isinstance(part, str) else _as_asked(req, part)
 
 
 class SweepResult(BaseModel):

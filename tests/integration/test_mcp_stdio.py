@@ -93,10 +93,15 @@ def test_each_tool_accepts_good_input_and_refuses_bad_input_with_the_cli_message
             turn = await ok(s, "ui_remember", {
                 "thought": "I parked on level 3 of the airport garage", "tags": ["car"],
                 "intermediate_steps": {"Calendar": "Flight BA117 on Friday at 9:00"},
-                "include_history": False})
+                "include_history": False, "include_prompt": True})
             assert turn["instance"] == instance and turn["tags"] == ["car"] and turn["thought2_id"]
             assert any("Flight BA117 on Friday" in m["content"] for m in turn["prompt"])
             assert any("include_history=false" in n for n in turn["notes"])
+            # An assistant reads no prompt back unless it asks: the next turn's would hold this one.
+            plain = await ok(s, "ui_remember", {"thought": "The car keys are in the blue bowl."})
+            assert plain["prompt"] == [] and any("include_prompt=false" in n for n in plain["notes"])
+            stored = uc.conversation(workbench, uc.ConversationRef(instance=instance, chain_id=plain["chain_id"]))
+            assert stored.messages[-1].metrics.prompt  # kept with the turn
 
             found = await ok(s, "internal_memory", {"user_id": "ada", "query": "garage budget",
                                                     "max_distance": 1.5})
