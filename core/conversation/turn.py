@@ -88,8 +88,9 @@ class UiRememberParams(BaseModel):
     temporal: str | None = Field(None, max_length=200)
     profile: Id | None = None
     request_id: Id | None = Field(
-        None, description="idempotency key: the same id again, with the same message, returns the first call's "
-                          "result, not a new turn (with another message it is refused); one is made when left "
+        None, description="idempotency key: the same id again, with the same message (and the same chain_id, "
+                          "or none), returns the first call's result, not a new turn (with another message it "
+                          "is refused; in another chain it is another turn's key); one is made when left "
                           "out (retrying a turn whose outcome was unknown needs the id its error message gives)")
     instance: Id | None = Field(None, description="the memory instance; None: the INSTANCE setting")
     intermediate_steps: dict[str, str] = Field(
