@@ -101,13 +101,18 @@ def op_controls() -> tuple[uc.ScopeParams, int]:
                         label_visibility="collapsed")
         ranker = st.checkbox("semantic_rank · enable_ranker (needs an LLM)", True, key=K + "ranker")
         rank_max = st.number_input("semantic_rank · output_memory_max_count", 1, 1000, 10, key=K + "rank_max")
-        st.caption("fuse_rerank · fuse_ratio_dict (score multiplier per memory type)")
+        fuse = uc.ScopeParams().fuse_rerank_op
+        also = {kind: fuse.counted_as(kind) for kind in uc.DEFAULT_FUSE_RATIOS}
+        counted = "; ".join(f"{', '.join(kinds)} count as {kind}" for kind, kinds in also.items() if kinds)
+        st.caption(f"fuse_rerank · fuse_ratio_dict (score multiplier per memory type; {counted})")
         ratios = {}
         cols = st.columns(2)
         for i, (kind, default) in enumerate(uc.DEFAULT_FUSE_RATIOS.items()):
-            ratios[kind] = cols[i % 2].number_input(kind, 0.0, 100.0, float(default), 0.1,
-                                                    key=K + "ratio_" + kind)
-        unknown = st.number_input("any other type", 0.0, 100.0, 0.1, 0.05, key=K + "ratio_unknown")
+            ratios[kind] = cols[i % 2].number_input(
+                kind, 0.0, 100.0, float(default), 0.1, key=K + "ratio_" + kind,
+                help=f"Also for memories of kind {', '.join(also[kind])}." if also[kind] else None)
+        unknown = st.number_input("any other type", 0.0, 100.0, 0.1, 0.05, key=K + "ratio_unknown",
+                                  help="unknown_type_ratio: memory-bank entries and summaries, by default.")
         time_ratio = st.number_input("fuse_rerank · fuse_time_ratio", 0.0, 100.0, 2.0, 0.1,
                                      key=K + "time_ratio",
                                      help="Multiplier when every extracted time part matches the event time.")

@@ -296,7 +296,7 @@ class Remember:
             found = hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(
                 query=params.thought, instance=instance, top_k=params.top_k, profile=profile,
                 search_type=params.search_type,
-                similarity_threshold=params.similarity_threshold, since=since, until=until,
+                similarity_threshold=params.similarity_threshold, since=since, until=until, time_of="event",
                 tags=params.tags if params.filter_tags else None, exclude_ids=[user_id]), now=now)
             context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms
             notes += [left.note() for left in found.left_out]

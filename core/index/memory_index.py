@@ -24,7 +24,13 @@ from core.ids import validate_id
 from core.index.bulk_load import COLUMNS, bulk_load
 from core.index.names import partition_name
 from core.index.partitions import note_partition
-from core.index.records import ROW_COLUMNS, embedding_text, embedding_text_of, row_from_tuple
+from core.index.records import (
+    ROW_COLUMNS,
+    embedding_text,
+    embedding_text_of,
+    row_from_tuple,
+    stated_event_sql,
+)
 from core.index.text import ANALYSIS_DDL, TEXT_INDEX_DDL, indexed_metadata
 from core.index.vectors import ensure_model_hnsw_index
 from core.models import MemoryContext, MemoryRecord, MemoryRow
@@ -52,6 +58,9 @@ CREATE TABLE IF NOT EXISTS memory (
     PRIMARY KEY (instance, id)
 ) PARTITION BY LIST (instance);
 CREATE INDEX IF NOT EXISTS memory_created ON memory (instance, created_at DESC);
+-- the few memories whose event time is their own (`records.stated_event_sql`), for time windows
+CREATE INDEX IF NOT EXISTS memory_event_stated ON memory (instance, ev_year)
+    WHERE """ + stated_event_sql() + """;
 CREATE INDEX IF NOT EXISTS memory_chain ON memory (instance, chain_id);
 -- memories per embedding model (the Overview, re-embedding) by an index-only scan, never the wide rows
 CREATE INDEX IF NOT EXISTS memory_model ON memory (instance, embedding_model);

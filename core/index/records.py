@@ -5,7 +5,7 @@ readers (`core.retrieval`), so none of them imports another for these."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -47,3 +47,50 @@ def event_time_of(moment: datetime | date) -> EventTime:
     """A moment's parts; a date alone leaves the hour unknown."""
     return EventTime(year=moment.year, month=moment.month, day=moment.day,
                      hour=moment.hour if isinstance(moment, datetime) else -1, weekday=moment.weekday())
+
+
+# A memory's time for a window on the event time (`core.retrieval.hybrid_sql.WINDOW`) is when what it says
+# happened: its own event time when it has one (a date given with it, or one its words name), else when it
+# was stored. A message's event time is the moment it was said (`event_time_of(created_at)`), to the hour;
+# an event time that is not that is the memory's own. The SQL below reads it from a row's columns (`m`:
+# the table's alias with its dot, or "" in an index's definition): the event period's first and last hour
+# as `hour_key`s, from the parts it knows (an hour, a day, a month or a year; day 31 stands for a month's
+# last, as the keys are only compared, and no date is made per row, nor one that may not exist), and
+# whether the event time is the row's own. `memory_event_stated` (`memory_index.DDL`) indexes the rows
+# that have one, so a window finds them without reading the others, which `memory_created` finds by their
+# stored time.
+
+def event_first_hour_sql(m: str = "") -> str:
+    return (f"({m}ev_year::int8 * 1000000 + CASE WHEN {m}ev_month < 1 THEN 10100 "
+            f"WHEN {m}ev_day < 1 THEN {m}ev_month * 10000 + 100 "
+            f"ELSE {m}ev_month * 10000 + {m}ev_day * 100 + greatest({m}ev_hour, 0) END)")
+
+
+def event_last_hour_sql(m: str = "") -> str:
+    return (f"({m}ev_year::int8 * 1000000 + CASE WHEN {m}ev_month < 1 THEN 123123 "
+            f"WHEN {m}ev_day < 1 THEN {m}ev_month * 10000 + 3123 "
+            f"WHEN {m}ev_hour < 0 THEN {m}ev_month * 10000 + {m}ev_day * 100 + 23 "
+            f"ELSE {m}ev_month * 10000 + {m}ev_day * 100 + {m}ev_hour END)")
+
+
+def stated_event_sql(m: str = "") -> str:
+    """True for a row whose event time is its own: known, and not the hour it was stored (in UTC)."""
+    utc = f"({m}created_at AT TIME ZONE 'UTC')"
+    # date_part, a float8, rather than extract, a numeric: exact at these sizes, and a search reads it on
+    # every row a window's stored time finds
+    stored = (f"(date_part('year', {utc}) * 1000000 + date_part('month', {utc}) * 10000 "
+              f"+ date_part('day', {utc}) * 100 + date_part('hour', {utc}))::int8")
+    return f"({m}ev_year >= 0 AND ({m}ev_hour < 0 OR {event_first_hour_sql(m)} <> {stored}))"
+
+
+def hour_key(moment: datetime, *, up: bool = False) -> int:
+    """The UTC hour of `moment` as the integer yyyymmddhh: the hour it falls in, or with `up` the first hour
+    that starts at or after it. The keys sort as the hours do."""
+    t = moment.astimezone(UTC)
+    hour = t.replace(minute=0, second=0, microsecond=0)
+    if up and hour < t:
+        try:
+            hour += timedelta(hours=1)
+        except OverflowError:  # within the last hour of year 9999: no hour starts after it
+            return 10_000_010_100
+    return ((hour.year * 100 + hour.month) * 100 + hour.day) * 100 + hour.hour

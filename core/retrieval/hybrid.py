@@ -71,8 +71,16 @@ class SearchRequest(BaseModel):
     kinds: list[str] | None = None
     chain_id: str | None = None
     tags: list[str] | None = Field(None, description="keep memories carrying any of these tags")
-    since: datetime | None = None
-    until: datetime | None = None
+    since: datetime | None = Field(None, description="keep memories whose time (see `time_of`) is at or "
+                                                     "after this")
+    until: datetime | None = Field(None, description="keep memories whose time (see `time_of`) is before "
+                                                     "this")
+    time_of: Literal["stored", "event"] = Field(
+        "stored", description="the time since and until read: 'stored', when the memory was stored (said, "
+                              "for a message: what was said before a moment); 'event', when what it says "
+                              "happened, its own event time when it has one (a date given with it or named "
+                              "in it, to the hour), else when it was stored (what a period asked about "
+                              "holds)")
     exclude_ids: list[str] = []
     include_shared: bool = True
 
@@ -85,6 +93,19 @@ class SearchRequest(BaseModel):
         candidate costs a row read, its vector's transfer and its share of fusion: at 100,000 memories
         a top-5 search's p50 was 0.5–1.6 ms lower with 10 than with 20 (benchmarks/README.md)."""
         return self.pool_size or max(POOL_MIN, 2 * self.top_k)
+
+    # The time filters as `hybrid_sql.FILTERS` reads them: the stored time's bounds, or the event window.
+    @property
+    def stored_since(self) -> datetime | None:
+        return self.since if self.time_of == "stored" else None
+
+    @property
+    def stored_until(self) -> datetime | None:
+        return self.until if self.time_of == "stored" else None
+
+    @property
+    def event_window(self) -> tuple[datetime | None, datetime | None] | None:
+        return (self.since, self.until) if self.time_of == "event" and (self.since or self.until) else None
 
     @field_validator("query", "kinds", "chain_id", "tags", "exclude_ids")
     @classmethod

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -36,7 +37,13 @@ from psycopg.types.array import ListBinaryDumper
 from core.embeddings import Embedder
 from core.ids import SHARED_INSTANCE
 from core.index.names import postings_of
-from core.index.records import ROW_COLUMNS
+from core.index.records import (
+    ROW_COLUMNS,
+    event_first_hour_sql,
+    event_last_hour_sql,
+    hour_key,
+    stated_event_sql,
+)
 from core.index.text import BM25_IDF, text_leg
 from core.models import FusionProfile
 
@@ -119,13 +126,42 @@ def searched_instances(instance: str, include_shared: bool) -> list[str]:
     return [instance] + ([SHARED_INSTANCE] if include_shared and instance != SHARED_INSTANCE else [])
 
 
+# A time window on the event time (`SearchRequest.time_of` "event": a period a query asks about): a
+# memory's time is when what it says happened (`core.index.records`: its own event time, whose period, to
+# the hour, overlaps the window; else when it was stored). A message's event time is the moment it was said,
+# so messages are found by when they were said, as on the stored time; "Ivan bought a red bicycle" (event
+# 2024-06-03) is in June 2024 whenever it was stored. The two cases are the two arms of an OR, each with
+# its index (`memory_created` for the stored time, the partial `memory_event_stated` for the few rows with
+# an event time of their own): the generic plan reads the window's rows by a BitmapOr of both, as it reads
+# them by `memory_created` on the stored time. A CASE per bound left it no index but the HNSW scan,
+# filtered: at 10,000 synthetic memories (5 instances, 300 with an event date of their own), a top-5 search
+# with a day, month or 30-day window took 7.2 ms p50 with it against 2.4 with the OR, and with the OR 2.1
+# against 1.9 ms on the stored time (300 questions, the two ways asked in turn).
+STATED = sql.SQL(stated_event_sql("m."))
+WINDOW = sql.SQL("""((NOT {stated} AND m.created_at >= %(since)s AND m.created_at < %(until)s)
+        OR ({stated} AND m.ev_year BETWEEN %(since_year)s::int2 AND %(until_year)s::int2
+            AND {last} >= %(since_hour)s::int8 AND {first} < %(until_hour)s::int8))""").format(
+    stated=STATED, first=sql.SQL(event_first_hour_sql("m.")), last=sql.SQL(event_last_hour_sql("m.")))
+
 # The filters a request may add: (parameter, SearchRequest field, clause), in the clauses' order.
 FILTERS = (("kinds", "kinds", sql.SQL("m.kind = ANY(%(kinds)s)")),
            ("chain_id", "chain_id", sql.SQL("m.chain_id = %(chain_id)s")),
            ("tags", "tags", sql.SQL("m.tags && %(tags)s")),
-           ("since", "since", sql.SQL("m.created_at >= %(since)s")),
-           ("until", "until", sql.SQL("m.created_at < %(until)s")),
+           ("since", "stored_since", sql.SQL("m.created_at >= %(since)s")),
+           ("until", "stored_until", sql.SQL("m.created_at < %(until)s")),
+           ("window", "event_window", WINDOW),
            ("exclude", "exclude_ids", sql.SQL("m.id <> ALL(%(exclude)s)")))
+
+
+def window_params(since: datetime | None, until: datetime | None) -> dict:
+    """`WINDOW`'s values for [since, until), an open end unbounded: the bounds themselves for the stored
+    time, and for an event time the years and `hour_key`s they span."""
+    return {"since": since or datetime.min.replace(tzinfo=UTC),
+            "until": until or datetime.max.replace(tzinfo=UTC),
+            "since_year": since.astimezone(UTC).year if since else 0,
+            "until_year": until.astimezone(UTC).year if until else 32767,
+            "since_hour": hour_key(since) if since else 0,
+            "until_hour": hour_key(until, up=True) if until else 10_000_010_100}
 
 
 def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str],
@@ -142,7 +178,7 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
     used = []
     for name, field, _ in FILTERS:
         if value := getattr(req, field):
-            params[name] = value
+            params |= window_params(*value) if name == "window" else {name: value}
             used.append(name)
     if shown is not None:
         params["shown"], params["superseded"] = shown

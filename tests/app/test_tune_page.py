@@ -67,6 +67,9 @@ def test_rankings_reorder_when_a_weight_moves_and_the_trace_shows_each_op(app):
                "print_memory_op"):
         assert any(op in label for label in labels), op
     assert any("no LLM configured" in c.value for c in at.caption)
+    # fuse_rerank's ratios say which kinds count as which type: messages are conversation memories
+    assert any("user, assistant, turn, important count as conversation" in c.value for c in at.caption)
+    assert "user, assistant" in at.number_input(key="tune_ratio_conversation").help
     assert not at.error
 
 

@@ -140,3 +140,42 @@ def test_semantic_rank_skips_when_not_more_than_the_limit(llm_wb, fake_llm, inst
     r = run_memoryscope(llm_wb, "sushi food", instance=instance, params=params(retrieve_memory_op__top_k=3))
     assert r.trace[3].status == "skipped" and "≤ output_memory_max_count 10" in r.trace[3].note
     assert fake_llm.chat_requests == []  # no time keyword, no ranking: no LLM call at all
+
+
+def test_messages_count_as_conversation_memories(keyword_workbench, instance):
+    """A user's or an assistant's message is a conversation memory (0.5), not an unknown type (0.1): it keeps
+    its place above an unrelated observation, and the trace says which ratio each kind took."""
+    def rec(id_, kind, content, chain=None):
+        return MemoryRecord(instance=instance, id=id_, kind=kind, content=content, created_at=NOW,
+                            chain_id=chain, event_time=event_time_of(NOW))
+
+    MemoryIndex(keyword_workbench.pool(), keyword_workbench.embedder).add([
+        rec("said", "user", "my favourite tea is genmaicha", "t1"),
+        rec("reply", "assistant", "genmaicha green tea noted as favourite", "t1"),
+        rec("coffee", "observation", "the user drinks coffee, not tea, at work"),
+        rec("step", "bank_entry", "ran brew --tea genmaicha"),
+    ])
+    query = "favourite tea genmaicha"
+    wide = {"retrieve_memory_op__top_k": 10, "fuse_rerank_op__fuse_score_threshold": 0.0}
+    r = run_memoryscope(keyword_workbench, query, instance=instance, profile=FusionProfile(),
+                        params=params(**wide))
+    got = {m.memory.id: m for m in r.memories}
+    assert {got["said"].type_ratio, got["reply"].type_ratio} == {0.5}
+    assert got["said"].fused_score == pytest.approx(got["said"].retrieval.combined * 0.5)
+    assert got["coffee"].type_ratio == 1.0 and got["step"].type_ratio == 0.1
+    assert r.memories[0].memory.id in ("said", "reply")  # the old 0.1 put the coffee observation first
+    fuse = r.trace[4]
+    assert any(f"conversation ×0.5 for {kinds}" in fuse.note
+               for kinds in ("user, assistant", "assistant, user"))
+    assert "unknown_type_ratio ×0.1 for bank_entry" in fuse.note
+    rows = {row["id"]: row for row in fuse.output}
+    said = rows["said"]
+    assert (said["kind"], said["type"], said["ratio_from"]) == ("user", "conversation", "conversation")
+    assert "(conversation, user): " in r.answer and "(conversation, assistant): " in r.answer
+    # A ratio given for the kind itself still applies to it.
+    own = run_memoryscope(keyword_workbench, query, instance=instance, profile=FusionProfile(),
+                          params=params(**wide, fuse_rerank_op__fuse_ratio_dict={"user": 3.0,
+                                                                                   "conversation": 0.5}))
+    mine = {m.memory.id: m for m in own.memories}
+    assert (mine["said"].type_ratio, mine["said"].ratio_from) == (3.0, "user")
+    assert mine["reply"].type_ratio == 0.5 and mine["coffee"].type_ratio == 0.1

@@ -5,21 +5,31 @@ read_message filtering and limits, LLM reply parsing."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import get_args
 
 import pytest
 
 from core.errors import InvalidInput
-from core.models import EventTime, MemoryRow, ScoreParts
+from core.models import EventTime, MemoryKind, MemoryRow, ScoreParts
 from core.retrieval.memoryscope.llm_ops import parse_rank_reply, parse_time_reply, rank_by_model
 from core.retrieval.memoryscope.ops import (
     dedupe_by_content,
     format_memory_line,
     fuse_rerank,
+    memory_time,
     print_memories,
     read_messages,
     time_matches,
+    type_ratios_note,
 )
-from core.retrieval.memoryscope.params import FuseRerankParams, ReadMessageParams, ScopeParams
+from core.retrieval.memoryscope.params import (
+    DEFAULT_FUSE_RATIOS,
+    SEED_TYPE_OF_KIND,
+    FuseRerankParams,
+    ReadMessageParams,
+    ScopeParams,
+    memory_type_of,
+)
 from core.retrieval.memoryscope.types import ChatMessage, ScopeMemory
 
 T0 = datetime(2024, 5, 13, 9, 30, 5, tzinfo=UTC)  # a Monday
@@ -93,7 +103,7 @@ def test_fuse_rerank_threshold_type_and_time_ratios():
     ms = [mem("obs", 0.5, "observation", ev=ev_match), mem("ins", 0.3, "insight"),
           mem("conv", 0.4, "conversation", ev=EventTime(year=2023)), mem("cus", 0.2, "obs_customized",
                                                                         ev=EventTime(year=2023)),
-          mem("odd", 0.9, "user", ev=EventTime(year=2023)), mem("low", 0.09, "insight")]
+          mem("odd", 0.9, "bank_entry", ev=EventTime(year=2023)), mem("low", 0.09, "insight")]
     kept, below = fuse_rerank(ms, {"year": 2024, "month": 5}, FuseRerankParams())
     got = {m.memory.id: m for m in kept}
     assert below == 1 and "low" not in got  # 0.09 < fuse_score_threshold 0.1
@@ -107,7 +117,8 @@ def test_fuse_rerank_threshold_type_and_time_ratios():
 
 def test_fuse_rerank_unknown_ratio_configurable_and_output_count():
     p = FuseRerankParams(unknown_type_ratio=3.0, output_memory_max_count=2, fuse_score_threshold=0.0)
-    kept, _ = fuse_rerank([mem("a", 0.2, "turn"), mem("b", 0.5, "observation"), mem("c", 0.1, "turn")], {}, p)
+    ms = [mem("a", 0.2, "federation"), mem("b", 0.5, "observation"), mem("c", 0.1, "federation")]
+    kept, _ = fuse_rerank(ms, {}, p)
     assert [(m.memory.id, round(m.fused_score, 3)) for m in kept] == [("a", 0.6), ("b", 0.5)]
 
 
@@ -115,6 +126,68 @@ def test_output_format():
     assert format_memory_line(T0, "ate sushi") == "[2024-05-13 09:30:05 Monday] ate sushi"
     kept, _ = fuse_rerank([mem("a", 0.5, content="ate sushi")], {}, FuseRerankParams())
     assert kept[0].formatted == "[2024-05-13 09:30:05 Monday] ate sushi"
+
+
+def test_output_format_adds_an_event_date_that_tells_more_than_the_stored_time():
+    # The seed's timestamp is when the memory was stored; the event's date follows the content, as
+    # ui_remember's answers write it. A message's event time is its own moment: nothing is added.
+    bicycle = EventTime(year=2024, month=6, day=3, weekday=0)
+    assert format_memory_line(T0, "Ivan bought a red bicycle.", bicycle) == \
+        "[2024-05-13 09:30:05 Monday] Ivan bought a red bicycle. (event 2024-06-03)"
+    month = EventTime(year=2023, month=4)
+    assert format_memory_line(T0, "a month", month).endswith("a month (event 2023-04)")
+    said = EventTime(year=2024, month=5, day=13, hour=9, weekday=0)
+    assert format_memory_line(T0, "said now", said) == "[2024-05-13 09:30:05 Monday] said now"
+    kept, _ = fuse_rerank([mem("a", 0.5, content="Ivan bought a red bicycle.", ev=bicycle)], {},
+                          FuseRerankParams())
+    assert kept[0].formatted.endswith("bicycle. (event 2024-06-03)")
+    assert print_memories(kept).startswith("Memory 1 (observation): [2024-05-13 09:30:05 Monday] Ivan "
+                                           "bought a red bicycle. (event 2024-06-03)")
+
+
+# -- memory types of the index's kinds -------------------------------------------------------------
+
+def test_messages_are_conversation_memories():
+    p = FuseRerankParams(output_memory_max_count=10)
+    ms = [mem("u", 0.8, "user"), mem("a", 0.6, "assistant"), mem("t", 0.4, "turn"),
+          mem("i", 0.4, "important"), mem("s", 0.4, "session_summary"), mem("b", 0.4, "bank_entry")]
+    got = {m.memory.id: m for m in fuse_rerank(ms, {}, p)[0]}
+    assert got["u"].fused_score == pytest.approx(0.8 * 0.5) and got["u"].memory_type == "conversation"
+    assert got["a"].fused_score == pytest.approx(0.6 * 0.5) and got["a"].ratio_from == "conversation"
+    assert got["t"].type_ratio == got["i"].type_ratio == 0.5
+    assert got["s"].type_ratio == 1.0 and got["s"].memory_type == "observation"
+    assert got["b"].type_ratio == 0.1 and got["b"].ratio_from is None and got["b"].memory_type == "bank_entry"
+    row = got["u"].summary()
+    assert (row["kind"], row["type"], row["type_ratio"], row["ratio_from"]) == ("user", "conversation", 0.5,
+                                                                               "conversation")
+    assert got["b"].summary()["ratio_from"] == "unknown_type_ratio"
+    assert type_ratios_note([got[i] for i in "uatisb"]) == (
+        "type ratios: conversation ×0.5 for user, assistant, turn, important; observation ×1 for "
+        "session_summary; unknown_type_ratio ×0.1 for bank_entry")
+    assert print_memories([got["u"]]).startswith("Memory 1 (conversation, user): [2024-05-13 09:30:05 ")
+
+
+def test_a_ratio_named_for_the_kind_itself_wins_over_its_type():
+    p = FuseRerankParams(fuse_ratio_dict=DEFAULT_FUSE_RATIOS | {"user": 1.5, "bank_entry": 0.7})
+    assert p.ratio_for("user") == ("user", 1.5)
+    assert p.ratio_for("assistant") == ("conversation", 0.5)
+    assert p.ratio_for("bank_entry") == ("bank_entry", 0.7)
+    assert FuseRerankParams(fuse_ratio_dict={"observation": 1.0}).ratio_for("user") == (None, 0.1)
+
+
+def test_every_kind_of_the_index_is_given_a_type_or_left_unknown_on_purpose():
+    """A new kind of memory needs a decision: a seed type (`SEED_TYPE_OF_KIND`) or unknown, said here."""
+    unknown_on_purpose = {"bank_entry", "bank_summary", "federation"}
+    for kind in get_args(MemoryKind):
+        typed = memory_type_of(kind) in DEFAULT_FUSE_RATIOS
+        assert typed != (kind in unknown_on_purpose), kind
+    assert set(SEED_TYPE_OF_KIND.values()) <= set(DEFAULT_FUSE_RATIOS)
+
+
+def test_the_kinds_messages_are_indexed_with_are_conversation():
+    from core.conversation.indexing import KIND_OF
+
+    assert {memory_type_of(kind) for kind in KIND_OF.values()} == {"conversation"}
 
 
 def test_print_memory_numbers_with_when_to_use_and_metadata():
@@ -188,3 +261,14 @@ def test_rank_by_model_keeps_model_and_retrieval_scores_apart():
     assert [m.memory.id for m in ranked] == ["c", "b", "a"]  # scored first, then unscored
     assert [m.base_source for m in ranked] == ["llm", "llm", "retrieval"]
     assert ranked[2].llm_score is None and ranked[2].base_score == 0.9
+
+
+def test_a_memory_without_an_event_time_is_matched_by_when_it_was_stored():
+    """Read as unknown, matching anything, fuse_time_ratio boosted every memory added with only its
+    stored time, and a time in the query reordered nothing."""
+    stored = MemoryRow(instance="i", id="m", kind="observation", content="x",
+                       created_at=datetime(2026, 12, 1, 9, tzinfo=UTC), event_time=EventTime())
+    assert time_matches({"year": 2026, "month": 12, "day": 1}, memory_time(stored))
+    assert not time_matches({"year": 2026, "month": 11}, memory_time(stored))
+    dated = stored.model_copy(update={"event_time": EventTime(year=2024, month=6, day=3)})
+    assert time_matches({"year": 2024, "month": 6}, memory_time(dated))

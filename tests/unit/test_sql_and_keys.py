@@ -29,7 +29,10 @@ REVIEWED = {
 # sql.SQL arguments derived from constants only: (file, constant) -> why.
 REVIEWED_SQL = {("core/retrieval/hybrid.py", "'m.' + c.strip()"): "column names split from ROW_COLUMNS",
                 ("core/index/bulk_load.py", "constraint"): "pg_get_constraintdef of the parent's key",
-                ("core/index/bulk_load.py", "body"): "pg_get_indexdef of the parent's index, from USING on"}
+                ("core/index/bulk_load.py", "body"): "pg_get_indexdef of the parent's index, from USING on",
+                **{("core/retrieval/hybrid_sql.py", f"{name}('m.')"): "literal SQL over the event-time columns "
+                   "of core/index/records.py, with the alias given here" for name in
+                   ("stated_event_sql", "event_first_hour_sql", "event_last_hour_sql")}}
 # The literal text before the first id of every key layout (an f-string starting exactly so builds a key).
 KEY_PREFIXES = {"thought:", "chain:", "chainmeta:", "chains:", "request:", "feedback:index:",
                 "feedback:pending:", "voice:feedback:"}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import BaseModel
 
 from core.errors import InvalidInput
+from core.index.records import event_time_of
 from core.models import EventTime
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.retrieval.memoryscope.params import (
@@ -87,22 +88,40 @@ def time_matches(parts: dict[str, int], ev: EventTime) -> bool:
     return True
 
 
+def memory_time(memory) -> EventTime:
+    """The time a memory's extracted-time match reads: its event time, or, when it has none (a memory added
+    or imported with only the time it was stored), that time's parts, as a time window does
+    (`core.index.records`). Read as "unknown, matching anything", fuse_time_ratio boosted every such memory
+    alike, so a time in the query reordered nothing."""
+    return memory.event_time if memory.event_time.year >= 0 else event_time_of(memory.created_at)
+
+
 def fused_score(base: float, type_ratio: float, time_ratio: float) -> float:
     """fused = base * type_ratio * time_ratio."""
     return base * type_ratio * time_ratio
 
 
-def format_memory_line(created_at: datetime, content: str) -> str:
-    """`[YYYY-MM-DD HH:MM:SS Weekday] content`, the time in UTC."""
+def format_memory_line(created_at: datetime, content: str, event: EventTime | None = None) -> str:
+    """`[YYYY-MM-DD HH:MM:SS Weekday] content`, the time when the memory was stored (the seed's timestamp),
+    in UTC; then `(event 2024-06-03)` when the memory's event time tells more than that date
+    (`EventTime.beside`), as ui_remember's answers date a memory."""
     t = created_at.astimezone(UTC)
-    return f"[{t:%Y-%m-%d %H:%M:%S} {WEEKDAY_NAMES[t.weekday()]}] {content}"
+    line = f"[{t:%Y-%m-%d %H:%M:%S} {WEEKDAY_NAMES[t.weekday()]}] {content}"
+    beside = event.beside(created_at) if event is not None else None
+    return f"{line} (event {beside})" if beside else line
+
+
+def memory_line(m: ScopeMemory) -> str:
+    """`format_memory_line` of a memory."""
+    return format_memory_line(m.memory.created_at, m.memory.content, m.memory.event_time)
 
 
 def fuse_rerank(memories: Sequence[ScopeMemory], parts: dict[str, int],
                 p: FuseRerankParams) -> tuple[list[ScopeMemory], int]:
     """Drop memories whose `relevance` (the model's score, else retrieval without recency) is below
-    fuse_score_threshold, score the rest with `fused_score` (type ratio from fuse_ratio_dict, else
-    unknown_type_ratio; time ratio fuse_time_ratio when `time_matches`, else 1), sort best first and keep
+    fuse_score_threshold, score the rest with `fused_score` (type ratio `FuseRerankParams.ratio_for` the
+    memory's kind: its seed type's in fuse_ratio_dict, a user's or assistant's message a conversation's,
+    else unknown_type_ratio; time ratio fuse_time_ratio when `time_matches`, else 1), sort best first and keep
     output_memory_max_count. The memories the model scored come first, then the unscored: a model's
     score and a retrieval score are never compared (semantic_rank's promise).
     Returns (kept, how many fell below the threshold)."""
@@ -111,13 +130,13 @@ def fuse_rerank(memories: Sequence[ScopeMemory], parts: dict[str, int],
         if m.relevance < p.fuse_score_threshold:
             below += 1
             continue
-        type_ratio = p.fuse_ratio_dict.get(m.memory_type, p.unknown_type_ratio)
-        matched = time_matches(parts, m.memory.event_time)
+        ratio_from, type_ratio = p.ratio_for(m.memory.kind)
+        matched = time_matches(parts, memory_time(m.memory))
         time_ratio = p.fuse_time_ratio if matched else 1.0
         scored.append(m.model_copy(update={
-            "type_ratio": type_ratio, "time_ratio": time_ratio, "time_matched": matched,
-            "fused_score": fused_score(m.base_score, type_ratio, time_ratio),
-            "formatted": format_memory_line(m.memory.created_at, m.memory.content)}))
+            "type_ratio": type_ratio, "ratio_from": ratio_from, "time_ratio": time_ratio,
+            "time_matched": matched, "fused_score": fused_score(m.base_score, type_ratio, time_ratio),
+            "formatted": memory_line(m)}))
     scored.sort(key=lambda m: (m.llm_score is None, -(m.fused_score or 0.0), -m.memory.created_at.timestamp(),
                                m.memory.id))
     return scored[: p.output_memory_max_count], below
@@ -145,12 +164,27 @@ def read_messages(conversations: Sequence[Sequence[ChatMessage]] | Sequence[Chat
     return ordered[-p.contextual_msg_max_count:]
 
 
+def type_ratios_note(memories: Sequence[ScopeMemory]) -> str:
+    """The ratio each kind of memory got and where from, e.g. "type ratios: conversation ×0.5 for user,
+    assistant; observation ×1; unknown_type_ratio ×0.1 for bank_entry"."""
+    groups: dict[tuple[str, float], list[str]] = {}
+    for m in memories:
+        kinds = groups.setdefault((m.ratio_from or "unknown_type_ratio", m.type_ratio or 0.0), [])
+        if m.memory.kind not in kinds:
+            kinds.append(m.memory.kind)
+    said = [f"{source} ×{ratio:g}" + ("" if kinds == [source] else f" for {', '.join(kinds)}")
+            for (source, ratio), kinds in groups.items()]
+    return "type ratios: " + ("; ".join(said) if said else "none")
+
+
 def print_memories(memories: Sequence[ScopeMemory]) -> str:
-    """Number each memory with its type and time, its `when_to_use` and other metadata when present."""
+    """Number each memory with its type (and kind when another, "conversation, user"), its time, its
+    `when_to_use` and other metadata when present."""
     blocks = []
     for i, m in enumerate(memories, start=1):
-        line = m.formatted or format_memory_line(m.memory.created_at, m.memory.content)
-        lines = [f"Memory {i} ({m.memory_type}): {line}"]
+        line = m.formatted or memory_line(m)
+        kind = m.memory_type if m.memory_type == m.memory.kind else f"{m.memory_type}, {m.memory.kind}"
+        lines = [f"Memory {i} ({kind}): {line}"]
         meta = dict(m.memory.metadata)
         if when := meta.pop("when_to_use", None):
             lines.append(f"  when to use: {when}")
@@ -217,7 +251,7 @@ class FuseRerankOp(Op):
         ctx.memories, below = fuse_rerank(ctx.memories, parts, self.params)
         ctx.formatted = [m.formatted or "" for m in ctx.memories]
         note = (f"{below} below fuse_score_threshold (on relevance, without recency); "
-                f"time parts {parts or 'none'}; model-scored first; "
+                f"{type_ratios_note(ctx.memories)}; time parts {parts or 'none'}; model-scored first; "
                 f"kept {len(ctx.memories)} of {before}")
         return OpTrace(op=self.name, input_size=before, output_size=len(ctx.memories),
                        output=[m.summary() | {"formatted": m.formatted} for m in ctx.memories], note=note)

@@ -19,6 +19,28 @@ from core.errors import InvalidInput, explain_validation
 
 DEFAULT_FUSE_RATIOS = {"conversation": 0.5, "observation": 1.0, "obs_customized": 1.2, "insight": 2.0}
 
+# The seed's memory type of each kind of the memory index that is one of them (`core.models.MemoryKind`);
+# fuse_rerank multiplies a memory's score by its type's ratio. The seed's four types are themselves.
+#   kind                      seed type     why
+#   user, assistant           conversation  a message of a chat: what the seed's conversation memories are
+#   turn                      conversation  a conversation turn of an evaluation dataset (LoCoMo)
+#   important                 conversation  a user's message copied word for word when marked important
+#   session_summary           observation   the facts a user stated in a chat, restated in a few sentences
+#   bank_entry, bank_summary  (unknown)     an agent's task steps (seed 004), not memories of the person
+#   federation                (unknown)     nothing writes it yet; what a shared item is, is open
+SEED_TYPE_OF_KIND = {"user": "conversation", "assistant": "conversation", "turn": "conversation",
+                     "important": "conversation", "session_summary": "observation"}
+
+
+def memory_type_of(kind: str) -> str:
+    """The seed's memory type of a memory-index kind (`SEED_TYPE_OF_KIND`); any other kind is its own."""
+    return SEED_TYPE_OF_KIND.get(kind, kind)
+
+
+def counted_as(seed_type: str) -> list[str]:
+    """The kinds other than `seed_type` itself that count as it, e.g. conversation: user, assistant, ..."""
+    return [kind for kind, t in SEED_TYPE_OF_KIND.items() if t == seed_type]
+
 
 class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -55,13 +77,17 @@ class FuseRerankParams(_Params):
                                         description="Drop memories whose relevance (the model's score, "
                                                     "else the retrieval score without recency) is below "
                                                     "this")
-    fuse_ratio_dict: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FUSE_RATIOS),
-                                              description="Score multiplier per memory type")
+    fuse_ratio_dict: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_FUSE_RATIOS),
+        description="Score multiplier per memory type. User and assistant messages, dataset turns and "
+                    "important copies count as conversation, session summaries as observation; a kind "
+                    "named here itself (e.g. user) takes its own ratio instead")
     fuse_time_ratio: float = Field(2.0, ge=0, allow_inf_nan=False,
                                    description="Multiplier when the memory's event time matches the query's")
     output_memory_max_count: int = Field(5, ge=1, le=1000, description="Most memories to output")
     unknown_type_ratio: float = Field(0.1, ge=0, allow_inf_nan=False,
-                                      description="Multiplier for a memory type not in fuse_ratio_dict")
+                                      description="Multiplier for a memory type not in fuse_ratio_dict "
+                                                  "(bank entries and summaries, by default)")
 
     @field_validator("fuse_ratio_dict")
     @classmethod
@@ -70,6 +96,19 @@ class FuseRerankParams(_Params):
         if bad:
             raise ValueError(f"ratios must be numbers >= 0; check {', '.join(bad)}")
         return v
+
+    @staticmethod
+    def counted_as(seed_type: str) -> list[str]:
+        """The kinds other than `seed_type` that take its ratio (`counted_as`), for a front end to say so."""
+        return counted_as(seed_type)
+
+    def ratio_for(self, kind: str) -> tuple[str | None, float]:
+        """(the fuse_ratio_dict key a memory of `kind` takes its ratio from, the ratio): the kind itself when
+        named there, else its seed type (`memory_type_of`), else (None, unknown_type_ratio)."""
+        for key in (kind, memory_type_of(kind)):
+            if key in self.fuse_ratio_dict:
+                return key, self.fuse_ratio_dict[key]
+        return None, self.unknown_type_ratio
 
 
 class PrintMemoryParams(_Params):

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.models import FusionProfile, MemoryRow, ScoreParts
+from core.retrieval.memoryscope.params import memory_type_of
 from core.retrieval.timeparse import TimeHint
 
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -21,13 +22,16 @@ class ScopeMemory(BaseModel):
     `llm_score` is set only by semantic_rank for memories the model scored. `base_score` is what
     fuse_rerank starts from: the model's score when there is one, else the retrieval score; `base_source`
     says which. `relevance` is what the thresholds compare: the model's score, else the retrieval score
-    without its recency part.
+    without its recency part. `memory_type` is the seed's type of the memory's kind (a user's or an
+    assistant's message is a conversation memory, `params.SEED_TYPE_OF_KIND`); `ratio_from` the
+    fuse_ratio_dict key its type ratio came from, None when unknown_type_ratio applied.
     """
 
     memory: MemoryRow
     retrieval: ScoreParts
     llm_score: float | None = None
     type_ratio: float | None = None
+    ratio_from: str | None = None
     time_ratio: float | None = None
     time_matched: bool | None = None
     fused_score: float | None = None
@@ -35,7 +39,7 @@ class ScopeMemory(BaseModel):
 
     @property
     def memory_type(self) -> str:
-        return self.memory.kind
+        return memory_type_of(self.memory.kind)
 
     @property
     def base_score(self) -> float:
@@ -51,14 +55,16 @@ class ScopeMemory(BaseModel):
 
     def summary(self) -> dict[str, Any]:
         """A flat row for traces and tables."""
-        row = {"id": self.memory.id, "type": self.memory_type, "content": self.memory.content,
+        row = {"id": self.memory.id, "kind": self.memory.kind, "type": self.memory_type,
+               "content": self.memory.content,
                "similarity": round(self.retrieval.similarity, 4), "semantic": round(self.retrieval.semantic, 4),
                "text": round(self.retrieval.text, 4), "recency": round(self.retrieval.recency, 4),
                "speaker": self.retrieval.speaker, "chain": round(self.retrieval.chain, 4),
                "retrieval": round(self.retrieval.combined, 4), "relevance": round(self.relevance, 4),
                "llm_score": self.llm_score, "base_source": self.base_source}
         if self.fused_score is not None:
-            row |= {"type_ratio": self.type_ratio, "time_ratio": self.time_ratio,
+            row |= {"type_ratio": self.type_ratio, "ratio_from": self.ratio_from or "unknown_type_ratio",
+                    "time_ratio": self.time_ratio,
                     "fused": round(self.fused_score, 4)}
         return row
 
