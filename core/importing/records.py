@@ -147,8 +147,8 @@ def parse_time(value: Any, field: str, *, now: datetime | None = None) -> dateti
         try:
             at = datetime.fromisoformat(value.strip())
         except ValueError as e:
-            raise ValueError(f"{field} {value[:40]!r} is not an ISO 8601 time like "
-                             "2024-05-01T12:30:00Z") from e
+            raise ValueError(f"{field} {value[:40]!r} is not a time: ISO 8601 like 2024-05-01T12:30:00Z, "
+                             "or Unix seconds like 1714566600") from e
         at = at if at.tzinfo else at.replace(tzinfo=UTC)
     else:
         raise TypeError(f"{field} must be an ISO 8601 text or Unix seconds, not {type(value).__name__}")
@@ -160,7 +160,22 @@ def parse_time(value: Any, field: str, *, now: datetime | None = None) -> dateti
 def each(values: Iterable[tuple[str, Any]], build: Callable[[Any], Item]) -> Iterator[Item | InvalidRecord]:
     """Each (where, value) a source yields, built into a record (or the `InvalidRecord` it already is)."""
     for where, value in values:
-        yield value if isinstance(value, InvalidRecord) else checked(where, partial(build, value))
+        yield value if isinstance(value, InvalidRecord) else checked(named(where, value), partial(build, value))
+
+
+NAME_KEYS = ("title", "name", "id", "uuid", "conversation_id", "sample_id")  # what exports call a record
+
+
+def named(where: str, value: Any) -> str:
+    """`where` with the record's own name when it has one, so a report finds it in the user's export:
+    "conversation 3 ('Lisbon trip')" rather than "conversation 3" alone."""
+    if isinstance(value, dict):
+        for key in NAME_KEYS:
+            name = value.get(key)
+            if isinstance(name, str | int) and not isinstance(name, bool) and str(name).strip():
+                text = " ".join(str(name).split())
+                return f"{where} ({text[:60] + '…' if len(text) > 60 else text!r})"
+    return where
 
 
 def checked(where: str, build) -> Item | InvalidRecord:

@@ -47,7 +47,7 @@ def test_dry_run_reports_counts_and_first_errors_and_writes_nothing(cli, workben
     (b"", "the file is empty"),
     (codecs.BOM_UTF16_LE + "[]".encode("utf-16-le"), "the file is UTF-16, not UTF-8"),
     (b"lorem ipsum\n", "unknown format"),
-    (b'[{"chat_messages": [], "uuid": "a"}, {"chat_mess', "conversation 1: no user or assistant message"),
+    (b'[{"chat_messages": [], "uuid": "a"}, {"chat_mess', "conversation 1 ('a'): no user or assistant message"),
     (b'{"content": "x", "created_at": "2999-01-01T00:00:00Z"}\n',
      "line 1: created_at 2999-01-01 00:00 is in the future"),
 ])

@@ -165,7 +165,8 @@ def test_truncated_json_and_bad_records_are_reported_with_their_place(tmp_path):
     assert problems == [
         "line 1: no timestamp: give the conversation a created_at or each message a timestamp",
         "line 2: created_at 2999-01-01 00:00 is in the future: check the export's clock or zone",
-        "line 3: created_at 'yesterday' is not an ISO 8601 time like 2024-05-01T12:30:00Z",
+        "line 3: created_at 'yesterday' is not a time: ISO 8601 like 2024-05-01T12:30:00Z, or Unix seconds "
+        "like 1714566600",
         "line 4: message role 'robot' is not user, assistant, system or tool",
         "line 5: no user or assistant message with text (empty, hidden, system or tool only)"]
     # A line's JSON error names its place in that line, not the parser's "line 2 column 1" of it.
@@ -251,3 +252,15 @@ def test_a_memory_of_an_unknown_kind_is_named_by_the_field_the_file_uses(tmp_pat
     assert bad.line() == ("line 2: \"kind\" 'fact' is not one of observation, insight, obs_customized, "
                           "conversation: change it, or leave it out for an observation")
     assert (plain.memory_kind, insight.memory_kind) == ("observation", "insight")
+
+
+def test_a_broken_record_is_named_as_its_export_names_it():
+    """A report that says only "conversation 7" leaves the user counting through their export."""
+    from core.importing.records import named
+
+    assert named("conversation 7", {"title": "Lisbon  trip\nplans", "mapping": {}}) == \
+        "conversation 7 ('Lisbon trip plans')"
+    assert named("conversation 2", {"uuid": "a1b2", "name": ""}) == "conversation 2 ('a1b2')"
+    assert named("line 4", {"id": 12, "content": "x"}) == "line 4 ('12')"
+    assert named("line 5", {"content": "x"}) == "line 5" and named("line 6", ["x"]) == "line 6"
+    assert named("conversation 1", {"title": "x" * 80}).endswith("xxx…')")
