@@ -45,6 +45,14 @@ def turn_formation(wb: Workbench) -> Formation:
     return formation_for(wb) if wb.settings.formation_llm else Formation(wb.index)
 
 
+def unformed(wb: Workbench, instance: str) -> bool:
+    """Whether some user message of the instance was never formed (imported, and not formed since):
+    formation records every message's kind on its row."""
+    with wb.pool().connection() as conn:
+        return conn.execute("SELECT EXISTS (SELECT 1 FROM memory WHERE instance = %s AND kind = 'user' "
+                            "AND NOT metadata ? 'message_kind')", (instance,)).fetchone()[0]
+
+
 def form_instance(wb: Workbench, instance: str, *, progress: Callable[[int, int], None] | None = None
                   ) -> FormationCounts:
     """Form every chain of the instance again (see the module docstring)."""

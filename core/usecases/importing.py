@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from core.errors import InvalidInput
+from core.formation.run import unformed
 from core.ids import Id
 from core.importing.detect import ARCHIVE, IMPORTABLE, Detected, detect, reader, shaped
 from core.importing.records import InvalidRecord, content_id
@@ -92,8 +93,10 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     outcome = write(wb, instance, read, preview, progress=progress)
     discard_upload(wb, req.path)
     # Imported chains are indexed in bulk, without the formation a live turn gets (it would take the import
-    # several times as long): said, not left for the user to find out.
-    formation = FORM_IMPORTED if outcome.created.messages else None
+    # several times as long): said, not left for the user to find out; after a re-import that added nothing
+    # too, while the conversations it holds are not formed yet.
+    chats = outcome.created.messages or preview.counts.messages
+    formation = FORM_IMPORTED if chats and (outcome.created.messages or unformed(wb, instance)) else None
     return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report,
                         next_step=formation)
 

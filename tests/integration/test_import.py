@@ -111,6 +111,17 @@ def test_each_format_imports_from_its_file(keyword_workbench, instance):
     assert locomo and "small brown dog" in locomo[0][1] and "shiba inu puppy" not in locomo[0][1]
 
 
+def test_a_re_import_still_says_how_to_form_what_was_never_formed(keyword_workbench, instance):
+    """A re-import that adds nothing left no next step (and the Import page no Form memories button),
+    though the conversations it holds had never been formed."""
+    wb = keyword_workbench
+    assert run(wb, instance, "openai_chat.jsonl").next_step
+    again = run(wb, instance, "openai_chat.jsonl")
+    assert again.outcome.created.messages == 0 and "workbench formation run" in again.next_step
+    uc.formation_run(wb, uc.FormationRun(instance=instance))
+    assert run(wb, instance, "openai_chat.jsonl").next_step is None
+
+
 def test_past_tasks_from_a_folder_and_a_jsonl(keyword_workbench, instance):
     wb = keyword_workbench
     first = run(wb, instance, "past_tasks", user_id="ana", task="meeting minutes")
