@@ -13,16 +13,33 @@ the Thursday": no fact says which day). Every correction formation read is score
 - missed: it superseded nothing though the fact had been told before it;
 - rightly none: nothing superseded, and the fact was not told before it (or never is).
 Offline embedder, no LLM: formation's rules (`core.formation.supersede`).
+
+Then the cases of tests/data/supersessions.jsonl, each in an instance of its own: its facts told in
+conversations of their own a day apart, then a later message in another one (as an import leaves them),
+formed as `workbench formation run` forms them. The later message corrects one of the facts, or none:
+it compares ("not to peanuts like me") or tells a fact about someone else ("My son is allergic to eggs,
+not peanuts."). Scored as above: right, wrong (it superseded anything else, or something when it
+corrects nothing), missed, rightly none.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import uuid
 from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from benchmarks.common import bench_workbench, machine, write_json
 from core import demo
+from core.conversation.imported import store_chains
+from core.conversation.indexing import thought_records
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.demo.feedback import TOPICS
+from core.formation.run import form_instance
+
+CASES = Path(__file__).parents[1] / "tests" / "data" / "supersessions.jsonl"
 
 # Each correction of the demo and the fact it corrects (None: no fact says it).
 CORRECTS: dict[str, str | None] = {
@@ -91,6 +108,55 @@ def score(wb, instance: str | None = None) -> dict:
             "wrong_examples": wrong[:10]}
 
 
+def load_cases(path: Path = CASES) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _store_chain(wb, instance: str, chain: str, user_text: str, at: datetime) -> None:
+    """One user message and a short answer, stored and indexed without formation, as an import leaves them."""
+    said = ((user_text, CATEGORY_USER), ("Noted.", CATEGORY_ASSISTANT))
+    thread = [Thought(id=f"{chain}-{i}", instance=instance, chain_id=chain, thought=text, seq=i + 1,
+                      timestamp=at + timedelta(seconds=20 * i), thought_number=1, category=category)
+              for i, (text, category) in enumerate(said)]
+    store_chains(wb.thoughts, instance, [(chain, thread)])
+    wb.index.add(thought_records(thread, {t.id for t in thread}))
+
+
+def score_cases(wb, cases: list[dict] | None = None, prefix: str | None = None) -> dict:
+    """Each case of `cases` (tests/data/supersessions.jsonl by default) formed in an instance of its own
+    (see the module) and scored by what its later message superseded."""
+    cases = load_cases() if cases is None else cases
+    prefix = prefix or f"sup-{uuid.uuid4().hex[:8]}"
+    outcomes, wrong, missed = Counter(), [], []
+    start = datetime.now(UTC) - timedelta(days=len(cases) + 30)
+    for n, case in enumerate(cases):
+        instance = f"{prefix}-{n}"
+        for i, text in enumerate(case["told"]):
+            _store_chain(wb, instance, f"told-{i}", text, start + timedelta(days=i))
+        _store_chain(wb, instance, "later", case["later"], start + timedelta(days=len(case["told"]) + 1))
+        form_instance(wb, instance)
+        with wb.index.pool.connection() as conn:
+            superseded = [row[0] for row in conn.execute(
+                "SELECT s.content FROM memory o JOIN memory t ON t.instance = o.instance "
+                "AND t.id = o.metadata->>'supersedes' JOIN memory s ON s.instance = t.instance "
+                "AND s.id = COALESCE(t.metadata->>'source_thought', t.id) "
+                "WHERE o.instance = %s AND o.metadata ? 'supersedes'", (instance,)).fetchall()]
+        expected = case["corrects"]
+        if superseded:
+            outcome = "right" if superseded == [expected] else "wrong"
+            if outcome == "wrong":
+                wrong.append({"later": case["later"], "superseded": superseded, "corrects": expected})
+        else:
+            outcome = "missed" if expected else "rightly none"
+            if expected:
+                missed.append({"later": case["later"], "corrects": expected})
+        outcomes[outcome] += 1
+    total = sum(outcomes.values())
+    return {"cases": total, **{k: outcomes[k] for k in ("right", "wrong", "missed", "rightly none")},
+            "correct_share": round((outcomes["right"] + outcomes["rightly none"]) / max(1, total), 3),
+            "wrong_examples": wrong[:10], "missed_examples": missed[:10]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", help="servers' directory (default: a fresh temporary one, removed after)")
@@ -98,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with bench_workbench(args.data_dir) as wb:
         demo.load(wb, say=lambda _: None)
-        result = {**score(wb), "machine": machine()}
+        result = {**score(wb), "cases": score_cases(wb), "machine": machine()}
     write_json(result, args.out)
     return 0
 

@@ -70,6 +70,12 @@ NO_INTERJECTION = (r"(?:nope|nah)(?![\w'])|no{2,}(?![\w'])"
 # "Oh no, I forgot my umbrella" is dismay, not a correction.
 _LEADING_NO = re.compile(rf"^\W*{_FILLER}(?<!\boh\s)(?:{NO_INTERJECTION})"
                          rf"(?!\W*(?:{_phrases(NOT_CORRECTING_NO)})\b)", re.IGNORECASE)
+# What a comparison compares with: "not to peanuts like me", "not vegan like her sister", "not 5 as I do".
+# "like you said" corrects: a verb after "you" is not a comparison.
+COMPARED = (r"(?:\b(?:un)?like\s+(?:me|us|him|them|myself|mine|ours|his|hers|theirs"
+            r"|(?:my|our|his|her|their)\s+\w+"
+            r"|you(?!\s+(?:said|say|thought|think|wrote|meant|suggested|assumed|put\s+it|had\s+it)\b))\b"
+            r"|\bas\s+(?:i|we|he|she|they|my\s+\w+)\s+(?:am|are|is|do|does|did|was|were|have|has)\b)")
 _CORRECTION = re.compile(
     rf"(?<!\w)(?:{_phrases(CORRECTIONS)})(?!\w)"
     # "That's not …" unless an idiom follows ("That's not a problem").
@@ -82,10 +88,28 @@ _CORRECTION = re.compile(
     # "Actually, let me…", which go on to something new.
     r"|(?:^|[,.;:!—-]\s*)i\s+meant\b"
     r"|^\W*actually\b,?\s+(?!(?:i|i'[a-z]+|let|let's|can|could|please|also|one more)\b)"
-    # A contrast: "Lyon, not Paris", "1,200 not 1,400".
-    r"|,\s*not\s+(?!sure\b|yet\b|now\b|today\b|only\b)\w|\d\s+not\s+\d",
+    # A contrast: "Lyon, not Paris", "1,200 not 1,400"; not a comparison ("he is allergic to eggs, not to
+    # peanuts like me": a fact about him, read as a correction it had superseded my own allergy).
+    rf"|,\s*not\s+(?!sure\b|yet\b|now\b|today\b|only\b)(?![^,.;:!?]*{COMPARED})\w|\d\s+not\s+\d",
     re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+# A sentence ends at ".", "!" or "?" before a space; not after a title or an abbreviation that a name or
+# more words follow ("with Dr. Pereira", "Mr. Smith", "e.g. fruit", "J. K. Rowling", "the U.S. embassy"),
+# nor after "etc." or "a.m." before a lower-case word, nor in "No. 5". Split at "Dr.", a stored fact had
+# stopped at "with Dr." and lost the name.
+_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St", "Jr", "Sr", "Mt", "Fr", "Rev", "Sgt", "Capt", "Gen",
+           "vs", "cf", "approx", "e.g", "i.e", "viz")
+_MID_SENTENCE = ("etc", "a.m", "p.m")
+
+
+def _after(words) -> str:
+    """Lookbehinds: not right after one of these words and its dot (as given, lower or title case)."""
+    forms = {f for w in words for f in (w, w.lower(), w[:1].upper() + w[1:])}
+    return "".join(rf"(?<!\b{re.escape(f)}\.)" for f in sorted(forms))
+
+
+_SENTENCE_END = re.compile(rf"(?<=[.!?])(?<!\b[A-Z]\.){_after(_TITLES)}"
+                           rf"(?:{_after(_MID_SENTENCE)}\s+|\s+(?![\sa-z]))(?!\d(?<=\b[Nn]o\.\s\d))")
 
 
 def is_acknowledgement(text: str) -> bool:

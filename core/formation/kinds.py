@@ -1,6 +1,6 @@
 """A user message's kind: statement, question, acknowledgement (or small talk), correction, instruction.
 
-`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (326 realistic chat
+`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (346 realistic chat
 messages, 307 labelled before the rules were written; tests/unit/test_message_kinds.py prints precision and
 recall per kind). The LLM reading (`core.formation.observations.llm_formation`) uses the same labels and
 falls back to these rules.
@@ -17,7 +17,21 @@ The rules, in order:
    "Always answer in…", "Don't…").
 4. question: a sentence ending with "?", or an opening wh-word or inverted auxiliary ("what did i plant").
 5. statement: everything else (facts, preferences, plans, events), "Remember that…" and "FYI…" included:
-   they tell a fact.
+   they tell a fact. So do "Remind me: <a fact>", "Don't forget: <a fact>", "Note: <a fact>" (`TOLD_OPENER`),
+   checked before rules 3 and 4: a request whose object is a fact to keep. When the object asks ("Remind me,
+   what's the wifi name?") or instructs ("Note: keep the answers short"), the message is that.
+
+What a message tells (`statement_sentences`, the offline observation) is its sentences without small talk,
+questions and what only speaks about the conversation, and:
+- without the opener that hands a fact over ("Remind me: my dentist appointment is…" → "My dentist
+  appointment is…");
+- with the statement before a question's tail in the same sentence ("Inês turns 7 on October 10, ideas for
+  a party?" → "Inês turns 7 on October 10.", `told_before_question`), unless it is a condition, a topic or a
+  hedge ("If I move to Porto, what…?", "For the party, how many…?", "Quick question, …");
+- without a verbless fragment answering the assistant after "Yes,", "Sure," … ("Yes, short and warm. My
+  manager is Miguel." → "My manager is Miguel."), nor a request after the first sentence ("We're back
+  from Lisbon. Help me write a thank-you note." → "We're back from Lisbon.");
+- with what has no word (an emoji) going with the sentence before it, kept or dropped with it.
 """
 
 from __future__ import annotations
@@ -35,7 +49,7 @@ from core.conversation.feedback import (  # one reading of apostrophes, phrases 
 from core.models import MESSAGE_KINDS, MessageKind
 
 __all__ = ["MESSAGE_KINDS", "MessageKind", "about_the_chat", "classify", "content_of", "opener_length",
-           "statement_sentences"]
+           "sentences", "statement_sentences", "told_before_question"]
 
 
 
@@ -71,6 +85,14 @@ _CHANGE_OF_MIND = re.compile(
 # "Remember that…", "FYI…": a fact told, not a request.
 _TELLS = re.compile(r"^\W*(?:please\s+)?(?:remember|note|keep\s+in\s+mind|bear\s+in\s+mind|fyi|for\s+the\s+record|"
                     r"just\s+so\s+you\s+know|heads\s+up)\b", re.IGNORECASE)
+# "Remind me: …", "Don't forget that …", "FYI, …": what follows is handed over to keep. The opener is no part
+# of the fact (`statement_sentences` takes it off); a "remind me" without a pause or "that" asks for a
+# reminder ("Remind me to call the bank"), an instruction.
+TOLD_OPENER = re.compile(
+    r"^\W*(?:please\s+)?(?:(?:remember|note|keep\s+in\s+mind|bear\s+in\s+mind|remind\s+me|don't\s+forget|"
+    r"do\s+not\s+forget|never\s+forget|make\s+a\s+note|take\s+note|for\s+your\s+information)"
+    r"(?:\s*[:,—–]\s*|\s+-\s+|\s+that\s+)"
+    r"|(?:fyi|for\s+the\s+record|just\s+so\s+you\s+know|heads\s+up)(?![\w'])[\s,:;—–-]*)", re.IGNORECASE)
 # "can you remind me…", "could you tell me…" ask for information: questions.
 _POLITE = re.compile(r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:also\s+)?(\w+)",
                      re.IGNORECASE)
@@ -84,7 +106,11 @@ IMPERATIVES = ("write", "rewrite", "summarise", "summarize", "translate", "remin
                "answer", "respond", "reply", "ignore", "avoid", "save", "track", "update", "fix", "search",
                "look", "name", "pick", "choose", "count", "estimate", "teach", "walk", "repeat", "elaborate",
                "clarify", "please", "don't", "dont", "never", "always", "only", "let's")
-_IMPERATIVE = re.compile(rf"^\W*(?:{_alternatives(IMPERATIVES)})(?![\w'])", re.IGNORECASE)
+# "Never", "always" and "only" instruct before a verb ("Never use emojis"), not before what a statement
+# says ("Never been to Japan.", "Only two days left until the race.").
+_IMPERATIVE = re.compile(
+    r"^(?!\W*(?:never|always|only)\s+(?:been|had|got|was|were|ever|once|a|an|the|one|two|three|four|five|six|"
+    rf"seven|eight|nine|ten|\d)(?![\w']))\W*(?:{_alternatives(IMPERATIVES)})(?![\w'])", re.IGNORECASE)
 _WH = re.compile(r"^\W*(?:and\s+|so\s+|but\s+)?(?:what|when|where|who|whom|whose|why|how|which)(?![\w])",
                  re.IGNORECASE)
 _INVERTED = re.compile(
@@ -108,9 +134,19 @@ _ABOUT_THE_CHAT = re.compile(
     r"|where\s+were\s+we|anyway)(?![\w'])\W*)+$", re.IGNORECASE)
 
 
+# "Here is a photo of the label", "I've attached the draft": what the message carries, not a fact (the
+# attachment's own text is not imported either).
+_SHOWN = re.compile(
+    r"^\W*(?:here(?:'s|\s+is|\s+are)|attached(?:\s+is|\s+are)?|i(?:'ve|\s+have)?\s+(?:attached|uploaded|pasted))"
+    r"\s+(?:(?:a|an|the|my|some|this|that)\s+)?(?:photo|picture|pic|screenshot|image|file|link|list|draft|copy|"
+    r"scan|pdf|document|doc)s?(?![\w'])(?:\s+of\s[^.!?,;:—–-]*)?[.!\s]*$", re.IGNORECASE)
+
+
 def about_the_chat(sentence: str) -> bool:
-    """Whether a sentence only speaks about the conversation ("Sorry, I got pulled away.", "I'm back")."""
-    return bool(_ABOUT_THE_CHAT.match(sentence.translate(_APOSTROPHES)))
+    """Whether a sentence only speaks about the conversation ("Sorry, I got pulled away.", "I'm back",
+    "Here is a photo of the label.")."""
+    sentence = sentence.translate(_APOSTROPHES)
+    return bool(_ABOUT_THE_CHAT.match(sentence) or _SHOWN.match(sentence))
 
 
 def opener_length(text: str) -> int:
@@ -124,8 +160,109 @@ def content_of(text: str) -> str:
     return text[opener_length(text):].strip()
 
 
+_ASKS = re.compile(r"\?\W*$")  # ends with "?", an emoji or a bracket after it aside
+
+
 def _is_question(sentence: str) -> bool:
-    return sentence.rstrip().endswith("?") or bool(_WH.match(sentence) or _INVERTED.match(sentence))
+    return bool(_ASKS.search(sentence) or _WH.match(sentence) or _INVERTED.match(sentence))
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text; what has no word (an emoji after "?") goes with the sentence before it."""
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(text):
+        if out and not re.search(r"\w", piece):
+            out[-1] = f"{out[-1]} {piece}"
+        elif piece.strip():
+            out.append(piece)
+    return out
+
+
+def _handed_over(text: str) -> MessageKind | None:
+    """The kind of a "Remind me: …" / "FYI …" message, by what it hands over: a question when that asks
+    ("Remind me, what's the wifi name?"), an instruction when it instructs ("Note: keep the answers
+    short"), else a statement. None without such an opener."""
+    told = TOLD_OPENER.match(text) or _TELLS.match(text)
+    if told is None:
+        return None
+    rest = text[told.end():].strip()
+    first = next(iter(_SENTENCE_END.split(rest)), "")
+    if first and _is_question(first):
+        return "question"
+    if told.re is TOLD_OPENER and (_IMPERATIVE.match(rest) or _POLITE.match(rest)):
+        return "instruction"
+    return "statement"
+
+
+# A question's tail after a statement in the same sentence: "…, ideas for a party?", "… — what should I
+# pack?", "…, can it take snow chains?". A wh-word, an auxiliary before its subject, or a request for ideas.
+_ASKING = re.compile(
+    r"(?:(?:and|but|so)\s+)?(?:(?:what|when|where|who|whom|whose|why|how|which)(?![\w'])"
+    r"|(?:do|does|did|is|are|was|were|am|can|could|should|would|will|shall|may|might|must|isn't|aren't|"
+    r"doesn't|don't|didn't|won't|can't|shouldn't|wouldn't)\s+(?:i|you|we|he|she|they|it|that|this|there|my|"
+    r"our|your|anyone|someone)\b"
+    r"|(?:any\s+)?(?:ideas?|suggestions?|tips|thoughts|recommendations?|advice|pointers)\b|any\s+\w+)",
+    re.IGNORECASE)
+# Where the tail begins: a comma, semicolon or colon, or a dash between spaces.
+_CLAUSE_END = re.compile(r"[,;:]\s+|\s+[—–-]+\s+|\s*[—–]\s*")
+# A tail that only asks for confirmation ("…, isn't it?", "…, is that right?"): the words before it are
+# what the user is unsure of, not a fact told.
+_CONFIRMING = re.compile(r"(?:(?:is|isn't|was|wasn't|am|are|aren't)\s+(?:that|it|this|i)\s+"
+                         r"(?:right|correct|true|ok|okay|so)|right|correct|true|ok|okay|yes|no"
+                         r"|(?:don't|do|wouldn't|would)\s+you\s+(?:think|agree|say)|what\s+do\s+you\s+think"
+                         r"|how\s+does\s+that\s+sound|(?:does\s+that|do\s+you)\s+(?:sound|make\s+sense))\b",
+                         re.IGNORECASE)
+# What begins words that set a condition or a topic, or hedge, before the question: "If I move to Porto, …",
+# "Given the rain, …", "Quick question, …", "Sorry to bother you, …". They tell nothing.
+_NOT_TOLD = re.compile(
+    r"(?:if|when|whenever|since|because|as|although|though|unless|until|before|after|while|once|given|"
+    r"assuming|suppose|supposing|in\s+case|whether|speaking\s+of|going\s+back\s+to|back\s+to|as\s+for|"
+    r"regarding|re|about|out\s+of\s+curiosity|(?:just\s+)?curious|(?:one\s+|quick\s+|a\s+)?question|"
+    r"honestly|to\s+be\s+honest|sorry\s+to\s+\w+|i\s+(?:was\s+)?(?:just\s+)?wondering|i\s+wonder|"
+    r"i'm\s+(?:just\s+)?(?:curious|wondering)|i'd\s+like\s+to\s+know|i\s+(?:want|need)\s+to\s+know|"
+    # a reaction to what was said ("Sounds like you had fun, what…?"), or words about the chat
+    r"(?:it\s+|that\s+|this\s+)?(?:sounds|looks|seems|feels)|(?:well\s+)?enough\s+about)(?![\w'])"
+    # unsure or guessing, about asking ("I never really asked, what…?"), about the assistant ("You said…")
+    r"|.*\b(?:not\s+sure|i\s+bet|must\s+(?:have|be)|ask|asked|asking|you|your|you're|you've|yours)\b",
+    re.IGNORECASE)
+# A preposition before the question sets its topic ("For the party on Saturday, how many pizzas…?", "With
+# two kids, which car…?"), unless a subject follows ("In May we moved to Porto, any tips?").
+_PREPOSITION = re.compile(r"(?:for|with|without|between|in|on|at|during|from|to|by|of|besides|apart\s+from|"
+                          r"compared\s+to|like|after|before)(?![\w'])", re.IGNORECASE)
+_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll|he|he's|she|she's|they|they're|"
+                      r"it's|there's|there\s+is|there\s+are)\b", re.IGNORECASE)
+_TRAILING_FILLER = re.compile(r"(?:\s*[,;:—–-]+\s*(?:i\s+mean|you\s+know|like|so|and|but|well|though))*"
+                              r"[\s,;:—–-]*$", re.IGNORECASE)
+_LEADING_JOIN = re.compile(r"^\W*(?:(?:and|but|so|also|then|ok|okay)\b[\s,]*)+", re.IGNORECASE)
+# As `observations.MIN_TOLD_WORDS`: "And the dentist, what time was it?" tells nothing; "Inês turns 7 on
+# October 10, …?" does.
+MIN_HEAD_WORDS = 4
+
+
+def told_before_question(sentence: str) -> str | None:
+    """The statement a question's sentence makes before its question ("Inês turns 7 on October 10, ideas
+    for a party?" → "Inês turns 7 on October 10."), or None: the sentence only asks, its tail only asks for
+    confirmation ("…, isn't it?"), or what comes before sets a condition or a topic or hedges (`_NOT_TOLD`,
+    `_PREPOSITION`), or is too short (MIN_HEAD_WORDS), or is itself a question or a request."""
+    sentence = sentence.strip()
+    if not _ASKS.search(sentence) or _WH.match(sentence) or _INVERTED.match(sentence):
+        return None
+    for boundary in _CLAUSE_END.finditer(sentence):
+        tail = sentence[boundary.end():].rstrip("?!. ")
+        if not _ASKING.match(tail) or len(tail.split()) < 3 and not re.match(
+                r"(?:any\s+)?(?:ideas?|suggestions?|tips|thoughts|advice)\b", tail, re.IGNORECASE):
+            continue
+        if _CONFIRMING.fullmatch(tail.strip()):
+            return None
+        head = sentence[:boundary.start()].strip()
+        plain = head[_LEADING_JOIN.match(head).end():] if _LEADING_JOIN.match(head) else head
+        if (len(plain.split()) < MIN_HEAD_WORDS or _is_question(plain) or _NOT_TOLD.match(plain)
+                or (_PREPOSITION.match(plain) and not _SUBJECT.search(plain)) or _IMPERATIVE.match(plain)
+                or _POLITE.match(plain) or about_the_chat(plain)):
+            return None
+        head = _TRAILING_FILLER.sub("", head)
+        return head + ("" if head[-1:] in ".!" else ".")
+    return None
 
 
 def classify(text: str) -> MessageKind:
@@ -136,8 +273,8 @@ def classify(text: str) -> MessageKind:
     rest = content_of(text)
     if not re.search(r"\w", rest) or all(about_the_chat(s) for s in _SENTENCE_END.split(rest) if s.strip()):
         return "acknowledgement"
-    if _TELLS.match(rest):
-        return "statement"
+    if handed := _handed_over(rest):
+        return handed
     if polite := _POLITE.match(rest):
         return "question" if polite.group(1).lower() in INFO_VERBS else "instruction"
     if _IMPERATIVE.match(rest):
@@ -148,18 +285,45 @@ def classify(text: str) -> MessageKind:
 
 
 _JOINED = re.compile(r"(?:and|but|so|plus)\b[\s,]*", re.IGNORECASE)
+# A request after what a statement tells: an imperative verb before its object ("Help me write…", "Write a
+# retry decorator…", "Please call the shop…"). Not "Plan: the train at 8", "Book club is on Thursdays",
+# "Please note the code is 4412" (`_TELLS`).
+_ORDER = re.compile(rf"^\W*(?:please\s+)?(?:{_alternatives(IMPERATIVES)})\s+"
+                    r"(?:me|us|him|her|them|it|a|an|the|my|our|your|this|that|these|those|some|\d)\b",
+                    re.IGNORECASE)
+# What marks a clause: a subject, an auxiliary or a past tense. "Short and warm", "In Python please" and
+# "Bullet points" have none; "Ana is vegetarian", "We moved" do.
+_CLAUSE = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|we|we're|we've|you|he|he's|she|she's|it|it's|they|they're|"
+                     r"there|this|that|that's|is|are|was|were|am|be|been|has|have|had|do|does|did|will|would|"
+                     r"can|could|should|must|\w+'s|\w+ed)\b", re.IGNORECASE)
+
+
+def _fragment(sentence: str) -> bool:
+    """A short verbless answer to the assistant ("short and warm", "in Python please"): no fact."""
+    return len(sentence.split()) < MIN_HEAD_WORDS and not _CLAUSE.search(sentence)
 
 
 def statement_sentences(text: str) -> str:
-    """A statement's sentences without its opening small talk, the questions in it and what only speaks
-    about the conversation (`about_the_chat`): the offline observation. A message that is one statement
-    throughout is kept as it is."""
+    """What a message tells: the offline observation (see the module docstring). A message that is one
+    statement throughout is kept as it is."""
     text = text.strip()
     rest = content_of(text)
-    if len(rest) < len(text):  # "Perfect, and the target is…": the "and" joined the small talk to the rest
+    opened = len(rest) < len(text)
+    if told := TOLD_OPENER.match(rest):  # "Remind me: my dentist appointment is…": the fact, not the request
+        rest, opened = rest[told.end():], True
+    if opened:  # "Perfect, and the target is…": the "and" joined the small talk to the rest
         joined = _JOINED.match(rest)
         rest = rest[joined.end():] if joined and joined.end() < len(rest) else rest
         rest = rest[:1].upper() + rest[1:]
-    sentences = [s for s in _SENTENCE_END.split(rest)
-                 if s.strip() and not _is_question(s) and not about_the_chat(s)]
-    return " ".join(sentences).strip()
+    kept = []
+    for n, sentence in enumerate(sentences(rest)):
+        if about_the_chat(sentence) or (n == 0 and opened and _fragment(sentence)):
+            continue
+        if _is_question(sentence):
+            sentence = told_before_question(sentence)
+        elif (any(len(k.split()) >= MIN_HEAD_WORDS for k in kept) and not _TELLS.match(sentence)
+              and (_ORDER.match(sentence) or _POLITE.match(sentence))):
+            continue  # "We're back. … Help me write a note."
+        if sentence:
+            kept.append(sentence.strip())
+    return " ".join(kept).strip()

@@ -41,6 +41,8 @@ MIN_TOLD_WORDS = 4  # a question's other sentences are kept as a fact from this 
 # in my building" is part of the fact, and taking it off stores the fact's opposite.
 _CORRECTION_OPENER = re.compile(
     rf"^\W*(?:(?:{NO_INTERJECTION}|actually|sorry|oops|wait|hmm+|well|correction|not\s+quite|not\s+true|"
+    # "Update: actually we moved to Porto…": the news opener, not "Update the doc, not the README"
+    r"(?:(?:a\s+|quick\s+|small\s+|an\s+)?update(?=\s*[:—–]))|"
     r"that(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:quite\s+)?(?:it|right|correct|true)"
     r"|not\s+what\s+i\s+(?:said|meant|asked|wanted))|that\s+(?:isn't|wasn't)\s+(?:it|right|correct|true)"
     r"|scratch\s+that|let\s+me\s+correct\s+that|i\s+meant|i\s+misspoke|i\s+changed\s+my\s+mind"
@@ -108,8 +110,9 @@ class Formed:
 
 
 def rules_formation(text: str) -> Formed:
-    """The rules' kind, and the statement's sentences as its one fact. A question that also tells
-    something ("I moved to Porto. Do you know it?") leaves its told part too."""
+    """The rules' kind, and the statement's sentences as its one fact (`kinds.statement_sentences`). A
+    question that also tells something ("I moved to Porto. Do you know it?", "Inês turns 7 on October 10,
+    ideas for a party?") leaves its told part too."""
     kind = classify(text)
     if kind not in (*OBSERVED, "question"):
         return Formed(kind, [])

@@ -30,7 +30,7 @@ from core.conversation.keys import SUMMARIES_SWEPT, chain_tombstone, chains_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
-from core.formation.kinds import about_the_chat
+from core.formation.kinds import about_the_chat, sentences, told_before_question
 from core.formation.supersede import superseded_messages, supersession_of
 from core.index.records import event_time_of
 from core.llm import Message
@@ -54,7 +54,6 @@ SUMMARY_SYSTEM = (
     'in plain words, third person>", "important": [<numbers of the user\'s messages worth remembering for '
     "a long time>]}. Leave out greetings, thanks and the assistant's own suggestions."
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[a-z0-9']+")
 
 
@@ -75,16 +74,20 @@ class _Reply(BaseModel):
 
 def statement_sentences(thoughts: list[Thought]) -> list[tuple[str, str]]:
     """(thought id, sentence) of every sentence the user stated, once (the first time: a sentence said
-    again, in the same words, would be its own most central neighbour and fill the summary twice); questions,
-    acknowledgements and what only speaks about the conversation ("Sorry, I got pulled away.") left out."""
+    again, in the same words, would be its own most central neighbour and fill the summary twice); questions
+    (but for what one tells before its question: "Inês turns 7 on October 10, ideas…?"), acknowledgements
+    and what only speaks about the conversation ("Sorry, I got pulled away.") left out. Sentences end where
+    `kinds.sentences` ends them: not at "Dr." ("…at 9:30 with Dr." had lost the name)."""
     out, seen = [], set()
     for t in thoughts:
         if t.category != CATEGORY_USER:
             continue
-        for sentence in _SENTENCE.split(t.thought.strip()):
+        for sentence in sentences(t.thought.strip()):
+            if re.search(r"\?\W*$", sentence):  # what it tells before its question, if anything
+                sentence = told_before_question(sentence) or ""
             words = tuple(_WORD.findall(sentence.lower()))
-            if (len(words) >= 3 and words not in seen and not sentence.rstrip().endswith("?")
-                    and not is_acknowledgement(sentence) and not about_the_chat(sentence)):
+            if (len(words) >= 3 and words not in seen and not is_acknowledgement(sentence)
+                    and not about_the_chat(sentence)):
                 seen.add(words)
                 out.append((t.id, sentence.strip()))
     return out

@@ -231,3 +231,12 @@ def test_corrections_scores_each_correction_by_the_fact_it_names(workbench, inst
     result = corrections.score(workbench, instance)
     assert {k: result[k] for k in ("corrections", "right", "wrong", "missed", "rightly none")} == {
         "corrections": 2, "right": 1, "wrong": 0, "missed": 0, "rightly none": 1}
+
+
+def test_corrections_scores_the_supersession_cases(workbench, instance):
+    """The cases of tests/data/supersessions.jsonl, each formed in an instance of its own: a comparison with
+    the user supersedes nothing, a contrast that names the old fact supersedes it."""
+    cases = [c for c in corrections.load_cases() if c["later"].startswith(("Tomás had", "Update: actually"))]
+    result = corrections.score_cases(workbench, cases, prefix=instance)
+    assert {k: result[k] for k in ("cases", "right", "wrong", "missed", "rightly none")} == {
+        "cases": 2, "right": 1, "wrong": 0, "missed": 0, "rightly none": 1}

@@ -281,6 +281,78 @@ def test_formation_run_again_keeps_a_correction_made_in_another_chain(workbench,
     assert rows(workbench, instance) == before
 
 
+LISBON = ("We live in Lisbon, in Alfama, with my wife Ana. Our daughter Inês is 6 and our son Tomás is 3. Can you "
+          "help me compare bilingual schools near Alfama?")
+ALLERGY = ("I'm allergic to peanuts and to penicillin. Can you suggest a Portuguese dessert for Carnaval that's safe "
+           "for me? Pão-de-ló maybe? 🎭")
+JOB = ("Big news: I accepted an offer from Unbabel as a staff ML engineer. I'm leaving Farfetch after four years; my "
+       "last day there is March 29 and I start at Unbabel on April 1.")
+MOVED = ("Update: actually we moved to Porto in May, we live in Bonfim now, not Lisbon anymore. What are good parks "
+         "in Bonfim for kids?")
+SON = ("Tomás had his allergy test today: he is allergic to eggs, not to peanuts like me. What breakfast can I make "
+       "him?")
+
+
+def test_a_fact_about_someone_else_corrects_nothing_and_a_contrast_names_what_it_corrects(workbench, instance):
+    """From a user's own chats, told as live turns in conversations of their own: "Tomás … is allergic to
+    eggs, not to peanuts like me" compares; it had superseded the user's own allergy (and quoted it as
+    corrected). "…, not Lisbon anymore", after other facts, names what it corrects; it had superseded
+    nothing (it shared 2 of the Lisbon fact's 8 words and scored 0.41, under MIN_SCORE)."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    lisbon = turn(workbench, instance, "schools", LISBON, clock)
+    allergy = turn(workbench, instance, "dessert", ALLERGY, clock)
+    turn(workbench, instance, "job", JOB, clock)
+    moved = turn(workbench, instance, "porto", MOVED, clock)
+    son = turn(workbench, instance, "tomas", SON, clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+
+    def fact(r):
+        (obs_id,) = found[r.thought1_id]["metadata"]["observations"]
+        return found[obs_id]
+
+    told_lisbon = "We live in Lisbon, in Alfama, with my wife Ana. Our daughter Inês is 6 and our son Tomás is 3."
+    assert fact(lisbon)["content"] == told_lisbon and fact(lisbon)["metadata"]["superseded_by"] == fact(moved)["id"]
+    assert fact(moved)["content"] == ("We moved to Porto in May, we live in Bonfim now, not Lisbon anymore. "
+                                      f"(correcting: {told_lisbon})")
+    assert fact(allergy)["content"] == "I'm allergic to peanuts and to penicillin."  # no "🎭" of the question
+    assert "superseded_at" not in fact(allergy)["metadata"]
+    assert found[son.thought1_id]["metadata"]["message_kind"] == "question"
+    assert fact(son)["content"] == "Tomás had his allergy test today: he is allergic to eggs, not to peanuts like me."
+    assert "supersedes" not in fact(son)["metadata"]
+    asked = turn(workbench, instance, "ask", "What am I allergic to?", clock)
+    assert "I'm allergic to peanuts and to penicillin." in [c.content for c in asked.context]
+
+
+def test_formation_run_on_an_import_keeps_what_questions_and_requests_tell(workbench, instance):
+    """An imported export formed by `workbench formation run`: the fact before a question in one sentence,
+    a fact handed over with "Remind me:", whole (not cut at "Dr."), without an answer's fragment; the
+    real correction supersedes the Lisbon fact, the comparison nothing."""
+    start = datetime.now(UTC) - timedelta(days=30)
+    texts = [LISBON, ALLERGY, "Yes, short and warm. My manager at Farfetch is Miguel.", MOVED, SON,
+             "Inês turns 7 on October 10, ideas for a science-themed party at home in Porto?",
+             "Remind me: my dentist appointment is on January 14, 2025 at 9:30 with Dr. Pereira."]
+    for n, text in enumerate(texts):
+        store_chain(workbench, instance, f"c{n}", [text, "Noted."], start + timedelta(days=n))
+    run = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert (run.observations, run.superseded) == (7, 1)
+    found = rows(workbench, instance)
+    facts = {r["content"].split(" (correcting: ")[0]: r["metadata"] for r in found if r["kind"] == "observation"}
+    assert set(facts) == {
+        "We live in Lisbon, in Alfama, with my wife Ana. Our daughter Inês is 6 and our son Tomás is 3.",
+        "I'm allergic to peanuts and to penicillin.", "My manager at Farfetch is Miguel.",
+        "We moved to Porto in May, we live in Bonfim now, not Lisbon anymore.",
+        "Tomás had his allergy test today: he is allergic to eggs, not to peanuts like me.",
+        "Inês turns 7 on October 10.", "My dentist appointment is on January 14, 2025 at 9:30 with Dr. Pereira."}
+    assert [f for f, meta in facts.items() if "superseded_at" in meta] == [
+        "We live in Lisbon, in Alfama, with my wife Ana. Our daughter Inês is 6 and our son Tomás is 3."]
+    assert facts["Inês turns 7 on October 10."]["message_kind"] == "statement"
+    summaries = [r["content"] for r in found if r["kind"] == "session_summary"]
+    assert "Inês turns 7 on October 10." in summaries  # the birthday chat had no summary
+    assert any(s.endswith("with Dr. Pereira.") for s in summaries)
+    asked = turn(workbench, instance, "ask", "How old is Inês turning?", Clock(datetime.now(UTC)))
+    assert asked.context[0].content == "Inês turns 7 on October 10."
+
+
 def test_the_llm_reads_the_message_and_the_rules_stand_in_when_it_fails(llm_settings, fake_llm, instance):
     wb = Workbench(llm_settings.model_copy(update={"formation_llm": True}))
     try:

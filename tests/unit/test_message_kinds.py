@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.formation.kinds import MESSAGE_KINDS, classify, statement_sentences
+from core.conversation.feedback import is_correction
+from core.formation.kinds import MESSAGE_KINDS, classify, sentences, statement_sentences, told_before_question
 from core.formation.observations import event_time, rules_formation
 
 MESSAGES = [json.loads(line) for line in
@@ -134,3 +135,70 @@ def test_a_correction_loses_only_an_interjection_no(text, fact):
 def test_an_observation_s_event_time_is_the_one_stated(text, day):
     moment, said = event_time(text, datetime(2026, 11, 24, 10, tzinfo=UTC))  # a Tuesday
     assert (moment.year, moment.month, moment.day) == day and said
+
+
+@pytest.mark.parametrize("text", [
+    "Tomás had his allergy test today: he is allergic to eggs, not to peanuts like me.",
+    "My wife runs 10 km every morning, not 5 like me.", "Ana is vegetarian, not vegan like her sister.",
+    "My parents live in Lisbon, not Porto like us.", "He drinks tea, not coffee as I do."])
+def test_a_comparison_is_no_correction(text):
+    """"X, not Y like me" compares: read as a contrast ("Lyon, not Paris"), the son's egg allergy had
+    superseded the user's own peanut allergy."""
+    assert not is_correction(text) and classify(text) == "statement"
+
+
+@pytest.mark.parametrize("text", ["It's Lyon, not Paris like you said.", "No, Tomás is allergic to eggs, not peanuts.",
+                                  "Actually, my husband is allergic to penicillin, not me."])
+def test_a_contrast_still_corrects(text):
+    assert is_correction(text)
+
+
+@pytest.mark.parametrize("text, told", [
+    ("Inês turns 7 on October 10, ideas for a science-themed party at home in Porto?", "Inês turns 7 on October 10."),
+    ("I drive a 2019 Renault Zoe, can it handle snow chains?", "I drive a 2019 Renault Zoe."),
+    ("I started a new job at Siemens last week — how do I ask for a parking spot?",
+     "I started a new job at Siemens last week."),
+    ("If I move to Porto, what should I pack?", None), ("Quick question, what time does the pharmacy close?", None),
+    ("For the party on Saturday, how many pizzas should I order?", None), ("The meeting is at 3, isn't it?", None),
+    ("The meeting with the bank is at 3 pm, is that right?", None), ("And the dentist, what time was it?", None),
+    ("What did I plant in the garden, and when should I water it?", None),
+    ("You mentioned you were allergic to pets earlier, how bad is it?", None)])
+def test_a_statement_before_a_question_in_one_sentence_is_told(text, told):
+    assert told_before_question(text) == told
+    formed = rules_formation(text)
+    assert (formed.kind, formed.facts) == ("question", [told] if told else [])
+
+
+@pytest.mark.parametrize("text, kind, facts", [
+    ("Remind me: my dentist appointment is on January 14, 2025 at 9:30 with Dr. Pereira.", "statement",
+     ["My dentist appointment is on January 14, 2025 at 9:30 with Dr. Pereira."]),
+    ("Don't forget: the parking permit number is 55-A.", "statement", ["The parking permit number is 55-A."]),
+    ("FYI, Ana is allergic to shellfish.", "statement", ["Ana is allergic to shellfish."]),
+    ("Remind me to call the bank on Monday.", "instruction", []),
+    ("Remind me, what's the wifi name at home?", "question", []),
+    ("Note: keep the answers short from now on.", "instruction", [])])
+def test_a_fact_handed_over_to_keep_is_a_statement_without_its_opener(text, kind, facts):
+    formed = rules_formation(text)
+    assert (formed.kind, formed.facts) == (kind, facts)
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Yes, short and warm. My manager at Farfetch is Miguel.", "My manager at Farfetch is Miguel."),
+    ("Yes, Ana is vegetarian too.", "Ana is vegetarian too."),
+    ("I'm allergic to peanuts and to penicillin. Can you suggest a dessert? Pão-de-ló maybe? 🎭",
+     "I'm allergic to peanuts and to penicillin."),
+    ("We got the keys today! 🎉 The flat is in Bonfim.", "We got the keys today! 🎉 The flat is in Bonfim."),
+    ("The meeting with Mr. Smith is on Friday. What should I prepare?", "The meeting with Mr. Smith is on Friday."),
+    ("I bring snacks, e.g. fruit and nuts, to every hike. Any other ideas?",
+     "I bring snacks, e.g. fruit and nuts, to every hike.")])
+def test_a_fact_keeps_no_fragment_no_stray_emoji_and_is_not_cut_at_an_abbreviation(text, fact):
+    assert statement_sentences(text) == fact
+
+
+def test_sentences_end_where_a_sentence_ends():
+    assert sentences("No. I said Tuesday.") == ["No.", "I said Tuesday."]
+    assert sentences("No. 5 is my bus. Ok?") == ["No. 5 is my bus.", "Ok?"]
+    assert sentences("Apples, pears, etc. and more. My car is red.") == ["Apples, pears, etc. and more.",
+                                                                        "My car is red."]
+    assert sentences("Ask J. K. Rowling at 9 a.m. tomorrow. Fine!") == ["Ask J. K. Rowling at 9 a.m. tomorrow.",
+                                                                       "Fine!"]
