@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import pandas as pd
 import streamlit as st
@@ -49,10 +48,10 @@ def memory_caption(metrics: uc.TurnMetrics | None) -> str:
     return f"{n} {'memory' if n == 1 else 'memories'} found"
 
 
-def context_frame(context: list[uc.ContextItem], now: datetime) -> pd.DataFrame:
+def context_frame(context: list[uc.ContextItem]) -> pd.DataFrame:
     rows = [{
         "content": c.content, "id": c.id, "kind": c.kind, "chain": c.chain_id or "",
-        "age": humanize_age((now - c.created_at).total_seconds()),
+        "age": humanize_age(c.age_s),  # when the turn retrieved it: what its recency was computed from
         "semantic": c.semantic, "text": c.text, "recency": c.recency, "speaker": c.speaker,
         "chain score": c.chain, "coverage": c.coverage, "relevance": c.relevance, "combined": c.combined,
     } for c in context]
@@ -94,7 +93,8 @@ def context_columns() -> dict:
                                      ("relevance", "rel", 44))}
     return {"content": st.column_config.TextColumn(width=120), "id": st.column_config.TextColumn(width=80),
             "kind": st.column_config.TextColumn(width=80), "chain": st.column_config.TextColumn(width=80),
-            "age": st.column_config.TextColumn(width=55), **parts,
+            "age": st.column_config.TextColumn(width=55, help="its age when the turn retrieved it: rec = "
+                                                              "exp(−age / τ)"), **parts,
             "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
                                                         help=PART_HELP["combined"], width=95)}
 
@@ -109,20 +109,43 @@ def read_profile(name: str | None) -> uc.FusionProfile | None:
         return None
 
 
-def how_scores_add_up(profile: uc.FusionProfile | None) -> str:
-    """The formulas of the table's scores, with the profile's weights as it is now (a turn records the
-    profile's name, not its weights): so a reader can add a row up from the page."""
-    chain = (f"combined = (own + {uc.CHAIN_WEIGHT}·chn) / {1 + uc.CHAIN_WEIGHT:g} in a hybrid search (own alone "
-             "otherwise)")
-    if profile is None or profile.method != "linear":
-        return (f"How the scores add up: own = the profile's fusion + {uc.SPEAKER_WEIGHT}·spk; {chain}; rel = "
+def how_scores_add_up(metrics: uc.TurnMetrics, profile_now: uc.FusionProfile | None) -> str:
+    """The formulas of the table's scores, so a reader can add a row up from the page: with the fusion the
+    turn recorded (its weights, τ and the speaker and chain parts as they were then), or, for a turn stored
+    before turns recorded it, the profile of its name as it is now, which says so (saved over since, its
+    rows may not add up)."""
+    used = metrics.fusion
+    if used is not None:
+        profile, spk, chn, both_legs = used.profile(), used.speaker_weight, used.chain_weight, used.search_type == "hybrid"
+        whose = f"{used.name}'s weights as this turn used them"
+    elif profile_now is not None:
+        profile, spk, chn, both_legs = profile_now, uc.SPEAKER_WEIGHT, uc.CHAIN_WEIGHT, None
+        whose = (f"{profile_now.name}'s weights, the profile as it is now: this turn was stored before turns "
+                 "recorded the weights they used, so if the profile was saved over since, its rows may not "
+                 "add up")
+    else:
+        return (f"How the scores add up: own = the profile's fusion + {uc.SPEAKER_WEIGHT}·spk; combined = (own + "
+                f"{uc.CHAIN_WEIGHT}·chn) / {1 + uc.CHAIN_WEIGHT:g} in a hybrid search (own alone otherwise); rel = "
                 "sem and cov weighed as the profile weighs semantic and text + "
                 f"{uc.SPEAKER_WEIGHT}·spk.")
-    r_sem, r_text = uc.relevance_weights(profile)
-    return (f"How the scores add up, with {profile.name}'s weights as they are now: own = {profile.w_sem:.2f}·sem + "
-            f"{profile.w_text:.2f}·text + {profile.w_rec:.2f}·rec + {uc.SPEAKER_WEIGHT}·spk; {chain}; rel = "
-            f"{r_sem:.3f}·sem + {r_text:.3f}·cov + {uc.SPEAKER_WEIGHT}·spk; rec = exp(−age / "
-            f"{profile.tau_s:,.0f} s).")
+    if both_legs is False:  # one leg searched alone: no speaker or chain part
+        spk_part, chain = "", "combined = own (one leg searched alone: no speaker or chain part)"
+    else:
+        spk_part = f" + {spk:g}·spk"
+        chain = f"combined = (own + {chn:g}·chn) / {1 + chn:g}" + (" in a hybrid search (own alone otherwise)"
+                                                                   if both_legs is None else "")
+    p = profile
+    if p.method == "linear":
+        own = f"{p.w_sem:.2f}·sem + {p.w_text:.2f}·text + {p.w_rec:.2f}·rec{spk_part}"
+        rec = f"; rec = exp(−age / {p.tau_s:,.0f} s)"
+    else:
+        own = (f"({p.w_sem:.2f}/({p.rrf_k} + sem rank) + {p.w_text:.2f}/({p.rrf_k} + text rank) + "
+               f"{p.w_rec:.2f}/({p.rrf_k} + age rank))·{p.rrf_k + 1}, reciprocal-rank fusion (the ranks are not "
+               f"shown){spk_part}")
+        rec = ""
+    r_sem, r_text = uc.relevance_weights(p)
+    return (f"How the scores add up, with {whose}: own = {own}; {chain}; rel = {r_sem:.3f}·sem + "
+            f"{r_text:.3f}·cov{spk_part}{rec}.")
 
 
 def _ms(ms: float | None, digits: int) -> str:
@@ -143,7 +166,7 @@ def render_why(metrics: uc.TurnMetrics, profile: uc.FusionProfile | None, *, exp
         for note in metrics.notes:
             st.caption(f"ℹ️ {as_plain_markdown(note)}")  # notes quote user input (e.g. the time hint)
         if metrics.context:
-            st.dataframe(context_frame(metrics.context, datetime.now(UTC)), hide_index=True, width="stretch",
+            st.dataframe(context_frame(metrics.context), hide_index=True, width="stretch",
                          column_config=context_columns())
             st.caption("Their memory ids, best first (copy button on the right): for a labelled set, or to "
                        "find one in the Memory explorer.")
@@ -151,7 +174,7 @@ def render_why(metrics: uc.TurnMetrics, profile: uc.FusionProfile | None, *, exp
         else:
             st.caption("No memory reached the relevance floor for this turn: the answer says no memory matches."
                        if metrics.memory == "none_matched" else "No memory was retrieved for this turn.")
-        st.caption(f"Profile: {metrics.profile or '—'}. {how_scores_add_up(profile)}")
+        st.caption(f"Profile: {metrics.profile or '—'}. {how_scores_add_up(metrics, profile)}")
         for message in metrics.prompt:
             st.markdown(f"**Prompt — {message.role}**")
             st.code(message.content, language=None, wrap_lines=True)
@@ -169,9 +192,10 @@ def render_conversation(conversation: uc.Conversation,
     """The chain's messages; with `rate(answer_id, "up" | "down")`, thumbs under each answer."""
     answers = [m.thought.id for m in conversation.messages if m.role == "assistant"]
     last_answer = answers[-1] if answers else None
-    # Each profile the turns name, read once per run (every turn's "why" shows its weights).
+    # Each profile the turns name without recording its weights (turns stored before they did), read once
+    # per run, as it is now.
     profiles = {name: read_profile(name) for name in {m.metrics.profile for m in conversation.messages
-                                                      if m.metrics is not None}}
+                                                      if m.metrics is not None and m.metrics.fusion is None}}
     superseded = superseded_in(conversation)
     for m in conversation.messages:
         t = m.thought
@@ -195,7 +219,7 @@ def render_conversation(conversation: uc.Conversation,
                                 THUMBS.index(stored), on_change=_rated, args=(t.id, rate))
                 if m.metrics is not None:
                     just_answered = t.id == last_answer and st.session_state.get("just_answered", False)
-                    render_why(m.metrics, profiles[m.metrics.profile], expanded=just_answered)
+                    render_why(m.metrics, profiles.get(m.metrics.profile), expanded=just_answered)
 
 
 def _rated(answer_id: str, rate: Callable[[str, str], None]) -> None:

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
+from core.usecases.tuning import RANKING, all_definitions, metric_definition
 from dashboard.resources import get_workbench
 from dashboard.ui import as_plain_line, attempt, confirm_in_dialog, plural
 
@@ -92,9 +93,12 @@ def _show_results(dataset: uc.EvalDataset, reports: list[uc.EvalReport]) -> None
     if note := uc.unknown_ids_note(dataset.unknown_ids):
         st.warning(note + " Deleted memories, or marks made in another instance, leave such ids.",
                    icon=":material/help:")
-    st.caption(f"Scored on {plural(len(dataset.queries), 'query', 'queries')} (those with a relevant mark).")
-    st.dataframe(pd.DataFrame([{"profile": r.profile.name, **{m: round(r.value(m), 3) for m in r.table.metrics}}
-                               for r in reports]), hide_index=True, width="stretch")
+    st.caption(f"Scored on {plural(len(dataset.queries), 'query', 'queries')} (those with a relevant mark), on "
+               f"{RANKING}.", help=all_definitions("\n\n"))
+    metrics = reports[0].table.metrics
+    st.dataframe(pd.DataFrame([{"profile": r.profile.name, **{m: round(r.value(m), 3) for m in metrics}}
+                               for r in reports]), hide_index=True, width="stretch",
+                 column_config={m: st.column_config.NumberColumn(m, help=metric_definition(m)) for m in metrics})
     st.markdown("**Rank of the first relevant memory, per query**")
     st.dataframe(pd.DataFrame([{"query": q.query, **{r.profile.name: _first_relevant(r.rankings.get(q.qid, []),
                                                                                    q.relevant)
@@ -126,7 +130,7 @@ def labelled_set_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fu
     left, right = st.columns(2)
     run = left.button("Evaluate the labelled set", type="primary", key=K + "run", disabled=not usable,
                       help="Ranks each query with the active and the candidate profile and scores the rankings "
-                           "against the marks.")
+                           f"against the marks: {RANKING}.")
     right.download_button("Export JSONL", data=labelled.jsonl(), file_name=f"labelled-{instance}.jsonl",
                           mime="application/jsonl", key=K + "export", disabled=not usable,
                           help='One {"query", "relevant": [ids]} per line: what the upload above and '

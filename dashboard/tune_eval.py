@@ -11,6 +11,7 @@ import plotly.express as px
 import streamlit as st
 
 from core import usecases as uc
+from core.usecases.tuning import RANKING, all_definitions, metric_definition, set_notes
 from dashboard.resources import get_workbench
 from dashboard.tune_optimise import K, optimiser_panel, run_cancellable, show_cancelled
 from dashboard.ui import as_plain_line, attempt, plural
@@ -125,8 +126,13 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     st.caption(f"**{dataset.name}**: {plural(len(dataset.queries), 'query', 'queries')} in categories "
                f"{', '.join(dataset.categories)}" + (" · left out: " + "; ".join(
                    f"{v} {k}" for k, v in dataset.skipped.items()) if dataset.skipped else ""))
-    if note := uc.unknown_ids_note(dataset.unknown_ids):  # named, not scored as misses in silence
-        st.warning(note, icon=":material/help:")
+    # Named, never in silence: unknown ids (not scored as misses), queries without relevant ids (left out),
+    # repeated queries (counted once).
+    for note in [uc.unknown_ids_note(dataset.unknown_ids), *set_notes(dataset)]:
+        if note:
+            st.warning(note, icon=":material/help:")
+    st.caption(f"Scored on {RANKING}: the Rankings tab's *combined* order, not its MemoryScope output.",
+               help=all_definitions("\n\n"))
     show_cancelled()
     legs = st.toggle("Each leg alone too (BM25, dense)", value=True, key=K + "legs", persist_state="page",
                      help="Evaluates the text leg alone (BM25) and the dense leg alone beside the profiles, "
@@ -157,9 +163,15 @@ def _show_reports(reports: list[uc.EvalReport]) -> None:
                    + ", ".join(f"{r.label} {r.value(metric):.3f}" for r in legs)
                    + ": what fusing the two legs buys on this set.")
     metric = st.selectbox("Metric for the chart", a.table.metrics, index=a.table.metrics.index("recall@10")
-                          if "recall@10" in a.table.metrics else 0, key=K + "chart_metric", persist_state="page")
+                          if "recall@10" in a.table.metrics else 0, key=K + "chart_metric", persist_state="page",
+                          help=all_definitions("\n\n"))
     fig = px.bar(frame, x="category", y=metric, color="profile", barmode="group", text_auto=".3f", height=320)
     fig.update_xaxes(type="category")
     fig.update_layout(margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="")
     st.plotly_chart(fig, width="stretch")
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=metric_columns(a.table.metrics))
+
+
+def metric_columns(metrics: list[str]) -> dict:
+    """Each metric column with its definition on hover (`recall@5`: the share of relevant ids found...)."""
+    return {m: st.column_config.NumberColumn(m, help=metric_definition(m)) for m in metrics}

@@ -12,15 +12,17 @@ import plotly.express as px
 import streamlit as st
 
 from core import usecases as uc
+from core.usecases.retrieval import ProfileRef, ProfileReplacement, profile_replacement
+from core.usecases.tuning import RANKING, all_definitions, tau_label
 from dashboard.tune_controls import request_profile_load
-from dashboard.ui import attempt
+from dashboard.ui import as_plain_line, attempt
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
 K = "tune_eval_"
 T = TypeVar("T")
-TAU_LABELS = {3600.0: "1 h", 86400.0: "1 d", 7 * 86400.0: "1 w", 30 * 86400.0: "30 d", 365 * 86400.0: "1 y"}
+TAU_LABELS = {tau: tau_label(tau) for tau in uc.DEFAULT_TAUS}  # 1 h, 1 d, 1 w, 30 d, 1 y: as the verdict says τ
 RULE = ("The best profile is recommended only when it beats the active one beyond noise: the 95% paired "
         "bootstrap interval of its mean per-query difference (10,000 resamples of the queries) must lie above "
         "0. It was picked on these same queries, so on a handful of them expect no recommendation.")
@@ -75,7 +77,8 @@ def optimiser_panel(wb: Workbench, dataset: uc.EvalDataset, fingerprint: str, in
                 "query's candidates are fetched once and re-fused for every point.", help=RULE)
     c1, c2, c3 = st.columns(3)
     metric = c1.selectbox("Maximise", ["recall@1", "recall@5", "recall@10", "recall@25", "ndcg@10", "mrr@25"],
-                          index=2, key=K + "opt_metric", persist_state="page")
+                          index=2, key=K + "opt_metric", persist_state="page",
+                          help=f"Scored on {RANKING}.\n\n" + all_definitions("\n\n"))
     cat = c2.selectbox("Over", ["all categories"] + dataset.categories, key=K + "opt_cat", persist_state="page")
     methods = c3.multiselect("Methods", ["linear", "rrf"], ["linear", "rrf"], key=K + "opt_methods",
                              persist_state="page")
@@ -90,6 +93,10 @@ def optimiser_panel(wb: Workbench, dataset: uc.EvalDataset, fingerprint: str, in
             progress=progress, stop=stop))
         if report is not None:
             st.session_state[K + "opt"] = (fingerprint, report)
+            # The surface opens on the new best's slice: the picker keeps its value across runs otherwise,
+            # and the best's star is drawn on its own slice only.
+            st.session_state[K + "surface"] = surface_label(report.best.method, report.best.tau_s
+                                                            if report.best.method == "linear" else report.best.rrf_k)
     stored = st.session_state.get(K + "opt")
     if stored and stored[0] == fingerprint:
         _show_optimiser(wb, stored[1], instance)
@@ -113,8 +120,8 @@ def _show_optimiser(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> Non
                         f"{s.low:+.3f} to {s.high:+.3f}. {RULE}")
     st.caption(f"95% interval of the mean difference: {s.low:+.3f} to {s.high:+.3f} · {len(rep.surface):,} "
                f"profiles scored on {rep.queries:,} queries in {rep.seconds:.1f} s · best on these queries: "
-               f"{b.method}, " + (f"half-life {_duration(b.half_life_s)}" if b.method == "linear"
-                                  else f"rrf k {b.rrf_k}"))
+               f"{b.method}, " + (f"τ {tau_label(b.tau_s)} (half-life {_duration(b.half_life_s)})"
+                                  if b.method == "linear" else f"rrf k {b.rrf_k}"))
     _surface(rep)
     if rep.recommended:
         _save_form(wb, rep, instance)
@@ -126,13 +133,17 @@ def _show_optimiser(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> Non
         st.success(msg)
 
 
+def surface_label(method: str, value: float) -> str:
+    """The Surface picker's label of one slice: "linear, τ 1 w" or "rrf, k 60"."""
+    return f"linear, τ {tau_label(value)}" if method == "linear" else f"rrf, k {value:g}"
+
+
 def _surface(rep: uc.OptimiseReport) -> None:
     b = rep.best
     surface = pd.DataFrame([p.model_dump() for p in rep.surface])
     groups = [("linear", t) for t in sorted(surface[surface.method == "linear"].tau_s.unique())] + \
              [("rrf", k) for k in sorted(surface[surface.method == "rrf"].rrf_k.unique())]
-    labels = [f"linear, τ {TAU_LABELS.get(v, f'{v:g} s')}" if m == "linear" else f"rrf, k {v}"
-              for m, v in groups]
+    labels = [surface_label(m, v) for m, v in groups]
     best_label = next((lab for lab, (m, v) in zip(labels, groups, strict=True)
                        if m == b.method and (v == b.tau_s if m == "linear" else v == b.rrf_k)), labels[0])
     shown = st.selectbox("Surface", labels, index=labels.index(best_label), key=K + "surface", persist_state="page")
@@ -158,12 +169,27 @@ def _save_form(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> None:
     name = c1.text_input("Save as…", key=K + "save_name", persist_state="page",
                          placeholder="a name for the recommended profile")
     activate = c2.checkbox(f"and make it active for {instance}", key=K + "save_activate", persist_state="page")
+    replacing = replacement(wb, name)
+    if replacing is not None:  # said before the click: saving over a profile in use changes chat at once
+        st.warning(as_plain_line(replacing.warning, 600), icon=":material/warning:")
     if st.button("Save as…", key=K + "save", disabled=not name.strip()):
         saved = attempt("save the profile", lambda: uc.save_tuned(
             wb, uc.SaveTuned(instance=instance, report=rep, name=name.strip(), activate=activate)))
         if saved:
             st.session_state[K + "saved"] = f"Saved **{saved.name}**" + (
                 f", active for **{instance}**: the next chat turn retrieves with it." if activate else
-                ". Activate it from the profiles when you want chat to use it.")
+                ". Activate it from the profiles when you want chat to use it.") + (
+                f" It {as_plain_line(replacing.note, 600)}" if replacing else "")
             request_profile_load(saved)
             st.rerun()
+
+
+def replacement(wb: Workbench, name: str) -> ProfileReplacement | None:
+    """What saving under `name` would replace (None for a new name, a name that is not valid, or when the
+    profiles cannot be read: the save itself then says what is wrong)."""
+    if not name.strip():
+        return None
+    try:
+        return profile_replacement(wb, ProfileRef(name=name.strip()))
+    except Exception:  # noqa: BLE001 - an invalid name or a service down: the save says so
+        return None

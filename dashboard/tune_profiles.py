@@ -11,6 +11,7 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.resources import get_workbench
+from dashboard.tune_optimise import replacement
 from dashboard.ui import as_plain_line, attempt, confirm_in_dialog, humanize_age, show_error
 
 K = "tune_prof_"  # session-state prefix
@@ -62,15 +63,16 @@ def _activate(instance: str) -> str:
     return f"{name} is now active for {instance}: the next chat turn retrieves with it."
 
 
-def _save(instance: str, candidate: uc.FusionProfile, replacing: bool) -> str:
+def _save(instance: str, candidate: uc.FusionProfile) -> str:
     name = st.session_state.get(K + "name", "").strip()
     activate = st.session_state.get(K + "save_activate", False)
-    saved = uc.save_profile(get_workbench(), uc.SaveProfile(
-        instance=instance, profile=uc.FusionProfile.model_validate({**candidate.model_dump(), "name": name}),
-        activate=activate))
+    profile = uc.FusionProfile.model_validate({**candidate.model_dump(), "name": name})
+    replaced = replacement(get_workbench(), profile.name)  # as it was just before this save
+    saved = uc.save_profile(get_workbench(), uc.SaveProfile(instance=instance, profile=profile,
+                                                            activate=activate))
     st.session_state[K + "pick"] = saved.name
-    return (f"Saved the sliders as {saved.name}" + (" (it replaced the earlier one)" if replacing else "")
-            + (f", active for {instance}." if activate else "."))
+    return (f"Saved the sliders as {saved.name}" + (f", active for {instance}." if activate else ".")
+            + (f" It {replaced.note}" if replaced else ""))
 
 
 def _delete(name: str) -> bool:
@@ -126,4 +128,7 @@ def profiles_panel(instance: str, listing: uc.ProfileList, candidate: uc.FusionP
                            placeholder="e.g. my-recent-first")
     mid.checkbox("and make it active", key=K + "save_activate", persist_state="page")
     right.button("Save", key=K + "save", width="stretch", disabled=not name.strip(), on_click=_do,
-                 args=("panel", "save the profile", lambda: _save(instance, candidate, name.strip() in names)))
+                 args=("panel", "save the profile", lambda: _save(instance, candidate)))
+    if name.strip() in names and (replacing := replacement(get_workbench(), name)) is not None:
+        # Said before the click: saving over a profile in use changes chat at once, and undo cannot help.
+        st.warning(as_plain_line(replacing.warning, 600), icon=":material/warning:")

@@ -36,12 +36,17 @@ def list_profiles(ctx: WorkbenchContext) -> None:
 @click.pass_obj
 def save_profile(ctx: WorkbenchContext, name: str, method: str, w_sem: float, w_text: float, w_rec: float,
                  tau_s: float, rrf_k: int, activate: bool) -> None:
-    """Save a custom profile (weights must sum to 1); the last write wins."""
+    """Save a custom profile (weights must sum to 1); the last write wins. Saving over a saved profile says
+    what it replaced and where it is active (on standard error, beside the JSON)."""
     from core import usecases as uc
+    from core.usecases.retrieval import profile_replacement
 
     profile = uc.FusionProfile(name=name, method=method, w_sem=w_sem, w_text=w_text, w_rec=w_rec,
                                tau_s=tau_s, rrf_k=rrf_k)
+    replaced = profile_replacement(ctx.wb, uc.ProfileRef(name=profile.name))
     emit(uc.save_profile(ctx.wb, uc.SaveProfile(profile=profile, activate=activate)))
+    if replaced is not None:
+        click.echo(f"note: {replaced.note}", err=True)
 
 
 @profiles.command("activate")

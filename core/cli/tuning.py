@@ -4,6 +4,7 @@ optimiser."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,21 @@ if TYPE_CHECKING:
     from core.usecases import EvalReport, TuneReport
 
 
-@click.command("eval")
+class _MeasuresHelp(click.Command):
+    """`eval --help` says what its figures measure, in the core's words (`core.tuning.measures`), read only
+    when the help is shown: the use cases take 0.4 s to import, which no other command's help waits for."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        from core.usecases.tuning import help_paragraphs
+
+        for paragraph in help_paragraphs():
+            formatter.write_paragraph()
+            with formatter.indentation():
+                formatter.write_text(paragraph)
+
+
+@click.command("eval", cls=_MeasuresHelp)
 @click.option("--data", "data_path", required=True, type=click.Path(path_type=Path),
               help="LoCoMo JSON or JSONL query set ({query, relevant, category?} per line).")
 @click.option("--instance", "instance_opt", default=None, callback=instance_option,
@@ -27,8 +42,10 @@ if TYPE_CHECKING:
               help="Candidates taken from each leg.")
 @click.option("--sample", "samples", multiple=True, help="Only these LoCoMo sample ids (repeatable).")
 @click.option("--optimise", is_flag=True, help="Also search the weight grid for the best profile.")
-@click.option("--metric", default="recall@10", show_default=True, help="What the optimiser maximises.")
-@click.option("--save-as", default=None, help="Save the optimiser's best profile under this name.")
+@click.option("--metric", default="recall@10", show_default=True,
+              help="What the optimiser maximises: recall@k, ndcg@k, mrr@k, or mrr (not cut).")
+@click.option("--save-as", default=None, help="Save the optimiser's best profile under this name, when it is "
+                                              "recommended (else exit 1: nothing is saved).")
 @click.option("--activate", is_flag=True, help="With --save-as: make it the instance's active profile.")
 @click.option("--json", "json_out", default=None, type=click.Path(path_type=Path),
               help="Write the full report here.")
@@ -36,7 +53,9 @@ if TYPE_CHECKING:
 def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, profile: str | None, ks: str,
              pool_size: int, samples: tuple[str, ...], optimise: bool, metric: str, save_as: str | None,
              activate: bool, json_out: Path | None) -> None:
-    """Evaluate a fusion profile on labelled queries: Recall@k, nDCG@k, MRR per category."""
+    """Evaluate a fusion profile on labelled queries: Recall@k, nDCG@k, MRR per category.
+
+    Exit status 1 when --save-as saved nothing (the best profile was not recommended)."""
     from core import usecases as uc
 
     cutoffs = parse_cutoffs(ks)
@@ -52,23 +71,27 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
                              metric=metric, save_as=save_as, activate=activate)
     report = uc.tune(ctx.wb, request, progress=tty_progress)
     print_table(report.evaluation)
-    if note := uc.unknown_ids_note(report.unknown_ids):
-        click.echo(note)
+    for note in [uc.unknown_ids_note(report.unknown_ids), *report.set_notes]:
+        if note:
+            click.echo(note)
     if report.optimiser:
         opt, b = report.optimiser, report.optimiser.best
         click.echo(f"\noptimiser: {len(opt.surface)} profiles scored on {opt.queries} queries in "
                    f"{opt.seconds:.1f} s; best {b.method} w_sem={b.w_sem} w_text={b.w_text} w_rec={b.w_rec} "
                    f"tau_s={b.tau_s:g} rrf_k={b.rrf_k}")
         click.echo(opt.verdict)
-        if save_as and not report.saved:
-            click.echo(f"not saved as {save_as!r}: only a recommended profile is saved")
     if report.saved:
         click.echo(f"saved profile {report.saved.name!r}"
                    + (f", active for {report.instance}" if activate else ""))
+        if report.replaced:
+            click.echo(f"note: {report.replaced.note}")
     click.echo(f"\ntotal {report.seconds:.1f} s")
     if json_out:
         write_output(json_out, json.dumps(json_report(report), indent=2, default=str), "--json")
         click.echo(f"report written to {json_out}")
+    if save_as and not report.saved:  # a script asked for a profile that does not exist
+        click.echo(f"not saved as {save_as!r}: only a recommended profile is saved", err=True)
+        sys.exit(1)
 
 
 def parse_cutoffs(ks: str) -> list[int]:
@@ -83,8 +106,14 @@ def parse_cutoffs(ks: str) -> list[int]:
 
 
 def json_report(report: TuneReport) -> dict[str, object]:
-    """What --json writes: the evaluation without its per-query rankings, and the optimiser's report."""
-    out: dict[str, object] = {"evaluation": report.evaluation.model_dump(mode="json", exclude={"rankings"})}
+    """What --json writes: the evaluation without its per-query rankings (with what its figures score and
+    each metric's definition), what the set held that is not scored as written, and the optimiser's report."""
+    from core.usecases.tuning import metric_definition
+
+    evaluation = report.evaluation
+    out: dict[str, object] = {"evaluation": evaluation.model_dump(mode="json", exclude={"rankings"}),
+                              "definitions": {m: metric_definition(m) for m in evaluation.table.metrics},
+                              "set_notes": report.set_notes}
     if report.optimiser:
         out["optimiser"] = report.optimiser.model_dump(mode="json")
     return out
@@ -97,6 +126,7 @@ def print_table(report: EvalReport) -> None:
                f"load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, "
                f"{len(report.load.reused)} "
                f"reused), search p50 {report.search_ms_p50:.1f} ms, {report.seconds:.1f} s")
+    click.echo(f"scored on {report.ranking}")
     if report.skipped:
         click.echo("left out: " + "; ".join(f"{v} {k}" for k, v in report.skipped.items()))
     click.echo(f"{'category':>10} {'n':>5} " + " ".join(f"{m:>9}" for m in metrics))

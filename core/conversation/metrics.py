@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from core.llm import Message
+from core.models import FusionProfile
 
 
 class Origin(BaseModel):
@@ -51,6 +52,31 @@ class ContextItem(BaseModel):
     coverage: float | None = None
     speaker: float = 0.0  # 1 when the query named the memory's speaker (0 in turns stored before)
     chain: float = 0.0  # the best score of its chain, mixed into combined (0 in turns stored before)
+
+
+class FusionUsed(BaseModel):
+    """The fusion a turn ranked its memories with, as it was then: the profile's definition and the speaker
+    and chain parts. A profile saved over later changes what its name means, not what this turn used, so
+    the turn's "why" still adds up."""
+
+    name: str
+    method: str
+    w_sem: float
+    w_text: float
+    w_rec: float
+    tau_s: float
+    rrf_k: int
+    speaker_weight: float = Field(description="added to own for a memory whose speaker the query names")
+    chain_weight: float = Field(description="combined = (own + chain_weight·best own of its chain) / "
+                                            "(1 + chain_weight)")
+    search_type: str = Field("hybrid", description="vector or text: one leg alone, without the speaker "
+                                                   "and chain parts")
+
+    def profile(self) -> FusionProfile:
+        """The recorded definition as a profile, for the functions that read one (`relevance_weights`); not
+        validated again: it is what the turn used, whatever today's rules on names say."""
+        return FusionProfile.model_construct(**self.model_dump(
+            include={"name", "method", "w_sem", "w_text", "w_rec", "tau_s", "rrf_k"}))
 
 
 # Whether a turn's answer drew on memory: some reached the relevance floor, none did, or retrieval failed.
@@ -87,6 +113,9 @@ class TurnMetrics(BaseModel):
                                                            "(None: recorded before it was)")
     answer_id: str | None = Field(None, description="the assistant thought these metrics are about")
     latency: StageLatency | None = None
+    fusion: FusionUsed | None = Field(None, description="the fusion retrieval ranked with, as it was then "
+                                                        "(None: recorded before it was; the profile's name "
+                                                        "is all there is)")
     # What was retrieved and the exact prompt, so the dashboard can show "why" for every answer.
     context: list[ContextItem] = Field(default_factory=list)
     prompt: list[Message] = Field(default_factory=list)
@@ -96,8 +125,9 @@ class TurnMetrics(BaseModel):
     # same hash field), so it describes the turn when the metrics thought is missing.
     ANSWER_FIELDS: ClassVar[tuple[str, ...]] = ("model", "model_selected", "synthesis", "profile", "source",
                                                 "key")
-    # Kilobytes a turn: left out when many turns are read at once (see `summary_fields`).
-    DETAIL_FIELDS: ClassVar[tuple[str, ...]] = ("context", "prompt", "notes")
+    # Kilobytes a turn, or what only one turn's "why" reads: left out when many turns are read at once
+    # (see `summary_fields`).
+    DETAIL_FIELDS: ClassVar[tuple[str, ...]] = ("context", "prompt", "notes", "fusion")
     # The answer the metrics are about: a reader of many turns starts from their answers, so it needs it
     # only to check a metrics thought found another way (by its time, in older data).
     LINK_FIELDS: ClassVar[tuple[str, ...]] = ("answer_id",)
@@ -137,6 +167,11 @@ class TurnMetrics(BaseModel):
         values = {name: column[0] for name, column in columns.items() if column[0] is not None}
         if isinstance(latency := values.get("latency"), Mapping):  # a stage it does not name: not timed
             values["latency"] = {stage: latency.get(stage) for stage in StageLatency.model_fields}
+        if "fusion" in values:  # one the model cannot read is not recorded, not a turn that cannot be read
+            try:
+                values["fusion"] = FusionUsed.model_validate(values["fusion"])
+            except ValidationError:
+                del values["fusion"]
         return cls.model_validate(values)
 
     @classmethod

@@ -25,7 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.conversation.feedback import feedback_score
 from core.conversation.indexing import sync_index
-from core.conversation.metrics import ContextItem, MemoryOutcome, Origin, StageLatency, TurnMetrics
+from core.conversation.metrics import (
+    ContextItem,
+    FusionUsed,
+    MemoryOutcome,
+    Origin,
+    StageLatency,
+    TurnMetrics,
+)
 from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
 from core.conversation.thoughts import (
     CATEGORY_ASSISTANT,
@@ -42,6 +49,7 @@ from core.ids import Id, validate_id
 from core.limits import MESSAGE_MAX_CHARS
 from core.llm import Completion, Message
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory, SomeText, Tags
+from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.retrieval.ranking import above_floor
 from core.retrieval.timeparse import has_time_keyword, parse_time_hint
@@ -157,6 +165,7 @@ class UiRememberResult(BaseModel):
     answer: str
     synthesis: Literal["llm", "extractive"]
     profile: str
+    fusion: FusionUsed | None = Field(None, description="the profile's definition as this turn ranked with it")
     context: list[ContextItem]
     memory: MemoryOutcome = Field("found", description="whether memories went to synthesis: found, "
                                                        "none_matched (none reached the relevance floor) or "
@@ -176,8 +185,16 @@ class UiRememberResult(BaseModel):
                            synthesis=self.synthesis, profile=self.profile,
                            source=origin and origin.source, key=origin and origin.key, tags=self.tags,
                            tokens=self.usage_total_tokens, context_items=len(self.context), memory=self.memory,
-                           answer_id=self.thought2_id, latency=self.latency, context=self.context,
-                           prompt=self.prompt, notes=self.notes)
+                           answer_id=self.thought2_id, latency=self.latency, fusion=self.fusion,
+                           context=self.context, prompt=self.prompt, notes=self.notes)
+
+
+def fusion_used(profile: FusionProfile, search_type: str) -> FusionUsed:
+    """What a turn records of the fusion it ranked with: the profile as it is now, which a later save under
+    its name does not change."""
+    return FusionUsed(name=profile.name, method=profile.method, w_sem=profile.w_sem, w_text=profile.w_text,
+                      w_rec=profile.w_rec, tau_s=profile.tau_s, rrf_k=profile.rrf_k,
+                      speaker_weight=SPEAKER_WEIGHT, chain_weight=CHAIN_WEIGHT, search_type=search_type)
 
 
 def choose_model(style: str | None, context_items: int, fast: str, deep: str) -> str:
@@ -368,7 +385,8 @@ class Remember:
             thought1_id=user_id, thought2_id=answer_id, thought3_id=metrics_id, model_used=model_used,
             usage_total_tokens=tokens, model_selected=model, instance=instance, chain_id=chain_id,
             request_id=request_id, answer=answer_text,
-            synthesis=synthesis, profile=profile.name, context=[_context_item(m, now) for m in context],
+            synthesis=synthesis, profile=profile.name, fusion=fusion_used(profile, params.search_type),
+            context=[_context_item(m, now) for m in context],
             memory=memory,
             context_dropped_by_token_cap=dropped, history_turns_dropped=history_dropped,
             tags=params.tags,

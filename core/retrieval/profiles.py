@@ -112,6 +112,12 @@ class ProfileStore:
                              (instance, name, previous))
         return profile
 
+    def active_in(self, name: str) -> list[str]:
+        """The instances whose active profile is `name`, sorted."""
+        with self.pool.connection() as conn:
+            return [r[0] for r in conn.execute(
+                "SELECT instance FROM active_profile WHERE name = %s ORDER BY instance", (name,))]
+
     def last_activation(self, instance: str) -> Activation | None:
         with self.pool.connection() as conn:
             row = conn.execute("SELECT instance, name, previous, at FROM profile_activation WHERE instance = %s "

@@ -6,7 +6,10 @@
   sometimes holds the answer); created_at and event time = the session's date. Questions become queries
   whose relevant ids are their evidence. Category 5 (adversarial) and questions without usable evidence
   are left out and counted.
-- JSONL: one `{"query", "relevant": [ids], "category"?}` per line, against an existing instance.
+- JSONL: one `{"query", "relevant": [ids], "category"?}` per line, against an existing instance. A query
+  with no relevant ids (`"relevant": []`) is left out, as the metrics leave it out; a query written again
+  (the same text, whitespace aside) is counted once, with the relevant ids of all its lines. Both are
+  named in the dataset (`unlabelled`, `repeated`) and counted in `skipped`, never dropped in silence.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.j
 EVAL_PREFIX = "eval-locomo"  # every instance the evaluation makes is named "eval-locomo-<sample>-<hash>"
 _DIA_RE = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
 RelevantId = labelled_id("relevant id")  # a memory id a labelled query counts as relevant
+UNLABELLED_REASON = "queries with no relevant ids"
+REPEATED_REASON = "repeated queries (counted once)"
 
 
 class EvalQuery(BaseModel):
@@ -60,6 +65,10 @@ class EvalDataset(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict, description="left out, by reason")
     unknown_ids: list[str] = Field(default_factory=list, description="relevant ids the instance does not "
                                    "hold, left out of the queries (a JSONL set, see core.tuning.labels)")
+    unlabelled: list[str] = Field(default_factory=list, description="queries of a JSONL set with no relevant "
+                                  "ids, left out")
+    repeated: dict[str, int] = Field(default_factory=dict, description="queries a JSONL set holds more than "
+                                     "once, with how many times: each is counted once")
 
     @property
     def categories(self) -> list[str]:
@@ -70,8 +79,13 @@ class JsonlQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1)
-    relevant: list[RelevantId] = Field(min_length=1)
+    relevant: list[RelevantId]  # empty: the query is left out, and named (`EvalDataset.unlabelled`)
     category: str | int = "all"
+
+
+def normalise_query(query: str) -> str:
+    """"what  did I eat" and "what did I eat " are one query: whitespace is collapsed."""
+    return " ".join(query.split())
 
 
 # -- LoCoMo -------------------------------------------------------------------------------------
@@ -219,8 +233,12 @@ def load_locomo(data: list, *, name: str = "locomo", samples: list[str] | None =
 # -- JSONL --------------------------------------------------------------------------------------
 
 def load_jsonl(text: str, *, instance: str, name: str = "jsonl") -> EvalDataset:
+    """One query per line. A query with no relevant ids is left out and a query written again is counted
+    once (with the relevant ids of all its lines, the category of its first), both named and counted."""
     validate_id(instance, "instance")
-    queries = []
+    by_text: dict[str, EvalQuery] = {}
+    seen: dict[str, int] = {}
+    unlabelled: list[str] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -229,12 +247,55 @@ def load_jsonl(text: str, *, instance: str, name: str = "jsonl") -> EvalDataset:
         except ValidationError as e:
             raise InvalidInput(f"line {lineno}: {explain_validation(e)} (expected "
                                '{"query": str, "relevant": [ids], "category"?: str})') from e
-        queries.append(EvalQuery(qid=f"q{lineno}", query=item.query, relevant=item.relevant,
-                                 category=str(item.category), instance=instance))
-    if not queries:
+        key = normalise_query(item.query)
+        seen[key] = seen.get(key, 0) + 1
+        if not item.relevant:
+            if key not in unlabelled:
+                unlabelled.append(key)
+            continue
+        if key in by_text:
+            first = by_text[key]
+            first.relevant += [i for i in item.relevant if i not in first.relevant]
+            continue
+        by_text[key] = EvalQuery(qid=f"q{lineno}", query=item.query, relevant=list(dict.fromkeys(item.relevant)),
+                                 category=str(item.category), instance=instance)
+    if not seen:
         raise InvalidInput('the JSONL file has no queries: it needs one {"query": str, "relevant": [ids]} '
                            "object per line")
-    return EvalDataset(name=name, kind="jsonl", queries=queries, include_shared=True)
+    unlabelled = [q for q in unlabelled if q not in by_text]  # written with ids elsewhere: it is scored
+    if not by_text:
+        which = "its one query has no" if len(seen) == 1 else f"none of its {len(seen):,} queries has a"
+        raise InvalidInput(f"the JSONL file has nothing to score: {which} relevant id; a query needs "
+                           '"relevant": [ids] of the memories that answer it')
+    repeated = {q: n for q, n in seen.items() if n > 1 and q in by_text}
+    skipped = {reason: n for reason, n in ((UNLABELLED_REASON, len(unlabelled)),
+                                           (REPEATED_REASON, len(repeated))) if n}
+    return EvalDataset(name=name, kind="jsonl", queries=list(by_text.values()), include_shared=True,
+                       skipped=skipped, unlabelled=unlabelled, repeated=repeated)
+
+
+def set_notes(dataset: EvalDataset) -> list[str]:
+    """What a JSONL set held that is not scored as written, in words, naming the queries: "1 query appears
+    twice: 'where did I park the car?'; counted once." (The unknown ids have their own note.)"""
+    notes = []
+    if repeated := dataset.repeated:
+        n, times = len(repeated), set(repeated.values())
+        if len(times) == 1:
+            how = {2: "twice", 3: "three times"}.get(min(times), f"{min(times)} times")
+            shown = _quoted([repr(q[:80]) for q in repeated])
+        else:
+            how, shown = "more than once", _quoted([f"{q[:80]!r} ({c}×)" for q, c in repeated.items()])
+        notes.append(f"{n} {'query appears' if n == 1 else 'queries appear'} {how}: {shown}; "
+                     f"{'counted' if n == 1 else 'each counted'} once.")
+    if unlabelled := dataset.unlabelled:
+        n = len(unlabelled)
+        notes.append(f"{n} {'query has' if n == 1 else 'queries have'} no relevant ids: "
+                     f"{_quoted([repr(q[:80]) for q in unlabelled])}; left out of the scores.")
+    return notes
+
+
+def _quoted(shown: list[str], most: int = 5) -> str:
+    return ", ".join(shown[:most]) + (f" and {len(shown) - most} more" if len(shown) > most else "")
 
 
 def load_dataset(source: Path | str | bytes, *, instance: str | None = None, name: str | None = None,
@@ -303,5 +364,7 @@ __all__ = [
     "load_locomo",
     "memory_id_of",
     "normalise_dia_id",
+    "normalise_query",
     "parse_session_date",
+    "set_notes",
 ]

@@ -17,12 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from core.errors import Cancelled
 from core.models import FusionProfile
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.tuning.datasets import EvalDataset, EvalQuery
+from core.tuning.measures import RANKING
 from core.tuning.metrics import MetricsTable, compute_metrics, metric_names
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class EvalReport(BaseModel):
     seconds: float
     rankings: dict[str, list[str]] = {}
     search_type: str = "hybrid"
+    ranking: str = Field(RANKING, description="what the figures score, in words")
 
     @property
     def label(self) -> str:
@@ -132,7 +134,8 @@ def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
              ks: tuple[int, ...] = (1, 5, 10, 25), *,
              pool_size: int = 50, progress: Progress | None = None, stop: Stop | None = None,
              search_type: str = "hybrid") -> EvalReport:
-    """Retrieve the top max(ks) for every query with `profile` and score them against the labels.
+    """Retrieve the top max(ks) for every query with `profile` and score them against the labels: the
+    ranking `hybrid_search` returns, which ui_remember uses, not MemoryScope's after fuse_rerank (`RANKING`).
 
     `search_type` "vector" or "text" runs one leg alone (the benchmarks' dense baseline)."""
     t0 = time.perf_counter()

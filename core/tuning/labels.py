@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from core.errors import InvalidInput, NotFound
 from core.ids import SHARED_INSTANCE, validate_id
-from core.tuning.datasets import EvalDataset
+from core.tuning.datasets import EvalDataset, normalise_query  # marks on one query, as a set counts it
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -34,11 +34,6 @@ CREATE TABLE IF NOT EXISTS relevance_mark (
 """
 UNKNOWN_REASON = "relevant ids not in the instance (dropped)"
 EMPTIED_REASON = "queries whose relevant ids are all unknown"
-
-
-def normalise_query(query: str) -> str:
-    """Marks on "what  did I eat" and "what did I eat " belong to one query: whitespace is collapsed."""
-    return " ".join(query.split())
 
 
 class LabelledQuery(BaseModel):

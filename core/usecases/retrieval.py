@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_serializer
 
+from core.errors import NotFound
 from core.ids import Id
 from core.models import PRESET_PROFILES, FusionProfile
 from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT, relevance_weights
@@ -55,13 +56,62 @@ def list_profiles(wb: Workbench, req: InstanceRequest) -> ProfileList:
                        presets=list(PRESET_PROFILES), last_activation=wb.profiles.last_activation(instance))
 
 
+def describe_profile(profile: FusionProfile) -> str:
+    """"0.60/0.25/0.15, τ 604,800 s" (linear) or "rrf 0.60/0.25/0.15, k 60": what a profile fuses with."""
+    weights = f"{profile.w_sem:.2f}/{profile.w_text:.2f}/{profile.w_rec:.2f}"
+    return (f"{weights}, τ {profile.tau_s:,.0f} s" if profile.method == "linear"
+            else f"rrf {weights}, k {profile.rrf_k}")
+
+
+class ProfileReplacement(BaseModel):
+    """What saving under a name already taken replaces: the saved profile of that name, and the instances it
+    is active in. Their live retrieval changes the moment it is saved, and no activation is recorded, so
+    `undo_activation` cannot bring the old weights back."""
+
+    previous: FusionProfile
+    active_in: list[str] = Field(description="the instances whose active profile it is, sorted")
+
+    def _in_use(self, remedy: str) -> str:
+        if not self.active_in:
+            return ""
+        shown = ", ".join(self.active_in[:5]) + (f" and {len(self.active_in) - 5} more"
+                                                 if len(self.active_in) > 5 else "")
+        return (f"; it is active in instances: {shown}, whose chat retrieves with the new weights at once, and "
+                f"undo cannot bring the old ones back ({remedy})")
+
+    @property
+    def warning(self) -> str:
+        """Before the save: what saving under this name will replace."""
+        return (f"Saving replaces {self.previous.name!r} ({describe_profile(self.previous)})"
+                + self._in_use("save under another name to keep them") + ".")
+
+    @property
+    def note(self) -> str:
+        """After the save: what it replaced."""
+        return (f"replaced {self.previous.name!r} (was {describe_profile(self.previous)})"
+                + self._in_use("save them again to restore them") + ".")
+
+
+def profile_replacement(wb: Workbench, req: ProfileRef) -> ProfileReplacement | None:
+    """What saving a profile under `req.name` would replace; None for a new name (or a preset's, which
+    cannot be saved over)."""
+    if not req.name or req.name in PRESET_PROFILES:
+        return None
+    try:
+        previous = wb.profiles.get(req.name)
+    except NotFound:
+        return None
+    return ProfileReplacement(previous=previous, active_in=wb.profiles.active_in(req.name))
+
+
 class SaveProfile(InstanceRequest):
     profile: FusionProfile
     activate: bool = False
 
 
 def save_profile(wb: Workbench, req: SaveProfile) -> FusionProfile:
-    """Save a profile (the last write wins); with `activate`, every later turn of the instance uses it."""
+    """Save a profile (the last write wins: `profile_replacement` says beforehand what it replaces); with
+    `activate`, every later turn of the instance uses it."""
     saved = wb.profiles.save(req.profile)
     if req.activate:
         wb.profiles.activate(req.instance_in(wb), saved.name)

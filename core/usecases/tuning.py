@@ -12,23 +12,34 @@ from pydantic import BaseModel, Field, model_validator
 
 from core.ids import Id
 from core.models import FusionProfile
-from core.tuning.datasets import EvalDataset, default_locomo_path, is_evaluation_instance, load_dataset
+from core.tuning.datasets import (
+    EvalDataset,
+    default_locomo_path,
+    is_evaluation_instance,
+    load_dataset,
+    set_notes,
+)
 from core.tuning.evaluate import EvalReport, Stop
 from core.tuning.evaluate import evaluate as run_evaluation
 from core.tuning.labels import LabelledQuery, LabelledSet, LabelStore, check_ids
+from core.tuning.measures import RANKING, all_definitions, help_paragraphs
+from core.tuning.measures import definition as metric_definition
 from core.tuning.metrics import parse_metric
 from core.tuning.optimise import DEFAULT_RRF_KS, DEFAULT_TAUS, OptimiseReport, fetch_pools, save_best
 from core.tuning.optimise import optimise as run_optimiser
+from core.tuning.verdict import tau_label
 from core.usecases.base import InstanceRequest, Progress
-from core.usecases.retrieval import resolve_profile
+from core.usecases.retrieval import ProfileRef, ProfileReplacement, profile_replacement, resolve_profile
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
-# For the front ends: the models they render, the optimiser's default τ grid, and where the shared
-# LoCoMo dev file is (None when absent).
-__all__ = ["DEFAULT_TAUS", "EvalDataset", "EvalReport", "LabelledQuery", "LabelledSet", "OptimiseReport",
-           "default_locomo_path", "is_evaluation_instance"]
+# For the front ends: the models they render, the optimiser's default τ grid, where the shared LoCoMo dev
+# file is (None when absent), and what the figures measure in words (`core.tuning.measures`): the ranking
+# scored and each metric's definition, for help texts and tooltips.
+__all__ = ["DEFAULT_TAUS", "RANKING", "EvalDataset", "EvalReport", "LabelledQuery", "LabelledSet",
+           "OptimiseReport", "all_definitions", "default_locomo_path", "help_paragraphs",
+           "is_evaluation_instance", "metric_definition", "set_notes", "tau_label"]
 
 
 class ReadDataset(InstanceRequest):
@@ -42,7 +53,8 @@ class ReadDataset(InstanceRequest):
 
 def read_dataset(wb: Workbench, req: ReadDataset) -> EvalDataset:
     """The set as evaluated: a JSONL set's relevant ids the instance does not hold are dropped and named
-    (`unknown_ids`), never scored as misses in silence."""
+    (`unknown_ids`), never scored as misses in silence; its queries without relevant ids are left out and
+    its repeated ones counted once, named too (`set_notes`)."""
     dataset = load_dataset(req.source, instance=req.instance_in(wb), name=req.name, samples=req.samples)
     return check_ids(wb, dataset) if dataset.kind == "jsonl" else dataset
 
@@ -196,6 +208,10 @@ class TuneReport(BaseModel):
                                                           "profile is recommended")
     unknown_ids: list[str] = Field([], description="relevant ids of a JSONL set the instance does not hold, "
                                                    "left out of the scores")
+    set_notes: list[str] = Field([], description="a JSONL set's queries left out (no relevant ids) or counted "
+                                                 "once (written more than once), named (`set_notes`)")
+    replaced: ProfileReplacement | None = Field(None, description="with save_as: the saved profile of that "
+                                                                  "name the save replaced")
     seconds: float = Field(description="the whole run, reading the set included")
 
 
@@ -209,13 +225,15 @@ def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -
                                            samples=req.samples))
     evaluation = evaluate(wb, EvaluateRequest(instance=req.instance, dataset=dataset, profile=req.profile,
                                               ks=req.ks, pool_size=req.pool_size), progress=progress)
-    optimised = saved = None
+    optimised = saved = replaced = None
     if req.optimise:
         optimised = optimise(wb, OptimiseRequest(instance=req.instance, dataset=dataset, metric=req.metric,
                                                  baseline=evaluation.profile, name=req.save_as or "tuned",
                                                  pool_size=req.pool_size), progress=progress)
         if req.save_as and optimised.recommended:
+            replaced = profile_replacement(wb, ProfileRef(name=optimised.best.name))
             saved = save_tuned(wb, SaveTuned(instance=req.instance, report=optimised, name=req.save_as,
                                              activate=req.activate))
     return TuneReport(instance=req.instance_in(wb), evaluation=evaluation, optimiser=optimised, saved=saved,
-                      unknown_ids=dataset.unknown_ids, seconds=time.perf_counter() - t0)
+                      unknown_ids=dataset.unknown_ids, set_notes=set_notes(dataset), replaced=replaced,
+                      seconds=time.perf_counter() - t0)

@@ -62,6 +62,10 @@ def test_mark_results_in_the_explorer_then_evaluate_and_export_on_the_tune_page(
     scores = next(f.value for f in at.dataframe if "recall@10" in f.value.columns)
     assert list(scores["profile"]) == ["balanced-default", "candidate"]
     assert list(scores["recall@10"]) == [1.0, 1.0]
+    # what the figures score, and each metric's definition on hover
+    scored = next(c for c in at.caption if c.value.startswith("Scored on 1 query"))
+    assert "on the fusion ranking that ui_remember (chat) uses, before MemoryScope's fuse_rerank" in scored.value
+    assert "not the hit rate" in scored.proto.help
     per_query = next(f.value for f in at.dataframe if list(f.value.columns) == ["query", "balanced-default",
                                                                                  "candidate"])
     assert list(per_query["query"]) == ["pasta"] and per_query["balanced-default"][0] == 1

@@ -47,7 +47,8 @@ def test_label_search_results_evaluate_and_export_then_activate_and_undo(dashboa
         page.get_by_role("button", name="Evaluate the labelled set").click()
         page.get_by_text("Rank of the first relevant memory, per query").wait_for(timeout=60_000)
         settle(page)
-        assert page.get_by_text("Scored on 1 query (those with a relevant mark).").count() == 1
+        assert page.get_by_text("Scored on 1 query (those with a relevant mark), on the fusion ranking that "
+                                "ui_remember (chat) uses").count() == 1
         page.screenshot(path=str(tmp_path / "tune-labelled-set.png"), full_page=True)
         with page.expect_download() as download:
             page.get_by_role("button", name="Export JSONL").click()

@@ -4,6 +4,8 @@ nothing is offered for saving); and a long evaluation stopped with its Cancel bu
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from core.demo.tune import records
@@ -48,6 +50,9 @@ def test_evaluate_optimise_and_read_the_verdict(dashboard, workbench, instance, 
         page = open_page(browser, viewport={"width": 1400, "height": 1400})
         open_evaluation(page, dashboard, labelled)
         shown(page, "6 queries in categories all")
+        # what the figures score, said before they are computed
+        assert page.get_by_text("Scored on the fusion ranking that ui_remember (chat) uses, before MemoryScope's "
+                                "fuse_rerank", exact=False).count() == 1
         page.get_by_role("button", name="Evaluate the active and the candidate profile").click()
         settle(page)
         shown(page, "6 queries · search p50", tmp_path)
@@ -74,7 +79,10 @@ def test_a_running_evaluation_is_cancelled(dashboard, workbench, instance, tmp_p
     playwright = pytest.importorskip("playwright.sync_api")
     MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
     labelled = tmp_path / "many.jsonl"
-    labelled.write_text(six_query_jsonl() * 1000)  # 6,000 queries: long enough to stop half-way
+    # 6,000 distinct queries, long enough to stop half-way (a repeated query is counted once)
+    six = [json.loads(line) for line in six_query_jsonl().splitlines()]
+    labelled.write_text("".join(json.dumps({**q, "query": f"{q['query']} ({i})"}) + "\n"
+                                for i in range(1000) for q in six))
     with playwright.sync_playwright() as p:
         browser = launch(p)
         page = open_page(browser, viewport={"width": 1400, "height": 1400})

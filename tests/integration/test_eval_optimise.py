@@ -247,13 +247,14 @@ def test_cli_retrieve_and_eval(workbench, settings, instance, tmp_path, monkeypa
     report = tmp_path / "r.json"
     out = runner.invoke(cli, ["eval", "--data", str(data), "--instance", instance, "--k", "1,10", "--json",
                               str(report), "--optimise", "--save-as", f"cli-{instance}"])
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == 1, out.output  # nothing saved: a script that asked for the profile is told
     written = json.loads(report.read_text())
     assert written["evaluation"]["table"]["rows"][-1]["category"] == "overall"
     assert not written["optimiser"]["recommended"]
     assert "profiles scored on 6 queries" in out.output and written["optimiser"]["verdict"] in out.output
     assert "No profile is reliably better than balanced-default on these 6 queries" in out.output
-    assert f"not saved as 'cli-{instance}'" in out.output and "saved profile" not in out.output
+    assert out.stderr == f"not saved as 'cli-{instance}': only a recommended profile is saved\n"
+    assert "saved profile" not in out.output
     data.write_text("".join(json.dumps({"query": q, "relevant": [r]}) + "\n" for q, r in BETTER_WITH_RECENCY))
     out = runner.invoke(cli, ["eval", "--data", str(data), "--instance", instance, "--optimise", "--metric",
                               "recall@1", "--save-as", f"cli-{instance}"])

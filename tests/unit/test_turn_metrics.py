@@ -4,6 +4,7 @@ wrote before this model existed (`_metrics_fields` + `Thought.to_hash`, captured
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -172,3 +173,32 @@ def test_many_turns_decode_column_by_column_as_one_turn_does():
             else:
                 assert values[i] == getattr(one, name), (name, h)
     assert TurnMetrics.decode_fields(names, []) == {name: [] for name in linked}
+
+
+def test_a_turn_records_the_fusion_it_used_and_older_turns_read_without_it():
+    """A turn's "why" read the profile by name, so a profile saved over showed weights the turn never used:
+    the turn records the definition itself; a metrics thought from before reads as not recorded."""
+    from core.conversation.metrics import FusionUsed
+    from core.conversation.turn import fusion_used
+    from core.models import FusionProfile
+
+    week = FusionProfile(name="recent-1w", w_sem=0.6, w_text=0.25, w_rec=0.15, tau_s=604800.0)
+    used = fusion_used(week, "hybrid")
+    assert used == FusionUsed(name="recent-1w", method="linear", w_sem=0.6, w_text=0.25, w_rec=0.15,
+                              tau_s=604800.0, rrf_k=60, speaker_weight=0.2, chain_weight=0.3)
+    metrics = result(fusion=used).metrics()
+    assert metrics.fusion == used
+    fields = metrics.to_fields()
+    assert json.loads(fields["fusion"])["tau_s"] == 604800.0
+    stored = Thought(id="x", instance="i", chain_id="c", thought="t", timestamp=datetime(2025, 1, 1, tzinfo=UTC),
+                     category=CATEGORY_METRICS, extra=fields).to_hash()
+    assert TurnMetrics.from_fields(Thought.from_hash(stored).to_hash()).fusion == used
+    assert used.profile().model_dump(include={"w_sem", "tau_s", "method"}) == \
+        {"w_sem": 0.6, "tau_s": 604800.0, "method": "linear"}
+    # Not on the answer thought, nor among what analytics read of many turns.
+    assert "fusion" not in metrics.to_fields(TurnMetrics.ANSWER_FIELDS)
+    assert "fusion" not in TurnMetrics.summary_fields(linked=True)
+    # Before it was recorded, or unreadable: not recorded, the rest of the turn intact.
+    assert TurnMetrics.from_fields(STORED).fusion is None
+    broken = TurnMetrics.from_fields({**metrics_fields(STORED), "fusion": '{"name": "x"}'})
+    assert broken.fusion is None and broken.model == "llama3-8b-8192"

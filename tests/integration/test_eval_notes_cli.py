@@ -1,0 +1,93 @@
+"""`workbench eval` and `workbench profiles save` as a user tuning retrieval reads them (the tuning report's
+D2–D8): what the figures score and how each metric is defined, a labelled set's repeated queries and queries
+without relevant ids named (not counted twice, not rejecting the set), `--save-as` that saved nothing
+exiting 1, and saving over a profile saying what it replaced and where it is active."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from core import usecases as uc
+from core.index.memory_index import MemoryIndex
+from tests.integration.test_eval_optimise import BETTER_WITH_RECENCY, demo_records, six_query_jsonl
+from tests.support.cli import in_process_cli
+
+RANKING = "scored on the fusion ranking that ui_remember (chat) uses, before MemoryScope's fuse_rerank"
+
+
+@pytest.fixture
+def cli(settings, workbench, instance, monkeypatch):
+    MemoryIndex(workbench.pool(), workbench.embedder).add(demo_records(instance))
+    return in_process_cli(settings, workbench, monkeypatch)
+
+
+def test_help_says_what_the_figures_score_and_how_each_metric_is_defined(cli):
+    code, out, _ = cli("eval", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and f"Figures are {RANKING}" in text
+    assert "recall@k: the share of a query's relevant ids found in its top k" in text and "not the hit rate" in text
+    assert "nDCG@k: binary gains" in text
+    assert "The table's MRR is cut at its largest k" in text and '"mrr" without @k is not cut' in text
+
+
+def test_a_repeated_query_and_one_without_relevant_ids_are_named_not_counted_twice_or_refused(cli, workbench,
+                                                                                              instance, tmp_path):
+    data, report = tmp_path / "set.jsonl", tmp_path / "r.json"
+    queries = [json.loads(line) for line in six_query_jsonl().splitlines()]
+    data.write_text("".join(json.dumps(q) + "\n" for q in [*queries, queries[0],
+                                                            {"query": "what is the meaning of life", "relevant": []}]))
+    code, out, err = cli("eval", "--data", str(data), "--instance", instance, "--json", str(report))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert ": 6 queries," in lines[0] and lines[1] == (
+        "scored on the fusion ranking that ui_remember (chat) uses, before MemoryScope's fuse_rerank (its type "
+        "ratios, time ratio and score threshold change no figure)")
+    assert f"1 query appears twice: {queries[0]['query']!r}; counted once." in lines
+    assert "1 query has no relevant ids: 'what is the meaning of life'; left out of the scores." in lines
+    assert "1 queries with no relevant ids; 1 repeated queries (counted once)" in out
+    written = json.loads(report.read_text())
+    assert written["evaluation"]["ranking"].startswith("the fusion ranking that ui_remember (chat) uses")
+    assert written["evaluation"]["table"]["rows"][-1]["queries"] == 6
+    assert "not the hit rate" in written["definitions"]["recall@1"] and set(written["definitions"]) == set(
+        written["evaluation"]["table"]["metrics"])
+    assert len(written["set_notes"]) == 2
+    # The same figures as the set without the repeat: the repeat is not weighed twice.
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text(six_query_jsonl())
+    same = uc.tune(workbench, uc.TuneRequest(instance=instance, source=clean)).evaluation
+    assert written["evaluation"]["table"]["rows"][-1]["values"] == same.table.rows[-1].values
+
+
+def test_save_as_that_saves_nothing_exits_1_with_one_line_on_stderr(cli, instance, tmp_path):
+    data = tmp_path / "six.jsonl"
+    data.write_text(six_query_jsonl())
+    name = f"x-{uuid.uuid4().hex[:8]}"
+    code, out, err = cli("eval", "--data", str(data), "--instance", instance, "--optimise", "--save-as", name)
+    assert code == 1 and err.splitlines() == [f"not saved as {name!r}: only a recommended profile is saved"]
+    assert "No profile is reliably better than balanced-default on these 6 queries" in out
+    code, _, err = cli("profiles", "activate", name, "--instance", instance)
+    assert code == 2 and f"no fusion profile named {name!r}" in err  # indeed not there
+
+
+def test_saving_over_a_profile_says_what_it_replaced_and_where_it_is_active(cli, instance, tmp_path):
+    name = f"recent-{uuid.uuid4().hex[:8]}"
+    code, _, err = cli("--instance", instance, "profiles", "save", name, "--w-sem", "0.6", "--w-text", "0.25",
+                       "--w-rec", "0.15", "--tau", "604800", "--activate")
+    assert code == 0 and err == ""  # a new name: nothing replaced
+    code, out, err = cli("--instance", instance, "profiles", "save", name, "--w-sem", "0.1", "--w-text", "0.1",
+                         "--w-rec", "0.8", "--tau", "3600")
+    assert code == 0 and json.loads(out)["w_rec"] == 0.8
+    assert err.splitlines() == [(
+        f"note: replaced {name!r} (was 0.60/0.25/0.15, τ 604,800 s); it is active in instances: {instance}, "
+        "whose chat retrieves with the new weights at once, and undo cannot bring the old ones back (save them "
+        "again to restore them).")]
+    # The optimiser's --save-as says so too when it replaces one.
+    data = tmp_path / "better.jsonl"
+    data.write_text("".join(json.dumps({"query": q, "relevant": [r]}) + "\n" for q, r in BETTER_WITH_RECENCY))
+    code, out, err = cli("eval", "--data", str(data), "--instance", instance, "--profile", "balanced-default",
+                         "--optimise", "--metric", "recall@1", "--save-as", name)
+    assert code == 0, err
+    assert f"note: replaced {name!r} (was 0.10/0.10/0.80, τ 3,600 s); it is active in instances: {instance}" in out
