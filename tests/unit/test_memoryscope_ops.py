@@ -191,8 +191,9 @@ def test_the_kinds_messages_are_indexed_with_are_conversation():
 
 
 def test_print_memory_numbers_with_when_to_use_and_metadata():
+    """The index's bookkeeping (formation's labels, a source message's id) is no metadata for the model."""
     kept, _ = fuse_rerank([mem("a", 0.9, "insight", content="likes sushi", when_to_use="food talk",
-                               source="x"),
+                               source="x", formed_by="rules", source_thought="6dde7d78-0f1e"),
                            mem("b", 0.5, content="walks the dog")], {}, FuseRerankParams())
     text = print_memories(kept)
     assert text.splitlines() == [

@@ -177,15 +177,21 @@ def type_ratios_note(memories: Sequence[ScopeMemory]) -> str:
     return "type ratios: " + ("; ".join(said) if said else "none")
 
 
+# The index's own bookkeeping in a memory's metadata (which message an observation came from, what
+# formation read it as, the observations a message left): ids and labels that mean nothing to the model
+# the printed memories are put before. The trace and the explorer show them.
+BOOKKEEPING = frozenset({"formed_by", "message_kind", "source_thought", "observations", "thought_number"})
+
+
 def print_memories(memories: Sequence[ScopeMemory]) -> str:
     """Number each memory with its type (and kind when another, "conversation, user"), its time, its
-    `when_to_use` and other metadata when present."""
+    `when_to_use` and other metadata when present (the index's `BOOKKEEPING` left out)."""
     blocks = []
     for i, m in enumerate(memories, start=1):
         line = m.formatted or memory_line(m)
         kind = m.memory_type if m.memory_type == m.memory.kind else f"{m.memory_type}, {m.memory.kind}"
         lines = [f"Memory {i} ({kind}): {line}"]
-        meta = dict(m.memory.metadata)
+        meta = {k: v for k, v in m.memory.metadata.items() if k not in BOOKKEEPING}
         if when := meta.pop("when_to_use", None):
             lines.append(f"  when to use: {when}")
         if meta:
