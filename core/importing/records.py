@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from core.errors import explain_validation
 from core.ids import ID_PATTERN, Id, validate_id
 from core.models import Metadata, SomeText, Tags
+from core.past_tasks.store import first_words
 
 # A clock a few minutes ahead of ours is not "the future"; a year ahead is a broken export.
 FUTURE_SLACK = timedelta(minutes=5)
@@ -173,8 +174,7 @@ def named(where: str, value: Any) -> str:
         for key in NAME_KEYS:
             name = value.get(key)
             if isinstance(name, str | int) and not isinstance(name, bool) and str(name).strip():
-                text = " ".join(str(name).split())
-                return f"{where} ({text[:60] + '…' if len(text) > 60 else text!r})"
+                return f"{where} ({first_words(str(name), 60)!r})"
     return where
 
 

@@ -95,8 +95,8 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     # Imported chains are indexed in bulk, without the formation a live turn gets (it would take the import
     # several times as long): said, not left for the user to find out; after a re-import that added nothing
     # too, while the conversations it holds are not formed yet.
-    chats = outcome.created.messages or preview.counts.messages
-    formation = FORM_IMPORTED if chats and (outcome.created.messages or unformed(wb, instance)) else None
+    unformed_chats = outcome.created.messages or (preview.counts.messages and unformed(wb, instance))
+    formation = FORM_IMPORTED if unformed_chats else None
     return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report,
                         next_step=formation)
 

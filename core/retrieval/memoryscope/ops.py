@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from core.errors import InvalidInput
 from core.index.records import event_time_of
-from core.models import EventTime
+from core.models import EventTime, MemoryRow
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.retrieval.memoryscope.params import (
     FuseRerankParams,
@@ -88,7 +88,7 @@ def time_matches(parts: dict[str, int], ev: EventTime) -> bool:
     return True
 
 
-def memory_time(memory) -> EventTime:
+def memory_time(memory: MemoryRow) -> EventTime:
     """The time a memory's extracted-time match reads: its event time, or, when it has none (a memory added
     or imported with only the time it was stored), that time's parts, as a time window does
     (`core.index.records`). Read as "unknown, matching anything", fuse_time_ratio boosted every such memory
