@@ -129,6 +129,8 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
     while (holder := _take_lock(store, token)) != token:
         if holder is None:  # released between the two commands: try again at once
             continue
+        if holder in _UNRELEASED:  # a hold of this process that ended while Redis was down
+            _release_leftovers(store)
         if own and holder != seen and _memorized(store, own):  # looked at once a hold, not at every poll
             return IndexSync(indexed=0, pending=store.outbox_len())
         seen = holder
@@ -145,8 +147,7 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
         try:
             store.r.eval(_RELEASE, 1, OUTBOX_LOCK, token)
         except Exception:  # noqa: BLE001 - released at the process's next sync, or expires by itself
-            with _UNRELEASED_GUARD:
-                _UNRELEASED.add(token)
+            _leave_unreleased(token)
             log.warning("memory index sync: could not release the outbox lock; the next sync releases it")
 
 
@@ -156,7 +157,19 @@ def _take_lock(store: ThoughtStore, token: str) -> str | None:
     p = store.r.pipeline(transaction=False)
     p.set(OUTBOX_LOCK, token, nx=True, px=LOCK_TTL_MS)
     p.get(OUTBOX_LOCK)
-    return p.execute()[1]
+    try:
+        return p.execute()[1]
+    except Exception:
+        # Redis may have stored the lock before the connection dropped (a crash between the write,
+        # fsynced to the append-only file, and its reply): the restarted server holds it until its TTL.
+        _leave_unreleased(token)
+        raise
+
+
+def _leave_unreleased(token: str) -> None:
+    """Have the process's next sync release `token`'s hold (a no-op if it never held the lock)."""
+    with _UNRELEASED_GUARD:
+        _UNRELEASED.add(token)
 
 
 def _memorized(store: ThoughtStore, thoughts: Sequence[Thought]) -> bool:

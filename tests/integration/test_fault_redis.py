@@ -9,15 +9,24 @@ whose release failed while Redis was down. The dashboard says so too while it is
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import threading
 import time
 from collections import Counter
+from urllib.parse import urlsplit
+
+import pytest
+import redis
 
 from core.errors import describe
 from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
 from core.services import EmbeddedRedis
-from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER
+from core.conversation.indexing import sync_index
+from core.conversation.keys import OUTBOX_LOCK
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, ThoughtStore
+from core.services.bounded import redis_client
 from tests.integration.conftest import kill_redis
 
 WRITERS = 4
@@ -124,3 +133,51 @@ def test_the_page_says_redis_is_unavailable_while_it_is(fault_dir, fault_wb, mon
         get_workbench().close()
         get_workbench.clear()
         st.cache_data.clear()
+
+
+class _ReplyDropper:
+    """A TCP proxy in front of the test's Redis that passes the outbox lock's SET on, lets Redis answer it,
+    and then cuts the connection and stops listening: the write happened, its reply never came."""
+
+    def __init__(self, unix_path: str) -> None:
+        self.unix_path = unix_path
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                threading.Thread(target=self._pipe, args=(client,), daemon=True).start()
+
+    def _pipe(self, client: socket.socket) -> None:
+        server = socket.socket(socket.AF_UNIX)
+        server.connect(self.unix_path)
+        with client, server, contextlib.suppress(OSError):
+            while data := client.recv(65536):
+                server.sendall(data)
+                reply = server.recv(65536)
+                if OUTBOX_LOCK.encode() in data and b"SET" in data.upper():
+                    self.listener.close()
+                    return
+                client.sendall(reply)
+
+
+def test_a_lock_taken_as_redis_went_away_does_not_hold_up_later_turns(fault_wb, instance, caplog):
+    """Redis stored the lock of a sync but its reply was lost (the connection dropped in between): the sync
+    failed without knowing it held the lock. The process's next sync releases it rather than wait for it."""
+    caplog.set_level(logging.WARNING, logger="core.conversation.indexing")
+    url = urlsplit(fault_wb.settings.redis_url)
+    proxy = _ReplyDropper(url.path)
+    cut = ThoughtStore(redis_client(f"redis://:{url.password}@127.0.0.1:{proxy.port}", timeout_s=2))
+    with pytest.raises(redis.exceptions.ConnectionError):
+        sync_index(cut, fault_wb.index)
+    assert fault_wb.thoughts.r.get(OUTBOX_LOCK)  # held by the sync that failed
+
+    Remember(fault_wb).run(UiRememberParams(thought="the lock is free again", chain_id="after"), instance=instance)
+    started = time.monotonic()
+    synced = sync_index(fault_wb.thoughts, fault_wb.index)
+    assert time.monotonic() - started < 2 and synced.error is None
+    assert not [r for r in caplog.records if "held too long" in r.getMessage()]
+    assert fault_wb.thoughts.r.get(OUTBOX_LOCK) is None
