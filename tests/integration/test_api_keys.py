@@ -12,12 +12,10 @@ import sys
 import uuid
 
 import pytest
-from click.testing import CliRunner
 
-import core.runtime
 from core import usecases as uc
-from core.cli import main
 from core.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
+from tests.support.cli import in_process_cli
 from core.runtime import Workbench
 
 
@@ -140,29 +138,7 @@ def test_a_revoke_is_seen_by_another_process_at_once(settings, workbench, name, 
 
 @pytest.fixture
 def cli(settings, workbench, monkeypatch):
-    """`workbench ARGS` through the real entry point (`main()`, with its error handling), in this process,
-    on the session's connections."""
-    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
-
-    def shared(s):
-        wb = Workbench(s, embedder=workbench.embedder)
-        wb.services = workbench.services
-        return wb
-
-    monkeypatch.setattr(core.runtime, "Workbench", shared)
-
-    def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-        runner = CliRunner()
-        with runner.isolation(input=stdin) as (out, err, _):
-            monkeypatch.setattr(sys, "argv", ["workbench", *args])
-            try:
-                main()
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-        return code, out.getvalue().decode(), err.getvalue().decode()
-
-    return run
+    return in_process_cli(settings, workbench, monkeypatch)
 
 
 def test_cli_create_list_revoke(cli, workbench, name, instance):
