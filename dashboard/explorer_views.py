@@ -16,7 +16,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from core import usecases as uc
-from dashboard.formation_view import render_fact_history
+from dashboard.formation_view import render_fact_history, superseded_note
 from dashboard.labelling import mark_control, marks_caption, query_marks
 from dashboard.resources import get_workbench
 from dashboard.ui import (
@@ -222,8 +222,11 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None) -> 
         else:
             origin = "no chain"
         shared = f" · shared from {as_plain_line(hit.instance)}" if hit.shared else ""
-        left.markdown(f"`{hit.kind}` · {origin} · {ago(hit.created_at)}{shared}")
+        gone = " · :orange-badge[superseded]" if hit.superseded_at else ""
+        left.markdown(f"`{hit.kind}` · {origin} · {ago(hit.created_at)}{shared}{gone}")
         left.text(hit.content)
+        if hit.superseded_at:  # an outdated fact must not read as current
+            left.caption(superseded_note(hit.superseded_at, hit.superseded_by_content, hit.content))
         parts = ([f"score {hit.score:.3f} (semantic {hit.semantic:.2f}, text {hit.text:.2f})"]
                  if hit.score is not None else [])
         parts += [f"tags: {as_plain_line(', '.join(hit.tags))}"] if hit.tags else []

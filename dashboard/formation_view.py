@@ -1,7 +1,9 @@
 """Memory formation on the pages: which message kinds a profile retrieves (Tune), the history of a fact
-(Memory explorer), and the memories a later correction superseded (Chat)."""
+(Memory explorer), and the memories a later correction superseded (Chat, and the explorer's hits)."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import streamlit as st
 
@@ -65,3 +67,15 @@ def superseded_caption(metrics: uc.TurnMetrics | None, superseded: dict[str, uc.
     if not gone:
         return ""
     return "superseded since by a correction: " + "; ".join(f"“{as_plain_line(f.content, 60)}”" for f in gone)
+
+
+def superseded_note(at: datetime, by: str | None, content: str = "") -> str:
+    """The explorer's mark on a hit whose fact a later correction superseded: when, and what the correction
+    says when it is still stored (Markdown; the stored text made inert). A correction said again word for
+    word supersedes its earlier self: that is said so, not as a correction by the same words."""
+    if by and by.casefold().split() == content.casefold().split():
+        said = " when the same words were said again (the later copy is current)"
+    else:
+        said = " by a correction" + (f": “{as_plain_line(by, 160)}”" if by else "")
+    return (f":orange[**Superseded** {at:%Y-%m-%d %H:%M}{said}] · kept for its history, not retrieved unless a "
+            "profile asks for superseded facts")

@@ -1,5 +1,6 @@
 """What the Memory explorer page reads: instances, pages of chains, a chain's thoughts (and its JSON
-export), and search across everything stored, each hit with the chain or bank it came from."""
+export), and search across everything stored, each hit with the chain or bank it came from and, when a
+later correction superseded the fact it states, when and by what."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from core.bank.bank import list_banks
 from core.bank.index_ids import BANK_KINDS
 from core.conversation.thoughts import ChainSummary, FeedbackRecord, Thought
 from core.errors import NotFound
+from core.formation.supersede import own_words, superseded_at
 from core.ids import SHARED_INSTANCE, Id, validate_id
 from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.limits import QUERY_MAX_CHARS
@@ -98,6 +100,13 @@ class Hit(BaseModel):
     score: float | None = None  # the three parts: None for a memory listed without a search (`recent_memories`)
     semantic: float | None = None
     text: float | None = None
+    superseded_at: datetime | None = Field(
+        None, description="when a later correction superseded the fact this memory states (for a user "
+                          "message: the fact of its observation); None: current")
+    superseded_by: str | None = Field(None, description="the id of the correction's observation that "
+                                                        "superseded it")
+    superseded_by_content: str | None = Field(None, description="what that correction says (None when it is "
+                                                                "no longer stored)")
 
 
 class SearchOutcome(BaseModel):
@@ -198,13 +207,54 @@ def recent_memories(wb: Workbench, instance: str, limit: int = 20) -> list[Hit]:
 
 
 def _hits(wb: Workbench, memories: list[MemoryRow]) -> list[Hit]:
-    """Memories as hits, each naming the chain (with its title) or the bank it came from."""
+    """Memories as hits, each naming the chain (with its title) or the bank it came from, and marked when
+    a later correction superseded the fact it states (`_supersessions`)."""
     titles = _chain_titles(wb, {(m.instance, m.chain_id) for m in memories if m.chain_id})
+    gone = _supersessions(wb, memories)
     return [Hit(id=m.id, instance=m.instance, kind=m.kind, content=m.content, created_at=m.created_at,
                 chain_id=m.chain_id, chain_title=titles.get((m.instance, m.chain_id)),
                 bank=m.metadata.get("bank") if m.kind in BANK_KINDS else None,
-                shared=m.instance == SHARED_INSTANCE, tags=m.tags)
+                shared=m.instance == SHARED_INSTANCE, tags=m.tags, **gone.get((m.instance, m.id), {}))
             for m in memories]
+
+
+def _supersessions(wb: Workbench, memories: list[MemoryRow]) -> dict[tuple[str, str], dict]:
+    """(instance, id) -> the Hit fields `superseded_at`, `superseded_by`, `superseded_by_content` of each
+    memory that states a fact a later correction superseded: the memory marked itself (an observation, or
+    a copy of one: its important copy, a session summary drawn from it), or a user message whose
+    observation is. At most two primary-key lookups per instance, none when nothing is superseded."""
+    out: dict[tuple[str, str], dict] = {}
+    for instance in {m.instance for m in memories}:
+        rows = [m for m in memories if m.instance == instance]
+        marked = {m.id: m for m in rows if _ended(m)}
+        told = {o: m.id for m in rows if m.id not in marked for o in _observations(m)}
+        for o in wb.index.get(instance, sorted(told)) if told else []:
+            if _ended(o):
+                marked.setdefault(told[o.id], o)
+        by = {memory_id: c if isinstance(c := r.metadata.get("superseded_by"), str) else None
+              for memory_id, r in marked.items()}
+        wanted = sorted(set(by.values()) - {None})
+        said = {c.id: own_words(c) for c in wb.index.get(instance, wanted)} if wanted else {}
+        for memory_id, r in marked.items():
+            correction = by[memory_id]
+            out[(instance, memory_id)] = {"superseded_at": _ended(r), "superseded_by": correction,
+                                          "superseded_by_content": said.get(correction)}
+    return out
+
+
+def _ended(m: MemoryRow) -> datetime | None:
+    """When a correction superseded the memory; None when none did (or the mark is not a time: the
+    metadata of a memory added through the API is the caller's)."""
+    try:
+        return superseded_at(m)
+    except ValueError:
+        return None
+
+
+def _observations(m: MemoryRow) -> list[str]:
+    """The ids of the observations formation made from a user message."""
+    ids = m.metadata.get("observations")
+    return [o for o in ids if isinstance(o, str)] if isinstance(ids, list) else []
 
 
 def _chain_titles(wb: Workbench, chains: set[tuple[str, str]]) -> dict[tuple[str, str], str]:

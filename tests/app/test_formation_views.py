@@ -49,6 +49,25 @@ def test_the_explorer_shows_a_fact_s_history(app_env, workbench, instance):
     assert "superseded" in shown[0] and "current" in shown[1]
 
 
+def test_the_explorer_search_marks_a_superseded_fact_and_says_what_superseded_it(app_env, workbench, instance):
+    chat(workbench, instance, "conf", "My conference last spring was in Paris.", "Where was my conference?",
+         "No, it was Lyon.")
+    at = open_page("pages/explorer.py", instance=instance)
+    at.text_input(key="xp_q").set_value("conference Paris")
+    at.radio(key="xp_mode").set_value("Full-text")
+    at.button(key="FormSubmitter:xp_search_form-Search").click().run()
+    assert not at.exception, at.exception
+    told = [i for i, t in enumerate(at.text) if t.value == "My conference last spring was in Paris."]
+    assert told, [t.value for t in at.text]
+    marks = [c.value for c in at.caption if "Superseded" in c.value]
+    assert len(marks) == len(told)  # the observation and the message that told it, each once
+    assert all("by a correction: “It was Lyon\\.”" in m for m in marks), marks
+    headers = [m.value for m in at.markdown if m.value.startswith("`")]
+    assert sum("superseded" in h for h in headers) == len(told)
+    current = [h for h in headers if "superseded" not in h]
+    assert current  # the correction's fact and the question: no mark
+
+
 def test_the_chat_page_marks_a_memory_superseded_since(app_env, workbench, instance):
     _, asked, _ = chat(workbench, instance, "conf", "My conference last spring was in Paris.",
                        "Where was my conference?", "No, it was Lyon.")
@@ -69,3 +88,17 @@ def test_starting_from_a_saved_profile_loads_what_it_retrieves(app_env, workbenc
     assert not at.exception, at.exception
     assert at.multiselect(key="formation_kinds").value == ["statement", "question"]
     assert at.checkbox(key="formation_superseded").value is True
+
+
+def test_a_fact_said_again_word_for_word_reads_as_a_restatement_not_a_correction():
+    """A correction said again replaces its earlier self: "superseded by a correction: <the same words>"
+    read as a contradiction."""
+    from dashboard.formation_view import superseded_note
+
+    at = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
+    again = superseded_note(at, "The race is on 25 May.", "the race is on  25 May.")
+    assert "2026-05-01 09:30 when the same words were said again (the later copy is current)" in again
+    assert "by a correction" not in again
+    assert "by a correction: “It was Lyon\\.”" in superseded_note(at, "It was Lyon.", "It was in Paris.")
+    assert superseded_note(at, None, "It was in Paris.").startswith(":orange[**Superseded** 2026-05-01 09:30 by a "
+                                                                  "correction]")
