@@ -137,7 +137,7 @@ def how_scores_add_up(metrics: uc.TurnMetrics, profile_now: uc.FusionProfile | N
     p = profile
     if p.method == "linear":
         own = f"{p.w_sem:.2f}·sem + {p.w_text:.2f}·text + {p.w_rec:.2f}·rec{spk_part}"
-        rec = f"; rec = exp(−age / {p.tau_s:,.0f} s)"
+        rec = f"; rec = exp(−age / τ), {uc.recency_label(p.tau_s)}"
     else:
         own = (f"({p.w_sem:.2f}/({p.rrf_k} + sem rank) + {p.w_text:.2f}/({p.rrf_k} + text rank) + "
                f"{p.w_rec:.2f}/({p.rrf_k} + age rank))·{p.rrf_k + 1}, reciprocal-rank fusion (the ranks are not "

@@ -69,9 +69,6 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
     half_life_h = st.number_input("Recency half-life (hours)", min_value=0.05, max_value=87600.0, step=1.0,
                                   key=K + "half_life_h",
                                   help="Age at which a memory's recency score halves: τ = half-life / ln 2.")
-    rrf_k = st.number_input("RRF k", min_value=1, max_value=10_000, step=10, key=K + "rrf_k",
-                            disabled=st.session_state[K + "method"] != "rrf",
-                            help="Reciprocal-rank fusion constant: larger k flattens the rank differences.")
     # Until a control moves, the loaded profile keeps the exact values the controls show rounded: saved
     # unchanged, a preset keeps τ = 86400 s (not 16.64 h turned back into 86423.2 s) and its weights.
     loaded = st.session_state.get(K + "loaded", active)
@@ -79,6 +76,11 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
         w_sem, w_text, w_rec = loaded.w_sem, loaded.w_text, loaded.w_rec
     tau_s = (loaded.tau_s if half_life_h == round(loaded.half_life_s / 3600, 2)
              else half_life_h * 3600 / math.log(2))
+    st.caption("Recency: " + uc.recency_label(tau_s) + (" · not used by rrf, which ranks the memories by age"
+                                                        if st.session_state[K + "method"] == "rrf" else ""))
+    rrf_k = st.number_input("RRF k", min_value=1, max_value=10_000, step=10, key=K + "rrf_k",
+                            disabled=st.session_state[K + "method"] != "rrf",
+                            help="Reciprocal-rank fusion constant: larger k flattens the rank differences.")
     return uc.FusionProfile(name="candidate", method=st.session_state[K + "method"], w_sem=w_sem,
                             w_text=w_text, w_rec=w_rec, tau_s=tau_s, rrf_k=int(rrf_k))
 

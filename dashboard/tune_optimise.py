@@ -13,7 +13,7 @@ import streamlit as st
 
 from core import usecases as uc
 from core.usecases.retrieval import ProfileRef, ProfileReplacement, profile_replacement
-from core.usecases.tuning import RANKING, all_definitions, tau_label
+from core.usecases.tuning import RANKING, all_definitions
 from dashboard.tune_controls import request_profile_load
 from dashboard.ui import as_plain_line, attempt
 
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 K = "tune_eval_"
 T = TypeVar("T")
-TAU_LABELS = {tau: tau_label(tau) for tau in uc.DEFAULT_TAUS}  # 1 h, 1 d, 1 w, 30 d, 1 y: as the verdict says τ
+# τ 1 h, 1 d, 1 w, 30 d, 1 y, read as every profile's recency is ("half-life 16.6 h (τ 1 d)").
+TAU_LABELS = {tau: uc.recency_label(tau) for tau in uc.DEFAULT_TAUS}
 RULE = ("The best profile is recommended only when it beats the active one beyond noise: the 95% paired "
         "bootstrap interval of its mean per-query difference (10,000 resamples of the queries) must lie above "
         "0. It was picked on these same queries, so on a handful of them expect no recommendation.")
@@ -82,7 +83,7 @@ def optimiser_panel(wb: Workbench, dataset: uc.EvalDataset, fingerprint: str, in
     cat = c2.selectbox("Over", ["all categories"] + dataset.categories, key=K + "opt_cat", persist_state="page")
     methods = c3.multiselect("Methods", ["linear", "rrf"], ["linear", "rrf"], key=K + "opt_methods",
                              persist_state="page")
-    taus = st.multiselect("Recency τ values (linear)", list(TAU_LABELS), list(TAU_LABELS),
+    taus = st.multiselect("Recency half-lives tried (linear)", list(TAU_LABELS), list(TAU_LABELS),
                           format_func=TAU_LABELS.get, key=K + "opt_taus", persist_state="page")
     unready = not methods or ("linear" in methods and not taus)
     if st.button("Run the optimiser", key=K + "opt_run", disabled=unready, help=RULE):
@@ -102,11 +103,6 @@ def optimiser_panel(wb: Workbench, dataset: uc.EvalDataset, fingerprint: str, in
         _show_optimiser(wb, stored[1], instance)
 
 
-def _duration(seconds: float) -> str:
-    hours = seconds / 3600
-    return f"{hours:.3g} h" if hours < 48 else f"{hours / 24:.3g} d"
-
-
 def _show_optimiser(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> None:
     (st.success if rep.recommended else st.warning)(rep.verdict)
     s, b = rep.spread, rep.best
@@ -120,8 +116,7 @@ def _show_optimiser(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> Non
                         f"{s.low:+.3f} to {s.high:+.3f}. {RULE}")
     st.caption(f"95% interval of the mean difference: {s.low:+.3f} to {s.high:+.3f} · {len(rep.surface):,} "
                f"profiles scored on {rep.queries:,} queries in {rep.seconds:.1f} s · best on these queries: "
-               f"{b.method}, " + (f"τ {tau_label(b.tau_s)} (half-life {_duration(b.half_life_s)})"
-                                  if b.method == "linear" else f"rrf k {b.rrf_k}"))
+               f"{uc.describe_profile(b)}")
     _surface(rep)
     if rep.recommended:
         _save_form(wb, rep, instance)
@@ -134,8 +129,8 @@ def _show_optimiser(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> Non
 
 
 def surface_label(method: str, value: float) -> str:
-    """The Surface picker's label of one slice: "linear, τ 1 w" or "rrf, k 60"."""
-    return f"linear, τ {tau_label(value)}" if method == "linear" else f"rrf, k {value:g}"
+    """The Surface picker's label of one slice: "linear, half-life 4.85 d (τ 1 w)" or "rrf, k 60"."""
+    return f"linear, {uc.recency_label(value)}" if method == "linear" else f"rrf, k {value:g}"
 
 
 def _surface(rep: uc.OptimiseReport) -> None:

@@ -88,7 +88,8 @@ def _profile_rows(listing: uc.ProfileList) -> pd.DataFrame:
     return pd.DataFrame([{
         "profile": p.name, "kind": "preset" if p.name in listing.presets else "saved",
         "active": "✓" if p.name == listing.active else "", "method": p.method, "semantic": p.w_sem,
-        "text": p.w_text, "recency": p.w_rec, "half-life (h)": round(p.half_life_s / 3600, 2),
+        "text": p.w_text, "recency": p.w_rec,
+        "recency decay": uc.recency_label(p.tau_s) if p.method == "linear" else "by age rank (rrf)",
         "rrf k": p.rrf_k} for p in listing.profiles])
 
 
@@ -120,9 +121,7 @@ def profiles_panel(instance: str, listing: uc.ProfileList, candidate: uc.FusionP
                           on_close=lambda: st.session_state.pop(K + "deleting", None))
 
     st.markdown("**Save the sliders as a profile**")
-    st.caption(f"The candidate: {candidate.method} · semantic {candidate.w_sem:.2f} · text "
-               f"{candidate.w_text:.2f} · recency {candidate.w_rec:.2f} · half-life "
-               f"{candidate.half_life_s / 3600:.2f} h")
+    st.caption(f"The candidate: {uc.describe_profile(candidate)}")
     left, mid, right = st.columns([3, 2, 1], vertical_alignment="bottom")
     name = left.text_input("Name", key=K + "name", persist_state="page", max_chars=64,
                            placeholder="e.g. my-recent-first")

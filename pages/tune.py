@@ -113,12 +113,12 @@ def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, i
         a, c = st.columns(2)
         with a:
             p = comparison.active
-            st.markdown(f"**Active: {p.name}** · {p.method} · {p.w_sem:.2f} / {p.w_text:.2f} / {p.w_rec:.2f}")
+            st.markdown(f"**Active: {p.name}** · {uc.describe_profile(p)}")
             _ranking_table(comparison.active_rows, with_change=False)
             _below_floor_note(comparison.active_rows, comparison.relevance_floor)
         with c:
             p = comparison.candidate
-            st.markdown(f"**Candidate** · {p.method} · {p.w_sem:.2f} / {p.w_text:.2f} / {p.w_rec:.2f}")
+            st.markdown(f"**Candidate** · {uc.describe_profile(p)}")
             _ranking_table(comparison.candidate_rows, with_change=True)
             _below_floor_note(comparison.candidate_rows, comparison.relevance_floor)
     if result is not None:

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from core.cli.confirm import confirmation_option
 from core.cli.context import WorkbenchContext
 from core.cli.output import emit
+
+if TYPE_CHECKING:
+    from core.usecases import FusionProfile
+
+
+def shown(profile: FusionProfile) -> dict[str, Any]:
+    """A profile as the commands print it: its fields, and `described`, how every front end reads it
+    ("semantic 0.60 / text 0.25 / recency 0.15, linear, half-life 16.6 h (τ 1 d)")."""
+    from core import usecases as uc
+
+    return {**profile.model_dump(mode="json"), "described": uc.describe_profile(profile)}
 
 
 @click.group("profiles")
@@ -21,7 +34,9 @@ def list_profiles(ctx: WorkbenchContext) -> None:
     from core import usecases as uc
 
     listing = uc.list_profiles(ctx.wb, uc.InstanceRequest())
-    emit(listing.model_dump(mode="json", include={"active", "profiles", "presets", "last_activation"}))
+    out = listing.model_dump(mode="json", include={"active", "profiles", "presets", "last_activation"})
+    out["profiles"] = [shown(p) for p in listing.profiles]
+    emit(out)
 
 
 @profiles.command("save")
@@ -30,7 +45,8 @@ def list_profiles(ctx: WorkbenchContext) -> None:
 @click.option("--w-sem", type=float, required=True)
 @click.option("--w-text", type=float, required=True)
 @click.option("--w-rec", type=float, required=True)
-@click.option("--tau", "tau_s", type=float, default=86400.0, show_default=True, help="Recency tau, seconds.")
+@click.option("--tau", "tau_s", type=float, default=86400.0, show_default=True,
+              help="Recency τ in seconds (half-life = τ · ln 2: 86400 is a half-life of 16.6 h).")
 @click.option("--rrf-k", type=int, default=60, show_default=True)
 @click.option("--activate", is_flag=True)
 @click.pass_obj
@@ -44,7 +60,7 @@ def save_profile(ctx: WorkbenchContext, name: str, method: str, w_sem: float, w_
     profile = uc.FusionProfile(name=name, method=method, w_sem=w_sem, w_text=w_text, w_rec=w_rec,
                                tau_s=tau_s, rrf_k=rrf_k)
     replaced = profile_replacement(ctx.wb, uc.ProfileRef(name=profile.name))
-    emit(uc.save_profile(ctx.wb, uc.SaveProfile(profile=profile, activate=activate)))
+    emit(shown(uc.save_profile(ctx.wb, uc.SaveProfile(profile=profile, activate=activate))))
     if replaced is not None:
         click.echo(f"note: {replaced.note}", err=True)
 
@@ -56,7 +72,7 @@ def activate_profile(ctx: WorkbenchContext, name: str) -> None:
     """Make NAME the profile every ui_remember call of the instance uses."""
     from core import usecases as uc
 
-    emit(uc.activate_profile(ctx.wb, uc.ActivateProfile(name=name)))
+    emit(shown(uc.activate_profile(ctx.wb, uc.ActivateProfile(name=name))))
 
 
 @profiles.command("undo")

@@ -77,8 +77,7 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
     if report.optimiser:
         opt, b = report.optimiser, report.optimiser.best
         click.echo(f"\noptimiser: {len(opt.surface)} profiles scored on {opt.queries} queries in "
-                   f"{opt.seconds:.1f} s; best {b.method} w_sem={b.w_sem} w_text={b.w_text} w_rec={b.w_rec} "
-                   f"tau_s={b.tau_s:g} rrf_k={b.rrf_k}")
+                   f"{opt.seconds:.1f} s; best {uc.describe_profile(b)}")
         click.echo(opt.verdict)
     if report.saved:
         click.echo(f"saved profile {report.saved.name!r}"
@@ -120,12 +119,15 @@ def json_report(report: TuneReport) -> dict[str, object]:
 
 
 def print_table(report: EvalReport) -> None:
+    from core import usecases as uc
+
     metrics = [m for m in report.table.metrics if m.startswith("recall@")] + \
               [m for m in report.table.metrics if not m.startswith("recall@")]
-    click.echo(f"{report.dataset} ({report.kind}), profile {report.profile.name}: {report.queries} queries, "
-               f"load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, "
-               f"{len(report.load.reused)} "
-               f"reused), search p50 {report.search_ms_p50:.1f} ms, {report.seconds:.1f} s")
+    click.echo(f"{report.dataset} ({report.kind}), profile {report.profile.name} "
+               f"({uc.describe_profile(report.profile)}): "
+               f"{report.queries} queries, load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, "
+               f"{len(report.load.reused)} reused), search p50 {report.search_ms_p50:.1f} ms, "
+               f"{report.seconds:.1f} s")
     click.echo(f"scored on {report.ranking}")
     if report.skipped:
         click.echo("left out: " + "; ".join(f"{v} {k}" for k, v in report.skipped.items()))

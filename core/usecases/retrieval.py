@@ -14,6 +14,7 @@ from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT, relevance_weight
 from core.retrieval.memoryscope import ChatMessage, OpTrace, ScopeParams, ScopeResult, run_memoryscope
 from core.retrieval.memoryscope.chain_messages import read_chain_messages
 from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS, ReadMessageParams
+from core.retrieval.profile_text import describe_profile, recency_label
 from core.retrieval.profiles import Activation
 from core.retrieval.timeparse import TimeHint
 from core.tuning.compare import Comparison, compare_profiles
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 # For the front ends: the models they build requests from and render results with.
 __all__ = ["CHAIN_WEIGHT", "DEFAULT_FUSE_RATIOS", "SPEAKER_WEIGHT", "Activation", "Comparison", "FusionProfile", "OpTrace", "ScopeParams",
-           "ScopeResult", "relevance_weights"]
+           "ScopeResult", "describe_profile", "recency_label", "relevance_weights"]
 
 
 class ProfileRef(InstanceRequest):
@@ -54,13 +55,6 @@ def list_profiles(wb: Workbench, req: InstanceRequest) -> ProfileList:
     active = wb.profiles.active(instance).name
     return ProfileList(instance=instance, active=active, profiles=wb.profiles.list(),
                        presets=list(PRESET_PROFILES), last_activation=wb.profiles.last_activation(instance))
-
-
-def describe_profile(profile: FusionProfile) -> str:
-    """"0.60/0.25/0.15, τ 604,800 s" (linear) or "rrf 0.60/0.25/0.15, k 60": what a profile fuses with."""
-    weights = f"{profile.w_sem:.2f}/{profile.w_text:.2f}/{profile.w_rec:.2f}"
-    return (f"{weights}, τ {profile.tau_s:,.0f} s" if profile.method == "linear"
-            else f"rrf {weights}, k {profile.rrf_k}")
 
 
 class ProfileReplacement(BaseModel):

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from core.ids import Id
 from core.models import FusionProfile
+from core.retrieval.profile_text import tau_label
 from core.tuning.datasets import (
     EvalDataset,
     default_locomo_path,
@@ -27,7 +28,6 @@ from core.tuning.measures import definition as metric_definition
 from core.tuning.metrics import parse_metric
 from core.tuning.optimise import DEFAULT_RRF_KS, DEFAULT_TAUS, OptimiseReport, fetch_pools, save_best
 from core.tuning.optimise import optimise as run_optimiser
-from core.tuning.verdict import tau_label
 from core.usecases.base import InstanceRequest, Progress
 from core.usecases.retrieval import ProfileRef, ProfileReplacement, profile_replacement, resolve_profile
 

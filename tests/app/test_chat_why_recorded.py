@@ -46,7 +46,7 @@ def test_an_old_turns_why_keeps_the_weights_it_used_after_its_profile_is_saved_o
     assert not at.exception, at.exception
     how = why_caption(at)
     assert f"with {name}'s weights as this turn used them: own = 0.60·sem + 0.25·text + 0.15·rec" in how
-    assert "rec = exp(−age / 604,800 s)" in how and "as it is now" not in how
+    assert "rec = exp(−age / τ), half-life 4.85 d (τ 1 w)" in how and "as it is now" not in how
     rows_add_up(at, how)
 
     # A turn stored before turns recorded their fusion: the profile by name, as it is now, said so.
@@ -57,4 +57,4 @@ def test_an_old_turns_why_keeps_the_weights_it_used_after_its_profile_is_saved_o
     assert not at.exception, at.exception
     how = why_caption(at)
     assert f"with {name}'s weights, the profile as it is now: this turn was stored before turns recorded" in how
-    assert "own = 0.10·sem + 0.10·text + 0.80·rec" in how and "rec = exp(−age / 3,600 s)" in how
+    assert "own = 0.10·sem + 0.10·text + 0.80·rec" in how and "rec = exp(−age / τ), half-life 41.6 min (τ 1 h)" in how

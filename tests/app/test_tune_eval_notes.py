@@ -53,7 +53,7 @@ def test_the_surface_opens_on_each_runs_best(app, tmp_path):  # noqa: F811
     assert at.selectbox(key="tune_eval_surface").value == slice_of(first)
     _optimise_jsonl(at, tmp_path, six_query_jsonl(), "recall@10")
     second = at.session_state["tune_eval_opt"][1].best
-    assert slice_of(second) == "linear, τ 1 d" != slice_of(first)  # another slice: the test shows something
+    assert slice_of(second) == "linear, half-life 16.6 h (τ 1 d)" != slice_of(first)  # another slice: the test shows something
     assert at.selectbox(key="tune_eval_surface").value == slice_of(second)
 
 
@@ -64,8 +64,9 @@ def test_save_as_says_beforehand_when_its_name_is_taken(app, tmp_path, workbench
     taken = f"taken-{uuid.uuid4().hex[:6]}"
     uc.save_profile(workbench, uc.SaveProfile(profile=uc.FusionProfile(name=taken)))
     at.text_input(key="tune_eval_save_name").set_value(taken).run()
-    assert any(w.value.replace("\\", "").startswith(f"Saving replaces '{taken}' (0.60/0.25/0.15, τ 86,400 s).")
-               for w in at.warning), [w.value for w in at.warning]
+    assert any(w.value.replace("\\", "").startswith(
+        f"Saving replaces '{taken}' (semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 16.6 h (τ 1 d)).")
+        for w in at.warning), [w.value for w in at.warning]
     at.button(key="tune_eval_save").click().run()
     assert any(f"It replaced '{taken}'" in s.value.replace("\\", "") for s in at.success), \
         [s.value for s in at.success]
@@ -82,11 +83,13 @@ def test_saving_over_a_profile_in_use_says_so_before_and_after(app, instance, wo
     at = open_tab(app, "Profiles")
     at.text_input(key="tune_prof_name").set_value(name).run()
     assert [w.value.replace("\\", "") for w in at.warning] == [(  # as plain text: Markdown escaped
-        f"Saving replaces '{name}' (0.60/0.25/0.15, τ 604,800 s); it is active in instances: "
+        f"Saving replaces '{name}' (semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 4.85 d (τ 1 w)); "
+        "it is active in instances: "
         f"{instance}, whose chat retrieves with the new weights at once, and undo cannot bring the old ones "
         "back (save under another name to keep them).")]
     at.button(key="tune_prof_save").click().run()
     assert not at.exception
     (done,) = [s.value for s in at.success]
-    assert done.startswith(f"Saved the sliders as {name}. It replaced '{name}' (was 0.60/0.25/0.15, τ 604,800 s)")
+    assert done.startswith(f"Saved the sliders as {name}. It replaced '{name}' (was semantic 0.60 / text 0.25 / "
+                           "recency 0.15 · linear, half-life 4.85 d (τ 1 w))")
     assert ProfileStore(workbench.pool()).get(name).tau_s != 604800.0

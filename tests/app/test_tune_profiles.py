@@ -109,3 +109,21 @@ def test_untouched_controls_save_the_loaded_profiles_exact_values(app, workbench
     saved = uc.get_profile(workbench, uc.ProfileRef(instance=instance, name=name))
     assert saved.tau_s == 24 * 3600 / math.log(2)
     assert (saved.w_sem, saved.w_text, saved.w_rec) == (0.5, 0.15, 0.35)
+
+
+def test_every_place_on_the_page_reads_recency_one_way(app, workbench, instance):
+    """The controls' caption, the candidate under the save form, the profiles table and the rankings'
+    headings all read a profile's recency as `recency_label` writes it (τ in seconds, hours and days
+    before, each in its own place)."""
+    at = app
+    day = "half-life 16.6 h (τ 1 d)"
+    assert "Recency: " + day in texts(at.caption)
+    assert ("The candidate: semantic 0.60 / text 0.25 / recency 0.15 · linear, " + day) in texts(at.caption)
+    table = next(d.value for d in at.dataframe if "recency decay" in d.value.columns).set_index("profile")
+    assert table.loc["balanced-default", "recency decay"] == day and "half-life (h)" not in table.columns
+    at.number_input(key="tune_half_life_h").set_value(3.0).run()
+    assert "Recency: half-life 3 h (τ 15,581 s)" in texts(at.caption)
+    assert "· linear, half-life 3 h (τ 15,581 s)" in texts(at.caption)  # the candidate follows the control
+    headings = texts(open_tab(at, "Rankings").markdown)
+    assert "**Active: balanced-default** · semantic 0.60 / text 0.25 / recency 0.15 · linear, " + day in headings
+    assert "**Candidate** · semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 3 h (τ 15,581 s)" in headings

@@ -81,7 +81,8 @@ def test_saving_over_a_profile_says_what_it_replaced_and_where_it_is_active(cli,
                          "--w-rec", "0.8", "--tau", "3600")
     assert code == 0 and json.loads(out)["w_rec"] == 0.8
     assert err.splitlines() == [(
-        f"note: replaced {name!r} (was 0.60/0.25/0.15, τ 604,800 s); it is active in instances: {instance}, "
+        f"note: replaced {name!r} (was semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 4.85 d "
+        f"(τ 1 w)); it is active in instances: {instance}, "
         "whose chat retrieves with the new weights at once, and undo cannot bring the old ones back (save them "
         "again to restore them).")]
     # The optimiser's --save-as says so too when it replaces one.
@@ -90,4 +91,35 @@ def test_saving_over_a_profile_says_what_it_replaced_and_where_it_is_active(cli,
     code, out, err = cli("eval", "--data", str(data), "--instance", instance, "--profile", "balanced-default",
                          "--optimise", "--metric", "recall@1", "--save-as", name)
     assert code == 0, err
-    assert f"note: replaced {name!r} (was 0.10/0.10/0.80, τ 3,600 s); it is active in instances: {instance}" in out
+    assert (f"note: replaced {name!r} (was semantic 0.10 / text 0.10 / recency 0.80 · linear, half-life 41.6 min "
+            f"(τ 1 h)); it is active in instances: {instance}") in out
+
+
+def test_profiles_and_eval_read_a_profile_one_way(cli, instance, tmp_path):
+    """One reading of a profile (weights, method, recency as a half-life then τ) in `profiles list|save|
+    activate` and in `eval`'s heading and optimiser line, as on the Tune page (τ in seconds before, in one
+    place, half-life in hours or days in others)."""
+    name = f"week-{uuid.uuid4().hex[:8]}"
+    week = "semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 4.85 d (τ 1 w)"
+    code, out, err = cli("--instance", instance, "profiles", "save", name, "--w-sem", "0.6", "--w-text", "0.25",
+                         "--w-rec", "0.15", "--tau", "604800")
+    assert code == 0, err
+    saved = json.loads(out)
+    assert saved["described"] == week == uc.describe_profile(uc.FusionProfile(**{
+        k: v for k, v in saved.items() if k != "described"}))
+    code, out, err = cli("--instance", instance, "profiles", "activate", name)
+    assert code == 0 and json.loads(out)["described"] == week
+    code, out, err = cli("--instance", instance, "profiles", "list")
+    listed = {p["name"]: p["described"] for p in json.loads(out)["profiles"]}
+    assert listed[name] == week
+    assert listed["balanced-default"] == ("semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 16.6 h "
+                                          "(τ 1 d)")
+
+    data = tmp_path / "six.jsonl"
+    data.write_text(six_query_jsonl())
+    code, out, err = cli("eval", "--data", str(data), "--instance", instance, "--profile", "balanced-default",
+                         "--optimise")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith(f"six (jsonl), profile balanced-default ({listed['balanced-default']}): ")
+    (best,) = [line for line in out.splitlines() if line.startswith("optimiser: ")]
+    assert "; best semantic " in best and ("half-life " in best or "· rrf, k " in best) and "tau_s=" not in best

@@ -12,10 +12,11 @@ import pytest
 
 from core.errors import InvalidInput
 from core.models import PRESET_PROFILES, FusionProfile
+from core.retrieval.profile_text import describe_profile, duration, named_profile, recency_label, tau_label
 from core.tuning.datasets import REPEATED_REASON, UNLABELLED_REASON, load_jsonl, set_notes
 from core.tuning.measures import RANKING, definition, help_paragraphs
 from core.tuning.metrics import compute_metrics
-from core.tuning.verdict import paired_spread, tau_label, verdict, weights
+from core.tuning.verdict import paired_spread, verdict
 
 DEFAULT = PRESET_PROFILES["balanced-default"]
 
@@ -71,6 +72,26 @@ def test_tau_reads_as_the_tune_page_writes_it():
     assert [tau_label(t) for t in (3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)] == \
         ["1 h", "1 d", "1 w", "30 d", "1 y"]
     assert (tau_label(5400), tau_label(14 * 86400), tau_label(12345)) == ("90 min", "2 w", "12,345 s")
+    assert (tau_label(15_581.38), tau_label(2.5)) == ("15,581 s", "2.5 s")  # a τ made from a half-life
+
+
+def test_recency_reads_as_a_half_life_in_its_best_unit_then_tau():
+    """One reading of a profile's recency everywhere: half-life = τ · ln 2, three significant figures."""
+    assert duration(89) == "89 s" and duration(90) == "1.5 min" and duration(3 * 3600) == "3 h"
+    assert duration(47 * 3600) == "47 h" and duration(2 * 86400) == "2 d" and duration(400 * 86400) == "1.1 y"
+    assert [recency_label(t) for t in (3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)] == [
+        "half-life 41.6 min (τ 1 h)", "half-life 16.6 h (τ 1 d)", "half-life 4.85 d (τ 1 w)",
+        "half-life 20.8 d (τ 30 d)", "half-life 253 d (τ 1 y)"]
+    three_hours = 3 * 3600 / np.log(2)  # what the Tune page's half-life control makes of "3 hours"
+    assert recency_label(three_hours) == "half-life 3 h (τ 15,581 s)"
+
+
+def test_one_text_describes_a_profile_and_the_verdict_uses_it():
+    assert describe_profile(DEFAULT) == ("semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 16.6 h "
+                                         "(τ 1 d)")
+    assert named_profile(DEFAULT) == f"balanced-default ({describe_profile(DEFAULT)})"
+    rrf = FusionProfile(name="r", method="rrf", w_sem=0.5, w_text=0.5, w_rec=0.0, rrf_k=20)
+    assert describe_profile(rrf) == "semantic 0.50 / text 0.50 / recency 0.00 · rrf, k 20"  # rrf reads no τ
 
 
 def test_the_verdict_spells_out_tau_and_rrf_k_so_it_never_reads_x_beats_x():
@@ -78,15 +99,14 @@ def test_the_verdict_spells_out_tau_and_rrf_k_so_it_never_reads_x_beats_x():
     week = DEFAULT.model_copy(update={"name": "tuned", "tau_s": 7 * 86400.0})
     spread = paired_spread(np.ones(20), np.zeros(20))
     said = verdict(spread, "recall@5", week, 1.0, DEFAULT, 0.45)
-    assert said.startswith("Recommended: semantic 0.60 / text 0.25 / recency 0.15 (linear, τ 1 w) is better "
-                           "than balanced-default (semantic 0.60 / text 0.25 / recency 0.15, linear, τ 1 d) on "
-                           "these 20 queries: recall@5 1.000 against 0.450")
+    assert said.startswith("Recommended: semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 4.85 d "
+                           "(τ 1 w) is better than balanced-default (semantic 0.60 / text 0.25 / recency 0.15 · "
+                           "linear, half-life 16.6 h (τ 1 d)) on these 20 queries: recall@5 1.000 against 0.450")
     rrf = FusionProfile(name="r", method="rrf", w_sem=0.5, w_text=0.5, w_rec=0.0, rrf_k=20)
-    assert weights(rrf) == "semantic 0.50 / text 0.50 / recency 0.00 (rrf, k 20)"
     noise = paired_spread(np.r_[1.0, np.zeros(5)], np.zeros(6))
     said = verdict(noise, "recall@10", rrf, 0.5, DEFAULT, 0.4)
-    assert "The best one found, semantic 0.50 / text 0.50 / recency 0.00 (rrf, k 20), scores" in said
-    assert "against 0.400 for balanced-default (semantic 0.60 / text 0.25 / recency 0.15, linear, τ 1 d)" in said
+    assert "The best one found (semantic 0.50 / text 0.50 / recency 0.00 · rrf, k 20) scores recall@10" in said
+    assert f"against 0.400 for {named_profile(DEFAULT)}: " in said
     assert said.startswith("No profile is reliably better than balanced-default on these 6 queries.")
 
 
