@@ -113,8 +113,10 @@ for key, choices in options.items():
     seed(key, options=None if key == "fb_chains" and many_chains else choices)
 with st.container(border=True):
     f1, f2, f3, f4 = st.columns([4, 3, 3, 3])
-    models = f1.multiselect("Model (routed to)", options["fb_models"], format_func=model_label,
-                            placeholder="all models", key="fb_models")
+    models = f1.multiselect("Model", options["fb_models"], format_func=model_label,
+                            placeholder="all models", key="fb_models",
+                            help="The model that wrote the answer (the one the turn was routed to); answers "
+                                 f"quoted from the memories, with no LLM call, are “{uc.EXTRACTIVE_MODEL}”.")
     profiles = f2.multiselect("Profile", options["fb_profiles"], placeholder="all profiles",
                               key="fb_profiles")
     tags = f3.multiselect("Tag", options["fb_tags"], placeholder="all tags",
@@ -153,10 +155,10 @@ prev_summary, cur_summary = uc.summarize_split(both, since)
 period_label = f"{prev_since:%b %d %H:%M} – {prev_until:%b %d %H:%M} UTC"
 render_tiles(cur_summary, prev_summary, period_label)
 render_rating_tiles(cur_summary, prev_summary, period_label)
-if (cur["synthesis"] != "llm").all():
-    st.caption("ℹ️ Every answer in this view was extractive (no LLM configured when it was given). "
-               "“Model” is the model each turn was routed to: the deep one for style “deep” or more than 8 "
-               "context items.")
+if (cur["model"] == uc.EXTRACTIVE_MODEL).all():
+    st.caption(f"ℹ️ Every answer in this view was extractive: quoted from the memories with no LLM call (none "
+               f"was configured, or the call failed), so each counts under “{uc.EXTRACTIVE_MODEL}”, not under the "
+               "model its turn was routed to.")
 
 # -- charts ---------------------------------------------------------------------------------------
 # One group of charts at a time: a tab's charts are built only while it is open (each chart costs the
@@ -169,7 +171,7 @@ if over_time.open:
 if by_group.open:
     left, right = by_group.columns(2)
     by_model = uc.summarize_by(cur, "model")
-    left.altair_chart(charts.compare(by_model, "model", "Fast vs deep: mean score by model",
+    left.altair_chart(charts.compare(by_model, "model", "Fast vs deep: mean score by model (extractive apart)",
                                      {m: model_label(m) for m in by_model["model"]}), width="stretch")
     right.altair_chart(charts.compare(uc.summarize_by(cur, "profile"), "profile", "Profile against profile"),
                        width="stretch")

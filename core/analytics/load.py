@@ -30,6 +30,9 @@ FEEDBACK_FIELDS = ("chain_id", "at", "synthesis_quality", "feedback_score", "con
                    "corrected", "time_to_next", "final", "user_id", "metrics_id", "rating", "rating_comment",
                    "origin")
 IMPORTED = "imported"
+# The `model` of an answer quoted from the memories (`synthesis` "extractive": no LLM call), whatever model
+# the turn was routed to: grouped by model, such answers are their own kind, not the routed model's.
+EXTRACTIVE = "extractive (no model)"
 
 # rating: the user's explicit rating, +1 (up), -1 (down) or NaN (none); source: the front end the turn came
 # through ("unknown" for turns stored before it was recorded); key: the API key's name ("" for none).
@@ -156,8 +159,10 @@ def _frame(fb: pd.DataFrame, metrics: Mapping[str, list[Any]]) -> pd.DataFrame:
     """Typed columns from the feedback hashes' raw values (Redis strings or Python values) and the turns'
     decoded metrics (`TurnMetrics.decode_fields`, a list per field, in the rows' order), column by column.
 
-    `model` is the model the turn was routed to (`model_selected`); turns stored before that field
-    existed fall back to the model that answered, when an LLM did."""
+    `model` is the model the turn was routed to (`model_selected`) when an LLM answered, and EXTRACTIVE
+    when the answer was quoted from the memories (`synthesis` "extractive": no model was called, so it is
+    counted under none); turns stored before `model_selected` existed fall back to the model that answered,
+    and turns that recorded neither are "unknown"."""
     n = len(fb)
     # The columns are made first and the frame built once: inserting 35 columns one by one costs more
     # than making most of them.
@@ -195,7 +200,9 @@ def _frame(fb: pd.DataFrame, metrics: Mapping[str, list[Any]]) -> pd.DataFrame:
     out["rating_comment"] = fb["rating_comment"].fillna("").astype(str)
     used = column(metrics["model"]).fillna("extractive").replace("", "extractive").astype(str)
     routed = column(metrics["model_selected"])
-    out["model"] = routed.fillna(used.where(used != "extractive", "unknown")).astype(str)
+    quoted = (column(metrics["synthesis"]) == "extractive").to_numpy(dtype=bool)
+    model = routed.fillna(used.where(used != "extractive", "unknown")).astype(str)
+    out["model"] = model.where(~quoted, EXTRACTIVE)
     out["model_used"] = used
     out["synthesis"] = column(metrics["synthesis"]).fillna("extractive").astype(str)
     out["profile"] = column(metrics["profile"]).fillna("unknown").astype(str)

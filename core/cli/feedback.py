@@ -40,8 +40,9 @@ def feedback() -> None:
 @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
 @click.option("--until", help="Only answers up to this time (a period: to its end; default: now).")
 @click.option("--by", type=click.Choice(list(GROUP_KEY_COLUMN)),
-              help="Also break the figures down by this (source: the front end a turn came through; key: "
-                   "the API key's name).")
+              help="Also break the figures down by this (model: the model that answered, answers quoted from "
+                   "the memories with no LLM call as \"extractive (no model)\"; source: the front end a turn came "
+                   "through; key: the API key's name).")
 @click.option("--include-imported", is_flag=True, help=IMPORTED_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_obj

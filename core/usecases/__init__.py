@@ -70,19 +70,20 @@ from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_
                                       InternalMemoryResult, PastToolExecution, ProducedTextInput, SearchDefaults,
                                       StoredText, text_from_file)
 from core.usecases.retrieval import (CHAIN_WEIGHT, DEFAULT_FUSE_RATIOS, SPEAKER_WEIGHT, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
-                                     ScopeResult, relevance_weights)
+                                     ScopeResult, describe_profile, recency_label, relevance_weights)
 from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, LabelledQuery, LabelledSet,
                                   OptimiseReport, default_locomo_path, is_evaluation_instance)
 
 # The feedback analytics are imported on first use (`__getattr__` at the end), not here: they pull in
 # pandas, a quarter of a second that every other command of the `workbench` CLI would wait for.
-_ANALYTICS = ("FeedbackExport", "FeedbackFilter", "FeedbackReport", "FeedbackSummary", "FeedbackWindow",
-              "SummaryRequest", "Transcript", "TurnRef", "answers_csv", "apply_filter", "feedback_answers",
-              "feedback_export", "feedback_summary", "latency_table", "lowest_scored", "previous_window",
+_ANALYTICS = ("EXTRACTIVE_MODEL", "FeedbackExport", "FeedbackFilter", "FeedbackReport", "FeedbackSummary",
+              "FeedbackWindow", "SummaryRequest", "Transcript", "TurnRef", "answers_csv", "apply_filter",
+              "feedback_answers", "feedback_export", "feedback_summary", "latency_table", "lowest_scored", "previous_window",
               "questions", "read_window", "summarize", "summarize_by", "summarize_split", "transcript",
               "warm_feedback")
 if TYPE_CHECKING:  # the same names, for editors and type checkers
     from core.usecases.analytics import (
+        EXTRACTIVE_MODEL,
         FeedbackExport,
         FeedbackFilter,
         FeedbackReport,
@@ -109,7 +110,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
     )
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
-           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "SHARED_INSTANCE",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "SHARED_INSTANCE",
            "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",
@@ -137,7 +138,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "bank_add", "bank_clear",
            "bank_delete", "bank_list", "bank_query", "bank_snapshot", "bank_stats", "catalogue", "chain",
            "chain_delete", "chain_export", "chains", "check_text_files", "check_user_id", "clear_labels", "compare", "conversation",
-           "create_key", "default_bank", "default_locomo_path", "delete_profile", "demo_load", "demo_reset", "embed_pending",
+           "create_key", "default_bank", "default_locomo_path", "delete_profile", "demo_load", "describe_profile", "demo_reset", "embed_pending",
            "embedder_name", "evaluate", "evaluate_side_by_side", "export_archive", "fact_history", "feedback_answers", "feedback_export",
            "feedback_summary", "forget", "formation_run",
            "get_profile", "import_file", "import_preview", "keep_upload", "discard_upload", "prune_uploads",
@@ -147,7 +148,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "lowest_scored",
            "mark_abandoned", "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
            "questions",
-           "rate_answer", "read_dataset", "relevance_weights", "read_message", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
+           "rate_answer", "recency_label", "read_dataset", "relevance_weights", "read_message", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "summarize_split", "superseded_memories", "sweep",

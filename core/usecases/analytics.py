@@ -1,4 +1,5 @@
-"""Feedback analytics: how users reacted to answers, per period, model, profile, chain or tag.
+"""Feedback analytics: how users reacted to answers, per period, model, profile, chain or tag (by model,
+the answers quoted from the memories with no LLM call are their own group, EXTRACTIVE_MODEL).
 
 The answers come as a pandas frame (one row per answer) because the Feedback page filters and charts
 it interactively; the pure functions over that frame are re-exported here for the front ends.
@@ -19,6 +20,7 @@ from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, laten
                             summarize_split, turn_transcript)
 from core.analytics.aggregate import Grouping, TimeWindow
 from core.analytics.export import to_csv
+from core.analytics.load import EXTRACTIVE as EXTRACTIVE_MODEL
 from core.analytics.load import IMPORTED, Transcript
 from core.errors import InvalidInput
 from core.ids import Id
@@ -28,8 +30,8 @@ from core.usecases.base import InstanceRequest
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
-__all__ = ["FeedbackFilter", "FeedbackSummary", "apply_filter", "latency_table", "lowest_scored",
-           "previous_window", "summarize", "summarize_by", "summarize_split"]
+__all__ = ["EXTRACTIVE_MODEL", "FeedbackFilter", "FeedbackSummary", "apply_filter", "latency_table",
+           "lowest_scored", "previous_window", "summarize", "summarize_by", "summarize_split"]
 
 
 class FeedbackWindow(InstanceRequest, TimeWindow):

@@ -54,13 +54,17 @@ def test_page_with_data(app_env, workbench, turns):
     assert any(c.value.endswith("--include-imported`") for c in at.caption), [c.value for c in at.caption]
     at.toggle(key="fb_imported").set_value(False).run()
 
-    # Filtering to the deep model leaves its one acknowledged answer pair.
-    at.multiselect(key="fb_models").select(workbench.settings.model_deep).run()
+    # No LLM here: every answer was quoted from the memories, one model group of its own whatever model
+    # its turn was routed to (the deep one for the first conversation), and the page says why.
+    assert at.multiselect(key="fb_models").options == [uc.EXTRACTIVE_MODEL]
+    assert any("Every answer in this view was extractive" in c.value for c in at.caption)
+    # Filtering to the travel tag leaves the deep conversation's one acknowledged answer pair.
+    at.multiselect(key="fb_tags").select("travel").run()
     assert not at.exception
     assert metric(at, "Answers").value == "2" and metric(at, "Mean score").value == "1.000"
 
     # Only corrected turns: one row; selecting it opens the transcript, stored text shown as text.
-    at.multiselect(key="fb_models").unselect(workbench.settings.model_deep).run()
+    at.multiselect(key="fb_tags").unselect("travel").run()
     at.toggle(key="fb_corrected_only").set_value(True).run()
     assert not at.exception
     table = at.dataframe[0].value
@@ -108,7 +112,7 @@ def test_everything_filtered_out(app_env, workbench, turns):
     at = open_page(PAGE, instance=turns)
     at.multiselect(key="fb_profiles").select("balanced-default").run()
     at.multiselect(key="fb_tags").select("travel").run()
-    at.multiselect(key="fb_models").select(workbench.settings.model_fast).run()
+    at.multiselect(key="fb_chains").select("fast-chat").run()
     assert not at.exception
     assert not at.metric
     assert any("No answers match these filters" in i.value for i in at.info)
@@ -221,3 +225,37 @@ def test_imported_answers_counted_are_in_no_rate_and_the_page_says_so(app_env, w
     assert metric(at, "Answers").value == "6" and metric(at, "Correction rate").value == rate == "25.0%"
     assert any(c.value.startswith("Rates are over the 4 answers given here, not the 2 imported answers, which "
                                   "carry no follow-up data of their own; 2 of them ended") for c in at.caption)
+
+
+def test_extractive_answers_are_their_own_model_beside_the_llms(app_env, workbench, instance, llm_settings,
+                                                                  fake_llm):
+    """Answers an LLM wrote count under the model that wrote them; answers quoted from the memories (no LLM
+    call) under "extractive (no model)", not under the model their turn was routed to."""
+    from core.runtime import Workbench
+
+    start = datetime.now(UTC) - timedelta(hours=1)
+    now = [start]
+    with_llm = Workbench(llm_settings, embedder=workbench.embedder)
+    try:
+        fake_llm.reply("The Louvre first.", total_tokens=50)
+        Remember(with_llm, clock=lambda: now[0]).run(UiRememberParams(thought="Plan a museum day", chain_id="llm",
+                                                                      style="deep"), instance=instance)
+    finally:
+        with_llm.close()
+    for text, offset in (("Plan a beach day", 60), ("Thanks, that works.", 75)):
+        now[0] = start + timedelta(seconds=offset)
+        Remember(workbench, clock=lambda: now[0]).run(UiRememberParams(thought=text, chain_id="quoted",
+                                                                       style="deep"), instance=instance)
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=instance)
+    assert not at.exception, at.exception
+    deep = workbench.settings.model_deep
+    assert set(at.multiselect(key="fb_models").options) == {f"{deep} (deep)", uc.EXTRACTIVE_MODEL}
+    assert not any("Every answer in this view was extractive" in c.value for c in at.caption)
+    at.multiselect(key="fb_models").select(deep).run()
+    assert not at.exception
+    assert metric(at, "Answers").value == "1"
+    at.multiselect(key="fb_models").unselect(deep).select(uc.EXTRACTIVE_MODEL).run()
+    assert metric(at, "Answers").value == "2"
+    table = at.dataframe[0].value
+    assert set(table["model"]) == {uc.EXTRACTIVE_MODEL} and set(table["synthesis"]) == {"extractive"}

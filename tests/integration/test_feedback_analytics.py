@@ -8,6 +8,7 @@ import math
 import sys
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -19,6 +20,7 @@ from core.cli import cli, main
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 from core.conversation.keys import feedback_key, thought_key
+from tests.support.api import thread_server
 from tests.support.cli import mode, usual_umask
 from tests.support.embedders import KeywordEmbedder
 
@@ -211,3 +213,31 @@ def test_cli_periods_count_whole(conversation, instance, settings, monkeypatch):
                                                   f"{(T0 + timedelta(days=1)).date().isoformat()}T00:00:00+00:00")
     assert window["summary"]["answers"] == uc.feedback_summary(conversation[0], uc.SummaryRequest(
         instance=instance)).summary.answers == 3
+
+
+def test_extractive_answers_are_their_own_model_in_the_cli_and_the_http_api(conversation, fake_llm, instance,
+                                                                           settings, monkeypatch):
+    """An answer quoted from the memories (here: the LLM failed, so the turn routed to the fast model was
+    answered extractively) is grouped as "extractive (no model)" by `--by model` and `by=model`, not under
+    the model the router picked."""
+    wb, _ = conversation
+    fake_llm.fail(500, times=3)  # every try of the turn's one call (LLM_MAX_RETRIES 2)
+    quoted = Remember(wb, clock=lambda: T0 + timedelta(seconds=400)).run(UiRememberParams(
+        thought="Which museum was closed on Mondays?", chain_id="late"), instance=instance)
+    assert (quoted.synthesis, quoted.model_selected, quoted.model_used) == ("extractive", FAST, None)
+    expected = {DEEP: 1, FAST: 2, uc.EXTRACTIVE_MODEL: 1}
+
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--json", "--by", "model"])
+    assert out.exit_code == 0, out.output
+    assert {g["model"]: g["answers"] for g in json.loads(out.output)["groups"]} == expected
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--by", "model"])
+    assert out.exit_code == 0 and "extractive (no model)" in out.output
+
+    created = uc.create_key(wb, uc.CreateKey(name=f"k-{instance}", instances=[instance]))
+    with thread_server(wb) as url:
+        got = httpx.get(f"{url}/v1/instances/{instance}/feedback/summary", params={"by": "model"},
+                        headers={"Authorization": f"Bearer {created.secret}"}, timeout=60)
+    assert got.status_code == 200, got.text
+    assert {g["model"]: g["answers"] for g in got.json()["groups"]} == expected

@@ -14,7 +14,7 @@ from scipy import stats
 from core.analytics import (FeedbackFilter, apply_filter, build_frame, latency_table, lowest_scored,
                             previous_window, summarize, summarize_by, summarize_split)
 from core.analytics.export import read_csv, to_csv
-from core.analytics.load import FRAME_COLUMNS, IMPORTED, in_window
+from core.analytics.load import EXTRACTIVE, FRAME_COLUMNS, IMPORTED, in_window
 from core.demo import feedback as demo
 from core.conversation.feedback import is_acknowledgement, is_correction
 
@@ -125,8 +125,11 @@ def test_grouping_by_day_model_profile_chain(frame):
     assert list(by_day["tokens_total"].fillna(0)) == [450, 0]
     by_model = summarize_by(frame, "model").set_index("model")
     assert by_model.loc[DEEP, "mean_score"] == pytest.approx(0.85)
-    assert by_model.loc[FAST, "mean_score"] == pytest.approx(0.45)
-    assert by_model.loc[FAST, "abandon_rate"] == pytest.approx(2 / 4)
+    # a4–a6 were routed to the fast model but answered extractively (no LLM call): a group of their own.
+    assert dict(by_model["answers"]) == {DEEP: 2, FAST: 1, EXTRACTIVE: 3}
+    assert by_model.loc[FAST, "mean_score"] == pytest.approx(0.4) and by_model.loc[FAST, "abandon_rate"] == 0
+    assert by_model.loc[EXTRACTIVE, "mean_score"] == pytest.approx(0.5)
+    assert by_model.loc[EXTRACTIVE, "abandon_rate"] == pytest.approx(2 / 3)
     by_profile = summarize_by(frame, "profile").set_index("profile")
     assert by_profile.loc["fast-chat", "answers"] == 3 and by_profile.loc["fast-chat", "final"] == 1
     by_chain = summarize_by(frame, "chain").set_index("chain_id")
@@ -193,8 +196,27 @@ def test_latency_table_is_long_form(frame):
 
 def test_model_falls_back_to_the_answering_model_for_older_turns():
     old = build_frame([{**rec(1, DAY1, tokens=10), "model_selected": None, "model_used": "groq-model"},
-                       {**rec(2, DAY1), "model_selected": None}])
-    assert list(old["model"]) == ["groq-model", "unknown"]
+                       {**rec(2, DAY1), "model_selected": None},
+                       {**rec(3, DAY1), "model_selected": None, "model_used": None, "synthesis": None}])
+    assert list(old["model"]) == ["groq-model", EXTRACTIVE, "unknown"]  # the last recorded nothing
+
+
+def test_extractive_answers_are_their_own_model_whatever_they_were_routed_to():
+    """An answer quoted from the memories (no LLM call: none configured, or the call failed) was counted
+    under the model the router picked, mixing its scores with that model's."""
+    frame = build_frame([rec(1, DAY1, score=0.9, model=DEEP, tokens=80),
+                         rec(2, DAY1, score=0.5, model=DEEP),  # routed deep, answered extractively
+                         rec(3, DAY1, score=0.7, model=FAST),
+                         {**rec(4, DAY1, score=0.3, model=FAST, tokens=20), "model_used": "llama3-8b-8192-v2"}])
+    assert list(frame["model"]) == [DEEP, EXTRACTIVE, EXTRACTIVE, FAST]
+    assert list(frame["synthesis"]) == ["llm", "extractive", "extractive", "llm"]
+    by_model = summarize_by(frame, "model").set_index("model")
+    assert dict(by_model["answers"]) == {DEEP: 1, FAST: 1, EXTRACTIVE: 2}
+    assert by_model.loc[EXTRACTIVE, "mean_score"] == pytest.approx((0.5 + 0.7) / 2)
+    assert by_model.loc[EXTRACTIVE, "llm_answers"] == 0 and by_model.loc[DEEP, "llm_answers"] == 1
+    assert list(apply_filter(frame, FeedbackFilter(models=[EXTRACTIVE]))["answer_id"]) == ["a2", "a3"]
+    assert list(apply_filter(frame, FeedbackFilter(models=[DEEP]))["answer_id"]) == ["a1"]
+    assert set(latency_table(frame, "model")["model"]) == {DEEP, FAST, EXTRACTIVE}
 
 
 def test_csv_round_trip_keeps_every_value(frame):

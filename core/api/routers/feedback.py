@@ -17,9 +17,10 @@ router = APIRouter(prefix="/v1/instances/{instance}/feedback", tags=["feedback"]
 def summary(instance: ReadInstance, wb: WB, since: datetime | None = None, until: datetime | None = None,
             by: Grouping | None = None, include_imported: bool = False) -> uc.FeedbackReport:
     """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
-    latency of the answers given in [since, until]; with `by`, the same per group (`source`: the front end
-    a turn came through, `key`: the API key's name). Answers imported from another system carry no
-    feedback of their own: counted only with `include_imported`."""
+    latency of the answers given in [since, until]; with `by`, the same per group (`model`: the model that
+    answered, answers quoted from the memories with no LLM call as "extractive (no model)"; `source`: the
+    front end a turn came through, `key`: the API key's name). Answers imported from another system carry
+    no feedback of their own: counted only with `include_imported`."""
     return uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, since=since, until=until, by=by,
                                                      include_imported=include_imported))
 
