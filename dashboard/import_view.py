@@ -1,6 +1,6 @@
 """The Import page's views: an upload kept as a file, the preview of what a file holds, the outcome with
-links to the new chains. Imported text is user content: it is drawn with st.dataframe / st.text, and
-goes through `as_plain_line` wherever it sits inside Markdown."""
+links to the new conversations (by title, the chain id beside it). Imported text is user content: it is
+drawn with st.dataframe / st.text, and goes through `as_plain_line` wherever it sits inside Markdown."""
 
 from __future__ import annotations
 
@@ -47,11 +47,13 @@ def file_state(path: Path) -> tuple[float, int]:
     return (stat.st_mtime, stat.st_size)
 
 
-def render_preview(preview: uc.ImportPreview) -> None:
+def render_preview(preview: uc.ImportPreview):
+    """Draw the preview; returns the place of its notes (what the import will assume of the file), for
+    the page to clear once the outcome says them."""
     if preview.format == "workbench-archive":
         st.markdown("Detected format: **workbench-archive**. It restores a whole instance, and is checked "
                     "as it is restored.")
-        return
+        return st.empty()
     counts = preview.counts
     st.markdown(f"Detected format: **{as_plain_line(preview.format)}** ({as_plain_line(preview.shape)}) · "
                 f"{plural(preview.records, 'record')}")
@@ -62,12 +64,23 @@ def render_preview(preview: uc.ImportPreview) -> None:
     if counts.attachments:
         st.caption(f"{counts.attachments} attachments are named in messages; their contents are not "
                    "imported.")
+    notes = st.empty()
+    with notes.container():
+        render_notes(preview.notes())
     if preview.first:
         st.markdown("**First records**")
         st.dataframe(pd.DataFrame(preview.first), hide_index=True, width="stretch")
     if preview.errors:
         st.markdown(f"**First invalid records** ({preview.invalid:,} in all)")
         st.dataframe(pd.DataFrame([e.model_dump() for e in preview.errors]), hide_index=True, width="stretch")
+    return notes
+
+
+def render_notes(notes: list[str]) -> None:
+    """What an import assumes or changes of a file's content (times it does not give, NUL characters),
+    one note each for the whole file."""
+    for note in notes:
+        st.info(as_plain_line(note), icon=":material/info:")
 
 
 def render_outcome(result: uc.ImportResult, explorer: Path) -> None:
@@ -89,9 +102,14 @@ def render_outcome(result: uc.ImportResult, explorer: Path) -> None:
                icon=":material/check_circle:")
     if out.resumed_after:
         st.caption(f"Continued an interrupted import after its first {plural(out.resumed_after, 'record')}.")
+    render_notes(result.notes)
+    if out.chains:
+        st.markdown("**Imported conversations** (open one in the Memory explorer)")
     for chain in out.chains[:LINKED_CHAINS]:
-        st.page_link(explorer, label=f"Open chain {as_plain_line(chain)} in the Memory explorer",
-                     icon=":material/travel_explore:", query_params={"chain": chain})
+        # The title as the export names it; the chain id, secondary, tells two of the same title apart.
+        st.page_link(explorer, label=f"{as_plain_line(chain.title, 100)} :gray[· {as_plain_line(chain.chain_id)}]",
+                     icon=":material/travel_explore:", query_params={"chain": chain.chain_id},
+                     help=f"Open chain {chain.chain_id} in the Memory explorer")
     if len(out.chains) > LINKED_CHAINS:
         st.caption("…and more: every imported chain is listed in the Memory explorer's Chains view.")
     if result.next_step:

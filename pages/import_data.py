@@ -62,7 +62,7 @@ if st.session_state.get("imp_checked", (None,))[0] != checked:
         st.stop()
     st.session_state["imp_checked"] = (checked, found)
 preview = st.session_state["imp_checked"][1]
-render_preview(preview)
+preview_notes = render_preview(preview)
 
 blocked = preview.records and (preview.invalid == preview.records or (preview.invalid and on_error == "stop"))
 if blocked:
@@ -80,4 +80,5 @@ if st.button("Import", type="primary", key="imp_go", disabled=bool(blocked)):
         st.session_state["imp_result"] = (str(path), result)
 done = st.session_state.get("imp_result")
 if done and done[0] == str(path):  # the outcome of this file, not of one chosen before
+    preview_notes.empty()  # the outcome says them: once on the page
     render_outcome(done[1], Path(__file__).with_name("explorer.py"))

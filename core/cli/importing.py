@@ -40,7 +40,9 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
     exports, LoCoMo), memories (JSONL, CSV, mem0) or past tasks, with their original times.
 
     Each file is validated whole first. Importing a file again creates nothing new, and an interrupted
-    import continues where it stopped. Prints one JSON result per file.
+    import continues where it stopped. Prints one JSON result per file, with the conversations it
+    wrote by title and chain; what it assumed of a file (times it does not give, NUL characters replaced)
+    is also said on standard error.
     """
     from core import usecases as uc
 
@@ -63,6 +65,8 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
                                     user_id=user_id, task=task, report=reports[path])
             result = uc.import_file(ctx.wb, request, progress=tty_progress)
             emit(result)
+            for note in result.notes:  # also in the JSON; said where a person at a terminal reads
+                click.echo(f"{path.name}: {note}", err=True)
             if result.report:
                 n = result.preview.invalid
                 click.echo(f"{path.name}: {n} invalid record{'s' if n != 1 else ''} listed in {result.report}",

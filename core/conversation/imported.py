@@ -60,10 +60,11 @@ def store_chains(store: ThoughtStore, instance: str, chains: list[tuple[str, lis
     if not chains:
         return
     try:
+        spans = _spans(store, instance, [thoughts[0].chain_id for _, thoughts in chains])
         p = store.r.pipeline(transaction=not store.cluster)
         answers: dict[str, float] = {}
-        for title, thoughts in chains:
-            answers |= _write_chain(p, instance, title, thoughts)
+        for (title, thoughts), span in zip(chains, spans, strict=True):
+            answers |= _write_chain(p, instance, title, thoughts, span)
             if store.cluster:  # a transaction may only touch one slot: the chains go one by one
                 p.execute()
         if answers:
@@ -78,9 +79,19 @@ def store_chains(store: ThoughtStore, instance: str, chains: list[tuple[str, lis
                                  "running, then import again: it continues where it stopped.") from e
 
 
-def _write_chain(p: redis.client.Pipeline, instance: str, title: str, thoughts: list[Thought]
-                 ) -> dict[str, float]:
-    """Queue one chain's writes; returns its answers by time, for the feedback index."""
+def _spans(store: ThoughtStore, instance: str, chains: list[str]) -> list[list[float]]:
+    """Each chain's first and last times as stored (none for a chain not stored yet), in one round trip."""
+    p = store.r.pipeline(transaction=False)
+    for chain in chains:
+        p.hmget(chain_meta_key(instance, chain), ["created_at", "last_at"])
+    return [[float(t) for t in times if t] for times in p.execute()]
+
+
+def _write_chain(p: redis.client.Pipeline, instance: str, title: str, thoughts: list[Thought],
+                 span: list[float]) -> dict[str, float]:
+    """Queue one chain's writes; returns its answers by time, for the feedback index. `span`: the chain's
+    first and last times as stored, if it is: a file imported again may add messages before or between
+    those (its system messages kept this time), and the chain still starts and ends when they do."""
     chain = thoughts[0].chain_id
     meta = chain_meta_key(instance, chain)
     answers: dict[str, float] = {}
@@ -102,8 +113,8 @@ def _write_chain(p: redis.client.Pipeline, instance: str, title: str, thoughts: 
             p.sadd(chain_feedback_key(instance, chain), t.id)
     p.zadd(chain_key(instance, chain), {t.id: t.timestamp.timestamp() for t in thoughts})
     p.hsetnx(meta, "title", title[:120])
-    p.hsetnx(meta, "created_at", str(thoughts[0].timestamp.timestamp()))
-    p.hset(meta, "last_at", str(thoughts[-1].timestamp.timestamp()))
+    times = [*span, *(t.timestamp.timestamp() for t in thoughts)]
+    p.hset(meta, mapping={"created_at": str(min(times)), "last_at": str(max(times))})
     p.hincrby(meta, "turns", sum(t.category == CATEGORY_USER for t in thoughts))
     p.hincrby(meta, "seq", len(thoughts))
     return answers

@@ -3,14 +3,16 @@
 Each conversation's `mapping` holds every node ever written, edits and regenerations included, linked by
 `parent` / `children`; the branch the user kept ends at `current_node`, so the conversation is that
 node's line of parents up to the root (other branches are left out). Times come from each message's
-`create_time` (Unix seconds). System, tool and hidden nodes (custom instructions, tool calls and
-outputs) are left out unless asked; `parts` may hold attachments (images, files) besides text: the text
-is kept and the attachments are named.
+`create_time` (Unix seconds); a conversation whose messages have none (some exports, hand-made files) is
+dated from its own `create_time` (else `update_time`), else from the file's time, and the import says so.
+System, tool and hidden nodes (custom instructions, tool calls and outputs) are left out unless asked;
+`parts` may hold attachments (images, files) besides text: the text is kept and the attachments are named.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,12 +25,14 @@ FORMAT = "chatgpt"
 MAX_DEPTH = 100_000  # a parent loop in a broken export must not hang the import
 
 
-def read(path: Path, *, include_system: bool = False) -> Iterator[Item | InvalidRecord]:
-    build = partial(conversation, include_system=include_system)
+def read(path: Path, *, include_system: bool = False, undated_at: datetime | None = None
+         ) -> Iterator[Item | InvalidRecord]:
+    """`undated_at`: the time a conversation without any starts at (`source.file_time`)."""
+    build = partial(conversation, include_system=include_system, undated_at=undated_at)
     yield from each(json_items(path, "item", "conversation"), build)
 
 
-def conversation(value: Any, *, include_system: bool):
+def conversation(value: Any, *, include_system: bool, undated_at: datetime | None = None):
     if not isinstance(value, dict) or not isinstance(value.get("mapping"), dict):
         raise TypeError('expected a ChatGPT conversation with a "mapping" of nodes')
     mapping = value["mapping"]
@@ -53,10 +57,11 @@ def conversation(value: Any, *, include_system: bool):
         raw.append(RawMessage(role=role, text=text, at=at, source_id=str(message.get("id") or node.get("id")),
                               attachments=attachments, hidden=hidden))
         model = meta.get("model_slug") or model
-    started = parse_time(value["create_time"], "create_time") if value.get("create_time") else None
+    started = next((parse_time(value[n], n) for n in ("create_time", "update_time") if value.get(n)), None)
     source_id = value.get("conversation_id") or value.get("id")
     return build_conversation(FORMAT, str(source_id) if source_id else None, str(value.get("title") or ""),
-                              raw, started=started, include_system=include_system, model=model)
+                              raw, started=started, include_system=include_system, model=model,
+                              undated_at=undated_at)
 
 
 def _kept_branch(mapping: dict, current: Any) -> list[dict]:

@@ -13,6 +13,8 @@ from datetime import datetime, timedelta
 from core.importing.records import ImportedConversation, ImportedMessage, content_id
 
 STEP = timedelta(milliseconds=1)
+TICK = timedelta(microseconds=1)  # the finest step a datetime takes
+ASIDES = ("system", "tool", "function", "developer")  # left out unless system messages are kept
 
 
 @dataclass
@@ -27,18 +29,24 @@ class RawMessage:
 
 def build_conversation(fmt: str, source_id: str | None, title: str, raw: list[RawMessage], *,
                        started: datetime | None, include_system: bool, model: str | None = None,
-                       tags: list[str] | None = None, keep_ids: bool = False) -> ImportedConversation:
+                       tags: list[str] | None = None, keep_ids: bool = False,
+                       undated_at: datetime | None = None) -> ImportedConversation:
     """The conversation as a chain will store it. ValueError says what makes it unusable.
 
-    A message without a time of its own is given its predecessor's time (or the conversation's start)
-    plus a millisecond; a message stamped before its predecessor is moved to just after it, so the
-    chain keeps the source's order. Other times are kept as the source wrote them."""
-    messages: list[ImportedMessage] = []
-    previous = started
+    A user or assistant message without a time of its own is given its predecessor's time (or the
+    conversation's start) plus a millisecond; one stamped at or before its predecessor is moved to just
+    after it, so the chain keeps the source's order. Other times are kept as the source wrote them. A
+    conversation with no time at all, on itself or its messages, starts at `undated_at` (the file's
+    time), when given.
+
+    Kept system and tool messages move no other message's time, as they move no other message's place:
+    the user and assistant messages get the same times whether they are kept or not, so a file imported
+    again with them kept adds them between the messages already stored (`_aside_time`)."""
+    kept: list[tuple[RawMessage, str, str, str]] = []  # (message, text, role, place)
     said = 0  # user and assistant messages so far: a message without an id of its own is known by its place
     for n, m in enumerate(raw):
         role = m.role
-        if role in ("system", "tool", "function", "developer"):
+        if role in ASIDES:
             if not include_system:
                 continue
             # Known by its place among all messages, so keeping these or not moves no other message's place.
@@ -49,21 +57,68 @@ def build_conversation(fmt: str, source_id: str | None, title: str, raw: list[Ra
             continue
         if role not in ("user", "assistant"):
             raise ValueError(f"message role {role!r:.30} is not user, assistant, system or tool")
-        at = m.at
+        kept.append((m, text, role, place))
+        said += not place.startswith("system-")
+    if not kept:
+        raise ValueError("no user or assistant message with text (empty, hidden, system or tool only)")
+    # The user and assistant messages are timed first, as if the others were not kept (a conversation of
+    # system messages alone is timed by them).
+    anchors = [i for i, k in enumerate(kept) if not k[3].startswith("system-")] or list(range(len(kept)))
+    dated_by = ("messages" if any(kept[i][0].at is not None for i in anchors) else
+                "conversation" if started is not None else "file")
+    if dated_by == "file":
+        started = undated_at
+    times: list[datetime | None] = [None] * len(kept)
+    previous = started
+    for n, i in enumerate(anchors):
+        at = kept[i][0].at
         if at is None and previous is None:
             raise ValueError("no timestamp: give the conversation a created_at or each message a timestamp")
-        if at is None and not messages:
+        if at is None and n == 0:
             at = previous
-        elif at is None or (previous is not None and at <= previous and messages):
+        elif at is None or (previous is not None and at <= previous and n > 0):
             at = previous + STEP
-        messages.append(ImportedMessage(role=role, content=text, at=at, source_id=m.source_id, place=place,
-                                        attachments=m.attachments))
-        previous = at
-        said += not place.startswith("system-")
-    if not messages:
-        raise ValueError("no user or assistant message with text (empty, hidden, system or tool only)")
-    ident = source_id or content_id([[m.role, m.content, m.at.isoformat()] for m in messages])
+        times[i] = previous = at
+    after, left = None, 0  # going backwards: the next user or assistant message's time, the asides before it
+    bounds: list[tuple[datetime | None, int]] = [(None, 0)] * len(kept)
+    for i in range(len(kept) - 1, -1, -1):
+        if times[i] is not None:
+            after, left = times[i], 0
+        else:
+            left += 1
+            bounds[i] = (after, left)
+    before: datetime | None = None
+    for i, (m, *_) in enumerate(kept):
+        if times[i] is None:
+            times[i] = _aside_time(m.at, before, *bounds[i], started=started)
+        before = times[i]
+    messages = [ImportedMessage(role=role, content=text, at=at, source_id=m.source_id, place=place,
+                                attachments=m.attachments)
+                for (m, text, role, place), at in zip(kept, times, strict=True)]
+    # The content's hash (its id when the source gives none) holds the times the source gave, never the
+    # file's: the same file imported again, or a copy of it, finds the same chain.
+    ident = source_id or content_id([[role, text, at.isoformat() if dated_by != "file" else None]
+                                     for (_, text, role, _), at in zip(kept, times, strict=True)])
     first = next((m.content for m in messages if m.role == "user" and not m.place.startswith("system-")),
                  messages[0].content)
     return ImportedConversation(format=fmt, source_id=ident, title=(title or first).strip()[:120],
-                                messages=messages, model=model, tags=tags or [], keep_ids=keep_ids)
+                                messages=messages, model=model, tags=tags or [], keep_ids=keep_ids,
+                                dated_by=dated_by)
+
+
+def _aside_time(own: datetime | None, before: datetime | None, after: datetime | None, left: int, *,
+                started: datetime | None) -> datetime:
+    """The time of a kept system or tool message: strictly after the message `before` it and before the
+    next user or assistant message (`after`), `left` system or tool messages counting this one still to
+    fit in between. Its own time where it fits; else just after its predecessor (a millisecond, or less
+    where the gap is narrower); first of all, at the conversation's start, or just before the first
+    message."""
+    if own is not None and (before is None or own > before) and (after is None or own < after):
+        return own
+    if before is not None:
+        return before + (STEP if after is None else max(min(STEP, (after - before) / (left + 1)), TICK))
+    if started is not None and (after is None or started < after):
+        return started
+    # Before the first user or assistant message, and the conversation's start is not: just before it.
+    # (`after` is a time here: the messages timed first hold one, and this message comes before them.)
+    return after - STEP * left

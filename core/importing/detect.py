@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -67,14 +68,17 @@ def detect(path: Path) -> Detected:
 
 
 def reader(path: Path, found: Detected, *, include_system: bool = False, user_id: str | None = None,
-           task: str | None = None) -> Callable[[], Iterator[Item | InvalidRecord]]:
-    """A function that streams the file's records from the start, each time it is called."""
+           task: str | None = None, undated_at: datetime | None = None
+           ) -> Callable[[], Iterator[Item | InvalidRecord]]:
+    """A function that streams the file's records from the start, each time it is called (the same
+    records each time: `undated_at`, the time given to a ChatGPT conversation that has none, is fixed
+    here, not read as each pass begins)."""
     chat = {"include_system": include_system}
     tasks = {"user_id": user_id, "task": task}
     readers: dict[tuple[str, str], Callable[[], Iterator[Item | InvalidRecord]]] = {
         ("openai-jsonl", "jsonl"): partial(openai_chat.read, path, **chat),
         ("openai-jsonl", "json"): partial(openai_chat.read, path, json_list=True, **chat),
-        ("chatgpt", "json"): partial(chatgpt.read, path, **chat),
+        ("chatgpt", "json"): partial(chatgpt.read, path, undated_at=undated_at, **chat),
         ("claude", "json"): partial(claude.read, path, **chat),
         ("locomo", "json"): partial(locomo.read, path),
         ("memories-jsonl", "jsonl"): partial(memories.read_jsonl, path),

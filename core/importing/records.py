@@ -13,18 +13,19 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.errors import explain_validation
-from core.ids import ID_PATTERN, Id, validate_id
+from core.ids import ID_PATTERN, Id, pg_text, validate_id
 from core.models import Metadata, SomeText, Tags
 from core.past_tasks.store import first_words
 
 # A clock a few minutes ahead of ours is not "the future"; a year ahead is a broken export.
 FUTURE_SLACK = timedelta(minutes=5)
 Role = Literal["user", "assistant"]
+DatedBy = Literal["messages", "conversation", "file"]
 
 
 class InvalidRecord(BaseModel):
@@ -37,10 +38,28 @@ class InvalidRecord(BaseModel):
         return f"{self.where}: {self.problem}"
 
 
-class ImportedMessage(BaseModel):
+class StorableTexts(BaseModel):
+    """A record whose texts Postgres stores, and a text or jsonb value cannot hold NUL (U+0000): each NUL
+    is replaced by U+FFFD as the record is read (`pg_text`), so the text the chain keeps and the one the
+    index finds are the same, and the record says so, for the import's result to count."""
+
+    TEXTS: ClassVar[tuple[str, ...]] = ()
+    nul_replaced: bool = Field(False, description="its text held NUL characters, stored as U+FFFD")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_nul(cls, data: Any) -> Any:
+        texts = {f: data[f] for f in cls.TEXTS if isinstance(data, dict) and isinstance(data.get(f), str)}
+        if any("\x00" in text for text in texts.values()):
+            return {**data, **{f: pg_text(text) for f, text in texts.items()}, "nul_replaced": True}
+        return data
+
+
+class ImportedMessage(StorableTexts):
     """One message of a conversation, with the time it was written."""
 
     model_config = ConfigDict(extra="forbid")
+    TEXTS = ("content",)
 
     role: Role
     content: SomeText
@@ -66,6 +85,14 @@ class ImportedConversation(BaseModel):
     tags: Tags = []
     keep_ids: bool = Field(False, description="the source is the workbench's own export: its chain id is "
                                               "kept as it is")
+    dated_by: DatedBy = Field("messages", description="where its messages' times come from: their own "
+                              "(one without follows its predecessor), the conversation's (none has one), or "
+                              "the file's (neither has one: the time the import gave the file)")
+
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str) -> str:
+        return pg_text(v)
 
     @model_validator(mode="after")
     def _own_id(self) -> ImportedConversation:
@@ -84,10 +111,11 @@ ImportedKind = Literal["observation", "insight", "obs_customized", "conversation
 IMPORTED_KINDS: tuple[str, ...] = get_args(ImportedKind)
 
 
-class ImportedMemory(BaseModel):
+class ImportedMemory(StorableTexts):
     """A memory to index as it is (a fact, an insight, a line of conversation)."""
 
     model_config = ConfigDict(extra="forbid")
+    TEXTS = ("content",)
 
     kind: Literal["memory"] = "memory"
     memory_kind: ImportedKind = "observation"
@@ -106,10 +134,11 @@ class ImportedMemory(BaseModel):
         return v if ID_PATTERN.fullmatch(v) else f"mem-{digest(v)}"
 
 
-class ImportedPastTask(BaseModel):
+class ImportedPastTask(StorableTexts):
     """A produced text for a user (the internal memory tool's past tasks)."""
 
     model_config = ConfigDict(extra="forbid")
+    TEXTS = ("task", "title", "production")
 
     kind: Literal["past_task"] = "past_task"
     user_id: Id

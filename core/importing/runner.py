@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -55,7 +55,8 @@ class ImportCounts(BaseModel):
 
 
 class ImportPreview(BaseModel):
-    """The validation pass: detected format, counts per kind, the first records and the first errors."""
+    """The validation pass: detected format, counts per kind, the first records and the first errors,
+    and what the import assumes or changes of the file's content (`notes` says it in words)."""
 
     file: str
     format: str
@@ -66,6 +67,47 @@ class ImportPreview(BaseModel):
     invalid: int
     errors: list[InvalidRecord]
     first: list[dict[str, Any]]
+    times_assumed: int = Field(0, description="conversations whose messages give no time: dated from the "
+                                              "conversation's time, else `undated_at`, in order")
+    undated: int = Field(0, description="of those, conversations with no time on themselves either")
+    undated_at: datetime | None = Field(None, description="the time those are dated from (None: no such "
+                                                          "conversation)")
+    undated_from: Literal["file", "import"] | None = Field(None, description="file: the file's last change; "
+                                                           "import: the import's time (for an upload's copy, "
+                                                           "or a file changed later than now)")
+    nul_replaced: int = Field(0, description="messages (memories, past tasks) whose text held NUL (U+0000), "
+                                             "which Postgres cannot store: stored with U+FFFD in its place")
+
+    def notes(self, *, dating: bool = True) -> list[str]:
+        """What the import assumes or changes of the file's content, one sentence each for the whole file
+        (never one per message). `dating=False`: the import wrote no message, so it dated none (those
+        stored keep the times an earlier import gave them)."""
+        notes = []
+        if self.times_assumed and dating:
+            n, undated, own = self.times_assumed, self.undated, "from their conversation's own time"
+            whose = "the file's last change" if self.undated_from == "file" else "the time of the import"
+            given = f"from {whose}, {self.undated_at:%Y-%m-%d %H:%M:%S} UTC" if self.undated_at else ""
+            dated = (own if not undated else given if undated == n
+                     else f"{own}, or ({undated} without one) {given}")
+            notes.append(f"Times assumed: {n:,} conversation{' gives' if n == 1 else 's give'} no time for "
+                         f"{'its' if n == 1 else 'their'} messages, so they are dated {dated}, a millisecond "
+                         "apart in the file's order.")
+        if self.nul_replaced:
+            n = self.nul_replaced
+            kind = ("message" if self.counts.conversations else "memory" if self.counts.memories
+                    else "past task")
+            kinds = {"memory": "memories"}.get(kind, f"{kind}s")
+            notes.append(f"{n:,} {kind if n == 1 else kinds} held NUL characters (U+0000), which Postgres "
+                         "cannot store: each is stored as U+FFFD (\ufffd) instead.")
+        return notes
+
+
+class ImportedChain(BaseModel):
+    """A conversation the import wrote: its title as the export names it (or its first words), and its
+    chain."""
+
+    title: str
+    chain_id: str
 
 
 class ImportOutcome(BaseModel):
@@ -76,16 +118,20 @@ class ImportOutcome(BaseModel):
     duplicates: int = Field(description="records repeated within the file: written once")
     skipped_invalid: int
     resumed_after: int = Field(0, description="records an earlier, interrupted run of this file had stored")
-    chains: list[str] = Field(description="chains created or completed (at most the first 50)")
+    chains: list[ImportedChain] = Field(description="conversations created or completed, by title and "
+                                                   "chain (at most the first 50)")
 
 
 Reader = Callable[[], Iterator[Item | InvalidRecord]]
 
 
-def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_to: Path | None = None
-             ) -> ImportPreview:
-    """Stream the file once: counts, the first records, the first errors (all of them to `errors_to`)."""
+def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_to: Path | None = None,
+             undated: tuple[datetime, Literal["file", "import"]] | None = None) -> ImportPreview:
+    """Stream the file once: counts, the first records, the first errors (all of them to `errors_to`), and
+    what is assumed or changed of the records' content. `undated`: the time the reader gives a
+    conversation that has none, and whose it is."""
     counts, errors, first, invalid, records = ImportCounts(), [], [], 0, 0
+    assumed, without, nul = 0, 0, 0
     sink = None
     try:
         for item in read():
@@ -101,11 +147,20 @@ def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_t
             _count(counts, item)
             if len(first) < PREVIEW_ITEMS:
                 first.append(_preview(item))
+            if isinstance(item, ImportedConversation):
+                assumed += item.dated_by != "messages"
+                without += item.dated_by == "file"
+                nul += sum(m.nul_replaced for m in item.messages)
+            else:
+                nul += item.nul_replaced
     finally:
         if sink:
             sink.close()
     return ImportPreview(file=str(path), format=found.format, shape=found.shape, sha256=sha256,
-                         records=records, counts=counts, invalid=invalid, errors=errors, first=first)
+                         records=records, counts=counts, invalid=invalid, errors=errors, first=first,
+                         times_assumed=assumed, undated=without, nul_replaced=nul,
+                         undated_at=undated[0] if without and undated else None,
+                         undated_from=undated[1] if without and undated else None)
 
 
 def refusal(preview: ImportPreview) -> str:
@@ -156,7 +211,7 @@ class _Run:
         self.r.hdel(self.key, "finished_at")
         self.done = 0
         self.created, self.present, self.duplicates = ImportCounts(), 0, 0
-        self.chains: list[str] = []
+        self.chains: list[ImportedChain] = []
         self.seen: set[bytes] = set()
         self.indexed_before = wb.index.partition_exists(instance)
 
@@ -186,7 +241,7 @@ class _Run:
         store_chains(self.wb.thoughts, self.instance, [b for b in batch if b[1]])
         for conv, thread, (_, written) in zip(convs, threads, batch, strict=True):
             if written and len(self.chains) < 50:
-                self.chains.append(conv.chain_id)
+                self.chains.append(ImportedChain(title=conv.title, chain_id=conv.chain_id))
             self.created.conversations += len(written) == len(thread)
             self.created.messages += len(written)
             self.created.attachments += sum(len(t.extra.get("attachments", [])) for t in written)
@@ -293,7 +348,7 @@ def _count(counts: ImportCounts, item: Item) -> None:
 def _preview(item: Item) -> dict[str, Any]:
     """A short description of a record for the dry run and the Import page."""
     if isinstance(item, ImportedConversation):
-        return {"kind": "conversation", "chain": item.chain_id, "title": item.title,
+        return {"kind": "conversation", "title": item.title, "chain": item.chain_id,
                 "messages": len(item.messages), "first_at": item.messages[0].at.isoformat(),
                 "first": item.messages[0].content[:200]}
     if isinstance(item, ImportedMemory):

@@ -7,8 +7,9 @@ import codecs
 import hashlib
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import ijson
 
@@ -49,6 +50,17 @@ def file_hash(path: Path) -> str:
         while chunk := f.read(HASH_CHUNK):
             h.update(chunk)
     return h.hexdigest()
+
+
+def file_time(path: Path, now: datetime | None = None) -> tuple[datetime, Literal["file", "import"]]:
+    """The time given to conversations that have none (`chats.build_conversation`): the file's last
+    change, or the import's own time when that is in the future (a wrong clock) or cannot be read."""
+    now = now or datetime.now(UTC)
+    try:
+        changed = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except (OSError, OverflowError, ValueError):
+        return now, "import"
+    return (changed, "file") if changed <= now else (now, "import")
 
 
 def open_binary(path: Path) -> IO[bytes]:

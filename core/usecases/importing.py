@@ -11,6 +11,7 @@ import os
 import re
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -22,7 +23,7 @@ from core.ids import Id
 from core.importing.detect import ARCHIVE, IMPORTABLE, Detected, detect, reader, shaped
 from core.importing.records import InvalidRecord, content_id
 from core.importing.runner import ImportCounts, ImportOutcome, ImportPreview, refusal, validate, write
-from core.importing.source import file_hash
+from core.importing.source import file_hash, file_time
 from core.services.private import private_dir
 from core.usecases.archive import RestoreArchive, RestoreResult, is_archive, restore_archive
 from core.usecases.base import InstanceRequest, Progress
@@ -67,6 +68,8 @@ class ImportResult(BaseModel):
     next_step: str | None = Field(None, description="what is left to do, if anything: imported conversations "
                                                     "get their observations, corrections and summaries from "
                                                     "`workbench formation run`")
+    notes: list[str] = Field([], description="what the import assumed or changed of the file's content, once "
+                                             "for the whole file: times assumed, NUL characters replaced")
 
 
 def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
@@ -74,7 +77,7 @@ def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
     workbench archive is checked as it is restored: its preview names the format only."""
     if _restores(req):
         return _archive_preview(req.path)
-    preview, _ = _validated(req)
+    preview, _ = _validated(req, upload=_is_upload(wb, req.path))
     return preview
 
 
@@ -84,10 +87,11 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     instance = req.instance_in(wb)
     if _restores(req):
         return _restore(wb, req, instance, progress)
-    preview, read = _validated(req)
+    preview, read = _validated(req, upload=_is_upload(wb, req.path))
     report = str(req.report) if req.report and preview.invalid else None
     if req.dry_run:
-        return ImportResult(instance=instance, preview=preview, dry_run=True, report=report)
+        return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
+                            notes=preview.notes())
     if preview.invalid == preview.records or (preview.invalid and req.on_error == "stop"):
         raise InvalidInput(refusal(preview))
     outcome = write(wb, instance, read, preview, progress=progress)
@@ -98,7 +102,7 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     unformed_chats = outcome.created.messages or (preview.counts.messages and unformed(wb, instance))
     formation = FORM_IMPORTED if unformed_chats else None
     return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report,
-                        next_step=formation)
+                        next_step=formation, notes=preview.notes(dating=bool(outcome.created.messages)))
 
 
 def keep_upload(wb: Workbench, name: str, data: bytes | memoryview, key: str) -> Path:
@@ -139,18 +143,27 @@ def prune_uploads(wb: Workbench, *, keep: Path | None = None, older_than_s: floa
 def discard_upload(wb: Workbench, path: Path) -> None:
     """An upload's copy goes once its import is complete (deleting what was imported must leave no copy),
     or when the page no longer shows it (its file taken off the page, or replaced by another)."""
-    if path.parent == Path(wb.settings.data_dir) / "uploads":
+    if _is_upload(wb, path):
         path.unlink(missing_ok=True)
 
 
-def _validated(req: ImportFile) -> tuple[ImportPreview, Callable]:
+def _is_upload(wb: Workbench, path: Path) -> bool:
+    """Whether `path` is the page's copy of an uploaded file (`keep_upload`)."""
+    return path.parent == Path(wb.settings.data_dir) / "uploads"
+
+
+def _validated(req: ImportFile, *, upload: bool = False) -> tuple[ImportPreview, Callable]:
     path = req.path.expanduser()
     if not path.exists():
         raise InvalidInput(f"{path}: no such file or folder")
     found: Detected = detect(path) if req.format == "auto" else shaped(path, req.format)
-    read = reader(path, found, include_system=req.include_system, user_id=req.user_id, task=req.task)
+    # The time given to conversations without any, fixed once so both passes give the same: the file's
+    # last change; an upload's copy has no time of the user's file (a browser sends none), so the import's.
+    undated = (datetime.now(UTC), "import") if upload else file_time(path)
+    read = reader(path, found, include_system=req.include_system, user_id=req.user_id, task=req.task,
+                  undated_at=undated[0])
     sha = file_hash(path) if path.is_file() else _folder_hash(path)
-    return validate(read, path, found, sha, errors_to=req.report), read
+    return validate(read, path, found, sha, errors_to=req.report, undated=undated), read
 
 
 def _folder_hash(path: Path) -> str:

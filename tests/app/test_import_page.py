@@ -9,7 +9,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from core import usecases as uc
+from dashboard.ui import as_plain_line
 from tests.app.conftest import APP, open_page
+from tests.support.chatgpt_export import conversation, write_export
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 
@@ -35,8 +38,12 @@ def test_preview_then_import_links_to_the_new_chains(app_env, workbench, instanc
     assert not at.exception and not at.error
     assert "Imported 2 conversations (7 messages)" in at.success[0].value
     links = [link.proto for link in at.get("page_link")]
-    chains = [c.chain_id for c in workbench.thoughts.chains(instance)]
+    chains = {c.chain_id: c.title for c in workbench.thoughts.chains(instance)}
     assert sorted(link.query_string for link in links) == sorted(f"chain={c}" for c in chains)
+    # Each link is the conversation's title as the export names it, its chain id beside it, secondary.
+    assert sorted(link.label for link in links) == sorted(
+        f"{as_plain_line(title)} :gray[· {as_plain_line(chain)}]" for chain, title in chains.items())
+    assert {title for title in chains.values()} == {"Vegetarian dinner", "Script tags"}
     assert {link.page for link in links} == {"explorer"} and not any(link.external for link in links)
     assert workbench.thoughts.chain_count(instance) == 2
     # Imported chains get no formation as they are stored: the page says so and offers it.
@@ -98,3 +105,21 @@ def test_a_workbench_archive_is_restored_from_the_page(app_env, workbench, insta
     at = at.button(key="imp_go").click().run()
     assert not at.exception and not at.error and "restored" in at.success[0].value
     assert workbench.thoughts.chain_count(f"{instance}-copy") == 2
+
+
+def test_what_the_import_assumed_is_said_before_and_once_after(app_env, workbench, instance, tmp_path):
+    """A file without times was refused, and NUL characters were replaced without a word."""
+    export = write_export(tmp_path / "conversations.json", [conversation("Pasted log", None, [
+        ("user", "log: a\x00b", None), ("assistant", "That is a NUL.", None)])])
+    at = check(export, instance)
+    assert not at.exception and not at.error and not at.button(key="imp_go").disabled
+    before = [i.value for i in at.info]
+    assert before == [as_plain_line(note) for note in uc.import_preview(workbench, uc.ImportFile(
+        path=export, instance=instance)).notes()]
+    assert before[0].startswith("Times assumed") and "NUL characters" in before[1]
+    at = at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error and "Imported 1 conversation (2 messages)" in at.success[0].value
+    after = [i.value for i in at.info]
+    assert [n for n in after if n in before] == before  # each said once: the preview's are gone
+    [chain] = workbench.thoughts.chains(instance)
+    assert workbench.thoughts.chain_thoughts(instance, chain.chain_id)[0].thought == "log: a\ufffdb"

@@ -45,7 +45,8 @@ def test_upload_preview_import_and_open_the_chain(dashboard, workbench, instance
         assert workbench.thoughts.chain_count(instance) == 1
         assert not list(uploads.glob("*"))  # imported: its copy is gone
 
-        page.get_by_role("link", name=re.compile("Open chain")).first.click()
+        # The conversation's link: its title (here a hostile one, shown inert), its chain id beside it.
+        page.get_by_role("link", name=re.compile(r"· openai-[0-9a-f]{16}$")).first.click()
         page.get_by_text(texts[-1]).wait_for(timeout=30_000)
         settle(page)
         assert "/explorer" in page.url

@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from core import usecases as uc
 from core.errors import InvalidInput
+from tests.support.chatgpt_export import conversation, write_export
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 
@@ -21,6 +23,10 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 def run(wb, instance, name, **kw):
     return uc.import_file(wb, uc.ImportFile(path=DATA / name if isinstance(name, str) else name,
                                             instance=instance, **kw))
+
+
+def chain_ids(result) -> list[str]:
+    return [c.chain_id for c in result.outcome.chains]
 
 
 def thoughts(wb, instance, chain_id):
@@ -39,7 +45,8 @@ def test_chatgpt_export_keeps_the_kept_branch_with_original_times(keyword_workbe
     result = run(wb, instance, "chatgpt_conversations.json")
     assert result.preview.format == "chatgpt"
     assert result.outcome.created.conversations == 2
-    dinner, script = result.outcome.chains
+    assert [c.title for c in result.outcome.chains] == ["Vegetarian dinner", "Script tags"]
+    dinner, script = chain_ids(result)
     chain = thoughts(wb, instance, dinner)
     # root, hidden system and custom instructions, the abandoned branch, the tool call and output: left out
     assert [t.thought for t in chain] == [
@@ -68,7 +75,7 @@ def test_imported_answers_get_no_feedback_and_stay_out_of_the_rates(keyword_work
     wb = keyword_workbench
     result = run(wb, instance, "claude_conversations.json")
     assert result.outcome.created.messages == 6 and result.outcome.created.attachments == 1
-    answers = [t for c in result.outcome.chains for t in thoughts(wb, instance, c)
+    answers = [t for c in chain_ids(result) for t in thoughts(wb, instance, c)
                if t.category == uc.CATEGORY_ASSISTANT]
     records = wb.thoughts.feedback([a.id for a in answers])
     assert all(r.feedback_score is None and r.final and not r.abandoned and not r.continued
@@ -143,7 +150,7 @@ def test_a_second_import_creates_nothing(keyword_workbench, instance):
     assert again.outcome.already_present == first.outcome.created.messages
     after = (rows(wb, instance), wb.thoughts.chain_count(instance), wb.thoughts.feedback_count(instance))
     assert after == before
-    assert wb.thoughts.chain_meta(instance, first.outcome.chains[0])["turns"] == "2"
+    assert wb.thoughts.chain_meta(instance, chain_ids(first)[0])["turns"] == "2"
 
 
 def interrupted_after_20(wb, instance, path, monkeypatch) -> None:
@@ -218,7 +225,7 @@ def test_a_chain_the_workbench_exported_comes_back_in_another_instance(keyword_w
     exported = tmp_path / "parking.json"
     exported.write_text(uc.chain_export(wb, uc.ChainRef(instance=source, chain_id="parking")).document)
     result = run(wb, instance, exported)
-    assert result.preview.format == "workbench-chain" and result.outcome.chains == ["parking"]
+    assert result.preview.format == "workbench-chain" and chain_ids(result) == ["parking"]
     original = [(t.category, t.thought, t.timestamp) for t in thoughts(wb, source, "parking")
                 if t.category in (uc.CATEGORY_USER, uc.CATEGORY_ASSISTANT)]
     assert [(t.category, t.thought, t.timestamp) for t in thoughts(wb, instance, "parking")] == original
@@ -233,7 +240,7 @@ def test_one_file_in_two_instances_shares_no_record(keyword_workbench, instance)
     first = run(wb, instance, "claude_conversations.json")
     second = run(wb, f"{instance}-2", "claude_conversations.json")
     assert second.outcome.created == first.outcome.created  # nothing counted as already there
-    answers = [t.id for c in first.outcome.chains for t in thoughts(wb, instance, c)
+    answers = [t.id for c in chain_ids(first) for t in thoughts(wb, instance, c)
                if t.category == uc.CATEGORY_ASSISTANT]
     assert {r.instance for r in wb.thoughts.feedback(answers).values()} == {instance}
 
@@ -246,7 +253,7 @@ def test_every_imported_message_in_the_index_is_flagged_memorized(keyword_workbe
 
     wb = keyword_workbench
     result = run(wb, instance, "openai_chat.jsonl")
-    chains = result.outcome.chains
+    chains = chain_ids(result)
     every = [t for chain in chains for t in thoughts(wb, instance, chain)]
     indexed = rows(wb, instance)
     assert every and all(t.id in indexed and t.extra.get(MEMORIZED) for t in every)
@@ -276,6 +283,7 @@ def test_an_upload_never_imported_does_not_stay_on_disk(keyword_workbench, tmp_p
     outside.write_text("{}\n")
     uc.discard_upload(keyword_workbench, outside)  # only the workbench's own copies go
     assert outside.exists()
+    uc.discard_upload(keyword_workbench, third)  # the session's uploads folder, as the browser tests find it
 
 
 def test_keeping_system_messages_on_a_second_import_adds_them_and_moves_no_other(keyword_workbench, instance,
@@ -288,12 +296,83 @@ def test_keeping_system_messages_on_a_second_import_adds_them_and_moves_no_other
         {"role": "assistant", "content": "Noted: level 3."},
         {"role": "user", "content": "Thanks."}]}) + "\n")
     first = run(wb, instance, chat)
-    chain = first.outcome.chains[0]
+    chain = chain_ids(first)[0]
     assert first.outcome.created.messages == 3
     again = run(wb, instance, chat, include_system=True)
     assert again.outcome.created.messages == 1 and again.outcome.already_present == 3
-    said = [(t.category, t.thought) for t in thoughts(wb, instance, chain)]
-    assert sorted(said) == sorted([(uc.CATEGORY_USER, "[system] You are helpful."),
-                                   (uc.CATEGORY_USER, "I parked on level 3."),
-                                   (uc.CATEGORY_ASSISTANT, "Noted: level 3."), (uc.CATEGORY_USER, "Thanks.")])
+    # In the source's order, at times strictly apart: the system message took the first question's time
+    # (stored by the first import), and the chain's order between the two was left to their ids.
+    stored = thoughts(wb, instance, chain)
+    assert [(t.category, t.thought) for t in stored] == [
+        (uc.CATEGORY_USER, "[system] You are helpful."), (uc.CATEGORY_USER, "I parked on level 3."),
+        (uc.CATEGORY_ASSISTANT, "Noted: level 3."), (uc.CATEGORY_USER, "Thanks.")]
+    times = [t.timestamp for t in stored]
+    assert all(a < b for a, b in pairwise(times)), times
+    assert times[1] == datetime(2024, 5, 1, 9, tzinfo=UTC)  # the question keeps the time it was stored with
+    # The chain starts with the message added before the others, and still ends with the last one (its last
+    # activity went back to the system message's time: the last of the messages written that time).
+    [listed] = [c for c in wb.thoughts.chains(instance) if c.chain_id == chain]
+    assert (listed.created_at, listed.last_at) == (times[0], times[-1])
     assert wb.thoughts.chain_meta(instance, chain)["title"] == "I parked on level 3."
+
+
+def test_a_chatgpt_export_without_times_imports_saying_once_that_times_were_assumed(keyword_workbench,
+                                                                                    instance, tmp_path):
+    """Refused before ("no timestamp"): conversations whose messages, and the conversation itself, carry
+    no time. Now dated from the conversation's own time, else the file's, strictly in order, with one note
+    in the result; a copy of the file (another time of its own) imported later creates nothing new."""
+    wb = keyword_workbench
+    no_times = [("user", "How do I feed a sourdough starter?", None),
+                ("assistant", "Equal weights of flour and water, daily.", None),
+                ("user", "And in the fridge?", None), ("assistant", "Once a week is enough.", None)]
+    export = write_export(tmp_path / "conversations.json", [
+        conversation("Sourdough starter", "c-1", no_times, create_time=1714550400.0),
+        conversation("Bike chain", None, no_times[:2])])
+    changed = datetime(2024, 6, 1, 9, 30, tzinfo=UTC).timestamp()
+    os.utime(export, (changed, changed))
+    result = run(wb, instance, export)
+    assert result.outcome.created.conversations == 2 and result.outcome.created.messages == 6
+    assert [c.title for c in result.outcome.chains] == ["Sourdough starter", "Bike chain"]
+    assert result.notes == [(
+        "Times assumed: 2 conversations give no time for their messages, so they are dated from their "
+        "conversation's own time, or (1 without one) from the file's last change, 2024-06-01 09:30:00 UTC, a "
+        "millisecond apart in the file's order.")]
+    sourdough, bike = (thoughts(wb, instance, c) for c in chain_ids(result))
+    assert [t.thought[:6] for t in sourdough] == ["How do", "Equal ", "And in", "Once a"]
+    assert sourdough[0].timestamp == datetime(2024, 5, 1, 8, tzinfo=UTC)
+    assert bike[0].timestamp == datetime(2024, 6, 1, 9, 30, tzinfo=UTC)
+    for chain in (sourdough, bike):
+        assert all(a.timestamp < b.timestamp for a, b in pairwise(chain))
+    copy = tmp_path / "copy-of-conversations.json"
+    copy.write_bytes(export.read_bytes() + b"\n")
+    again = run(wb, instance, copy)
+    assert again.outcome.created == uc.ImportCounts() and again.outcome.already_present == 6
+    assert again.notes == []  # it dated no message: those stored keep the times the first import gave
+    # An upload's copy has no time of the user's file (a browser sends none): the import's time is said.
+    upload = uc.keep_upload(wb, "conversations.json", write_export(tmp_path / "other.json", [
+        conversation("Kettle", "c-3", no_times[:2])]).read_bytes(), "up-no-times")
+    before = datetime.now(UTC)
+    uploaded = run(wb, instance, upload)
+    [kettle] = chain_ids(uploaded)
+    assert before <= thoughts(wb, instance, kettle)[0].timestamp <= datetime.now(UTC)
+    assert "from the time of the import, " in uploaded.notes[0]
+
+
+def test_a_nul_character_is_stored_as_u_fffd_in_the_chain_and_the_index_and_said(keyword_workbench, instance,
+                                                                              tmp_path):
+    """The index stored U+FFFD without a word, and the chain kept the NUL: two texts for one message."""
+    wb = keyword_workbench
+    export = write_export(tmp_path / "conversations.json", [conversation("Pasted log", "c-1", [
+        ("user", "Here is my log: abc\x00def", 1714550400.0),
+        ("assistant", "The \x00 is a NUL byte.", 1714550405.0),
+        ("user", "Thanks", 1714550410.0)])])
+    result = run(wb, instance, export)
+    assert result.notes == [("2 messages held NUL characters (U+0000), which Postgres cannot store: each is "
+                             "stored as U+FFFD (\ufffd) instead.")]
+    assert result.preview.nul_replaced == 2
+    chain = thoughts(wb, instance, chain_ids(result)[0])
+    assert [t.thought for t in chain] == ["Here is my log: abc\ufffddef", "The \ufffd is a NUL byte.",
+                                          "Thanks"]
+    indexed = rows(wb, instance)
+    assert [indexed[t.id][1] for t in chain] == [t.thought for t in chain]
+    assert run(wb, instance, export, dry_run=True).notes == result.notes  # said before anything is written

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.chatgpt_export import conversation, write_export
 from tests.support.cli import in_process_cli, mode, usual_umask
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
@@ -140,3 +141,24 @@ def test_import_of_a_workbench_archive_restores_it(cli, workbench, instance, tmp
     assert result["preview"]["format"] == "workbench-archive"
     assert result["restored"]["source_instance"] == instance
     assert workbench.thoughts.chain_count(f"{instance}-copy") == 2
+
+
+def test_import_names_each_conversation_by_its_title_and_says_what_it_assumed(cli, workbench, instance,
+                                                                              tmp_path):
+    """The chains came out as hex ids alone: 40 ChatGPT conversations were 40 ids. And a file without
+    times was refused; NUL characters were replaced without a word."""
+    export = write_export(tmp_path / "conversations.json", [
+        conversation("Trip to Lisbon", "c-1", [("user", "Two days in Lisbon?", None),
+                                               ("assistant", "Alfama, then Belém.", None)],
+                     create_time=1714550400),
+        conversation("Pasted log", "c-2", [("user", "log: a\x00b", 1714550500),
+                                           ("assistant", "A NUL.", 1714550505)])])
+    code, out, err = cli("import", str(export), "--instance", instance)
+    assert code == 0, err
+    result = json.loads(out)
+    chains = result["outcome"]["chains"]
+    assert [c["title"] for c in chains] == ["Trip to Lisbon", "Pasted log"]
+    assert {c["chain_id"] for c in chains} == {c.chain_id for c in workbench.thoughts.chains(instance)}
+    assert len(result["notes"]) == 2 and result["notes"][0].startswith("Times assumed: 1 conversation gives")
+    assert "1 message held NUL characters" in result["notes"][1]
+    assert err.strip().splitlines() == [f"conversations.json: {note}" for note in result["notes"]]

@@ -8,8 +8,10 @@ import codecs
 import inspect
 import io
 import json
+import os
 import tracemalloc
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from core.importing import (chatgpt, claude, detect, locomo, memories, openai_ch
                             workbench_chain)
 from core.importing.records import ImportedConversation, InvalidRecord, content_id, parse_time
 from core.importing.runner import validate
+from tests.support.chatgpt_export import conversation, write_export
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 
@@ -264,3 +267,114 @@ def test_a_broken_record_is_named_as_its_export_names_it():
     assert named("line 4", {"id": 12, "content": "x"}) == "line 4 ('12')"
     assert named("line 5", {"content": "x"}) == "line 5" and named("line 6", ["x"]) == "line 6"
     assert named("conversation 1", {"title": "x" * 80}).endswith("xxx…')")
+
+
+T0 = 1714550400.0  # 2024-05-01 08:00 UTC
+NO_TIMES = [("user", "How do I feed a sourdough starter?", None),
+            ("assistant", "Flour and water, daily.", None),
+            ("user", "And in the fridge?", None), ("assistant", "Once a week.", None)]
+
+
+def test_a_chatgpt_export_without_message_times_is_dated_from_the_conversation_else_the_file(tmp_path):
+    """It was refused ("no timestamp") when its conversations had no time either, and a conversation
+    with only `update_time` did not use it; now dated from the conversation's time, else the file's, in
+    the file's order, and the preview says so once."""
+    path = write_export(tmp_path / "conversations.json", [
+        conversation("Sourdough", "c-1", NO_TIMES, create_time=T0, update_time=T0 + 600),
+        conversation("Updated only", "c-2", NO_TIMES[:2], update_time=T0 + 600),
+        conversation("Bike chain", "c-3", NO_TIMES[:2])])
+    found = detect.detect(path)
+    file_at = datetime(2024, 6, 1, 9, 30, tzinfo=UTC)
+    sourdough, updated, bike = list(detect.reader(path, found, undated_at=file_at)())
+    step = timedelta(milliseconds=1)
+    start = datetime.fromtimestamp(T0, UTC)
+    assert [m.at for m in sourdough.messages] == [start + i * step for i in range(4)]
+    assert updated.messages[0].at == datetime.fromtimestamp(T0 + 600, UTC)
+    assert [m.at for m in bike.messages] == [file_at, file_at + step]
+    assert (sourdough.dated_by, updated.dated_by, bike.dated_by) == ("conversation", "conversation", "file")
+    preview = validate(detect.reader(path, found, undated_at=file_at), path, found, "0" * 64,
+                       undated=(file_at, "file"))
+    assert (preview.invalid, preview.times_assumed, preview.undated, preview.undated_at) == (0, 3, 1, file_at)
+    assert preview.notes() == [(
+        "Times assumed: 3 conversations give no time for their messages, so they are dated from their "
+        "conversation's own time, or (1 without one) from the file's last change, 2024-06-01 09:30:00 UTC, a "
+        "millisecond apart in the file's order.")]
+    # Without a time to give (the reader alone), such a conversation is still refused, saying why.
+    assert "no timestamp" in list(detect.reader(path, found)())[2].problem
+
+
+def test_a_conversation_without_any_id_or_time_keeps_its_chain_whatever_the_files_time(tmp_path):
+    """Its chain id is a hash of its content: with the file's time in it, a copy of the file (or the same
+    upload on another day) would have made a second chain."""
+    path = write_export(tmp_path / "conversations.json", [conversation("Bike chain", None, NO_TIMES[:2])])
+    found = detect.detect(path)
+    ids = {next(detect.reader(path, found, undated_at=datetime(2024, month, 1, tzinfo=UTC))()).chain_id
+           for month in (1, 2)}
+    assert len(ids) == 1
+
+
+def test_the_files_time_is_its_last_change_unless_that_is_in_the_future(tmp_path):
+    path = tmp_path / "conversations.json"
+    path.write_text("[]")
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    os.utime(path, (now.timestamp() - 3600, now.timestamp() - 3600))
+    assert source.file_time(path, now) == (now - timedelta(hours=1), "file")
+    os.utime(path, (now.timestamp() + 3600, now.timestamp() + 3600))
+    assert source.file_time(path, now) == (now, "import")
+
+
+@pytest.mark.parametrize("system_at, tool_at", [(None, None), (T0, T0 + 100), (T0 - 50, T0 + 5)])
+def test_kept_system_and_tool_messages_move_no_other_messages_time(tmp_path, system_at, tool_at):
+    """A kept system message took the first user message's time: imported again with system messages
+    kept, it tied the stored user message's time, and the chain's order by time could flip. Now the user
+    and assistant messages have the same times kept or not, and each system or tool message a time of its
+    own strictly between its neighbours, in the source's order."""
+    path = write_export(tmp_path / "conversations.json", [conversation("Pirate", "c-1", [
+        ("system", "Answer like a pirate.", system_at), ("user", "Capital of France?", T0),
+        ("tool", "search: capital of France", tool_at), ("assistant", "Arr, Paris.", T0 + 5),
+        ("user", "And Spain?", None), ("assistant", "Madrid, matey.", None)], create_time=T0)])
+    plain, kept = (items(path, include_system=keep)[0] for keep in (False, True))
+    said = [m.at for m in kept.messages if not m.place.startswith("system-")]
+    assert said == [m.at for m in plain.messages]
+    assert [m.content[:8] for m in kept.messages] == ["[system]", "Capital ", "[tool] s", "Arr, Par",
+                                                      "And Spai", "Madrid, "]
+    times = [m.at for m in kept.messages]
+    assert all(a < b for a, b in pairwise(times)), times
+    if system_at is not None and system_at < T0:
+        assert times[0] == datetime.fromtimestamp(system_at, UTC)  # its own time, where it fits
+
+
+def test_system_messages_fit_between_messages_a_millisecond_apart(tmp_path):
+    """Messages with no times of their own are a millisecond apart: three tool messages between two of
+    them still fall strictly between, in order."""
+    tools = [("tool", f"call {i}", None) for i in range(3)]
+    path = write_export(tmp_path / "conversations.json", [conversation(
+        "Tools", "c-1", [NO_TIMES[0], *tools, NO_TIMES[1]], create_time=T0)])
+    times = [m.at for m in items(path, include_system=True)[0].messages]
+    assert times[0] == datetime.fromtimestamp(T0, UTC) and times[-1] == times[0] + timedelta(milliseconds=1)
+    assert all(a < b for a, b in pairwise(times)), times
+
+
+def test_nul_characters_are_replaced_and_counted(tmp_path):
+    """Postgres cannot store NUL: it became U+FFFD in the index without a word (and stayed NUL in the
+    chain's copy). Now replaced as the file is read, counted per message, and said once."""
+    path = write_export(tmp_path / "conversations.json", [conversation("Pasted log", "c-1", [
+        ("user", "my log: abc\x00def\x00", T0), ("assistant", "That \x00 is a NUL byte.", T0 + 5),
+        ("user", "Thanks", T0 + 10)])])
+    [chat] = items(path)
+    assert [m.content for m in chat.messages] == ["my log: abc\ufffddef\ufffd", "That \ufffd is a NUL byte.",
+                                                  "Thanks"]
+    assert [m.nul_replaced for m in chat.messages] == [True, True, False]
+    found = detect.detect(path)
+    preview = validate(detect.reader(path, found), path, found, "0" * 64)
+    assert preview.nul_replaced == 2 and preview.notes() == [(
+        "2 messages held NUL characters (U+0000), which Postgres cannot store: each is stored as "
+        "U+FFFD (\ufffd) instead.")]
+    notes = tmp_path / "memories.jsonl"
+    notes.write_text(json.dumps({"content": "code\x00word", "created_at": "2024-01-01"}) + "\n")
+    [memory] = items(notes)
+    assert memory.content == "code\ufffdword" and memory.nul_replaced
+    found = detect.detect(notes)
+    assert validate(detect.reader(notes, found), notes, found, "0" * 64).notes() == [(
+        "1 memory held NUL characters (U+0000), which Postgres cannot store: each is stored as "
+        "U+FFFD (\ufffd) instead.")]
