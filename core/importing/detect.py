@@ -71,13 +71,13 @@ def reader(path: Path, found: Detected, *, include_system: bool = False, user_id
            task: str | None = None, undated_at: datetime | None = None
            ) -> Callable[[], Iterator[Item | InvalidRecord]]:
     """A function that streams the file's records from the start, each time it is called (the same
-    records each time: `undated_at`, the time given to a ChatGPT conversation that has none, is fixed
+    records each time: `undated_at`, the time given to a conversation that has none, is fixed
     here, not read as each pass begins)."""
     chat = {"include_system": include_system}
     tasks = {"user_id": user_id, "task": task}
     readers: dict[tuple[str, str], Callable[[], Iterator[Item | InvalidRecord]]] = {
-        ("openai-jsonl", "jsonl"): partial(openai_chat.read, path, **chat),
-        ("openai-jsonl", "json"): partial(openai_chat.read, path, json_list=True, **chat),
+        ("openai-jsonl", "jsonl"): partial(openai_chat.read, path, undated_at=undated_at, **chat),
+        ("openai-jsonl", "json"): partial(openai_chat.read, path, json_list=True, undated_at=undated_at, **chat),
         ("chatgpt", "json"): partial(chatgpt.read, path, undated_at=undated_at, **chat),
         ("claude", "json"): partial(claude.read, path, **chat),
         ("locomo", "json"): partial(locomo.read, path),

@@ -4,12 +4,14 @@
      "messages": [{"role": "user"|"assistant"|"system"|"tool", "content": str | [parts],
                    "timestamp"? | "created_at"?: time}, ...]}
 
-Times are ISO 8601 or Unix seconds; a conversation needs a time on itself or on its messages.
+Times are ISO 8601 or Unix seconds. A conversation with no time on itself or its messages (a fine-tuning
+file has none) is dated from `undated_at`, the file's time, and the import says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -21,13 +23,14 @@ from core.importing.source import json_items, json_lines
 FORMAT = "openai"
 
 
-def read(path: Path, *, include_system: bool = False, json_list: bool = False
-         ) -> Iterator[Item | InvalidRecord]:
+def read(path: Path, *, include_system: bool = False, json_list: bool = False,
+         undated_at: datetime | None = None) -> Iterator[Item | InvalidRecord]:
+    """`undated_at`: the time a conversation without any starts at (`source.file_time`)."""
     values = json_items(path, "item", "conversation") if json_list else json_lines(path)
-    yield from each(values, partial(conversation, include_system=include_system))
+    yield from each(values, partial(conversation, include_system=include_system, undated_at=undated_at))
 
 
-def conversation(value: Any, *, include_system: bool):
+def conversation(value: Any, *, include_system: bool, undated_at: datetime | None = None):
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         raise TypeError('expected an object with "messages": [{"role", "content"}, ...]')
     started = _time(value, "created_at", "create_time")
@@ -42,7 +45,7 @@ def conversation(value: Any, *, include_system: bool):
                               attachments=attachments))
     source_id = str(value["id"]) if value.get("id") not in (None, "") else None
     return build_conversation(FORMAT, source_id, str(value.get("title") or ""), raw, started=started,
-                              include_system=include_system, model=value.get("model"))
+                              include_system=include_system, model=value.get("model"), undated_at=undated_at)
 
 
 def _time(obj: dict, *names: str, field: str | None = None):

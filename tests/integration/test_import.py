@@ -358,6 +358,27 @@ def test_a_chatgpt_export_without_times_imports_saying_once_that_times_were_assu
     assert "from the time of the import, " in uploaded.notes[0]
 
 
+def test_an_openai_file_without_times_is_dated_from_the_file(keyword_workbench, instance, tmp_path):
+    """A fine-tuning file (OpenAI chat messages, no time anywhere) was refused line by line ("no
+    timestamp"); it imports as a ChatGPT export without times does, said once."""
+    wb = keyword_workbench
+    path = tmp_path / "train.jsonl"
+    path.write_text("\n".join(json.dumps({"messages": [{"role": "system", "content": "Be brief."},
+                                                        {"role": "user", "content": q},
+                                                        {"role": "assistant", "content": a}]})
+                              for q, a in [("Capital of Peru?", "Lima."), ("Largest ocean?", "The Pacific.")]))
+    changed = datetime(2024, 6, 1, 9, 30, tzinfo=UTC).timestamp()
+    os.utime(path, (changed, changed))
+    result = run(wb, instance, path)
+    assert result.outcome.created.conversations == 2 and result.outcome.created.messages == 4
+    assert result.notes == [(
+        "Times assumed: 2 conversations give no time for their messages, so they are dated from the file's "
+        "last change, 2024-06-01 09:30:00 UTC, a millisecond apart in the file's order.")]
+    for chain in chain_ids(result):
+        user, answer = thoughts(wb, instance, chain)
+        assert user.timestamp == datetime(2024, 6, 1, 9, 30, tzinfo=UTC) < answer.timestamp
+
+
 def test_a_nul_character_is_stored_as_u_fffd_in_the_chain_and_the_index_and_said(keyword_workbench, instance,
                                                                               tmp_path):
     """The index stored U+FFFD without a word, and the chain kept the NUL: two texts for one message."""
