@@ -19,7 +19,9 @@ conversations of their own a day apart, then a later message in another one (as 
 formed as `workbench formation run` forms them. The later message corrects one of the facts, or none:
 it compares ("not to peanuts like me") or tells a fact about someone else ("My son is allergic to eggs,
 not peanuts."). Scored as above: right, wrong (it superseded anything else, or something when it
-corrects nothing), missed, rightly none.
+corrects nothing), missed, rightly none. And statement by statement, for the cases that name them
+(`statement`, `keeps`): whether the statement corrected is no longer retrieved, and whether the other
+statements its messages told still are (a correction hides what it corrects, not the rest of the message).
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ from core.conversation.indexing import thought_records
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.demo.feedback import TOPICS
 from core.formation.run import form_instance
+from core.formation.supersede import own_words
+from core.index.records import ROW_COLUMNS, row_from_tuple
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES
+from core.retrieval.ranking import retrievable
 
 CASES = Path(__file__).parents[1] / "tests" / "data" / "supersessions.jsonl"
 
@@ -128,6 +134,7 @@ def score_cases(wb, cases: list[dict] | None = None, prefix: str | None = None) 
     cases = load_cases() if cases is None else cases
     prefix = prefix or f"sup-{uuid.uuid4().hex[:8]}"
     outcomes, wrong, missed = Counter(), [], []
+    statements = {"corrected": 0, "hidden": 0, "others": 0, "others_kept": 0, "others_hidden": []}
     start = datetime.now(UTC) - timedelta(days=len(cases) + 30)
     for n, case in enumerate(cases):
         instance = f"{prefix}-{n}"
@@ -141,6 +148,7 @@ def score_cases(wb, cases: list[dict] | None = None, prefix: str | None = None) 
                 "AND t.id = o.metadata->>'supersedes' JOIN memory s ON s.instance = t.instance "
                 "AND s.id = COALESCE(t.metadata->>'source_thought', t.id) "
                 "WHERE o.instance = %s AND o.metadata ? 'supersedes'", (instance,)).fetchall()]
+        _statements_kept(wb, instance, case, statements)
         expected = case["corrects"]
         if superseded:
             outcome = "right" if superseded == [expected] else "wrong"
@@ -154,7 +162,31 @@ def score_cases(wb, cases: list[dict] | None = None, prefix: str | None = None) 
     total = sum(outcomes.values())
     return {"cases": total, **{k: outcomes[k] for k in ("right", "wrong", "missed", "rightly none")},
             "correct_share": round((outcomes["right"] + outcomes["rightly none"]) / max(1, total), 3),
+            "statements": {**statements, "others_hidden": statements["others_hidden"][:10]},
             "wrong_examples": wrong[:10], "missed_examples": missed[:10]}
+
+
+def _statements_kept(wb, instance: str, case: dict, into: dict) -> None:
+    """Statement by statement, for a case that names them: whether the statement its correction corrects
+    (`statement`) is no longer retrieved, and whether each other statement its messages told (`keeps`) still
+    is: found in a memory the default profile retrieves (`retrievable`), in the memory's own words (a
+    correction's note of what it corrected aside). Counted into `into`."""
+    if "keeps" not in case:
+        return
+    with wb.index.pool.connection() as conn:
+        rows = [row_from_tuple(r) for r in conn.execute(
+            f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s", (instance,)).fetchall()]
+    profile = PRESET_PROFILES[DEFAULT_PROFILE]
+    current = [own_words(r).casefold() for r in rows if retrievable(r, profile)]
+    if case.get("statement"):
+        into["corrected"] += 1
+        into["hidden"] += not any(case["statement"].casefold() in text for text in current)
+    for statement in case["keeps"]:
+        kept = any(statement.casefold() in text for text in current)
+        into["others"] += 1
+        into["others_kept"] += kept
+        if not kept:
+            into["others_hidden"].append(statement)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,10 @@
 """A user message's kind: statement, question, acknowledgement (or small talk), correction, instruction.
 
-`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (346 realistic chat
-messages, 307 labelled before the rules were written; tests/unit/test_message_kinds.py prints precision and
-recall per kind). The LLM reading (`core.formation.observations.llm_formation`) uses the same labels and
-falls back to these rules.
+`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (445 realistic chat
+messages, 307 labelled before the rules were written, 99 look-ups and statements like them added with
+`core.formation.lookups`; tests/unit/test_message_kinds.py prints precision and recall per kind). The
+LLM reading (`core.formation.observations.llm_formation`) uses the same labels and falls back to these
+rules.
 
 The rules, in order:
 1. correction: `core.conversation.feedback.is_correction` (a reply opening with the interjection "no":
@@ -15,14 +16,17 @@ The rules, in order:
 3. instruction: a request to do something: "can/could/would you <verb>" unless the verb asks for
    information (tell, remind, explain: a question), or an imperative opening ("Write…", "Please…",
    "Always answer in…", "Don't…").
-4. question: a sentence ending with "?", or an opening wh-word or inverted auxiliary ("what did i plant").
+4. question: a sentence ending with "?", or an opening wh-word or inverted auxiliary ("what did i plant"),
+   or a look-up, which names what it wants found without a question mark ("latest wiki note I wrote", "the
+   recipe my mother sent last week": `core.formation.lookups`).
 5. statement: everything else (facts, preferences, plans, events), "Remember that…" and "FYI…" included:
    they tell a fact. So do "Remind me: <a fact>", "Don't forget: <a fact>", "Note: <a fact>" (`TOLD_OPENER`),
    checked before rules 3 and 4: a request whose object is a fact to keep. When the object asks ("Remind me,
    what's the wifi name?") or instructs ("Note: keep the answers short"), the message is that.
 
-What a message tells (`statement_sentences`, the offline observation) is its sentences without small talk,
-questions and what only speaks about the conversation, and:
+What a message tells (`told_statements`, the offline observations, one per statement) is its sentences
+without small talk, questions and what only speaks about the conversation, each one statement, but a
+sentence that refers back to the one before ("She is a nurse.") stays with it, and:
 - without the opener that hands a fact over ("Remind me: my dentist appointment is…" → "My dentist
   appointment is…");
 - with the statement before a question's tail in the same sentence ("Inês turns 7 on October 10, ideas for
@@ -46,10 +50,11 @@ from core.conversation.feedback import (  # one reading of apostrophes, phrases 
     _phrases,
     is_correction,
 )
+from core.formation.lookups import looks_up
 from core.models import MESSAGE_KINDS, MessageKind
 
 __all__ = ["MESSAGE_KINDS", "MessageKind", "about_the_chat", "classify", "content_of", "opener_length",
-           "sentences", "statement_sentences", "told_before_question"]
+           "reads_as_correction", "sentences", "statement_sentences", "told_before_question", "told_statements"]
 
 
 
@@ -164,7 +169,8 @@ _ASKS = re.compile(r"\?\W*$")  # ends with "?", an emoji or a bracket after it a
 
 
 def _is_question(sentence: str) -> bool:
-    return bool(_ASKS.search(sentence) or _WH.match(sentence) or _INVERTED.match(sentence))
+    return bool(_ASKS.search(sentence) or _WH.match(sentence) or _INVERTED.match(sentence)
+                or looks_up(sentence))
 
 
 def sentences(text: str) -> list[str]:
@@ -265,10 +271,17 @@ def told_before_question(sentence: str) -> str | None:
     return None
 
 
+def reads_as_correction(text: str) -> bool:
+    """Whether a message (or one statement of it) corrects by its own words: rule 1 of the module
+    docstring ("No, …", "…, not Paris", "scratch that")."""
+    text = text.translate(_APOSTROPHES).strip()
+    return is_correction(text) or bool(_CHANGE_OF_MIND.search(text))
+
+
 def classify(text: str) -> MessageKind:
     """The kind of a user message, by the rules in the module docstring."""
     text = text.translate(_APOSTROPHES).strip()
-    if is_correction(text) or _CHANGE_OF_MIND.search(text):
+    if reads_as_correction(text):
         return "correction"
     rest = content_of(text)
     if not re.search(r"\w", rest) or all(about_the_chat(s) for s in _SENTENCE_END.split(rest) if s.strip()):
@@ -303,9 +316,44 @@ def _fragment(sentence: str) -> bool:
     return len(sentence.split()) < MIN_HEAD_WORDS and not _CLAUSE.search(sentence)
 
 
+# A sentence that leans on the one before it: a pronoun or a demonstrative that refers back ("My sister lives
+# in Berlin. She is a nurse.", "I bought a car. It's a Toyota.", "That's why I moved."). It is one statement
+# with that sentence: alone, "She is a nurse." says nobody's job. "This weekend …", "That morning …" open a
+# time, not a reference.
+_REFERS_BACK = re.compile(
+    r"^\W*(?:(?:and|but|so)\s+)?(?:he|she|it|they|him|her|his|its|their|them|he's|she's|it's|they're|"
+    r"they've|it'll|they'll|(?:this|that|these|those)(?!\s+(?:morning|afternoon|evening|night|week|weekend|"
+    r"month|year|time|day|spring|summer|autumn|fall|winter|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)s?\b)(?:'s)?)(?![\w'-])", re.IGNORECASE)
+
+# What has no word at the start of a sentence (an emoji after "!"): it goes with the sentence before it.
+_LEADING_MARK = re.compile(r"^[^\w\s\"'“‘(\[]+\s+(?=\w)")
+
+
+def told_statements(text: str) -> list[str]:
+    """What a message tells, statement by statement: its told sentences (see the module docstring), each
+    one statement, but a sentence that refers back to the one before it (`_REFERS_BACK`) stays with it. A
+    correction of one statement then supersedes that statement alone (`core.formation.supersede`)."""
+    statements: list[str] = []
+    for sentence in _told_sentences(text):
+        if statements and (mark := _LEADING_MARK.match(sentence)):  # "…today! 🎉 The flat…": the 🎉 is today's
+            statements[-1] = f"{statements[-1]} {mark.group().strip()}"
+            sentence = sentence[mark.end():]
+        if statements and _REFERS_BACK.match(sentence.translate(_APOSTROPHES)):
+            statements[-1] = f"{statements[-1]} {sentence}"
+        else:
+            statements.append(sentence)
+    return statements
+
+
 def statement_sentences(text: str) -> str:
-    """What a message tells: the offline observation (see the module docstring). A message that is one
-    statement throughout is kept as it is."""
+    """What a message tells, as one text: its `told_statements` joined. A message that is one statement
+    throughout is kept as it is."""
+    return " ".join(told_statements(text)).strip()
+
+
+def _told_sentences(text: str) -> list[str]:
+    """The sentences a message tells (see the module docstring), in order."""
     text = text.strip()
     rest = content_of(text)
     opened = len(rest) < len(text)
@@ -324,6 +372,6 @@ def statement_sentences(text: str) -> str:
         elif (any(len(k.split()) >= MIN_HEAD_WORDS for k in kept) and not _TELLS.match(sentence)
               and (_ORDER.match(sentence) or _POLITE.match(sentence))):
             continue  # "We're back. … Help me write a note."
-        if sentence:
+        if sentence and sentence.strip():
             kept.append(sentence.strip())
-    return " ".join(kept).strip()
+    return kept

@@ -1,16 +1,21 @@
 """Statements become `observation` memories (seed 001's type, MemoryScope's observation).
 
 Each user message is classified (`core.formation.kinds`, or the LLM with the same labels). A statement
-or a correction leaves one observation per fact: offline the statement's sentences (without small talk
-and questions), with an LLM the facts it extracts in plain words. An observation carries the speaker, the
-chain, the event time when one is stated ("next Friday" read against the message's time), the message's
-kind and its source thought (`source_thought`); the message's own row keeps its kind (`message_kind`) and
-the ids of its observations (`observations`), through which it is retrieved (`core.retrieval.ranking.
-retrievable`). Questions and acknowledgements stay in the transcript with their kind; the profile's
-`retrieve_kinds` decides what is retrieved.
+or a correction leaves one observation per fact: offline one per statement (`kinds.told_statements`: its
+sentences without small talk and questions, a sentence that refers back kept with the one before), with
+an LLM the facts it extracts in plain words. So a correction supersedes the statement it corrects, and
+"I live in Lisbon. My sister is a nurse." corrected to Porto still tells who the sister is (one
+observation per message had hidden the whole message). Of a correction's facts, those that read as
+corrections by their own words correct (else the first, `correcting_facts`); the others are statements.
+An observation carries the speaker, the chain, the event time when one is stated ("next Friday" read
+against the message's time), the message's kind and its source thought (`source_thought`); the message's
+own row keeps its kind (`message_kind`) and the ids of its observations (`observations`), through which
+it is retrieved (`core.retrieval.ranking.retrievable`). Questions and acknowledgements stay in the
+transcript with their kind; the profile's `retrieve_kinds` decides what is retrieved.
 
-Observation ids derive from the thought's, so forming a message again rewrites the same rows; a
-supersession already recorded on them is kept.
+Observation ids derive from the thought's (and the statement's place), so forming a message again rewrites
+the same rows; a supersession already recorded on them is kept, and a correction formed again chooses
+again (`core.formation.supersede.supersede` releases what it no longer supersedes).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from core.conversation.feedback import NO_INTERJECTION
 from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
-from core.formation.kinds import classify, statement_sentences
+from core.formation.kinds import classify, reads_as_correction, told_statements
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.llm import LLM, Message
@@ -101,28 +106,57 @@ def _a_year_on(moment: datetime) -> datetime:
 
 @dataclass
 class Formed:
-    """A user message read: its kind, its facts, and how they were read (`rules` or `llm`)."""
+    """A user message read: its kind, its facts, how they were read (`rules` or `llm`), and, for a
+    correction, which of its facts correct (`correcting`, their positions; the others are statements told
+    with it)."""
 
     kind: MessageKind
     facts: list[str]
     by: str = "rules"
     note: str | None = None
+    correcting: tuple[int, ...] = ()
+
+    def kind_of(self, n: int) -> MessageKind:
+        """The kind of the `n`-th fact itself: a question's told part is a statement, and so is a fact a
+        correction tells besides what it corrects."""
+        if self.kind == "correction":
+            return "correction" if n in self.correcting else "statement"
+        return "statement" if self.kind == "question" else self.kind
+
+
+def correcting_facts(said: list[str]) -> tuple[int, ...]:
+    """Which of a correction's statements correct: those that read as corrections by their own words, else
+    the first (the message opened with the correction: "No. I said Tuesday. Also, …"). "No, it was Lyon.
+    My talk went well." corrects with its first statement and tells the second."""
+    own = tuple(n for n, s in enumerate(said) if reads_as_correction(s))
+    return own or ((0,) if said else ())
 
 
 def rules_formation(text: str) -> Formed:
-    """The rules' kind, and the statement's sentences as its one fact (`kinds.statement_sentences`). A
+    """The rules' kind, and the message's statements as its facts, one each (`kinds.told_statements`). A
     question that also tells something ("I moved to Porto. Do you know it?", "Inês turns 7 on October 10,
-    ideas for a party?") leaves its told part too."""
+    ideas for a party?") leaves its told part too. A correction's facts lose the words that open the
+    correction ("No, it was Lyon" → "It was Lyon"); a statement left empty by that ("That's wrong.") is none."""
     kind = classify(text)
     if kind not in (*OBSERVED, "question"):
         return Formed(kind, [])
-    fact = statement_sentences(text)
-    if kind == "question" and len(fact.split()) < MIN_TOLD_WORDS:
+    said = told_statements(text)
+    if kind == "question" and len(" ".join(said).split()) < MIN_TOLD_WORDS:
         return Formed(kind, [])
-    if kind == "correction":
-        fact = _CORRECTION_OPENER.sub("", fact).strip() or fact
-        fact = fact[:1].upper() + fact[1:]
-    return Formed(kind, [fact] if fact else [])
+    if kind != "correction":
+        return Formed(kind, said)
+    correcting = set(correcting_facts(said))
+    facts, positions = [], []
+    for n, statement in enumerate(said):
+        fact = _CORRECTION_OPENER.sub("", statement).strip() if n in correcting else statement
+        if not fact and len(said) > 1:  # "That's wrong. …": the correction is in the statement after it
+            correcting.add(n + 1)
+            continue
+        fact = fact or statement
+        if n in correcting:
+            positions.append(len(facts))
+        facts.append(fact[:1].upper() + fact[1:])
+    return Formed(kind, facts, correcting=tuple(positions) or (0,) * bool(facts))
 
 
 def llm_formation(llm: LLM, model: str, text: str, before: list[str]) -> Formed:
@@ -161,7 +195,8 @@ def _parse_reply(text: str) -> Formed:
     if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
         raise ValueError("facts must be a list of strings")
     kind = loaded["kind"]
-    return Formed(kind, [f.strip() for f in facts if f.strip()], by="llm")
+    facts = [f.strip() for f in facts if f.strip()]
+    return Formed(kind, facts, by="llm", correcting=correcting_facts(facts) if kind == "correction" else ())
 
 
 @dataclass
@@ -172,6 +207,10 @@ class Correction:
     message: Thought
     question: str | None  # the user's previous message, when it asked something
     previous_context: list[str] = field(default_factory=list)  # the memories the previous answer used
+    said: str = ""  # what the correction says: its message, or its own statement among several
+
+    def __post_init__(self):
+        self.said = self.said or self.message.thought
 
 
 class Formation:
@@ -211,13 +250,17 @@ class Formation:
             out += observations
             if formed.kind == "correction" and observations:
                 question, context = _previous_turn(threads.get((record.instance, record.chain_id), []), message)
-                corrections += [Correction(o, message, question, context) for o in observations]
+                # What a correction says is the message when it tells one fact; among several, the
+                # correcting statement's own words ("No, it was Lyon. I gave a talk there." names Lyon).
+                one = len(observations) == 1
+                corrections += [Correction(o, message, question, context, message.thought if one else o.content)
+                                for n, o in enumerate(observations) if n in formed.correcting]
         return self._keep_supersessions(out), corrections
 
     def _observation(self, record: MemoryRecord, formed: Formed, fact: str, n: int) -> MemoryRecord:
         moment, said = event_time(fact, record.created_at)
-        told = "statement" if formed.kind == "question" else formed.kind  # the kind of the fact itself
-        meta = {"source_thought": record.id, "speaker": "user", "message_kind": told, "formed_by": formed.by}
+        meta = {"source_thought": record.id, "speaker": "user", "message_kind": formed.kind_of(n),
+                "formed_by": formed.by}
         if said:
             meta["event_time_stated"] = said
         return MemoryRecord(instance=record.instance, id=observation_id(record.instance, record.id, n),

@@ -19,7 +19,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -31,10 +31,10 @@ from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Though
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
 from core.formation.kinds import about_the_chat, sentences, told_before_question
-from core.formation.supersede import superseded_messages, supersession_of
+from core.formation.supersede import own_words, states, superseded_statements, supersession_of
 from core.index.records import event_time_of
 from core.llm import Message
-from core.models import MemoryRecord
+from core.models import MemoryRecord, MemoryRow
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -148,15 +148,34 @@ def llm_summary(wb: Workbench, thoughts: list[Thought]) -> SummaryDraft | None:
     return None
 
 
+def standing_part(thought: Thought, superseded: Iterable[MemoryRow]) -> Thought | None:
+    """A user message as far as what it said still stands: without the sentences that say a fact a
+    correction superseded (`superseded`: the message's superseded rows), or None when nothing is left (or
+    the message itself was the fact). "I live in Lisbon. My sister is a nurse.", its Lisbon statement
+    corrected, is summarised as "My sister is a nurse."."""
+    gone = [own_words(r) for r in superseded]
+    if not gone:
+        return thought
+    if any(r.id == thought.id for r in superseded):
+        return None
+
+    def said(sentence: str) -> bool:
+        told = told_before_question(sentence) if re.search(r"\?\W*$", sentence) else None
+        return any(states(fact, sentence) or (told and states(fact, told)) for fact in gone)
+
+    left = " ".join(s.strip() for s in sentences(thought.thought.strip()) if not said(s))
+    return thought.model_copy(update={"thought": left}) if re.search(r"\w", left) else None
+
+
 def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Literal["ended", "quiet"]) -> bool:
     """Summarise one chain (and mark its important messages) unless its summary is current: same turns,
     made by the LLM or with none configured, superseded by no correction. Returns whether a summary was
     written.
 
-    It is made from the messages whose fact stands: one a correction superseded (in this chain or another)
-    is left out, so a chain holding a correction is summarised with the corrected fact alone. Drawn from
-    the old fact as well, the summary was superseded with it as it was written, and everything else the
-    session said was lost to retrieval."""
+    It is made from the statements that stand: what a correction superseded (in this chain or another) is
+    left out (`standing_part`: the statement, not the rest of its message), so a chain holding a correction
+    is summarised with the corrected fact alone. Drawn from the old fact as well, the summary was
+    superseded with it as it was written, and everything else the session said was lost to retrieval."""
     thoughts = wb.thoughts.chain_thoughts(instance, chain_id)
     users = [t for t in thoughts if t.category == CATEGORY_USER]
     if not users:
@@ -166,14 +185,16 @@ def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Lite
     if old is not None and old.metadata.get("turns") == len(users) and not old.metadata.get("superseded_at") and (
             old.metadata.get("method") == "llm" or not wb.llm.configured):
         return False
-    stale = superseded_messages(wb.index, instance, [t.id for t in users])
-    standing = [t for t in thoughts if t.id not in stale]
+    stale = superseded_statements(wb.index, instance, [t.id for t in users])
+    standing = [s for t in thoughts if (s := standing_part(t, stale.get(t.id, ()))) is not None]
     draft = (llm_summary(wb, standing) if wb.llm.configured else None) or extractive_summary(standing)
     mark_important(wb, users, draft.important_ids if draft else ())
     if draft is not None:
         start, end = thoughts[0].timestamp, thoughts[-1].timestamp
-        # A correction superseding one of its messages since they were read marks the summary as it should.
-        kept = supersession_of(wb.index, instance, draft.source_ids)
+        # A correction superseding a statement the summary says, since they were read, marks it as it should.
+        known = {r.id for rows in stale.values() for r in rows}
+        kept = supersession_of(wb.index, instance, draft.source_ids, known=known,
+                               text=draft.text if draft.method == "extractive" else None)
         wb.index.add([MemoryRecord(
             instance=instance, id=sid, kind=SUMMARY_KIND, content=draft.text, created_at=end, chain_id=chain_id,
             event_time=event_time_of(start), tags=sorted({tag for t in users for tag in t.tags}),

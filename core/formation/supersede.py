@@ -1,7 +1,11 @@
 """Corrections supersede: the memory a correction corrects is marked superseded (kept, with the time it
 stopped being true and what replaced it), and the correction's fact is the current one.
 
-Which memory a correction corrects, by rules. The candidates: the facts said in the chain before it, the
+Which memory a correction corrects, by rules. A memory is one statement: formation leaves one observation
+per statement of a message (`core.formation.kinds.told_statements`), so a correction supersedes the
+statement it corrects and the message's other statements stay current. What a correction says is its
+message, or its own statement when the message tells more ("No, it was Lyon, not Paris. I gave a talk
+there." corrects with its first statement only). The candidates: the facts said in the chain before it, the
 memories its previous answer was given from (that answer is what a "No, it was Lyon" most often
 corrects), and the instance's current facts that a search for the correction and the question before it
 finds (a fact is often told in one conversation and corrected in another). A fact about someone else is
@@ -30,20 +34,23 @@ asked and corrected over 30 days in one instance) 54 of 56 corrections supersede
 correct and 1 another; with the chain's facts and the previous answer's alone, and without the shared
 words, 18 did and 17 superseded another fact. On the 16 cases of tests/data/supersessions.jsonl (the same
 command: facts told in conversations of their own, then a correction, a comparison or a fact about
-someone else) all 16 come out right; before the subjects, the contrast and the accents, 10 did (5
+someone else) all 16 came out right; before the subjects, the contrast and the accents, 10 did (5
 comparisons or facts about someone else superseded the user's fact, "not Lisbon anymore" superseded
-nothing).
+nothing). With 5 cases of messages telling several statements added (21), all 21 come out right, and of
+the statements those cases name, the 6 corrected are no longer retrieved and the 8 others all still are;
+with one observation per message, 20 of 21 came out right and 3 of the 8 others were still retrieved
+(the rest were hidden with the statement corrected).
 Retrieval leaves superseded memories out unless a profile asks for them (`FusionProfile.include_superseded`),
 so the current fact is the one found; the explorer shows a fact's history (`fact_history`). The copies
-that state the old fact as well, the message's important copy and the session summaries drawn from it,
-are superseded with it (`COPIES`).
+that state the old fact as well, the message's important copy and the session summaries that say it, are
+superseded with it (`IMPORTANT_COPY`, `SUMMARIES_OF`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -51,6 +58,7 @@ import numpy as np
 from psycopg.types.json import Jsonb
 
 from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END, COMPARED
+from core.formation.kinds import sentences
 from core.formation.observations import Correction
 from core.formation.subjects import person, subjects
 from core.index.memory_index import MemoryIndex
@@ -160,7 +168,7 @@ def _searched(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
     before it) ranks first: retrieval's own search, with the default profile, which leaves out questions
     and superseded facts."""
     o = c.observation
-    query = " ".join(t for t in (c.message.thought, c.question) if t)
+    query = " ".join(t for t in (c.said, c.question) if t)
     found = hybrid_search(index.pool, index.embedder, SearchRequest(
         query=query, instance=o.instance, top_k=SEARCHED, kinds=FACT_KINDS, until=o.created_at,
         exclude_ids=[o.id, c.message.id], include_shared=False, profile=PRESET_PROFILES[DEFAULT_PROFILE]))
@@ -178,17 +186,17 @@ def choose(index: MemoryIndex, c: Correction) -> tuple[MemoryRow, float] | None:
         return max(again, key=lambda m: m.created_at), 1.0
     # A fact about someone else is not what it corrects ("Tomás … is allergic to eggs, not to peanuts" and
     # "I'm allergic to peanuts"), unless the correction says so ("my husband is allergic, not me").
-    was, whom = contrasted(c.message.thought)
+    was, whom = contrasted(c.said)
     about = subjects(own_words(c.observation))
     found = [m for m in found if not about or (theirs := subjects(own_words(m))) == set()
              or bool(theirs & (about | whom))]
     if not found:
         return None
-    topic = " ".join(t for t in (c.message.thought, c.question) if t)
+    topic = " ".join(t for t in (c.said, c.question) if t)
     vectors = index.embedder.embed_batch([topic] + [own_words(m) for m in found])
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
     cosines = vectors[1:] @ vectors[0]
-    said, asked = words(c.message.thought), words(c.question or "")
+    said, asked = words(c.said), words(c.question or "")
     latest = max(found, key=lambda m: (m.chain_id == c.observation.chain_id, m.created_at))
     theirs = [words(own_words(m)) for m in found]
     # The share of what the correction says is no longer so that each fact holds ("not Lisbon anymore").
@@ -215,14 +223,33 @@ def choose(index: MemoryIndex, c: Correction) -> tuple[MemoryRow, float] | None:
 CORRECTING = " (correcting: "
 # The current copies of a message whose fact a correction supersedes: its important copy
 # (`core.formation.important`) and the session summaries that drew on it (`core.formation.summaries`).
-# They state the old fact as much as the fact itself does, so they are marked superseded with it, the mark
-# naming the message (SUPERSEDED_SOURCE); a copy written afterwards from such a message is marked as it is
-# written (`supersession_of`).
+# Those that state the old fact are marked superseded with it, the mark naming the message
+# (SUPERSEDED_SOURCE): the important copy always (it is the message, word for word), a session summary when
+# it says the superseded statement (`states`; an LLM's summary, in its own words, always), so a summary of
+# the message's other statements stays current. A copy written afterwards from such a message is marked as
+# it is written (`supersession_of`).
 SUPERSEDED_SOURCE = "superseded_source"
-COPIES = """UPDATE memory SET metadata = metadata || %(mark)s
-WHERE instance = %(instance)s AND NOT metadata ? 'superseded_at'
-  AND ((kind = 'important' AND metadata->>'source_thought' = %(source)s)
-       OR (kind = 'session_summary' AND metadata->'source_ids' ? %(source)s))"""
+IMPORTANT_COPY = """UPDATE memory SET metadata = metadata || %(mark)s
+WHERE instance = %(instance)s AND NOT metadata ? 'superseded_at' AND kind = 'important'
+  AND metadata->>'source_thought' = %(source)s"""
+SUMMARIES_OF = """SELECT id, content, metadata->>'method' FROM memory
+WHERE instance = %(instance)s AND NOT metadata ? 'superseded_at' AND kind = 'session_summary'
+  AND metadata->'source_ids' ? %(source)s"""
+# What a correction chosen again no longer supersedes (formed again, it may choose another of a message's
+# statements, as when one observation per message became one per statement) is current again.
+RELEASE = """UPDATE memory SET metadata = metadata - %(keys)s::text[]
+WHERE instance = %(instance)s AND metadata->>'superseded_by' = %(by)s AND id <> %(target)s"""
+SUPERSESSION_MARKS = ["superseded_at", "superseded_by", SUPERSEDED_SOURCE]
+STATED = 0.75  # the share of a sentence's words (`words`) that another must hold to say it
+
+
+def states(text: str, fact: str) -> bool:
+    """Whether `text` says `fact`: each of the fact's sentences has STATED of its words in one sentence of
+    the text ("I live in Lisbon." in "I live in Lisbon. My sister is a nurse.", "It was Lyon." in "No, it
+    was Lyon."). A fact without a word to compare says nothing."""
+    theirs = [words(s) for s in sentences(text)]
+    parts = [w for part in sentences(fact) if (w := words(part))]
+    return bool(parts) and all(any(len(w & t) >= STATED * len(w) for t in theirs) for w in parts)
 
 
 def own_words(m: MemoryRow) -> str:
@@ -269,12 +296,19 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
         corrected = own_words(target)
         before = [corrected, *o.context.before][:3]
         source = target.metadata.get("source_thought") or target.id  # the message that told the fact
+        copy_mark = {"mark": Jsonb({**mark, SUPERSEDED_SOURCE: source}), "instance": o.instance, "source": source}
         with index.pool.connection() as conn, conn.transaction():
+            conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance, "by": o.id,
+                                   "target": target.id})
             conn.execute("UPDATE memory SET metadata = metadata || %s WHERE instance = %s AND id = %s",
                          (Jsonb(mark), o.instance, target.id))
-            # Its copies say it too: the message's important copy and the session summaries drawn from it.
-            conn.execute(COPIES, {"mark": Jsonb({**mark, SUPERSEDED_SOURCE: source}), "instance": o.instance,
-                                  "source": source})
+            # Its copies say it too: the message's important copy, and the session summaries drawn from it
+            # that say the statement (all of them when the message itself was the fact).
+            conn.execute(IMPORTANT_COPY, copy_mark)
+            summaries = [sid for sid, content, method in conn.execute(SUMMARIES_OF, copy_mark).fetchall()
+                         if target.id == source or method != "extractive" or states(content, corrected)]
+            conn.execute("UPDATE memory SET metadata = metadata || %(mark)s WHERE instance = %(instance)s "
+                         "AND id = ANY(%(ids)s)", {**copy_mark, "ids": summaries})
         index.add([o.model_copy(update={"content": naming(o, corrected),
                                         "metadata": {**o.metadata, "supersedes": target.id},
                                         "context": MemoryContext(before=before)})])
@@ -384,27 +418,41 @@ def close_gaps(index: MemoryIndex, instance: str) -> Mended:
                                   for m, links_of in gone.items()})
 
 
-def superseded_messages(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, MemoryRow]:
-    """Those of these user messages whose fact a correction superseded (the message itself, or its
-    observation), each with the superseded row, in the order given. Two primary-key lookups."""
+def superseded_statements(index: MemoryIndex, instance: str, message_ids: list[str]
+                          ) -> dict[str, list[MemoryRow]]:
+    """Those of these user messages a correction superseded a fact of, each with the superseded rows: the
+    message itself (a message never formed is its own fact), or those of its observations (one per
+    statement) that were; in the order given. Two primary-key lookups."""
     if not message_ids or not index.partition_exists(instance):
         return {}
     messages = index.get(instance, message_ids)
     told_by = {o: m.id for m in messages for o in m.metadata.get("observations") or []}
-    found: dict[str, MemoryRow] = {}
+    found: dict[str, list[MemoryRow]] = {}
     for row in [*messages, *index.get(instance, list(told_by))]:
         if row.metadata.get("superseded_at"):
-            found.setdefault(told_by.get(row.id, row.id), row)
+            found.setdefault(told_by.get(row.id, row.id), []).append(row)
     return found
 
 
-def supersession_of(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, str]:
+def superseded_messages(index: MemoryIndex, instance: str, message_ids: list[str]) -> dict[str, MemoryRow]:
+    """Those of these user messages a correction superseded a fact of, each with the first superseded row
+    (`superseded_statements`)."""
+    return {m: rows[0] for m, rows in superseded_statements(index, instance, message_ids).items()}
+
+
+def supersession_of(index: MemoryIndex, instance: str, message_ids: list[str], *, text: str | None = None,
+                    known: Collection[str] = ()) -> dict[str, str]:
     """The mark for a copy drawn from these user messages (a session summary, an important copy) written
-    after a correction superseded the fact one of them told: that fact's `superseded_at` and
-    `superseded_by`, and SUPERSEDED_SOURCE naming the message; {} when none was."""
-    for source, row in superseded_messages(index, instance, message_ids).items():
-        return {"superseded_at": row.metadata["superseded_at"], "superseded_by": row.metadata.get("superseded_by"),
-                SUPERSEDED_SOURCE: source}
+    after a correction superseded a fact one of them told: that fact's `superseded_at` and `superseded_by`,
+    and SUPERSEDED_SOURCE naming the message; {} when none was. With `text` (the copy's, when it is the
+    messages' own words), only a fact the text says (`states`) marks it; facts in `known` (left out of the
+    copy as it was made) do not."""
+    for source, rows in superseded_statements(index, instance, message_ids).items():
+        for row in rows:
+            if row.id in known or (text is not None and row.id != source and not states(text, own_words(row))):
+                continue
+            return {"superseded_at": row.metadata["superseded_at"],
+                    "superseded_by": row.metadata.get("superseded_by"), SUPERSEDED_SOURCE: source}
     return {}
 
 

@@ -9,6 +9,8 @@ import pytest
 from core import usecases as uc
 from core.admin import deletion
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
+from core.formation import observations
+from core.formation.kinds import statement_sentences
 from core.formation.supersede import Mended
 from core.runtime import Workbench
 from tests.support.cli import in_process_cli
@@ -306,12 +308,19 @@ def test_a_fact_about_someone_else_corrects_nothing_and_a_contrast_names_what_it
     son = turn(workbench, instance, "tomas", SON, clock)
     found = {row["id"]: row for row in rows(workbench, instance)}
 
-    def fact(r):
-        (obs_id,) = found[r.thought1_id]["metadata"]["observations"]
-        return found[obs_id]
+    def facts(r):
+        return [found[obs_id] for obs_id in found[r.thought1_id]["metadata"]["observations"]]
 
-    told_lisbon = "We live in Lisbon, in Alfama, with my wife Ana. Our daughter Inês is 6 and our son Tomás is 3."
-    assert fact(lisbon)["content"] == told_lisbon and fact(lisbon)["metadata"]["superseded_by"] == fact(moved)["id"]
+    def fact(r):
+        (one,) = facts(r)
+        return one
+
+    # One observation per statement: the correction supersedes where they live, not the children's ages.
+    lived, kids = facts(lisbon)
+    told_lisbon = "We live in Lisbon, in Alfama, with my wife Ana."
+    assert lived["content"] == told_lisbon and lived["metadata"]["superseded_by"] == fact(moved)["id"]
+    assert kids["content"] == "Our daughter Inês is 6 and our son Tomás is 3."
+    assert "superseded_at" not in kids["metadata"]
     assert fact(moved)["content"] == ("We moved to Porto in May, we live in Bonfim now, not Lisbon anymore. "
                                       f"(correcting: {told_lisbon})")
     assert fact(allergy)["content"] == "I'm allergic to peanuts and to penicillin."  # no "🎭" of the question
@@ -334,17 +343,17 @@ def test_formation_run_on_an_import_keeps_what_questions_and_requests_tell(workb
     for n, text in enumerate(texts):
         store_chain(workbench, instance, f"c{n}", [text, "Noted."], start + timedelta(days=n))
     run = uc.formation_run(workbench, uc.FormationRun(instance=instance))
-    assert (run.observations, run.superseded) == (7, 1)
+    assert (run.observations, run.superseded) == (8, 1)  # the Lisbon message tells two statements
     found = rows(workbench, instance)
     facts = {r["content"].split(" (correcting: ")[0]: r["metadata"] for r in found if r["kind"] == "observation"}
     assert set(facts) == {
-        "We live in Lisbon, in Alfama, with my wife Ana. Our daughter Inês is 6 and our son Tomás is 3.",
+        "We live in Lisbon, in Alfama, with my wife Ana.", "Our daughter Inês is 6 and our son Tomás is 3.",
         "I'm allergic to peanuts and to penicillin.", "My manager at Farfetch is Miguel.",
         "We moved to Porto in May, we live in Bonfim now, not Lisbon anymore.",
         "Tomás had his allergy test today: he is allergic to eggs, not to peanuts like me.",
         "Inês turns 7 on October 10.", "My dentist appointment is on January 14, 2025 at 9:30 with Dr. Pereira."}
     assert [f for f, meta in facts.items() if "superseded_at" in meta] == [
-        "We live in Lisbon, in Alfama, with my wife Ana. Our daughter Inês is 6 and our son Tomás is 3."]
+        "We live in Lisbon, in Alfama, with my wife Ana."]
     assert facts["Inês turns 7 on October 10."]["message_kind"] == "statement"
     summaries = [r["content"] for r in found if r["kind"] == "session_summary"]
     assert "Inês turns 7 on October 10." in summaries  # the birthday chat had no summary
@@ -559,3 +568,100 @@ def dangling(wb, instance):
             "WHERE m.instance = %s AND m.metadata ? k AND NOT EXISTS "
             "(SELECT 1 FROM memory x WHERE x.instance = m.instance AND x.id = m.metadata->>k)",
             (instance,)).fetchall()
+
+
+THREE = "I live in Lisbon. My sister is a nurse. I drink green tea."
+
+
+def test_a_correction_supersedes_the_statement_it_corrects_not_the_message(workbench, instance):
+    """A message of three statements leaves three observations; "…, not Lisbon" supersedes the Lisbon
+    one alone, so the sister and the tea are still found. The message's own row is marked nothing, its
+    important copy (the message word for word) is superseded, its chain's summary that said Lisbon too, and
+    the summary written again leaves the Lisbon statement out, not the message."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    told = turn(workbench, instance, "home", THREE, clock, tags=["important"], next_thought_needed=False)
+    fix = turn(workbench, instance, "moving", "Actually I moved to Porto, not Lisbon.", clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    message = found[told.thought1_id]
+    lisbon, sister, tea = (found[o] for o in message["metadata"]["observations"])
+    assert [lisbon["content"], sister["content"], tea["content"]] == [
+        "I live in Lisbon.", "My sister is a nurse.", "I drink green tea."]
+    (fix_id,) = found[fix.thought1_id]["metadata"]["observations"]
+    assert lisbon["metadata"]["superseded_by"] == fix_id and found[fix_id]["metadata"]["supersedes"] == lisbon["id"]
+    assert found[fix_id]["content"] == "I moved to Porto, not Lisbon. (correcting: I live in Lisbon.)"
+    assert not {"superseded_at", "superseded_by"} & (sister["metadata"].keys() | tea["metadata"].keys()
+                                                     | message["metadata"].keys())
+    copies = {r["kind"]: r for r in found.values() if r["kind"] in ("important", "session_summary")}
+    assert copies["important"]["metadata"]["superseded_by"] == fix_id
+    assert copies["session_summary"]["metadata"]["superseded_by"] == fix_id  # it says "I live in Lisbon."
+    for question, fact in (("What does my sister do?", "My sister is a nurse."), ("What do I drink?",
+                                                                                   "I drink green tea.")):
+        asked = turn(workbench, instance, "ask", question, clock)
+        assert asked.context[0].content == fact
+        assert "I live in Lisbon." not in [c.content for c in asked.context]
+    history = uc.fact_history(workbench, uc.FactHistoryRequest(instance=instance, memory_id=sister["id"]))
+    assert [(f.id, f.superseded_at) for f in history.facts] == [(sister["id"], None)]
+    # The chain goes on and is summarised again: from the statements that stand.
+    turn(workbench, instance, "home", "My sister works at Santa Maria hospital.", clock, next_thought_needed=False)
+    (summary,) = [r for r in rows(workbench, instance) if r["kind"] == "session_summary"]
+    assert "superseded_at" not in summary["metadata"] and "Lisbon" not in summary["content"]
+    assert "My sister is a nurse." in summary["content"] and told.thought1_id in summary["metadata"]["source_ids"]
+
+
+def test_a_correction_s_other_statement_is_told_and_corrects_nothing(workbench, instance):
+    """"No, …, not Paris. I gave a talk about Postgres there too." corrects with its first statement; the
+    second is a fact told with it (as a correction too, it had superseded the meetup talk it shares words
+    with)."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    turn(workbench, instance, "conf", "My conference last spring was in Paris.", clock)
+    turn(workbench, instance, "meetup", "I gave a talk about Postgres indexes at the meetup.", clock)
+    fix = turn(workbench, instance, "conf", "No, the conference was in Lyon, not Paris. I gave a talk about "
+               "Postgres there too.", clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    assert found[fix.thought1_id]["metadata"]["message_kind"] == "correction"
+    corrects, tells = (found[o] for o in found[fix.thought1_id]["metadata"]["observations"])
+    assert (corrects["metadata"]["message_kind"], tells["metadata"]["message_kind"]) == ("correction", "statement")
+    superseded = [r["content"] for r in found.values() if "superseded_at" in r["metadata"]]
+    assert superseded == ["My conference last spring was in Paris."]
+    assert "supersedes" not in tells["metadata"] and tells["content"] == "I gave a talk about Postgres there too."
+
+
+def test_formation_run_moves_a_supersession_from_the_message_to_its_statement(workbench, instance, monkeypatch):
+    """An instance formed with one observation per message: the correction had superseded the whole
+    message. Formed again, its statements are observations of their own, the correction supersedes the
+    one it corrects (the second here), and what it superseded before is current again."""
+    start = datetime.now(UTC) - timedelta(days=3)
+    store_chain(workbench, instance, "told", ["My sister is a nurse. I live in Lisbon. I drink green tea.", "Noted."],
+                start)
+    store_chain(workbench, instance, "fix", ["Actually I moved to Porto, not Lisbon.", "Noted."],
+                start + timedelta(hours=1))
+    with monkeypatch.context() as m:  # formation as it was: a message's statements joined in one observation
+        m.setattr(observations, "told_statements", lambda text: [s] if (s := statement_sentences(text)) else [])
+        first = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert (first.observations, first.superseded) == (2, 1)
+    assert [r["content"] for r in rows(workbench, instance) if "superseded_at" in r["metadata"]] == [
+        "My sister is a nurse. I live in Lisbon. I drink green tea."]
+    again = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert (again.observations, again.superseded) == (4, 1)
+    found = rows(workbench, instance)
+    assert [r["content"] for r in found if "superseded_at" in r["metadata"]] == ["I live in Lisbon."]
+    fix = next(r for r in found if r["kind"] == "observation" and "supersedes" in r["metadata"])
+    assert fix["content"] == "I moved to Porto, not Lisbon. (correcting: I live in Lisbon.)"
+    assert rows(workbench, instance) == found
+    uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert rows(workbench, instance) == found  # idempotent
+
+
+def test_a_look_up_is_a_question_and_the_fact_it_asks_for_is_found(workbench, instance):
+    """"the recipe my mother sent last week", typed as a message, was stored as a fact and ranked first for
+    the very question it asks, above the fact it asks about."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    turn(workbench, instance, "food", "My mother sent me her lasagne recipe last week: bechamel, no ricotta.",
+         clock)
+    typed = turn(workbench, instance, "ask", "the recipe my mother sent last week", clock)
+    found = {row["id"]: row for row in rows(workbench, instance)}
+    assert found[typed.thought1_id]["metadata"]["message_kind"] == "question"
+    assert "observations" not in found[typed.thought1_id]["metadata"]
+    asked = turn(workbench, instance, "again", "recipe my mother sent", clock)
+    assert asked.context[0].content.startswith("My mother sent me her lasagne recipe last week")
+    assert "the recipe my mother sent last week" not in [c.content for c in asked.context]

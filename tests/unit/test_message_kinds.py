@@ -1,6 +1,9 @@
 """The rule-based message kinds measured on a labelled set of realistic chat messages
 (tests/data/message_kinds.jsonl, written before the rules: facts, plans, preferences and events,
-questions, thanks and small talk, corrections, requests). Precision and recall per kind are printed."""
+questions, thanks and small talk, corrections, requests; then look-ups typed without a question mark, "the
+recipe my mother sent last week", and statements like them, "The recipe my mother sent last week was
+delicious.", in three batches, the last two before the rules read them). Precision and recall per kind are
+printed."""
 
 import json
 from datetime import UTC, datetime
@@ -9,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from core.conversation.feedback import is_correction
-from core.formation.kinds import MESSAGE_KINDS, classify, sentences, statement_sentences, told_before_question
+from core.formation.kinds import (
+    MESSAGE_KINDS,
+    classify,
+    sentences,
+    statement_sentences,
+    told_before_question,
+    told_statements,
+)
+from core.formation.lookups import looks_up
 from core.formation.observations import event_time, rules_formation
 
 MESSAGES = [json.loads(line) for line in
@@ -202,3 +213,57 @@ def test_sentences_end_where_a_sentence_ends():
                                                                         "My car is red."]
     assert sentences("Ask J. K. Rowling at 9 a.m. tomorrow. Fine!") == ["Ask J. K. Rowling at 9 a.m. tomorrow.",
                                                                        "Fine!"]
+
+
+@pytest.mark.parametrize("text, statements", [
+    ("I live in Lisbon. My sister is a nurse. I drink green tea.",
+     ["I live in Lisbon.", "My sister is a nurse.", "I drink green tea."]),
+    # A sentence that refers back is one statement with the one before: alone, "She is a nurse." says nobody's.
+    ("My sister lives in Berlin. She is a nurse.", ["My sister lives in Berlin. She is a nurse."]),
+    ("I bought a car last week. It's a Toyota. I park it at work.",
+     ["I bought a car last week. It's a Toyota.", "I park it at work."]),
+    # "This weekend" opens a time, not a reference.
+    ("I live in Lisbon. This weekend we went to the beach.",
+     ["I live in Lisbon.", "This weekend we went to the beach."]),
+    ("We got the keys today! 🎉 The flat is in Bonfim.", ["We got the keys today! 🎉", "The flat is in Bonfim."]),
+    ("Hi! I moved to Porto. Do you know it?", ["I moved to Porto."])])
+def test_a_message_tells_one_statement_per_sentence(text, statements):
+    """One observation per statement (`rules_formation`): a correction of one of them supersedes that one."""
+    assert told_statements(text) == statements
+    assert rules_formation(text).facts == statements
+    assert statement_sentences(text) == " ".join(statements)
+
+
+@pytest.mark.parametrize("text, facts, correcting", [
+    ("No, the conference was in Lyon, not Paris. I gave a talk about Postgres there too.",
+     ["The conference was in Lyon, not Paris.", "I gave a talk about Postgres there too."], (0,)),
+    ("I loved the trip. Actually, it was Lyon, not Paris.", ["I loved the trip.", "It was Lyon, not Paris."], (1,)),
+    # What opens the correction, alone in its sentence, hands the correction to the statement after it.
+    ("That's wrong. The meeting is on Wednesday. My boss is Ana.",
+     ["The meeting is on Wednesday.", "My boss is Ana."], (0,)),
+    ("No. I said Tuesday.", ["I said Tuesday."], (0,))])
+def test_a_correction_corrects_with_its_correcting_statement_and_tells_the_others(text, facts, correcting):
+    formed = rules_formation(text)
+    assert (formed.kind, formed.facts, formed.correcting) == ("correction", facts, correcting)
+    assert [formed.kind_of(n) for n in range(len(facts))] == [
+        "correction" if n in correcting else "statement" for n in range(len(facts))]
+
+
+@pytest.mark.parametrize("text", [
+    "latest wiki note I wrote", "the recipe my mother sent last week", "the book I'm reading",
+    "photos we took at the zoo", "everything I told you about the kitchen", "Ana's phone number",
+    "the podcast Rita sent me", "notes from yesterday's standup", "Remind me: the recipe my mother sent"])
+def test_a_look_up_without_a_question_mark_is_a_question_and_leaves_no_observation(text):
+    """Stored as a fact, "latest wiki note I wrote" ranked first for the very question it asks."""
+    formed = rules_formation(text)
+    assert (formed.kind, formed.facts) == ("question", [])
+
+
+@pytest.mark.parametrize("text", [
+    "latest news: I got the job", "Latest wiki note I wrote is about Postgres.",
+    "The recipe my mother sent last week uses saffron.", "My brother Tom moved to Berlin last year.",
+    "Our dog Rex died yesterday.", "Last week I wrote a note about the deploy.", "My mum thinks I work too much.",
+    "Sometimes I work from home.", "Photos from the wedding look amazing.", "The contract for the flat ends in May.",
+    "Dinner with Ana on Friday at 8."])
+def test_a_statement_about_a_thing_is_no_look_up(text):
+    assert not looks_up(text) and classify(text) == "statement"

@@ -4,7 +4,7 @@ contrast says is no longer so, and whom it and a candidate fact are about (`core
 import pytest
 
 from core.formation.subjects import OTHER, SELF, subjects
-from core.formation.supersede import contrasted, shared, words
+from core.formation.supersede import contrasted, shared, states, words
 
 
 def test_accented_names_are_one_word_each():
@@ -47,3 +47,17 @@ def test_the_lisbon_correction_shares_few_words_with_the_fact_it_corrects():
                "good parks in Bonfim for kids?")
     fact = words("We live in Lisbon, in Alfama, with my wife Ana. Our daughter Inês is 6 and our son Tomás is 3.")
     assert shared(words(message), fact) < 0.25 and contrasted(message)[0] <= fact
+
+
+@pytest.mark.parametrize("text, fact, said", [
+    ("I live in Lisbon. My sister is a nurse. I drink green tea.", "I live in Lisbon.", True),
+    ("My sister is a nurse. I drink green tea.", "I live in Lisbon.", False),
+    ("No, it was Lyon.", "It was Lyon.", True),  # a correction's fact without its opener
+    # A statement of two sentences is said when both are.
+    ("My sister lives in Berlin. She is a nurse. I like tea.", "My sister lives in Berlin. She is a nurse.", True),
+    ("My sister lives in Berlin.", "My sister lives in Berlin. She is a nurse.", False),
+    ("I live in Porto now.", "I live in Lisbon.", False), ("Thanks!", "Ok.", False)])
+def test_whether_a_text_says_a_statement(text, fact, said):
+    """A session summary is superseded with a statement when it says it (`states`): a summary of the
+    message's other statements stays current."""
+    assert states(text, fact) is said
