@@ -227,6 +227,9 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None) -> 
         left.text(hit.content)
         if hit.superseded_at:  # an outdated fact must not read as current
             left.caption(superseded_note(hit.superseded_at, hit.superseded_by_content, hit.content))
+        for part in hit.superseded_statements:  # the message's other statements stand
+            left.caption(superseded_note(part.superseded_at, part.superseded_by_content, part.statement,
+                                         statement=part.statement))
         parts = ([f"score {hit.score:.3f} (semantic {hit.semantic:.2f}, text {hit.text:.2f})"]
                  if hit.score is not None else [])
         parts += [f"tags: {as_plain_line(', '.join(hit.tags))}"] if hit.tags else []

@@ -86,6 +86,15 @@ class ExplorerSearch(BaseModel):
         return (v.strip() or None) if isinstance(v, str) else v
 
 
+class SupersededStatement(BaseModel):
+    """One statement of a message that a later correction superseded."""
+
+    statement: str
+    superseded_at: datetime
+    superseded_by: str | None
+    superseded_by_content: str | None
+
+
 class Hit(BaseModel):
     id: str
     instance: str
@@ -107,6 +116,9 @@ class Hit(BaseModel):
                                                         "superseded it")
     superseded_by_content: str | None = Field(None, description="what that correction says (None when it is "
                                                                 "no longer stored)")
+    superseded_statements: list[SupersededStatement] = Field(
+        [], description="a user message telling several statements, some of which later corrections "
+                        "superseded while the others stand: those statements (the message is not marked)")
 
 
 class SearchOutcome(BaseModel):
@@ -219,26 +231,39 @@ def _hits(wb: Workbench, memories: list[MemoryRow]) -> list[Hit]:
 
 
 def _supersessions(wb: Workbench, memories: list[MemoryRow]) -> dict[tuple[str, str], dict]:
-    """(instance, id) -> the Hit fields `superseded_at`, `superseded_by`, `superseded_by_content` of each
-    memory that states a fact a later correction superseded: the memory marked itself (an observation, or
-    a copy of one: its important copy, a session summary drawn from it), or a user message whose
-    observation is. At most two primary-key lookups per instance, none when nothing is superseded."""
+    """(instance, id) -> the Hit fields of each memory that states a fact a later correction superseded:
+    `superseded_at`, `superseded_by`, `superseded_by_content` for a memory marked itself (an observation,
+    or a copy of one: its important copy, a session summary drawn from it) and for a user message every
+    statement of which is superseded; `superseded_statements` for a message some of whose statements stand
+    (formation leaves one observation per statement). At most two primary-key lookups per instance, none
+    when nothing is superseded."""
     out: dict[tuple[str, str], dict] = {}
     for instance in {m.instance for m in memories}:
         rows = [m for m in memories if m.instance == instance]
         marked = {m.id: m for m in rows if _ended(m)}
         told = {o: m.id for m in rows if m.id not in marked for o in _observations(m)}
+        statements: dict[str, list[MemoryRow]] = {}
         for o in wb.index.get(instance, sorted(told)) if told else []:
-            if _ended(o):
-                marked.setdefault(told[o.id], o)
-        by = {memory_id: c if isinstance(c := r.metadata.get("superseded_by"), str) else None
-              for memory_id, r in marked.items()}
-        wanted = sorted(set(by.values()) - {None})
+            statements.setdefault(told[o.id], []).append(o)
+        parts = {}
+        for message, observations in statements.items():
+            ended = [o for o in observations if _ended(o)]
+            if ended and len(ended) == len(observations):
+                marked[message] = ended[0]
+            elif ended:
+                parts[message] = ended
+        by = {r.id: c for r in [*marked.values(), *(o for e in parts.values() for o in e)]
+              if isinstance(c := r.metadata.get("superseded_by"), str)}
+        wanted = sorted(set(by.values()))
         said = {c.id: own_words(c) for c in wb.index.get(instance, wanted)} if wanted else {}
         for memory_id, r in marked.items():
-            correction = by[memory_id]
+            correction = by.get(r.id)
             out[(instance, memory_id)] = {"superseded_at": _ended(r), "superseded_by": correction,
                                           "superseded_by_content": said.get(correction)}
+        for memory_id, ended in parts.items():
+            out[(instance, memory_id)] = {"superseded_statements": [
+                SupersededStatement(statement=own_words(o), superseded_at=_ended(o), superseded_by=by.get(o.id),
+                                    superseded_by_content=said.get(by.get(o.id))) for o in ended]}
     return out
 
 

@@ -68,6 +68,22 @@ def test_the_explorer_search_marks_a_superseded_fact_and_says_what_superseded_it
     assert current  # the correction's fact and the question: no mark
 
 
+def test_the_explorer_marks_only_the_corrected_statement_of_a_message(app_env, workbench, instance):
+    told = "My conference last spring was in Paris. My sister is a nurse."
+    chat(workbench, instance, "two", told, "Where was my conference?", "No, it was Lyon.")
+    at = open_page("pages/explorer.py", instance=instance)
+    at.text_input(key="xp_q").set_value("conference Paris")
+    at.radio(key="xp_mode").set_value("Full-text")
+    at.button(key="FormSubmitter:xp_search_form-Search").click().run()
+    assert not at.exception, at.exception
+    assert any(t.value == told for t in at.text), [t.value for t in at.text]
+    marks = [c.value for c in at.caption if "Superseded" in c.value]
+    assert any("“My conference last spring was in Paris\\.” by a correction" in m
+               and "other statements stand" in m for m in marks), marks
+    headers = [m.value for m in at.markdown if m.value.startswith("`user`")]
+    assert headers and not any("superseded" in h for h in headers)  # the message itself is not superseded
+
+
 def test_the_chat_page_marks_a_memory_superseded_since(app_env, workbench, instance):
     _, asked, _ = chat(workbench, instance, "conf", "My conference last spring was in Paris.",
                        "Where was my conference?", "No, it was Lyon.")

@@ -94,3 +94,24 @@ def test_the_cli_and_the_http_api_return_the_same_mark(workbench, settings, inst
     as_json = {i: (at and at.isoformat().replace("+00:00", "Z"), by, words)
                for i, (at, by, words) in expected.items()}
     assert said == served == as_json
+
+
+def test_a_message_whose_other_statements_stand_is_marked_only_for_the_one_corrected(workbench, instance):
+    """Formation keeps one observation per statement: a correction of one leaves the message's others
+    current, so the message is not marked superseded, only that statement of it."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=1))
+    told = "My conference last spring was in Paris. My sister is a nurse."
+    for text in (told, ASKED, CORRECTED):
+        clock.advance(30)
+        uc.remember(workbench, uc.UiRememberParams(thought=text, chain_id="two", instance=instance), clock=clock)
+    hits = {h.content: h for h in search(workbench, instance, mode="text")}
+    message = hits[told]
+    assert message.superseded_at is None and message.superseded_by is None
+    [part] = message.superseded_statements
+    assert part.statement == "My conference last spring was in Paris."
+    assert part.superseded_by_content == "It was Lyon." and part.superseded_at is not None
+    found = uc.memory_search(workbench, uc.ExplorerSearch(query="sister nurse", instance=instance, mode="text",
+                                                          kinds=["observation"])).hits
+    [sister] = [h for h in found if h.content == "My sister is a nurse."]
+    assert sister.superseded_at is None
+    assert hits["My conference last spring was in Paris."].superseded_by == part.superseded_by
