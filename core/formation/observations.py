@@ -31,6 +31,7 @@ from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.kinds import classify, reads_as_correction, told_statements
+from core.formation.relations import with_relations
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.llm import LLM, Message
@@ -263,6 +264,7 @@ class Formation:
                 "formed_by": formed.by}
         if said:
             meta["event_time_stated"] = said
+        meta = with_relations(meta, fact)  # "my daughter Inês": who is who, for retrieval
         return MemoryRecord(instance=record.instance, id=observation_id(record.instance, record.id, n),
                             kind="observation", content=fact, created_at=record.created_at,
                             chain_id=record.chain_id, event_time=moment, tags=record.tags, metadata=meta,

@@ -62,6 +62,9 @@ CREATE INDEX IF NOT EXISTS memory_created ON memory (instance, created_at DESC);
 CREATE INDEX IF NOT EXISTS memory_event_stated ON memory (instance, ev_year)
     WHERE """ + stated_event_sql() + """;
 CREATE INDEX IF NOT EXISTS memory_chain ON memory (instance, chain_id);
+-- the few memories that state who is who ("my daughter Inês", `core.formation.relations`), which a search
+-- naming a role or a name reads (`core.retrieval.relations`)
+CREATE INDEX IF NOT EXISTS memory_relations ON memory (instance) WHERE metadata ? 'relations';
 -- memories per embedding model (the Overview, re-embedding) by an index-only scan, never the wide rows
 CREATE INDEX IF NOT EXISTS memory_model ON memory (instance, embedding_model);
 CREATE TABLE IF NOT EXISTS memory_partition (

@@ -338,7 +338,8 @@ BM25_IDF = sql.SQL("ln(1 + (st.n - {df} + 0.5) / ({df} + 0.5))")
 
 
 def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Composable,
-             postings: sql.Composable, keep: sql.Composable | None = None) -> sql.Composed:
+             postings: sql.Composable, keep: sql.Composable | None = None,
+             added: sql.Composable | None = None) -> sql.Composed:
     """CTEs with `t (instance, id, tr)`: the `%(tpool)s` memories of `%(instances)s` with the best BM25
     score for `%(text)s`; and `ti (ideal)`: the score of an ideal match, a memory of average length holding
     each of the query's words once, which `core.retrieval.fusion` measures a match's coverage of the query
@@ -364,6 +365,11 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     off the words' counters (`memory_lexeme.df`, a list's length), not by counting the postings read: a
     second reader of `p` made Postgres keep its rows (~1,700 for a question of 17 words), and the statement
     over 20,000 long memories took 6.0 ms against 5.0 ms now.
+
+    `added`, a query of (word, stands, w) rows, adds words to search: each stands for the query's word
+    `stands` and weighs `w` times that word's idf (the names a role in the query stands for, the role of a
+    name it holds: `core.retrieval.relations`); a word the query holds adds nothing, and an ideal match still
+    holds the query's own words only.
     """
     if filtered:
         read = sql.SQL("""
@@ -396,28 +402,52 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     ORDER BY g.tr DESC, g.id""").format(scored=scored, table=table, keep=keep)
     scored = sql.SQL("{}\n    LIMIT %(tpool)s").format(scored)
     probed = keep is not None and not filtered
+    idf = BM25_IDF.format(df=sql.SQL("l.df"))
     cut = (sql.SQL("coalesce((SELECT bool_or(cut) OR sum(got) > %(kpost)s FROM lx), false)") if probed
            else sql.SQL("false"))
+    counted = sql.SQL("""SELECT x.lexeme, sum(x.df)::float8 AS df, bool_or(x.df > %(kpost)s) AS cut,
+                 sum(least(x.df, %(kpost)s)) AS got FROM memory_lexeme x
+          WHERE x.instance = ANY(%(instances)s) AND x.lexeme = ANY(ARRAY(SELECT lexeme FROM {words}))
+          GROUP BY x.lexeme HAVING sum(x.df) > 0""")
+    own = sql.SQL("""
+), {name} AS MATERIALIZED (  -- once per query word, not per posting; `cut`: a list longer than %(kpost)s, `got`: read
+    SELECT l.lexeme, {idf} AS idf, l.cut, l.got{mark}
+    FROM ({counted}) l, st""")
+    if added is None:
+        weights, ideal = own.format(name=sql.SQL("lx"), idf=idf, counted=counted.format(words=sql.SQL("ql")),
+                                    mark=sql.SQL("")), sql.SQL("")
+    else:  # the added words weigh as the query's words they stand for; an ideal match holds the own only
+        weights = sql.SQL("""{own}
+), qa AS (  -- the added words' lexemes, each with its weight and the lexeme of the word it stands for
+    SELECT u.lexeme, x.w, s.lexeme AS stands
+    FROM ({added}) AS x(word, stands, w)
+    CROSS JOIN LATERAL unnest(memory_analyse(x.word)) u
+    CROSS JOIN LATERAL unnest(memory_analyse(x.stands)) s
+    WHERE u.lexeme NOT IN (SELECT lexeme FROM ql)
+), lx AS MATERIALIZED (
+    SELECT * FROM lo
+    UNION ALL
+    SELECT l.lexeme, max(q.w * coalesce(o.idf, {idf})), l.cut, l.got, false
+    FROM ({counted}) l JOIN qa q USING (lexeme) LEFT JOIN lo o ON o.lexeme = q.stands, st
+    GROUP BY l.lexeme, l.df, l.cut, l.got""").format(
+            own=own.format(name=sql.SQL("lo"), idf=idf, counted=counted.format(words=sql.SQL("ql")),
+                           mark=sql.SQL(", true AS own")),
+            added=added, idf=idf, counted=counted.format(words=sql.SQL("qa")))
+        ideal = sql.SQL(" WHERE own")
     return sql.SQL("""
 ql AS (
     SELECT DISTINCT u.lexeme FROM unnest(memory_analyse(left(%(text)s, {chars}))) u
 ), st AS MATERIALIZED (
     SELECT sum(df)::float8 AS n, sum(len) / nullif(sum(df), 0)::float8 AS avgdl
-    FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''
-), lx AS MATERIALIZED (  -- once per query word, not per posting; `cut`: a list longer than %(kpost)s, `got`: read
-    SELECT l.lexeme, {idf} AS idf, l.cut, l.got
-    FROM (SELECT x.lexeme, sum(x.df)::float8 AS df, bool_or(x.df > %(kpost)s) AS cut,
-                 sum(least(x.df, %(kpost)s)) AS got FROM memory_lexeme x
-          WHERE x.instance = ANY(%(instances)s) AND x.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))
-          GROUP BY x.lexeme HAVING sum(x.df) > 0) l, st
+    FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''{weights}
 ), p AS ({read}
 ), t AS ({scored}
 ), ti AS (  -- an ideal match's score: each query word once at the average length adds its idf
-    SELECT (SELECT count(*) FROM ql) * coalesce((SELECT avg(idf) FROM lx), {idf0}) AS ideal FROM st
+    SELECT (SELECT count(*) FROM ql) * coalesce((SELECT avg(idf) FROM lx{ideal}), {idf0}) AS ideal FROM st
 ), tc AS (  -- whether a query word's postings were cut at %(kpost)s: reading further may find more
     SELECT {cut} AS cut
-)""").format(read=read, scored=scored, cut=cut, chars=sql.Literal(INDEXED_CHARS),
-             idf=BM25_IDF.format(df=sql.SQL("l.df")), idf0=BM25_IDF.format(df=sql.Literal(0)))
+)""").format(read=read, scored=scored, cut=cut, chars=sql.Literal(INDEXED_CHARS), weights=weights, ideal=ideal,
+             idf0=BM25_IDF.format(df=sql.Literal(0)))
 
 
 def indexed_metadata(record: MemoryRecord) -> dict[str, Any]:

@@ -4,13 +4,17 @@ The database does the heavy lifting: the vector leg is an HNSW scan of the insta
 the text leg BM25 over the memory's words, its conversation neighbours' and its date's, read from
 impact-ordered postings (`core.index.text`); their union comes back with each candidate's
 cosine similarity, text score and per-leg ranks. Ranking is then the pure maths of
-`core.retrieval.ranking` (fusion, identical and near-duplicate texts, top k).
+`core.retrieval.ranking` (fusion, identical and near-duplicate texts, top k). Who is who is read too
+(`core.retrieval.relations`): a role the query asks about ("my daughter") by one short statement before,
+on the same connection, and the statement searches the names that hold it; a name the query holds by the
+statement itself, which searches its role.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Literal, NamedTuple
 
@@ -26,6 +30,7 @@ from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredM
 from core.retrieval.fusion import Candidate
 from core.retrieval.hybrid_sql import FILTERS, candidate_statement, searched_instances, shown_by
 from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
+from core.retrieval.relations import Related, related_words
 from core.retrieval.speakers import names_speaker, query_words, speaker_of
 from core.services import apply_settings, session_settings
 
@@ -167,7 +172,11 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
     the statement (`hybrid_sql.RETRIEVABLE`). The vector leg picks among the HNSW scan's nearest (its
     beam, `hnsw.ef_search`) and the text leg among each query word's first postings: when a leg keeps
     fewer than `req.pool` and there was more to look at, the statement runs again looking further
-    (`Reach.widened`, up to POOL_MAX and POSTINGS_MAX)."""
+    (`Reach.widened`, up to POOL_MAX and POSTINGS_MAX).
+
+    A hybrid search also searches the words the query's relations add (`core.retrieval.relations`): the
+    names of a role it asks about ("my daughter" → "Inês"), read once before the first statement, and the
+    roles of the names it holds, which the statement reads itself."""
     if qvec is None:
         qvec = embedder.embed(req.query)
     partitions = searched_partitions(pool, searched_instances(req.instance, req.include_shared))
@@ -179,12 +188,14 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
         shown is not None or any(getattr(req, field) for _, field, _ in FILTERS))
     text_filtered = req.search_type != "vector" and shown is not None
     reach = Reach(beam=min(POOL_MAX, max(HNSW_BEAM_MIN, req.pool)), postings=0)
-    while True:
-        found, said = _candidates(pool, embedder, req, qvec, partitions, shown, reach)
-        wider = reach.widened(req.pool, found, said, vector_filtered, text_filtered)
-        if wider == reach:
-            return found
-        reach = wider
+    with pool.connection() as conn:
+        related = related_words(conn, req.query, partitions) if req.search_type == "hybrid" else []
+        while True:
+            found, said = _candidates(conn, embedder, req, qvec, partitions, shown, reach, related)
+            wider = reach.widened(req.pool, found, said, vector_filtered, text_filtered)
+            if wider == reach:
+                return found
+            reach = wider
 
 
 class Said(NamedTuple):
@@ -217,24 +228,25 @@ class Reach(NamedTuple):
         return Reach(beam, postings)
 
 
-def _candidates(pool, embedder: Embedder, req: SearchRequest, qvec, partitions: dict[str, str],
-                shown: tuple[list[str], bool] | None, reach: Reach) -> tuple[CandidatePool, Said]:
+def _candidates(conn, embedder: Embedder, req: SearchRequest, qvec, partitions: dict[str, str],
+                shown: tuple[list[str], bool] | None, reach: Reach, related: Sequence[Related] = ()
+                ) -> tuple[CandidatePool, Said]:
     """Each leg's first `req.pool` candidates that `shown` keeps (`hybrid_sql.shown_by`; None: all), as far
-    as `reach` looks, from one statement (`core.retrieval.hybrid_sql`)."""
-    stmt, params = candidate_statement(embedder, req, qvec, partitions, shown, reach.postings)
-    with pool.connection() as conn:
-        # The statement is prepared and runs its generic plan: a custom plan costs ~1 ms of planning per
-        # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). The settings go with it unless
-        # the connection's session has them (`SEARCH_SESSION`); saving and restoring them took two more
-        # statements a search. Binary results, so stored vectors parse as arrays at no cost (text parsing
-        # took ~1 ms).
-        if session_settings(conn) == SEARCH_SESSION and reach.beam == HNSW_BEAM_MIN:
+    as `reach` looks, from one statement (`core.retrieval.hybrid_sql`), the words the query's relations add
+    (`related`) searched too."""
+    stmt, params = candidate_statement(embedder, req, qvec, partitions, shown, reach.postings, related)
+    # The statement is prepared and runs its generic plan: a custom plan costs ~1 ms of planning per
+    # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). The settings go with it unless
+    # the connection's session has them (`SEARCH_SESSION`); saving and restoring them took two more
+    # statements a search. Binary results, so stored vectors parse as arrays at no cost (text parsing
+    # took ~1 ms).
+    if session_settings(conn) == SEARCH_SESSION and reach.beam == HNSW_BEAM_MIN:
+        cur = psycopg.RawCursor(conn).execute(stmt, params, binary=True, prepare=True)
+    else:
+        with conn.pipeline():
+            apply_settings(conn, SEARCH_SESSION | {"hnsw.ef_search": str(reach.beam)}, local=True)
             cur = psycopg.RawCursor(conn).execute(stmt, params, binary=True, prepare=True)
-        else:
-            with conn.pipeline():
-                apply_settings(conn, SEARCH_SESSION | {"hnsw.ef_search": str(reach.beam)}, local=True)
-                cur = psycopg.RawCursor(conn).execute(stmt, params, binary=True, prepare=True)
-        rows = cur.fetchall()
+    rows = cur.fetchall()
     words = query_words(req.query)
     candidates, vectors, adjacent = [], {}, {}
     # On every row: the text leg's ideal match for the query, the searched instances' memory count and

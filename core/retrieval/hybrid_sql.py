@@ -19,12 +19,17 @@ What keeps it fast (measured on 10,000 synthetic memories, per query, see benchm
   its named placeholders turned into Postgres's own ($1, $2, ...) there too: it goes through a raw cursor
   (`psycopg.RawCursor`), which parses nothing. psycopg parses a named statement again at every execution
   when it is longer than 4 kB (its cache's bound; ours is 6.8 kB): 0.06 ms a search.
+- A query whose relations may add words (`core.retrieval.relations`: "my daughter" → "Inês", read before
+  it; "Inês" → "daughter", read by it) gets a shape of its own, which weighs them as the query's words they
+  stand for; a query with neither a role asked about nor a capitalised word runs the statement it ran
+  before, byte for byte.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import NamedTuple
@@ -35,6 +40,7 @@ from psycopg import sql
 from psycopg.types.array import ListBinaryDumper
 
 from core.embeddings import Embedder
+from core.formation.relations import asked
 from core.ids import SHARED_INSTANCE
 from core.index.names import postings_of
 from core.index.records import (
@@ -46,6 +52,7 @@ from core.index.records import (
 )
 from core.index.text import BM25_IDF, text_leg
 from core.models import FusionProfile
+from core.retrieval.relations import Related, named_roles
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
 QUERY_WORDS = 256  # distinct words of a query weighed for its vector (the first ones)
@@ -114,6 +121,9 @@ RETRIEVABLE = sql.SQL("""(NOT m.metadata ?| ARRAY['observations', 'superseded_at
     observations=_truthy("observations"), superseded=_truthy("superseded_at"))
 
 
+_RELATED = sql.SQL("SELECT * FROM unnest(%(related)s::text[], %(stands)s::text[], %(rw)s::float8[])")
+
+
 def shown_by(profile: FusionProfile) -> tuple[list[str], bool] | None:
     """(kinds, superseded): the parameters of `RETRIEVABLE` for what `profile` retrieves, or None when it
     retrieves every memory."""
@@ -165,13 +175,18 @@ def window_params(since: datetime | None, until: datetime | None) -> dict:
 
 
 def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str],
-                        shown: tuple[list[str], bool] | None, postings: int = 0) -> tuple[bytes, list]:
+                        shown: tuple[list[str], bool] | None, postings: int = 0,
+                        related: Sequence[Related] = ()) -> tuple[bytes, list]:
     """The first `req.pool` candidates of each leg, the vector leg and the text leg, with their fusion inputs,
     stored vectors and immediate neighbours, from `partitions` ({instance: partition table} of the searched
     instances that have memories). With `shown` (`shown_by`), each leg holds only the memories it keeps
     (`RETRIEVABLE`), ranked among themselves. The text leg reads each query word's first `postings`
     postings, at least 100 and 4 a candidate (`core.index.text.text_leg`). The statement is for a raw cursor
-    (`psycopg.RawCursor`), with its values in its placeholders' order (`Statement`)."""
+    (`psycopg.RawCursor`), with its values in its placeholders' order (`Statement`). A hybrid search also
+    searches what the query's relations add (`core.retrieval.relations`), each word weighing as the query's
+    word it stands for: `related`, the names of the roles it asks about, in the text leg and, with static
+    word vectors, in the query's vector; and the roles of the names it holds, which the statement reads
+    (`named_roles`), in the text leg."""
     params: dict = {"instances": list(partitions), "q": qvec, "text": req.query,
                     "vpool": req.pool if req.search_type != "text" else 0,
                     "tpool": req.pool if req.search_type != "vector" else 0}
@@ -192,8 +207,19 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
     if vectors is not None:  # each occurrence of a word counts
         params["words"] = list(counts)
         params["wv"] = BinaryList(vectors * np.array(list(counts.values()), dtype=np.float32)[:, None])
+    # What the query's relations add (`core.retrieval.relations`): the names of the roles it asks about, read
+    # before, to both legs (the vector: each name's weighed by the idf of the role's word, as the statement
+    # weighs words); the roles of the names it holds, read by the statement, to the text leg.
+    if related:
+        params["related"], params["stands"], params["rw"] = map(list, zip(*related, strict=True))
+        if vectors is not None and (added := embedder.word_vectors(params["related"])) is not None:
+            params["words"] = params["words"] + params["stands"]
+            params["wv"] = BinaryList(np.concatenate([params["wv"], added * np.float32(params["rw"])[:, None]]))
+    names = list(asked(req.query)[1]) if req.search_type == "hybrid" else []
+    if names:
+        params["names"] = names
     stmt = _statement(embedder.dim, embedder.name, tuple(partitions.values()), tuple(used),
-                      vectors is not None, shown is not None)
+                      vectors is not None, shown is not None, bool(related), bool(names))
     return stmt.text, [params[name] for name in stmt.names]
 
 
@@ -226,7 +252,7 @@ def positional(named: bytes) -> Statement:
 
 @lru_cache(maxsize=512)
 def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tuple[str, ...],
-               weighted: bool, hides: bool) -> Statement:
+               weighted: bool, hides: bool, related: bool = False, named: bool = False) -> Statement:
     """The statement for one shape of request, composed once: composing it took 0.25 ms a query."""
     one = len(partitions) == 1
     table = sql.Identifier(partitions[0] if one else "memory")
@@ -255,6 +281,9 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     # it has its `tpool`. Each row carries the searched instances' memory count (`st.n`) and whether a
     # query word's postings were cut (`tc.cut`), which tell the caller whether a short leg had more to find;
     # with no candidate, one row carries them alone.
+    # The words the query's relations add (`core.retrieval.relations`): names given with the statement
+    # (`related`), roles of the names it holds read by it (`named`).
+    added = [part for part, wanted in ((_RELATED, related), (named_roles(table), named)) if wanted]
     own = (_OWN_WEIGHTED.format(dim=sql.Literal(dim), vt=vt, idf=BM25_IDF.format(df=sql.SQL("coalesce(l.df, 0)")))
            if weighted else _OWN_PLAIN.format(vt=vt))
     stmt = sql.SQL("""
@@ -293,6 +322,7 @@ LEFT JOIN LATERAL (
 """).format(vt=vt, where=where, model=model, table=table, own=own,
             hidden=sql.SQL(" AND {}").format(RETRIEVABLE) if hides else sql.SQL(""),
             text_leg=text_leg(filtered, where, "exclude" in used, table, postings,
-                              RETRIEVABLE if hides else None),
+                              RETRIEVABLE if hides else None,
+                              sql.SQL(" UNION ALL ").join(added) if added else None),
             cols=sql.SQL(", ").join(sql.Identifier("m", c.strip()) for c in ROW_COLUMNS.split(",")))
     return positional(stmt.as_bytes(None))

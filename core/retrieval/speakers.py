@@ -29,7 +29,12 @@ def speaker_of(memory: MemoryRow) -> str | None:
     named = (memory.metadata or {}).get("speaker")
     if isinstance(named, str) and named.strip():
         return named
-    label = _LABEL.match(memory.content)
+    return transcript_label(memory.content)
+
+
+def transcript_label(text: str) -> str | None:
+    """The speaker's name a transcript line opens with ("Caroline: …" → "Caroline"), else None."""
+    label = _LABEL.match(text)
     return label.group(1) if label else None
 
 

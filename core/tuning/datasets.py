@@ -3,7 +3,8 @@
 - LoCoMo (`snap-research/LoCoMo`, a JSON list of samples): each conversation becomes its own evaluation
   instance, its turns memories of kind "turn" (id = the dia_id made id-safe, "D1:3" -> "D1_3"; content
   "speaker: text", plus the photo caption when there is one, never the image search `query`, which
-  sometimes holds the answer); created_at and event time = the session's date. Questions become queries
+  sometimes holds the answer); created_at and event time = the session's date; the relations a turn's
+  speaker states ("my daughter Sara", `core.formation.relations`) in its metadata. Questions become queries
   whose relevant ids are their evidence. Category 5 (adversarial) and questions without usable evidence
   are left out and counted.
 - JSONL: one `{"query", "relevant": [ids], "category"?}` per line, against an existing instance. A query
@@ -25,12 +26,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import InvalidInput, explain_validation
+from core.formation.relations import with_relations
 from core.ids import labelled_id, validate_id
 from core.index.records import event_time_of
 from core.index.text import with_conversation_context
 from core.models import MemoryRecord
 
-LOADER_VERSION = "locomo-turns-3"  # part of each instance's content hash: change it when records change
+LOADER_VERSION = "locomo-turns-4"  # part of each instance's content hash: change it when records change
 LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.json)"
 EVAL_PREFIX = "eval-locomo"  # every instance the evaluation makes is named "eval-locomo-<sample>-<hash>"
 _DIA_RE = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
@@ -167,7 +169,8 @@ def locomo_sample(sample: dict, *, instance_prefix: str = EVAL_PREFIX) -> tuple[
                 content += f" [shares a photo: {turn['blip_caption']}]"
             records.append(MemoryRecord(instance=instance, id=memory_id_of(dia), kind="turn", content=content,
                                         created_at=at, chain_id=f"session-{n}", event_time=event_time_of(at),
-                                        metadata={"dia_id": dia, "session": n, "sample_id": sample_id}))
+                                        metadata=with_relations({"dia_id": dia, "session": n,
+                                                                 "sample_id": sample_id}, content)))
     records = with_conversation_context(records)  # a turn is searched with its neighbours' words too
     known = {r.id for r in records}
     queries: list[EvalQuery] = []

@@ -20,6 +20,7 @@ from core.admin.deletion import (
 )
 from core.conversation.thoughts import RatingRecord
 from core.errors import InvalidInput
+from core.formation.relations import with_relations
 from core.ids import Id, pg_json
 from core.index.records import event_time_of
 from core.models import EventTime, MemoryRecord, Metadata, SomeText, Tags
@@ -86,7 +87,8 @@ def add_memory(wb: Workbench, req: AddMemory) -> AddedMemory:
         _check_replaceable(wb, instance, req.id)
     now = datetime.now(UTC)
     record = MemoryRecord(instance=instance, id=req.id or f"mem-{uuid.uuid4().hex}", kind=req.kind,
-                          content=req.content, created_at=now, tags=req.tags, metadata=pg_json(req.metadata),
+                          content=req.content, created_at=now, tags=req.tags,
+                          metadata=with_relations(pg_json(req.metadata), req.content),  # "my daughter Inês"
                           event_time=event_time_of(req.event_time) if req.event_time else EventTime())
     wb.index.add([record])
     return AddedMemory(instance=instance, id=record.id, kind=record.kind, created_at=now,

@@ -431,8 +431,9 @@ def test_a_query_word_list_is_cut_only_when_it_is_longer_than_the_postings_read(
     wb = keyword_workbench
     req = SearchRequest(query="paris", instance=instance, top_k=3, include_shared=False)
     partitions = searched_partitions(wb.pool(), [instance])
-    _, said = _candidates(wb.search_pool(), wb.embedder, req, wb.embedder.embed("paris"), partitions,
-                          shown_by(req.profile), Reach(beam=HNSW_BEAM_MIN, postings=0))
+    with wb.search_pool().connection() as conn:
+        _, said = _candidates(conn, wb.embedder, req, wb.embedder.embed("paris"), partitions,
+                              shown_by(req.profile), Reach(beam=HNSW_BEAM_MIN, postings=0))
     assert said.cut is cut
 
 

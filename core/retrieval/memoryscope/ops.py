@@ -178,9 +178,11 @@ def type_ratios_note(memories: Sequence[ScopeMemory]) -> str:
 
 
 # The index's own bookkeeping in a memory's metadata (which message an observation came from, what
-# formation read it as, the observations a message left): ids and labels that mean nothing to the model
-# the printed memories are put before. The trace and the explorer show them.
-BOOKKEEPING = frozenset({"formed_by", "message_kind", "source_thought", "observations", "thought_number"})
+# formation read it as, the observations a message left, the relations retrieval reads, which its text
+# says already): ids and labels that mean nothing to the model the printed memories are put before. The
+# trace and the explorer show them.
+BOOKKEEPING = frozenset({"formed_by", "message_kind", "source_thought", "observations", "thought_number",
+                         "relations"})
 
 
 def print_memories(memories: Sequence[ScopeMemory]) -> str:
