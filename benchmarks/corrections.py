@@ -12,14 +12,19 @@ the Thursday": no fact says which day). Every correction formation read is score
 - wrong: it superseded anything else;
 - missed: it superseded nothing though the fact had been told before it;
 - rightly none: nothing superseded, and the fact was not told before it (or never is).
-Offline embedder, no LLM: formation's rules (`core.formation.supersede`).
+Offline embedder, no LLM: formation's rules (`core.formation.supersede`). The demo tells each fact once, so
+a statement that superseded a fact there (an update, `core.formation.updates`) replaced nothing: counted as
+`updates`.
 
 Then the cases of tests/data/supersessions.jsonl, each in an instance of its own: its facts told in
 conversations of their own a day apart, then a later message in another one (as an import leaves them),
 formed as `workbench formation run` forms them. The later message corrects one of the facts, or none:
 it compares ("not to peanuts like me") or tells a fact about someone else ("My son is allergic to eggs,
-not peanuts."). Scored as above: right, wrong (it superseded anything else, or something when it
-corrects nothing), missed, rightly none. And statement by statement, for the cases that name them
+not peanuts."), or it narrates a change (`group` "update": "We just moved to Denver last week") or nearly
+does (`group` "near-miss": "My brother just moved to Denver"). `corrects` names the told message it
+supersedes, or several (a correction or an update supersedes every fact stating the state it replaces).
+Scored as above: right (exactly those), wrong (anything else, or something when it corrects nothing),
+missed (nothing, or only some of them), rightly none; and by group. And statement by statement, for the cases that name them
 (`statement`, `keeps`): whether the statement corrected is no longer retrieved, and whether the other
 statements its messages told still are (a correction hides what it corrects, not the rest of the message).
 """
@@ -46,6 +51,7 @@ from core.models import DEFAULT_PROFILE, PRESET_PROFILES
 from core.retrieval.ranking import retrievable
 
 CASES = Path(__file__).parents[1] / "tests" / "data" / "supersessions.jsonl"
+OUTCOMES = ("right", "wrong", "missed", "rightly none")
 
 # Each correction of the demo and the fact it corrects (None: no fact says it).
 CORRECTS: dict[str, str | None] = {
@@ -109,9 +115,22 @@ def score(wb, instance: str | None = None) -> dict:
             fact = CORRECTS[said[oid]]
             outcomes["missed" if fact in told and told[fact] < at else "rightly none"] += 1
     total = sum(outcomes.values())
-    return {"corrections": total, **{k: outcomes[k] for k in ("right", "wrong", "missed", "rightly none")},
+    # The demo tells each fact once: a statement that superseded a fact (an update) replaced nothing there.
+    updates = [{"statement": said.get(by, by), "superseded": said.get(oid, oid)}
+               for oid, by in _superseded_by(wb, instance or wb.settings.instance)]
+    return {"corrections": total, **{k: outcomes[k] for k in OUTCOMES},
             "correct_share": round((outcomes["right"] + outcomes["rightly none"]) / max(1, total), 3),
-            "wrong_examples": wrong[:10]}
+            "wrong_examples": wrong[:10], "updates": len(updates), "update_examples": updates[:10]}
+
+
+def _superseded_by(wb, instance: str) -> list[tuple[str, str]]:
+    """(fact, the statement that superseded it) for every fact of `instance` a statement, not a correction,
+    superseded (an update: `core.formation.updates`); not the facts' copies."""
+    with wb.index.pool.connection() as conn:
+        return conn.execute("SELECT t.id, o.id FROM memory t JOIN memory o ON o.instance = t.instance "
+                            "AND o.id = t.metadata->>'superseded_by' WHERE t.instance = %s AND t.kind = ANY(%s) "
+                            "AND o.metadata->>'message_kind' = 'statement' ORDER BY t.created_at, t.id",
+                            (instance, ["observation", "user"])).fetchall()
 
 
 def load_cases(path: Path = CASES) -> list[dict]:
@@ -133,7 +152,7 @@ def score_cases(wb, cases: list[dict] | None = None, prefix: str | None = None) 
     (see the module) and scored by what its later message superseded."""
     cases = load_cases() if cases is None else cases
     prefix = prefix or f"sup-{uuid.uuid4().hex[:8]}"
-    outcomes, wrong, missed = Counter(), [], []
+    outcomes, wrong, missed, by_group = Counter(), [], [], {}
     statements = {"corrected": 0, "hidden": 0, "others": 0, "others_kept": 0, "others_hidden": []}
     start = datetime.now(UTC) - timedelta(days=len(cases) + 30)
     for n, case in enumerate(cases):
@@ -143,27 +162,34 @@ def score_cases(wb, cases: list[dict] | None = None, prefix: str | None = None) 
         _store_chain(wb, instance, "later", case["later"], start + timedelta(days=len(case["told"]) + 1))
         form_instance(wb, instance)
         with wb.index.pool.connection() as conn:
-            superseded = [row[0] for row in conn.execute(
-                "SELECT s.content FROM memory o JOIN memory t ON t.instance = o.instance "
-                "AND t.id = o.metadata->>'supersedes' JOIN memory s ON s.instance = t.instance "
+            # Every fact superseded (a message's observations, or the message itself), by whatever observation
+            # superseded it: a correction or an update may supersede several facts (not their copies).
+            superseded = sorted({row[0] for row in conn.execute(
+                "SELECT s.content FROM memory t JOIN memory o ON o.instance = t.instance "
+                "AND o.id = t.metadata->>'superseded_by' JOIN memory s ON s.instance = t.instance "
                 "AND s.id = COALESCE(t.metadata->>'source_thought', t.id) "
-                "WHERE o.instance = %s AND o.metadata ? 'supersedes'", (instance,)).fetchall()]
+                "WHERE t.instance = %s AND t.kind = ANY(%s)", (instance, ["observation", "user"])).fetchall()})
         _statements_kept(wb, instance, case, statements)
         expected = case["corrects"]
-        if superseded:
-            outcome = "right" if superseded == [expected] else "wrong"
-            if outcome == "wrong":
-                wrong.append({"later": case["later"], "superseded": superseded, "corrects": expected})
-        else:
-            outcome = "missed" if expected else "rightly none"
-            if expected:
-                missed.append({"later": case["later"], "corrects": expected})
+        expected = sorted({expected} if isinstance(expected, str) else set(expected or ()))
+        group = case.get("group", "correction")
+        if superseded == expected:
+            outcome = "right" if expected else "rightly none"
+        elif set(superseded) - set(expected):
+            outcome = "wrong"
+            wrong.append({"later": case["later"], "superseded": superseded, "corrects": expected})
+        else:  # nothing, or only some of the facts it replaces
+            outcome = "missed"
+            missed.append({"later": case["later"], "superseded": superseded, "corrects": expected})
         outcomes[outcome] += 1
+        by_group.setdefault(group, Counter())[outcome] += 1
     total = sum(outcomes.values())
-    return {"cases": total, **{k: outcomes[k] for k in ("right", "wrong", "missed", "rightly none")},
+    return {"cases": total, **{k: outcomes[k] for k in OUTCOMES},
             "correct_share": round((outcomes["right"] + outcomes["rightly none"]) / max(1, total), 3),
+            "by_group": {g: {"cases": sum(c.values()), **{k: c[k] for k in OUTCOMES}}
+                         for g, c in by_group.items()},
             "statements": {**statements, "others_hidden": statements["others_hidden"][:10]},
-            "wrong_examples": wrong[:10], "missed_examples": missed[:10]}
+            "wrong_examples": wrong[:20], "missed_examples": missed[:20]}
 
 
 def _statements_kept(wb, instance: str, case: dict, into: dict) -> None:

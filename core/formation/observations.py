@@ -32,6 +32,7 @@ from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.kinds import classify, reads_as_correction, told_statements
 from core.formation.relations import with_relations
+from core.formation.updates import says_a_change
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.llm import LLM, Message
@@ -39,7 +40,7 @@ from core.models import MESSAGE_KINDS, EventTime, MemoryContext, MemoryRecord, M
 from core.retrieval.timeparse import parse_time_hint
 
 OBSERVED = ("statement", "correction")  # the kinds whose facts become observations
-SUPERSESSION_KEYS = ("superseded_at", "superseded_by")
+SUPERSESSION_KEYS = ("superseded_at", "superseded_by", "superseded_also")
 JSON_RETRIES = 2
 MIN_TOLD_WORDS = 4  # a question's other sentences are kept as a fact from this many words ("Thanks!" is not)
 # What opens a correction before the fact it tells ("No, it was Lyon" → "It was Lyon"). Its "no" is the
@@ -209,6 +210,7 @@ class Correction:
     question: str | None  # the user's previous message, when it asked something
     previous_context: list[str] = field(default_factory=list)  # the memories the previous answer used
     said: str = ""  # what the correction says: its message, or its own statement among several
+    update: bool = False  # a statement that replaces an earlier state ("We just moved to Denver"), no correction
 
     def __post_init__(self):
         self.said = self.said or self.message.thought
@@ -256,6 +258,10 @@ class Formation:
                 one = len(observations) == 1
                 corrections += [Correction(o, message, question, context, message.thought if one else o.content)
                                 for n, o in enumerate(observations) if n in formed.correcting]
+            # A statement that says a change supersedes the state it replaces (`core.formation.updates`).
+            corrections += [Correction(o, message, None, said=o.content, update=True)
+                            for n, o in enumerate(observations)
+                            if formed.kind_of(n) == "statement" and says_a_change(o.content)]
         return self._keep_supersessions(out), corrections
 
     def _observation(self, record: MemoryRecord, formed: Formed, fact: str, n: int) -> MemoryRecord:

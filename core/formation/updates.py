@@ -1,0 +1,369 @@
+"""Updates: a statement that replaces an earlier state of the same attribute of the same subject ("We just
+moved to Denver last week" after "I live in Chicago", "Maya is 6 now" after "Maya is 5 now"). It is a
+statement, an observation of its own, that also supersedes the facts stating the state it replaces
+(`core.formation.supersede.supersede`); its kind stays "statement", so feedback, which reads corrections,
+reads it as before.
+
+A statement is read clause by clause (`read`) into claims: who (the user, or a person by name or by what
+they are to the user), which attribute, which values. The attributes are a small table (`ATTRIBUTES`:
+residence, employer, vehicle, goal, each named by a few words), an age ("Maya is 6", "turned 7", "I'm
+34"), a count ("we have three cats") and what the user's own noun is ("my dentist is Dr. Lee", "our rent
+went up to 1,950"). The values are the names (capitalised words) and the numbers the claim's clause holds.
+
+An update (`Reading.update`) says a change: "now", "anymore", "no longer", "instead of", "switched/moved/
+changed/relocated to", "just" or "have" before a verb of change ("just started", "we've moved"), a verb of
+change with a recent time ("started at … this week"), "new job/car/…", "turned N", "sold/quit X". A clause
+that is hypothetical or still to come ("if", "would", "we're thinking about moving", "we'll move"), in the
+past ("used to", "lived", "was", "in 2019", "ago"), an addition ("also", "another", "a second") or a
+change denied ("we didn't move") says none, and claims nothing: "We moved to Chicago in 2019" is a past
+event, "We also bought a second car" adds one.
+
+It replaces a fact (`replaces`) when a claim of each has the same attribute and the same subject, and:
+- the update names the fact's value as no longer so ("instead of 2:05", "sold the Civic", "not Lisbon
+  anymore", "I don't live in Chicago anymore", "left Deloitte", "moved from Chicago"); or
+- the fact holds a value the update does not and the update one the fact does not, a home or an employer
+  sharing none ("I live in Chicago" → "we just moved to Denver"; "We just moved into a bigger apartment in
+  Chicago" replaces nothing); an age
+  only grows ("Maya was 5" replaces nothing, and it is in the past anyway); a goal's values are of one
+  shape (times, or numbers of one unit) and the two share their topic when both name one ("my goal for
+  the Boulder 10K" is not "my goal for the Denver Half").
+The fact must claim a current state itself: "We're moving to Denver in August" (a plan) and "I drove a
+Jeep when I lived in Texas" claim nothing, and are never superseded.
+
+Conservative on purpose: a wrong supersession hides a true fact, which is worse than a missed one. A
+subject that is only "he"/"she", or a clause about the user and someone else at once, claims nothing; a
+new value said without a marker ("I work at Brightwave Health" after "I work at Acme") is no update (a
+second job, a neighbourhood after a city). Measured on tests/data/supersessions.jsonl (`python -m
+benchmarks.corrections`; tests/unit/test_updates.py reads it offline): 34 of 36 updates supersede what they
+replace, none of 35 near-misses anything; of the 24 written after the rules, on the first run 7 of 12
+updates were right and no near-miss wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END
+from core.formation.subjects import OTHER, PEOPLE, SELF, clause_subject
+
+# attribute → the words that name it in a clause. Small on purpose: an attribute missing here is superseded
+# only by a correction (or as an age, a count, or what the user's own noun is).
+ATTRIBUTES: dict[str, str] = {
+    "residence": r"live|lives|living|moved\s+(?:to|into|from|out|away|back)|relocated|address|hometown"
+                 r"|rent\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+)?(?:flat|house|apartment|place|room|condo|studio)",
+    "employer": r"work(?:s|ing)?\s+(?:at|for)|job|employer|hired|started\s+at|joined\s+(?:[\w&.'-]+\s+){1,3}?as"
+                r"|(?:am|'m|as)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:at|for)",
+    "vehicle": r"drive|drives|driving|car|truck|suv|van|minivan|vehicle|motorbike|motorcycle",
+    "goal": r"goal|aim|aiming|target|shooting\s+for",
+}
+NUMERIC = {"goal"}  # values are numbers only ("2:05", "30 books")
+NAMED_ONLY = {"residence", "employer"}  # values are names only (a city is never a number)
+
+# "now", not "right now" (a state, not a change), "for now", "just now", "by now", "now and then".
+_NOW = (r"(?<!right\s)(?<!for\s)(?<!just\s)(?<!by\s)(?<!until\s)(?<!till\s)(?<!from\s)\bnow\b"
+        r"(?!\s+and\s+(?:then|again))")
+_CHANGE_VERB = (r"moved|started|bought|sold|got|joined|switched|changed|turned|left|quit|relocated|became|"
+                r"signed|upgraded|traded|retired|transferred|adopted")
+_RECENT = (r"this\s+(?:week|month|morning|year)|last\s+(?:week|month|night)|yesterday|today|recently|finally|"
+           r"a\s+(?:few|couple\s+of)\s+(?:days|weeks)\s+ago|the\s+other\s+day")
+# What says a change, in the clause of what changed.
+MARKER = re.compile(
+    rf"{_NOW}|\bany\s*more\b|\bany\s+longer\b|\bno\s+longer\b|\binstead\s+of\b|\bno\s+more\b"
+    r"|\b(?:switched|changed|moved|relocated|transferred|upgraded|downgraded|went\s+(?:up|down)|increased|"
+    r"decreased|rose|dropped|fell)\s+(?:over\s+)?(?:to|into)\b"
+    rf"|\b(?:just|(?:have|has|'ve|'s)\s+(?:just\s+)?)(?:{_CHANGE_VERB})\b"
+    rf"|\b(?:{_CHANGE_VERB})\b.*\b(?:{_RECENT})\b|\b(?:{_RECENT})\b.*\b(?:{_CHANGE_VERB})\b"
+    r"|\bnew\s+(?:[\w-]+\s+)?(?:job|car|address|home|house|apartment|flat|place|employer|company|role|position|"
+    r"goal|target|manager|boss|dentist|doctor|number|truck)\b"
+    r"|\b(?:sold|quit|traded\s+in|got\s+rid\s+of)\b|\bturned\s+\d"
+    # a state begun at a time: "we've been living in Braga since March"
+    r"|\b(?:have|has|'ve|'s)\s+been\s+\w+ing\b.*\bsince\b", re.IGNORECASE)
+# A clause that says no change now (see the module): hypothetical or still to come, past, an addition, denied.
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|would|could|might|(?-i:may)|maybe|perhaps|wish|hope|hoping|dream|someday|eventually|unless|"
+    r"thinking\s+(?:about|of)|considering|plan(?:s|ning|ned)?\s+to|want(?:s|ed)?\s+to|going\s+to|gonna|will|"
+    r"should|soon|next\s+(?:week|month|year|spring|summer|fall|autumn|winter)|in\s+case)\b|'ll\b|'d\b|\?"
+    r"|\b(?:'re|are|'m|am|is|'s)\s+(?:moving|relocating|starting|leaving|switching|selling|buying|changing|"
+    r"quitting|joining)\b", re.IGNORECASE)
+_PAST = re.compile(r"\b(?:used\s+to|lived|drove|was|were|had\s+been|ago|back\s+(?:in|when|then)|previously|"
+                   r"formerly|in\s+(?:19|20)\d\d|as\s+a\s+(?:kid|child|student|teenager))\b|(?<!ve\s)\bworked\b",
+                   re.IGNORECASE)
+_ADDITION = re.compile(r"\b(?:also|too|as\s+well|another|second|third|additional|extra|in\s+addition|both)\b",
+                       re.IGNORECASE)
+_DENIED = re.compile(rf"\b(?:didn't|did\s+not|never|haven't|have\s+not|hasn't|not)\s+(?:yet\s+)?(?:{_CHANGE_VERB}|"
+                     r"move|start|buy|sell|switch|change|leave|join)\b", re.IGNORECASE)
+
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
+# Where a clause ends: a semicolon, a colon, a comma (not before an apposition, "…car, a Kia Niro"), a dash,
+# or a joining word. What opens a clause without saying anything is taken off (`_LEAD`).
+_CLAUSES = re.compile(r"[;:]\s+|,\s+(?!(?:a|an|the)\s+(?-i:[A-ZÀ-Þ]))|\s+[—–-]+\s+"
+                      r"|\s+(?:and|but|so|while|because|though|although)\s+", re.IGNORECASE)
+_LEAD = re.compile(r"^\W*(?:(?:and|but|so|also|then|now|actually|update|well|yes|no|sorry|ok|okay|anyway|"
+                   r"big\s+news|news)\b[\s,:!-]*)*", re.IGNORECASE)
+
+# Whom a clause is about, from its first words (`_who`).
+_PERSON = "|".join(re.escape(p) for p in sorted(PEOPLE, key=len, reverse=True))
+_RELATION = re.compile(rf"(?:my|our|the\s+user's)\s+(?:[\w-]+\s+){{0,2}}?({_PERSON})(?![\w-])"
+                       r"(?:\s+((?-i:[A-ZÀ-Þ])[\w'-]*))?", re.IGNORECASE)
+_AND_I = re.compile(r"[\w\s'-]{1,40}?\band\s+(?:i|me)\b", re.IGNORECASE)
+_SELF = re.compile(r"(?:i|we)(?:'m|'ve|'re|'d)?\b|(?:my|our)\s", re.IGNORECASE)
+# A name opens a clause when a verb follows it ("Maya is 6", "Priya got a job", "Priya's goal").
+_NAMED = re.compile(r"((?-i:[A-ZÀ-Þ])[\w-]*)(?:'s\b|\s+(?:is|was|has|had|just|got|turned|turns|lives|moved|works|"
+                    r"started|joined|left|sold|bought|drives|goes|went|now)\b)", re.IGNORECASE)
+# A clause whose subject is a thing or someone unnamed: about nobody known.
+_THING = re.compile(r"(?:the|a|an|this|that|these|those|it|it's|its|there|here|his|her|their|they|they're|he|"
+                    r"she|he's|she's|you|your|(?-i:[A-ZÀ-Þ]))\b", re.IGNORECASE)
+# Capitalised words that name nobody and nothing a fact holds.
+_NOT_NAMES = frozenset({
+    "i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've", "my", "our", "the", "a", "an", "this", "that",
+    "these", "those", "it", "it's", "there", "here", "what", "when", "where", "who", "how", "which", "why", "he",
+    "she", "they", "his", "her", "their", "you", "your", "first", "last", "next", "today", "yesterday",
+    "tomorrow", "mr", "mrs", "ms", "dr", "st", "one", "two", "no", "not", "every", "each", "some", "all", "just"})
+_MONTHS_DAYS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+
+_TOKEN = re.compile(r"\d+(?:[:.,]\d+)*|[^\W_]+(?:'[^\W_]+)?")
+_VALUE = re.compile(r"(?<![\w'])(?:\d+(?:[:.,]\d+)*(?![\w'])|(?-i:[A-ZÀ-Þ])[\w'&-]*)")
+_NUMBER_WORDS = {w: str(n) for n, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven",
+                                                  "eight", "nine", "ten", "eleven", "twelve"))}
+# "Maya is 6", "Maya's 6 now", "I'm 34 years old", "Inês turned 7": not "is 6 feet", "turns 7 on Friday".
+_AGE = re.compile(
+    r"(?P<who>(?<![\w'])[\w-]+)(?:'s|'m|\s+(?:is|am|turned|just\s+turned|has\s+turned|turns(?=\s+\d+\s+(?:today|now))))"
+    r"\s+(?:now\s+)?(?P<n>\d{1,3})(?=\s+years?\s+old\b|\s+now\b|\s*(?:[.;:!?]|,\s|$)|\s+(?:and|but|today|"
+    r"yesterday|this|last)\b)", re.IGNORECASE)
+_TURNED = re.compile(r"(?:just\s+)?turned\s+(?P<n>\d{1,3})\b", re.IGNORECASE)
+# "We have two cats", "my sister has three cats now".
+_COUNT = re.compile(rf"(?P<who>(?<![\w'])[\w'-]+)\s+(?:have|has|own|owns|'ve\s+got|have\s+got)\s+(?:now\s+)?"
+                    rf"(?P<n>\d+|{'|'.join(_NUMBER_WORDS)})\s+(?P<noun>[a-z]+)", re.IGNORECASE)
+# What the user's own noun is: "my dentist is now Dr. Lee", "our rent went up to 1,950".
+_POSSESSED = re.compile(
+    r"\b(?:my|our)\s+(?:new\s+|current\s+)?(?:[a-z-]+\s+){0,2}?(?P<noun>[a-z-]+)\s+(?:is|are|'s|went\s+(?:up|down)\s+to|"
+    r"increased\s+to|rose\s+to|dropped\s+to|fell\s+to|changed\s+to)\s+(?:now\s+)?(?P<value>[^,;!?]*)",
+    re.IGNORECASE)
+# What an update says is no longer so (X, up to three words, its names and numbers): "instead of X", "not X
+# anymore", "I don't live in X anymore", "no longer work at X", "sold the X", "left X" (an employer), "moved
+# (away) from X" (a home), "used to live in X" (the one said of a past clause).
+_X = r"(?P<x>(?:[\w'&:.,-]+\s+){0,2}?[\w'&:-]+?)"
+_END = r"(?=[,.;:!?](?:\s|$)|\s+(?:and|but|so|now|for|to|in|on|after|last|this|yesterday)\b|$)"
+_ANYMORE = r"\s+any\s*(?:more|longer)\b"
+_OLD: list[tuple[str | None, re.Pattern[str]]] = [
+    (None, re.compile(rf"\binstead\s+of\s+(?:the\s+|my\s+|our\s+|a\s+)?{_X}{_END}", re.IGNORECASE)),
+    (None, re.compile(rf"\bnot\s+(?:in\s+|at\s+|the\s+)?{_X}{_ANYMORE}", re.IGNORECASE)),
+    (None, re.compile(rf"\b(?:don't|do\s+not|doesn't|does\s+not)\s+(?:\w+\s+){{1,2}}?(?:in|at|for|the|a|my|our)\s+"
+                      rf"{_X}{_ANYMORE}", re.IGNORECASE)),
+    (None, re.compile(rf"\bno\s+longer\s+(?:\w+\s+){{1,2}}?(?:in|at|for|the|a|my|our)\s+{_X}{_END}",
+                      re.IGNORECASE)),
+    (None, re.compile(rf"\b(?:sold|traded\s+in|got\s+rid\s+of)\s+(?:the\s+|my\s+|our\s+|his\s+|her\s+)?{_X}{_END}",
+                      re.IGNORECASE)),
+    ("employer", re.compile(rf"\b(?:left|quit)\s+(?:my\s+job\s+at\s+)?{_X}{_END}", re.IGNORECASE)),
+    ("residence", re.compile(rf"\bmoved\s+(?:away\s+|out\s+)?(?:from|of)\s+{_X}{_END}", re.IGNORECASE)),
+]
+_USED_TO = re.compile(rf"\bused\s+to\s+\w+\s+(?:in\s+|at\s+|for\s+|a\s+|the\s+)?{_X}{_END}", re.IGNORECASE)
+# The words of a clause that are no topic (a goal's topic: "the Denver Half", "the Boulder 10K").
+_NO_TOPIC = frozenset({
+    "i", "me", "my", "we", "our", "us", "you", "is", "are", "was", "were", "be", "been", "am", "'m", "'s",
+    "'re", "i'm", "the", "a", "an", "to", "of", "in", "on", "at", "for", "with", "by", "from", "and",
+    "but", "so", "now", "just", "new", "goal", "aim", "aiming", "target", "instead", "this", "that", "it",
+    "its", "have", "has", "had", "go", "going", "went", "there", "here", "still", "also", "very"})
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a clause says of someone: who (SELF, or the names and relations that say who), the attribute,
+    its values (names and numbers, lower case, no accents), and whether the clause says it changed."""
+
+    who: frozenset[str]
+    attribute: str
+    values: frozenset[str]
+    changed: bool = False
+    topic: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A statement read for what it claims and what it says is no longer so (see the module)."""
+
+    claims: tuple[Claim, ...]
+    old: tuple[tuple[frozenset[str], str | None, frozenset[str]], ...]  # (who, attribute or None, values)
+    tokens: frozenset[str]
+
+    @property
+    def update(self) -> bool:
+        """Whether it says a change of something it names: a claim said to have changed, or a value no
+        longer so."""
+        return bool(self.old) or any(c.changed for c in self.claims)
+
+
+def _plain(text: str) -> str:
+    """Lower case without accents, as `core.formation.supersede.plain` (which reads this module)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+
+
+def values(text: str, *, numbers: bool = True, skip: frozenset[str] = frozenset(), first: bool = False
+           ) -> frozenset[str]:
+    """The names (capitalised words, not a month or a day, nor the text's first word, which any sentence
+    capitalises, unless `first`) and the numbers of a text, lower case and without accents."""
+    found = set()
+    for m in _VALUE.finditer(text):
+        word = _plain(m.group()).strip("'-").removesuffix("'s")
+        if word[:1].isdigit():
+            if numbers:
+                found.add(word)
+        elif (word not in _NOT_NAMES and word.removesuffix("s") not in _MONTHS_DAYS and word not in skip
+              and (first or m.start() > 0)):
+            found.add(word)
+    return frozenset(found)
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Every word and number of a text, lower case and without accents."""
+    return frozenset(_plain(w).removesuffix("'s") for w in _TOKEN.findall(text))
+
+
+def _who(clause: str, before: frozenset[str] | None) -> frozenset[str] | None:
+    """Whom a clause is about: {SELF}, the names and relations of someone else, or None when unknown ("he",
+    "the office"); a clause without a subject ("…and bought a Subaru", "not Lisbon anymore") is about whom
+    the one before was."""
+    if _AND_I.match(clause):
+        return frozenset({SELF})
+    if m := _RELATION.match(clause):
+        return frozenset(_plain(w) for w in m.groups() if w)
+    if (m := _NAMED.match(clause)) and (name := _plain(m.group(1))) not in _NOT_NAMES and name not in _MONTHS_DAYS:
+        return frozenset({name})
+    if _SELF.match(clause):  # before `clause_subject`, which leaves out words about what was said ("I got…")
+        return frozenset({SELF})
+    subject = clause_subject(clause)
+    if subject == SELF:
+        return frozenset({SELF})
+    if subject == OTHER or _THING.match(clause):
+        return None
+    return before
+
+
+def _says_none(clause: str) -> bool:
+    """Whether a clause says no change now: hypothetical or still to come, past, an addition, or denied."""
+    return bool(_HYPOTHETICAL.search(clause) or _PAST.search(clause) or _ADDITION.search(clause)
+                or _DENIED.search(clause))
+
+
+def _person(word: str) -> frozenset[str] | None:
+    """Whom the word before an age names: the user ("I"), a relation ("son"), a name ("Maya"); None for
+    anything else ("it", "the race")."""
+    word = _plain(word)
+    if word == "i":
+        return frozenset({SELF})
+    if word in PEOPLE or (word.isalpha() and word not in _NOT_NAMES and word not in _MONTHS_DAYS):
+        return frozenset({word})
+    return None
+
+
+def _claims(clause: str, who: frozenset[str] | None, changed: bool) -> list[Claim]:
+    """What one clause claims (see the module)."""
+    out = []
+    if m := _TURNED.match(clause):  # "Just turned 30 today!": said of the speaker
+        out.append(Claim(frozenset({SELF}), "age", frozenset({m.group("n")}), changed))
+    for m in _AGE.finditer(clause):
+        raw = m.group("who")
+        if (raw[:1].isupper() or _plain(raw) in PEOPLE) and (key := _person(raw)):
+            out.append(Claim(key, "age", frozenset({m.group("n")}), changed))
+    for m in _COUNT.finditer(clause):
+        raw = _plain(m.group("who"))
+        key = frozenset({SELF}) if raw in ("i", "we", "we've", "i've") else _person(raw)
+        if key:
+            number = _NUMBER_WORDS.get(m.group("n").lower(), m.group("n"))
+            noun = m.group("noun").lower().removesuffix("s")
+            out.append(Claim(key, f"count:{noun}", frozenset({number}), changed))
+    for m in _POSSESSED.finditer(clause):
+        if m.group("noun").lower() not in _NO_TOPIC and (found := values(m.group("value"), first=True)):
+            noun = m.group("noun").lower().removesuffix("s")
+            out.append(Claim(frozenset({SELF}), f"has:{noun}", found, changed))
+    if who is None:
+        return out
+    for attribute, cue in ATTRIBUTES.items():
+        if not re.search(rf"\b(?:{cue})\b", clause, re.IGNORECASE):
+            continue
+        if attribute in NUMERIC:
+            found = frozenset(m.group() for m in re.finditer(r"(?<![\w'])\d+(?:[:.,]\d+)*(?![\w'])", clause))
+            topic = frozenset(w for w in tokens(clause) - found
+                              if w not in _NO_TOPIC and not re.fullmatch(cue, w, re.IGNORECASE))
+        else:
+            found, topic = values(clause, numbers=attribute not in NAMED_ONLY, skip=who), frozenset()
+        if found:
+            out.append(Claim(who, attribute, found, changed, topic))
+    return out
+
+
+def read(text: str) -> Reading:
+    """A statement's claims and the values it says are no longer so, clause by clause (see the module)."""
+    text = _CODE.sub(" ", text.translate(_APOSTROPHES)).strip()  # code says no state of anyone
+    claims: list[Claim] = []
+    old: list[tuple[frozenset[str], str | None, frozenset[str]]] = []
+    who: frozenset[str] | None = None
+    for raw in (c for sentence in _SENTENCE_END.split(text) for c in _CLAUSES.split(sentence)):
+        clause = raw[_LEAD.match(raw).end():].strip().rstrip(".!")
+        if not clause:
+            continue
+        who = _who(clause, who)
+        said_none = _says_none(clause)
+        patterns = [(None, _USED_TO)] + ([] if said_none else _OLD)
+        old += [(who, attribute, was) for attribute, pattern in patterns for m in pattern.finditer(clause)
+                if who and (was := values(m.group("x"), first=True))]
+        if not said_none:
+            claims += _claims(clause, who, bool(MARKER.search(clause)))
+    said_old = frozenset(v for _, _, was in old for v in was)
+    # A value said to be no longer so is no value the statement claims ("I don't live in Chicago anymore").
+    claims = [Claim(c.who, c.attribute, kept, c.changed, c.topic) for c in claims if (kept := c.values - said_old)]
+    return Reading(tuple(claims), tuple(old), tokens(text))
+
+
+def _differs(u: Claim, f: Claim, update: Reading, fact: Reading) -> bool:
+    """Whether an update's claim states another value of the attribute than a fact's (see the module)."""
+    if u.attribute == "age":
+        return max(map(int, u.values)) > max(map(int, f.values))
+    if u.attribute.startswith("count:"):
+        return not u.values & f.values
+    if u.attribute in NUMERIC:
+        shapes = [{":" in v for v in c.values} for c in (u, f)]
+        if u.values & f.values or shapes[0] != shapes[1]:
+            return False
+        return not (u.topic and f.topic) or bool(u.topic & f.topic)
+    if u.attribute in NAMED_ONLY and u.values & f.values:  # "…in Logan Square in Chicago" → "…in Chicago"
+        return False
+    return bool(f.values - update.tokens) and bool(u.values - fact.tokens)
+
+
+def replaces(update: Reading, fact: Reading, *, correction: bool = False) -> bool:
+    """Whether `update` replaces the state `fact` claims (see the module). A correction says a change
+    whatever its words: its claims count without a marker."""
+    for f in fact.claims:
+        if any(who & f.who and attribute in (None, f.attribute) and was & f.values
+               for who, attribute, was in update.old):
+            return True
+        if any(u.attribute == f.attribute and u.who & f.who and (u.changed or correction)
+               and _differs(u, f, update, fact) for u in update.claims):
+            return True
+    return False
+
+
+def replaced(update: Reading, fact: Reading) -> frozenset[str]:
+    """The values of `fact` that `update` does not claim (it may name them as no longer so): what another
+    fact states too when it states the same replaced state ("I live in Chicago…" and "We live in … in
+    Chicago", for "No, I live in Denver now")."""
+    return frozenset(v for f in fact.claims for v in f.values) - {v for u in update.claims for v in u.values}
+
+
+# Every word without which neither MARKER nor what is no longer so (`_OLD`, `_USED_TO`) can be said: most
+# statements hold none, and are not read further (reading one takes about 0.5 ms, this look 10 µs).
+_MAY_CHANGE = re.compile(rf"\b(?:now|more|longer|instead|new|since|used|{_CHANGE_VERB}|relocated|transferred|"
+                         r"upgraded|downgraded|went|increased|decreased|rose|dropped|fell|traded|rid)\b",
+                         re.IGNORECASE)
+
+
+def says_a_change(text: str) -> bool:
+    """Whether a statement reads as an update (`Reading.update`): formation then looks for the facts it
+    replaces (`core.formation.supersede.supersede`)."""
+    return bool(_MAY_CHANGE.search(text)) and read(text).update

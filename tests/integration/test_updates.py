@@ -1,0 +1,104 @@
+"""Updates on the real servers: a statement that narrates a change ("We just moved to Denver last week")
+supersedes the facts stating the state it replaces, told in other conversations; it stays a statement; a
+correction supersedes every fact stating what it replaces; near-misses supersede nothing; deleting either
+side mends the history; forming again changes nothing."""
+
+from datetime import UTC, datetime, timedelta
+
+from core import usecases as uc
+from core.formation.supersede import SUPERSEDED_ALSO
+from tests.support.clock import Clock
+
+
+def turn(wb, instance, chain, text, clock):
+    clock.advance(30)
+    return uc.remember(wb, uc.UiRememberParams(thought=text, chain_id=chain, instance=instance), clock=clock)
+
+
+def facts(wb, instance):
+    """content → metadata of the instance's observations."""
+    with wb.index.pool.connection() as conn:
+        return {c: m for c, m in conn.execute(
+            "SELECT content, metadata FROM memory WHERE instance = %s AND kind = 'observation'", (instance,))}
+
+
+def superseded(wb, instance):
+    return sorted(c for c, m in facts(wb, instance).items() if "superseded_at" in m)
+
+
+CHICAGO = ["I live in Chicago and it's freezing here. What's a warming soup I can make tonight?",
+           ("Maya is 4 and refuses to eat vegetables. We live in a small apartment in Logan Square in Chicago, "
+            "any tips?")]
+
+
+def test_a_narrated_move_supersedes_the_homes_it_replaces_and_stays_a_statement(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    for text in CHICAGO:
+        turn(workbench, instance, "2023", text, clock)
+    turn(workbench, instance, "misc", "My brother just moved to Boston.", clock)
+    turn(workbench, instance, "2024", "We just moved to Denver last week. Does altitude change baking?", clock)
+    assert superseded(workbench, instance) == ["I live in Chicago and it's freezing here.",
+                                               "We live in a small apartment in Logan Square in Chicago."]
+    moved = facts(workbench, instance)["We just moved to Denver last week."]
+    assert moved["message_kind"] == "statement" and moved["update"] is True
+    assert "Maya is 4 and refuses to eat vegetables." in facts(workbench, instance)
+    assert sum(bool(m.get(SUPERSEDED_ALSO)) for m in facts(workbench, instance).values()) == 1  # one named
+    asked = turn(workbench, instance, "ask", "Where do I live now?", clock)
+    assert not [c for c in asked.context if "Chicago" in c.content]
+
+
+def test_near_misses_supersede_nothing(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    for text in ("I live in Chicago.", "I drive a 2015 Honda Civic.", "I work at Acme Logistics."):
+        turn(workbench, instance, "told", text, clock)
+    for text in ("My brother just moved to Denver.", "We also bought a second car, a Toyota RAV4.",
+                 "We moved to Chicago in 2019.", "If we moved to Denver, Priya would have a shorter commute.",
+                 "My wife just started at Brightwave Health.", "I'd love to drive a Tesla someday."):
+        turn(workbench, instance, "later", text, clock)
+    assert superseded(workbench, instance) == []
+
+
+def test_a_correction_supersedes_every_fact_stating_the_state_it_replaces(workbench, instance):
+    """Finding 12 of the ChatGPT import: "No, I don't live in Chicago anymore" had superseded one of the two
+    Chicago facts. Deleting the one superseded along with it leaves what the correction names as it was;
+    deleting the correction makes both current again."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    for text in CHICAGO:
+        turn(workbench, instance, "2023", text, clock)
+    fix = turn(workbench, instance, "fix", "No, I don't live in Chicago anymore: I live in Denver now.", clock)
+    assert superseded(workbench, instance) == ["I live in Chicago and it's freezing here.",
+                                               "We live in a small apartment in Logan Square in Chicago."]
+    rows = facts(workbench, instance)
+    (correction,) = [m for c, m in rows.items() if c.startswith("I don't live in Chicago anymore")]
+    named = [c for c, m in rows.items() if "superseded_at" in m and not m.get(SUPERSEDED_ALSO)]
+    along = [c for c, m in rows.items() if m.get(SUPERSEDED_ALSO)]
+    assert len(named) == 1 and len(along) == 1 and "update" not in correction
+
+    report = uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=fix.thought1_id))
+    assert superseded(workbench, instance) == [], report.notes
+
+
+def test_deleting_a_fact_superseded_along_leaves_the_named_one_superseded(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    told = [turn(workbench, instance, f"told-{n}", text, clock) for n, text in enumerate(CHICAGO)]
+    turn(workbench, instance, "2024", "We just moved to Denver last week.", clock)
+    rows = facts(workbench, instance)
+    along = [c for c, m in rows.items() if m.get(SUPERSEDED_ALSO)]
+    assert len(along) == 1
+    gone = told[0] if along[0].startswith("I live") else told[1]
+    uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=gone.thought1_id))
+    rows = facts(workbench, instance)
+    (update,) = [m for c, m in rows.items() if c == "We just moved to Denver last week."]
+    kept = [c for c, m in rows.items() if "superseded_at" in m]
+    assert len(kept) == 1 and rows[kept[0]]["superseded_by"] and update["supersedes"]
+
+
+def test_an_age_said_again_supersedes_the_younger_one_and_forming_again_changes_nothing(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    turn(workbench, instance, "a", "Maya is 5 now and has a lot of energy.", clock)
+    turn(workbench, instance, "b", "Leo turned 2 yesterday.", clock)
+    turn(workbench, instance, "c", "Maya is 6 now and has a lot of energy.", clock)
+    assert superseded(workbench, instance) == ["Maya is 5 now and has a lot of energy."]
+    before = facts(workbench, instance)
+    uc.formation_run(workbench, uc.FormationRun(instance=instance, every_chain=True))
+    assert facts(workbench, instance) == before
