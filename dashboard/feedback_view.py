@@ -149,6 +149,8 @@ def render_transcript(t: uc.Transcript, model_label: Callable[[str], str]) -> No
             st.text(t.next_turn.thought)
     elif fb and fb.abandoned:
         st.info("No follow-up: the user left, and the answer was marked abandoned after 10 minutes.")
+    elif fb and fb.origin == "imported":
+        st.info("Imported answer: its conversation ended here in the export it came from.")
     elif fb and fb.final:
         st.info("Final answer: the user said no follow-up was needed.")
     else:

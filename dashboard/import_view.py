@@ -62,8 +62,8 @@ def render_preview(preview: uc.ImportPreview):
     for column, (label, value) in zip(st.columns(len(tiles)), tiles, strict=True):
         column.metric(label, f"{value:,}")
     if counts.attachments:
-        st.caption(f"{counts.attachments} attachments are named in messages; their contents are not "
-                   "imported.")
+        st.caption(f"{plural(counts.attachments, 'attachment')} {'is' if counts.attachments == 1 else 'are'} "
+                   "named in messages; their contents are not imported.")
     notes = st.empty()
     with notes.container():
         render_notes(preview.notes())
@@ -100,6 +100,13 @@ def render_outcome(result: uc.ImportResult, explorer: Path) -> None:
                f"{plural(out.already_present, 'message or record', 'messages or records')} already there, "
                f"{out.duplicates:,} repeated in the file, {out.skipped_invalid:,} invalid skipped.",
                icon=":material/check_circle:")
+    back = out.brought_back
+    if brought := [plural(n, one, many) for n, one, many in (
+            (back.conversations, "conversation", "conversations"), (back.messages, "message", "messages"),
+            (back.memories, "memory", "memories")) if n]:
+        st.caption(f"Brought back what you had deleted, as asked: {', '.join(brought)}. Delete "
+                   f"{'it' if brought == ['1 conversation'] else 'them'} again to forget "
+                   f"{'it' if brought == ['1 conversation'] else 'them'}.")
     if out.resumed_after:
         st.caption(f"Continued an interrupted import after its first {plural(out.resumed_after, 'record')}.")
     render_notes(result.notes)
@@ -110,8 +117,9 @@ def render_outcome(result: uc.ImportResult, explorer: Path) -> None:
         st.page_link(explorer, label=f"{as_plain_line(chain.title, 100)} :gray[· {as_plain_line(chain.chain_id)}]",
                      icon=":material/travel_explore:", query_params={"chain": chain.chain_id},
                      help=f"Open chain {chain.chain_id} in the Memory explorer")
-    if len(out.chains) > LINKED_CHAINS:
-        st.caption("…and more: every imported chain is listed in the Memory explorer's Chains view.")
+    if out.chains_total > LINKED_CHAINS:
+        st.caption(f"…and {out.chains_total - LINKED_CHAINS:,} more: every imported chain is listed in the Memory "
+                   "explorer's Chains view.")
     if result.next_step:
         render_formation(result.instance)
 

@@ -19,7 +19,8 @@ st.title("Import")
 instance = current_instance()
 st.caption(f"Into instance **{as_plain_line(instance)}** (choose another in the sidebar). Chat logs (OpenAI "
            "messages, ChatGPT or Claude exports, LoCoMo), memories (JSONL, CSV, mem0's export) or past tasks "
-           "keep their original times. Importing a file again creates nothing new.")
+           "keep their original times. Importing a file again creates nothing new, and what you deleted "
+           "here stays deleted.")
 
 where = st.radio("Source", ["Upload a file", "A path on the server"], horizontal=True, key="imp_source")
 if where == "Upload a file":
@@ -37,6 +38,10 @@ with st.expander("Options"):
     on_error = c2.radio("Invalid records", ["stop", "skip"], horizontal=True, key="imp_on_error",
                         format_func={"stop": "Import nothing", "skip": "Import the valid ones"}.get)
     include_system = c1.checkbox("Keep system and tool messages", key="imp_system")
+    include_deleted = c1.checkbox("Import what I deleted", key="imp_include_deleted",
+                                  help="Conversations, messages and memories you deleted in this instance are "
+                                       "left out of every import, so that deleting holds when you import your "
+                                       "next export. Tick to bring them back.")
     user_id = c2.text_input("Past tasks in a folder: user", key="imp_user") or None
     task = c2.text_input("Past tasks in a folder: task type", key="imp_task", placeholder="note") or None
 
@@ -51,7 +56,7 @@ if done and done[0] == str(path) and where == "Upload a file":
 
 request = attempt("read the options", lambda: uc.ImportFile(
     path=path, instance=instance, format=fmt, on_error=on_error, include_system=include_system,
-    user_id=user_id, task=task))
+    include_deleted=include_deleted, user_id=user_id, task=task))
 if request is None:
     st.stop()
 # The validation pass reads the whole file: once per file and options, not on every rerun.
@@ -72,7 +77,8 @@ if st.button("Import", type="primary", key="imp_go", disabled=bool(blocked)):
     bar = st.progress(0.0, text="importing…")
 
     def step(done: int, total: int, what: str) -> None:
-        bar.progress(done / total if total else 1.0, text=f"{what}: {done:,} of {total:,} records")
+        bar.progress(done / total if total else 1.0,
+                     text=f"{what}: {done:,} of {total:,} records" if total else f"{what}…")
 
     result = attempt("import", lambda: uc.import_file(get_workbench(), request, progress=step))
     bar.empty()

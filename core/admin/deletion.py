@@ -12,6 +12,9 @@ found by its listings (`provenance.chain_keys`: its zset, the keys its zset does
 naming it, kept by every writer and built once from a scan for older data) and repeated until none is
 left, so a chain with any key left can always be deleted, in time that does not grow with the instance. Redis goes before Postgres: a sync that reads the outbox later finds nothing of the
 chain to re-index, and the index rows go last.
+
+The ids of what was deleted stay (`core.admin.deleted`, ids alone, no text): the tombstone ends after ten
+minutes, but the next import of an export that still holds the conversation must not bring it back.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pydantic import BaseModel
 from redis.exceptions import LockNotOwnedError
 
 import core.bank.db as bank_db
+from core.admin import deleted
 from core.admin.compaction import compact
 from core.admin.redaction import redact_copies
 from core.bank.index_ids import (
@@ -148,8 +152,13 @@ class Deletion:
             if earlier is None:
                 r.delete(tombstone)  # nothing was ever there: the id stays free
             raise NothingToDelete(f"no chain {chain_id!r} in instance {instance!r}")
+        # For good, by its id alone: the next import of an export that still holds the conversation
+        # leaves it out (`core.admin.deleted`).
+        deleted.record(r, instance, chains=[chain_id])
         report.notes.append(f"new turns on chain {chain_id!r} are refused for {TOMBSTONE_TTL_S // 60} "
                             "minutes; continue under another chain id")
+        report.notes.append("a later import of a file holding this conversation leaves it out, unless asked "
+                            "to include what you deleted")
         self.chains.add(chain_id)
         return report
 
@@ -206,6 +215,9 @@ class Deletion:
             self._delete_bank_item(index_id, report)
         if not report.removed_anything:
             raise NothingToDelete(f"no memory {memory_id!r} in instance {instance!r}")
+        if (report.thoughts or report.index_rows) and not report.bank_rows:
+            # A message or memory an import wrote would be written again by the next import of its file.
+            deleted.record(wb.redis(), instance, memories=[memory_id])
         return report
 
     def bank(self, name: str, *, keep: bool = False) -> DeletionReport:

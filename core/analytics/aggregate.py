@@ -186,7 +186,9 @@ def _figure_columns(frame: pd.DataFrame) -> pd.DataFrame:
     data["llm_answers"] = frame["synthesis"] == "llm"
     data["rated_up"], data["rated_down"] = frame["rating"] > 0, frame["rating"] < 0
     data["imported"] = frame["source"] == IMPORTED
-    data["final"] = frame["final"] & ~data["imported"]  # an imported answer is stored final: no follow-up due
+    # An imported answer's `final` says whether its conversation ended there, not that the user said no
+    # follow-up was due: an imported answer is ended or open in no rate.
+    data["final"] = frame["final"] & ~data["imported"]
     for of in ("continued", "abandoned", "corrected"):  # among the answers not ended
         data[f"{of}_open"] = (frame[of] > 0) & ~frame["final"]
     return data

@@ -195,7 +195,9 @@ def _frame(fb: pd.DataFrame, metrics: Mapping[str, list[Any]]) -> pd.DataFrame:
     out["correction"] = correction
     out["time_to_next"] = _numeric(fb["time_to_next"])
     out["final"] = fb["final"].isin(("1", 1, True)).astype(bool)
-    out["pending"] = ~((out["continued"] > 0) | (out["abandoned"] > 0) | out["final"])
+    # An imported answer awaits nothing: its follow-up, if any, came outside the workbench (final is
+    # whether the conversation ended there, `core.conversation.imported`).
+    out["pending"] = ~((out["continued"] > 0) | (out["abandoned"] > 0) | out["final"] | (fb["origin"] == IMPORTED))
     out["rating"] = _numeric(fb["rating"])
     out["rating_comment"] = fb["rating_comment"].fillna("").astype(str)
     used = column(metrics["model"]).fillna("extractive").replace("", "extractive").astype(str)

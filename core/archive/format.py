@@ -36,7 +36,7 @@ MIME = b"application/vnd.memory-workbench.archive"
 MANIFEST = "manifest.json"
 MEMBERS = ("profiles", "banks", "past_tasks", "tool_executions", "memories", "chains")
 # Members added after version 1 was first written: an archive without one restores with none of it.
-OPTIONAL_MEMBERS = ("relevance_marks", "profile_activations")
+OPTIONAL_MEMBERS = ("relevance_marks", "profile_activations", "deleted")
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, (version … sizes), name length, extra length
 _FLUSH_BYTES = 1 << 20
 

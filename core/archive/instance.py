@@ -3,6 +3,11 @@ for the file, `core.archive.ids` for the ids that change on the way).
 
 Restoring refuses an instance that already holds data, unless this same archive was restored into it
 before: then it writes what is missing (an interrupted restore resumes; a repeat creates nothing).
+
+The archive carries the ids the user deleted (`core.admin.deleted`, ids alone), so imports into the
+restored copy keep leaving out what was deleted before the export. A restore brings back what its archive
+holds, even what was deleted here since it was taken: the user asked for that archive. What it brings back
+is no longer recorded as deleted, and the restore says so (`RestoreResult.notes`).
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from core.admin import deleted
 from core.archive import chains, marks, memories, tables
 from core.archive.format import FORMAT, VERSION, ArchiveReader, ArchiveWriter, Manifest, product_version
 from core.archive.ids import IdMap
 from core.conversation.indexing import sync_index
+from core.conversation.keys import chain_meta_key
 from core.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
@@ -29,10 +36,10 @@ Progress = Callable[[int, int, str], None]  # (done, total, what): `core.usecase
 # chains) and what those hold (bank_summaries, bank_entries, bank_events, text_versions, thoughts, feedback).
 KINDS = ("profiles", "banks", "bank_summaries", "bank_entries", "bank_events", "past_tasks", "text_versions",
          "tool_executions", "memories", "chains", "thoughts", "feedback", "relevance_marks",
-         "profile_activations")
+         "profile_activations", "deleted")
 # Those counted one archive line each (the progress total of a restore).
 LINE_KINDS = ("profiles", "banks", "bank_summaries", "bank_entries", "bank_events", "past_tasks",
-              "tool_executions", "memories", "chains", "relevance_marks", "profile_activations")
+              "tool_executions", "memories", "chains", "relevance_marks", "profile_activations", "deleted")
 _BANK_KIND = {"bank": "banks", "bank_summary": "bank_summaries", "bank_entry": "bank_entries",
               "bank_event": "bank_events"}
 _TICK = 200
@@ -134,6 +141,7 @@ def export_instance(wb: Workbench, instance: str, out: Path, *, with_vectors: bo
             "relevance_marks", steps.through(tables.export_relevance_marks(wb, instance), "relevance marks"))
         counts["profile_activations"] = writer.member("profile_activations", steps.through(
             tables.export_profile_activations(wb, instance), "profile activations"))
+        counts["deleted"] = writer.member("deleted", _deleted_ids(wb, instance))
         manifest = Manifest(format=FORMAT, version=VERSION, product_version=product_version(),
                             archive_id=uuid.uuid4().hex, instance=instance, created_at=datetime.now(UTC),
                             with_vectors=with_vectors, embedder=wb.embedder.name, active_profile=active,
@@ -174,6 +182,7 @@ def restore_instance(wb: Workbench, path: Path, instance: str, *, dry_run: bool 
         if not dry_run:
             marks.begin(wb, instance, m.archive_id, m.instance)
             _restore(wb, reader, IdMap(m.instance, instance), result, progress)
+            result.notes += _restored_deleted(wb, instance)
             marks.finish(wb, instance, m.archive_id)
         return result
     finally:
@@ -203,6 +212,44 @@ def _restore(wb: Workbench, reader: ArchiveReader, ids: IdMap, result: RestoreRe
         wb, steps.through(reader.rows("relevance_marks"), "relevance marks"), ids)
     created["profile_activations"] = tables.restore_profile_activations(
         wb, steps.through(reader.rows("profile_activations"), "profile activations"), ids.target)
+    gone: dict[str, list[str]] = {"chain": [], "memory": []}
+    for line in steps.through(reader.rows("deleted"), "deleted ids"):
+        if line.get("kind") in gone and isinstance(line.get("id"), str):
+            gone[line["kind"]].append(line["id"])
+    created["deleted"] = deleted.record(wb.redis(), ids.target, chains=gone["chain"], memories=gone["memory"])
+
+
+def _deleted_ids(wb: Workbench, instance: str) -> Iterator[dict[str, str]]:
+    """The ids deleted in the instance, as archive lines (ids alone: their text is gone)."""
+    for kind in ("chain", "memory"):
+        for ident in deleted.members(wb.redis(), instance, kind):
+            yield {"kind": kind, "id": ident}
+
+
+def _restored_deleted(wb: Workbench, instance: str) -> list[str]:
+    """What the restore brought back that had been deleted in the instance: no longer recorded as deleted,
+    and said (the archive was taken before the deletion; restoring it was asked for)."""
+    r = wb.redis()
+    chain_ids = deleted.members(r, instance, "chain")
+    p = r.pipeline(transaction=False)
+    for chain in chain_ids:
+        p.exists(chain_meta_key(instance, chain))
+    back_chains = [c for c, there in zip(chain_ids, p.execute() if chain_ids else [], strict=True) if there]
+    memory_ids = deleted.members(r, instance, "memory")
+    with wb.pool().connection() as conn:
+        back_memories = [row[0] for row in conn.execute(
+            "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, memory_ids))]
+    deleted.unrecord(r, instance, "chain", back_chains)
+    deleted.unrecord(r, instance, "memory", back_memories)
+    parts = [f"{n:,} {one if n == 1 else many}" for n, one, many in (
+        (len(back_chains), "conversation", "conversations"), (len(back_memories), "memory", "memories")) if n]
+    if not parts:
+        return []
+    one = len(back_chains) + len(back_memories) == 1
+    return [(f"{' and '.join(parts)} deleted in this instance after the archive was made "
+             f"{'was' if one else 'were'} restored with it, as the archive holds {'it' if one else 'them'}: "
+             f"delete {'it' if one else 'them'} again to forget {'it' if one else 'them'} (an import leaves out "
+             "what was deleted; a restore brings back what its archive holds)")]
 
 
 def _vector_notes(m: Manifest, model: str) -> list[str]:

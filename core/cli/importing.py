@@ -30,19 +30,24 @@ FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatg
               help="Where the invalid records are listed (JSON lines, readable by you alone) [with "
                    "--on-error skip: FILE.invalid.jsonl next to FILE; none for a --dry-run].")
 @click.option("--include-system", is_flag=True, help="Keep system and tool messages of conversations.")
+@click.option("--include-deleted", is_flag=True,
+              help="Also import the conversations, messages and memories you deleted in this instance (left "
+                   "out by default, so that deleting holds when you import your next export).")
 @click.option("--user", "user_id", default=None, help="Past tasks in a folder: the user they were made for.")
 @click.option("--task", default=None, help="Past tasks in a folder: their task type [note].")
 @click.pass_obj
 def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None, fmt: str, dry_run: bool,
-            on_error: str, report: Path | None, include_system: bool, user_id: str | None,
-            task: str | None) -> None:
+            on_error: str, report: Path | None, include_system: bool, include_deleted: bool,
+            user_id: str | None, task: str | None) -> None:
     """Import FILE... (a folder, for past tasks): chat logs (OpenAI messages, ChatGPT or Claude
     exports, LoCoMo), memories (JSONL, CSV, mem0) or past tasks, with their original times.
 
     Each file is validated whole first. Importing a file again creates nothing new, and an interrupted
-    import continues where it stopped. Prints one JSON result per file, with the conversations it
-    wrote by title and chain; what it assumed of a file (times it does not give, NUL characters replaced)
-    is also said on standard error.
+    import continues where it stopped; what you deleted in the instance is left out (and counted) unless
+    --include-deleted. Prints one JSON result per file, with the conversations it wrote by title and
+    chain (the first 50, and `chains_total`); what it assumed of a file (times it does not give, NUL
+    characters replaced, photos sent without text) and what it left out are also said on standard error,
+    with progress when standard error is a terminal.
     """
     from core import usecases as uc
 
@@ -62,11 +67,16 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
         for path in files:
             request = uc.ImportFile(path=path, instance=into, format=fmt,
                                     dry_run=dry_run, on_error=on_error, include_system=include_system,
-                                    user_id=user_id, task=task, report=reports[path])
+                                    include_deleted=include_deleted, user_id=user_id, task=task,
+                                    report=reports[path])
             result = uc.import_file(ctx.wb, request, progress=tty_progress)
             emit(result)
             for note in result.notes:  # also in the JSON; said where a person at a terminal reads
                 click.echo(f"{path.name}: {note}", err=True)
+            if (out := result.outcome) is not None and out.chains_total > len(out.chains):
+                click.echo(f"{path.name}: {out.chains_total:,} conversations written: \"chains\" lists the "
+                           f"first {len(out.chains)}, and {out.chains_total - len(out.chains):,} more (all in "
+                           "`workbench chains list`)", err=True)
             if result.report:
                 n = result.preview.invalid
                 click.echo(f"{path.name}: {n} invalid record{'s' if n != 1 else ''} listed in {result.report}",

@@ -78,7 +78,10 @@ def tty_progress(done: int, total: int, what: str) -> None:
     """A `(done, total, what)` progress line, redrawn in place; only on a terminal, so that a log of
     the command holds its results alone."""
     if sys.stderr.isatty():
-        click.echo(f"\r{what}: {done}/{total}   ", nl=False, err=True)
+        if not total:  # a step that counts nothing: its name alone
+            click.echo(f"\r{what}…", err=True)
+            return
+        click.echo(f"\r{what}: {done:,}/{total:,}   ", nl=False, err=True)
         if done == total:
             click.echo("", err=True)
 

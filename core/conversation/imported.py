@@ -5,8 +5,10 @@ gave them, and its thoughts are indexed with their conversation context by the s
 turn's (`indexing.thought_records`). What differs, on purpose:
 - No metrics thought: nothing of the turn was measured here (latency, tokens, retrieved context).
 - Each answer carries `source = imported` (the `Origin` of a turn) and gets a feedback record marked
-  `origin = imported` that holds no feedback: it is final (never pending, never abandoned), with no
-  score, and analytics leave it out unless asked. Ratings can still be given to it.
+  `origin = imported` that holds no feedback: no score, never pending, never abandoned, and analytics
+  leave it out unless asked (and then count it in no rate). Ratings can still be given to it. It is
+  `final` only when no user message follows it in the conversation (the thought's `next_thought_needed`
+  says whether one does): the conversation ended there; the others were followed up, outside the workbench.
 - The chain's `last_answer_id` is not set, so a live follow-up on an imported chain never scores an
   imported answer by the months between them.
 - Writes are batched: many chains in one pipeline (one transaction on a standalone server), and the
@@ -79,6 +81,46 @@ def store_chains(store: ThoughtStore, instance: str, chains: list[tuple[str, lis
                                  "running, then import again: it continues where it stopped.") from e
 
 
+# An imported answer marked final that a user message turns out to follow (a later export continued the
+# conversation; or an earlier import marked every imported answer final) is final no more. Only an
+# imported answer's record, and only while it exists: a deleted answer's record is never made again.
+_FOLLOWED_UP = """
+if redis.call('HGET', KEYS[1], 'origin') == ARGV[1] and redis.call('HGET', KEYS[1], 'final') == '1' then
+  redis.call('HSET', KEYS[1], 'final', '0')
+  return 1
+end
+return 0
+"""
+
+
+def followed_up(store: ThoughtStore, instance: str, answer_ids: list[str]) -> int:
+    """Mark those imported answers as followed by a user message (not final); returns how many changed.
+    Read in one round trip first: after the first import that did it, there is nothing left to change."""
+    if not answer_ids:
+        return 0
+    try:
+        p = store.r.pipeline(transaction=False)
+        for answer in answer_ids:
+            p.hmget(feedback_key(answer), ["origin", "final"])
+        final = [a for a, (origin, flag) in zip(answer_ids, p.execute(), strict=True)
+                 if origin == IMPORTED and flag == "1"]
+        if not final:
+            return 0
+        script = store.r.register_script(_FOLLOWED_UP)
+        if store.cluster:  # each record in its own slot: a script a call
+            changed = [script(keys=[feedback_key(a)], args=[IMPORTED]) for a in final]
+        else:
+            p = store.r.pipeline(transaction=False)
+            for answer in final:
+                script(keys=[feedback_key(answer)], args=[IMPORTED], client=p)
+            changed = p.execute()
+        store.feedback_changed(instance, [a for a, done in zip(final, changed, strict=True) if done])
+        return sum(changed)
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+        raise ServiceUnavailable("Redis", "the import's write did not reach Redis. Check that Redis is "
+                                 "running, then import again: it continues where it stopped.") from e
+
+
 def _spans(store: ThoughtStore, instance: str, chains: list[str]) -> list[list[float]]:
     """Each chain's first and last times as stored (none for a chain not stored yet), in one round trip."""
     p = store.r.pipeline(transaction=False)
@@ -96,7 +138,8 @@ def _write_chain(p: redis.client.Pipeline, instance: str, title: str, thoughts: 
     meta = chain_meta_key(instance, chain)
     answers: dict[str, float] = {}
     question = ""  # the user thought each answer replies to
-    # Importing a chain deleted minutes ago brings it back on purpose: live turns on it are welcome again.
+    # A chain deleted minutes ago is written only when the import was asked to include what was deleted
+    # (`core.admin.deleted`): brought back on purpose, live turns on it are welcome again.
     p.delete(chain_tombstone(instance, chain))
     for t in thoughts:
         fields = t.to_hash()
@@ -109,7 +152,8 @@ def _write_chain(p: redis.client.Pipeline, instance: str, title: str, thoughts: 
             p.hset(feedback_key(t.id), mapping={
                 "synthesis_quality": "", "continued": "0", "abandoned": "0", "corrected": "",
                 "time_to_next": "", "feedback_score": "", "instance": instance, "chain_id": chain,
-                "at": str(at), "final": "1", "user_id": question, "origin": IMPORTED})
+                "at": str(at), "final": "0" if t.next_thought_needed else "1", "user_id": question,
+                "origin": IMPORTED})
             p.sadd(chain_feedback_key(instance, chain), t.id)
     p.zadd(chain_key(instance, chain), {t.id: t.timestamp.timestamp() for t in thoughts})
     p.hsetnx(meta, "title", title[:120])

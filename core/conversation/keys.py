@@ -32,6 +32,9 @@ its chain go in one transaction even on a cluster.
     summaries:swept                       zset   instances, score = the last activity up to which the sweep
                                                  summarised quiet chains (core.formation.summaries)
     workbench:demo:loaded                 string set once the demo data is loaded
+    deleted:chains:<instance>             set    chain ids the user deleted, kept for good (no text): an
+                                                 import leaves those chains out (`core.admin.deleted`)
+    deleted:memories:<instance>           set    memory and thought ids the user deleted one by one, likewise
     import:<instance>:<file sha-256>      hash   an import's checkpoint: format, file, total, done (records
                                                  stored), started_at, finished_at
     demo:<instance>                       set    what the demo made there: chain:<id>, memory:<id>,
@@ -138,6 +141,16 @@ def feedback_changes_key(instance: str) -> str:
 
 def demo_items_key(instance: str) -> str:
     return f"demo:{validate_id(instance, 'instance')}"
+
+
+def deleted_chains_key(instance: str) -> str:
+    """The chain ids deleted in the instance, for good (`core.admin.deleted`)."""
+    return f"deleted:chains:{validate_id(instance, 'instance')}"
+
+
+def deleted_memories_key(instance: str) -> str:
+    """The memory and thought ids deleted one by one in the instance, for good (`core.admin.deleted`)."""
+    return f"deleted:memories:{validate_id(instance, 'instance')}"
 
 
 def import_checkpoint_key(instance: str, file_hash: str) -> str:

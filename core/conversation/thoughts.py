@@ -122,6 +122,9 @@ class FeedbackRecord(BaseModel):
     corrected: str
     time_to_next: float | None
     final: bool = False
+    # "imported" for an answer imported from another system (`core.conversation.imported`): it holds no
+    # feedback, and `final` says whether the conversation ended there (else a user message followed it).
+    origin: str = ""
     # The user's explicit rating (`record_rating`), a signal of its own beside the behavioural one above.
     rating: Literal["up", "down"] | None = None
     rating_comment: str = ""
@@ -139,7 +142,7 @@ class FeedbackRecord(BaseModel):
                    synthesis_quality=num("synthesis_quality"), feedback_score=num("feedback_score"),
                    continued=int(h.get("continued", 0)), abandoned=int(h.get("abandoned", 0)),
                    corrected=h.get("corrected", ""), time_to_next=num("time_to_next"),
-                   final=h.get("final", "0") == "1",
+                   final=h.get("final", "0") == "1", origin=h.get("origin", ""),
                    rating=None if rating is None else "up" if rating > 0 else "down",
                    rating_comment=h.get("rating_comment", ""),
                    rated_at=None if rated_at is None else datetime.fromtimestamp(rated_at, UTC))

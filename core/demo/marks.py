@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from core.admin import deleted
 from core.admin.deletion import Deletion
 from core.conversation.keys import chain_tombstone, demo_items_key
 from core.errors import NotFound
@@ -48,6 +49,7 @@ def remove(wb: Workbench, kind: str, delete: Callable[[Deletion, str], object]) 
             pass
     deletion.finish()
     unmark(wb, kind, items)
+    deleted.unrecord(wb.redis(), wb.settings.instance, "memory", items)  # the demo's: free for its next load
     return len(items)
 
 
@@ -57,6 +59,7 @@ def remove_chains(wb: Workbench, kind: str) -> int:
     removed = remove(wb, kind, Deletion.chain)
     for chain in chains:  # one key at a time: on a cluster each chain has its own slot
         wb.redis().delete(chain_tombstone(wb.settings.instance, chain))
+    deleted.unrecord(wb.redis(), wb.settings.instance, "chain", chains)  # the demo's, not the user's
     return removed
 
 

@@ -67,8 +67,10 @@ class ImportedMessage(StorableTexts):
     source_id: str | None = None
     place: str = Field("", description="what knows the message without a source id: its place among the "
                                        "conversation's user and assistant messages (system-N for a kept "
-                                       "system or tool message, N its place among all)")
-    attachments: list[str] = Field([], description="names of attachments left out (text is kept)")
+                                       "system or tool message, attachment-N for the line standing for "
+                                       "attachments sent alone, N its place among all)")
+    attachments: list[str] = Field([], description="names of attachments, whose content is not imported (text "
+                                                   "is kept)")
 
 
 class ImportedConversation(BaseModel):
@@ -88,6 +90,10 @@ class ImportedConversation(BaseModel):
     dated_by: DatedBy = Field("messages", description="where its messages' times come from: their own "
                               "(one without follows its predecessor), the conversation's (none has one), or "
                               "the file's (neither has one: the time the import gave the file)")
+    attachment_only: int = Field(0, description="user messages that were attachments alone, kept as a line "
+                                                "naming them (`chats.attachment_line`)")
+    attachment_only_left_out: int = Field(0, description="such messages left out: their attachments have no "
+                                                         "name")
 
     @field_validator("title")
     @classmethod

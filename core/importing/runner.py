@@ -9,6 +9,10 @@ invalid ones are listed in the report file and the rest is written.
 Idempotent and resumable: every id is derived from the source (its ids, or a hash of the content), so
 what is already stored is found and left alone; a checkpoint per (instance, file hash) records how many
 records are stored, so an interrupted import re-run skips them and continues.
+
+What the user deleted stays deleted: the same ids say so (`core.admin.deleted`), so a conversation, a
+message or a memory deleted since an earlier import is left out and counted (`ImportOutcome.left_out`),
+unless `include_deleted` asks for it back.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from core.conversation.imported import IMPORTED, missing, store_chains
+from core.admin import deleted
+from core.conversation.imported import IMPORTED, followed_up, missing, store_chains
 from core.conversation.indexing import mark_memorized, thought_records
 from core.conversation.keys import import_checkpoint_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
 
 FIRST_ERRORS = 20
 PREVIEW_ITEMS = 5
+LISTED_CHAINS = 50  # conversations the outcome names (`chains_total` counts them all)
 BATCH_RECORDS = 200  # conversations (or memories, past tasks) read per write batch
 THOUGHT_KINDS = ("user", "assistant")
 Progress = Callable[[int, int, str], None]
@@ -77,6 +83,11 @@ class ImportPreview(BaseModel):
                                                            "or a file changed later than now)")
     nul_replaced: int = Field(0, description="messages (memories, past tasks) whose text held NUL (U+0000), "
                                              "which Postgres cannot store: stored with U+FFFD in its place")
+    attachment_only: int = Field(0, description="user messages that held only attachments (a photo, a file) "
+                                                "and no text, kept as a marker naming them ('[photo: "
+                                                "IMG_4032.jpeg]'), since the answer after one refers to it")
+    attachment_only_left_out: int = Field(0, description="such messages whose attachments have no name: left "
+                                                         "out, as there is nothing to show of them")
 
     def notes(self, *, dating: bool = True) -> list[str]:
         """What the import assumes or changes of the file's content, one sentence each for the whole file
@@ -99,7 +110,23 @@ class ImportPreview(BaseModel):
             kinds = {"memory": "memories"}.get(kind, f"{kind}s")
             notes.append(f"{n:,} {kind if n == 1 else kinds} held NUL characters (U+0000), which Postgres "
                          "cannot store: each is stored as U+FFFD (\ufffd) instead.")
+        if self.attachment_only or self.attachment_only_left_out:
+            notes.append(attachment_note(self.attachment_only, self.attachment_only_left_out))
         return notes
+
+
+def attachment_note(kept: int, left_out: int) -> str:
+    """The one sentence on user messages that were an attachment alone (a photo sent without a word)."""
+    n = kept + left_out
+    said = f"{n:,} message{' holds' if n == 1 else 's hold'} only an attachment (photo, file) and no text: "
+    line = "as a line naming it, “[photo: name]” or “[file: name]”, as the answer after it refers to it"
+    dropped = ("left out, as its attachment has no name" if left_out == 1
+               else "left out, as their attachments have no name")
+    if not left_out:
+        return said + ("kept " if kept == 1 else "each kept ") + line + "."
+    if not kept:
+        return said + dropped + "."
+    return said + (f"1 kept {line}" if kept == 1 else f"{kept:,} kept, each {line}") + f"; {left_out:,} {dropped}."
 
 
 class ImportedChain(BaseModel):
@@ -119,7 +146,28 @@ class ImportOutcome(BaseModel):
     skipped_invalid: int
     resumed_after: int = Field(0, description="records an earlier, interrupted run of this file had stored")
     chains: list[ImportedChain] = Field(description="conversations created or completed, by title and "
-                                                   "chain (at most the first 50)")
+                                                   f"chain (at most the first {LISTED_CHAINS}: `chains_total` "
+                                                   "counts them all)")
+    chains_total: int = Field(0, description="conversations created or completed, all of them")
+    left_out: ImportCounts = Field(ImportCounts(), description="what the file holds that the user deleted "
+                                   "here since (conversations deleted whole; messages and memories deleted "
+                                   "one by one): left out, unless imported with `include_deleted`")
+    brought_back: ImportCounts = Field(ImportCounts(), description="with `include_deleted`: what was "
+                                       "written although the user had deleted it (no longer recorded as deleted)")
+
+    def notes(self) -> list[str]:
+        """What the import did not do as asked, one sentence each: what it left out as deleted."""
+        gone = self.left_out
+        parts = [f"{n:,} {one if n == 1 else many}" for n, one, many in (
+            (gone.conversations, "conversation", "conversations"), (gone.messages, "message", "messages"),
+            (gone.memories, "memory", "memories")) if n]
+        if not parts:
+            return []
+        n = gone.conversations + gone.messages + gone.memories
+        what = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+        it = "it" if n == 1 else "them"
+        return [(f"{what} you deleted {'was' if n == 1 else 'were'} left out; import {it} again with "
+                 f"--include-deleted (CLI) or “Import what I deleted” (Import page) to bring {it} back.")]
 
 
 Reader = Callable[[], Iterator[Item | InvalidRecord]]
@@ -131,7 +179,7 @@ def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_t
     what is assumed or changed of the records' content. `undated`: the time the reader gives a
     conversation that has none, and whose it is."""
     counts, errors, first, invalid, records = ImportCounts(), [], [], 0, 0
-    assumed, without, nul = 0, 0, 0
+    assumed, without, nul, marked, unnamed = 0, 0, 0, 0, 0
     sink = None
     try:
         for item in read():
@@ -151,6 +199,8 @@ def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_t
                 assumed += item.dated_by != "messages"
                 without += item.dated_by == "file"
                 nul += sum(m.nul_replaced for m in item.messages)
+                marked += item.attachment_only
+                unnamed += item.attachment_only_left_out
             else:
                 nul += item.nul_replaced
     finally:
@@ -159,6 +209,7 @@ def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_t
     return ImportPreview(file=str(path), format=found.format, shape=found.shape, sha256=sha256,
                          records=records, counts=counts, invalid=invalid, errors=errors, first=first,
                          times_assumed=assumed, undated=without, nul_replaced=nul,
+                         attachment_only=marked, attachment_only_left_out=unnamed,
                          undated_at=undated[0] if without and undated else None,
                          undated_from=undated[1] if without and undated else None)
 
@@ -176,10 +227,10 @@ def refusal(preview: ImportPreview) -> str:
 
 
 def write(wb: Workbench, instance: str, read: Reader, preview: ImportPreview, *,
-          progress: Progress | None = None) -> ImportOutcome:
-    """The write pass (see the module docstring)."""
+          progress: Progress | None = None, include_deleted: bool = False) -> ImportOutcome:
+    """The write pass (see the module docstring). `include_deleted`: write what the user deleted too."""
     validate_id(instance, "instance")
-    run = _Run(wb, instance, preview, progress)
+    run = _Run(wb, instance, preview, progress, include_deleted)
     items = (item for item in read() if not isinstance(item, InvalidRecord))
     if preview.format == "past-tasks":
         for batch in _batched(items, BATCH_RECORDS):
@@ -188,14 +239,17 @@ def write(wb: Workbench, instance: str, read: Reader, preview: ImportPreview, *,
         wb.index.bulk_load(run.records(items))
     run.finish()
     return ImportOutcome(created=run.created, already_present=run.present, duplicates=run.duplicates,
-                         skipped_invalid=preview.invalid, resumed_after=run.resumed, chains=run.chains)
+                         skipped_invalid=preview.invalid, resumed_after=run.resumed, chains=run.chains,
+                         chains_total=run.chains_total, left_out=run.left_out, brought_back=run.brought_back)
 
 
 class _Run:
     """One write pass: its counts, its checkpoint, and the ids it has written."""
 
-    def __init__(self, wb: Workbench, instance: str, preview: ImportPreview, progress: Progress | None):
+    def __init__(self, wb: Workbench, instance: str, preview: ImportPreview, progress: Progress | None,
+                 include_deleted: bool = False):
         self.wb, self.instance, self.progress = wb, instance, progress
+        self.include_deleted = include_deleted
         self.total = preview.records - preview.invalid
         self.key = import_checkpoint_key(instance, preview.sha256)
         self.r = wb.thoughts.r
@@ -212,6 +266,8 @@ class _Run:
         self.done = 0
         self.created, self.present, self.duplicates = ImportCounts(), 0, 0
         self.chains: list[ImportedChain] = []
+        self.chains_total = 0
+        self.left_out, self.brought_back = ImportCounts(), ImportCounts()
         self.seen: set[bytes] = set()
         self.indexed_before = wb.index.partition_exists(instance)
 
@@ -220,27 +276,40 @@ class _Run:
         for batch in _batched(items, BATCH_RECORDS):
             convs = [c for c in batch if isinstance(c, ImportedConversation)
                      and self._first_time(f"chain {c.chain_id}")]
-            memories = [self._memory(m) for m in batch if isinstance(m, ImportedMemory)
-                        and self._first_time(f"memory {m.id}")]
+            memories, gone = self._not_deleted_memories(
+                [m for m in batch if isinstance(m, ImportedMemory) and self._first_time(f"memory {m.id}")])
             rows = self._not_indexed((self._conversations(convs) if convs else []) + memories)
             new_memories = sum(r.kind not in THOUGHT_KINDS for r in rows)
+            if gone:  # with `include_deleted`: written again, so no longer deleted
+                self.brought_back.memories += deleted.unrecord(self.wb.redis(), self.instance, "memory",
+                                                               {r.id for r in rows} & gone)
             self.created.memories += new_memories
             self.present += len(memories) - new_memories
             yield from rows
             # Handed to the index: flagged as MemoryScope's read_message expects of indexed messages.
             mark_memorized(self.wb.thoughts, [r for r in rows if r.kind in THOUGHT_KINDS])
             self._advance(len(batch))
+        if self.progress:  # the index still embeds and stores the last batches: seconds for a large file
+            self.progress(0, 0, "indexing the imported messages")
 
     def _conversations(self, convs: list[ImportedConversation]) -> list[MemoryRecord]:
-        threads = [self._thoughts(c) for c in convs]
+        convs, threads, gone = self._not_deleted(convs, [self._thoughts(c) for c in convs])
         skip = self.done < self.resumed_after  # stored by the interrupted run: only the index is checked
         self.resumed += len(convs) if skip else 0
         stored = [] if skip else missing(self.wb.thoughts, self.instance, [t for th in threads for t in th])
         new = {t.id for t in stored}
         batch = [(c.title, [t for t in th if t.id in new]) for c, th in zip(convs, threads, strict=True)]
         store_chains(self.wb.thoughts, self.instance, [b for b in batch if b[1]])
+        # Answers stored by an earlier import that a user message follows in this file: no longer the
+        # conversation's last (an earlier import of this workbench marked every imported answer final).
+        followed_up(self.wb.thoughts, self.instance, [
+            t.id for th in threads for t in th
+            if t.id not in new and t.category == CATEGORY_ASSISTANT and t.next_thought_needed])
+        if any(gone):
+            self._unrecord(stored, *gone)
         for conv, thread, (_, written) in zip(convs, threads, batch, strict=True):
-            if written and len(self.chains) < 50:
+            self.chains_total += bool(written)
+            if written and len(self.chains) < LISTED_CHAINS:
                 self.chains.append(ImportedChain(title=conv.title, chain_id=conv.chain_id))
             self.created.conversations += len(written) == len(thread)
             self.created.messages += len(written)
@@ -251,6 +320,10 @@ class _Run:
 
     def _thoughts(self, conv: ImportedConversation) -> list[Thought]:
         chain, turn, out = conv.chain_id, 0, []
+        # An answer a user message follows was not the conversation's end: not final (`store_chains`).
+        user_after, later = [False] * len(conv.messages), False
+        for i in range(len(conv.messages) - 1, -1, -1):
+            user_after[i], later = later, later or conv.messages[i].role == "user"
         # The workbench's own chain export brought back into the instance it came from: a message still
         # stored there keeps its id, so it is found already present (not stored a second time).
         there = {t.id for t in self.wb.thoughts.chain_thoughts(self.instance, chain)} if conv.keep_ids else set()
@@ -269,9 +342,48 @@ class _Run:
             out.append(Thought(
                 id=ident, instance=self.instance, chain_id=chain, thought=m.content, timestamp=m.at,
                 category=CATEGORY_USER if user else CATEGORY_ASSISTANT, thought_number=max(turn, 1),
-                total_thoughts=len(conv.messages), next_thought_needed=i < len(conv.messages) - 1,
+                total_thoughts=len(conv.messages),
+                next_thought_needed=i < len(conv.messages) - 1 if user else user_after[i],
                 tags=conv.tags, seq=i + 1, extra=extra))
         return _unique(out)
+
+    def _not_deleted(self, convs: list[ImportedConversation], threads: list[list[Thought]]
+                     ) -> tuple[list[ImportedConversation], list[list[Thought]], tuple[set[str], set[str]]]:
+        """The conversations and messages the user has not deleted here: a conversation deleted whole is
+        left out, and a message deleted alone leaves its conversation without it (its text is neither
+        stored nor part of its neighbours' indexed context). With `include_deleted`, all of them, and the
+        ids of those deleted (chains, messages), to be no longer recorded as deleted once written."""
+        r = self.wb.redis()
+        chains = deleted.deleted(r, self.instance, "chain", [c.chain_id for c in convs])
+        messages = deleted.deleted(r, self.instance, "memory", [t.id for th in threads for t in th])
+        if self.include_deleted:
+            return convs, threads, (chains, messages)
+        kept = []
+        for conv, thread in zip(convs, threads, strict=True):
+            if conv.chain_id in chains:
+                self.left_out.conversations += 1
+                continue
+            left = [t for t in thread if t.id not in messages]
+            self.left_out.messages += len(thread) - len(left)
+            if left:
+                kept.append((conv, left))
+        return [c for c, _ in kept], [th for _, th in kept], (set(), set())
+
+    def _not_deleted_memories(self, memories: list[ImportedMemory]) -> tuple[list[MemoryRecord], set[str]]:
+        """The memories' rows but those the user deleted here (all, with `include_deleted`, and the ids of
+        those deleted)."""
+        gone = deleted.deleted(self.wb.redis(), self.instance, "memory", [m.id for m in memories])
+        if self.include_deleted:
+            return [self._memory(m) for m in memories], gone
+        self.left_out.memories += len(gone)
+        return [self._memory(m) for m in memories if m.id not in gone], set()
+
+    def _unrecord(self, stored: list[Thought], chains: set[str], messages: set[str]) -> None:
+        """What was deleted and is written again (`include_deleted`) is no longer recorded as deleted."""
+        r = self.wb.redis()
+        self.brought_back.conversations += deleted.unrecord(r, self.instance, "chain",
+                                                            {t.chain_id for t in stored} & chains)
+        self.brought_back.messages += deleted.unrecord(r, self.instance, "memory", {t.id for t in stored} & messages)
 
     def _memory(self, m: ImportedMemory) -> MemoryRecord:
         return MemoryRecord(instance=self.instance, id=m.id, kind=m.memory_kind, content=m.content,

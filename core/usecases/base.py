@@ -15,7 +15,8 @@ __all__ = ["Origin"]
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
-Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
+# (done, total, what is being done); total 0: a step that counts nothing (done is 0 too), said by its name
+Progress = Callable[[int, int, str], None]
 
 
 class Request(BaseModel):

@@ -51,6 +51,9 @@ class ImportFile(InstanceRequest):
                                               "invalid; skip: write the valid ones")
     dry_run: bool = False
     report: Path | None = Field(None, description="where every invalid record is listed (JSON lines)")
+    include_deleted: bool = Field(False, description="also import the conversations, messages and memories "
+                                  "deleted in this instance since an earlier import (by default left out: "
+                                  "deleting holds)")
 
 
 FORM_IMPORTED = ("the imported messages are found as they were said; to form their observations, corrections "
@@ -69,7 +72,8 @@ class ImportResult(BaseModel):
                                                     "get their observations, corrections and summaries from "
                                                     "`workbench formation run`")
     notes: list[str] = Field([], description="what the import assumed or changed of the file's content, once "
-                                             "for the whole file: times assumed, NUL characters replaced")
+                                             "for the whole file: times assumed, NUL characters replaced, "
+                                             "attachments sent alone; and what it left out as deleted")
 
 
 def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
@@ -87,14 +91,17 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     instance = req.instance_in(wb)
     if _restores(req):
         return _restore(wb, req, instance, progress)
-    preview, read = _validated(req, upload=_is_upload(wb, req.path))
+    upload = _is_upload(wb, req.path)
+    if progress:  # the whole file is read once before anything is written: a large export takes seconds
+        progress(0, 0, "checking the file" if upload else f"checking {req.path.name}")
+    preview, read = _validated(req, upload=upload)
     report = str(req.report) if req.report and preview.invalid else None
     if req.dry_run:
         return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
                             notes=preview.notes())
     if preview.invalid == preview.records or (preview.invalid and req.on_error == "stop"):
         raise InvalidInput(refusal(preview))
-    outcome = write(wb, instance, read, preview, progress=progress)
+    outcome = write(wb, instance, read, preview, progress=progress, include_deleted=req.include_deleted)
     discard_upload(wb, req.path)
     # Imported chains are indexed in bulk, without the formation a live turn gets (it would take the import
     # several times as long): said, not left for the user to find out; after a re-import that added nothing
@@ -102,7 +109,8 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     unformed_chats = outcome.created.messages or (preview.counts.messages and unformed(wb, instance))
     formation = FORM_IMPORTED if unformed_chats else None
     return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report,
-                        next_step=formation, notes=preview.notes(dating=bool(outcome.created.messages)))
+                        next_step=formation,
+                        notes=preview.notes(dating=bool(outcome.created.messages)) + outcome.notes())
 
 
 def keep_upload(wb: Workbench, name: str, data: bytes | memoryview, key: str) -> Path:

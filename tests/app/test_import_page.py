@@ -123,3 +123,25 @@ def test_what_the_import_assumed_is_said_before_and_once_after(app_env, workbenc
     assert [n for n in after if n in before] == before  # each said once: the preview's are gone
     [chain] = workbench.thoughts.chains(instance)
     assert workbench.thoughts.chain_thoughts(instance, chain.chain_id)[0].thought == "log: a\ufffdb"
+
+
+def test_a_deleted_conversation_is_left_out_unless_the_box_is_ticked(app_env, workbench, instance, tmp_path):
+    """A conversation deleted in the explorer came back whole with the next month's export."""
+    export = write_export(tmp_path / "conversations.json", [
+        conversation("Hotel", "c-hotel", [("user", "We booked Hotel Granvia Kyoto.", 1714550400),
+                                          ("assistant", "By the station.", 1714550405)]),
+        conversation("Dog", "c-dog", [("user", "Our dog is Biscuit.", 1714551400)])])
+    first = uc.import_file(workbench, uc.ImportFile(path=export, instance=instance))
+    hotel = next(c.chain_id for c in first.outcome.chains if c.title == "Hotel")
+    uc.chain_delete(workbench, uc.ChainRef(instance=instance, chain_id=hotel))
+    at = check(export, instance).button(key="imp_go").click().run()
+    assert not at.exception and not at.error and "Imported 0 conversations" in at.success[0].value
+    assert [i.value for i in at.info if "you deleted" in i.value] == [as_plain_line(
+        "1 conversation you deleted was left out; import it again with --include-deleted (CLI) or “Import "
+        "what I deleted” (Import page) to bring it back.")]
+    assert not workbench.thoughts.chain_meta(instance, hotel)
+    at = check(export, instance).checkbox(key="imp_include_deleted").check().run()
+    at = at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error and "Imported 1 conversation (2 messages)" in at.success[0].value
+    assert any("Brought back what you had deleted" in c.value for c in at.caption)
+    assert workbench.thoughts.chain_meta(instance, hotel)

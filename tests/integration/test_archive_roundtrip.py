@@ -171,7 +171,7 @@ def test_export_then_restore_into_another_instance_is_exact_and_idempotent(llm_w
     assert counts.pop("profiles") >= 1 and counts.pop("memories") >= 7
     assert counts == {"banks": 1, "bank_summaries": 1, "bank_entries": 7, "bank_events": 1, "past_tasks": 2,
                       "text_versions": 3, "tool_executions": 1, "chains": 2, "thoughts": 9, "feedback": 3,
-                      "relevance_marks": 2, "profile_activations": 1}
+                      "relevance_marks": 2, "profile_activations": 1, "deleted": 0}
     with zipfile.ZipFile(out) as z:
         manifest = json.loads(z.read("manifest.json"))
         assert manifest["format"] == "memory-workbench-archive" and manifest["version"] == 1

@@ -78,21 +78,24 @@ def test_imported_answers_get_no_feedback_and_stay_out_of_the_rates(keyword_work
     answers = [t for c in chain_ids(result) for t in thoughts(wb, instance, c)
                if t.category == uc.CATEGORY_ASSISTANT]
     records = wb.thoughts.feedback([a.id for a in answers])
-    assert all(r.feedback_score is None and r.final and not r.abandoned and not r.continued
-               for r in records.values())
+    assert all(r.feedback_score is None and not r.abandoned and not r.continued for r in records.values())
+    # Final only where the conversation ended: each chain's last answer; the others were followed up.
+    last = {c: [t.id for t in thoughts(wb, instance, c)][-1] for c in chain_ids(result)}
+    assert {a: records[a].final for a in records} == {a.id: a.id in last.values() for a in answers}
     assert len(uc.feedback_answers(wb, uc.FeedbackWindow(instance=instance))) == 0
     shown = uc.feedback_answers(wb, uc.FeedbackWindow(instance=instance, include_imported=True))
     assert len(shown) == len(answers) and set(shown["source"]) == {"imported"}
     assert shown["feedback_score"].isna().all() and not shown["abandoned"].any()
     # A rating is the user's own word: an imported answer can still get one.
     uc.rate_answer(wb, uc.RateAnswer(instance=instance, answer_id=answers[0].id, rating="up"))
-    # Counted when asked, they are answers and ratings, but in no rate: they were stored final, and were
-    # counted as "ended" answers that lowered every rate.
+    # Counted when asked, they are answers and ratings, but in no rate: neither ended (they were once
+    # stored final, and counted as "ended" answers that lowered every rate) nor pending.
     uc.remember(wb, uc.UiRememberParams(thought="The boiler is serviced in May.", chain_id="live",
                                         instance=instance))
     uc.remember(wb, uc.UiRememberParams(thought="Thanks, and the chimney?", chain_id="live", instance=instance))
     both = uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, include_imported=True)).summary
     assert (both.answers, both.imported, both.final, both.rated_up) == (len(answers) + 2, len(answers), 0, 1)
+    assert both.pending == 1  # the live chain's last answer alone
     assert (both.continued, both.continue_rate, both.continue_rate_excl_ended) == (1, 0.5, 0.5)
 
 

@@ -29,3 +29,16 @@ def conversation(title: str, conversation_id: str | None, messages: list[Message
 def write_export(path: Path, conversations: list[dict[str, Any]]) -> Path:
     path.write_text(json.dumps(conversations, indent=1), encoding="utf-8")
     return path
+
+
+def photo_only(found: dict[str, Any], index: int, name: str | None) -> dict[str, Any]:
+    """Make message `index` of a `conversation` a photo sent without text, as the export writes it: an
+    image part and an empty text part, its file named in the metadata (`name` None: not named)."""
+    node = found["mapping"][f"{found.get('conversation_id') or found['title']}-{index}"]
+    asset = f"file-{index:04d}photo"
+    node["message"]["content"] = {"content_type": "multimodal_text", "parts": [
+        {"content_type": "image_asset_pointer", "asset_pointer": f"file-service://{asset}", "size_bytes": 123456,
+         "width": 1536, "height": 2048, "fovea": None, "metadata": None}, ""]}
+    if name is not None:
+        node["message"]["metadata"] = {"attachments": [{"id": asset, "name": name, "mimeType": "image/jpeg"}]}
+    return found

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import InvalidInput
-from core.importing import (chatgpt, claude, detect, locomo, memories, openai_chat, past_tasks, source,
+from core.importing import (chatgpt, chats, claude, detect, locomo, memories, openai_chat, past_tasks, source,
                             workbench_chain)
 from core.importing.records import ImportedConversation, InvalidRecord, content_id, parse_time
 from core.importing.runner import validate
@@ -378,3 +378,31 @@ def test_nul_characters_are_replaced_and_counted(tmp_path):
     assert validate(detect.reader(notes, found), notes, found, "0" * 64).notes() == [(
         "1 memory held NUL characters (U+0000), which Postgres cannot store: each is stored as "
         "U+FFFD (\ufffd) instead.")]
+
+
+def test_a_user_message_of_attachments_alone_is_a_line_naming_them_or_left_out(tmp_path):
+    """A photo sent without text left two answers following each other, and was counted nowhere."""
+    assert chats.attachment_line(["IMG_4032.jpeg"]) == "[photo: IMG_4032.jpeg]"
+    assert chats.attachment_line(["receipt.PNG", "notes.pdf"]) == "[photo: receipt.PNG] [file: notes.pdf]"
+    assert chats.attachment_line(["image_url"]) is None and chats.attachment_line(["image_asset_pointer"]) is None
+    line = {"created_at": 1710000000, "messages": [
+        {"role": "user", "content": "Is this ripe?"}, {"role": "assistant", "content": "Show me."},
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]},
+        {"role": "assistant", "content": "Yes, eat it today."},
+        {"role": "user", "content": [{"type": "file", "file_name": "plan.pdf"}]},
+        {"role": "assistant", "content": "The plan reads well."}]}
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (conv,) = items(path)
+    assert [m.content for m in conv.messages] == ["Is this ripe?", "Show me.", "Yes, eat it today.",
+                                                 "[file: plan.pdf]", "The plan reads well."]
+    assert (conv.attachment_only, conv.attachment_only_left_out) == (1, 1)
+    # The line moves no other message's place, and is no part of the hash that knows a conversation without
+    # an id: the file imported before lines were kept finds the same chain and messages.
+    assert [m.place for m in conv.messages] == ["0", "1", "2", "attachment-4", "3"]
+    without = {**line, "messages": [m for m in line["messages"] if isinstance(m["content"], str)]}
+    path.write_text(json.dumps(without) + "\n")
+    (before,) = items(path)
+    assert before.chain_id == conv.chain_id
+    assert [(m.place, m.at) for m in before.messages] == [(m.place, m.at) for m in conv.messages
+                                                         if m.place != "attachment-4"]

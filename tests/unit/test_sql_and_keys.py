@@ -35,7 +35,7 @@ REVIEWED_SQL = {("core/retrieval/hybrid.py", "'m.' + c.strip()"): "column names 
                    ("stated_event_sql", "event_first_hour_sql", "event_last_hour_sql")}}
 # The literal text before the first id of every key layout (an f-string starting exactly so builds a key).
 KEY_PREFIXES = {"thought:", "chain:", "chainmeta:", "chains:", "request:", "feedback:index:",
-                "feedback:pending:", "voice:feedback:"}
+                "feedback:pending:", "voice:feedback:", "deleted:"}
 # Keys without an id: spelled out in the key module only, everyone else imports its constants.
 FIXED_KEYS = {"index:outbox", "workbench:demo:loaded"}
 KEY_MODULE = "core/conversation/keys.py"
