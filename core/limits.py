@@ -6,6 +6,7 @@ from __future__ import annotations
 
 MESSAGE_MAX_CHARS = 20_000  # a chat message: the thought of a ui_remember turn
 QUERY_MAX_CHARS = 2_000  # a search: the explorer's, the past-task search's
+TITLE_FILTER_MAX_CHARS = 120  # a chain title filter: a title is its first message's first 120
 
 
 def limit_caption(what: str, max_chars: int) -> str:

@@ -84,19 +84,25 @@ PART_HELP = {"semantic": ("semantic: cosine of the memory to the query expanded 
 
 
 def context_columns() -> dict:
-    """Widths that fit the table in a chat message (about 850 px): sized to their text, the content
-    column pushed the scores past the right edge (with the coverage column, content and id gave up 40 px).
-    The full text shows on hover."""
+    """Widths that fit the table in a chat message (about 850 px at a 1400 px window) and leave what was
+    retrieved readable: the content column takes what the scores leave (it was 120 px, about 20 characters),
+    and wraps over `CONTEXT_ROW_HEIGHT`'s three lines. The id column is hidden: the ids are listed under the
+    table, best first, with a copy button. The full text shows on hover."""
     parts = {k: st.column_config.NumberColumn(label, format="%.2f", help=PART_HELP[k], width=width)
-             for k, label, width in (("semantic", "sem", 50), ("text", "text", 44), ("recency", "rec", 44),
-                                     ("speaker", "spk", 44), ("chain score", "chn", 44), ("coverage", "cov", 44),
-                                     ("relevance", "rel", 44))}
-    return {"content": st.column_config.TextColumn(width=120), "id": st.column_config.TextColumn(width=80),
-            "kind": st.column_config.TextColumn(width=80), "chain": st.column_config.TextColumn(width=80),
-            "age": st.column_config.TextColumn(width=55, help="its age when the turn retrieved it: rec = "
+             for k, label, width in (("semantic", "sem", 44), ("text", "text", 42), ("recency", "rec", 40),
+                                     ("speaker", "spk", 40), ("chain score", "chn", 42), ("coverage", "cov", 42),
+                                     ("relevance", "rel", 40))}
+    return {"content": st.column_config.TextColumn(width=CONTENT_WIDTH), "id": None,
+            "kind": st.column_config.TextColumn(width=86), "chain": st.column_config.TextColumn(width=64),
+            "age": st.column_config.TextColumn(width=56, help="its age when the turn retrieved it: rec = "
                                                               "exp(−age / τ)"), **parts,
-            "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
-                                                        help=PART_HELP["combined"], width=95)}
+            "combined": st.column_config.NumberColumn("combined", format="%.3f", help=PART_HELP["combined"],
+                                                      width=66)}
+
+
+CONTENT_WIDTH = 280
+# Three lines of text: the table wraps a cell's text only in rows taller than 64 px (4rem).
+CONTEXT_ROW_HEIGHT = 68
 
 
 def read_profile(name: str | None) -> uc.FusionProfile | None:
@@ -167,7 +173,7 @@ def render_why(metrics: uc.TurnMetrics, profile: uc.FusionProfile | None, *, exp
             st.caption(f"ℹ️ {as_plain_markdown(note)}")  # notes quote user input (e.g. the time hint)
         if metrics.context:
             st.dataframe(context_frame(metrics.context), hide_index=True, width="stretch",
-                         column_config=context_columns())
+                         column_config=context_columns(), row_height=CONTEXT_ROW_HEIGHT)
             st.caption("Their memory ids, best first (copy button on the right): for a labelled set, or to "
                        "find one in the Memory explorer.")
             st.code("\n".join(c.id for c in metrics.context), language=None)

@@ -41,8 +41,12 @@ def ago(moment: datetime) -> str:
 
 # -- navigation and confirmation (callbacks: they run before the widgets are drawn again) ----------
 
-def open_chain(chain_id: str) -> None:
+def open_chain(chain_id: str, came_from: str | None = None) -> None:
+    """Show the chain at the top of the Chains view, scrolled into sight once; `came_from` the view to go
+    back to (a search hit's "Open chain": the search)."""
     st.session_state["xp_chain"] = chain_id
+    st.session_state["xp_chain_from"] = came_from
+    st.session_state["xp_chain_scroll"] = True
     st.session_state[VIEW_KEY] = "Chains"
 
 
@@ -50,16 +54,25 @@ def close_chain() -> None:
     st.session_state.pop("xp_chain", None)
 
 
-def ask_to_delete(target: str, ident: str, label: str, chain_id: str | None = None) -> None:
-    st.session_state["xp_confirm"] = {"target": target, "id": ident, "label": label, "chain": chain_id}
+def back_to(view: str) -> None:
+    close_chain()
+    st.session_state[VIEW_KEY] = view
+
+
+def ask_to_delete(target: str, ident: str, label: str, chain_id: str | None = None, turns: int | None = None) -> None:
+    st.session_state["xp_confirm"] = {"target": target, "id": ident, "label": label, "chain": chain_id,
+                                      "turns": turns}
 
 
 def render_confirmation(instance: str) -> None:
     """The outcome of the last deletion, and the dialog of the one asked for (a dialog, so it is seen
     however far down the page the Delete button was)."""
-    if done := st.session_state.pop("xp_done", None):
-        st.success(done, icon=":material/check_circle:")
-        st.toast(done, icon=":material/check_circle:")
+    if done := st.session_state.pop("xp_done", None):  # once, in words; what else it did behind "Details"
+        st.success(done["message"], icon=":material/check_circle:")
+        if done["details"]:
+            with st.expander("Details: what else the deletion changed, and the files on disk"):
+                for line in done["details"]:
+                    st.caption(as_plain_line(line))
     pending = st.session_state.get("xp_confirm")
     if not pending:
         return
@@ -89,38 +102,49 @@ def _sentences(notes: list[str]) -> list[str]:
     return [n[:1].upper() + n[1:] + ("" if n.endswith(".") else ".") for n in notes]
 
 
-def _delete(instance: str, pending: dict) -> str:
+def _delete(instance: str, pending: dict) -> dict:
+    """Delete what `pending` names; the outcome as the page shows it: `message`, what was deleted and how much,
+    in the user's words (Markdown, stored text made inert), and `details`, the report's notes (fact
+    histories mended, the chain's id refused for a while, what the files on disk still hold), for the
+    "Details" expander."""
     wb = get_workbench()
     target, ident = pending["target"], pending["id"]
+    what = f"“{as_plain_line(pending['label'], 60)}”"
     if target == "chain":
         r = uc.chain_delete(wb, uc.ChainRef(instance=instance, chain_id=ident))
-        counts = (f"{plural(r.thoughts, 'thought')}, {plural(r.feedback, 'feedback record')}, "
-                  f"{plural(r.index_rows, 'index row')}, {plural(r.outbox, 'queued index write')}")
-        return " ".join([f"Chain {ident} deleted: {counts}.", *_copies(r.copies, r.marks), *_sentences(r.notes)])
-    if target == "memory":
+        turns = pending.get("turns")
+        counts = _and([plural(turns, "turn") if turns else plural(r.thoughts, "thought"),
+                       plural(r.feedback, "feedback record"),
+                       plural(r.index_rows, "indexed memory", "indexed memories")])
+        message = f"Deleted the conversation {what} (chain {as_plain_line(ident)}): {counts}."
+    elif target == "memory":
         r = uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=ident,
                                               chain_id=pending.get("chain")))
-        counts = (f"{plural(r.thoughts, 'thought')}, {plural(r.bank_rows, 'bank row')}, "
-                  f"{plural(r.index_rows, 'index row')}")
-        return " ".join([f"Memory deleted ({counts}).", *_copies(r.copies, r.marks), *_sentences(r.notes)])
-    if target == "bank":
+        counts = _and([plural(r.thoughts, "message") if r.thoughts else "",
+                       plural(r.bank_rows, "bank entry", "bank entries") if r.bank_rows else "",
+                       plural(r.index_rows, "indexed memory", "indexed memories")])
+        message = f"Deleted the memory {what}: {counts}."
+    elif target == "bank":
         r = uc.bank_delete(wb, uc.BankRef(instance=instance, bank=ident))
-        return (f"Memory bank {ident} deleted: {plural(r.bank_rows, 'entry and summary', 'entries and summaries')}, "
-                f"{plural(r.index_rows, 'index row')}.")
-    r = uc.bank_clear(wb, uc.BankRef(instance=instance, bank=ident))
-    rows = plural(r.bank_rows, "entry and summary", "entries and summaries")
-    return " ".join([f"Memory bank {ident} cleared: {rows}, {plural(r.index_rows, 'index row')}.",
-                     *_copies(r.copies, r.marks)])
+        rows = plural(r.bank_rows, "entry and summary", "entries and summaries")
+        message = (f"Deleted the memory bank {as_plain_line(ident)}: {rows}, "
+                   f"{plural(r.index_rows, 'indexed memory', 'indexed memories')}.")
+    else:
+        r = uc.bank_clear(wb, uc.BankRef(instance=instance, bank=ident))
+        rows = plural(r.bank_rows, "entry and summary", "entries and summaries")
+        message = (f"Emptied the memory bank {as_plain_line(ident)}: {rows}, "
+                   f"{plural(r.index_rows, 'indexed memory', 'indexed memories')}.")
+    if r.copies:
+        message += (f" The same text was in {plural(r.copies, 'other record')} (a repeat, or an answer quoting "
+                    "it): each now reads “[deleted]”.")
+    marks = [f"{plural(r.marks, 'relevance mark')} of the Tune page's labelled set named it: removed."]
+    return {"message": message, "details": (marks if r.marks else []) + _sentences(r.notes)}
 
 
-def _copies(n: int, marks: int = 0) -> list[str]:
-    """What else the deletion changed: every other record holding the same text now reads "[deleted]", and
-    the relevance marks naming what went are gone from the labelled set."""
-    said = [(f"The same text was in {plural(n, 'other record')} (a repeat of the message, an answer or prompt "
-             "quoting it): each now reads \"[deleted]\".")] if n else []
-    if marks:
-        said.append(f"{plural(marks, 'relevance mark')} of the Tune page's labelled set named it: removed.")
-    return said
+def _and(parts: list[str]) -> str:
+    """"a, b and c" of the parts given (empty ones left out)."""
+    parts = [p for p in parts if p]
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
 
 
 # -- search ------------------------------------------------------------------------------------------
@@ -175,10 +199,39 @@ def render_search(instance: str) -> None:
         return
     st.caption(f"{plural(len(out.hits), 'hit')} for “{as_plain_line(req.query, 80)}” · {_why_shown(req, out)} · "
                f"{out.search_ms:.0f} ms")
+    st.caption(how_scores_add_up(out))
     marks = query_marks(instance, req.query)
     marks_caption(marks)
     for i, hit in enumerate(out.hits):
-        _render_hit(i, hit, lambda where, memory_id: mark_control(where, instance, req.query, memory_id, marks))
+        _render_hit(i, hit, lambda where, memory_id: mark_control(where, instance, req.query, memory_id, marks),
+                    speaker_and_chain=out.speaker_and_chain)
+
+
+def how_scores_add_up(out: uc.SearchOutcome) -> str:
+    """The formula of the hits' scores with the weights they were scored with, in the words of each hit's
+    `score_caption`, so a reader can add a hit up from the page."""
+    p = out.fusion
+    if p.method == "linear":
+        own = f"{p.w_sem:.2f}·semantic + {p.w_text:.2f}·text + {p.w_rec:.2f}·recency"
+        recency = f"; recency = exp(−age / τ), {uc.recency_label(p.tau_s)}"
+    else:
+        own = (f"reciprocal-rank fusion of the semantic, text and age ranks (weights {p.w_sem:.2f}, {p.w_text:.2f}, "
+               f"{p.w_rec:.2f}, k {p.rrf_k}; the ranks are not shown)")
+        recency = ""
+    if not out.speaker_and_chain:
+        return f"How a score adds up: score = {own} (one leg searched alone: no speaker or chain part){recency}."
+    return (f"How a score adds up: own = {own} + {uc.SPEAKER_WEIGHT:g}·speaker; score = (own + "
+            f"{uc.CHAIN_WEIGHT:g}·chain) / {1 + uc.CHAIN_WEIGHT:g}, where chain is the best own score among the "
+            f"results from the same chain{recency}.")
+
+
+def score_caption(hit, *, speaker_and_chain: bool = True) -> str:
+    """Every part of the hit's score: "score 0.541 (semantic 0.55, text 0.00, recency 0.00, speaker 0,
+    chain 0.78)"; the speaker and chain parts only where they count (a hybrid search)."""
+    parts = [f"semantic {hit.semantic:.2f}", f"text {hit.text:.2f}", f"recency {hit.recency:.2f}"]
+    if speaker_and_chain:
+        parts += [f"speaker {hit.speaker:g}", f"chain {hit.chain:.2f}"]
+    return f"score {hit.score:.3f} ({', '.join(parts)})"
 
 
 def _why_shown(req, out) -> str:
@@ -209,7 +262,8 @@ def _render_recent(instance: str) -> None:
         _render_hit(i, hit)
 
 
-def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None) -> None:
+def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None, *,
+                speaker_and_chain: bool = True) -> None:
     """One memory; with `mark(where, memory_id)`, its Relevant / Not relevant control beside its id."""
     with st.container(border=True):
         left, right = st.columns([6, 1])
@@ -230,8 +284,7 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None) -> 
         for part in hit.superseded_statements:  # the message's other statements stand
             left.caption(superseded_note(part.superseded_at, part.superseded_by_content, part.statement,
                                          statement=part.statement))
-        parts = ([f"score {hit.score:.3f} (semantic {hit.semantic:.2f}, text {hit.text:.2f})"]
-                 if hit.score is not None else [])
+        parts = [score_caption(hit, speaker_and_chain=speaker_and_chain)] if hit.score is not None else []
         parts += [f"tags: {as_plain_line(', '.join(hit.tags))}"] if hit.tags else []
         if parts:
             left.caption(" · ".join(parts))
@@ -240,7 +293,7 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None) -> 
         if mark is not None:
             mark(marks, hit.id)
         if hit.chain_id and not hit.bank:
-            right.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id,))
+            right.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id, "Search"))
         if not hit.shared:  # a shared item belongs to the shared instance: delete it from there
             right.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
                          args=("memory", hit.id, hit.content))
@@ -254,23 +307,33 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None) -> 
 # -- chains ------------------------------------------------------------------------------------------
 
 def render_chains(instance: str) -> None:
+    """The open chain first, where the eye is after "Open chain"; then the instance's chains a page at a time,
+    found by a part of their title."""
+    if chain_id := st.session_state.get("xp_chain"):
+        _render_chain(instance, chain_id)
+        st.divider()
     wb = get_workbench()
-    c1, c2, c3 = st.columns([2, 1, 1])
+    c0, c1, c2, c3 = st.columns([3, 2, 1, 1], vertical_alignment="bottom")
+    title = c0.text_input("Title contains", key="xp_title_filter", max_chars=uc.TITLE_FILTER_MAX_CHARS,
+                          placeholder="part of a title, e.g. kyoto", on_change=_first_page,
+                          help="Lists only the chains whose title contains this, ignoring case.")
     order = c1.radio("Order", ["newest", "oldest"], horizontal=True, key="xp_order",
                      format_func=lambda o: {"newest": "Latest activity first",
                                             "oldest": "Oldest activity first"}[o])
-    size = c2.selectbox("Per page", [10, 20, 50], index=1, key="xp_page_size")
+    size = c2.selectbox("Per page", [10, 20, 50], index=1, key="xp_page_size", on_change=_first_page)
     page_no = c3.number_input("Page", min_value=1, value=1, step=1, key="xp_page")
-    page = attempt("list chains", lambda: uc.chains(wb, uc.ChainList(instance=instance, page=int(page_no),
-                                                                     page_size=size, order=order)))
+    page = attempt("list chains", lambda: uc.chains(wb, uc.ChainList(
+        instance=instance, page=int(page_no), page_size=size, order=order, title=title.strip() or None)))
     if page is None:
         return
+    matching = f" with “{as_plain_line(page.title, 60)}” in the title" if page.title else ""
     if not page.total:
-        st.info("No conversation chains in this instance yet. Chat on the Chat page to create one.")
+        st.info(f"No chain has “{as_plain_line(page.title, 60)}” in its title." if page.title
+                else "No conversation chains in this instance yet. Chat on the Chat page to create one.")
     elif not page.chains:
-        st.info(f"Page {page.page} is past the last page ({page.pages}) of {plural(page.total, 'chain')}.")
+        st.info(f"Page {page.page} is past the last page ({page.pages}) of {plural(page.total, 'chain')}{matching}.")
     else:
-        st.caption(f"Page {page.page} of {page.pages} · {plural(page.total, 'chain')}")
+        st.caption(f"Page {page.page} of {page.pages} · {plural(page.total, 'chain')}{matching}")
         st.dataframe(pd.DataFrame([{"chain": c.chain_id, "title": c.title, "turns": c.turns,
                                     "last activity": c.last_at, "started": c.created_at}
                                    for c in page.chains]),
@@ -282,8 +345,36 @@ def render_chains(instance: str) -> None:
                      placeholder="choose a chain",
                      on_change=lambda: open_chain(st.session_state["xp_chain_pick"])
                      if st.session_state.get("xp_chain_pick") else None)
-    if chain_id := st.session_state.get("xp_chain"):
-        _render_chain(instance, chain_id)
+
+
+def _first_page() -> None:
+    st.session_state["xp_page"] = 1
+
+
+# Brings the open chain into sight once, after "Open chain": the view changed under the pointer, and the
+# page kept its scroll position, so a chain opened from a hit far down the results was drawn out of view.
+# It scrolls again while the run goes on (the rest of the view, drawn after it, moved it: the browser keeps
+# the scroll position of what was in view), until the run ended and the chain stayed put, for at most 5 s;
+# and never once the user scrolled. No stored text in it: only the container's key.
+SCROLL_TO_CHAIN = """<script>
+(() => {
+  const started = Date.now();
+  let still = 0, moved = false;
+  const stop = () => { moved = true; };
+  ['wheel', 'touchmove', 'keydown', 'mousedown'].forEach(e => addEventListener(e, stop, {once: true}));
+  const go = () => {
+    if (moved || Date.now() - started > 5000) return;
+    const box = document.querySelector('.st-key-xp_open_chain');
+    const idle = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning';
+    if (box) {
+      const top = box.getBoundingClientRect().top;
+      if (Math.abs(top) > 1) { box.scrollIntoView({block: 'start'}); still = 0; } else if (idle) { still++; }
+    }
+    if (still < 5) setTimeout(go, 50);
+  };
+  go();
+})();
+</script>"""
 
 
 def _render_chain(instance: str, chain_id: str) -> None:
@@ -293,19 +384,26 @@ def _render_chain(instance: str, chain_id: str) -> None:
     if detail is None:
         st.button("Close", key="xp_chain_close_missing", on_click=close_chain)
         return
-    with st.container(border=True):
+    if st.session_state.pop("xp_chain_scroll", False):
+        st.html(SCROLL_TO_CHAIN, unsafe_allow_javascript=True)
+    came_from = st.session_state.get("xp_chain_from")
+    with st.container(border=True, key="xp_open_chain"):
         st.subheader(as_plain_line(detail.title or chain_id, 100))
         turns = sum(1 for t in detail.thoughts if t.category == uc.CATEGORY_USER)
         st.caption(f"chain {as_plain_line(chain_id)} · {plural(turns, 'turn')} · "
                    f"{plural(detail.indexed, 'row')} in the memory index")
-        b1, b2, b3, _ = st.columns([1, 1, 1, 3])
+        bar = st.container(horizontal=True)
+        if came_from:
+            bar.button(f"Back to the {came_from.lower()}", key="xp_chain_back", icon=":material/arrow_back:",
+                       on_click=back_to, args=(came_from,))
+        bar.button("Close", key="xp_chain_close", on_click=close_chain, help="Back to the list of chains")
         export = uc.chain_export(wb, uc.ChainRef(instance=instance, chain_id=chain_id))
-        b1.download_button("Export JSON", data=export.document,
-                           file_name=f"{chain_id}.json",
-                           mime="application/json", key="xp_export")
-        b2.button("Delete chain", key="xp_chain_delete", type="primary", on_click=ask_to_delete,
-                  args=("chain", chain_id, detail.title or chain_id))
-        b3.button("Close", key="xp_chain_close", on_click=close_chain)
+        bar.download_button("Export JSON", data=export.document,
+                            file_name=f"{chain_id}.json",
+                            mime="application/json", key="xp_export")
+        # Not the primary (filled) button: the view's main action is reading the chain, not deleting it.
+        bar.button("Delete chain", key="xp_chain_delete", icon=":material/delete:", on_click=ask_to_delete,
+                   args=("chain", chain_id, detail.title or chain_id, None, turns))
         for t in detail.thoughts:
             if t.category not in (uc.CATEGORY_USER, uc.CATEGORY_ASSISTANT):
                 continue

@@ -9,12 +9,11 @@ from pydantic import ValidationError
 
 from core import usecases as uc
 from core.errors import NotFound, OutcomeUnknown
+from dashboard.chat_picker import conversation_caption, open_chain, render_picker
 from dashboard.chat_view import render_conversation
 from dashboard.resources import current_instance, get_workbench, summarise_in_background
-from dashboard.ui import as_plain_line, attempt, humanize_age, one_line, plural, show_error, show_invalid
+from dashboard.ui import as_plain_line, attempt, show_error, show_invalid
 
-PAGE_SIZE = 15
-NEW_CHAIN = "+ New conversation"
 WATCH_EVERY_S = 5  # how soon a chain made elsewhere (CLI, MCP, HTTP, another tab) shows in the list
 ORIGIN = uc.Origin(source="dashboard")
 # The turn's fields by the labels of their inputs, for messages about a refused input.
@@ -33,35 +32,8 @@ if marked is not None:
     summarise_in_background(wb, instance)
 
 # -- choose or start a chain ------------------------------------------------------------------
-page = st.session_state.setdefault("chat_page", 0)
-listing = attempt("list conversations", lambda: uc.chains(
-    wb, uc.ChainList(instance=instance, page=page + 1, page_size=PAGE_SIZE)))
-if listing and page and not listing.chains:  # chains deleted elsewhere emptied this page: show the last one
-    st.session_state.chat_page = listing.pages - 1
-    st.rerun()
-chains = listing.chains if listing else None
-total = listing.total if listing else 0
-options = [NEW_CHAIN] + [c.chain_id for c in chains or []]
-# Labels must not change between reruns: the browser sends the selection back as its label, and a label
-# that had changed (an age ticking, a turn count growing) came back as a value that is no chain id.
-labels = {c.chain_id: f"{one_line(c.title, 60)} ({c.chain_id})" for c in chains or []}
-# A turn that started a new chain selects it on the next run (a widget's state may only be set
-# before the widget is drawn).
-if pending := st.session_state.pop("pending_chain", None):
-    st.session_state.chat_chain_select = pending
-selected = st.session_state.get("chat_chain_select")
-if selected and selected not in options:
-    options.insert(1, selected)
-left, mid, right = st.columns([6, 1, 1], vertical_alignment="bottom")
-chosen = left.selectbox("Conversation", options, format_func=lambda c: labels.get(c, c),
-                        key="chat_chain_select")
-if mid.button("Newer", disabled=page == 0, width="stretch"):
-    st.session_state.chat_page = page - 1
-    st.rerun()
-if right.button("Older", disabled=(page + 1) * PAGE_SIZE >= total, width="stretch"):
-    st.session_state.chat_page = page + 1
-    st.rerun()
-chain_id = None if chosen == NEW_CHAIN else chosen
+picked = render_picker(wb, instance)
+chain_id = picked.chain_id
 
 
 def signature(page_of_chains: uc.ChainPage) -> tuple:
@@ -78,17 +50,28 @@ def signature(page_of_chains: uc.ChainPage) -> tuple:
 @st.fragment(run_every=WATCH_EVERY_S)
 def watch_chains(listed: tuple) -> None:
     try:
-        fresh = uc.chains(wb, uc.ChainList(instance=instance, page=page + 1, page_size=PAGE_SIZE))
+        fresh = uc.chains(wb, picked.watched)
     except Exception:  # noqa: BLE001  (the run that listed the chains has shown the error, if any)
         return
     if signature(fresh) != listed:
         st.rerun(scope="app")
 
 
-if listing is not None:
-    watch_chains(signature(listing))
-if (summary := next((c for c in chains or [] if c.chain_id == chain_id), None)) is not None:
-    st.caption(f"{plural(summary.turns, 'turn')} · last activity {humanize_age(summary.age_seconds)} ago")
+if picked.listing is not None:
+    watched = picked.listing if picked.watched.title == picked.listing.title else attempt(
+        "list conversations", lambda: uc.chains(wb, picked.watched))
+    if watched is not None:
+        watch_chains(signature(watched))
+conversation, gone = None, False
+if chain_id:
+    try:
+        conversation = uc.conversation(wb, uc.ConversationRef(instance=instance, chain_id=chain_id))
+    except NotFound:  # deleted elsewhere (the explorer, the CLI, an assistant's forget) since it was listed
+        gone, chain_id = True, None  # a message now starts a new conversation, not one on the deleted id
+    except Exception as e:  # noqa: BLE001 - shown as a message with what to do, never a traceback
+        show_error(e, "load the conversation")
+if conversation:
+    st.caption(conversation_caption(conversation, picked.summary))
 
 # -- turn settings ------------------------------------------------------------------------------
 known = attempt("list profiles", lambda: uc.list_profiles(wb, uc.InstanceRequest(instance=instance)))
@@ -124,14 +107,6 @@ with st.expander("Turn settings", key="chat_turn_settings", on_change="rerun"):
                                key="chat_step_output")
 
 # -- the conversation ---------------------------------------------------------------------------
-conversation, gone = None, False
-if chain_id:
-    try:
-        conversation = uc.conversation(wb, uc.ConversationRef(instance=instance, chain_id=chain_id))
-    except NotFound:  # deleted elsewhere (the explorer, the CLI, an assistant's forget) since it was listed
-        gone, chain_id = True, None  # a message now starts a new conversation, not one on the deleted id
-    except Exception as e:  # noqa: BLE001 - shown as a message with what to do, never a traceback
-        show_error(e, "load the conversation")
 
 
 def rate(answer_id: str, rating: str) -> None:
@@ -142,7 +117,7 @@ def rate(answer_id: str, rating: str) -> None:
 if conversation:
     render_conversation(conversation, rate)
 elif gone:
-    st.info(f"Conversation {as_plain_line(chosen)} is no longer there: it was deleted. A message below "
+    st.info(f"Conversation {as_plain_line(picked.chain_id)} is no longer there: it was deleted. A message below "
             "starts a new one.", icon=":material/delete:")
 else:
     st.info("Start a conversation below. Each answer shows the memories it drew on — from this "
@@ -190,7 +165,7 @@ if turn:
         with st.chat_message("assistant"):
             st.write_stream(pieces())
         result = holder["result"]
-        st.session_state.pending_chain = result.chain_id
+        open_chain(instance, result.chain_id, title=text[:120])  # a new chain is labelled by its first message
         st.session_state.just_answered = True
         st.session_state.pop("chat_unsure", None)
         st.rerun()

@@ -18,7 +18,7 @@ from core.formation.supersede import own_words, superseded_at
 from core.ids import SHARED_INSTANCE, Id, validate_id
 from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.limits import QUERY_MAX_CHARS
-from core.models import AS_STORED, MemoryKind, MemoryRow
+from core.models import AS_STORED, FusionProfile, MemoryKind, MemoryRow
 from core.past_tasks.models import default_max_distance
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.tuning.datasets import is_evaluation_instance
@@ -46,6 +46,8 @@ class ChainPage(BaseModel):
     pages: int
     page_size: int
     order: Order
+    title: str | None = Field(None, description="the title filter the page was listed with: only chains whose "
+                                                "title contains it (case-insensitive) are counted and listed")
     chains: list[ChainSummary]
 
 
@@ -106,9 +108,15 @@ class Hit(BaseModel):
     bank: str | None
     shared: bool  # in the shared instance, searched beside every other: deleted from there, not here
     tags: list[str]
-    score: float | None = None  # the three parts: None for a memory listed without a search (`recent_memories`)
+    # The score and every part of it (`core.retrieval.fusion.fuse`): None for a memory listed without a search
+    # (`recent_memories`). speaker and chain are 0 in a search by one leg (vector or text), where they play no
+    # part; `SearchOutcome.fusion` says how they add up.
+    score: float | None = None
     semantic: float | None = None
     text: float | None = None
+    recency: float | None = None
+    speaker: float | None = None
+    chain: float | None = Field(None, description="the best own score among the hits' candidates of its chain")
     superseded_at: datetime | None = Field(
         None, description="when a later correction superseded the fact this memory states (for a user "
                           "message: the fact of its observation); None: current")
@@ -125,6 +133,11 @@ class SearchOutcome(BaseModel):
     hits: list[Hit]
     candidates: int
     search_ms: float
+    fusion: FusionProfile = Field(AS_STORED, description="the weights the hits were scored with")
+    speaker_and_chain: bool = Field(True, description="the speaker and chain parts counted (a hybrid search): "
+                                                      "score = (own + CHAIN_WEIGHT·chain) / (1 + CHAIN_WEIGHT), "
+                                                      "own = the fusion + SPEAKER_WEIGHT·speaker; else score = "
+                                                      "the fusion")
     left_out: int = Field(0, description="results that did not match (see `search_memory`), not shown")
     min_similarity: float | None = Field(None, description="the cosine a hit needs to count as semantically "
                                                            "close; None in full-text mode")
@@ -138,18 +151,25 @@ def instances_overview(wb: Workbench) -> list[InstanceRow]:
 
 
 def list_chains(wb: Workbench, instance: str, *, page: int = 1, page_size: int = 20,
-                order: Order = "newest") -> ChainPage:
-    """One page of the instance's chains by last activity (newest or oldest first), without SCAN.
+                order: Order = "newest", title: str | None = None) -> ChainPage:
+    """One page of the instance's chains by last activity (newest or oldest first), without SCAN; with
+    `title`, of those whose title contains it, ignoring case (`ThoughtStore.chains_titled`: it reads every
+    chain's title, so `total` and `pages` count the matches).
 
     A page past the last one is empty and keeps its number, so a script that pages until it gets nothing
     stops (it was the last page again, and such a loop never ended).
     """
     validate_id(instance, "instance")
     page_size = max(1, min(page_size, 200))
-    total = wb.thoughts.chain_count(instance)
-    pages = max(1, -(-total // page_size))
     page = max(1, page)
     offset = (page - 1) * page_size
+    if title:
+        total, chains = wb.thoughts.chains_titled(instance, title, offset=offset, limit=page_size,
+                                                  oldest_first=order == "oldest")
+        return ChainPage(instance=instance, total=total, page=page, pages=max(1, -(-total // page_size)),
+                         page_size=page_size, order=order, title=title, chains=chains)
+    total = wb.thoughts.chain_count(instance)
+    pages = max(1, -(-total // page_size))
     if offset >= total:
         chains = []
     elif order == "newest":
@@ -204,9 +224,12 @@ def search_memory(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
                or (close is not None and m.score.similarity > close)]
     hits = _hits(wb, [m.memory for m in matched])
     for hit, m in zip(hits, matched, strict=True):
-        hit.score, hit.semantic, hit.text = m.score.combined, m.score.semantic, m.score.text
+        s = m.score
+        hit.score, hit.semantic, hit.text, hit.recency = s.combined, s.semantic, s.text, s.recency
+        hit.speaker, hit.chain = s.speaker, s.chain
     return SearchOutcome(hits=hits, candidates=found.candidates, search_ms=found.embed_ms + found.search_ms,
-                         left_out=len(found.results) - len(matched), min_similarity=close)
+                         left_out=len(found.results) - len(matched), min_similarity=close, fusion=AS_STORED,
+                         speaker_and_chain=req.mode == "hybrid")
 
 
 def recent_memories(wb: Workbench, instance: str, limit: int = 20) -> list[Hit]:

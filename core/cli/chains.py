@@ -20,12 +20,13 @@ def chains() -> None:
 @click.option("--page", type=int, default=1, show_default=True)
 @click.option("--page-size", type=int, default=20, show_default=True)
 @click.option("--order", type=click.Choice(["newest", "oldest"]), default="newest", show_default=True)
+@click.option("--title", default=None, help="Only chains whose title contains this (case-insensitive).")
 @click.pass_obj
-def list_chains(ctx: WorkbenchContext, page: int, page_size: int, order: str) -> None:
-    """One page of chains, by last activity."""
+def list_chains(ctx: WorkbenchContext, page: int, page_size: int, order: str, title: str | None) -> None:
+    """One page of chains, by last activity (with --title, of the chains whose title contains it)."""
     from core import usecases as uc
 
-    emit(uc.chains(ctx.wb, uc.ChainList(page=page, page_size=page_size, order=order)))
+    emit(uc.chains(ctx.wb, uc.ChainList(page=page, page_size=page_size, order=order, title=title)))
 
 
 @chains.command("export")

@@ -127,6 +127,11 @@ def chains_key(instance: str) -> str:
     return f"chains:{validate_id(instance, 'instance')}"
 
 
+def chain_title_pattern(instance: str) -> str:
+    """SORT's GET pattern of each chain's title: its `*` is a chain id of `chains_key(instance)`."""
+    return f"chainmeta:{validate_id(instance, 'instance')}:{{*}}->title"
+
+
 def feedback_index_key(instance: str) -> str:
     return f"feedback:index:{validate_id(instance, 'instance')}"
 

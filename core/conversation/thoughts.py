@@ -30,6 +30,7 @@ from core.conversation.keys import (
     chain_keys_key,
     chain_meta_key,
     chain_retrieved_key,
+    chain_title_pattern,
     chain_tombstone,
     chains_key,
     feedback_changes_key,
@@ -48,6 +49,7 @@ CATEGORY_ASSISTANT = "ui_remember:assistant"
 CATEGORY_METRICS = "ui_remember:metrics"
 REQUEST_TTL_S = 86400  # how long a served request's result answers its repeats
 CHANGES_KEPT_S = 86400  # how long an answer stays in the feedback change log (`feedback_changed_since`)
+TITLE_SCAN_BATCH = 2000  # chains whose titles one pipeline reads (`ThoughtStore.chains_titled`)
 TURN_ATTEMPTS = 100  # each retry means another turn of the chain was stored first: progress is certain
 
 
@@ -516,7 +518,43 @@ class ThoughtStore:
 
     def chains(self, instance: str, *, offset: int = 0, limit: int = 20) -> list[ChainSummary]:
         """Chains by last activity, newest first, one page at a time (no SCAN)."""
-        ids = self.r.zrevrange(chains_key(instance), offset, offset + limit - 1)
+        return self._summaries(instance, self.r.zrevrange(chains_key(instance), offset, offset + limit - 1))
+
+    def chains_titled(self, instance: str, contains: str, *, offset: int = 0, limit: int = 20,
+                      oldest_first: bool = False) -> tuple[int, list[ChainSummary]]:
+        """How many chains have a title containing `contains` (case-insensitive), and one page of them by last
+        activity (newest first, or oldest).
+
+        A substring has no index to use, so every chain's title is read: in one SORT … GET on a standalone
+        server (10–30 ms at 10,000 chains, 0.1–0.3 s at 100,000 on the 2-core machine), else by a pipeline of
+        HGETs per `TITLE_SCAN_BATCH` chains (50–100 ms and 0.5–1.1 s): on a cluster SORT may not read other
+        slots' keys, and an ACL may deny it (@dangerous)."""
+        needle = contains.casefold()
+        matched = [c for c, title in self._titles(instance, oldest_first=oldest_first)
+                   if title is not None and needle in title.casefold()]
+        return len(matched), self._summaries(instance, matched[offset:offset + limit])
+
+    def _titles(self, instance: str, *, oldest_first: bool) -> list[tuple[str, str | None]]:
+        """(chain id, title) of every chain of the instance, in the order of `chains_key` (None: no meta)."""
+        key = chains_key(instance)
+        if not self.cluster:
+            try:
+                out = self.r.sort(key, by="nosort", desc=not oldest_first, get=["#", chain_title_pattern(instance)])
+                return list(zip(out[0::2], out[1::2], strict=True))
+            except redis.exceptions.ResponseError:  # SORT denied: read them one by one below
+                pass
+        ids = self.r.zrange(key, 0, -1, desc=not oldest_first)
+        out = []
+        for start in range(0, len(ids), TITLE_SCAN_BATCH):
+            batch = ids[start:start + TITLE_SCAN_BATCH]
+            p = self.r.pipeline(transaction=False)
+            for c in batch:
+                p.hget(chain_meta_key(instance, c), "title")
+            out += zip(batch, p.execute(), strict=True)
+        return out
+
+    def _summaries(self, instance: str, ids: list[str]) -> list[ChainSummary]:
+        """The listing of each chain of `ids`, in that order (a chain gone since it was listed is left out)."""
         p = self.r.pipeline(transaction=False)
         for c in ids:
             p.hgetall(chain_meta_key(instance, c))

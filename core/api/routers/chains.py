@@ -28,9 +28,11 @@ def instances(wb: WB, who: Caller) -> InstanceList:
 
 @router.get("/{instance}/chains", response_model=uc.ChainPage)
 def chains(instance: ReadInstance, wb: WB, page: int = 1, page_size: int = 20,
-           order: Literal["newest", "oldest"] = "newest") -> uc.ChainPage:
-    """One page of the instance's chains, by last activity."""
-    return uc.chains(wb, uc.ChainList(instance=instance, page=page, page_size=page_size, order=order))
+           order: Literal["newest", "oldest"] = "newest", title: str | None = None) -> uc.ChainPage:
+    """One page of the instance's chains, by last activity; with `title`, only those whose title contains it
+    (case-insensitive), `total` counting them."""
+    return uc.chains(wb, uc.ChainList(instance=instance, page=page, page_size=page_size, order=order,
+                                      title=title))
 
 
 NO_CHAIN = {404: {"description": "no chain with that id in the instance (never made, or already deleted)",
