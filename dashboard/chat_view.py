@@ -31,6 +31,9 @@ def feedback_caption(fb: uc.FeedbackRecord | None) -> str:
         return text + (" · abandoned first" if fb.abandoned else "")
     if fb.abandoned:
         return "abandoned: no follow-up within 10 minutes"
+    if fb.origin == "imported":  # no feedback of its own (DESIGN §8); `final`: its conversation ended there
+        return ("imported: its conversation ended here" if fb.final
+                else "imported: the next message followed it in the export")
     if fb.final:
         return "final answer: no follow-up expected"
     return "awaiting the next turn for feedback"

@@ -145,3 +145,19 @@ def test_a_deleted_conversation_is_left_out_unless_the_box_is_ticked(app_env, wo
     assert not at.exception and not at.error and "Imported 1 conversation (2 messages)" in at.success[0].value
     assert any("Brought back what you had deleted" in c.value for c in at.caption)
     assert workbench.thoughts.chain_meta(instance, hotel)
+
+
+def test_the_chat_page_says_an_imported_answer_was_followed_or_ended_its_conversation(app_env, workbench,
+                                                                                      instance):
+    """Every imported answer read "final answer: no follow-up expected", even those the user answered."""
+    check(DATA / "chatgpt_conversations.json", instance).button(key="imp_go").click().run()
+    chain = next(c.chain_id for c in workbench.thoughts.chains(instance) if c.title == "Vegetarian dinner")
+    answers = [t for t in workbench.thoughts.chain_thoughts(instance, chain) if t.category == uc.CATEGORY_ASSISTANT]
+    assert len(answers) >= 2
+    at = open_page("pages/chat.py", instance=instance)
+    at.selectbox(key="chat_chain_select").select(chain).run()
+    assert not at.exception and not at.error
+    captions = [c.value for c in at.caption]
+    assert sum("imported: the next message followed it in the export" in c for c in captions) == len(answers) - 1
+    assert sum("imported: its conversation ended here" in c for c in captions) == 1
+    assert not any("final answer: no follow-up expected" in c for c in captions)
