@@ -280,10 +280,11 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None, *,
         left.markdown(f"`{hit.kind}` · {origin} · {ago(hit.created_at)}{shared}{gone}")
         left.text(hit.content)
         if hit.superseded_at:  # an outdated fact must not read as current
-            left.caption(superseded_note(hit.superseded_at, hit.superseded_by_content, hit.content))
+            left.caption(superseded_note(hit.superseded_at, hit.superseded_by_content, hit.content,
+                                         update=hit.superseded_by_update))
         for part in hit.superseded_statements:  # the message's other statements stand
             left.caption(superseded_note(part.superseded_at, part.superseded_by_content, part.statement,
-                                         statement=part.statement))
+                                         statement=part.statement, update=part.superseded_by_update))
         parts = [score_caption(hit, speaker_and_chain=speaker_and_chain)] if hit.score is not None else []
         parts += [f"tags: {as_plain_line(', '.join(hit.tags))}"] if hit.tags else []
         if parts:

@@ -66,18 +66,21 @@ def superseded_caption(metrics: uc.TurnMetrics | None, superseded: dict[str, uc.
     gone = [superseded[c.id] for c in (metrics.context if metrics else []) if c.id in superseded]
     if not gone:
         return ""
-    return "superseded since by a correction: " + "; ".join(f"“{as_plain_line(f.content, 60)}”" for f in gone)
+    return "superseded since by a later message: " + "; ".join(f"“{as_plain_line(f.content, 60)}”" for f in gone)
 
 
-def superseded_note(at: datetime, by: str | None, content: str = "", *, statement: str | None = None) -> str:
+def superseded_note(at: datetime, by: str | None, content: str = "", *, statement: str | None = None,
+                    update: bool = False) -> str:
     """The explorer's mark on a hit whose fact a later correction superseded: when, and what the correction
     says when it is still stored (Markdown; the stored text made inert). A correction said again word for
     word supersedes its earlier self: that is said so, not as a correction by the same words. With
-    `statement`, only that statement of the message is superseded: its others stand."""
+    `statement`, only that statement of the message is superseded: its others stand. `update`: what
+    superseded it narrates a change ("We just moved to Denver"), which is no correction."""
     if by and by.casefold().split() == content.casefold().split():
         said = " when the same words were said again (the later copy is current)"
     else:
-        said = " by a correction" + (f": “{as_plain_line(by, 160)}”" if by else "")
+        said = (" by a later statement" if update else " by a correction") + (
+            f": “{as_plain_line(by, 160)}”" if by else "")
     if statement is not None:
         return (f":orange[**Superseded** {at:%Y-%m-%d %H:%M}: “{as_plain_line(statement, 120)}”{said}] · the "
                 "message's other statements stand")

@@ -14,7 +14,7 @@ from core.bank.bank import list_banks
 from core.bank.index_ids import BANK_KINDS
 from core.conversation.thoughts import ChainSummary, FeedbackRecord, Thought
 from core.errors import NotFound
-from core.formation.supersede import own_words, superseded_at
+from core.formation.supersede import UPDATE, own_words, superseded_at
 from core.ids import SHARED_INSTANCE, Id, validate_id
 from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.limits import QUERY_MAX_CHARS
@@ -95,6 +95,7 @@ class SupersededStatement(BaseModel):
     superseded_at: datetime
     superseded_by: str | None
     superseded_by_content: str | None
+    superseded_by_update: bool = False
 
 
 class Hit(BaseModel):
@@ -124,6 +125,8 @@ class Hit(BaseModel):
                                                         "superseded it")
     superseded_by_content: str | None = Field(None, description="what that correction says (None when it is "
                                                                 "no longer stored)")
+    superseded_by_update: bool = Field(False, description="what superseded it is a statement that narrates a "
+                                                          "change (\"We just moved to Denver\"), not a correction")
     superseded_statements: list[SupersededStatement] = Field(
         [], description="a user message telling several statements, some of which later corrections "
                         "superseded while the others stand: those statements (the message is not marked)")
@@ -278,15 +281,19 @@ def _supersessions(wb: Workbench, memories: list[MemoryRow]) -> dict[tuple[str, 
         by = {r.id: c for r in [*marked.values(), *(o for e in parts.values() for o in e)]
               if isinstance(c := r.metadata.get("superseded_by"), str)}
         wanted = sorted(set(by.values()))
-        said = {c.id: own_words(c) for c in wb.index.get(instance, wanted)} if wanted else {}
+        by_rows = {c.id: c for c in wb.index.get(instance, wanted)} if wanted else {}
+        said = {i: own_words(c) for i, c in by_rows.items()}
+        updates = {i for i, c in by_rows.items() if c.metadata.get(UPDATE)}
         for memory_id, r in marked.items():
             correction = by.get(r.id)
             out[(instance, memory_id)] = {"superseded_at": _ended(r), "superseded_by": correction,
-                                          "superseded_by_content": said.get(correction)}
+                                          "superseded_by_content": said.get(correction),
+                                          "superseded_by_update": correction in updates}
         for memory_id, ended in parts.items():
             out[(instance, memory_id)] = {"superseded_statements": [
                 SupersededStatement(statement=own_words(o), superseded_at=_ended(o), superseded_by=by.get(o.id),
-                                    superseded_by_content=said.get(by.get(o.id))) for o in ended]}
+                                    superseded_by_content=said.get(by.get(o.id)),
+                                    superseded_by_update=by.get(o.id) in updates) for o in ended]}
     return out
 
 

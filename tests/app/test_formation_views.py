@@ -92,7 +92,7 @@ def test_the_chat_page_marks_a_memory_superseded_since(app_env, workbench, insta
     at.selectbox(key="chat_chain_select").select("conf").run()
     assert not at.exception, at.exception
     captions = " ".join(c.value for c in at.caption)
-    assert "superseded since by a correction" in captions and "My conference last spring" in captions
+    assert "superseded since by a later message" in captions and "My conference last spring" in captions
 
 
 def test_starting_from_a_saved_profile_loads_what_it_retrieves(app_env, workbench, instance):
@@ -118,3 +118,11 @@ def test_a_fact_said_again_word_for_word_reads_as_a_restatement_not_a_correction
     assert "by a correction: “It was Lyon\\.”" in superseded_note(at, "It was Lyon.", "It was in Paris.")
     assert superseded_note(at, None, "It was in Paris.").startswith(":orange[**Superseded** 2026-05-01 09:30 by a "
                                                                   "correction]")
+
+
+def test_a_fact_an_update_superseded_reads_as_superseded_by_a_later_statement():
+    from dashboard.formation_view import superseded_note
+
+    at = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
+    note = superseded_note(at, "We just moved to Denver last week.", "I live in Chicago.", update=True)
+    assert "by a later statement: “We just moved to Denver last week\\.”" in note and "correction" not in note

@@ -26,8 +26,8 @@ def test_the_chat_page_marks_only_the_statement_a_correction_superseded(app_env,
     assert not at.exception, at.exception
     # The answers that used the Lisbon statement (the question's, and the correction's own, retrieved before
     # it was applied) name it, and it alone.
-    marks = [c.value for c in at.caption if "superseded since by a correction" in c.value]
-    named = [m.split("superseded since by a correction: ")[1].split(" · ")[0] for m in marks]
+    marks = [c.value for c in at.caption if "superseded since by a later message" in c.value]
+    named = [m.split("superseded since by a later message: ")[1].split(" · ")[0] for m in marks]
     assert named and set(named) == {"“I live in Lisbon\\.”"}, marks
     why = [d.value for d in at.dataframe if "content" in d.value.columns]
     assert any({"I live in Lisbon.", "My sister is a nurse."} <= set(frame["content"]) for frame in why)

@@ -102,3 +102,14 @@ def test_an_age_said_again_supersedes_the_younger_one_and_forming_again_changes_
     before = facts(workbench, instance)
     uc.formation_run(workbench, uc.FormationRun(instance=instance, every_chain=True))
     assert facts(workbench, instance) == before
+
+
+def test_the_explorer_says_a_later_statement_not_a_correction_superseded_the_fact(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    turn(workbench, instance, "2023", CHICAGO[0], clock)
+    turn(workbench, instance, "2024", "We just moved to Denver last week.", clock)
+    hits = {h.content: h for h in uc.memory_search(workbench, uc.ExplorerSearch(
+        query="live Chicago Denver moved", instance=instance, mode="text", kinds=["observation"])).hits}
+    old = hits["I live in Chicago and it's freezing here."]
+    assert old.superseded_at is not None and old.superseded_by_update
+    assert old.superseded_by_content == "We just moved to Denver last week."
