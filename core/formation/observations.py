@@ -24,12 +24,13 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from core.conversation.feedback import NO_INTERJECTION
 from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
+from core.formation.event_dates import direction_of, occurrence, said_outright
 from core.formation.kinds import classify, reads_as_correction, told_statements
 from core.formation.relations import with_relations
 from core.formation.updates import says_a_change
@@ -56,12 +57,6 @@ _CORRECTION_OPENER = re.compile(
     r"|i\s+got\s+(?:that|it)\s+wrong|you(?:'ve|\s+have)\s+got\s+it\s+(?:backwards|wrong)"
     r"|(?:you(?:'re|\s+are)\s+mixing|i\s+mixed|you\s+mixed)\s+(?:them|it|that|things)\s+up)"
     r"\b[\s,.:;!—-]*)+", re.IGNORECASE)
-# A sentence about what is still to come: its bare dates are read forward ("on Friday" = the next one).
-_AHEAD = re.compile(r"\b(?:will|'ll|going\s+to|gonna|plan(?:ning|ned)?|next|tomorrow|upcoming|soon|"
-                    r"is\s+on|are\s+on|starts?|leaves?|arrives?|coming|due|booked|scheduled|"
-                    r"'m\s+\w+ing|am\s+\w+ing|are\s+\w+ing|'re\s+\w+ing)\b", re.IGNORECASE)
-_BEHIND = re.compile(r"\b(?:last|ago|yesterday|past|earlier|previous)\b", re.IGNORECASE)
-
 FORMATION_SYSTEM = (
     "You read one message a user wrote to their assistant and decide what it leaves as memory. Reply with "
     'one JSON object: {"kind": K, "facts": [F, ...]}. K is one of statement (a fact, preference, plan or '
@@ -77,17 +72,15 @@ def observation_id(instance: str, thought_id: str, n: int) -> str:
 
 def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
     """The time a statement says its event happens, read against the moment it was said, and the words
-    that said it; the moment itself (and None) when it states none. Dates of a sentence about what is
-    still to come are read forward: "on Friday" in "I'm meeting Jonas on Friday" is the next Friday."""
-    hint = parse_time_hint(text, said_at)
+    that said it; the moment itself (and None) when it states none. A date said without its year is the
+    occurrence the sentence means (`event_dates`): "I signed up for the half marathon on October 13" said in
+    April is next October's, "I ran it on October 13" last October's, "I'm meeting Jonas on Friday" the
+    coming Friday."""
+    outright, spoken = said_outright(text)
+    hint = parse_time_hint(spoken, said_at)
     if hint is None:
         return event_time_of(said_at), None
-    start = hint.start
-    if _AHEAD.search(text) and hint.end <= said_at and not _BEHIND.search(hint.expression):
-        if re.fullmatch(r"(?:on\s+)?[a-z]+day", hint.expression.strip(), re.IGNORECASE):
-            start += timedelta(days=7)
-        elif not re.search(r"\d{4}", hint.expression):
-            start = _a_year_on(start)
+    start = occurrence(hint, said_at, outright or direction_of(spoken, hint.expression), strict=bool(outright))
     parts = hint.parts
     if parts.keys() & {"day", "weekday", "hour"}:
         moment = EventTime(year=start.year, month=start.month, day=start.day, weekday=start.weekday(),
@@ -96,14 +89,9 @@ def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
         moment = EventTime(year=start.year, month=start.month)
     else:
         moment = EventTime(year=start.year)
+    if outright:  # "last October 13", as it was said
+        return moment, f"{'last' if outright == 'previous' else 'next'} {hint.expression.removeprefix('in ')}"
     return moment, hint.expression
-
-
-def _a_year_on(moment: datetime) -> datetime:
-    try:
-        return moment.replace(year=moment.year + 1)
-    except ValueError:  # 29 February
-        return moment + timedelta(days=365)
 
 
 @dataclass

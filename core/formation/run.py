@@ -1,9 +1,13 @@
-"""Formation run again over a whole instance: after an import (imported chains are indexed in bulk,
-without formation), or once an LLM is configured (its reading replaces the rules').
+"""Formation run again over an instance: after an import (imported chains are indexed in bulk, without
+formation), or once an LLM is configured (its reading replaces the rules').
 
-Each chain's user messages are read again, their rows rewritten with their kind and their observations
-(same ids: nothing doubles), observations a message no longer yields removed, and corrections applied
-again (choosing the same memory again changes nothing). Running it twice leaves the index as once.
+A chain is formed again when it holds a user message not formed yet (imported since the last run), or,
+with an LLM configured, one the rules formed (`unformed_chains`); every chain when asked (`workbench
+formation run --all`: after the rules changed, say). Each such chain's user messages are read again, their
+rows rewritten with their kind and their observations (same ids: nothing doubles), observations a message no
+longer yields removed, and corrections applied again (choosing the same memory again changes nothing).
+Running it twice leaves the index as once; the second run forms nothing. Before, every run formed every
+chain: after 1 new conversation and 2 new messages in a ChatGPT import of 1,500, it took 29–38 s.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ if TYPE_CHECKING:
 
 
 class FormationCounts(BaseModel):
-    chains: int = 0
+    chains: int = 0  # formed in this run
+    unchanged: int = 0  # formed before and unchanged since: left as they are
     messages: int = 0
     by_kind: dict[str, int] = {}
     observations: int = 0
@@ -53,12 +58,27 @@ def unformed(wb: Workbench, instance: str) -> bool:
                             "AND NOT metadata ? 'message_kind')", (instance,)).fetchone()[0]
 
 
-def form_instance(wb: Workbench, instance: str, *, progress: Callable[[int, int], None] | None = None
-                  ) -> FormationCounts:
-    """Form every chain of the instance again (see the module docstring)."""
+def unformed_chains(wb: Workbench, instance: str) -> list[str]:
+    """The chains to form again, in the order of their last activity: those holding a user message never
+    formed (formation records every message's kind on its row), or, with an LLM configured, one the rules
+    formed (its reading replaces theirs; one it failed to read is tried again)."""
+    if not wb.index.partition_exists(instance):
+        return []
+    with wb.pool().connection() as conn:
+        due = {r[0] for r in conn.execute(
+            "SELECT DISTINCT chain_id FROM memory WHERE instance = %(i)s AND kind = 'user' AND (NOT metadata ? "
+            "'message_kind' OR (%(llm)s AND metadata->>'formed_by' IS DISTINCT FROM 'llm'))",
+            {"i": instance, "llm": wb.llm.configured}).fetchall()}
+    return [chain for chain in wb.thoughts.r.zrange(chains_key(instance), 0, -1) if chain in due]
+
+
+def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> FormationCounts:
+    """Form the given chains of the instance again, or every one (see the module docstring)."""
     formation = formation_for(wb)
-    chains = list(wb.thoughts.r.zrange(chains_key(instance), 0, -1))
-    counts = FormationCounts(chains=len(chains))
+    every = wb.thoughts.r.zcard(chains_key(instance))
+    chains = list(wb.thoughts.r.zrange(chains_key(instance), 0, -1)) if chains is None else chains
+    counts = FormationCounts(chains=len(chains), unchanged=max(0, every - len(chains)))
     mended: list[Mended] = []
     for done, chain in enumerate(chains, start=1):
         thread = wb.thoughts.chain_thoughts(instance, chain)

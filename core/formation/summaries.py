@@ -3,14 +3,17 @@
 A chain that ended (an answer given with `next_thought_needed = false`) or went quiet for
 `ABANDON_AFTER_S` (abandoned, DESIGN §11) is summarised into one `session_summary` memory: by the LLM
 when one is configured (JSON; asked once more when the reply is not, then the extractive summary), else
-extractively: the user's statement sentences ranked by TF-IDF centrality in the chain, the best
-`SUMMARY_SENTENCES` in the order they were said. Its metadata keeps the chain's time span, the turns it
-covers and the thoughts it drew on. Its id comes from the chain, so summarising again replaces it: one
-summary per chain, made again only when the chain grew or an LLM can now do better than the rules.
+extractively: the statements the user made that tell something (what formation keeps of a message,
+without requests, questions, thanks or remarks on the answer) ranked by TF-IDF centrality in the chain, the
+best `SUMMARY_SENTENCES` in the order they were said. A chain that told nothing, or whose summary would
+repeat one of its observations word for word, has none. Its metadata keeps the chain's time span, the turns
+it covers, the rules that made it and the thoughts it drew on. Its id comes from the chain, so summarising
+again replaces it: one summary per chain, made again only when the chain grew, the rules changed, or an LLM
+can now do better than the rules.
 
 When: an ended chain at once (`on_turn`, from the turn); a quiet one by the sweep (`summarise_quiet`,
-with the abandonment sweep); every chain of an instance by `summarise_instance` (`workbench formation
-run`, after an import or once an LLM is configured).
+with the abandonment sweep); the chains of an instance by `summarise_instance` (`workbench formation
+run`, after an import or once an LLM is configured: all of them, or those `core.formation.run` names).
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from core.conversation.feedback import ABANDON_AFTER_S, is_acknowledgement
-from core.conversation.keys import SUMMARIES_SWEPT, chain_tombstone, chains_key
+from core.conversation.feedback import _APOSTROPHES, ABANDON_AFTER_S, is_acknowledgement
+from core.conversation.keys import SUMMARIES_SWEPT, chain_meta_key, chain_tombstone, chains_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
-from core.formation.kinds import about_the_chat, sentences, told_before_question
+from core.formation.kinds import sentences, told_before_question
+from core.formation.observations import rules_formation
 from core.formation.supersede import own_words, states, superseded_statements, supersession_of
 from core.index.records import event_time_of
 from core.llm import Message
@@ -41,6 +45,9 @@ if TYPE_CHECKING:
 
 SUMMARY_KIND = "session_summary"
 SUMMARY_SENTENCES = 3
+# The extractive rules' version, kept on each summary they write: one written by older rules is made again.
+# 2: only the statements formation keeps, that tell something, and none that repeats one observation.
+SUMMARY_RULES = 2
 SWEEP_LIMIT = 10  # chains one sweep summarises: it runs when a page loads, so it stays short
 SWEEP_LOOKBACK_S = 86400.0  # an instance's first sweep looks this far back; older chains: formation run
 LLM_ATTEMPTS = 2
@@ -73,24 +80,73 @@ class _Reply(BaseModel):
 
 
 def statement_sentences(thoughts: list[Thought]) -> list[tuple[str, str]]:
-    """(thought id, sentence) of every sentence the user stated, once (the first time: a sentence said
-    again, in the same words, would be its own most central neighbour and fill the summary twice); questions
-    (but for what one tells before its question: "Inês turns 7 on October 10, ideas…?"), acknowledgements
-    and what only speaks about the conversation ("Sorry, I got pulled away.") left out. Sentences end where
-    `kinds.sentences` ends them: not at "Dr." ("…at 9:30 with Dr." had lost the name)."""
+    """(thought id, statement) of every statement the user made that tells something, once (the first
+    time: a statement said again, in the same words, would be its own most central neighbour and fill the
+    summary twice).
+
+    A message's statements are the facts formation keeps of it (`observations.rules_formation`: a statement's
+    or a correction's, and what a question tells before it asks); instructions, questions and
+    acknowledgements leave none, nor does code pasted into a message. Of those, a statement that only
+    speaks of the exchange tells nothing (`tells_something`: "That didn't work.", "Now in bullet points.").
+    Before, every sentence of every user message was a candidate: instructions ("Make it more casual.")
+    and filler filled the summaries of a ChatGPT import: 83 of 836 held "Hmm, that didn't work."."""
     out, seen = [], set()
     for t in thoughts:
         if t.category != CATEGORY_USER:
             continue
-        for sentence in sentences(t.thought.strip()):
-            if re.search(r"\?\W*$", sentence):  # what it tells before its question, if anything
-                sentence = told_before_question(sentence) or ""
-            words = tuple(_WORD.findall(sentence.lower()))
-            if (len(words) >= 3 and words not in seen and not is_acknowledgement(sentence)
-                    and not about_the_chat(sentence)):
+        for fact in rules_formation(_CODE.sub(" ", t.thought)).facts:
+            fact = re.sub(r"\s*:\s*$", ".", " ".join(fact.split()))  # "…this error:" before the code left out
+            words = tuple(_WORD.findall(fact.lower()))
+            if len(words) >= 3 and words not in seen and tells_something(fact):
                 seen.add(words)
-                out.append((t.id, sentence.strip()))
+                out.append((t.id, fact))
     return out
+
+
+_CODE = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # a fenced block, or one left open to the end
+_MARKER = re.compile(r"\[[^\]]*\]")  # what an import writes for a message of attachments alone
+# A statement about the assistant's last answer, opening with what refers to it and naming nothing ("That
+# didn't work.", "It's too long.", "This is great."); "That's why we moved to Denver." names a place.
+_ABOUT_THE_ANSWER = re.compile(
+    r"^\W*(?:(?:and|but|so|ok|okay|now|also)\s+)*(?:it|this|that|these|those)(?!\s+(?:morning|afternoon|"
+    r"evening|night|week|weekend|month|year|time|day|summer|winter|spring|autumn|fall)s?\b)(?:'s|'ll|'d)?(?![\w'-])",
+    re.IGNORECASE)
+# A request for the answer's form without a clause of its own: a preposition first, no subject or verb
+# ("Now in bullet points.", "In Python, please, with comments."). "In May we moved to Porto." has both.
+_FORM_REQUEST = re.compile(
+    r"^\W*(?:(?:and|but|so|ok|okay|now|also|just|then)\s+)*(?:in|as|with|without|into|like|for|more|less)\b",
+    re.IGNORECASE)
+# Whose world a statement speaks of ("It was my sister, not my brother.", "That isn't right, she's a dentist.").
+_SOMEONE = re.compile(r"\b(?:my|mine|our|ours|we|we're|we've|we'd|we'll|us|he|he's|she|she's|him|her|his|hers|"
+                      r"they|they're|their|them)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|we|we're|we've|our|you|he|she|it|it's|they|there|is|are|"
+                     r"was|were|am|be|been|has|have|had|do|does|did|will|would|can|could|should|must|\w+'s|"
+                     r"\w+ed)\b", re.IGNORECASE)
+_NAMES = re.compile(r"(?<=\w)[\s,;:(\"'-]+(?!I\b)[A-Z]|\d")  # a capitalised word after the first (not "I"), a number
+
+
+def tells_something(statement: str) -> bool:
+    """Whether a statement tells something of the user's world, not of the exchange: no thanks, no
+    attachment's marker, not one about the assistant's last answer (`_ABOUT_THE_ANSWER`, unless it speaks of someone: "It was my sister, not my
+    brother.") nor a request for its form (`_FORM_REQUEST`), unless it names something (a capitalised word
+    after the first, a number)."""
+    if is_acknowledgement(statement):  # "Thanks for the tips!" after a fact: formation keeps it as one
+        return False
+    if not re.search(r"\w", _MARKER.sub("", statement)):  # "[photo: IMG_4032.jpeg]": an import's attachment
+        return False
+    if _NAMES.search(statement):
+        return True
+    plain = statement.translate(_APOSTROPHES)
+    if _ABOUT_THE_ANSWER.match(plain):
+        return bool(_SOMEONE.search(plain))
+    return not (_FORM_REQUEST.match(plain) and not _CLAUSE.search(plain))
+
+
+def repeats_an_observation(text: str, observations: Iterable[str]) -> bool:
+    """Whether `text` says, word for word, nothing one of the observations does not (their words in the
+    same order, the summary's as a run of them): such a summary is a second copy of that fact."""
+    words = " ".join(_WORD.findall(text.lower()))
+    return bool(words) and any(f" {words} " in f" {' '.join(_WORD.findall(o.lower()))} " for o in observations)
 
 
 def centrality(sentences: list[str]) -> list[float]:
@@ -112,8 +168,8 @@ def centrality(sentences: list[str]) -> list[float]:
 
 
 def extractive_summary(thoughts: list[Thought]) -> SummaryDraft | None:
-    """The chain's `SUMMARY_SENTENCES` most central statement sentences in their order; None when the user
-    stated nothing (only questions and thanks)."""
+    """The chain's `SUMMARY_SENTENCES` most central statements that tell something, in their order; None
+    when the user told nothing (only questions, requests and thanks)."""
     found = statement_sentences(thoughts)
     if not found:
         return None
@@ -168,27 +224,36 @@ def standing_part(thought: Thought, superseded: Iterable[MemoryRow]) -> Thought 
 
 
 def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Literal["ended", "quiet"]) -> bool:
-    """Summarise one chain (and mark its important messages) unless its summary is current: same turns,
-    made by the LLM or with none configured, superseded by no correction. Returns whether a summary was
-    written.
+    """Summarise one chain (and mark its important messages) unless its summary is current (`current`).
+    Returns whether a summary was written.
 
     It is made from the statements that stand: what a correction superseded (in this chain or another) is
     left out (`standing_part`: the statement, not the rest of its message), so a chain holding a correction
     is summarised with the corrected fact alone. Drawn from the old fact as well, the summary was
-    superseded with it as it was written, and everything else the session said was lost to retrieval."""
+    superseded with it as it was written, and everything else the session said was lost to retrieval.
+
+    None is made, and one made before is removed, when the chain told nothing (`statement_sentences`) or
+    the summary would say word for word what one of its observations says (`repeats_an_observation`: a
+    chain of requests and one fact): a second copy of that fact, ranked beside it, only pushed another
+    memory out of the top k."""
+    counted = _counted(wb, instance, [chain_id])[0]  # before the thoughts: a turn after them is seen next time
     thoughts = wb.thoughts.chain_thoughts(instance, chain_id)
     users = [t for t in thoughts if t.category == CATEGORY_USER]
     if not users:
+        _mark_summarised(wb, instance, chain_id, counted, by_llm=False)
         return False
     sid = derived_id("summary", chain_id)
     old = next(iter(wb.index.get(instance, [sid])), None)
-    if old is not None and old.metadata.get("turns") == len(users) and not old.metadata.get("superseded_at") and (
-            old.metadata.get("method") == "llm" or not wb.llm.configured):
+    if old is not None and current(old.metadata, len(users), llm=wb.llm.configured):
+        _mark_summarised(wb, instance, chain_id, counted, by_llm=old.metadata.get("method") == "llm")
         return False
     stale = superseded_statements(wb.index, instance, [t.id for t in users])
     standing = [s for t in thoughts if (s := standing_part(t, stale.get(t.id, ()))) is not None]
-    draft = (llm_summary(wb, standing) if wb.llm.configured else None) or extractive_summary(standing)
+    by_llm = llm_summary(wb, standing) if wb.llm.configured else None
+    draft = by_llm or extractive_summary(standing)
     mark_important(wb, users, draft.important_ids if draft else ())
+    if draft is not None and repeats_an_observation(draft.text, _observations(wb, instance, chain_id)):
+        draft = None
     if draft is not None:
         start, end = thoughts[0].timestamp, thoughts[-1].timestamp
         # A correction superseding a statement the summary says, since they were read, marks it as it should.
@@ -199,14 +264,74 @@ def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Lite
             instance=instance, id=sid, kind=SUMMARY_KIND, content=draft.text, created_at=end, chain_id=chain_id,
             event_time=event_time_of(start), tags=sorted({tag for t in users for tag in t.tags}),
             metadata={"chain_id": chain_id, "started_at": start.isoformat(), "ended_at": end.isoformat(),
-                      "turns": len(users), "method": draft.method, "reason": reason,
+                      "turns": len(users), "method": draft.method, "reason": reason, "rules": SUMMARY_RULES,
                       "source_ids": draft.source_ids, **kept})])
+    elif old is not None:
+        wb.index.delete(instance, [sid])
+    _mark_summarised(wb, instance, chain_id, counted, by_llm=by_llm is not None)
     # A deletion of the chain that began meanwhile (its tombstone is set first and outlives it) may have
     # removed the chain's rows before these were written: they go too, so nothing of the chain is left.
     if wb.thoughts.r.exists(chain_tombstone(instance, chain_id)):
         wb.index.delete_chain(instance, chain_id)
         return False
     return draft is not None
+
+
+def current(meta: dict, turns: int, *, llm: bool) -> bool:
+    """Whether a summary (its metadata) stands for a chain of `turns` user messages: made from as many,
+    superseded by no correction, and made by the LLM, or, with none configured, by the current rules
+    (`SUMMARY_RULES`)."""
+    return (meta.get("turns") == turns and not meta.get("superseded_at")
+            and (meta.get("method") == "llm" or (not llm and meta.get("rules") == SUMMARY_RULES)))
+
+
+def _observations(wb: Workbench, instance: str, chain_id: str) -> list[str]:
+    with wb.index.pool.connection() as conn:
+        rows = conn.execute("SELECT content FROM memory WHERE instance = %s AND chain_id = %s "
+                            "AND kind = 'observation'", (instance, chain_id)).fetchall()
+    return [r[0] for r in rows]
+
+
+# The chain's user turns as its meta counts them when it was last summarised, and by what: "<turns>/<turns
+# deleted>/<llm or the rules' version>", whether a summary was written or none was due. Set only on a chain
+# still there (a deletion meanwhile removed its meta: no stray key is made again).
+_SUMMARISED = "summarised"
+_MARK = "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end"
+
+
+def _counted(wb: Workbench, instance: str, chains: list[str]) -> list[list[str | None]]:
+    """Each chain's meta fields `turns`, `turns_deleted` and `summarised`, in one round trip: the first two
+    change with every user turn added or deleted."""
+    p = wb.thoughts.r.pipeline(transaction=False)
+    for chain in chains:
+        p.hmget(chain_meta_key(instance, chain), ["turns", "turns_deleted", _SUMMARISED])
+    return p.execute()
+
+
+def _mark_of(counted: list[str | None], *, by_llm: bool) -> str:
+    return f"{counted[0] or 0}/{counted[1] or 0}/{'llm' if by_llm else SUMMARY_RULES}"
+
+
+def _mark_summarised(wb: Workbench, instance: str, chain_id: str, counted: list[str | None], *,
+                     by_llm: bool) -> None:
+    wb.thoughts.r.eval(_MARK, 1, chain_meta_key(instance, chain_id), _SUMMARISED, _mark_of(counted, by_llm=by_llm))
+
+
+def unsummarised(wb: Workbench, instance: str) -> list[str]:
+    """The chains whose summary may be out of date (what an incremental `workbench formation run`
+    summarises): those that gained or lost a user turn since they were last summarised, or were never
+    summarised, or were summarised by older rules, or by the rules while an LLM is now configured; and
+    those whose summary a correction has superseded since."""
+    chains = wb.thoughts.r.zrange(chains_key(instance), 0, -1)
+    llm = wb.llm.configured
+    due = {chain for chain, counted in zip(chains, _counted(wb, instance, chains), strict=True)
+           if counted[2] not in (_mark_of(counted, by_llm=llm), _mark_of(counted, by_llm=True))}
+    if wb.index.partition_exists(instance):
+        with wb.index.pool.connection() as conn:
+            due |= {r[0] for r in conn.execute(
+                "SELECT chain_id FROM memory WHERE instance = %s AND kind = %s AND metadata ? 'superseded_at'",
+                (instance, SUMMARY_KIND)).fetchall()}
+    return [chain for chain in chains if chain in due]
 
 
 def on_turn(wb: Workbench, user: Thought, *, ended: bool) -> None:
@@ -231,18 +356,21 @@ def summarise_quiet(wb: Workbench, instance: str, now: float | None = None, limi
     return made
 
 
-def summarise_instance(wb: Workbench, instance: str, *, progress: Progress | None = None) -> int:
-    """Summarise every chain of the instance that ended or went quiet (the active ones are left to the
-    sweep), idempotently. Returns the summaries written."""
+def summarise_instance(wb: Workbench, instance: str, *, chains: Iterable[str] | None = None,
+                       progress: Progress | None = None) -> int:
+    """Summarise every chain of the instance (or those of `chains`) that ended or went quiet (the active
+    ones are left to the sweep), idempotently. Returns the summaries written."""
     cutoff = time.time() - ABANDON_AFTER_S
-    chains = wb.thoughts.r.zrange(chains_key(instance), 0, -1, withscores=True)
+    every = wb.thoughts.r.zrange(chains_key(instance), 0, -1, withscores=True)
+    wanted = None if chains is None else set(chains)
+    due = [(chain, last_at) for chain, last_at in every if wanted is None or chain in wanted]
     made = 0
-    for done, (chain, last_at) in enumerate(chains, start=1):
+    for done, (chain, last_at) in enumerate(due, start=1):
         ended = last_at > cutoff and _ended(wb, instance, chain)
         if last_at <= cutoff or ended:
             made += summarise_chain(wb, instance, chain, reason="ended" if ended else "quiet")
         if progress:
-            progress(done, len(chains))
+            progress(done, len(due))
     return made
 
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from core.formation.run import FormationCounts, form_instance
-from core.formation.summaries import summarise_instance
+from core.formation.run import FormationCounts, form_instance, unformed_chains
+from core.formation.summaries import summarise_instance, unsummarised
 from core.formation.supersede import fact_history as _fact_history
 from core.formation.supersede import superseded_among, superseded_at
 from core.ids import Id
@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 
 class FormationRun(InstanceRequest):
-    """Form an instance's conversations again (`workbench formation run`)."""
+    """Form an instance's conversations (`workbench formation run`): those with messages not formed yet,
+    or, with `every_chain`, all of them again (`--all`)."""
+
+    every_chain: bool = False
 
 
 class FormationResult(FormationCounts):
@@ -29,11 +32,17 @@ class FormationResult(FormationCounts):
 
 
 def formation_run(wb: Workbench, req: FormationRun, *, progress: Progress | None = None) -> FormationResult:
-    """Classify every user message again, rewrite its observations, apply its corrections, then summarise
-    the chains that ended or went quiet. Idempotent: a second run changes nothing."""
+    """Classify the user messages not formed yet (imported since the last run; with `every_chain`, every
+    one) and those of their chains, rewrite their observations, apply their corrections, then summarise
+    the chains that ended or went quiet and whose summary is not current: those just formed, those that
+    gained or lost a message, and those a correction superseded since (with `every_chain`, every one is
+    looked at). Idempotent: a second run forms nothing and changes nothing."""
     instance = req.instance_in(wb)
-    counts = form_instance(wb, instance, progress=progress and (lambda d, t: progress(d, t, "chains")))
-    summaries = summarise_instance(wb, instance, progress=progress and (lambda d, t: progress(d, t, "summaries")))
+    formed = None if req.every_chain else unformed_chains(wb, instance)
+    counts = form_instance(wb, instance, chains=formed, progress=progress and (lambda d, t: progress(d, t, "chains")))
+    due = None if formed is None else set(formed) | set(unsummarised(wb, instance))
+    summaries = summarise_instance(wb, instance, chains=due,
+                                   progress=progress and (lambda d, t: progress(d, t, "summaries")))
     return FormationResult(instance=instance, summaries=summaries,
                            formed_by="llm" if wb.llm.configured else "rules", **counts.model_dump())
 

@@ -56,8 +56,9 @@ def test_opening_the_page_marks_abandoned_answers_and_summarises_quiet_chains_be
     """The sweep: the abandoned answer is marked before the page shows it; the quiet chain's summary is
     written by a thread of its own, which no run of the page waits for."""
     clock = Clock(datetime.now(UTC) - timedelta(hours=2))
-    Remember(workbench, clock=clock).run(UiRememberParams(thought="Our canoe is moored at the north jetty.",
-                                                          chain_id="canoe"), instance=instance)
+    for said in ("Our canoe is moored at the north jetty.", "Its paddles hang in the boathouse by the lake."):
+        Remember(workbench, clock=clock).run(UiRememberParams(thought=said, chain_id="canoe"), instance=instance)
+        clock.advance(30)
     at = open_page("pages/chat.py", instance=instance)
     at.selectbox(key="chat_chain_select").select("canoe").run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])

@@ -15,6 +15,7 @@ from core.formation.summaries import (
     summarise_quiet,
 )
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.models import MemoryRecord
 from core.runtime import Workbench
 from tests.support.clock import Clock
 
@@ -79,7 +80,8 @@ def test_the_sweep_in_two_parts_marks_then_summarises(workbench, instance):
     """The Chat page marks abandoned answers itself and leaves the summaries to a thread: the two parts
     do what the whole sweep does."""
     clock = Clock(datetime.now(UTC) - timedelta(hours=2))
-    talk(workbench, instance, "bikes", ["My road bike has a carbon frame and 22 gears."], clock=clock)
+    talk(workbench, instance, "bikes", ["My road bike has a carbon frame and 22 gears.",
+                                        "I ride it to the office in Leiden every day."], clock=clock)
     req = uc.InstanceRequest(instance=instance)
     assert uc.mark_abandoned(workbench, req) == 1 and summary_of(workbench, instance, "bikes") is None
     assert uc.summarise_quiet_chains(workbench, req).summarised == 1
@@ -109,15 +111,18 @@ def test_a_chain_deleted_while_it_is_summarised_leaves_nothing(workbench, instan
 
 def test_a_chain_that_grew_is_summarised_again(workbench, instance):
     clock = Clock(datetime.now(UTC) - timedelta(hours=3))
-    talk(workbench, instance, "car", ["My car is a blue Volvo estate from 2015."], clock=clock)
-    assert summarise_instance(workbench, instance) == 1
+    talk(workbench, instance, "car", ["My car is a blue Volvo estate from 2015.", "Can you make it shorter?"],
+         clock=clock)
+    # One fact and a request: the summary would be its observation again, word for word. None is made.
+    assert summarise_instance(workbench, instance) == 0 and summary_of(workbench, instance, "car") is None
     clock.advance(3600)
     talk(workbench, instance, "car", ["The Volvo goes in for its brake service on Tuesday."], clock=clock)
     progress = []
     assert summarise_instance(workbench, instance, progress=lambda done, total: progress.append((done, total))) == 1
     assert progress == [(1, 1)]
     summary = summary_of(workbench, instance, "car")
-    assert summary.metadata["turns"] == 2 and "brake service" in summary.content
+    assert summary.metadata["turns"] == 3 and summary.content == (
+        "My car is a blue Volvo estate from 2015. The Volvo goes in for its brake service on Tuesday.")
 
 
 def test_a_chain_still_going_is_left_to_the_sweep(workbench, instance):
@@ -167,7 +172,8 @@ def test_a_sentence_said_again_is_summarised_once():
     thoughts = [Thought(id=f"m{i}", instance="i", chain_id="c", thought=text, timestamp=datetime.now(UTC),
                         category=CATEGORY_USER) for i, text in enumerate(said)]
     draft = extractive_summary(thoughts)
-    assert draft.text == "Actually, the race is on 25 May. This week I ran 5 km at 4:55 per km and felt strong."
+    # The correction as formation keeps its fact: without its opening "Actually,".
+    assert draft.text == "The race is on 25 May. This week I ran 5 km at 4:55 per km and felt strong."
     assert draft.source_ids == ["m0", "m1"]
 
 
@@ -209,7 +215,8 @@ def test_a_failed_llm_falls_back_to_the_extractive_summary(workbench, llm_settin
 
 def test_deleting_a_message_leaves_no_copy_in_the_summaries_or_important_index(workbench, instance):
     said = "My locker code at the gym is 4417"
-    turns = talk(workbench, instance, "gym", [said, "I go climbing on Tuesdays and Thursdays."], end=True)
+    turns = talk(workbench, instance, "gym", [said, "I go climbing on Tuesdays and Thursdays.",
+                                              "The climbing wall closes at 10 pm on weekdays."], end=True)
     Remember(workbench).run(UiRememberParams(thought=said, chain_id="gym2", tags=["important"]), instance=instance)
     assert "4417" in summary_of(workbench, instance, "gym").content
     delete_memory(workbench, instance, turns[0].thought1_id)
@@ -232,3 +239,55 @@ def test_the_memoryscope_pipeline_selects_the_summaries_index(workbench, instanc
                                     "op.fuse_rerank_op.params.fuse_ratio_dict": {"session_summary": 1.0}})
     r = run_memoryscope(workbench, "Lisbon conference", instance=instance, params=params)
     assert [(m.memory.kind, m.memory.chain_id) for m in r.memories] == [("session_summary", "trip")]
+
+
+FALCON = ["Write a status update for Project Falcon for this week.", "Make it more casual.", "Hmm, that didn't work.",
+          "Good, now in bullet points.", "Thanks, that helps.",
+          "Project Falcon moves our shipment tracking service from RabbitMQ to Kafka.",
+          "Make it more casual. Here in Chicago it's been really hot all week.",
+          "I lead it with Rachel Kim, my manager at Acme Logistics."]
+
+
+def test_a_summary_holds_the_statements_that_tell_something(workbench, instance):
+    """A ChatGPT import's summaries were made of requests and filler: "Make it more casual. Here in Chicago
+    it's been really hot all week.", "Write a status update for Project Falcon…"; for "What was Project
+    Falcon about?" five such summaries filled the top 5. Now only the statements formation keeps, that tell
+    something: no request (nor what follows it in a request's message), thanks, or remark on the answer."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    turns = talk(workbench, instance, "falcon", FALCON, clock=clock)
+    assert summarise_instance(workbench, instance) == 1
+    summary = summary_of(workbench, instance, "falcon")
+    assert summary.content == ("Project Falcon moves our shipment tracking service from RabbitMQ to Kafka. "
+                               "I lead it with Rachel Kim, my manager at Acme Logistics.")
+    assert summary.metadata["source_ids"] == [turns[5].thought1_id, turns[7].thought1_id]
+    assert summary.metadata["rules"] == summaries.SUMMARY_RULES
+
+
+def test_a_chain_of_requests_and_one_fact_has_no_summary(workbench, instance):
+    """The summary would say word for word what the fact's observation says: a second copy of it, which
+    ranked beside it. One the older rules made ("Make it more casual. …") goes when the chain is summarised
+    again; the question finds the fact itself, and no summary."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    said = FALCON[:6]
+    talk(workbench, instance, "heron", said, clock=clock)
+    # What the rules before made of it, as an import formed by them left it.
+    users = len(said)
+    workbench.index.add([MemoryRecord(
+        instance=instance, id=derived_id("summary", "heron"), kind="session_summary", chain_id="heron",
+        content="Write a status update for Project Falcon for this week. Make it more casual. Hmm, that didn't work.",
+        created_at=datetime.now(UTC) - timedelta(hours=1),
+        metadata={"chain_id": "heron", "turns": users, "method": "extractive", "reason": "quiet", "source_ids": []})])
+    assert summarise_instance(workbench, instance) == 0
+    assert summary_of(workbench, instance, "heron") is None
+    [asked] = talk(workbench, instance, "ask", ["What was Project Falcon about?"])
+    assert ("observation", FALCON[5]) in [(c.kind, c.content) for c in asked.context]
+    assert all(c.kind != "session_summary" for c in asked.context)
+    assert summarise_instance(workbench, instance) == 0  # nothing due: the chain is marked as looked at
+    assert summaries.unsummarised(workbench, instance) == ["ask"]  # still going: left to the sweep
+
+
+def test_a_chain_that_told_nothing_has_no_summary(workbench, instance):
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    talk(workbench, instance, "q", ["How do I make shakshuka?", "Make it more casual.", "Hmm, that didn't work.",
+                                    "Good, now in bullet points.", "Perfect, thank you!"], clock=clock)
+    assert summarise_instance(workbench, instance) == 0 and summary_of(workbench, instance, "q") is None
