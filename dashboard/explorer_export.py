@@ -16,7 +16,7 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.resources import get_workbench
-from dashboard.ui import as_plain_line, attempt
+from dashboard.ui import as_plain_line, attempt, plural
 
 ARCHIVE_KEY = "xp_archive"
 
@@ -50,8 +50,15 @@ def render_instance_export(instance: str) -> None:
     prepared = st.session_state.get(ARCHIVE_KEY)
     if prepared is None or prepared.instance != instance:
         return
-    held = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in prepared.counts.items() if n)
+    held = ", ".join(_count(n, kind) for kind, n in prepared.counts.items() if n)
     st.caption(f"{as_plain_line(held or 'nothing stored yet')} · {prepared.bytes / 1e6:.2f} MB")
     path = Path(prepared.path)
     st.download_button("Download the archive", data=path.read_bytes if path.exists() else b"",
                        file_name=path.name, mime="application/zip", key="xp_archive_download")
+
+
+def _count(n: int, kind: str) -> str:
+    """"1 profile", "36,442 memories", "2 bank entries": an archive's count of one kind (`archive.KINDS`)."""
+    many = kind.replace("_", " ")
+    one = many[:-3] + "y" if many.endswith("ies") else many.removesuffix("s")
+    return plural(n, one, many)

@@ -35,7 +35,8 @@ def test_export_the_instance_and_a_chain(app_env, workbench, instance):
     archive = Path(prepared.path)
     assert uc.is_archive(archive) and archive.name.startswith(instance) and archive.name.endswith(".zip")
     assert prepared.counts["chains"] == 1 and prepared.counts["memories"] >= 2
-    assert any("1 chains" in c.value for c in at.caption)
+    held = next(c.value for c in at.caption if " MB" in c.value)  # "1 profile, 3 memories, 1 chain, …"
+    assert "1 chain" in held and "1 chains" not in held and "1 profiles" not in held
     restored = uc.restore_archive(workbench, uc.RestoreArchive(instance=instance + "-x", path=archive))
     assert restored.created["thoughts"] == 3 and restored.created["memories"] == prepared.counts["memories"]
 
