@@ -65,6 +65,7 @@ import re
 import unicodedata
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
+from itertools import islice
 from typing import NamedTuple
 
 import numpy as np
@@ -74,7 +75,7 @@ from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END, COMPARED
 from core.formation.kinds import sentences
 from core.formation.observations import Correction
 from core.formation.subjects import person, subjects
-from core.formation.updates import read, replaced, replaces
+from core.formation.updates import ATTRIBUTES, read, replaced, replaces
 from core.index.memory_index import MemoryIndex
 from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, MemoryContext, MemoryRecord, MemoryRow
@@ -88,6 +89,9 @@ MIN_SCORE = 0.45
 NAMES = 0.25
 CANDIDATES = 30  # the chain's latest facts considered
 SEARCHED = 10  # the instance's current facts a search for the correction adds
+STATING = 20  # the instance's latest current facts naming an attribute an update changes (`_stating`)
+STATING_READ = 5000  # of the latest facts read for them
+STATING_NAMING = 200  # of those, the latest whose words name the attribute, read by the rules
 HISTORY_STEPS = 50  # a fact's history is followed this far each way
 FACT_KINDS = ["observation", "obs_customized", "insight", "conversation", "user"]
 M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))  # ROW_COLUMNS of the row `m`
@@ -161,11 +165,36 @@ def _candidates(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
             (o.instance, o.chain_id, c.previous_context, FACT_KINDS, o.created_at, o.id, o.id,
              CANDIDATES + len(c.previous_context))).fetchall()
     found = {m.id: m for m in map(row_from_tuple, rows)}
-    for m in [*_superseded_before(index, c), *_searched(index, c)]:
+    for m in [*_superseded_before(index, c), *_searched(index, c), *_stating(index, c)]:
         found.setdefault(m.id, m)
     # A question, a thanks or a request is not a fact; nor is the correction's own message.
     return [m for m in found.values() if m.metadata.get("message_kind") in (None, "statement", "correction")
             and m.metadata.get("source_thought") != c.message.id and m.id != c.message.id]
+
+
+def _stating(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
+    """The instance's latest current facts said before the update `c` that name an attribute it changes
+    (`updates.ATTRIBUTES`, by their words): "We just moved to Denver last week." shares no word with "I live
+    in Chicago …", so the search for it does not find it among thousands of memories (a two-year ChatGPT
+    import had 0 of its moves, jobs and cars superseded when formed in one run; 3,454 facts there)."""
+    changed = {claim.attribute for claim in read(c.said).claims if claim.changed} & ATTRIBUTES.keys()
+    if not c.update or not changed:
+        return []
+    named = re.compile(rf"\b(?:{'|'.join(ATTRIBUTES[a] for a in changed)})\b", re.IGNORECASE)
+    o = c.observation
+    with index.pool.connection() as conn:  # the texts alone: the rows of those that name it, after
+        texts = conn.execute(
+            "SELECT id, content FROM memory WHERE instance = %s AND kind = ANY(%s) AND NOT metadata ? "
+            "'observations' AND NOT metadata ? 'superseded_at' AND created_at <= %s AND id <> %s "
+            "ORDER BY created_at DESC, id LIMIT %s",
+            (o.instance, FACT_KINDS, o.created_at, o.id, STATING_READ)).fetchall()
+    naming = [i for i, text in texts if named.search(text)][:STATING_NAMING]
+    # The words first (a pasted log's "invalid memory address" names none), then the reading: a fact that
+    # states that attribute.
+    latest = {i: n for n, i in enumerate(naming)}
+    stating = (m for m in sorted(index.get(o.instance, naming), key=lambda m: latest[m.id])
+               if any(claim.attribute in changed for claim in read(own_words(m)).claims))
+    return list(islice(stating, STATING))
 
 
 def _superseded_before(index: MemoryIndex, c: Correction) -> list[MemoryRow]:

@@ -113,3 +113,16 @@ def test_the_explorer_says_a_later_statement_not_a_correction_superseded_the_fac
     old = hits["I live in Chicago and it's freezing here."]
     assert old.superseded_at is not None and old.superseded_by_update
     assert old.superseded_by_content == "We just moved to Denver last week."
+
+
+def test_a_move_finds_the_home_it_replaces_among_many_facts_sharing_its_words(workbench, instance):
+    """"We just moved to Denver last week." shares no word with "I live in Chicago…": among a history's
+    thousands of facts the search for it found others first, and a two-year import had none of its moves
+    superseded. The facts naming the attribute it changes are candidates too."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    turn(workbench, instance, "2023", CHICAGO[0], clock)
+    for n in range(15):  # facts that share the update's words, so its search finds them first
+        turn(workbench, instance, f"busy-{n}", f"Last week we visited the Denver museum number {n} with friends.",
+             clock)
+    turn(workbench, instance, "2024", "We just moved to Denver last week.", clock)
+    assert superseded(workbench, instance) == ["I live in Chicago and it's freezing here."]
