@@ -352,6 +352,11 @@ def statement_sentences(text: str) -> str:
     return " ".join(told_statements(text)).strip()
 
 
+# A fenced block (from "```" at a line's start to the next "```", or to the end when it is left open), with
+# the clause that introduces it on the lines before, ending in a colon, if any.
+_PASTED = re.compile(r"(?:[^.!?\n]*:[ \t]*\n\s*|(?<![^\n])[ \t]*)```.*?(?:```|\Z)", re.DOTALL)
+
+
 def _told_sentences(text: str) -> list[str]:
     """The sentences a message tells (see the module docstring), in order."""
     text = text.strip()
@@ -364,7 +369,10 @@ def _told_sentences(text: str) -> list[str]:
         rest = rest[joined.end():] if joined and joined.end() < len(rest) else rest
         rest = rest[:1].upper() + rest[1:]
     kept = []
-    for n, sentence in enumerate(sentences(rest)):
+    # Pasted material is shown, not told: a fenced block and the clause that introduces it ("I get this error
+    # when running the tests:") leave no fact, and the sentence after it is a sentence of its own.
+    told = [s for piece in _PASTED.split(rest) for s in sentences(piece)]
+    for n, sentence in enumerate(told):
         if about_the_chat(sentence) or (n == 0 and opened and _fragment(sentence)):
             continue
         if _is_question(sentence):
