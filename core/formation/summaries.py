@@ -94,8 +94,8 @@ def statement_sentences(thoughts: list[Thought]) -> list[tuple[str, str]]:
     for t in thoughts:
         if t.category != CATEGORY_USER:
             continue
-        for fact in rules_formation(_CODE.sub(" ", t.thought)).facts:
-            fact = re.sub(r"\s*:\s*$", ".", " ".join(fact.split()))  # "…this error:" before the code left out
+        for fact in rules_formation(t.thought).facts:  # pasted code leaves none (`kinds._PASTED`)
+            fact = " ".join(fact.split())
             words = tuple(_WORD.findall(fact.lower()))
             if len(words) >= 3 and words not in seen and tells_something(fact):
                 seen.add(words)
@@ -103,7 +103,6 @@ def statement_sentences(thoughts: list[Thought]) -> list[tuple[str, str]]:
     return out
 
 
-_CODE = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # a fenced block, or one left open to the end
 _MARKER = re.compile(r"\[[^\]]*\]")  # what an import writes for a message of attachments alone
 # A statement about the assistant's last answer, opening with what refers to it and naming nothing ("That
 # didn't work.", "It's too long.", "This is great."); "That's why we moved to Denver." names a place.
