@@ -50,6 +50,12 @@ def deleted(r: redis.Redis, instance: str, kind: str, ids: Sequence[str]) -> set
     return found
 
 
+def any_recorded(r: redis.Redis, instance: str, kind: str) -> bool:
+    """Whether anything of that kind ("chain", "memory") was ever deleted in the instance: in most,
+    nothing was, and a dry run then has nothing to look up."""
+    return bool(r.exists(_key(instance, kind)))
+
+
 def unrecord(r: redis.Redis, instance: str, kind: str, ids: Iterable[str]) -> int:
     """No longer deleted (brought back on purpose, or the id is free again); returns how many were."""
     ids, removed = list(ids), 0

@@ -22,7 +22,8 @@ FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatg
 @click.option("--instance", default=None, callback=instance_option,
               help="Import into this instance (default: INSTANCE setting).")
 @click.option("--format", "fmt", default="auto", show_default=True, help=f"One of {FORMATS_HELP}.")
-@click.option("--dry-run", is_flag=True, help="Validate and report what would be created; write nothing.")
+@click.option("--dry-run", is_flag=True, help="Validate and report what the file holds and what the import "
+                                              "would leave out as deleted; write nothing.")
 @click.option("--on-error", type=click.Choice(["stop", "skip"]), default="stop", show_default=True,
               help="stop: write nothing when any record is invalid; skip: import the valid ones and list "
                    "the invalid ones in the report file.")

@@ -76,14 +76,16 @@ def _plain(payload: Any) -> Any:
 
 def tty_progress(done: int, total: int, what: str) -> None:
     """A `(done, total, what)` progress line, redrawn in place; only on a terminal, so that a log of
-    the command holds its results alone."""
-    if sys.stderr.isatty():
-        if not total:  # a step that counts nothing: its name alone
-            click.echo(f"\r{what}…", err=True)
-            return
-        click.echo(f"\r{what}: {done:,}/{total:,}   ", nl=False, err=True)
-        if done == total:
-            click.echo("", err=True)
+    the command holds its results alone. `total` 0: a step whose total is not known, counted as it goes
+    (`done` records so far), or, with `done` 0 too, a step that counts nothing (its name alone)."""
+    if not sys.stderr.isatty():
+        return
+    # Back to the line's start and erased: a shorter line drawn over a longer one leaves nothing of it.
+    if not total:
+        counted = f": {done:,} record{'s' if done != 1 else ''}" if done else ""
+        click.echo(f"\r\x1b[K{what}{counted}…", nl=not done, err=True)
+        return
+    click.echo(f"\r\x1b[K{what}: {done:,}/{total:,}", nl=done == total, err=True)
 
 
 class ProgressBar:

@@ -12,7 +12,7 @@ records are stored, so an interrupted import re-run skips them and continues.
 
 What the user deleted stays deleted: the same ids say so (`core.admin.deleted`), so a conversation, a
 message or a memory deleted since an earlier import is left out and counted (`ImportOutcome.left_out`),
-unless `include_deleted` asks for it back.
+unless `include_deleted` asks for it back; a dry run counts it alike beforehand (`deleted_held`).
 """
 
 from __future__ import annotations
@@ -88,11 +88,16 @@ class ImportPreview(BaseModel):
                                                 "IMG_4032.jpeg]'), since the answer after one refers to it")
     attachment_only_left_out: int = Field(0, description="such messages whose attachments have no name: left "
                                                          "out, as there is nothing to show of them")
+    deleted: ImportCounts | None = Field(None, description="a dry run or the Import page's preview: what the "
+                                         "file holds that the user deleted in the instance since, which the "
+                                         "import would leave out, as the outcome's `left_out` then counts it "
+                                         "(None: not looked up, as for an import made)")
 
-    def notes(self, *, dating: bool = True) -> list[str]:
+    def notes(self, *, dating: bool = True, include_deleted: bool = False) -> list[str]:
         """What the import assumes or changes of the file's content, one sentence each for the whole file
         (never one per message). `dating=False`: the import wrote no message, so it dated none (those
-        stored keep the times an earlier import gave them)."""
+        stored keep the times an earlier import gave them). `include_deleted`: what was deleted would be
+        brought back, not left out."""
         notes = []
         if self.times_assumed and dating:
             n, undated, own = self.times_assumed, self.undated, "from their conversation's own time"
@@ -112,6 +117,10 @@ class ImportPreview(BaseModel):
                          "cannot store: each is stored as U+FFFD (\ufffd) instead.")
         if self.attachment_only or self.attachment_only_left_out:
             notes.append(attachment_note(self.attachment_only, self.attachment_only_left_out))
+        if self.deleted is not None and (listed := deleted_parts(self.deleted)):
+            notes.append(f"What you deleted here would be brought back, as asked: {listed}."
+                         if include_deleted else f"What you deleted here would be left out: {listed}; "
+                                                 f"{BRING_BACK}")
         return notes
 
 
@@ -127,6 +136,24 @@ def attachment_note(kept: int, left_out: int) -> str:
     if not kept:
         return said + dropped + "."
     return said + (f"1 kept {line}" if kept == 1 else f"{kept:,} kept, each {line}") + f"; {left_out:,} {dropped}."
+
+
+BRING_BACK = ("import the file with --include-deleted (CLI) or “Import what I deleted” (Import page) to "
+              "bring it back.")
+
+
+def deleted_parts(gone: ImportCounts) -> str:
+    """What an import leaves out as deleted, listed ('1 conversation, 10 messages in all'): the messages
+    counted are those of the conversations left out and those deleted one by one."""
+    parts = []
+    if gone.conversations:
+        parts.append(f"{gone.conversations:,} conversation{'s' if gone.conversations != 1 else ''}")
+    if gone.messages:
+        parts.append(f"{gone.messages:,} message{'s' if gone.messages != 1 else ''}"
+                     + (" in all" if gone.conversations else ""))
+    if gone.memories:
+        parts.append(f"{gone.memories:,} {'memory' if gone.memories == 1 else 'memories'}")
+    return ", ".join(parts)
 
 
 class ImportedChain(BaseModel):
@@ -150,40 +177,37 @@ class ImportOutcome(BaseModel):
                                                    "counts them all)")
     chains_total: int = Field(0, description="conversations created or completed, all of them")
     left_out: ImportCounts = Field(ImportCounts(), description="what the file holds that the user deleted "
-                                   "here since (conversations deleted whole; messages and memories deleted "
-                                   "one by one): left out, unless imported with `include_deleted`")
+                                   "here since (conversations deleted whole; messages: those of these "
+                                   "conversations and those deleted one by one; memories): left out, unless "
+                                   "imported with `include_deleted`")
     brought_back: ImportCounts = Field(ImportCounts(), description="with `include_deleted`: what was "
-                                       "written although the user had deleted it (no longer recorded as deleted)")
+                                       "written although the user had deleted it, counted as `left_out` is "
+                                       "(no longer recorded as deleted)")
 
     def notes(self) -> list[str]:
         """What the import did not do as asked, one sentence each: what it left out as deleted."""
-        gone = self.left_out
-        parts = [f"{n:,} {one if n == 1 else many}" for n, one, many in (
-            (gone.conversations, "conversation", "conversations"), (gone.messages, "message", "messages"),
-            (gone.memories, "memory", "memories")) if n]
-        if not parts:
-            return []
-        n = gone.conversations + gone.messages + gone.memories
-        what = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
-        it = "it" if n == 1 else "them"
-        return [(f"{what} you deleted {'was' if n == 1 else 'were'} left out; import {it} again with "
-                 f"--include-deleted (CLI) or “Import what I deleted” (Import page) to bring {it} back.")]
+        listed = deleted_parts(self.left_out)
+        return [f"What you deleted here was left out: {listed}; {BRING_BACK}"] if listed else []
 
 
 Reader = Callable[[], Iterator[Item | InvalidRecord]]
 
 
 def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_to: Path | None = None,
-             undated: tuple[datetime, Literal["file", "import"]] | None = None) -> ImportPreview:
+             undated: tuple[datetime, Literal["file", "import"]] | None = None,
+             counted: Callable[[int], None] | None = None) -> ImportPreview:
     """Stream the file once: counts, the first records, the first errors (all of them to `errors_to`), and
     what is assumed or changed of the records' content. `undated`: the time the reader gives a
-    conversation that has none, and whose it is."""
+    conversation that has none, and whose it is. `counted(records read)`: at the first record, then every
+    `BATCH_RECORDS` (a large export is read for seconds before anything is written)."""
     counts, errors, first, invalid, records = ImportCounts(), [], [], 0, 0
     assumed, without, nul, marked, unnamed = 0, 0, 0, 0, 0
     sink = None
     try:
         for item in read():
             records += 1
+            if counted and (records == 1 or records % BATCH_RECORDS == 0):
+                counted(records)
             if isinstance(item, InvalidRecord):
                 invalid += 1
                 if len(errors) < FIRST_ERRORS:
@@ -230,6 +254,8 @@ def write(wb: Workbench, instance: str, read: Reader, preview: ImportPreview, *,
           progress: Progress | None = None, include_deleted: bool = False) -> ImportOutcome:
     """The write pass (see the module docstring). `include_deleted`: write what the user deleted too."""
     validate_id(instance, "instance")
+    if progress:  # said before the servers are reached: starting them takes seconds
+        progress(0, preview.records - preview.invalid, "importing")
     run = _Run(wb, instance, preview, progress, include_deleted)
     items = (item for item in read() if not isinstance(item, InvalidRecord))
     if preview.format == "past-tasks":
@@ -268,7 +294,7 @@ class _Run:
         self.chains: list[ImportedChain] = []
         self.chains_total = 0
         self.left_out, self.brought_back = ImportCounts(), ImportCounts()
-        self.seen: set[bytes] = set()
+        self.seen = _Seen()
         self.indexed_before = wb.index.partition_exists(instance)
 
     def records(self, items: Iterable[Item]) -> Iterator[MemoryRecord]:
@@ -293,7 +319,8 @@ class _Run:
             self.progress(0, 0, "indexing the imported messages")
 
     def _conversations(self, convs: list[ImportedConversation]) -> list[MemoryRecord]:
-        convs, threads, gone = self._not_deleted(convs, [self._thoughts(c) for c in convs])
+        threads = [conversation_thoughts(self.wb, self.instance, c) for c in convs]
+        convs, threads, gone = self._not_deleted(convs, threads)
         skip = self.done < self.resumed_after  # stored by the interrupted run: only the index is checked
         self.resumed += len(convs) if skip else 0
         stored = [] if skip else missing(self.wb.thoughts, self.instance, [t for th in threads for t in th])
@@ -318,56 +345,17 @@ class _Run:
             self.present += sum(len(th) for th in threads) - len(stored)
         return [r for th in threads for r in thought_records(th, {t.id for t in th})]
 
-    def _thoughts(self, conv: ImportedConversation) -> list[Thought]:
-        chain, turn, out = conv.chain_id, 0, []
-        # An answer a user message follows was not the conversation's end: not final (`store_chains`).
-        user_after, later = [False] * len(conv.messages), False
-        for i in range(len(conv.messages) - 1, -1, -1):
-            user_after[i], later = later, later or conv.messages[i].role == "user"
-        # The workbench's own chain export brought back into the instance it came from: a message still
-        # stored there keeps its id, so it is found already present (not stored a second time).
-        there = {t.id for t in self.wb.thoughts.chain_thoughts(self.instance, chain)} if conv.keep_ids else set()
-        for i, m in enumerate(conv.messages):
-            turn += m.role == "user"
-            user = m.role == "user"
-            extra: dict[str, Any] = {} if user else {"source": IMPORTED}
-            if conv.model and not user:
-                extra["model"] = conv.model
-            if m.attachments:
-                extra["attachments"] = m.attachments
-            # Feedback records are keyed by answer id alone, across instances: the instance is part of
-            # each id, so the same file imported into two instances never shares a record.
-            ident = (m.source_id if m.source_id in there
-                     else f"{chain}-{digest(f'{self.instance}/{m.source_id or m.place}', 12)}")
-            out.append(Thought(
-                id=ident, instance=self.instance, chain_id=chain, thought=m.content, timestamp=m.at,
-                category=CATEGORY_USER if user else CATEGORY_ASSISTANT, thought_number=max(turn, 1),
-                total_thoughts=len(conv.messages),
-                next_thought_needed=i < len(conv.messages) - 1 if user else user_after[i],
-                tags=conv.tags, seq=i + 1, extra=extra))
-        return _unique(out)
-
     def _not_deleted(self, convs: list[ImportedConversation], threads: list[list[Thought]]
                      ) -> tuple[list[ImportedConversation], list[list[Thought]], tuple[set[str], set[str]]]:
-        """The conversations and messages the user has not deleted here: a conversation deleted whole is
-        left out, and a message deleted alone leaves its conversation without it (its text is neither
-        stored nor part of its neighbours' indexed context). With `include_deleted`, all of them, and the
-        ids of those deleted (chains, messages), to be no longer recorded as deleted once written."""
+        """The conversations and messages the user has not deleted here (`without_deleted`). With
+        `include_deleted`, all of them, and the ids of those deleted (chains, messages), to be no longer
+        recorded as deleted once written."""
         r = self.wb.redis()
-        chains = deleted.deleted(r, self.instance, "chain", [c.chain_id for c in convs])
-        messages = deleted.deleted(r, self.instance, "memory", [t.id for th in threads for t in th])
+        gone = (deleted.deleted(r, self.instance, "chain", [c.chain_id for c in convs]),
+                deleted.deleted(r, self.instance, "memory", [t.id for th in threads for t in th]))
         if self.include_deleted:
-            return convs, threads, (chains, messages)
-        kept = []
-        for conv, thread in zip(convs, threads, strict=True):
-            if conv.chain_id in chains:
-                self.left_out.conversations += 1
-                continue
-            left = [t for t in thread if t.id not in messages]
-            self.left_out.messages += len(thread) - len(left)
-            if left:
-                kept.append((conv, left))
-        return [c for c, _ in kept], [th for _, th in kept], (set(), set())
+            return convs, threads, gone
+        return *without_deleted(convs, threads, *gone, self.left_out), (set(), set())
 
     def _not_deleted_memories(self, memories: list[ImportedMemory]) -> tuple[list[MemoryRecord], set[str]]:
         """The memories' rows but those the user deleted here (all, with `include_deleted`, and the ids of
@@ -379,11 +367,13 @@ class _Run:
         return [self._memory(m) for m in memories if m.id not in gone], set()
 
     def _unrecord(self, stored: list[Thought], chains: set[str], messages: set[str]) -> None:
-        """What was deleted and is written again (`include_deleted`) is no longer recorded as deleted."""
+        """What was deleted and is written again (`include_deleted`) is no longer recorded as deleted; its
+        messages are counted as `left_out` counts them (those of the conversations with them)."""
         r = self.wb.redis()
-        self.brought_back.conversations += deleted.unrecord(r, self.instance, "chain",
-                                                            {t.chain_id for t in stored} & chains)
-        self.brought_back.messages += deleted.unrecord(r, self.instance, "memory", {t.id for t in stored} & messages)
+        back = {t.chain_id for t in stored} & chains
+        self.brought_back.conversations += deleted.unrecord(r, self.instance, "chain", back)
+        deleted.unrecord(r, self.instance, "memory", {t.id for t in stored} & messages)
+        self.brought_back.messages += sum(t.chain_id in back or t.id in messages for t in stored)
 
     def _memory(self, m: ImportedMemory) -> MemoryRecord:
         return MemoryRecord(instance=self.instance, id=m.id, kind=m.memory_kind, content=m.content,
@@ -393,12 +383,10 @@ class _Run:
 
     def _first_time(self, ident: str) -> bool:
         """False for an id this run has met before (a record repeated within the file)."""
-        key = hashlib.blake2b(ident.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        if key in self.seen:
-            self.duplicates += 1
-            return False
-        self.seen.add(key)
-        return True
+        if self.seen.first(ident):
+            return True
+        self.duplicates += 1
+        return False
 
     def _not_indexed(self, rows: list[MemoryRecord]) -> list[MemoryRecord]:
         """Rows whose id the instance's index does not hold yet (all, for an instance new to it)."""
@@ -444,6 +432,95 @@ class _Run:
 
     def finish(self) -> None:
         self.r.hset(self.key, mapping={"done": self.done, "finished_at": _now()})
+
+
+class _Seen:
+    """The ids met so far in a pass, as one 8-byte digest each: memory stays bounded whatever the file."""
+
+    def __init__(self) -> None:
+        self.keys: set[bytes] = set()
+
+    def first(self, ident: str) -> bool:
+        """False for an id met before (a record repeated within the file)."""
+        key = hashlib.blake2b(ident.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        return True
+
+
+def without_deleted(convs: list[ImportedConversation], threads: list[list[Thought]], chains: set[str],
+                    messages: set[str], left_out: ImportCounts
+                    ) -> tuple[list[ImportedConversation], list[list[Thought]]]:
+    """The conversations and messages not deleted: a conversation deleted whole is left out, and a message
+    deleted alone leaves its conversation without it (its text is neither stored nor part of its
+    neighbours' indexed context). What is left out is counted in `left_out`: the messages of the
+    conversations left out with them, as a file's counts hold the messages of its conversations."""
+    kept = []
+    for conv, thread in zip(convs, threads, strict=True):
+        left = [] if conv.chain_id in chains else [t for t in thread if t.id not in messages]
+        left_out.conversations += conv.chain_id in chains
+        left_out.messages += len(thread) - len(left)
+        if left:
+            kept.append((conv, left))
+    return [c for c, _ in kept], [th for _, th in kept]
+
+
+def deleted_held(wb: Workbench, instance: str, read: Reader) -> ImportCounts:
+    """What the file holds that was deleted in the instance, counted as the write pass counts what it
+    leaves out (`ImportOutcome.left_out`), writing nothing: a dry run and the Import page's preview say it
+    before the import. The file is read again only if anything was ever deleted in the instance."""
+    r, held = wb.redis(), ImportCounts()
+    chains_gone, ones_gone = (deleted.any_recorded(r, instance, kind) for kind in ("chain", "memory"))
+    if not (chains_gone or ones_gone):
+        return held
+    seen = _Seen()
+    for batch in _batched((item for item in read() if not isinstance(item, InvalidRecord)), BATCH_RECORDS):
+        convs = [c for c in batch
+                 if isinstance(c, ImportedConversation) and seen.first(f"chain {c.chain_id}")]
+        chains = deleted.deleted(r, instance, "chain", [c.chain_id for c in convs]) if chains_gone else set()
+        # A message's id is made as the write pass makes it (seconds for a whole export): only where it is
+        # looked up, or counted as part of a conversation deleted whole.
+        convs = convs if ones_gone else [c for c in convs if c.chain_id in chains]
+        threads = [conversation_thoughts(wb, instance, c) for c in convs]
+        ids = [t.id for th in threads for t in th]
+        messages = deleted.deleted(r, instance, "memory", ids) if ones_gone else set()
+        without_deleted(convs, threads, chains, messages, held)
+        memories = [m.id for m in batch if isinstance(m, ImportedMemory) and seen.first(f"memory {m.id}")]
+        held.memories += len(deleted.deleted(r, instance, "memory", memories)) if ones_gone else 0
+    return held
+
+
+def conversation_thoughts(wb: Workbench, instance: str, conv: ImportedConversation) -> list[Thought]:
+    """The thoughts a conversation is stored as, with the ids an import gives them (the dry run looks
+    them up among those deleted, as the write pass does)."""
+    chain, turn, out = conv.chain_id, 0, []
+    # An answer a user message follows was not the conversation's end: not final (`store_chains`).
+    user_after, later = [False] * len(conv.messages), False
+    for i in range(len(conv.messages) - 1, -1, -1):
+        user_after[i], later = later, later or conv.messages[i].role == "user"
+    # The workbench's own chain export brought back into the instance it came from: a message still
+    # stored there keeps its id, so it is found already present (not stored a second time).
+    there = {t.id for t in wb.thoughts.chain_thoughts(instance, chain)} if conv.keep_ids else set()
+    for i, m in enumerate(conv.messages):
+        turn += m.role == "user"
+        user = m.role == "user"
+        extra: dict[str, Any] = {} if user else {"source": IMPORTED}
+        if conv.model and not user:
+            extra["model"] = conv.model
+        if m.attachments:
+            extra["attachments"] = m.attachments
+        # Feedback records are keyed by answer id alone, across instances: the instance is part of
+        # each id, so the same file imported into two instances never shares a record.
+        ident = (m.source_id if m.source_id in there
+                 else f"{chain}-{digest(f'{instance}/{m.source_id or m.place}', 12)}")
+        out.append(Thought(
+            id=ident, instance=instance, chain_id=chain, thought=m.content, timestamp=m.at,
+            category=CATEGORY_USER if user else CATEGORY_ASSISTANT, thought_number=max(turn, 1),
+            total_thoughts=len(conv.messages),
+            next_thought_needed=i < len(conv.messages) - 1 if user else user_after[i],
+            tags=conv.tags, seq=i + 1, extra=extra))
+    return _unique(out)
 
 
 def _count(counts: ImportCounts, item: Item) -> None:

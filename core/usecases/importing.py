@@ -15,14 +15,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import redis
 from pydantic import BaseModel, Field
 
-from core.errors import InvalidInput
+from core.errors import InvalidInput, ServiceUnavailable, outage
 from core.formation.run import unformed
 from core.ids import Id
 from core.importing.detect import ARCHIVE, IMPORTABLE, Detected, detect, reader, shaped
 from core.importing.records import InvalidRecord, content_id
-from core.importing.runner import ImportCounts, ImportOutcome, ImportPreview, refusal, validate, write
+from core.importing.runner import (ImportCounts, ImportOutcome, ImportPreview, deleted_held, refusal,
+                                   validate, write)
 from core.importing.source import file_hash, file_time
 from core.services.private import private_dir
 from core.usecases.archive import RestoreArchive, RestoreResult, is_archive, restore_archive
@@ -77,11 +79,13 @@ class ImportResult(BaseModel):
 
 
 def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
-    """The validation pass alone: the detected format, what would be created, the first errors. A
-    workbench archive is checked as it is restored: its preview names the format only."""
+    """The validation pass alone: the detected format, what would be created, the first errors, and what
+    the import would leave out as deleted. A workbench archive is checked as it is restored: its preview
+    names the format only."""
     if _restores(req):
         return _archive_preview(req.path)
-    preview, _ = _validated(req, upload=_is_upload(wb, req.path))
+    preview, read = _validated(req, upload=_is_upload(wb, req.path))
+    preview.deleted = deleted_held(wb, req.instance_in(wb), read)
     return preview
 
 
@@ -92,13 +96,24 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     if _restores(req):
         return _restore(wb, req, instance, progress)
     upload = _is_upload(wb, req.path)
-    if progress:  # the whole file is read once before anything is written: a large export takes seconds
-        progress(0, 0, "checking the file" if upload else f"checking {req.path.name}")
-    preview, read = _validated(req, upload=upload)
+    step = "checking the file" if upload else f"checking {req.path.name}"
+    # The whole file is read once before anything is written: a large export takes seconds, counted.
+    counted = (lambda n: progress(n, 0, step)) if progress else None
+    preview, read = _validated(req, upload=upload, counted=counted)
+    if progress:
+        progress(preview.records, preview.records, step)
     report = str(req.report) if req.report and preview.invalid else None
-    if req.dry_run:
+    if req.dry_run:  # what the import would leave out as deleted too, as its outcome would count it
+        if progress:  # the servers are reached, and the file read again if anything was ever deleted
+            progress(0, 0, "looking up what you deleted in this instance")
+        try:
+            preview.deleted = deleted_held(wb, instance, read)
+        except (redis.exceptions.ConnectionError, ServiceUnavailable) as e:  # the file is checked all the same
+            return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
+                                notes=[*preview.notes(), (f"What you deleted here was not looked up "
+                                       f"({outage(e, 'Redis')}); an import, which needs Redis too, leaves it out.")])
         return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
-                            notes=preview.notes())
+                            notes=preview.notes(include_deleted=req.include_deleted))
     if preview.invalid == preview.records or (preview.invalid and req.on_error == "stop"):
         raise InvalidInput(refusal(preview))
     outcome = write(wb, instance, read, preview, progress=progress, include_deleted=req.include_deleted)
@@ -160,7 +175,8 @@ def _is_upload(wb: Workbench, path: Path) -> bool:
     return path.parent == Path(wb.settings.data_dir) / "uploads"
 
 
-def _validated(req: ImportFile, *, upload: bool = False) -> tuple[ImportPreview, Callable]:
+def _validated(req: ImportFile, *, upload: bool = False, counted: Callable[[int], None] | None = None
+               ) -> tuple[ImportPreview, Callable]:
     path = req.path.expanduser()
     if not path.exists():
         raise InvalidInput(f"{path}: no such file or folder")
@@ -171,7 +187,7 @@ def _validated(req: ImportFile, *, upload: bool = False) -> tuple[ImportPreview,
     read = reader(path, found, include_system=req.include_system, user_id=req.user_id, task=req.task,
                   undated_at=undated[0])
     sha = file_hash(path) if path.is_file() else _folder_hash(path)
-    return validate(read, path, found, sha, errors_to=req.report, undated=undated), read
+    return validate(read, path, found, sha, errors_to=req.report, undated=undated, counted=counted), read
 
 
 def _folder_hash(path: Path) -> str:

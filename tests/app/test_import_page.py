@@ -134,11 +134,15 @@ def test_a_deleted_conversation_is_left_out_unless_the_box_is_ticked(app_env, wo
     first = uc.import_file(workbench, uc.ImportFile(path=export, instance=instance))
     hotel = next(c.chain_id for c in first.outcome.chains if c.title == "Hotel")
     uc.chain_delete(workbench, uc.ChainRef(instance=instance, chain_id=hotel))
-    at = check(export, instance).button(key="imp_go").click().run()
+    at = check(export, instance)  # the preview says it first, as a dry run does
+    assert [i.value for i in at.info if "you deleted" in i.value] == [as_plain_line(
+        "What you deleted here would be left out: 1 conversation, 2 messages in all; import the file with "
+        "--include-deleted (CLI) or “Import what I deleted” (Import page) to bring it back.")]
+    at = at.button(key="imp_go").click().run()
     assert not at.exception and not at.error and "Imported 0 conversations" in at.success[0].value
     assert [i.value for i in at.info if "you deleted" in i.value] == [as_plain_line(
-        "1 conversation you deleted was left out; import it again with --include-deleted (CLI) or “Import "
-        "what I deleted” (Import page) to bring it back.")]
+        "What you deleted here was left out: 1 conversation, 2 messages in all; import the file with "
+        "--include-deleted (CLI) or “Import what I deleted” (Import page) to bring it back.")]
     assert not workbench.thoughts.chain_meta(instance, hotel)
     at = check(export, instance).checkbox(key="imp_include_deleted").check().run()
     at = at.button(key="imp_go").click().run()

@@ -24,7 +24,7 @@ from core.bank import MemoryBank
 from core.errors import EMPTY_INSTANCE, InvalidInput
 from core.mcp.server import build_mcp_server
 from tests.support.api import thread_server
-from tests.support.cli import in_process_cli, mode, usual_umask
+from tests.support.cli import in_process_cli, installed, mode, usual_umask
 from tests.support.hostile import ATTACKS, SERVICE, ids, texts
 
 INSTANCE = f"cli-fuzz-{uuid.uuid4().hex[:8]}"
@@ -288,12 +288,6 @@ def test_an_empty_instance_is_refused_by_every_front_end(workbench):
         uc.ChainRef(instance="", chain_id="keep-me")
     with pytest.raises(InvalidInput, match=EMPTY_INSTANCE):  # a bank named by its instance
         MemoryBank(workbench, "", "b")
-
-
-def installed(*args: str, data_dir, stdin=None, **env: str) -> subprocess.CompletedProcess:
-    """`workbench ARGS` in a subprocess, on `data_dir`, with these settings."""
-    return subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "DATA_DIR": str(data_dir), **env}, stdin=stdin, check=False)
 
 
 def imported_memories(cli, instance: str, path, *options: str) -> int:

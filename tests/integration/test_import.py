@@ -12,10 +12,12 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from click.testing import _NamedTextIOWrapper
 
 from core import usecases as uc
 from core.errors import InvalidInput
 from tests.support.chatgpt_export import conversation, write_export
+from tests.support.cli import in_process_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 
@@ -161,7 +163,7 @@ def interrupted_after_20(wb, instance, path, monkeypatch) -> None:
     monkeypatch.setattr("core.importing.runner.BATCH_RECORDS", 20)
 
     def crash(done, total, what):
-        if done >= 20:
+        if what == "importing" and done >= 20:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
@@ -400,3 +402,27 @@ def test_a_nul_character_is_stored_as_u_fffd_in_the_chain_and_the_index_and_said
     indexed = rows(wb, instance)
     assert [indexed[t.id][1] for t in chain] == [t.thought for t in chain]
     assert run(wb, instance, export, dry_run=True).notes == result.notes  # said before anything is written
+
+
+def test_the_cli_counts_its_progress_on_a_terminal_and_on_standard_error_alone(settings, workbench, instance,
+                                                                               tmp_path, monkeypatch):
+    """A two-year export is read, then written, for 20 s: each step is counted as it goes, where a person
+    at a terminal reads it; standard output holds the JSON result alone, and a log holds no progress."""
+    monkeypatch.setattr("core.importing.runner.BATCH_RECORDS", 2)
+    cli = in_process_cli(settings, workbench, monkeypatch)
+    talks = [conversation(f"Talk {i}", f"c-{i}", [("user", f"Topic {i}.", 1_714_550_400.0 + i)])
+             for i in range(5)]
+    path = write_export(tmp_path / "five.json", talks)
+    code, out, err = cli("import", str(path), "--instance", instance, "--dry-run")
+    assert code == 0 and err == ""  # not a terminal: no progress
+
+    monkeypatch.setattr(_NamedTextIOWrapper, "isatty", lambda self: True, raising=False)
+    code, out, err = cli("import", str(path), "--instance", instance)
+    assert code == 0, err
+    assert json.loads(out)["outcome"]["created"]["conversations"] == 5
+    # Each redrawn over the one before (the runner, as a pipe would, strips the code that erases the line).
+    drawn = err.replace("\x1b[K", "").split("\r")
+    assert drawn == ["", "checking five.json: 1 record…", "checking five.json: 2 records…",
+                     "checking five.json: 4 records…", "checking five.json: 5/5\n",
+                     "importing: 0/5", "importing: 2/5", "importing: 4/5", "importing: 5/5\n",
+                     "indexing the imported messages…\n"]

@@ -12,9 +12,9 @@ import pytest
 
 from core import usecases as uc
 from core.admin import deleted
-from core.conversation.keys import feedback_key
+from core.conversation.keys import feedback_key, import_checkpoint_key
 from tests.support.chatgpt_export import conversation, photo_only, write_export
-from tests.support.cli import in_process_cli
+from tests.support.cli import in_process_cli, installed
 
 T = 1_714_550_400.0  # 2024-05-01
 HOTEL = [("user", "We booked Hotel Granvia Kyoto for the trip.", T), ("assistant", "Lovely, by the station.", T + 5),
@@ -62,9 +62,11 @@ def test_a_deleted_conversation_is_left_out_of_the_same_and_of_a_newer_export(ke
 
     again = run(wb, instance, first)  # within the ten minutes the chain is tombstoned, too
     assert again.outcome.created == uc.ImportCounts() and again.outcome.chains == []
-    assert again.outcome.left_out.conversations == 1 and again.outcome.already_present == len(DOG)
-    assert again.notes == [("1 conversation you deleted was left out; import it again with --include-deleted "
-                            "(CLI) or “Import what I deleted” (Import page) to bring it back.")]
+    assert again.outcome.left_out == uc.ImportCounts(conversations=1, messages=len(HOTEL))
+    assert again.outcome.already_present == len(DOG)
+    assert again.notes == [("What you deleted here was left out: 1 conversation, 4 messages in all; "
+                            "import the file with --include-deleted (CLI) or “Import what I deleted” (Import "
+                            "page) to bring it back.")]
     assert wb.thoughts.chain_meta(instance, hotel) == {}
     assert not any("Granvia" in content for content, _ in indexed(wb, instance).values())
 
@@ -73,15 +75,48 @@ def test_a_deleted_conversation_is_left_out_of_the_same_and_of_a_newer_export(ke
                    conversation("Hotel", "c-hotel", [*HOTEL, ("user", "And the spa?", T + 7200)]),
                    conversation("Dog", "c-dog", DOG), conversation("School", "c-school", NEW))
     june = run(wb, instance, later)
-    assert [c.title for c in june.outcome.chains] == ["School"] and june.outcome.left_out.conversations == 1
+    assert [c.title for c in june.outcome.chains] == ["School"]
+    assert june.outcome.left_out == uc.ImportCounts(conversations=1, messages=len(HOTEL) + 1)
     assert wb.thoughts.chain_meta(instance, hotel) == {}
 
     # Asked for, it comes back whole, and is deleted no more (a later import finds it present).
     back = run(wb, instance, later, include_deleted=True)
-    assert back.outcome.chains[0].chain_id == hotel and back.outcome.brought_back.conversations == 1
+    assert back.outcome.chains[0].chain_id == hotel
+    assert back.outcome.brought_back == june.outcome.left_out  # what was left out, counted alike
     assert texts(wb, instance, hotel)[0] == HOTEL[0][1] and len(texts(wb, instance, hotel)) == len(HOTEL) + 1
     assert deleted.members(wb.redis(), instance, "chain") == []
     assert run(wb, instance, later).outcome.left_out == uc.ImportCounts()
+
+
+def test_a_dry_run_says_what_the_import_would_leave_out_as_deleted_and_writes_nothing(keyword_workbench,
+                                                                                     instance, tmp_path):
+    wb = keyword_workbench
+    first = export(tmp_path, "may.json", conversation("Hotel", "c-hotel", HOTEL),
+                   conversation("Dog", "c-dog", DOG))
+    hotel = chain_of(run(wb, instance, first), "Hotel")
+    uc.chain_delete(wb, uc.ChainRef(instance=instance, chain_id=hotel))
+    later = export(tmp_path, "june.json",
+                   conversation("Hotel", "c-hotel", [*HOTEL, ("user", "And the spa?", T + 7200)]),
+                   conversation("Dog", "c-dog", DOG), conversation("School", "c-school", NEW))
+
+    dry = run(wb, instance, later, dry_run=True)
+    assert dry.preview.deleted == uc.ImportCounts(conversations=1, messages=len(HOTEL) + 1)
+    assert dry.notes == [("What you deleted here would be left out: 1 conversation, 5 messages in all; "
+                          "import the file with --include-deleted (CLI) or “Import what I deleted” (Import "
+                          "page) to bring it back.")]
+    assert uc.import_preview(wb, uc.ImportFile(path=later, instance=instance)).deleted == dry.preview.deleted
+    asked = run(wb, instance, later, dry_run=True, include_deleted=True)
+    assert asked.notes == [
+        "What you deleted here would be brought back, as asked: 1 conversation, 5 messages in all."]
+    # Nothing written: no checkpoint of the file, no new conversation, the deletion still recorded.
+    assert not wb.redis().exists(import_checkpoint_key(instance, dry.preview.sha256))
+    assert wb.thoughts.chain_count(instance) == 1 and wb.thoughts.chain_meta(instance, hotel) == {}
+    assert deleted.members(wb.redis(), instance, "chain") == [hotel]
+
+    made = run(wb, instance, later)  # the import then leaves out what the dry run said
+    assert made.outcome.left_out == dry.preview.deleted and made.outcome.created.conversations == 1
+    again = run(wb, instance, first, dry_run=True).preview.deleted
+    assert again == uc.ImportCounts(conversations=1, messages=len(HOTEL))
 
 
 def test_a_message_deleted_alone_is_left_out_and_its_text_stays_out_of_the_neighbours(keyword_workbench,
@@ -92,13 +127,16 @@ def test_a_message_deleted_alone_is_left_out_and_its_text_stays_out_of_the_neigh
     said = wb.thoughts.chain_thoughts(instance, hotel)
     uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=said[0].id, chain_id=hotel))
 
+    assert run(wb, instance, path, dry_run=True).preview.deleted == uc.ImportCounts(messages=1)
     again = run(wb, instance, path)
     assert again.outcome.left_out == uc.ImportCounts(messages=1) and again.outcome.created.messages == 0
     assert texts(wb, instance, hotel) == [m[1] for m in HOTEL[1:]]
-    assert "1 message you deleted was left out" in again.notes[-1]
+    assert again.notes[-1].startswith("What you deleted here was left out: 1 message; import the file with")
     rows = indexed(wb, instance)
     assert said[0].id not in rows
     assert not any("Granvia" in content or "Granvia" in json.dumps(context) for content, context in rows.values())
+    back = run(wb, instance, path, include_deleted=True)
+    assert back.outcome.brought_back == uc.ImportCounts(messages=1) and texts(wb, instance, hotel)[0] == HOTEL[0][1]
 
 
 def test_a_deleted_memory_is_left_out_of_its_file_imported_again(keyword_workbench, instance, tmp_path):
@@ -108,6 +146,7 @@ def test_a_deleted_memory_is_left_out_of_its_file_imported_again(keyword_workben
                     '{"id": "fact-car", "content": "Drives a Subaru Outback.", "created_at": "2024-02-02"}\n')
     assert run(wb, instance, path).outcome.created.memories == 2
     uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id="fact-dog"))
+    assert run(wb, instance, path, dry_run=True).preview.deleted == uc.ImportCounts(memories=1)
     again = run(wb, instance, path)
     assert again.outcome.left_out == uc.ImportCounts(memories=1) and again.outcome.created.memories == 0
     assert set(indexed(wb, instance)) == {"fact-car"}
@@ -123,15 +162,32 @@ def test_the_cli_leaves_out_what_chains_delete_removed_and_says_so(cli, workbenc
     hotel = next(c["chain_id"] for c in json.loads(out)["outcome"]["chains"] if c["title"] == "Hotel")
     code, _, err = cli("chains", "delete", hotel, "--instance", instance, "--yes")
     assert code == 0, err
+    code, out, err = cli("import", str(path), "--instance", instance, "--dry-run")
+    assert code == 0, err
+    assert json.loads(out)["preview"]["deleted"] == {**uc.ImportCounts().model_dump(), "conversations": 1,
+                                                     "messages": len(HOTEL)}
+    assert "may.json: What you deleted here would be left out: 1 conversation, 4 messages in all;" in err
     code, out, err = cli("import", str(path), "--instance", instance)
     assert code == 0, err
     outcome = json.loads(out)["outcome"]
     assert outcome["left_out"]["conversations"] == 1 and outcome["created"]["messages"] == 0
-    assert "may.json: 1 conversation you deleted was left out; import it again with --include-deleted" in err
+    assert "may.json: What you deleted here was left out: 1 conversation, 4 messages in all; import" in err
     code, out, err = cli("import", str(path), "--instance", instance, "--include-deleted")
     assert code == 0, err
     assert json.loads(out)["outcome"]["brought_back"]["conversations"] == 1
     assert workbench.thoughts.chain_meta(instance, hotel)
+
+
+def test_a_dry_run_without_redis_checks_the_file_and_says_what_it_did_not_look_up(settings, tmp_path):
+    """Looking up what was deleted needs Redis; a dry run without it checked the file, then failed with
+    "Redis is unavailable" (exit 1), where before that look-up it had answered."""
+    path = export(tmp_path, "may.json", conversation("Hotel", "c-hotel", HOTEL))
+    done = installed("import", str(path), "--dry-run", data_dir=settings.data_dir, REDIS_URL="redis://127.0.0.1:1")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["preview"]["counts"]["messages"] == len(HOTEL) and result["preview"]["deleted"] is None
+    assert result["notes"] == [("What you deleted here was not looked up (Redis is unavailable); an import, "
+                                "which needs Redis too, leaves it out.")]
 
 
 def test_the_cli_says_how_many_chains_the_list_leaves_out(cli, instance, tmp_path, monkeypatch):

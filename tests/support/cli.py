@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +17,12 @@ from click.testing import CliRunner
 import core.runtime
 from core.cli import main
 from core.runtime import Workbench
+
+
+def installed(*args: str, data_dir, stdin=None, **env: str) -> subprocess.CompletedProcess:
+    """`workbench ARGS` in a subprocess, on `data_dir`, with these settings."""
+    return subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "DATA_DIR": str(data_dir), **env}, stdin=stdin, check=False)
 
 
 def in_process_cli(settings, workbench: Workbench, monkeypatch: pytest.MonkeyPatch
