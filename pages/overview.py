@@ -1,5 +1,6 @@
-"""Overview: what is stored, per service, for the current instance, and which embedding model made the
-memories' vectors (with a button to re-embed those of another model)."""
+"""Overview: what the current instance holds, in counts that add up (its conversations, and its indexed
+memories by kind: their messages, what formation made of them, memory-bank items), and which embedding
+model made the memories' vectors (with a button to re-embed those of another model)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import streamlit as st
 
 from core import usecases as uc
 from dashboard.resources import current_instance, get_workbench
-from dashboard.ui import attempt
+from dashboard.ui import attempt, plural
 
 st.title("Memory Workbench")
 st.caption("Conversational and agent memory: what is stored, how it is retrieved, and how users react.")
@@ -71,20 +72,59 @@ def _reembed(stats: uc.Overview) -> None:
         st.rerun()
 
 
+# What each tile counts, shown on hovering its help mark.
+TILE_HELP = {
+    "Conversations": "the instance's chains: each chat, and each conversation an import brought",
+    "Messages": "the conversations' messages in the index: each user message, and each answer but the extractive "
+                "ones (they only restate memories, and are kept in their conversation)",
+    "Indexed memories": "everything search finds: the messages, what formation made of them, memory-bank items "
+                        "and memories imported as such (the table below, by kind)",
+    "Past tasks": "texts produced for a user, searched on the Past tasks page (kept apart from the index)",
+    "Answers": "every answer given or imported, whose users' reactions the Feedback page reads; extractive "
+               "ones too, which the index leaves out (so Messages counts fewer answers)",
+    "Instances": "the instances holding conversations or indexed memories (those an evaluation made too, which "
+                 "the sidebar's picker leaves out)",
+}
+# Each part of the indexed memories (`Overview.index_parts`), as one and as many.
+INDEX_PARTS = {"messages": ("message", "messages"), "formed": ("observation or summary", "observations and summaries"),
+               "bank": ("memory-bank item", "memory-bank items"), "other": ("other memory", "other memories")}
+COUNT = st.column_config.NumberColumn(format="localized")  # "36,430", as the tiles and captions write it
+
+
+def index_caption(stats: uc.Overview) -> str:
+    """One line of how the counts relate: the indexed memories as the sum of their parts."""
+    conversations = plural(stats.tiles["Conversations"], "conversation")
+    said = [plural(n, *INDEX_PARTS[part]) + (f" of the {conversations}" if part == "messages" else "")
+            for part, n in stats.index_parts().items() if n]
+    return f"{stats.tiles['Indexed memories']:,} indexed memories = " + (" + ".join(said) or "none yet") + "."
+
+
+def render_kinds(stats: uc.Overview) -> None:
+    """The indexed memories by kind, with what each kind is."""
+    st.subheader("What the index holds")
+    st.caption(index_caption(stats))
+    st.dataframe([{"kind": kind, "memories": n, "what it is": meaning}
+                  for kind, n, meaning in stats.kinds_explained()],
+                 hide_index=True, width="stretch", column_config={"memories": COUNT})
+
+
 if stats:
     cols = st.columns(len(stats.tiles))
     for col, (label, value) in zip(cols, stats.tiles.items(), strict=True):
-        col.metric(label, f"{value:,}")
+        col.metric(label, f"{value:,}", help=TILE_HELP.get(label))
     if stale := stats.not_in_vector_leg:
         st.warning(f"{stale:,} memories of {stats.instance} have no vector of the active embedder "
                    f"`{stats.active_model}`: semantic search (the vector leg) misses them, and only the text "
                    "leg finds them, until they are re-embedded (`workbench reembed` does the same).")
         if st.button(f"Re-embed {stale:,} memories with {stats.active_model}", key="overview_reembed"):
             _reembed(stats)
+    if stats.memories_by_kind:
+        render_kinds(stats)
     if stats.memories_by_model:
         st.subheader("Memories per embedding model")
         st.dataframe([{"model": model, "memories": count, "in the vector leg": model == stats.active_model}
-                      for model, count in stats.memories_by_model.items()], hide_index=True, width="stretch")
+                      for model, count in stats.memories_by_model.items()], hide_index=True, width="stretch",
+                     column_config={"memories": COUNT})
     st.subheader("Settings in use")
     st.dataframe([{"setting": k, "value": str(v)} for k, v in wb.settings.public_view().items()],
                  hide_index=True, width="stretch")

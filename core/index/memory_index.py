@@ -65,8 +65,10 @@ CREATE INDEX IF NOT EXISTS memory_chain ON memory (instance, chain_id);
 -- the few memories that state who is who ("my daughter Inês", `core.formation.relations`), which a search
 -- naming a role or a name reads (`core.retrieval.relations`)
 CREATE INDEX IF NOT EXISTS memory_relations ON memory (instance) WHERE metadata ? 'relations';
--- memories per embedding model (the Overview, re-embedding) by an index-only scan, never the wide rows
-CREATE INDEX IF NOT EXISTS memory_model ON memory (instance, embedding_model);
+-- memories per embedding model and kind (the Overview, re-embedding) by an index-only scan, never the wide
+-- rows (`core.admin.overview.memory_counts`); it replaces memory_model, its first two columns
+CREATE INDEX IF NOT EXISTS memory_model_kind ON memory (instance, embedding_model, kind);
+DROP INDEX IF EXISTS memory_model;
 CREATE TABLE IF NOT EXISTS memory_partition (
     instance  text PRIMARY KEY,
     relname   text NOT NULL UNIQUE

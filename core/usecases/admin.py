@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 
 def stored_counts(wb: Workbench, req: InstanceRequest) -> Overview:
-    """The overview tiles: indexed memories, instances, bank entries, past tasks, answers with feedback."""
+    """The overview tiles (conversations, messages, indexed memories, past tasks, answers with feedback,
+    instances) and the indexed memories per kind and per embedding model."""
     return overview(wb, req.instance_in(wb))
 
 

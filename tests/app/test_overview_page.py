@@ -1,10 +1,42 @@
-"""AppTest of the Overview: the count of memories per embedding model, and the notice with its button when
+"""AppTest of the Overview: what an instance holds in counts that add up (conversations, messages, the
+indexed memories by kind), the count of memories per embedding model, and the notice with its button when
 memories of another model miss the vector leg."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from core import usecases as uc
 from tests.app.conftest import open_page
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "import"
+
+
+def per_model(at) -> list[dict]:
+    """The rows of the table of memories per embedding model."""
+    return next(d.value for d in at.dataframe if "model" in d.value.columns).to_dict("records")
+
+
+def test_an_import_is_counted_in_terms_that_add_up(app_env, workbench, instance):
+    """Finding 21: after an import the Overview showed "Indexed memories" and "Answers" only, with no count
+    of conversations or messages, and no way to tell what the indexed memories were."""
+    uc.import_file(workbench, uc.ImportFile(path=DATA / "chatgpt_conversations.json", instance=instance))
+    uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    uc.add_memory(workbench, uc.AddMemory(instance=instance, content="my dog is called Biscuit"))
+    summaries = workbench.index.count(instance, kind="session_summary")
+    observations = workbench.index.count(instance, kind="observation")  # the memory added is one
+    at = open_page("pages/overview.py", instance=instance)
+    assert not at.exception, at.exception
+    tiles = {m.label: m.value for m in at.metric}
+    total = 7 + observations + summaries
+    assert {k: tiles[k] for k in ("Conversations", "Messages", "Indexed memories")} == {
+        "Conversations": "2", "Messages": "7", "Indexed memories": f"{total:,}"}
+    kinds = at.dataframe[0].value
+    assert kinds["memories"].sum() == total == workbench.index.count(instance)
+    assert set(kinds["kind"]) == {"user", "assistant", "observation"} | ({"session_summary"} if summaries else set())
+    formed = "1 observation or summary" if observations + summaries == 1 else \
+        f"{observations + summaries} observations and summaries"
+    assert f"{total} indexed memories = 7 messages of the 2 conversations + {formed}." in [c.value for c in at.caption]
 
 
 def test_memories_of_another_model_get_a_notice_and_a_reembed_button(app_env, keyword_workbench, instance):
@@ -12,13 +44,12 @@ def test_memories_of_another_model_get_a_notice_and_a_reembed_button(app_env, ke
     at = open_page("pages/overview.py", instance=instance)
     assert not at.exception, at.exception
     assert "1 memories of " in at.warning[0].value and "`wordllama-l2-supercat-256`" in at.warning[0].value
-    models = at.dataframe[0].value
-    assert models.to_dict("records") == [{"model": "test-keywords-16", "memories": 1, "in the vector leg": False}]
+    assert per_model(at) == [{"model": "test-keywords-16", "memories": 1, "in the vector leg": False}]
     at = next(b for b in at.button if b.key == "overview_reembed").click().run()
     assert not at.exception, at.exception
     assert at.success[0].value.startswith("Re-embedded 1 memories of")
     assert not at.warning
-    assert at.dataframe[0].value.to_dict("records") == [
+    assert per_model(at) == [
         {"model": "wordllama-l2-supercat-256", "memories": 1, "in the vector leg": True}]
 
 
@@ -26,7 +57,7 @@ def test_no_notice_when_every_memory_is_of_the_active_model(app_env, workbench, 
     uc.add_memory(workbench, uc.AddMemory(instance=instance, content="my cat likes music"))
     at = open_page("pages/overview.py", instance=instance)
     assert not at.exception and not at.warning
-    assert at.dataframe[0].value.to_dict("records") == [
+    assert per_model(at) == [
         {"model": "wordllama-l2-supercat-256", "memories": 1, "in the vector leg": True}]
 
 
