@@ -1,5 +1,6 @@
-"""The Import page's views: an upload kept as a file, the preview of what a file holds, the outcome with
-links to the new conversations (by title, the chain id beside it). Imported text is user content: it is
+"""The Import page's views: the instance the import goes into (the current one, or a new one named there),
+an upload kept as a file, the preview of what a file holds, the outcome with links to the new conversations
+(by title, the chain id beside it). Imported text is user content: it is
 drawn with st.dataframe / st.text, and goes through `as_plain_line` wherever it sits inside Markdown."""
 
 from __future__ import annotations
@@ -10,11 +11,49 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
+from core.errors import InvalidInput
+from core.ids import ID_RULE, validate_id
 from core.runtime import Workbench
 from dashboard.resources import get_workbench
 from dashboard.ui import as_plain_line, attempt, plural
 
 LINKED_CHAINS = 20
+NEW = "new"  # the choice of a new instance, named on the page
+
+
+def target_instance(wb: Workbench, current: str) -> str | None:
+    """The instance the import goes into: the one chosen in the sidebar, or a new one named here, so that
+    an export can be kept apart without the CLI's `--instance`. None while the new name is missing or
+    refused (the page says what to change)."""
+    choice = st.radio("Import into", ["current", NEW], horizontal=True, key="imp_target",
+                      format_func={"current": f"This instance, {as_plain_line(current)} (choose another in the "
+                                              "sidebar)", NEW: "A new instance"}.get)
+    if choice != NEW:
+        return current
+    name = st.text_input("Name of the new instance", key="imp_new_instance", placeholder="chatgpt-history",
+                         help=f"{ID_RULE}. Once imported, the dashboard works on it, and the sidebar lists it.")
+    return new_instance_name(wb, name.strip(), current)
+
+
+def new_instance_name(wb: Workbench, name: str, current: str) -> str | None:
+    """`name` if it may name a new instance: not one the sidebar offers (those with data, the default one,
+    the current one) nor the shared one; else None, with what to change said on the page."""
+    if not name:
+        st.info("Name the new instance to see what the file holds.", icon=":material/edit:")
+        return None
+    try:
+        validate_id(name, "The instance name")
+    except InvalidInput as e:
+        st.error(f"{e}. Change the name.", icon=":material/edit:")
+        return None
+    known = attempt("list the instances", lambda: uc.instance_names(wb))
+    if known is None:
+        return None
+    if name in {*known, wb.settings.instance, current, uc.SHARED_INSTANCE}:
+        st.error(f"An instance named {as_plain_line(name)} exists already: choose it in the sidebar to import "
+                 "into it, or name another.", icon=":material/edit:")
+        return None
+    return name
 
 
 def saved_upload(wb: Workbench, upload) -> Path | None:
@@ -47,9 +86,10 @@ def file_state(path: Path) -> tuple[float, int]:
     return (stat.st_mtime, stat.st_size)
 
 
-def render_preview(preview: uc.ImportPreview):
-    """Draw the preview; returns the place of its notes (what the import will assume of the file), for
-    the page to clear once the outcome says them."""
+def render_preview(preview: uc.ImportPreview, *, include_deleted: bool = False):
+    """Draw the preview; returns the place of its notes (what the import will assume of the file, and what
+    it would leave out as deleted, or bring back with `include_deleted`), for the page to clear once the
+    outcome says them."""
     if preview.format == "workbench-archive":
         st.markdown("Detected format: **workbench-archive**. It restores a whole instance, and is checked "
                     "as it is restored.")
@@ -66,7 +106,7 @@ def render_preview(preview: uc.ImportPreview):
                    "named in messages; their contents are not imported.")
     notes = st.empty()
     with notes.container():
-        render_notes(preview.notes())
+        render_notes(preview.notes(include_deleted=include_deleted))
     if preview.first:
         st.markdown("**First records**")
         st.dataframe(pd.DataFrame(preview.first), hide_index=True, width="stretch")

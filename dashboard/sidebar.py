@@ -8,6 +8,8 @@ from core import usecases as uc
 from dashboard.resources import get_workbench
 from dashboard.ui import attempt
 
+NEXT_INSTANCE = "instance_next"  # the instance a page switched to (`switch_instance`), for the next run
+
 
 @st.cache_data(ttl=5, show_spinner=False)
 def _statuses() -> list[uc.ServiceStatus]:
@@ -19,6 +21,14 @@ def _instances(default: str) -> list[str]:
     """The instances a user works on: not those an evaluation made (the explorer lists those)."""
     names = {n for n in uc.instance_names(get_workbench()) if not uc.is_evaluation_instance(n)}
     return sorted({*names, default})
+
+
+def switch_instance(name: str) -> None:
+    """Work on instance `name` from the next run on (this run's picker is drawn already, and a widget's
+    value cannot change once drawn), and read the list of instances again, so that a new one is offered
+    at once rather than when the cached list expires."""
+    st.session_state[NEXT_INSTANCE] = name
+    _instances.clear()
 
 
 def render_sidebar() -> None:
@@ -42,7 +52,7 @@ def render_sidebar() -> None:
         else:
             st.markdown(f"LLM: {llm} (`{wb.settings.model_fast}` / `{wb.settings.model_deep}`)")
         st.caption("INSTANCE")
-        current = st.session_state.get("instance") or wb.settings.instance
+        current = st.session_state.pop(NEXT_INSTANCE, None) or st.session_state.get("instance") or wb.settings.instance
         known = attempt("list instances", lambda: _instances(wb.settings.instance)) or []
         instances = sorted({*known, current, wb.settings.instance})  # the cached list may lag behind
         st.session_state["instance"] = current

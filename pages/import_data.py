@@ -1,4 +1,5 @@
-"""Import: bring chat logs, memories and past tasks from other systems into the current instance.
+"""Import: bring chat logs, memories and past tasks from other systems into the current instance, or into
+a new one named here (the dashboard then works on it).
 
 Upload a file (or name a path on the server) → the detected format and a preview of what will be
 created → import with a progress bar → links to the new chains in the Memory explorer.
@@ -11,16 +12,21 @@ from pathlib import Path
 import streamlit as st
 
 from core import usecases as uc
-from dashboard.import_view import file_state, render_outcome, render_preview, saved_upload
+from dashboard.import_view import file_state, render_outcome, render_preview, saved_upload, target_instance
 from dashboard.resources import current_instance, get_workbench
+from dashboard.sidebar import switch_instance
 from dashboard.ui import as_plain_line, attempt
 
 st.title("Import")
-instance = current_instance()
-st.caption(f"Into instance **{as_plain_line(instance)}** (choose another in the sidebar). Chat logs (OpenAI "
-           "messages, ChatGPT or Claude exports, LoCoMo), memories (JSONL, CSV, mem0's export) or past tasks "
-           "keep their original times. Importing a file again creates nothing new, and what you deleted "
-           "here stays deleted.")
+st.caption("Chat logs (OpenAI messages, ChatGPT or Claude exports, LoCoMo), memories (JSONL, CSV, mem0's "
+           "export) or past tasks keep their original times. Importing a file again creates nothing new, and "
+           "what you deleted here stays deleted.")
+if made := st.session_state.pop("imp_made", None):  # the last run imported into a new instance
+    st.session_state["imp_target"] = "current"  # which it is now: not offered as new again
+    st.session_state["imp_new_instance"] = ""
+    st.success(f"Made instance **{as_plain_line(made)}**: the dashboard works on it now, and the sidebar's "
+               "picker lists it (switch back there).", icon=":material/add_circle:")
+instance = target_instance(get_workbench(), current_instance())
 
 where = st.radio("Source", ["Upload a file", "A path on the server"], horizontal=True, key="imp_source")
 if where == "Upload a file":
@@ -45,6 +51,8 @@ with st.expander("Options"):
     user_id = c2.text_input("Past tasks in a folder: user", key="imp_user") or None
     task = c2.text_input("Past tasks in a folder: task type", key="imp_task", placeholder="note") or None
 
+if instance is None:  # a new instance's name, missing or refused: the page said what to change
+    st.stop()
 if path is None:
     st.info("Choose a file to see what it holds before anything is imported.")
     st.stop()
@@ -67,7 +75,7 @@ if st.session_state.get("imp_checked", (None,))[0] != checked:
         st.stop()
     st.session_state["imp_checked"] = (checked, found)
 preview = st.session_state["imp_checked"][1]
-preview_notes = render_preview(preview)
+preview_notes = render_preview(preview, include_deleted=include_deleted)
 
 blocked = preview.records and (preview.invalid == preview.records or (preview.invalid and on_error == "stop"))
 if blocked:
@@ -84,6 +92,12 @@ if st.button("Import", type="primary", key="imp_go", disabled=bool(blocked)):
     bar.empty()
     if result is not None:
         st.session_state["imp_result"] = (str(path), result)
+        if instance != current_instance():
+            switch_instance(instance)
+            st.session_state["imp_made"] = instance
+        # Drawn again from the top, as every later run draws it: the outcome then stays in one place, and a
+        # run that draws less above it (Form memories) leaves no dimmed copy of this run's below its bar.
+        st.rerun()
 done = st.session_state.get("imp_result")
 if done and done[0] == str(path):  # the outcome of this file, not of one chosen before
     preview_notes.empty()  # the outcome says them: once on the page

@@ -145,6 +145,8 @@ def test_a_deleted_conversation_is_left_out_unless_the_box_is_ticked(app_env, wo
         "--include-deleted (CLI) or “Import what I deleted” (Import page) to bring it back.")]
     assert not workbench.thoughts.chain_meta(instance, hotel)
     at = check(export, instance).checkbox(key="imp_include_deleted").check().run()
+    assert [i.value for i in at.info if "you deleted" in i.value] == [as_plain_line(
+        "What you deleted here would be brought back, as asked: 1 conversation, 2 messages in all.")]
     at = at.button(key="imp_go").click().run()
     assert not at.exception and not at.error and "Imported 1 conversation (2 messages)" in at.success[0].value
     assert any("Brought back what you had deleted" in c.value for c in at.caption)

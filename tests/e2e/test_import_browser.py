@@ -1,6 +1,7 @@
 """The Import page in a real browser: upload an export whose messages hold HTML, script and Markdown
 links, see the preview, import with the progress bar, follow the link to the new chain in the Memory
-explorer, and find every imported text shown literally and inert (headless Chromium)."""
+explorer, and find every imported text shown literally and inert; import into a new instance named on the
+page (headless Chromium)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from tests.e2e.conftest import launch, open_page, settle
 from tests.e2e.test_stored_text_is_inert import PAYLOADS, assert_inert
+from tests.support.chatgpt_export import conversation, write_export
 
 pytestmark = pytest.mark.e2e
 
@@ -72,4 +74,103 @@ def test_a_file_taken_off_the_page_leaves_no_copy(dashboard, workbench, tmp_path
         page.get_by_text("Detected format").wait_for(state="detached", timeout=30_000)
         settle(page)
         assert not list(uploads.glob("*"))  # previewed, never imported: no copy kept
+        browser.close()
+
+
+def test_an_export_goes_into_a_new_instance_named_on_the_page(dashboard, workbench, instance, tmp_path):
+    """Finding 22: the page imported into the sidebar's instance only, and the sidebar listed only existing
+    ones, so keeping an export apart took the CLI's `--instance`. Now a new instance is named on the page
+    (the name checked by the id rules), imported into, worked on, and offered by the sidebar's picker."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    export = write_export(tmp_path / "conversations.json", [
+        conversation("Kyoto trip", "c-kyoto", [("user", "We booked Hotel Granvia in Kyoto", 1.7e9),
+                                                ("assistant", "Noted: Hotel Granvia.", 1.7e9 + 5)]),
+        conversation("Dog", "c-dog", [("user", "My dog is called Biscuit", 1.7e9 + 60)])])
+    new = f"{instance}-chatgpt"
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
+        page.goto(dashboard + "/import_data")
+        page.get_by_text("A new instance").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_text("A new instance").click()
+        settle(page)
+        name = page.get_by_role("textbox", name="Name of the new instance")
+        name.fill("my history")
+        name.press("Enter")
+        settle(page)
+        assert "The instance name must be 1–128 characters" in page.inner_text("body")
+        name.fill(instance)  # the sidebar's own: not a new one
+        name.press("Enter")
+        settle(page)
+        assert f"An instance named {instance} exists already" in page.inner_text("body")
+        name.fill(new)
+        name.press("Enter")
+        settle(page)
+        page.locator('input[type="file"]').set_input_files(str(export))
+        page.get_by_text("Detected format").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_role("button", name="Import", exact=True).click()
+        page.get_by_text(f"Made instance {new}").wait_for(timeout=60_000)
+        settle(page)
+        assert workbench.thoughts.chain_count(new) == 2 and workbench.thoughts.chain_count(instance) == 0
+        assert page.get_by_text("Imported 2 conversations (3 messages)").count() == 1
+        picker = page.get_by_test_id("stSidebar").get_by_role("combobox", name="Instance")
+        assert picker.input_value() == new  # the dashboard works on it now
+        page.get_by_role("button", name="Form memories").click()
+        page.get_by_text("Formed the memories of 2 chains").wait_for(timeout=60_000)
+        settle(page)
+
+        picker.click()  # the picker offers the new instance beside the one the dashboard opened on
+        options = page.get_by_role("option")
+        options.first.wait_for(timeout=10_000)
+        offered = options.all_inner_texts()
+        assert new in offered and instance in offered
+        page.get_by_role("option", name=instance, exact=True).click()
+        settle(page)
+        picker.click()
+        page.get_by_role("option").first.wait_for(timeout=10_000)
+        assert new in page.get_by_role("option").all_inner_texts()  # still offered once switched back
+        browser.close()
+
+
+# Counts, while a progress bar is shown, the elements drawn after it: a run's elements not drawn again yet
+# (Streamlit's stale elements, dimmed) sit there until the run ends.
+AFTER_THE_BAR = """() => {
+  window.__afterBar = 0;
+  const count = () => {
+    const bar = document.querySelector('[data-testid="stProgress"]')?.closest('[data-testid="stElementContainer"]');
+    let n = 0;
+    for (let e = bar?.nextElementSibling; e; e = e.nextElementSibling) n += e.checkVisibility() ? 1 : 0;
+    window.__afterBar = Math.max(window.__afterBar, n);
+  };
+  new MutationObserver(count).observe(document.body, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+def test_forming_memories_draws_the_outcome_once(dashboard, workbench, instance, tmp_path):
+    """Finding 23: while Form memories ran after an upload, the import's outcome was drawn a second time,
+    dimmed, below the progress bar (the elements of the import's run, laid out lower on the page than the
+    run that forms). The import's run now ends by drawing the page again, as every later run draws it."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    export = write_export(tmp_path / "conversations.json", [
+        conversation(f"Trip {i}", f"c-{i}", [("user", f"We booked hotel number {i} in Kyoto", 1.7e9 + i)])
+        for i in range(30)])
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
+        page.goto(dashboard + "/import_data")
+        page.locator('input[type="file"]').wait_for(state="attached", timeout=30_000)
+        page.locator('input[type="file"]').set_input_files(str(export))
+        page.get_by_text("Detected format").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_role("button", name="Import", exact=True).click()
+        page.get_by_role("button", name="Form memories").wait_for(timeout=60_000)
+        settle(page)
+        page.evaluate(AFTER_THE_BAR)
+        page.get_by_role("button", name="Form memories").click()
+        page.get_by_text("Formed the memories of 30 chains").wait_for(timeout=60_000)
+        settle(page)
+        assert page.evaluate("window.__afterBar") == 0
+        assert page.get_by_text("Imported 30 conversations (30 messages)").count() == 1
         browser.close()
