@@ -27,6 +27,7 @@ from core.ids import Id, pg_json
 from core.index.partitions import searched_partitions
 from core.index.records import ROW_WIDTH, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
+from core.retrieval.attributes import attribute_words
 from core.retrieval.fusion import Candidate
 from core.retrieval.hybrid_sql import FILTERS, candidate_statement, searched_instances, shown_by
 from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
@@ -176,7 +177,8 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
 
     A hybrid search also searches the words the query's relations add (`core.retrieval.relations`): the
     names of a role it asks about ("my daughter" → "Inês"), read once before the first statement, and the
-    roles of the names it holds, which the statement reads itself."""
+    roles of the names it holds, which the statement reads itself; and the other words of an attribute it
+    asks about ("where … live" → "moved", `core.retrieval.attributes`)."""
     if qvec is None:
         qvec = embedder.embed(req.query)
     partitions = searched_partitions(pool, searched_instances(req.instance, req.include_shared))
@@ -189,9 +191,10 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
     text_filtered = req.search_type != "vector" and shown is not None
     reach = Reach(beam=min(POOL_MAX, max(HNSW_BEAM_MIN, req.pool)), postings=0)
     with pool.connection() as conn:
-        related = related_words(conn, req.query, partitions) if req.search_type == "hybrid" else []
+        asks = attribute_words(req.query) if req.search_type == "hybrid" else []
+        related = related_words(conn, req.query, partitions) + asks if req.search_type == "hybrid" else []
         while True:
-            found, said = _candidates(conn, embedder, req, qvec, partitions, shown, reach, related)
+            found, said = _candidates(conn, embedder, req, qvec, partitions, shown, reach, related, bool(asks))
             wider = reach.widened(req.pool, found, said, vector_filtered, text_filtered)
             if wider == reach:
                 return found
@@ -229,12 +232,12 @@ class Reach(NamedTuple):
 
 
 def _candidates(conn, embedder: Embedder, req: SearchRequest, qvec, partitions: dict[str, str],
-                shown: tuple[list[str], bool] | None, reach: Reach, related: Sequence[Related] = ()
-                ) -> tuple[CandidatePool, Said]:
+                shown: tuple[list[str], bool] | None, reach: Reach, related: Sequence[Related] = (),
+                succeeds: bool = False) -> tuple[CandidatePool, Said]:
     """Each leg's first `req.pool` candidates that `shown` keeps (`hybrid_sql.shown_by`; None: all), as far
     as `reach` looks, from one statement (`core.retrieval.hybrid_sql`), the words the query's relations add
     (`related`) searched too."""
-    stmt, params = candidate_statement(embedder, req, qvec, partitions, shown, reach.postings, related)
+    stmt, params = candidate_statement(embedder, req, qvec, partitions, shown, reach.postings, related, succeeds)
     # The statement is prepared and runs its generic plan: a custom plan costs ~1 ms of planning per
     # query and was no better (10,000 memories: 5.1 -> 3.5 ms a query). The settings go with it unless
     # the connection's session has them (`SEARCH_SESSION`); saving and restoring them took two more

@@ -22,7 +22,9 @@ What keeps it fast (measured on 10,000 synthetic memories, per query, see benchm
 - A query whose relations may add words (`core.retrieval.relations`: "my daughter" → "Inês", read before
   it; "Inês" → "daughter", read by it) gets a shape of its own, which weighs them as the query's words they
   stand for; a query with neither a role asked about nor a capitalised word runs the statement it ran
-  before, byte for byte.
+  before, byte for byte. A query about an attribute (`core.retrieval.attributes`: "where … live" also
+  searches "moved") adds its words the same way, given with the statement as the names are, and ranks in
+  its text leg the memories that superseded the leg's best matches (`_SUCCEEDED`).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from core.index.records import (
     hour_key,
     stated_event_sql,
 )
-from core.index.text import BM25_IDF, text_leg
+from core.index.text import BM25_IDF, K1, B, text_leg
 from core.models import FusionProfile
 from core.retrieval.relations import Related, named_roles
 
@@ -123,6 +125,24 @@ RETRIEVABLE = sql.SQL("""(NOT m.metadata ?| ARRAY['observations', 'superseded_at
 
 _RELATED = sql.SQL("SELECT * FROM unnest(%(related)s::text[], %(stands)s::text[], %(rw)s::float8[])")
 
+# For a query about an attribute (`core.retrieval.attributes`): the memories that superseded the text leg's
+# best `tpool` matches, each with its match's score (`sp`), ranked with the text leg's own (`tr`). The
+# superseded facts are what such a question finds ("I live in Chicago …" for "Where do I live now?"), and
+# the one key each names (`superseded_by`) is the statement of the change ("We just moved to Denver …").
+_SUCCEEDED = sql.SQL(""", sp AS (
+    SELECT m.instance, m.id, g.tr
+    FROM (SELECT p.instance, p.id,
+                 sum(p.idf * p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * p.dl / st.avgdl))) AS tr
+          FROM p, st GROUP BY p.instance, p.id ORDER BY tr DESC, p.id LIMIT %(tpool)s) g
+    JOIN {table} f ON f.instance = g.instance AND f.id = g.id AND f.metadata ? 'superseded_by'
+    JOIN {table} m ON m.instance = f.instance AND m.id = f.metadata->>'superseded_by'
+    WHERE {where}{hidden}
+)""")
+_RANKED = sql.SQL("SELECT instance, id, tr, row_number() OVER (ORDER BY tr DESC, id) AS trank FROM t")
+_RANKED_WITH_SUCCESSORS = sql.SQL(
+    "SELECT instance, id, max(tr) AS tr, row_number() OVER (ORDER BY max(tr) DESC, id) AS trank "
+    "FROM (SELECT instance, id, tr FROM t UNION ALL SELECT instance, id, tr FROM sp) u GROUP BY instance, id")
+
 
 def shown_by(profile: FusionProfile) -> tuple[list[str], bool] | None:
     """(kinds, superseded): the parameters of `RETRIEVABLE` for what `profile` retrieves, or None when it
@@ -176,7 +196,7 @@ def window_params(since: datetime | None, until: datetime | None) -> dict:
 
 def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str],
                         shown: tuple[list[str], bool] | None, postings: int = 0,
-                        related: Sequence[Related] = ()) -> tuple[bytes, list]:
+                        related: Sequence[Related] = (), succeeds: bool = False) -> tuple[bytes, list]:
     """The first `req.pool` candidates of each leg, the vector leg and the text leg, with their fusion inputs,
     stored vectors and immediate neighbours, from `partitions` ({instance: partition table} of the searched
     instances that have memories). With `shown` (`shown_by`), each leg holds only the memories it keeps
@@ -186,7 +206,9 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
     searches what the query's relations add (`core.retrieval.relations`), each word weighing as the query's
     word it stands for: `related`, the names of the roles it asks about, in the text leg and, with static
     word vectors, in the query's vector; and the roles of the names it holds, which the statement reads
-    (`named_roles`), in the text leg."""
+    (`named_roles`), in the text leg. With `succeeds` (a query about an attribute,
+    `core.retrieval.attributes`), the text leg also ranks the memories that superseded its best matches
+    (`_SUCCEEDED`)."""
     params: dict = {"instances": list(partitions), "q": qvec, "text": req.query,
                     "vpool": req.pool if req.search_type != "text" else 0,
                     "tpool": req.pool if req.search_type != "vector" else 0}
@@ -209,17 +231,20 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
         params["wv"] = BinaryList(vectors * np.array(list(counts.values()), dtype=np.float32)[:, None])
     # What the query's relations add (`core.retrieval.relations`): the names of the roles it asks about, read
     # before, to both legs (the vector: each name's weighed by the idf of the role's word, as the statement
-    # weighs words); the roles of the names it holds, read by the statement, to the text leg.
+    # weighs words, times its `in_vector` weight when it has one: an attribute's words,
+    # `core.retrieval.attributes`); the roles of the names it holds, read by the statement, to the text leg.
     if related:
-        params["related"], params["stands"], params["rw"] = map(list, zip(*related, strict=True))
+        params["related"], params["stands"], params["rw"] = ([r.word for r in related], [r.stands for r in related],
+                                                             [r.weight for r in related])
         if vectors is not None and (added := embedder.word_vectors(params["related"])) is not None:
             params["words"] = params["words"] + params["stands"]
-            params["wv"] = BinaryList(np.concatenate([params["wv"], added * np.float32(params["rw"])[:, None]]))
+            weights = np.float32([r.weight if r.in_vector is None else r.in_vector for r in related])
+            params["wv"] = BinaryList(np.concatenate([params["wv"], added * weights[:, None]]))
     names = list(asked(req.query)[1]) if req.search_type == "hybrid" else []
     if names:
         params["names"] = names
     stmt = _statement(embedder.dim, embedder.name, tuple(partitions.values()), tuple(used),
-                      vectors is not None, shown is not None, bool(related), bool(names))
+                      vectors is not None, shown is not None, bool(related), bool(names), succeeds)
     return stmt.text, [params[name] for name in stmt.names]
 
 
@@ -252,7 +277,8 @@ def positional(named: bytes) -> Statement:
 
 @lru_cache(maxsize=512)
 def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tuple[str, ...],
-               weighted: bool, hides: bool, related: bool = False, named: bool = False) -> Statement:
+               weighted: bool, hides: bool, related: bool = False, named: bool = False,
+               succeeds: bool = False) -> Statement:
     """The statement for one shape of request, composed once: composing it took 0.25 ms a query."""
     one = len(partitions) == 1
     table = sql.Identifier(partitions[0] if one else "memory")
@@ -284,11 +310,12 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     # The words the query's relations add (`core.retrieval.relations`): names given with the statement
     # (`related`), roles of the names it holds read by it (`named`).
     added = [part for part, wanted in ((_RELATED, related), (named_roles(table), named)) if wanted]
+    hidden = sql.SQL(" AND {}").format(RETRIEVABLE) if hides else sql.SQL("")
     own = (_OWN_WEIGHTED.format(dim=sql.Literal(dim), vt=vt, idf=BM25_IDF.format(df=sql.SQL("coalesce(l.df, 0)")))
            if weighted else _OWN_PLAIN.format(vt=vt))
     stmt = sql.SQL("""
-WITH {text_leg}, tr AS (
-    SELECT instance, id, tr, row_number() OVER (ORDER BY tr DESC, id) AS trank FROM t
+WITH {text_leg}{succeeded}, tr AS (
+    {ranked}
 ), fb AS (
     SELECT avg(m.embedding::{vt}) AS centroid
     FROM (SELECT instance, id FROM t ORDER BY tr DESC, id LIMIT %(fbk)s) x
@@ -320,7 +347,10 @@ LEFT JOIN LATERAL (
                         FROM {table} m WHERE m.instance = c.instance AND m.id = c.id LIMIT 1) m
 ) x ON true
 """).format(vt=vt, where=where, model=model, table=table, own=own,
-            hidden=sql.SQL(" AND {}").format(RETRIEVABLE) if hides else sql.SQL(""),
+            hidden=hidden,
+            succeeded=_SUCCEEDED.format(k1=sql.Literal(K1), b=sql.Literal(B), table=table, where=where, hidden=hidden)
+            if succeeds else sql.SQL(""),
+            ranked=_RANKED_WITH_SUCCESSORS if succeeds else _RANKED,
             text_leg=text_leg(filtered, where, "exclude" in used, table, postings,
                               RETRIEVABLE if hides else None,
                               sql.SQL(" UNION ALL ").join(added) if added else None),

@@ -39,12 +39,14 @@ _WORD = re.compile(r"[^\W_]+")
 
 
 class Related(NamedTuple):
-    """A word a query's relations add: `word`, standing for the query's word `stands`, weighing `weight`
-    times that word's idf."""
+    """A word a query's relations (or the attribute it asks about, `core.retrieval.attributes`) add: `word`,
+    standing for the query's word `stands`, weighing `weight` times that word's idf, and `in_vector` times
+    it in the query's vector (None: `weight`)."""
 
     word: str
     stands: str
     weight: float
+    in_vector: float | None = None
 
 
 def related_words(conn, query: str, partitions: dict[str, str]) -> list[Related]:

@@ -1,0 +1,91 @@
+"""What a query about an attribute adds: "Where do I live now?" also searches "moved", "relocated",
+"address", and finds the statements that superseded what it finds, so "We just moved to Denver last week."
+(no word in common with it) comes in place of "I live in Chicago …", the fact the move superseded.
+
+The attributes are formation's (`core.formation.updates.ATTRIBUTES`: residence, employer, vehicle, goal,
+each named by a few ways of saying it), read here for the word of each way that is one word (`naming`:
+"live", "moved", "relocated", … for a residence; "work", "job", "hired", … for an employer). A query holding
+one of those words asks about the attribute, and:
+- searches the attribute's other words too, each standing for the query's word
+  (`core.retrieval.relations.Related`): in the text leg at ATTRIBUTE_WEIGHT times that word's idf, so the
+  query's own words lead; in the query's vector (static word vectors) at ATTRIBUTE_WEIGHT all together,
+  shared among them, so five words of a residence do not outweigh the query's one. An inflection of a word
+  the query holds adds nothing ("lives" for "live": the text leg reads one stem);
+- ranks in its text leg the memory that superseded each of the leg's best matches, with that match's
+  score (`core.retrieval.hybrid_sql`, `sp`): formation supersedes a fact with the statement of its change
+  (`core.formation.supersede`), and the superseded fact is what a question about its attribute finds best
+  ("I live in Chicago …"; "I drive a 2015 Honda Civic." for "What car do I drive now?", whose answer "We
+  sold the Civic and bought a 2021 Subaru Outback." names no vehicle's word).
+No statement is added: the table is the code's, and a query naming no attribute runs the statement it ran
+before, byte for byte.
+
+Measured (benchmarks/README.md, "A question about an attribute"). A two-year ChatGPT import formed as a
+user forms it (34,622 memories; 15 questions with their answers): "Where do I live now?" retrieves "We
+just moved to Denver last week." first (before: not among the search's first 10; its words alone lifted
+it from beyond the text leg's 300th to its 28th, out of the pool: hundreds of travel tips say "lively" at
+full weight); "What car do I drive now?" finds "We sold the Civic…" 6th in the search (before: not in the
+first 10); "…now aiming for 1:55 instead of 2:05" 4th → 3rd. LoCoMo dev (41 of its 1,033 questions name an
+attribute, none of its turns superseded) R@5 / R@10 0.7101 / 0.7907 → 0.7081 / 0.7902. The search costs
++0.08 ms p50 paired over LoCoMo's questions; for those naming an attribute +1.1 ms on the import and
++3.0 ms on LoCoMo (a machine at load 8): each added word's postings, and the leg's postings scored a
+second time for the superseded.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from core.formation.updates import ATTRIBUTES
+from core.retrieval.relations import Related
+
+ATTRIBUTE_WEIGHT = 0.5
+
+_WORD = re.compile(r"[^\W\d_]+")
+# A way that is one word: the word, its endings ("work(?:s|ing)?"), and at most a preposition after it
+# ("moved\s+(?:to|into|…)", "started\s+at"); not "rent\s+(?:a|an|…)\s+…flat", whose first word alone says
+# much else ("if you rent a car").
+_ONE_WORD = re.compile(r"([a-z]+)(?:\(\?:[a-z|]+\)\?)?(?:\\s\+(?:[a-z]+|\(\?:[a-z|]+\)))?")
+_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
+
+
+def _ways(pattern: str) -> list[str]:
+    """The alternatives of `pattern` at its top level: the ways an attribute is named."""
+    ways, depth, start = [], 0, 0
+    for i, c in enumerate(pattern):
+        if c == "\\":
+            continue
+        depth += (c == "(") - (c == ")")
+        if c == "|" and depth == 0 and pattern[i - 1] != "\\":
+            ways.append(pattern[start:i])
+            start = i + 1
+    return [*ways, pattern[start:]]
+
+
+@cache
+def naming() -> dict[str, tuple[str, ...]]:
+    """attribute → the first word of each way formation names it (a way opening with a choice of words,
+    "(?:am|'m|as) a … at", has none)."""
+    return {attribute: tuple(dict.fromkeys(m.group(1) for way in _ways(pattern) if (m := _ONE_WORD.fullmatch(way))))
+            for attribute, pattern in ATTRIBUTES.items()}
+
+
+def _stem(word: str) -> str:
+    """A crude stem, enough to tell an inflection of a word: "lives", "living", "lived" → "liv"."""
+    return _SUFFIX.sub("", word).removesuffix("e")
+
+
+def attribute_words(query: str) -> list[Related]:
+    """The other words of each attribute the query names, each standing for the query's word that names
+    it (see the module); none when it names no attribute."""
+    own = set(_WORD.findall(query.lower()))
+    stems = {_stem(w) for w in own}
+    added: dict[str, Related] = {}
+    for words in naming().values():
+        asked = [w for w in words if w in own]
+        other = [w for w in {_stem(w): w for w in reversed(words)}.values() if _stem(w) not in stems][::-1]
+        if not asked or not other:
+            continue
+        for word in other:
+            added.setdefault(word, Related(word, asked[0], ATTRIBUTE_WEIGHT, ATTRIBUTE_WEIGHT / len(other)))
+    return list(added.values())
