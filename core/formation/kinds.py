@@ -1,10 +1,10 @@
 """A user message's kind: statement, question, acknowledgement (or small talk), correction, instruction.
 
-`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (445 realistic chat
+`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (499 realistic chat
 messages, 307 labelled before the rules were written, 99 look-ups and statements like them added with
-`core.formation.lookups`; tests/unit/test_message_kinds.py prints precision and recall per kind). The
-LLM reading (`core.formation.observations.llm_formation`) uses the same labels and falls back to these
-rules.
+`core.formation.lookups`, then an agent's 40 search phrases and 14 like them, with `lookups.searched_for`;
+tests/unit/test_message_kinds.py prints precision and recall per kind). The LLM reading
+(`core.formation.observations.llm_formation`) uses the same labels and falls back to these rules.
 
 The rules, in order:
 1. correction: `core.conversation.feedback.is_correction` (a reply opening with the interjection "no":
@@ -18,7 +18,9 @@ The rules, in order:
    "Always answer in…", "Don't…").
 4. question: a sentence ending with "?", or an opening wh-word or inverted auxiliary ("what did i plant"),
    or a look-up, which names what it wants found without a question mark ("latest wiki note I wrote", "the
-   recipe my mother sent last week": `core.formation.lookups`).
+   recipe my mother sent last week"), or a whole message that is a search phrase, a noun phrase with no
+   finite verb and no full stop ("memory leak in the websocket gateway"; "helm chart upgrade failed" has a
+   verb and reports: a statement; why, in `core.formation.lookups`).
 5. statement: everything else (facts, preferences, plans, events), "Remember that…" and "FYI…" included:
    they tell a fact. So do "Remind me: <a fact>", "Don't forget: <a fact>", "Note: <a fact>" (`TOLD_OPENER`),
    checked before rules 3 and 4: a request whose object is a fact to keep. When the object asks ("Remind me,
@@ -50,7 +52,7 @@ from core.conversation.feedback import (  # one reading of apostrophes, phrases 
     _phrases,
     is_correction,
 )
-from core.formation.lookups import looks_up
+from core.formation.lookups import looks_up, searched_for
 from core.models import MESSAGE_KINDS, MessageKind
 
 __all__ = ["MESSAGE_KINDS", "MessageKind", "about_the_chat", "classify", "content_of", "opener_length",
@@ -292,7 +294,7 @@ def classify(text: str) -> MessageKind:
         return "question" if polite.group(1).lower() in INFO_VERBS else "instruction"
     if _IMPERATIVE.match(rest):
         return "instruction"
-    if any(_is_question(s) for s in _SENTENCE_END.split(rest)):
+    if searched_for(rest) or any(_is_question(s) for s in _SENTENCE_END.split(rest)):
         return "question"
     return "statement"
 
@@ -361,6 +363,8 @@ def _told_sentences(text: str) -> list[str]:
     """The sentences a message tells (see the module docstring), in order."""
     text = text.strip()
     rest = content_of(text)
+    if searched_for(rest):  # "memory leak in the websocket gateway": it names what to find, it tells nothing
+        return []
     opened = len(rest) < len(text)
     if told := TOLD_OPENER.match(rest):  # "Remind me: my dentist appointment is…": the fact, not the request
         rest, opened = rest[told.end():], True

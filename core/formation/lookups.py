@@ -17,16 +17,40 @@ are looked up by name):
 Not a look-up: a label before a clause ("Latest news: I got the job!"), a thing with a verb of its own ("The
 recipe my mother sent last week was delicious.", "Photos from the wedding look amazing."), a time before a
 clause ("Last week I wrote a wiki note…"), a name after a person ("My brother Tom moved to Berlin").
+
+A whole message may also be a search phrase (`searched_for`): a noun phrase of any thing, with no verb of
+its own, as an agent or an engineer types it ("memory leak in the websocket gateway", "python 3.12 upgrade
+problems", "the customer who reported missing emails", "decision about switching from REST to gRPC"). An
+agent sent 40 such messages through `remember`: 20 were stored as facts, and retrieved as facts for other
+questions. What decides is the finite verb, the mark of a sentence that asserts:
+- no finite verb, no full stop: a search phrase, a question. That includes a verbless report with its
+  "is" dropped ("disk full on the build runner", "terraform state lock stuck"): it has no tense and
+  asserts nothing, and it is exactly how a search box is typed. Read as a fact, a search phrase becomes
+  a false memory ranked for every later question with its words; a terse report read as a search phrase
+  only stays in the transcript, unformed. The first is the worse mistake.
+- a finite verb after its subject: a statement, even without an article or a full stop ("helm chart
+  upgrade failed", "oauth callback returns invalid_grant", "git bisect found the commit"). Read alone,
+  such a headline reports an event, and a user reporting one ("deploy to production failed again") means
+  it; a search for it cannot be told apart by its words.
+- a full stop makes a verbless message a sentence the user wrote ("Dinner with Ana on Friday at 8."), and
+  a past form or "-ing" first drops its subject ("Went to the dentist", "Feeling better"): statements.
+- a verb is told by its place, with no tagger: a past form after a noun, a word before an object's article
+  ("the kids love the park"), a word in -s that no noun ending marks as a plural ("returns invalid_grant").
+  Known misses, read as search phrases: a verb in -s before a preposition ("mypy complains about…", read
+  as a plural like "gift ideas for…"), a bare verb before no article ("photos from the wedding look
+  amazing" without its full stop), a telegraphic fact with no verb and no full stop ("allergic to
+  peanuts", "my flight to Lisbon next Friday").
 Measured on tests/data/message_kinds.jsonl (tests/unit/test_message_kinds.py), whose look-ups and
 near-misses were labelled in three batches, the last two before the rules read them (first try: 21 of 27,
-then 29 of 30).
+then 29 of 30); then the agent's 40 messages and 14 search phrases and terse reports like them, labelled
+before `searched_for` was written (24 of 40 and 9 of 14 right before it).
 """
 
 from __future__ import annotations
 
 import re
 
-from core.conversation.feedback import _APOSTROPHES
+from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END
 
 DETERMINERS = frozenset({"the", "my", "our", "your", "his", "her", "their", "that", "those", "these", "this",
                          "all", "any", "every", "each", "some"})
@@ -195,6 +219,58 @@ def _relative_clause_at(words: list[str], cased: list[str], k: int) -> bool:
                                           - {"does"})) and adjuncts(words[verb + 1:]):
                 return True
     return False
+
+
+# A relative clause's pronoun: the verb after it is the clause's, not the phrase's ("the customer who reported
+# missing emails", "the migration that dropped the index").
+RELATIVES = frozenset({"who", "whom", "whose", "which", "that"})
+# Endings of nouns, not of verbs: a word in -s with one is a plural ("rate limit errors", "bucket permissions").
+_NOUN_ENDINGS = ("ions", "ers", "ors", "ments", "nesses", "ics", "ings", "ances", "ences", "ists", "ities", "ships")
+# What opens a verb's object, and no word of a noun phrase after a noun ("that" may open a relative clause).
+_OBJECT_OPENERS = ARTICLES | POSSESSIVES | {"the"}
+# What a search phrase has at least: two words are more often a short answer to the assistant ("Bullet
+# points", "Green tea").
+MIN_SEARCH_WORDS = 3
+
+
+def _describes(words: list[str], n: int) -> bool:
+    """Whether the word at `n` stands where a verb cannot be the phrase's own: first, or after a
+    determiner, a preposition, a joining word or a relative pronoun ("the failed deploy", "on users email",
+    "when calling the api", "that dropped the index")."""
+    return n == 0 or words[n - 1] in DETERMINERS | ARTICLES | PREPOSITIONS | CONJUNCTIONS | RELATIVES | RECENT
+
+
+def _verb_at(words: list[str], n: int) -> bool:
+    """Whether the word at `n` is a finite verb of the phrase's own: an auxiliary, or after a noun a past
+    tense ("helm chart upgrade failed"), a word before an object's article ("the kids love the park": inside
+    a noun phrase, an article follows a preposition), or a word in -s that no noun ending marks as a plural
+    and no preposition follows ("oauth callback returns invalid_grant"; not "redis evictions in
+    production")."""
+    w = words[n]
+    if w in FINITE or w in SUBJECTS:
+        return True
+    if _describes(words, n):
+        return False
+    after = words[n + 1] if n + 1 < len(words) else ""
+    if past(w) or (after in _OBJECT_OPENERS and w not in PREPOSITIONS | CONJUNCTIONS | RELATIVES):
+        return True
+    return (w.endswith("s") and after and not possessive(w) and w not in _NOT_PLURAL
+            and (w in VERBS_IN_S or (after not in PREPOSITIONS and not w.endswith(_NOUN_ENDINGS))))
+
+
+def searched_for(message: str) -> bool:
+    """Whether a whole message is a search phrase: a noun phrase with no finite verb and no full stop (see
+    the module docstring), of MIN_SEARCH_WORDS to MAX_WORDS words. One sentence among others is not: "We
+    moved to Porto. Great neighbourhood" tells."""
+    text = message.translate(_APOSTROPHES).strip()
+    if text.endswith((".", "!")) or _CLAUSE_MARK.search(text) or len(_SENTENCE_END.split(text)) > 1:
+        return False
+    words = [w.lower() for w in _WORDS.findall(text)]
+    if not MIN_SEARCH_WORDS <= len(words) <= MAX_WORDS or "please" in words:
+        return False
+    if past(words[0]) or (words[0].endswith("ing") and len(words[0]) > 4):  # "Went to…", "Feeling better…"
+        return False
+    return not any(_verb_at(words, n) for n in range(len(words)))
 
 
 def looks_up(sentence: str) -> bool:

@@ -2,8 +2,9 @@
 (tests/data/message_kinds.jsonl, written before the rules: facts, plans, preferences and events,
 questions, thanks and small talk, corrections, requests; then look-ups typed without a question mark, "the
 recipe my mother sent last week", and statements like them, "The recipe my mother sent last week was
-delicious.", in three batches, the last two before the rules read them). Precision and recall per kind are
-printed."""
+delicious.", in three batches, the last two before the rules read them; then an agent's 40 search phrases
+and 14 search phrases and terse reports like them, labelled with their reason before the rules read them).
+Precision and recall per kind are printed."""
 
 import json
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from core.formation.kinds import (
     told_before_question,
     told_statements,
 )
-from core.formation.lookups import looks_up
+from core.formation.lookups import looks_up, searched_for
 from core.formation.observations import event_time, rules_formation
 
 MESSAGES = [json.loads(line) for line in
@@ -257,6 +258,42 @@ def test_a_look_up_without_a_question_mark_is_a_question_and_leaves_no_observati
     """Stored as a fact, "latest wiki note I wrote" ranked first for the very question it asks."""
     formed = rules_formation(text)
     assert (formed.kind, formed.facts) == ("question", [])
+
+
+def test_an_agent_s_search_phrases_are_questions():
+    """The 40 messages an agent sent through `remember` (tests/data/message_kinds.jsonl, batch "h2u agent's
+    search phrases", each labelled with its reason): 20 were stored as facts ("redis evictions in
+    production") and retrieved as facts for other questions. Those with a finite verb are labelled
+    statements ("helm chart upgrade failed"): read alone, they report. Printed: the share read right, and
+    how many leave an observation."""
+    agent = [m for m in MESSAGES if m.get("batch") == "h2u agent's search phrases"]
+    right = sum(classify(m["text"]) == m["kind"] for m in agent) / len(agent)
+    observed = [m["text"] for m in agent if rules_formation(m["text"]).facts]
+    print(f"\nan agent's {len(agent)} search phrases: read right {right:.3f}; {len(observed)} leave an "
+          f"observation: {observed}")
+    assert len(agent) == 40 and right >= 0.95
+    assert all(m["kind"] == "statement" for m in agent if m["text"] in observed)
+
+
+@pytest.mark.parametrize("text", [
+    "memory leak in the websocket gateway", "python 3.12 upgrade problems", "redis evictions in production",
+    "the customer who reported missing emails", "cors error when calling the api from the admin panel",
+    "disk full on the build runner", "Hi, connection pool exhaustion in the billing service",
+    "gift ideas for my sister's birthday"])
+def test_a_search_phrase_is_a_question_and_leaves_no_observation(text):
+    formed = rules_formation(text)
+    assert (formed.kind, formed.facts) == ("question", [])
+
+
+@pytest.mark.parametrize("text", [
+    "helm chart upgrade failed", "oauth callback returns invalid_grant", "our staging cluster runs on Kubernetes",
+    "Went to the dentist this morning", "Feeling much better after the surgery",
+    "Memory leak in the websocket gateway.", "Note: memory leak in the websocket gateway",
+    "We moved to Porto last month. Great neighbourhood", "Green tea", "the kids love the new park"])
+def test_a_verb_a_full_stop_or_another_sentence_makes_a_statement(text):
+    """A finite verb asserts, even in a headline; a full stop or an opener handing a fact over makes the
+    phrase a sentence the user wrote; a subject dropped before a verb is still a clause."""
+    assert not searched_for(text) and classify(text) == "statement"
 
 
 @pytest.mark.parametrize("text", [
