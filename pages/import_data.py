@@ -77,7 +77,7 @@ if st.session_state.get("imp_checked", (None,))[0] != checked:
 preview = st.session_state["imp_checked"][1]
 preview_notes = render_preview(preview, include_deleted=include_deleted)
 
-blocked = preview.records and (preview.invalid == preview.records or (preview.invalid and on_error == "stop"))
+blocked = preview.records and preview.refused(on_error)
 if blocked:
     st.warning("Nothing can be imported while records are invalid: fix them, or choose “Import the valid "
                "ones” under Options.", icon=":material/block:")

@@ -93,6 +93,11 @@ class ImportPreview(BaseModel):
                                          "import would leave out, as the outcome's `left_out` then counts it "
                                          "(None: not looked up, as for an import made)")
 
+    def refused(self, on_error: str) -> bool:
+        """Whether an import with `on_error` ("stop" or "skip") writes nothing (`refusal` says why): the file
+        holds no valid record, or any invalid one with "stop"."""
+        return self.invalid == self.records or bool(self.invalid and on_error == "stop")
+
     def notes(self, *, dating: bool = True, include_deleted: bool = False) -> list[str]:
         """What the import assumes or changes of the file's content, one sentence each for the whole file
         (never one per message). `dating=False`: the import wrote no message, so it dated none (those

@@ -114,7 +114,7 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
                                        f"({outage(e, 'Redis')}); an import, which needs Redis too, leaves it out.")])
         return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
                             notes=preview.notes(include_deleted=req.include_deleted))
-    if preview.invalid == preview.records or (preview.invalid and req.on_error == "stop"):
+    if preview.refused(req.on_error):
         raise InvalidInput(refusal(preview))
     outcome = write(wb, instance, read, preview, progress=progress, include_deleted=req.include_deleted)
     discard_upload(wb, req.path)

@@ -37,11 +37,36 @@ def test_dry_run_reports_counts_and_first_errors_and_writes_nothing(cli, workben
     bad.write_text('{"content": "fine", "created_at": "2024-01-01"}\n{"content": ""}\n')
     code, out, err = cli("import", str(bad), "--instance", instance, "--dry-run", "--report",
                          str(tmp_path / "r.jsonl"))
-    assert code == 0, err
+    assert code == 2, err  # the import would refuse (see the next test)
     preview = json.loads(out)["preview"]
     assert preview["counts"]["memories"] == 1 and preview["invalid"] == 1
     assert preview["errors"] == [{"where": "line 2", "problem": "content: must contain some text"}]
     assert workbench.index.count(instance) == 0
+
+
+def test_a_dry_run_says_what_the_import_would_do_with_invalid_records(cli, workbench, instance, tmp_path):
+    """The dry run exits as the import would: 2 when it would refuse, 0 when --on-error skip imports the
+    valid records; the invalid ones are said on standard error either way. It exited 0 in silence, with
+    "invalid": 68 only inside the JSON, and the import then refused."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"content": "fine", "created_at": "2024-01-01"}\n{"content": ""}\n'
+                     '{"content": "also fine", "created_at": "2024-01-02"}\n')
+    found = "notes.jsonl: 1 of 3 records are invalid (first: line 2: content: must contain some text)"
+    code, out, err = cli("import", str(notes), "--instance", instance, "--dry-run")
+    assert code == 2 and json.loads(out)["preview"]["invalid"] == 1
+    assert err.strip() == (f"error: {found}: an import with --on-error stop would write nothing; "
+                           "--on-error skip imports the 2 valid ones")
+    code, out, err = cli("import", str(notes), "--instance", instance, "--dry-run", "--on-error", "skip")
+    assert code == 0 and err.strip() == (f"{found}: the import (--on-error skip) would import the 2 valid ones "
+                                         f"and list the others in {tmp_path / 'notes.jsonl.invalid.jsonl'}")
+    notes.write_text('{"content": ""}\n')
+    code, _, err = cli("import", str(notes), "--instance", instance, "--dry-run", "--on-error", "skip")
+    assert code == 2 and "notes.jsonl: every record is invalid" in err
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"content": "fine", "created_at": "2024-01-01"}\n')
+    code, _, err = cli("import", str(good), "--instance", instance, "--dry-run")
+    assert code == 0 and err == ""
+    assert workbench.index.count(instance) == 0 and not (tmp_path / "notes.jsonl.invalid.jsonl").exists()
 
 
 @pytest.mark.parametrize("content, message", [
@@ -95,7 +120,7 @@ def test_a_report_given_or_replaced_is_readable_by_its_owner_alone(cli, instance
     notes.write_text('{"content": "fine", "created_at": "2024-01-01"}\n{"content": ""}\n')
     with usual_umask():
         code, _, err = cli("import", str(notes), "--instance", instance, "--dry-run", "--report", str(given))
-        assert code == 0 and mode(given) == "0o600", err
+        assert code == 2 and mode(given) == "0o600", err  # written, though the import would refuse
         given.unlink()
         (tmp_path / "notes.jsonl.invalid.jsonl").write_text("an older report\n")
         os.chmod(tmp_path / "notes.jsonl.invalid.jsonl", 0o644)
