@@ -94,6 +94,12 @@ def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
     return moment, hint.expression
 
 
+# The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
+# formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
+# formed (a data directory kept across versions held facts today's rules supersede, or never make).
+RULES = "2026-12-06"
+
+
 @dataclass
 class Formed:
     """A user message read: its kind, its facts, how they were read (`rules` or `llm`), and, for a
@@ -235,6 +241,8 @@ class Formation:
             formed = self.read(message, record.context.before)
             observations = [self._observation(record, formed, fact, n) for n, fact in enumerate(formed.facts)]
             meta = {**record.metadata, "message_kind": formed.kind, "formed_by": formed.by}
+            if formed.by == "rules":  # which rules: a later version forms the message again (`formation.run`)
+                meta["rules"] = RULES
             if observations:
                 meta["observations"] = [o.id for o in observations]
             out.append(record.model_copy(update={"metadata": meta}))

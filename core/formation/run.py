@@ -1,9 +1,10 @@
 """Formation run again over an instance: after an import (imported chains are indexed in bulk, without
 formation), or once an LLM is configured (its reading replaces the rules').
 
-A chain is formed again when it holds a user message not formed yet (imported since the last run), or,
-with an LLM configured, one the rules formed (`unformed_chains`); every chain when asked (`workbench
-formation run --all`: after the rules changed, say). Each such chain's user messages are read again, their
+A chain is formed again when it holds a user message not formed yet (imported since the last run), one
+older rules formed (`observations.RULES`: a data directory kept across versions), or, with an LLM
+configured, one the rules formed (`unformed_chains`); every chain when asked (`workbench formation run
+--all`). Each such chain's user messages are read again, their
 rows rewritten with their kind and their observations (same ids: nothing doubles), observations a message no
 longer yields removed, and corrections applied again (choosing the same memory again changes nothing).
 Running it twice leaves the index as once; the second run forms nothing. Before, every run formed every
@@ -20,7 +21,7 @@ from pydantic import BaseModel
 from core.conversation.indexing import mark_memorized, thought_records
 from core.conversation.keys import chains_key
 from core.conversation.thoughts import CATEGORY_USER
-from core.formation.observations import Formation
+from core.formation.observations import RULES, Formation
 from core.formation.supersede import Mended, close_gaps, mend, supersede
 from core.index.records import ROW_COLUMNS, row_from_tuple
 
@@ -50,25 +51,31 @@ def turn_formation(wb: Workbench) -> Formation:
     return formation_for(wb) if wb.settings.formation_llm else Formation(wb.index)
 
 
+# A user message formation has not formed as it would now: never formed (formation records every message's
+# kind on its row), or by older rules (`RULES`).
+_DUE = ("(NOT metadata ? 'message_kind' OR (metadata->>'formed_by' = 'rules' "
+        "AND metadata->>'rules' IS DISTINCT FROM %(rules)s))")
+
+
 def unformed(wb: Workbench, instance: str) -> bool:
-    """Whether some user message of the instance was never formed (imported, and not formed since):
-    formation records every message's kind on its row."""
+    """Whether some user message of the instance was never formed (imported, and not formed since), or was
+    formed by older rules."""
     with wb.pool().connection() as conn:
-        return conn.execute("SELECT EXISTS (SELECT 1 FROM memory WHERE instance = %s AND kind = 'user' "
-                            "AND NOT metadata ? 'message_kind')", (instance,)).fetchone()[0]
+        return conn.execute(f"SELECT EXISTS (SELECT 1 FROM memory WHERE instance = %(i)s AND kind = 'user' "
+                            f"AND {_DUE})", {"i": instance, "rules": RULES}).fetchone()[0]
 
 
 def unformed_chains(wb: Workbench, instance: str) -> list[str]:
     """The chains to form again, in the order of their last activity: those holding a user message never
-    formed (formation records every message's kind on its row), or, with an LLM configured, one the rules
-    formed (its reading replaces theirs; one it failed to read is tried again)."""
+    formed or formed by older rules, or, with an LLM configured, one the rules formed (its reading replaces
+    theirs; one it failed to read is tried again)."""
     if not wb.index.partition_exists(instance):
         return []
     with wb.pool().connection() as conn:
         due = {r[0] for r in conn.execute(
-            "SELECT DISTINCT chain_id FROM memory WHERE instance = %(i)s AND kind = 'user' AND (NOT metadata ? "
-            "'message_kind' OR (%(llm)s AND metadata->>'formed_by' IS DISTINCT FROM 'llm'))",
-            {"i": instance, "llm": wb.llm.configured}).fetchall()}
+            f"SELECT DISTINCT chain_id FROM memory WHERE instance = %(i)s AND kind = 'user' AND ({_DUE} OR "
+            "(%(llm)s AND metadata->>'formed_by' IS DISTINCT FROM 'llm'))",
+            {"i": instance, "llm": wb.llm.configured, "rules": RULES}).fetchall()}
     return [chain for chain in wb.thoughts.r.zrange(chains_key(instance), 0, -1) if chain in due]
 
 

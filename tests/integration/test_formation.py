@@ -269,6 +269,19 @@ def test_formation_run_forms_an_imported_chain_once(workbench, instance):
     assert rows(workbench, instance) == before  # idempotent: the same rows, marks and supersessions
 
 
+def test_formation_run_forms_again_what_older_rules_formed(workbench, instance, monkeypatch):
+    """A data directory kept across versions held what the older rules had formed, and a plain run said
+    'chains 0, unchanged 304': only --all applied today's rules, and nothing said so."""
+    store_chain(workbench, instance, "old", ["I live in Chicago.", "Noted.", "We just moved to Denver last week.",
+                                             "Congratulations!"], datetime.now(UTC) - timedelta(days=3))
+    monkeypatch.setattr("core.formation.observations.RULES", "2026-12-01")
+    monkeypatch.setattr("core.formation.run.RULES", "2026-12-01")
+    assert uc.formation_run(workbench, uc.FormationRun(instance=instance)).chains == 1
+    monkeypatch.undo()
+    assert uc.formation_run(workbench, uc.FormationRun(instance=instance)).chains == 1  # today's rules
+    assert uc.formation_run(workbench, uc.FormationRun(instance=instance)).chains == 0  # once
+
+
 def test_formation_run_forms_only_the_chains_with_messages_not_formed_yet(workbench, instance):
     """A monthly export imported again adds a conversation and a few messages: every chain was formed again
     (1,500 chains, 29–38 s for 2 new messages). Now the chains with a message not formed yet are, the

@@ -182,7 +182,7 @@ def type_ratios_note(memories: Sequence[ScopeMemory]) -> str:
 # says already): ids and labels that mean nothing to the model the printed memories are put before. The
 # trace and the explorer show them.
 BOOKKEEPING = frozenset({"formed_by", "message_kind", "source_thought", "observations", "thought_number",
-                         "relations"})
+                         "relations", "rules"})
 
 
 def print_memories(memories: Sequence[ScopeMemory]) -> str:
