@@ -12,7 +12,6 @@ import streamlit as st
 
 from core import usecases as uc
 from core.errors import InvalidInput
-from core.ids import ID_RULE, validate_id
 from core.runtime import Workbench
 from dashboard.resources import get_workbench
 from dashboard.ui import as_plain_line, attempt, plural
@@ -31,7 +30,7 @@ def target_instance(wb: Workbench, current: str) -> str | None:
     if choice != NEW:
         return current
     name = st.text_input("Name of the new instance", key="imp_new_instance", placeholder="chatgpt-history",
-                         help=f"{ID_RULE}. Once imported, the dashboard works on it, and the sidebar lists it.")
+                         help=f"{uc.ID_RULE}. Once imported, the dashboard works on it, and the sidebar lists it.")
     return new_instance_name(wb, name.strip(), current)
 
 
@@ -42,7 +41,7 @@ def new_instance_name(wb: Workbench, name: str, current: str) -> str | None:
         st.info("Name the new instance to see what the file holds.", icon=":material/edit:")
         return None
     try:
-        validate_id(name, "The instance name")
+        uc.validate_id(name, "The instance name")
     except InvalidInput as e:
         st.error(f"{e}. Change the name.", icon=":material/edit:")
         return None

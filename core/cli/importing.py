@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 import click
 
 from core.cli.context import WorkbenchContext, instance_option
 from core.cli.output import emit, output_file, private_file, tty_progress
 from core.errors import InvalidInput
-
-if TYPE_CHECKING:
-    from core.importing.runner import ImportPreview
 
 FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatgpt, claude, locomo, "
                 "memories-jsonl (also mem0's export), memories-csv, past-tasks, workbench-chain (a chain "
@@ -87,8 +82,8 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
                 n = result.preview.invalid
                 click.echo(f"{path.name}: {n} invalid record{'s' if n != 1 else ''} listed in {result.report}",
                            err=True)
-            if dry_run and result.restored is None and (verdict := _dry_run_verdict(
-                    result.preview, on_error, report_file(path, report, on_error, dry_run=False))):
+            if dry_run and result.restored is None and (verdict := result.preview.verdict(
+                    on_error, report_file(path, report, on_error, dry_run=False))):
                 said, refuses = verdict
                 if refuses:
                     refused.append(said)
@@ -100,27 +95,6 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
         for made in created:  # no invalid record to list: no file left behind
             if made.is_file() and made.stat().st_size == 0:
                 made.unlink()
-
-
-def _dry_run_verdict(preview: ImportPreview, on_error: str, listed_in: Path | None) -> tuple[str, bool] | None:
-    """What the import as asked would do with a file that holds invalid records (or none), and whether it
-    would refuse (`ImportPreview.refused`, as `core.usecases.import_file` does). None when every record is
-    valid. The JSON holds `preview.invalid` too, but a script reads the exit status: a dry run that exited
-    0 before an import that refused had told it nothing."""
-    from core.importing.runner import refusal
-
-    if preview.invalid == preview.records:
-        return refusal(preview), True
-    if not preview.invalid:
-        return None
-    valid = preview.records - preview.invalid
-    found = (f"{Path(preview.file).name}: {preview.invalid:,} of {preview.records:,} records are invalid "
-             f"(first: {preview.errors[0].line()})")
-    if preview.refused(on_error):
-        return (f"{found}: an import with --on-error stop would write nothing; --on-error skip imports the "
-                f"{valid:,} valid ones"), True
-    return (f"{found}: the import (--on-error skip) would import the {valid:,} valid ones and list the others "
-            f"in {listed_in}"), False
 
 
 def report_file(path: Path, report: Path | None, on_error: str, dry_run: bool) -> Path | None:

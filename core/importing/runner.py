@@ -98,6 +98,24 @@ class ImportPreview(BaseModel):
         holds no valid record, or any invalid one with "stop"."""
         return self.invalid == self.records or bool(self.invalid and on_error == "stop")
 
+    def verdict(self, on_error: str, listed_in: Path | None) -> tuple[str, bool] | None:
+        """What an import with `on_error` would do with a file holding invalid records (or none), said by a
+        dry run, and whether it would refuse (`refused`); None when every record is valid. `listed_in`: where
+        --on-error skip lists the invalid ones. A dry run that exited 0 before an import that refused had
+        told a script nothing: it reads the exit status, not `invalid` in the JSON."""
+        if self.invalid == self.records:
+            return refusal(self), True
+        if not self.invalid:
+            return None
+        valid = self.records - self.invalid
+        found = (f"{Path(self.file).name}: {self.invalid:,} of {self.records:,} records are invalid "
+                 f"(first: {self.errors[0].line()})")
+        if self.refused(on_error):
+            return (f"{found}: an import with --on-error stop would write nothing; --on-error skip imports the "
+                    f"{valid:,} valid ones"), True
+        return (f"{found}: the import (--on-error skip) would import the {valid:,} valid ones and list the others "
+                f"in {listed_in}"), False
+
     def notes(self, *, dating: bool = True, include_deleted: bool = False) -> list[str]:
         """What the import assumes or changes of the file's content, one sentence each for the whole file
         (never one per message). `dating=False`: the import wrote no message, so it dated none (those

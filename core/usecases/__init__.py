@@ -55,7 +55,7 @@ from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, TITLE_FILTER_MAX_CHA
 from core.usecases.tuning import locomo_sample_ids
 
 # What the front ends build requests from and render results with: models, defaults and constants.
-from core.ids import SHARED_INSTANCE
+from core.ids import ID_RULE, SHARED_INSTANCE, validate_id
 from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
 from core.usecases.admin import (ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
                                  InstanceRow, Overview, RedisRepair, SearchOutcome, ServicesStopped,
@@ -110,7 +110,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
     )
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
-           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE", "ID_RULE", "validate_id",
            "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",
