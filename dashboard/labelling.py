@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
-from core.usecases.tuning import RANKING, all_definitions, metric_definition
+from core.usecases.tuning import HANDED_DEFINITION, RANKING, all_definitions, metric_definition
 from dashboard.resources import get_workbench
 from dashboard.ui import as_plain_line, attempt, confirm_in_dialog, plural
 
@@ -96,9 +96,12 @@ def _show_results(dataset: uc.EvalDataset, reports: list[uc.EvalReport]) -> None
     st.caption(f"Scored on {plural(len(dataset.queries), 'query', 'queries')} (those with a relevant mark), on "
                f"{RANKING}.", help=all_definitions("\n\n"))
     metrics = reports[0].table.metrics
-    st.dataframe(pd.DataFrame([{"profile": r.profile.name, **{m: round(r.value(m), 3) for m in metrics}}
-                               for r in reports]), hide_index=True, width="stretch",
-                 column_config={m: st.column_config.NumberColumn(m, help=metric_definition(m)) for m in metrics})
+    st.dataframe(pd.DataFrame([{"profile": r.profile.name, **{m: round(r.value(m), 3) for m in metrics},
+                                **_handed(r)} for r in reports]), hide_index=True, width="stretch",
+                 column_config={m: st.column_config.NumberColumn(m, help=metric_definition(m)) for m in metrics}
+                 | {f"handed {m}": st.column_config.NumberColumn(help=f"{reports[0].handed_label}. "
+                                                                      f"{HANDED_DEFINITION}")
+                    for m in metrics if m.startswith("recall@")})
     st.markdown("**Rank of the first relevant memory, per query**")
     st.dataframe(pd.DataFrame([{"query": q.query, **{r.profile.name: _first_relevant(r.rankings.get(q.qid, []),
                                                                                    q.relevant)
@@ -106,6 +109,13 @@ def _show_results(dataset: uc.EvalDataset, reports: list[uc.EvalReport]) -> None
                  hide_index=True, width="stretch",
                  column_config={r.profile.name: st.column_config.NumberColumn(
                      help=f"empty: no relevant memory in the top {KS[-1]}") for r in reports})
+
+
+def _handed(report: uc.EvalReport) -> dict[str, float]:
+    """The recall of what chat hands over, the relevance floor applied, as "handed recall@k" columns."""
+    if report.handed is None:
+        return {}
+    return {f"handed {m}": round(v, 3) for m, v in report.handed.rows[-1].values.items()}
 
 
 def labelled_set_panel(instance: str, active: uc.FusionProfile, candidate: uc.FusionProfile,

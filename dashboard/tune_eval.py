@@ -11,12 +11,21 @@ import plotly.express as px
 import streamlit as st
 
 from core import usecases as uc
-from core.usecases.tuning import RANKING, all_definitions, metric_definition, set_notes
+from core.usecases.tuning import (
+    HANDED_DEFINITION,
+    RANKING,
+    all_definitions,
+    left_out,
+    metric_definition,
+    set_notes,
+    side_by_side_summary,
+)
 from dashboard.resources import get_workbench
 from dashboard.tune_optimise import K, optimiser_panel, run_cancellable, show_cancelled
 from dashboard.ui import as_plain_line, attempt, plural
 
 KS = (1, 5, 10, 25)
+HANDED = "handed "  # the prefix of the columns of what chat hands over: "handed recall@10"
 
 
 def _dataset(source: str | bytes, instance: str, samples: tuple[str, ...], name: str) -> uc.EvalDataset:
@@ -109,11 +118,18 @@ def _sample_ids(path: str) -> list[str]:
 
 
 def _metrics_frame(reports: list[uc.EvalReport]) -> pd.DataFrame:
+    """One row per report and category: the ranking's figures, each recall@k followed by the recall of
+    what chat hands over ("handed recall@k"), so the two are read side by side."""
     rows = []
     for rep in reports:
+        handed = {row.category: row.values for row in rep.handed.rows} if rep.handed else {}
         for row in rep.table.rows:
-            rows.append({"profile": rep.label, "category": row.category, "queries": row.queries,
-                         **{m: round(v, 4) for m, v in row.values.items()}})
+            cells = {"profile": rep.label, "category": row.category, "queries": row.queries}
+            for m, v in row.values.items():
+                cells[m] = round(v, 4)
+                if m in handed.get(row.category, {}):
+                    cells[HANDED + m] = round(handed[row.category][m], 4)
+            rows.append(cells)
     return pd.DataFrame(rows)
 
 
@@ -124,8 +140,7 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     if dataset is None:
         return
     st.caption(f"**{dataset.name}**: {plural(len(dataset.queries), 'query', 'queries')} in categories "
-               f"{', '.join(dataset.categories)}" + (" · left out: " + "; ".join(
-                   f"{v} {k}" for k, v in dataset.skipped.items()) if dataset.skipped else ""))
+               f"{', '.join(dataset.categories)}" + (f" · left out: {left_out(dataset.skipped)}" if dataset.skipped else ""))
     # Named, never in silence: unknown ids (not scored as misses), queries without relevant ids (left out),
     # repeated queries (counted once).
     for note in [uc.unknown_ids_note(dataset.unknown_ids), *set_notes(dataset)]:
@@ -157,21 +172,29 @@ def _show_reports(reports: list[uc.EvalReport]) -> None:
     st.caption(f"{plural(a.queries, 'query', 'queries')} · search p50 {c.search_ms_p50:.1f} ms · load {a.load.seconds:.1f} s "
                f"({len(a.load.loaded)} instances loaded, {len(a.load.reused)} reused) · "
                f"{sum(r.seconds for r in reports):.1f} s")
-    if legs := [r for r in reports if r.search_type != "hybrid"]:
-        metric = "recall@10" if "recall@10" in a.table.metrics else a.table.metrics[0]
-        st.caption(f"Overall {metric}: {a.label} {a.value(metric):.3f}, "
-                   + ", ".join(f"{r.label} {r.value(metric):.3f}" for r in legs)
-                   + ": what fusing the two legs buys on this set.")
-    metric = st.selectbox("Metric for the chart", a.table.metrics, index=a.table.metrics.index("recall@10")
-                          if "recall@10" in a.table.metrics else 0, key=K + "chart_metric", persist_state="page",
-                          help=all_definitions("\n\n"))
+    st.caption(side_by_side_summary(reports), help=HANDED_DEFINITION)
+    for note in dict.fromkeys(r.depth_note for r in reports if r.depth_note):
+        st.info(note, icon=":material/info:")
+    handed = [c for c in frame.columns if c.startswith(HANDED)]
+    metric = st.selectbox("Metric for the chart", [*a.table.metrics, *handed],
+                          index=a.table.metrics.index("recall@10") if "recall@10" in a.table.metrics else 0,
+                          key=K + "chart_metric", persist_state="page",
+                          help=all_definitions("\n\n") + "\n\n" + HANDED_DEFINITION)
     fig = px.bar(frame, x="category", y=metric, color="profile", barmode="group", text_auto=".3f", height=320)
     fig.update_xaxes(type="category")
     fig.update_layout(margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="")
     st.plotly_chart(fig, width="stretch")
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=metric_columns(a.table.metrics))
+    if handed:
+        st.caption(f"The *{HANDED.strip()} recall@k* columns: {a.handed_label} (RELEVANCE_FLOOR), the recall of "
+                   "what a chat turn asking for k memories puts in its context.", help=HANDED_DEFINITION)
+    st.dataframe(frame, hide_index=True, width="stretch",
+                 column_config=metric_columns(a.table.metrics) | handed_columns(handed, a.handed_label))
 
 
 def metric_columns(metrics: list[str]) -> dict:
     """Each metric column with its definition on hover (`recall@5`: the share of relevant ids found...)."""
     return {m: st.column_config.NumberColumn(m, help=metric_definition(m)) for m in metrics}
+
+
+def handed_columns(columns: list[str], label: str) -> dict:
+    return {c: st.column_config.NumberColumn(c, help=f"{label}. {HANDED_DEFINITION}") for c in columns}

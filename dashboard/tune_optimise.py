@@ -13,7 +13,7 @@ import streamlit as st
 
 from core import usecases as uc
 from core.usecases.retrieval import ProfileRef, ProfileReplacement, profile_replacement
-from core.usecases.tuning import RANKING, all_definitions
+from core.usecases.tuning import PROFILE_NAME_MAX, RANKING, all_definitions, profile_name_refusal
 from dashboard.tune_controls import request_profile_load
 from dashboard.ui import as_plain_line, attempt
 
@@ -161,12 +161,13 @@ def _surface(rep: uc.OptimiseReport) -> None:
 def _save_form(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> None:
     """Saving is a deliberate, secondary step: a name the user types, activation only when asked."""
     c1, c2 = st.columns([2, 1])
-    name = c1.text_input("Save as…", key=K + "save_name", persist_state="page",
+    name = c1.text_input("Save as…", key=K + "save_name", persist_state="page", max_chars=PROFILE_NAME_MAX,
                          placeholder="a name for the recommended profile")
     activate = c2.checkbox(f"and make it active for {instance}", key=K + "save_activate", persist_state="page")
     replacing = replacement(wb, name)
     if replacing is not None:  # said before the click: saving over a profile in use changes chat at once
         st.warning(as_plain_line(replacing.warning, 600), icon=":material/warning:")
+    refused_name(wb, name)
     if st.button("Save as…", key=K + "save", disabled=not name.strip()):
         saved = attempt("save the profile", lambda: uc.save_tuned(
             wb, uc.SaveTuned(instance=instance, report=rep, name=name.strip(), activate=activate)))
@@ -177,6 +178,12 @@ def _save_form(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> None:
                 f" It {as_plain_line(replacing.note, 600)}" if replacing else "")
             request_profile_load(saved)
             st.rerun()
+
+
+def refused_name(wb: Workbench, name: str) -> None:
+    """Said before the click, as a replacement is: a name the save would refuse, and why."""
+    if refusal := profile_name_refusal(wb, name):
+        st.warning(as_plain_line(refusal, 600), icon=":material/block:")
 
 
 def replacement(wb: Workbench, name: str) -> ProfileReplacement | None:

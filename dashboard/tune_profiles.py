@@ -10,8 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
+from core.usecases.tuning import PROFILE_NAME_MAX
 from dashboard.resources import get_workbench
-from dashboard.tune_optimise import replacement
+from dashboard.tune_optimise import refused_name, replacement
 from dashboard.ui import as_plain_line, attempt, confirm_in_dialog, humanize_age, show_error
 
 K = "tune_prof_"  # session-state prefix
@@ -123,7 +124,7 @@ def profiles_panel(instance: str, listing: uc.ProfileList, candidate: uc.FusionP
     st.markdown("**Save the sliders as a profile**")
     st.caption(f"The candidate: {uc.describe_profile(candidate)}")
     left, mid, right = st.columns([3, 2, 1], vertical_alignment="bottom")
-    name = left.text_input("Name", key=K + "name", persist_state="page", max_chars=64,
+    name = left.text_input("Name", key=K + "name", persist_state="page", max_chars=PROFILE_NAME_MAX,
                            placeholder="e.g. my-recent-first")
     mid.checkbox("and make it active", key=K + "save_activate", persist_state="page")
     right.button("Save", key=K + "save", width="stretch", disabled=not name.strip(), on_click=_do,
@@ -131,3 +132,4 @@ def profiles_panel(instance: str, listing: uc.ProfileList, candidate: uc.FusionP
     if name.strip() in names and (replacing := replacement(get_workbench(), name)) is not None:
         # Said before the click: saving over a profile in use changes chat at once, and undo cannot help.
         st.warning(as_plain_line(replacing.warning, 600), icon=":material/warning:")
+    refused_name(get_workbench(), name)

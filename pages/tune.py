@@ -70,13 +70,14 @@ def _ranking_table(rows, with_change: bool) -> None:
         st.info("No memory matches this query in this instance.")
         return
     frame["in_chat"] = ~frame["below_floor"]
-    cols = ["rank", *(["change"] if with_change else []), "content", "combined", "semantic", "text",
+    cols = ["rank", *(["change"] if with_change else []), "id", "content", "combined", "semantic", "text",
             "recency", "speaker", "chain", "kind", "in_chat"]
     st.dataframe(frame[cols], hide_index=True, width="stretch", column_config={
         **PARTS, "rank": st.column_config.NumberColumn("#", width=30),
         "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
                                                     width=90, help=f"What the profile ranks by, in [0, {TOP}]"
                                                                    " (above 1 through the speaker part)"),
+        "id": st.column_config.TextColumn("id", width=80, help="The memory's id, as a labelled set names it"),
         "content": st.column_config.TextColumn("content", width=190),
         "change": st.column_config.TextColumn("Δ", width=40, help="Rank change against the active profile"),
         "in_chat": st.column_config.CheckboxColumn("in chat", width=60, help="Handed to synthesis by a chat "

@@ -1,4 +1,4 @@
-"""`workbench profiles list|save|activate|undo|delete`: fusion profiles."""
+"""`workbench profiles list|show|save|activate|undo|delete`: fusion profiles."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def shown(profile: FusionProfile) -> dict[str, Any]:
 
 @click.group("profiles")
 def profiles() -> None:
-    """List, save, activate and delete fusion profiles; undo the last activation."""
+    """List, show, save, activate and delete fusion profiles; undo the last activation."""
 
 
 @profiles.command("list")
@@ -37,6 +37,18 @@ def list_profiles(ctx: WorkbenchContext) -> None:
     out = listing.model_dump(mode="json", include={"active", "profiles", "presets", "last_activation"})
     out["profiles"] = [shown(p) for p in listing.profiles]
     emit(out)
+
+
+@profiles.command("show")
+@click.argument("name")
+@click.pass_obj
+def show_profile(ctx: WorkbenchContext, name: str) -> None:
+    """One profile: its fields, how it reads, whether it is a shipped preset and the instance's active one."""
+    from core import usecases as uc
+
+    profile = uc.get_profile(ctx.wb, uc.ProfileRef(name=name))
+    listing = uc.list_profiles(ctx.wb, uc.InstanceRequest())
+    emit({**shown(profile), "preset": profile.name in listing.presets, "active": profile.name == listing.active})
 
 
 @profiles.command("save")

@@ -15,6 +15,7 @@ from core.cli.output import output_file, tty_progress, write_output
 
 if TYPE_CHECKING:
     from core.usecases import EvalReport, TuneReport
+    from core.usecases.tuning import MetricsTable
 
 
 class _MeasuresHelp(click.Command):
@@ -40,6 +41,8 @@ class _MeasuresHelp(click.Command):
 @click.option("--k", "ks", default="1,5,10,25", show_default=True, help="Cut-offs, comma-separated.")
 @click.option("--pool-size", default=50, show_default=True, type=click.IntRange(1, 2000),
               help="Candidates taken from each leg.")
+@click.option("--legs", is_flag=True, help="Also each leg alone beside the profile: the text leg (BM25) and the "
+                                          "dense leg (cosine), as the Tune page shows them.")
 @click.option("--sample", "samples", multiple=True, help="Only these LoCoMo sample ids (repeatable).")
 @click.option("--optimise", is_flag=True, help="Also search the weight grid for the best profile.")
 @click.option("--metric", default="recall@10", show_default=True,
@@ -51,12 +54,13 @@ class _MeasuresHelp(click.Command):
               help="Write the full report here.")
 @click.pass_obj
 def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, profile: str | None, ks: str,
-             pool_size: int, samples: tuple[str, ...], optimise: bool, metric: str, save_as: str | None,
+             pool_size: int, legs: bool, samples: tuple[str, ...], optimise: bool, metric: str, save_as: str | None,
              activate: bool, json_out: Path | None) -> None:
     """Evaluate a fusion profile on labelled queries: Recall@k, nDCG@k, MRR per category.
 
     Exit status 1 when --save-as saved nothing (the best profile was not recommended)."""
     from core import usecases as uc
+    from core.usecases.tuning import counted, side_by_side_summary
 
     cutoffs = parse_cutoffs(ks)
     if json_out:
@@ -67,16 +71,21 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
         raise click.BadParameter("it saves the optimiser's best profile: add --optimise, or leave it out",
                                  param_hint="--save-as")
     request = uc.TuneRequest(source=data_path, instance=instance_opt, samples=list(samples) or None,
-                             profile=profile, ks=cutoffs, pool_size=pool_size, optimise=optimise,
+                             profile=profile, ks=cutoffs, pool_size=pool_size, legs=legs, optimise=optimise,
                              metric=metric, save_as=save_as, activate=activate)
     report = uc.tune(ctx.wb, request, progress=tty_progress)
-    print_table(report.evaluation)
+    for i, evaluated in enumerate([report.evaluation, *report.legs]):
+        if i:
+            click.echo()
+        print_table(evaluated)
+    if report.legs:
+        click.echo("\n" + side_by_side_summary([report.evaluation, *report.legs]))
     for note in [uc.unknown_ids_note(report.unknown_ids), *report.set_notes]:
         if note:
             click.echo(note)
     if report.optimiser:
         opt, b = report.optimiser, report.optimiser.best
-        click.echo(f"\noptimiser: {len(opt.surface)} profiles scored on {opt.queries} queries in "
+        click.echo(f"\noptimiser: {len(opt.surface)} profiles scored on {counted(opt.queries, 'queries')} in "
                    f"{opt.seconds:.1f} s; best {uc.describe_profile(b)}")
         click.echo(opt.verdict)
     if report.saved:
@@ -101,6 +110,11 @@ def parse_cutoffs(ks: str) -> list[int]:
         raise click.BadParameter(f"{ks!r}: give whole numbers like 1,5,10", param_hint="--k") from None
     if not cutoffs or min(cutoffs) < 1:
         raise click.BadParameter("cut-offs must be ≥ 1", param_hint="--k")
+    from core.usecases.tuning import MAX_K
+
+    if cutoffs[-1] > MAX_K:
+        raise click.BadParameter(f"{cutoffs[-1]} is more than {MAX_K:,}, the most memories a search returns: "
+                                 f"give cut-offs from 1 to {MAX_K:,}", param_hint="--k")
     return cutoffs
 
 
@@ -113,6 +127,8 @@ def json_report(report: TuneReport) -> dict[str, object]:
     out: dict[str, object] = {"evaluation": evaluation.model_dump(mode="json", exclude={"rankings"}),
                               "definitions": {m: metric_definition(m) for m in evaluation.table.metrics},
                               "set_notes": report.set_notes}
+    if report.legs:
+        out["legs"] = [leg.model_dump(mode="json", exclude={"rankings"}) for leg in report.legs]
     if report.optimiser:
         out["optimiser"] = report.optimiser.model_dump(mode="json")
     return out
@@ -120,18 +136,35 @@ def json_report(report: TuneReport) -> dict[str, object]:
 
 def print_table(report: EvalReport) -> None:
     from core import usecases as uc
+    from core.usecases.tuning import counted, left_out
 
     metrics = [m for m in report.table.metrics if m.startswith("recall@")] + \
               [m for m in report.table.metrics if not m.startswith("recall@")]
-    click.echo(f"{report.dataset} ({report.kind}), profile {report.profile.name} "
-               f"({uc.describe_profile(report.profile)}): "
-               f"{report.queries} queries, load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, "
+    what = (f"profile {report.profile.name} ({uc.describe_profile(report.profile)})"
+            if report.search_type == "hybrid" else report.label)
+    click.echo(f"{report.dataset} ({report.kind}), {what}: "
+               f"{counted(report.queries, 'queries')}, load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, "
                f"{len(report.load.reused)} reused), search p50 {report.search_ms_p50:.1f} ms, "
                f"{report.seconds:.1f} s")
     click.echo(f"scored on {report.ranking}")
     if report.skipped:
-        click.echo("left out: " + "; ".join(f"{v} {k}" for k, v in report.skipped.items()))
-    click.echo(f"{'category':>10} {'n':>5} " + " ".join(f"{m:>9}" for m in metrics))
-    for row in report.table.rows:
-        cells = " ".join(f"{row.values[m]:>9.3f}" for m in metrics)
+        click.echo(f"left out: {left_out(report.skipped)}")
+    _print_rows(report.table, metrics)
+    if report.handed is not None:
+        click.echo(f"{report.handed_label} (RELEVANCE_FLOOR): recall of what a chat turn asking for k "
+                   "memories hands over, the memories under the floor left out")
+        width = _print_rows(report.handed, report.handed.metrics, prefix="handed ")
+        counts = " ".join(f"{report.handed_counts.get(k, 0.0):>{width}.1f}" for k in report.ks)
+        click.echo(f"{'memories, mean':>16} {counts}")
+    if report.depth_note:
+        click.echo(f"note: {report.depth_note}")
+
+
+def _print_rows(table: MetricsTable, metrics: list[str], prefix: str = "") -> int:
+    """The table's rows under a header of `prefix` + each metric; returns the width of a cell."""
+    width = max(9, *(len(prefix + m) for m in metrics))
+    click.echo(f"{'category':>10} {'n':>5} " + " ".join(f"{prefix + m:>{width}}" for m in metrics))
+    for row in table.rows:
+        cells = " ".join(f"{row.values[m]:>{width}.3f}" for m in metrics)
         click.echo(f"{row.category:>10} {row.queries:>5} {cells}")
+    return width

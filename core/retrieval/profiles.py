@@ -63,10 +63,28 @@ class ProfileStore:
             raise NotFound(f"no fusion profile named {name!r}; known profiles: {known}")
         return FusionProfile.model_validate(row[0])
 
+    def name_refusal(self, name: str) -> str | None:
+        """Why a profile cannot be saved under `name`, None when it can: a shipped preset's name, or one that
+        differs from a preset's or a saved profile's only in letter case ("Balanced-Default"), which a
+        reader of a list or a chat turn's record would take for the other."""
+        if name in PRESET_PROFILES:
+            return f"{name!r} is a shipped preset; save your profile under another name"
+        folded = name.casefold()
+        if preset := next((p for p in PRESET_PROFILES if p.casefold() == folded), None):
+            return (f"{name!r} differs from the shipped preset {preset!r} only in letter case; save your profile "
+                    "under another name")
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT name FROM fusion_profile WHERE lower(name) = lower(%s) AND name <> %s "
+                               "LIMIT 1", (name, name)).fetchone()
+        if row:
+            return (f"{name!r} differs from the saved profile {row[0]!r} only in letter case; save under "
+                    f"{row[0]!r} to replace it, or choose another name")
+        return None
+
     def save(self, profile: FusionProfile) -> FusionProfile:
-        """Save a custom profile; the last write wins. Presets cannot be overwritten."""
-        if profile.name in PRESET_PROFILES:
-            raise InvalidInput(f"{profile.name!r} is a shipped preset; save your profile under another name")
+        """Save a custom profile; the last write wins. Presets cannot be overwritten (`name_refusal`)."""
+        if refusal := self.name_refusal(profile.name):
+            raise InvalidInput(refusal)
         with self.pool.connection() as conn:
             conn.execute(
                 "INSERT INTO fusion_profile (name, definition) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE "

@@ -7,10 +7,11 @@
   speaker states ("my daughter Sara", `core.formation.relations`) in its metadata. Questions become queries
   whose relevant ids are their evidence. Category 5 (adversarial) and questions without usable evidence
   are left out and counted.
-- JSONL: one `{"query", "relevant": [ids], "category"?}` per line, against an existing instance. A query
-  with no relevant ids (`"relevant": []`) is left out, as the metrics leave it out; a query written again
-  (the same text, whitespace aside) is counted once, with the relevant ids of all its lines. Both are
-  named in the dataset (`unlabelled`, `repeated`) and counted in `skipped`, never dropped in silence.
+- JSONL: one `{"query", "relevant": [ids], "category"?}` per line (or a JSON list of them), against an
+  existing instance. A query with no relevant ids (`"relevant": []`) is left out, as the metrics leave it
+  out; a query written again (the same text, whitespace and letter case aside) is counted once, with the
+  relevant ids of all its lines and its first line's category. They are named in the dataset
+  (`unlabelled`, `repeated`, `recategorised`) and counted in `skipped`, never dropped in silence.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import codecs
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -70,7 +72,10 @@ class EvalDataset(BaseModel):
     unlabelled: list[str] = Field(default_factory=list, description="queries of a JSONL set with no relevant "
                                   "ids, left out")
     repeated: dict[str, int] = Field(default_factory=dict, description="queries a JSONL set holds more than "
-                                     "once, with how many times: each is counted once")
+                                     "once (whitespace and letter case aside), with how many times: each is "
+                                     "counted once")
+    recategorised: dict[str, str] = Field(default_factory=dict, description="repeated queries written with "
+                                          "different categories: the category kept (their first line's)")
 
     @property
     def categories(self) -> list[str]:
@@ -88,6 +93,32 @@ class JsonlQuery(BaseModel):
 def normalise_query(query: str) -> str:
     """"what  did I eat" and "what did I eat " are one query: whitespace is collapsed."""
     return " ".join(query.split())
+
+
+def query_key(query: str) -> str:
+    """What makes two lines of a set the same query: their text, whitespace and letter case aside ("Who owns
+    billing" and "who owns  billing" are one query, which would otherwise weigh twice)."""
+    return normalise_query(query).casefold()
+
+
+# A reason's first plural noun, in the singular for a count of 1 (`counted`).
+_SINGULAR = {"queries": "query", "questions": "question", "ids": "id"}
+
+
+def counted(n: int, reason: str) -> str:
+    """"1 query with no relevant ids", "2 queries with no relevant ids": a `skipped` reason with its count."""
+    if n != 1:
+        return f"{n:,} {reason}"
+    words = reason.split(" ")
+    first = next((i for i, w in enumerate(words) if w in _SINGULAR), None)
+    if first is not None:
+        words[first] = _SINGULAR[words[first]]
+    return f"1 {' '.join(words)}"
+
+
+def left_out(skipped: dict[str, int]) -> str:
+    """A set's `skipped` in words: "1 query with no relevant ids; 2 repeated queries (counted once)"."""
+    return "; ".join(counted(n, reason) for reason, n in skipped.items())
 
 
 # -- LoCoMo -------------------------------------------------------------------------------------
@@ -235,46 +266,65 @@ def load_locomo(data: list, *, name: str = "locomo", samples: list[str] | None =
 
 # -- JSONL --------------------------------------------------------------------------------------
 
+EXPECTED = '(expected {"query": str, "relevant": [ids], "category"?: str})'
+
+
 def load_jsonl(text: str, *, instance: str, name: str = "jsonl") -> EvalDataset:
-    """One query per line. A query with no relevant ids is left out and a query written again is counted
-    once (with the relevant ids of all its lines, the category of its first), both named and counted."""
+    """One query per line. A query with no relevant ids is left out and a query written again (`query_key`)
+    is counted once (with the relevant ids of all its lines, the category of its first), both named and
+    counted."""
+    lines = ((n, f"line {n}", line) for n, line in enumerate(text.splitlines(), start=1) if line.strip())
+    return _labelled_queries(lines, instance=instance, name=name, what="the JSONL file")
+
+
+def load_query_list(items: list, *, instance: str, name: str = "json") -> EvalDataset:
+    """A JSON list of the objects a JSONL set has one per line, read as that set is."""
+    entries = ((n, f"item {n}", json.dumps(item)) for n, item in enumerate(items, start=1))
+    return _labelled_queries(entries, instance=instance, name=name, what="the JSON list")
+
+
+def _labelled_queries(entries: Iterable[tuple[int, str, str]], *, instance: str, name: str, what: str
+                      ) -> EvalDataset:
+    """The queries of (number, where, JSON object) entries, as `load_jsonl` says (query "qN" is the one of
+    line or item N); `what` names the file in errors."""
     validate_id(instance, "instance")
-    by_text: dict[str, EvalQuery] = {}
+    by_key: dict[str, EvalQuery] = {}
     seen: dict[str, int] = {}
+    written: dict[str, str] = {}  # key: the query as first written, which the notes name
     unlabelled: list[str] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    categories: dict[str, set[str]] = {}
+    for n, where, raw in entries:
         try:
-            item = JsonlQuery.model_validate_json(line)
+            item = JsonlQuery.model_validate_json(raw)
         except ValidationError as e:
-            raise InvalidInput(f"line {lineno}: {explain_validation(e)} (expected "
-                               '{"query": str, "relevant": [ids], "category"?: str})') from e
-        key = normalise_query(item.query)
+            raise InvalidInput(f"{where}: {explain_validation(e)} {EXPECTED}") from e
+        key = query_key(item.query)
+        written.setdefault(key, normalise_query(item.query))
         seen[key] = seen.get(key, 0) + 1
         if not item.relevant:
             if key not in unlabelled:
                 unlabelled.append(key)
             continue
-        if key in by_text:
-            first = by_text[key]
+        categories.setdefault(key, set()).add(str(item.category))
+        if key in by_key:
+            first = by_key[key]
             first.relevant += [i for i in item.relevant if i not in first.relevant]
             continue
-        by_text[key] = EvalQuery(qid=f"q{lineno}", query=item.query, relevant=list(dict.fromkeys(item.relevant)),
-                                 category=str(item.category), instance=instance)
+        by_key[key] = EvalQuery(qid=f"q{n}", query=item.query, relevant=list(dict.fromkeys(item.relevant)),
+                                category=str(item.category), instance=instance)
     if not seen:
-        raise InvalidInput('the JSONL file has no queries: it needs one {"query": str, "relevant": [ids]} '
-                           "object per line")
-    unlabelled = [q for q in unlabelled if q not in by_text]  # written with ids elsewhere: it is scored
-    if not by_text:
+        raise InvalidInput(f'{what} has no queries: it needs {{"query": str, "relevant": [ids]}} objects')
+    unlabelled = [written[q] for q in unlabelled if q not in by_key]  # written with ids elsewhere: it is scored
+    if not by_key:
         which = "its one query has no" if len(seen) == 1 else f"none of its {len(seen):,} queries has a"
-        raise InvalidInput(f"the JSONL file has nothing to score: {which} relevant id; a query needs "
+        raise InvalidInput(f"{what} has nothing to score: {which} relevant id; a query needs "
                            '"relevant": [ids] of the memories that answer it')
-    repeated = {q: n for q, n in seen.items() if n > 1 and q in by_text}
+    repeated = {written[q]: n for q, n in seen.items() if n > 1 and q in by_key}
+    recategorised = {written[q]: by_key[q].category for q, cats in categories.items() if len(cats) > 1}
     skipped = {reason: n for reason, n in ((UNLABELLED_REASON, len(unlabelled)),
                                            (REPEATED_REASON, len(repeated))) if n}
-    return EvalDataset(name=name, kind="jsonl", queries=list(by_text.values()), include_shared=True,
-                       skipped=skipped, unlabelled=unlabelled, repeated=repeated)
+    return EvalDataset(name=name, kind="jsonl", queries=list(by_key.values()), include_shared=True,
+                       skipped=skipped, unlabelled=unlabelled, repeated=repeated, recategorised=recategorised)
 
 
 def set_notes(dataset: EvalDataset) -> list[str]:
@@ -288,8 +338,13 @@ def set_notes(dataset: EvalDataset) -> list[str]:
             shown = _quoted([repr(q[:80]) for q in repeated])
         else:
             how, shown = "more than once", _quoted([f"{q[:80]!r} ({c}×)" for q, c in repeated.items()])
-        notes.append(f"{n} {'query appears' if n == 1 else 'queries appear'} {how}: {shown}; "
-                     f"{'counted' if n == 1 else 'each counted'} once.")
+        notes.append(f"{n} {'query appears' if n == 1 else 'queries appear'} {how} (whitespace and letter case "
+                     f"aside): {shown}; {'counted' if n == 1 else 'each counted'} once.")
+    if recategorised := dataset.recategorised:
+        n = len(recategorised)
+        notes.append(f"{n} repeated {'query is' if n == 1 else 'queries are'} written with more than one "
+                     f"category; {'it is' if n == 1 else 'each is'} counted in its first line's: "
+                     + _quoted([f"{q[:80]!r} in {c!r}" for q, c in recategorised.items()]) + ".")
     if unlabelled := dataset.unlabelled:
         n = len(unlabelled)
         notes.append(f"{n} {'query has' if n == 1 else 'queries have'} no relevant ids: "
@@ -316,7 +371,7 @@ def load_dataset(source: Path | str | bytes, *, instance: str | None = None, nam
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
-            return _locomo_file(text, label, samples)
+            return _json_list(text, label, samples, instance)
         except RecursionError:  # from the parser, or from reading a value nested inside a sample
             raise InvalidInput(f"{label}: the JSON must not nest so deeply (LoCoMo nests five levels)") from None
     if instance is None:
@@ -324,14 +379,22 @@ def load_dataset(source: Path | str | bytes, *, instance: str | None = None, nam
     return load_jsonl(text, instance=instance, name=label)
 
 
-def _locomo_file(text: str, label: str, samples: list[str] | None) -> EvalDataset:
+def _json_list(text: str, label: str, samples: list[str] | None, instance: str | None) -> EvalDataset:
+    """LoCoMo samples, or the labelled queries of a JSONL set written as one JSON list."""
     try:
         data = json.loads(text)
     except ValueError as e:
         raise InvalidInput(f"{label}: not valid JSON ({e})") from e
-    if data and isinstance(data[0], dict) and "conversation" in data[0]:
+    first = data[0] if data and isinstance(data[0], dict) else {}
+    if "conversation" in first:
         return load_locomo(data, name=label, samples=samples)
-    raise InvalidInput(f"{label}: a JSON list, but not LoCoMo samples (each needs 'conversation' and 'qa')")
+    if "query" in first:
+        if instance is None:
+            raise InvalidInput("a labelled query set is evaluated against an existing instance; name it")
+        return load_query_list(data, instance=instance, name=label)
+    raise InvalidInput(f"{label}: a JSON list, but neither LoCoMo samples (each needs 'conversation' and 'qa') "
+                       f'nor labelled queries {EXPECTED}: write one such object per line (JSONL), or a JSON list '
+                       "of them")
 
 
 def utf8_text(raw: bytes, label: str) -> str:
@@ -365,6 +428,7 @@ __all__ = [
     "load_dataset",
     "load_jsonl",
     "load_locomo",
+    "load_query_list",
     "memory_id_of",
     "normalise_dia_id",
     "normalise_query",

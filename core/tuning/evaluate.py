@@ -20,10 +20,11 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from core.errors import Cancelled
-from core.models import FusionProfile
+from core.models import FusionProfile, ScoredMemory
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.retrieval.ranking import above_floor
 from core.tuning.datasets import EvalDataset, EvalQuery
-from core.tuning.measures import RANKING
+from core.tuning.measures import RANKING, handed_label
 from core.tuning.metrics import MetricsTable, compute_metrics, metric_names
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ BATCH = 25  # queries searched between two progress reports and stop checks
 # One leg alone, beside a profile: what hybrid retrieval buys on the set (`search_type`).
 LEG_LABELS = {"text": "text leg alone (BM25)", "vector": "dense leg alone (cosine)"}
 T = TypeVar("T")
+# The deepest cut-off: the most memories one search returns.
+MAX_K = next(m.le for m in SearchRequest.model_fields["top_k"].metadata if hasattr(m, "le"))
 
 
 class LoadSummary(BaseModel):
@@ -61,11 +64,36 @@ class EvalReport(BaseModel):
     rankings: dict[str, list[str]] = {}
     search_type: str = "hybrid"
     ranking: str = Field(RANKING, description="what the figures score, in words")
+    relevance_floor: float = Field(0.0, description="RELEVANCE_FLOOR when evaluated: what `handed` applies")
+    handed: MetricsTable | None = Field(None, description="recall@k of what a chat turn asking for k memories "
+                                        "hands over: the top k without those under the relevance floor")
+    handed_counts: dict[int, float] = Field({}, description="k: how many memories that turn hands over, "
+                                            "on average over the queries")
 
     @property
     def label(self) -> str:
         """What was evaluated: the profile, or one leg alone (its weights then play no part)."""
         return LEG_LABELS.get(self.search_type, self.profile.name)
+
+    @property
+    def depth_note(self) -> str | None:
+        """Which cut-offs are deeper than any ranking went, and why, so recall@300 over 10 candidates is not
+        read as a top 300; None when every cut-off was reached."""
+        deepest = max(map(len, self.rankings.values()), default=0)
+        over = [k for k in self.ks if k > deepest]
+        if not over:
+            return None
+        cutoffs = ", ".join(map(str, over))
+        why = (f"the pool size {self.pool_size} (candidates from each leg) limits them: raise it (--pool-size) "
+               "to rank deeper" if self.pool_size < over[-1] else "the instance holds no more matches")
+        return (f"{'Cut-off' if len(over) == 1 else 'Cut-offs'} {cutoffs} {'goes' if len(over) == 1 else 'go'} "
+                f"deeper than any ranking: the longest held {deepest} memories, so @{over[-1]} counts no more "
+                f"than those; {why}.")
+
+    @property
+    def handed_label(self) -> str:
+        """"handed to chat: floor 0.33 applied"."""
+        return handed_label(self.relevance_floor)
 
     def value(self, metric: str, category: str = "overall") -> float:
         return self.table.value(metric, category)
@@ -123,6 +151,20 @@ def ensure_loaded(wb: Workbench, dataset: EvalDataset, progress: Progress | None
     return summary
 
 
+def handed_ranking(found: list[ScoredMemory], floor: float, search_type: str) -> list[str | None]:
+    """The ranking's ids with None in the place of each memory chat leaves out (`above_floor`, the check
+    ui_remember makes): cut at k, it is what a chat turn asking for k memories hands to synthesis. The
+    places are kept because chat cuts at k before the floor, so a memory at rank k + 1 never moves up."""
+    kept = {m.memory.id for m in above_floor(found, floor, search_type)[0]}
+    return [m.memory.id if m.memory.id in kept else None for m in found]
+
+
+def handed_counts(handed: dict[str, list[str | None]], ks: tuple[int, ...]) -> dict[int, float]:
+    """k: the mean number of memories handed over when chat asks for k."""
+    counts = [[sum(d is not None for d in ids[:k]) for ids in handed.values()] for k in ks]
+    return {k: float(np.mean(c)) if c else 0.0 for k, c in zip(ks, counts, strict=True)}
+
+
 def search_request(q: EvalQuery, dataset: EvalDataset, profile: FusionProfile, top_k: int,
                    pool_size: int, search_type: str = "hybrid") -> SearchRequest:
     return SearchRequest(query=q.query, instance=q.instance, top_k=top_k, pool_size=pool_size,
@@ -136,6 +178,8 @@ def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
              search_type: str = "hybrid") -> EvalReport:
     """Retrieve the top max(ks) for every query with `profile` and score them against the labels: the
     ranking `hybrid_search` returns, which ui_remember uses, not MemoryScope's after fuse_rerank (`RANKING`).
+    Beside it, `handed`: the recall of what chat hands over from that ranking, the relevance floor applied
+    (`handed_ranking`), since a relevant memory under the floor never reaches the prompt.
 
     `search_type` "vector" or "text" runs one leg alone (the benchmarks' dense baseline)."""
     t0 = time.perf_counter()
@@ -143,20 +187,25 @@ def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
     load = ensure_loaded(wb, dataset, progress, stop)
     wb.embedder.embed_batch([q.query for q in dataset.queries])  # one batch; the searches hit the cache
     n = len(dataset.queries)
+    floor = wb.settings.relevance_floor
 
-    def one(q: EvalQuery) -> tuple[list[str], float]:
+    def one(q: EvalQuery) -> tuple[list[ScoredMemory], float]:
         t = time.perf_counter()
         found = hybrid_search(wb.search_pool(), wb.embedder,
                               search_request(q, dataset, profile, ks[-1], pool_size, search_type), now=q.now)
-        return [s.memory.id for s in found.results], (time.perf_counter() - t) * 1000
+        return found.results, (time.perf_counter() - t) * 1000
 
     answers = each_query(one, dataset.queries, "retrieving", progress, stop)
-    ranked = {q.qid: ids for q, (ids, _) in zip(dataset.queries, answers, strict=True)}
+    found = {q.qid: results for q, (results, _) in zip(dataset.queries, answers, strict=True)}
+    ranked = {qid: [s.memory.id for s in results] for qid, results in found.items()}
+    handed = {qid: handed_ranking(results, floor, search_type) for qid, results in found.items()}
     timings = [ms for _, ms in answers]
-    table = compute_metrics({q.qid: q.relevant for q in dataset.queries}, ranked,
-                            {q.qid: q.category for q in dataset.queries}, metric_names(ks))
+    relevant, categories = {q.qid: q.relevant for q in dataset.queries}, {q.qid: q.category for q in dataset.queries}
+    table = compute_metrics(relevant, ranked, categories, metric_names(ks))
+    handed_table = compute_metrics(relevant, handed, categories, [f"recall@{k}" for k in ks])
     return EvalReport(dataset=dataset.name, kind=dataset.kind, profile=profile, ks=list(ks),
-                      pool_size=pool_size,
+                      pool_size=pool_size, relevance_floor=floor, handed=handed_table,
+                      handed_counts=handed_counts(handed, ks),
                       table=table, queries=n, skipped=dataset.skipped, load=load,
                       search_ms_p50=float(np.percentile(timings, 50)) if timings else 0.0,
                       search_ms_p95=float(np.percentile(timings, 95)) if timings else 0.0,

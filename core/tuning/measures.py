@@ -11,6 +11,18 @@ from __future__ import annotations
 RANKING = ("the fusion ranking that ui_remember (chat) uses, before MemoryScope's fuse_rerank (its type "
            "ratios, time ratio and score threshold change no figure)")
 
+# What chat hands over: ui_remember asks for k memories, then leaves out every one whose relevance is under
+# the floor (`core.retrieval.ranking.above_floor`). Shown beside the ranking's figures, as "handed recall@k".
+HANDED = ("handed recall@k: the share of a query's relevant ids a chat turn asking for k memories hands to "
+          "synthesis: the ranking's top k without the memories under the relevance floor (RELEVANCE_FLOOR), "
+          "which ui_remember leaves out of its context. \"handed@k\": how many memories it hands over, on average")
+
+
+def handed_label(floor: float) -> str:
+    """The plain label of the handed figures: "handed to chat: floor 0.33 applied"."""
+    return f"handed to chat: floor {floor:.2f} applied"
+
+
 # Each metric family, for tooltips and help texts (`core.tuning.metrics.metric_from_hits` has the formulas).
 DEFINITIONS = {
     "recall": ("recall@k: the share of a query's relevant ids found in its top k (2 relevant, 1 found: 0.5), "
@@ -35,6 +47,7 @@ def all_definitions(sep: str = "\n") -> str:
 
 
 def help_paragraphs() -> list[str]:
-    """What `workbench eval --help` says of its figures: the ranking scored, then each metric."""
+    """What `workbench eval --help` says of its figures: the ranking scored, what chat hands over of it,
+    then each metric."""
     ranking = f"Figures are scored on {RANKING}; `workbench retrieve` shows MemoryScope's output, in its own order."
-    return [ranking, *DEFINITIONS.values(), MEAN]
+    return [ranking, HANDED, *DEFINITIONS.values(), MEAN]

@@ -14,6 +14,7 @@ resident); pytrec_eval has no wheel for Linux on ARM, and its source build downl
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -55,17 +56,18 @@ class MetricsTable(BaseModel):
         raise InvalidInput(f"no category {category!r}; known: {', '.join(r.category for r in self.rows)}")
 
 
-def compute_metrics(relevant: dict[str, list[str]], ranked: dict[str, list[str]], categories: dict[str, str],
-                    metrics: list[str]) -> MetricsTable:
+def compute_metrics(relevant: dict[str, list[str]], ranked: dict[str, list[str | None]],
+                    categories: dict[str, str], metrics: list[str]) -> MetricsTable:
     """Score ranked ids against the relevant ids; means per category and over all queries.
 
     A query with relevant ids and no ranking scores 0 on every metric; a query with no relevant ids is left
-    out. An id ranked twice counts at its first place only.
+    out. An id ranked twice counts at its first place only. A None holds a place and is never relevant:
+    the place of a memory a chat turn leaves out (`core.tuning.evaluate.handed_ranking`).
     """
     for m in metrics:
         parse_metric(m)
     qids = [q for q in relevant if relevant[q]]
-    rankings = [list(dict.fromkeys(ranked.get(q) or ())) for q in qids]
+    rankings = [first_places(ranked.get(q) or ()) for q in qids]
     hits = np.zeros((len(qids), max(map(len, rankings), default=0)), dtype=bool)
     for row, q, ids in zip(hits, qids, rankings, strict=True):
         wanted = set(relevant[q])
@@ -79,6 +81,19 @@ def compute_metrics(relevant: dict[str, list[str]], ranked: dict[str, list[str]]
     rows = [_row(cat, groups[cat], per_query, metrics) for cat in sorted(groups, key=_cat_key)]
     rows.append(_row(OVERALL, qids, per_query, metrics))
     return MetricsTable(metrics=metrics, rows=rows, per_query=per_query)
+
+
+def first_places(ids: Sequence[str | None]) -> list[str | None]:
+    """Each id at its first place; every None kept where it stands."""
+    seen: set[str] = set()
+    out: list[str | None] = []
+    for d in ids:
+        if d is None:
+            out.append(d)
+        elif d not in seen:
+            out.append(d)
+            seen.add(d)
+    return out
 
 
 def _cat_key(cat: str) -> tuple[int, str]:

@@ -13,6 +13,14 @@ once (`kept_hits`), so a point's figure equals what `evaluate` reports for it.
 The best point is only a proposal: `core.tuning.verdict` compares it with the current profile query by
 query and recommends it only when it is better beyond noise. Among equal figures the point nearest the
 current profile's weights wins, so a tie never proposes a far-off corner of the simplex.
+
+It maximises the ranking's figure, not the recall of what chat hands over once the relevance floor is
+applied (`EvalReport.handed`, which the evaluation shows beside it). A profile's weights move each
+memory's relevance as well as its rank, and a labelled set holds only queries that have an answer: on it,
+letting more memories over the floor is never penalised, so an optimiser of the handed figure would drift
+towards weights that defeat the floor, whose work is to hand nothing over when nothing matches (it is set
+on unanswerable questions, benchmarks/abstention.py). Compare the handed figures of the best profile and
+the current one by evaluating the best.
 """
 
 from __future__ import annotations

@@ -15,17 +15,20 @@ from core.models import FusionProfile
 from core.retrieval.profile_text import tau_label
 from core.tuning.datasets import (
     EvalDataset,
+    counted,
     default_locomo_path,
     is_evaluation_instance,
+    left_out,
     load_dataset,
     set_notes,
 )
-from core.tuning.evaluate import EvalReport, Stop
+from core.tuning.evaluate import MAX_K, EvalReport, Stop
 from core.tuning.evaluate import evaluate as run_evaluation
 from core.tuning.labels import LabelledQuery, LabelledSet, LabelStore, check_ids
+from core.tuning.measures import HANDED as HANDED_DEFINITION
 from core.tuning.measures import RANKING, all_definitions, help_paragraphs
 from core.tuning.measures import definition as metric_definition
-from core.tuning.metrics import parse_metric
+from core.tuning.metrics import MetricsTable, parse_metric
 from core.tuning.optimise import DEFAULT_RRF_KS, DEFAULT_TAUS, OptimiseReport, fetch_pools, save_best
 from core.tuning.optimise import optimise as run_optimiser
 from core.usecases.base import InstanceRequest, Progress
@@ -37,9 +40,42 @@ if TYPE_CHECKING:
 # For the front ends: the models they render, the optimiser's default τ grid, where the shared LoCoMo dev
 # file is (None when absent), and what the figures measure in words (`core.tuning.measures`): the ranking
 # scored and each metric's definition, for help texts and tooltips.
-__all__ = ["DEFAULT_TAUS", "RANKING", "EvalDataset", "EvalReport", "LabelledQuery", "LabelledSet",
-           "OptimiseReport", "all_definitions", "default_locomo_path", "help_paragraphs",
-           "is_evaluation_instance", "metric_definition", "set_notes", "tau_label"]
+__all__ = [
+    "DEFAULT_TAUS",
+    "HANDED_DEFINITION",
+    "MAX_K",
+    "PROFILE_NAME_MAX",
+    "RANKING",
+    "EvalDataset",
+    "EvalReport",
+    "LabelledQuery",
+    "LabelledSet",
+    "MetricsTable",
+    "OptimiseReport",
+    "all_definitions",
+    "counted",
+    "default_locomo_path",
+    "help_paragraphs",
+    "is_evaluation_instance",
+    "left_out",
+    "metric_definition",
+    "profile_name_refusal",
+    "set_notes",
+    "tau_label",
+]
+
+
+# The longest profile name the id rule allows (`core.ids.ID_RULE`), for a name field's limit.
+PROFILE_NAME_MAX = 128
+
+
+def profile_name_refusal(wb: Workbench, name: str) -> str | None:
+    """Why saving a profile under `name` would be refused (a preset's name, or one differing from a
+    profile's only in letter case), said before the click; None when it would not be, or cannot be read."""
+    try:
+        return wb.profiles.name_refusal(name.strip()) if name.strip() else None
+    except Exception:  # noqa: BLE001 - a service down: the save itself says what is wrong
+        return None
 
 
 class ReadDataset(InstanceRequest):
@@ -65,8 +101,9 @@ def unknown_ids_note(ids: list[str]) -> str | None:
     if not ids:
         return None
     shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
-    verb = "id is" if len(ids) == 1 else "ids are"
-    return f"{len(ids)} {verb} not in this instance: {shown}. They were left out of the scores."
+    if len(ids) == 1:
+        return f"1 id is not in this instance: {shown}. It was left out of the scores."
+    return f"{len(ids)} ids are not in this instance: {shown}. They were left out of the scores."
 
 
 class MarkRelevance(InstanceRequest):
@@ -131,6 +168,26 @@ def evaluate_side_by_side(wb: Workbench, req: SideBySideRequest, *, progress: Pr
             for p, t in runs]
 
 
+def side_by_side_summary(reports: list[EvalReport]) -> str:
+    """"Overall recall@10: balanced-default 0.938, candidate 0.963, text leg alone (BM25) 0.912, …", then
+    the same of what chat hands over, of each report `evaluate_side_by_side` returned. A second profile
+    is the Tune page's candidate, and called so."""
+    first = reports[0]
+    metric = "recall@10" if "recall@10" in first.table.metrics else first.table.metrics[0]
+    names = [r.label for r in reports]
+    if len(reports) > 1 and reports[1].search_type == "hybrid" and names[1] != "candidate":
+        names[1] = f"candidate {names[1]}"
+    line = f"Overall {metric}: " + ", ".join(f"{n} {r.value(metric):.3f}" for n, r in zip(names, reports,
+                                                                                            strict=True))
+    if any(r.search_type != "hybrid" for r in reports):
+        line += " (what fusing the two legs buys on this set)"
+    handed = [(n, r.handed) for n, r in zip(names, reports, strict=True) if r.handed]
+    if metric.startswith("recall@") and handed:
+        line += (f"; {first.handed_label}: "
+                 + ", ".join(f"{n} {table.value(metric):.3f}" for n, table in handed))
+    return line + "."
+
+
 def evaluate(wb: Workbench, req: EvaluateRequest, *, progress: Progress | None = None,
              stop: Stop | None = None) -> EvalReport:
     """Recall@k, nDCG@k and MRR per category of the profile's rankings (loading the corpora once).
@@ -187,6 +244,8 @@ class TuneRequest(InstanceRequest):
     profile: str | FusionProfile | None = Field(None, description="None: the instance's active profile")
     ks: list[Annotated[int, Field(ge=1)]] = Field([1, 5, 10, 25], min_length=1)
     pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg")
+    legs: bool = Field(False, description="also each leg alone: BM25 (text) and the dense leg (vector), as the "
+                                          "Tune page's side-by-side evaluation")
     optimise: bool = False
     metric: str = Field("recall@10", description="what the optimiser maximises")
     save_as: str | None = Field(None, description="save the optimiser's best profile under this name, "
@@ -203,6 +262,7 @@ class TuneRequest(InstanceRequest):
 class TuneReport(BaseModel):
     instance: str
     evaluation: EvalReport
+    legs: list[EvalReport] = Field([], description="with legs: the text leg alone, then the dense leg alone")
     optimiser: OptimiseReport | None = Field(None, description="with optimise")
     saved: FusionProfile | None = Field(None, description="with optimise and save_as, when the best "
                                                           "profile is recommended")
@@ -216,15 +276,18 @@ class TuneReport(BaseModel):
 
 
 def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -> TuneReport:
-    """Read the set, evaluate the profile on it; with `optimise`, score the weight grid against that
+    """Read the set, evaluate the profile on it (with `legs`, each leg alone too, as the Tune page does);
+    with `optimise`, score the weight grid against that
     profile and save the best under `save_as` when it is better beyond noise (the CLI's `eval`)."""
     t0 = time.perf_counter()
     if req.optimise:
         parse_metric(req.metric)  # a misspelt metric fails before the evaluation's minutes
     dataset = read_dataset(wb, ReadDataset(instance=req.instance, source=req.source, name=req.name,
                                            samples=req.samples))
-    evaluation = evaluate(wb, EvaluateRequest(instance=req.instance, dataset=dataset, profile=req.profile,
-                                              ks=req.ks, pool_size=req.pool_size), progress=progress)
+    profile = resolve_profile(wb, req.instance, req.profile)
+    evaluation, *legs = evaluate_side_by_side(wb, SideBySideRequest(
+        instance=req.instance, dataset=dataset, profiles=[profile], legs=req.legs, ks=req.ks,
+        pool_size=req.pool_size), progress=progress)
     optimised = saved = replaced = None
     if req.optimise:
         optimised = optimise(wb, OptimiseRequest(instance=req.instance, dataset=dataset, metric=req.metric,
@@ -234,6 +297,7 @@ def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -
             replaced = profile_replacement(wb, ProfileRef(name=optimised.best.name))
             saved = save_tuned(wb, SaveTuned(instance=req.instance, report=optimised, name=req.save_as,
                                              activate=req.activate))
-    return TuneReport(instance=req.instance_in(wb), evaluation=evaluation, optimiser=optimised, saved=saved,
+    return TuneReport(instance=req.instance_in(wb), evaluation=evaluation, legs=legs, optimiser=optimised,
+                      saved=saved,
                       unknown_ids=dataset.unknown_ids, set_notes=set_notes(dataset), replaced=replaced,
                       seconds=time.perf_counter() - t0)

@@ -31,7 +31,7 @@ def test_the_evaluation_names_repeats_and_unlabelled_queries_and_says_what_it_sc
     assert not at.exception and not at.error, [e.value for e in at.error]  # the set is not refused
     assert any("6 queries in categories" in c.value for c in at.caption), [c.value for c in at.caption]
     assert [w.value for w in at.warning] == [
-        f"1 query appears twice: {queries[1]['query']!r}; counted once.",
+        f"1 query appears twice (whitespace and letter case aside): {queries[1]['query']!r}; counted once.",
         "1 query has no relevant ids: 'what is the meaning of life'; left out of the scores."]
     (scored,) = [c for c in at.caption if c.value.startswith("Scored on")]
     assert RANKING in scored.value and "not the hit rate" in scored.proto.help

@@ -222,3 +222,33 @@ def test_a_locomo_file_changed_at_the_same_path_is_read_again(app, instance, tmp
     path.write_text(json.dumps(samples))
     at.run()
     assert any("3 queries" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+def test_the_table_shows_what_chat_hands_over_and_the_summary_names_the_candidate(app, instance, tmp_path,
+                                                                                   workbench):
+    """The tuning report's H1 and L7: beside the ranking's figures, the recall of what chat hands over (the
+    relevance floor applied), as `workbench eval` reports it; the summary line names the candidate too."""
+    path = tmp_path / "six.jsonl"
+    path.write_text(six_query_jsonl())
+    at = open_tab(app, "Evaluate & optimise")
+    at.radio(key="tune_eval_source").set_value("Path on the server").run()
+    at.text_input(key="tune_eval_path").set_value(str(path)).run()
+    at.button(key="tune_eval_run").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    cli = uc.tune(workbench, uc.TuneRequest(instance=instance, source=path)).evaluation
+    overall = next(f for f in frames(at) if "category" in f.columns).set_index(["profile", "category"])
+    handed = overall.loc[("balanced-default", "overall"), "handed recall@10"]
+    assert handed == round(cli.handed.value("recall@10"), 4) < overall.loc[("balanced-default", "overall"),
+                                                                           "recall@10"]
+    floor = f"handed to chat: floor {workbench.settings.relevance_floor:.2f} applied"
+    [summary] = [c.value for c in at.caption if c.value.startswith("Overall recall@10")]
+    assert f"balanced-default {cli.value('recall@10'):.3f}, candidate " in summary and "text leg alone" in summary
+    assert f"; {floor}: balanced-default {cli.handed.value('recall@10'):.3f}, candidate " in summary
+    assert any(floor in c.value and "handed recall@k" in c.value for c in at.caption)
+
+
+def test_the_rankings_show_each_memory_id(app):
+    """The tuning report's M5: a user with a labelled set tells the rows apart by their ids."""
+    active, candidate = frames(app)[:2]
+    assert "id" in active.columns and "id" in candidate.columns
+    assert all(i.startswith("demo-tune-") for i in active["id"])

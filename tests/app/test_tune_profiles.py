@@ -127,3 +127,19 @@ def test_every_place_on_the_page_reads_recency_one_way(app, workbench, instance)
     headings = texts(open_tab(at, "Rankings").markdown)
     assert "**Active: balanced-default** · semantic 0.60 / text 0.25 / recency 0.15 · linear, " + day in headings
     assert "**Candidate** · semantic 0.60 / text 0.25 / recency 0.15 · linear, half-life 3 h (τ 15,581 s)" in headings
+
+
+def test_a_name_the_save_would_refuse_is_said_before_the_click_and_the_field_allows_the_rule(app):
+    """The tuning report's L6: a preset's name, or one differing from it in letter case only, is warned
+    about as soon as it is typed (as "Saving replaces …" is); the field takes the rule's 128 characters."""
+    at = app
+    assert at.text_input(key="tune_prof_name").max_chars == 128
+    at.text_input(key="tune_prof_name").set_value("balanced-default").run()
+    assert "'balanced-default' is a shipped preset" in texts(at.warning).replace("\\", "")  # markdown escapes
+    at.text_input(key="tune_prof_name").set_value("Balanced-Default").run()
+    assert ("'Balanced-Default' differs from the shipped preset 'balanced-default' only in letter case"
+            in texts(at.warning).replace("\\", ""))
+    at.button(key="tune_prof_save").click().run()
+    assert "only in letter case" in texts(at.error)
+    at.text_input(key="tune_prof_name").set_value("x" * 128).run()
+    assert not at.warning

@@ -45,9 +45,10 @@ def test_a_repeated_query_and_one_without_relevant_ids_are_named_not_counted_twi
     assert ": 6 queries," in lines[0] and lines[1] == (
         "scored on the fusion ranking that ui_remember (chat) uses, before MemoryScope's fuse_rerank (its type "
         "ratios, time ratio and score threshold change no figure)")
-    assert f"1 query appears twice: {queries[0]['query']!r}; counted once." in lines
+    assert (f"1 query appears twice (whitespace and letter case aside): {queries[0]['query']!r}; counted once."
+            in lines)
     assert "1 query has no relevant ids: 'what is the meaning of life'; left out of the scores." in lines
-    assert "1 queries with no relevant ids; 1 repeated queries (counted once)" in out
+    assert "left out: 1 query with no relevant ids; 1 repeated query (counted once)" in out
     written = json.loads(report.read_text())
     assert written["evaluation"]["ranking"].startswith("the fusion ranking that ui_remember (chat) uses")
     assert written["evaluation"]["table"]["rows"][-1]["queries"] == 6
@@ -123,3 +124,47 @@ def test_profiles_and_eval_read_a_profile_one_way(cli, instance, tmp_path):
     assert out.splitlines()[0].startswith(f"six (jsonl), profile balanced-default ({listed['balanced-default']}): ")
     (best,) = [line for line in out.splitlines() if line.startswith("optimiser: ")]
     assert "; best semantic " in best and ("half-life " in best or "· rrf, k " in best) and "tau_s=" not in best
+
+
+def test_eval_shows_each_leg_alone_beside_the_profile_as_the_tune_page_does(cli, instance, tmp_path):
+    """The tuning report's M5: `--legs` gives the text leg alone and the dense leg alone, and the one summary
+    line the page shows."""
+    data = tmp_path / "set.jsonl"
+    data.write_text(six_query_jsonl())
+    code, out, err = cli("eval", "--data", str(data), "--instance", instance, "--k", "1,10", "--legs")
+    assert code == 0, err
+    assert "set (jsonl), text leg alone (BM25): 6 queries" in out
+    assert "set (jsonl), dense leg alone (cosine): 6 queries" in out
+    summary = next(line for line in out.splitlines() if line.startswith("Overall recall@10: balanced-default"))
+    assert "text leg alone (BM25)" in summary and "dense leg alone (cosine)" in summary
+    assert "handed to chat: floor" in summary
+
+
+def test_a_cut_off_past_the_search_limit_names_k_and_one_past_the_pool_is_noted(cli, instance, tmp_path):
+    """The tuning report's L1: the error names --k and its limit, not an internal field; a cut-off deeper
+    than any ranking went says so beside the figures."""
+    data = tmp_path / "set.jsonl"
+    data.write_text(six_query_jsonl())
+    code, _, err = cli("eval", "--data", str(data), "--instance", instance, "--k", "1,5,100000")
+    assert code == 2 and "--k" in err and "100000 is more than 1,000" in err and "top_k" not in err
+    code, out, err = cli("eval", "--data", str(data), "--instance", instance, "--k", "1,300", "--pool-size", "2")
+    assert code == 0, err
+    note = next(line for line in out.splitlines() if line.startswith("note: Cut-off 300 goes deeper"))
+    assert "the pool size 2 (candidates from each leg) limits them: raise it (--pool-size)" in note
+
+
+def test_a_profile_name_differing_from_a_preset_only_in_case_is_refused_and_show_prints_one(cli, instance):
+    """The tuning report's L6 and L9."""
+    code, _, err = cli("profiles", "save", "Balanced-Default", "--w-sem", "0.5", "--w-text", "0.3", "--w-rec", "0.2")
+    assert code != 0 and "differs from the shipped preset 'balanced-default' only in letter case" in err
+    name = f"mine-{uuid.uuid4().hex[:6]}"
+    code, _, err = cli("profiles", "save", name, "--w-sem", "0.5", "--w-text", "0.3", "--w-rec", "0.2")
+    assert code == 0, err
+    code, _, err = cli("profiles", "save", name.upper(), "--w-sem", "0.5", "--w-text", "0.3", "--w-rec", "0.2")
+    assert code != 0 and f"differs from the saved profile {name!r} only in letter case" in err
+    code, out, err = cli("profiles", "show", name)
+    shown = json.loads(out)
+    assert code == 0 and shown["name"] == name and shown["w_text"] == 0.3 and shown["preset"] is False
+    assert shown["described"].startswith("semantic 0.50 / text 0.30 / recency 0.20")
+    code, _, err = cli("profiles", "show", "no-such-profile")
+    assert code != 0 and "no fusion profile named 'no-such-profile'; known profiles: balanced-default" in err

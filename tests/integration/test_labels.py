@@ -76,4 +76,4 @@ def test_unknown_ids_are_named_and_left_out_not_scored_zero(settings, workbench,
     code, out, err = run("eval", "--data", str(path), "--instance", instance, "--k", "10")
     assert code == 0, err
     assert "3 ids are not in this instance: gone-1, gone-2, gone-3" in out
-    assert "left out: 3 relevant ids not in the instance (dropped); 1 queries whose" in out
+    assert "left out: 3 relevant ids not in the instance (dropped); 1 query whose" in out

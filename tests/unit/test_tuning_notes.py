@@ -13,7 +13,14 @@ import pytest
 from core.errors import InvalidInput
 from core.models import PRESET_PROFILES, FusionProfile
 from core.retrieval.profile_text import describe_profile, duration, named_profile, recency_label, tau_label
-from core.tuning.datasets import REPEATED_REASON, UNLABELLED_REASON, load_jsonl, set_notes
+from core.tuning.datasets import (
+    REPEATED_REASON,
+    UNLABELLED_REASON,
+    counted,
+    load_dataset,
+    load_jsonl,
+    set_notes,
+)
 from core.tuning.measures import RANKING, definition, help_paragraphs
 from core.tuning.metrics import compute_metrics
 from core.tuning.verdict import paired_spread, verdict
@@ -31,7 +38,8 @@ def test_a_repeated_query_is_named_and_counted_once():
                           {"query": "where  did I park the car? ", "relevant": ["m001"]}), instance="i")
     assert [q.query for q in ds.queries] == ["where did I park the car?", "what food do I not eat"]
     assert ds.repeated == {"where did I park the car?": 2} and ds.skipped == {REPEATED_REASON: 1}
-    assert set_notes(ds) == ["1 query appears twice: 'where did I park the car?'; counted once."]
+    assert set_notes(ds) == [("1 query appears twice (whitespace and letter case aside): 'where did I park the "
+                              "car?'; counted once.")]
     # Counted once in every mean: the repeated query weighs as much as the other, not twice as much.
     table = compute_metrics({q.qid: q.relevant for q in ds.queries}, {q.qid: [] for q in ds.queries},
                             {q.qid: q.category for q in ds.queries}, ["recall@1"])
@@ -46,7 +54,10 @@ def test_a_repeated_query_keeps_the_relevant_ids_of_all_its_lines():
     a = ds.queries[0]
     assert (a.relevant, a.category, a.qid) == (["m1", "m2", "m3"], "x", "q1")
     assert ds.repeated == {"a": 3, "b": 2}
-    assert set_notes(ds) == ["2 queries appear more than once: 'a' (3×), 'b' (2×); each counted once."]
+    assert set_notes(ds) == [("2 queries appear more than once (whitespace and letter case aside): 'a' (3×), "
+                              "'b' (2×); each counted once."),
+                             ("1 repeated query is written with more than one category; it is counted in its "
+                              "first line's: 'a' in 'x'.")]
 
 
 def test_a_query_with_no_relevant_ids_is_left_out_with_a_note_not_the_whole_set_rejected():
@@ -117,3 +128,49 @@ def test_what_the_figures_measure_is_one_text():
     assert "cut at its largest k" in definition("mrr@25") == definition("mrr")
     assert definition("precision@3") == ""
     assert help_paragraphs()[0].startswith(f"Figures are scored on {RANKING}")
+
+
+def test_queries_differing_only_in_letter_case_are_one_query_and_a_second_category_is_named():
+    """The tuning report's L5: "Who owns …" and "who owns …" weigh once, and the category kept is said."""
+    ds = load_jsonl(lines({"query": "Who owns the billing service", "relevant": ["t1"], "category": "multi"},
+                          {"query": "who owns the billing service", "relevant": ["t2"], "category": "single"}),
+                    instance="i")
+    assert len(ds.queries) == 1 and ds.queries[0].relevant == ["t1", "t2"] and ds.queries[0].category == "multi"
+    assert ds.repeated == {"Who owns the billing service": 2}
+    assert ds.recategorised == {"Who owns the billing service": "multi"}
+    assert set_notes(ds)[1] == ("1 repeated query is written with more than one category; it is counted in its "
+                                "first line's: 'Who owns the billing service' in 'multi'.")
+
+
+def test_a_json_list_of_labelled_queries_is_read_as_its_jsonl_would_be():
+    """The tuning report's L4: a JSON list of {query, relevant} objects is the same set as its JSONL."""
+    items = [{"query": "who owns billing", "relevant": ["t1"]}, {"query": "redis evictions", "relevant": ["t2"],
+                                                                "category": "ops"}]
+    listed = load_dataset(json.dumps(items).encode(), instance="i", name="set")
+    assert listed.model_dump() == load_dataset(lines(*items).encode(), instance="i", name="set").model_dump()
+    with pytest.raises(InvalidInput, match=r"item 2: .*relevant: Field required"):
+        load_dataset(json.dumps([items[0], {"query": "x"}]).encode(), instance="i")
+    with pytest.raises(InvalidInput, match=r"neither LoCoMo samples .* nor labelled queries .*write one such "
+                                           r"object per line \(JSONL\), or a JSON list of them"):
+        load_dataset(b'[{"question": "x"}]', instance="i")
+
+
+@pytest.mark.parametrize(("n", "reason", "said"), [
+    (1, UNLABELLED_REASON, "1 query with no relevant ids"),
+    (2, UNLABELLED_REASON, "2 queries with no relevant ids"),
+    (1, REPEATED_REASON, "1 repeated query (counted once)"),
+    (1, "relevant ids not in the instance (dropped)", "1 relevant id not in the instance (dropped)"),
+    (1, "queries whose relevant ids are all unknown", "1 query whose relevant ids are all unknown"),
+    (1, "questions without usable evidence", "1 question without usable evidence"),
+])
+def test_each_reason_a_set_left_out_is_counted_in_good_grammar(n, reason, said):
+    """The tuning report's L3: "1 queries", "1 relevant ids … (dropped)" read right."""
+    assert counted(n, reason) == said
+
+
+def test_one_unknown_id_is_said_in_the_singular():
+    """The tuning report's L3: "1 id is not in this instance: t27-1. It was left out", not "They were"."""
+    from core.usecases.tuning import unknown_ids_note
+
+    assert unknown_ids_note(["t27-1"]) == "1 id is not in this instance: t27-1. It was left out of the scores."
+    assert unknown_ids_note(["a", "b"]).endswith("They were left out of the scores.")
