@@ -64,8 +64,8 @@ class SearchRequest(BaseModel):
     distinct: bool = Field(True, description="identical texts count once (the best-scored copy)")
     near_duplicate: float = Field(NEAR_DUPLICATE, gt=0, le=1, allow_inf_nan=False,
                                   description="a result whose cosine to a better one with the same numbers, "
-                                              "names and negation reaches this gives way (1 keeps "
-                                              "near-duplicates)")
+                                              "names, negation, code spans, paths and file names reaches "
+                                              "this gives way (1 keeps near-duplicates)")
     feedback: float = Field(0.25, ge=0, le=4, allow_inf_nan=False,
                             description="weight of the mean vector of the best text matches added to the "
                                         "query's vector (pseudo-relevance feedback): the vector leg searches "

@@ -7,9 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.models import FusionProfile, MemoryRecord
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, MemoryRecord
 from core.retrieval.memoryscope import ScopeParams, run_memoryscope
 from core.runtime import Workbench
+from core.tuning.datasets import EvalDataset, EvalQuery
+from core.tuning.evaluate import evaluate
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from tests.support.embedders import KeywordEmbedder
@@ -54,10 +56,10 @@ def test_flow_trace_dedupe_threshold_and_time_boost(keyword_workbench, instance)
     extract = steps["extract_time_op"]
     assert extract.status == "fallback" and "no LLM configured" in extract.note
     assert r.time_hint.parts == {"year": 2024, "month": 5, "day": 14}
-    # retrieve_memory: the duplicate content is kept once (the better one)
+    # retrieve_memory: the duplicate content is kept once (the better one), as chat ranks
     ids = [m["id"] for m in steps["retrieve_memory_op"].output]
     assert "sushi-1" in ids and "sushi-2" not in ids
-    assert "1 duplicates removed" in steps["retrieve_memory_op"].note
+    assert "ranked as chat ranks them (identical texts once)" in steps["retrieve_memory_op"].note
     # semantic_rank: skipped offline, said so
     rank = steps["semantic_rank_op"]
     assert rank.status == "skipped" and "no LLM configured" in rank.note
@@ -86,6 +88,36 @@ def test_the_profile_changes_the_ranking(keyword_workbench, instance):
     first = lambda res: res.trace[2].output[0]["id"]
     assert first(semantic) == "sushi-3"  # "the user loves sushi": the closest vector
     assert first(recent) in ("sushi-1", "dog-1")  # a day old: the newest
+
+
+STEP = "Agent step: {} in {} -> failed: merge conflict in pyproject.toml, resolved keeping both deps."
+
+
+def test_retrieve_memory_ranks_as_the_evaluation_does(workbench, instance):
+    """One ranking path: retrieve_memory's list (what `workbench retrieve`, /retrieve and MCP's
+    retrieve_memory hand fuse_rerank) is the evaluated one, near-duplicates given way alike; distinct agent
+    steps (another command, another file) are both kept."""
+    steps = {"npm": STEP.format("`npm run build`", "charts/api/values.yaml"),
+             "again": STEP.format("`npm run build`", "charts/api/values.yaml").replace(", resolved", "; resolved it"),
+             "docker": STEP.format("`docker build -t api .`", "charts/api/values.yaml"),
+             "backfill": STEP.format("`curl -s localhost:8080/healthz`", "scripts/backfill.py"),
+             "report": STEP.format("`curl -s localhost:8080/healthz`", "jobs/report.py"),
+             "lint": "Agent step: `ruff check .` in core/ -> passed."}
+    MemoryIndex(workbench.pool(), workbench.embedder).add([
+        MemoryRecord(instance=instance, id=k, kind="observation", content=t, created_at=NOW - timedelta(hours=i))
+        for i, (k, t) in enumerate(steps.items())])
+    query = "which agent steps failed with a merge conflict in pyproject.toml"
+    profile = PRESET_PROFILES[DEFAULT_PROFILE]
+    dataset = EvalDataset(name="steps", kind="jsonl", include_shared=True, queries=[
+        EvalQuery(qid="q", query=query, relevant=["npm"], category="all", instance=instance, now=NOW)])
+    evaluated = evaluate(workbench, dataset, profile, ks=(4,)).rankings["q"]
+    scope = run_memoryscope(workbench, query, instance=instance, profile=profile,
+                            params=params(retrieve_memory_op__top_k=4))
+    retrieved = scope.trace[2]
+    assert [m["id"] for m in retrieved.output] == evaluated
+    assert {"docker", "backfill", "report"} <= set(evaluated)  # distinct steps, all kept
+    assert len({"npm", "again"} & set(evaluated)) == 1  # the repeat gave way
+    assert "1 near-duplicate left out: " in retrieved.note
 
 
 @pytest.fixture

@@ -136,6 +136,31 @@ def test_long_notes_on_one_subject_are_not_near_duplicates_unless_they_share_the
     assert [(x.id, x.like_id) for x in ranked.left_out] == [("again", "a")]
 
 
+STEP = "Agent step: {} in {} -> failed: merge conflict in pyproject.toml, resolved keeping both deps."
+
+
+def test_agent_steps_with_another_command_or_file_are_not_near_duplicates(workbench):
+    """Two steps with the same outcome are close by their vectors and words alike; the command or the file
+    tells them apart, as a number or a name tells two facts apart. The same step told again gives way."""
+    texts = {"npm": STEP.format("`npm run build`", "charts/api/values.yaml"),
+             "again": STEP.format("`npm run build`", "charts/api/values.yaml").replace(", resolved", "; resolved it"),
+             "docker": STEP.format("`docker build -t api .`", "charts/api/values.yaml"),
+             "backfill": STEP.format("`curl -s localhost:8080/healthz`", "scripts/backfill.py"),
+             "report": STEP.format("`curl -s localhost:8080/healthz`", "jobs/report.py")}
+    now = datetime.now(UTC)
+    rows = [MemoryRow(instance="i", id=k, kind="observation", content=t, created_at=now) for k, t in texts.items()]
+    vecs = np.asarray(workbench.embedder.embed_batch(list(texts.values())))
+    pool = CandidatePool([Candidate(r, 0.5 - i / 100, 0.0, i + 1, None) for i, r in enumerate(rows)],  # in order
+                         vectors={("i", r.id): v for r, v in zip(rows, vecs, strict=True)})
+    pairs = [(0, 2), (3, 4), (0, 1)]  # another command; another file; the same step again
+    assert all(vecs[i] @ vecs[j] >= NEAR_DUPLICATE for i, j in pairs)  # close by their vectors alone
+    close = near_duplicate_matrix(pool, NEAR_DUPLICATE)
+    assert [bool(close[i, j]) for i, j in pairs] == [False, False, True]
+    ranked = rank_pool(pool, FusionProfile(), now, top_k=4)
+    assert [r.memory.id for r in ranked.results] == ["npm", "docker", "backfill", "report"]
+    assert [(x.id, x.like_id) for x in ranked.left_out] == [("again", "npm")]
+
+
 def test_distinct_facts_are_both_kept_and_a_left_out_repeat_is_reported(workbench, instance):
     add(workbench, instance, ("m3", "The dentist appointment is on March 3."),
         ("m5", "The dentist appointment is on March 5."))

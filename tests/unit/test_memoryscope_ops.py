@@ -13,7 +13,6 @@ from core.errors import InvalidInput
 from core.models import EventTime, MemoryKind, MemoryRow, ScoreParts
 from core.retrieval.memoryscope.llm_ops import parse_rank_reply, parse_time_reply, rank_by_model
 from core.retrieval.memoryscope.ops import (
-    dedupe_by_content,
     format_memory_line,
     fuse_rerank,
     memory_time,
@@ -79,11 +78,6 @@ def test_params_from_flat_and_errors_name_the_field():
 
 
 # -- retrieve_memory / fuse_rerank maths --------------------------------------------------------
-
-def test_dedupe_keeps_the_best_of_each_exact_content():
-    ms = [mem("a", 0.9, content="same"), mem("b", 0.8, content="other"), mem("c", 0.7, content=" same ")]
-    assert [m.memory.id for m in dedupe_by_content(ms)] == ["a", "b"]
-
 
 def test_time_match_uses_minus_one_as_wildcard():
     ev = EventTime(year=2024, month=5, day=13, hour=-1, weekday=0)

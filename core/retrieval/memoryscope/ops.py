@@ -24,6 +24,7 @@ from core.retrieval.memoryscope.params import (
     SetQueryParams,
 )
 from core.retrieval.memoryscope.types import WEEKDAY_NAMES, ChatMessage, OpTrace, ScopeContext, ScopeMemory
+from core.retrieval.ranking import LeftOut
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -51,18 +52,6 @@ class Op(ABC):
 
 
 # -- pure maths ---------------------------------------------------------------------------------
-
-def dedupe_by_content(memories: Sequence[ScopeMemory]) -> list[ScopeMemory]:
-    """Keep the first (best-ranked) memory of each exact content (surrounding whitespace ignored)."""
-    seen: set[str] = set()
-    out = []
-    for m in memories:
-        key = m.memory.content.strip()
-        if key not in seen:
-            seen.add(key)
-            out.append(m)
-    return out
-
 
 def iso_week(ev: EventTime) -> int:
     """ISO week number of the event's date, or -1 when year, month or day is unknown."""
@@ -218,7 +207,17 @@ class SetQueryOp(Op):
                        note="timestamp from parameters" if ts is not None else None)
 
 
+def asked_of_search(p: RetrieveMemoryParams) -> int:
+    """How many memories the op asks hybrid search for: its top_k, or, with a threshold_score, the ranking
+    on past them (2 × pool_size, at most 1000), whose next memories take the places of those below it.
+    Either way the first top_k are the same (each is decided only by those ranked above it)."""
+    return p.top_k if p.threshold_score is None else max(p.top_k, min(1000, 2 * p.pool_size))
+
+
 class RetrieveMemoryOp(Op):
+    """The ranking chat, the evaluation and the Tune page read (`core.retrieval.ranking.rank_pool`: fusion,
+    identical texts once, near-duplicates after the distinct memories, top k), then threshold_score."""
+
     name = "retrieve_memory_op"
     params: RetrieveMemoryParams
 
@@ -227,26 +226,31 @@ class RetrieveMemoryOp(Op):
         if p.recall_key != "query":
             raise InvalidInput(f"op.retrieve_memory_op.params.recall_key {p.recall_key!r} is not in the "
                                "context; available: query")
-        req = SearchRequest(query=ctx.query, instance=ctx.instance, top_k=min(1000, 2 * p.pool_size),
+        req = SearchRequest(query=ctx.query, instance=ctx.instance, top_k=asked_of_search(p),
                             pool_size=p.pool_size, profile=ctx.profile,
-                            similarity_threshold=p.similarity_threshold, kinds=p.kinds,
-                            # This op removes duplicates itself, so its trace says how many.
-                            distinct=False, near_duplicate=1.0)
+                            similarity_threshold=p.similarity_threshold, kinds=p.kinds)
         found = hybrid_search(wb.search_pool(), wb.embedder, req, now=ctx.now)
-        found_list = [ScopeMemory(memory=s.memory, retrieval=s.score) for s in found.results]
-        unique = dedupe_by_content(found_list)
+        ranked = [ScopeMemory(memory=s.memory, retrieval=s.score) for s in found.results]
         # The threshold reads relevance (the retrieval score without its recency part): a memory an hour
         # old would otherwise pass 0.1 on its age alone.
-        kept = unique if p.threshold_score is None else [m for m in unique
+        kept = ranked if p.threshold_score is None else [m for m in ranked
                                                          if m.retrieval.relevance >= p.threshold_score]
         ctx.memories = kept[: p.top_k]
         note = (f"{found.candidates} candidates from hybrid search "
-                f"({ctx.profile.name}, {ctx.profile.method}); "
-                f"{len(found_list) - len(unique)} duplicates removed; "
-                f"{len(unique) - len(kept)} below threshold_score (on relevance, without recency); "
+                f"({ctx.profile.name}, {ctx.profile.method}), ranked as chat ranks them (identical texts "
+                f"once); {_left_out(found.left_out)}; "
+                f"{len(ranked) - len(kept)} below threshold_score (on relevance, without recency); "
                 f"kept {len(ctx.memories)}")
         return OpTrace(op=self.name, input_size=found.candidates, output_size=len(ctx.memories),
                        output=[m.summary() for m in ctx.memories], note=note)
+
+
+def _left_out(left_out: Sequence[LeftOut]) -> str:
+    """What the trace says of them: "2 near-duplicates left out: d085 (like d134), d096 (like d023)"."""
+    if not left_out:
+        return "no near-duplicate left out"
+    return (f"{len(left_out)} near-duplicate{'s' if len(left_out) > 1 else ''} left out: "
+            + ", ".join(f"{x.id} (like {x.like_id})" for x in left_out))
 
 
 class FuseRerankOp(Op):
