@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.config import Settings
-from core.embeddings.base import CachedEmbedder, Embedder
+from core.embeddings.base import CachedEmbedder, ComposedEmbedder, Embedder
 from core.embeddings.minilm import MiniLMEmbedder
 from core.embeddings.wordllama import WordLlamaEmbedder
 from core.errors import ConfigError
@@ -26,7 +26,7 @@ def make_embedder(settings: Settings) -> Embedder:
         inner = MiniLMEmbedder()
     else:
         inner = WordLlamaEmbedder()
-    return CachedEmbedder(inner)
+    return CachedEmbedder(ComposedEmbedder(inner))
 
 
 __all__ = ["Embedder", "make_embedder"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
@@ -36,6 +37,24 @@ class Embedder(ABC):
     def uncached(self) -> Embedder:
         """The same model without a cache in front: for bulk loads, whose texts come once."""
         return self
+
+
+class ComposedEmbedder(Embedder):
+    """The model reading each text in Unicode's composed form (NFC), memories and queries alike: "Hélène"
+    typed on a keyboard and the same name pasted from macOS (an e and a combining accent, NFD) are then one
+    text, as they are one word to the text index (`core.index.text`); a model reads the two forms as
+    different tokens. The stored text stays as given. A composed text (any ASCII text) is not copied."""
+
+    def __init__(self, inner: Embedder):
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_batch([unicodedata.normalize("NFC", t) for t in texts])
+
+    def word_vectors(self, words: Sequence[str]) -> np.ndarray | None:
+        return self.inner.word_vectors([unicodedata.normalize("NFC", w) for w in words])
 
 
 class CachedEmbedder(Embedder):

@@ -27,7 +27,8 @@ first `kpost` postings of each of its words instead of every memory containing t
 common word stays bounded at 100,000 memories. `memory_lexeme` keeps df per lexeme, and under the
 empty lexeme the instance's document count and total length.
 
-Words are Postgres's English analysis (stemmed, stop words out), plus the words inside what its parser
+Words are Postgres's English analysis (stemmed, stop words out) of the text in Unicode's composed form
+(NFC, so an accented name pasted from macOS is the name typed), plus the words inside what its parser
 keeps whole: an address, a host, a path, a file name ('/etc/nginx/nginx.conf' is also 'etc', 'nginx',
 'conf'), so notes and agent steps are found by the names they hold (`memory_analyse`).
 
@@ -91,10 +92,24 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 CREATE OR REPLACE FUNCTION memory_may_hold_address(t text) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT t ~ '[[:alnum:]][./@][[:alnum:]]' $$;
-CREATE OR REPLACE FUNCTION memory_analyse(t text) RETURNS tsvector
+-- The words of a text already in NFC (`memory_analyse` makes it so).
+CREATE OR REPLACE FUNCTION memory_analyse_nfc(t text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN memory_may_hold_address(t) THEN memory_analyse_parts(t)
               ELSE to_tsvector('english', t) END
+$$;
+-- Memories and queries alike are analysed in Unicode's composed form (NFC): "Hélène" typed on a keyboard
+-- and the same name pasted from macOS (an e and a combining accent, NFD) are then the same word; analysed
+-- as given, the NFD one was 'hélèn' with its accents apart and never matched. The stored text is left as
+-- given. Only a text that is not composed is normalised: `normalize` rebuilds every text it is given, and
+-- on LoCoMo's 4,840 turns (nearly all ASCII) the analysis took 37.0 us a memory with it against 23.5
+-- without; asking first whether the text is ASCII (as many bytes as characters) or else composed
+-- (Postgres's quick check), 20.4-23.5 against 18.7-23.5 (runs in rotation: within this machine's noise).
+-- A text in NFD pays for its normalisation (+10 us a memory of 250 characters).
+CREATE OR REPLACE FUNCTION memory_analyse(t text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN octet_length(t) = length(t) OR t IS NFC NORMALIZED THEN memory_analyse_nfc(t)
+              ELSE memory_analyse_nfc(normalize(t, NFC)) END
 $$;
 -- A neighbour's words: the text vector of its first NEIGHBOUR_CHARS characters (NULL when it is missing).
 CREATE OR REPLACE FUNCTION memory_words(t text) RETURNS tsvector
@@ -328,6 +343,13 @@ BEGIN
     WHERE (memory_may_hold_address(content) OR memory_may_hold_address(context::text))
       AND tsv IS DISTINCT FROM memory_tsv(content, context, ev_year, ev_month, ev_day);
     INSERT INTO memory_analysis VALUES (2);
+  END IF;
+  -- Version 3 (2026-12-06) analyses text in NFC (`memory_analyse`): only a text not already in NFC changes.
+  IF NOT EXISTS (SELECT 1 FROM memory_analysis WHERE version >= 3) THEN
+    UPDATE memory SET tsv = NULL
+    WHERE (content IS NOT NFC NORMALIZED OR context::text IS NOT NFC NORMALIZED)
+      AND tsv IS DISTINCT FROM memory_tsv(content, context, ev_year, ev_month, ev_day);
+    INSERT INTO memory_analysis VALUES (3);
   END IF;
 END $$;
 """

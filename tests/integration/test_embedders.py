@@ -1,4 +1,5 @@
 import importlib.util
+import unicodedata
 
 import numpy as np
 import pytest
@@ -69,3 +70,16 @@ def test_minilm_loads_the_model_its_extra_carries_offline(monkeypatch):
     v = e.embed_batch(["What martial arts has John done?", "I'm off to do some taekwondo!", "I bought a new car"])
     assert e.name == "minilm-l6-v2" and v.shape == (3, 384)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.2  # it reads what the words mean in context
+
+
+def test_both_unicode_forms_of_a_text_have_one_vector():
+    """A name typed (NFC) and pasted from macOS (NFD) is one text to the model, cached or not (bulk loads
+    embed without the cache), and so is each word a search weighs."""
+    e = make_embedder(load_settings(embedder="wordllama"))
+    typed = "Hélène asked for the naïve tokenizer"
+    pasted = unicodedata.normalize("NFD", typed)
+    for model in (e, e.uncached):
+        v = model.embed_batch([typed, pasted])
+        assert np.array_equal(v[0], v[1])
+    words = e.word_vectors(["Hélène", unicodedata.normalize("NFD", "Hélène")])
+    assert np.array_equal(words[0], words[1])

@@ -6,6 +6,7 @@ and postings, and is kept by the trigger from then on."""
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -231,3 +232,59 @@ def test_vectors_made_before_the_words_inside_addresses_are_made_again_once(othe
     again = db.execute("SELECT xmin::text FROM memory WHERE id = 'conf'").fetchone()[0]
     db.execute(memory_index.DDL)  # once: a second start leaves the rows alone
     assert db.execute("SELECT xmin::text FROM memory WHERE id = 'conf'").fetchone()[0] == again
+
+
+NFD_NAME = unicodedata.normalize("NFD", "Hélène")  # as pasted from macOS: an e and a combining accent
+
+
+def test_vectors_made_before_unicode_normalisation_are_made_again_once(other_database):
+    db = other_database
+    db.execute(memory_index.DDL)
+    db.execute("""CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
+                  SELECT memory_term_partition('old', 'memory_p_old');
+                  INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
+    db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) VALUES "
+               "('old', 'nfd', 'observation', %s, now(), '{}'), "
+               "('old', 'nfc', 'observation', 'Renée sent her résumé', now(), '{}'), "
+               "('old', 'reply', 'conversation', 'she did', now(), %s)",
+               (f"{NFD_NAME} asked for the tokenizer", Jsonb({"before": [f"did {NFD_NAME} call?"], "after": []})))
+    # As databases were until version 3 of the analysis: each text analysed as given.
+    db.execute("""ALTER TABLE memory DISABLE TRIGGER memory_tsv_set;
+                  UPDATE memory SET tsv = setweight(memory_analyse_nfc(content), 'A')
+                      || setweight(coalesce(memory_analyse_nfc(context->'before'->>0), ''), 'B');
+                  ALTER TABLE memory ENABLE TRIGGER memory_tsv_set;
+                  DELETE FROM memory_analysis WHERE version = 3;""")
+
+    def lexemes(id_: str) -> set[str]:
+        return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}
+
+    assert "hélène" not in lexemes("nfd") | lexemes("reply")
+    composed = db.execute("SELECT xmin::text FROM memory WHERE id = 'nfc'").fetchone()[0]
+
+    db.execute(memory_index.DDL)  # today's schema over it
+    assert "hélène" in lexemes("nfd") and "hélène" in lexemes("reply")
+    assert db.execute("SELECT content FROM memory WHERE id = 'nfd'").fetchone()[0].startswith(NFD_NAME)  # as given
+    assert db.execute("SELECT xmin::text FROM memory WHERE id = 'nfc'").fetchone()[0] == composed  # not rewritten
+    again = db.execute("SELECT xmin::text FROM memory WHERE id = 'nfd'").fetchone()[0]
+    db.execute(memory_index.DDL)  # once: a second start leaves the rows alone
+    assert db.execute("SELECT xmin::text FROM memory WHERE id = 'nfd'").fetchone()[0] == again
+
+
+@pytest.mark.parametrize("stored, typed", [("NFD", "NFC"), ("NFC", "NFD")])
+@pytest.mark.parametrize("load", ["live add", "bulk import"])
+def test_a_name_is_found_whichever_unicode_form_it_was_stored_and_typed_in(workbench, instance, stored, typed,
+                                                                          load):
+    """Each leg alone finds the memory: the text leg by its words, the vector leg with no word in common
+    needed (its closest memory among unrelated ones)."""
+    texts = {"name": unicodedata.normalize(stored, "Hélène Zoë asked for the naïve tokenizer"),
+             "other": "the build failed on the main branch", "more": "we walked the dog by the river"}
+    records = [MemoryRecord(instance=instance, id=k, kind="observation", content=t,
+                            created_at=datetime.now(UTC)) for k, t in texts.items()]
+    (workbench.index.add if load == "live add" else workbench.index.bulk_load)(records)
+    for query in ("Hélène", "Zoë", "naïve"):
+        query = unicodedata.normalize(typed, query)
+        for leg in ("text", "vector"):
+            found = hybrid_search(workbench.search_pool(), workbench.embedder,
+                                  SearchRequest(query=query, instance=instance, top_k=1, search_type=leg))
+            assert [s.memory.id for s in found.results] == ["name"], (query, leg)
+            assert found.results[0].memory.content == texts["name"]  # stored as given
