@@ -14,6 +14,10 @@ from core import usecases as uc
 from core.usecases.tuning import (
     HANDED_DEFINITION,
     RANKING,
+    SCOPE_HOW,
+    SCOPE_LABEL,
+    SCOPE_RANKING,
+    SCOPE_SURFACES,
     all_definitions,
     left_out,
     metric_definition,
@@ -134,8 +138,11 @@ def _metrics_frame(reports: list[uc.EvalReport]) -> pd.DataFrame:
 
 
 def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.FusionProfile,
-                     pool_size: int) -> None:
+                     params: uc.ScopeParams) -> None:
+    """`params`: the op parameters of the controls beside it; their pool size is the evaluation's, and
+    retrieve_memory's output is scored with all of them."""
     wb = get_workbench()
+    pool_size = params.retrieve_memory_op.pool_size
     dataset = _choose_dataset(instance)
     if dataset is None:
         return
@@ -149,14 +156,20 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     st.caption(f"Scored on {RANKING}: the Rankings tab's *combined* order, not its MemoryScope output.",
                help=all_definitions("\n\n"))
     show_cancelled()
-    legs = st.toggle("Each leg alone too (BM25, dense)", value=True, key=K + "legs", persist_state="page",
-                     help="Evaluates the text leg alone (BM25) and the dense leg alone beside the profiles, "
-                          "without the speaker and chain parts, which only a hybrid search uses: what hybrid "
-                          "retrieval buys on this set. Twice the time.")
+    leg_col, scope_col = st.columns(2)
+    legs = leg_col.toggle("Each leg alone too (BM25, dense)", value=True, key=K + "legs", persist_state="page",
+                          help="Evaluates the text leg alone (BM25) and the dense leg alone beside the profiles, "
+                               "without the speaker and chain parts, which only a hybrid search uses: what hybrid "
+                               "retrieval buys on this set. Twice the time.")
+    scope = scope_col.toggle("What an agent gets too (retrieve_memory)", value=False, key=K + "memoryscope",
+                             persist_state="page",
+                             help=f"Also scores {SCOPE_RANKING}, with each profile and the retrieval and rerank "
+                                  "parameters on the left.")
     if st.button("Evaluate the active and the candidate profile", type="primary", key=K + "run"):
         reports = run_cancellable("Evaluating", lambda progress, stop: uc.evaluate_side_by_side(
             wb, uc.SideBySideRequest(instance=instance, dataset=dataset, profiles=[active, candidate],
-                                     legs=legs, ks=list(KS), pool_size=pool_size), progress=progress, stop=stop))
+                                     legs=legs, memoryscope=scope, scope_params=params, ks=list(KS),
+                                     pool_size=pool_size), progress=progress, stop=stop))
         if reports is not None:
             st.session_state[K + "reports"] = (_fingerprint(dataset), reports)
     stored = st.session_state.get(K + "reports")
@@ -166,14 +179,16 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     optimiser_panel(wb, dataset, _fingerprint(dataset), instance, active, pool_size)
 
 
-def _show_reports(reports: list[uc.EvalReport]) -> None:
+def _show_reports(all_reports: list[uc.EvalReport]) -> None:
+    reports = [r for r in all_reports if r.search_type != "memoryscope"]
+    agent = [r for r in all_reports if r.search_type == "memoryscope"]
     frame = _metrics_frame(reports)
     a, c = reports[:2]
     st.caption(f"{plural(a.queries, 'query', 'queries')} · search p50 {c.search_ms_p50:.1f} ms · load {a.load.seconds:.1f} s "
                f"({len(a.load.loaded)} instances loaded, {len(a.load.reused)} reused) · "
                f"{sum(r.seconds for r in reports):.1f} s")
-    st.caption(side_by_side_summary(reports), help=HANDED_DEFINITION)
-    for note in dict.fromkeys(r.depth_note for r in reports if r.depth_note):
+    st.caption(side_by_side_summary(all_reports), help=HANDED_DEFINITION)
+    for note in dict.fromkeys(r.depth_note for r in all_reports if r.depth_note):
         st.info(note, icon=":material/info:")
     handed = [c for c in frame.columns if c.startswith(HANDED)]
     metric = st.selectbox("Metric for the chart", [*a.table.metrics, *handed],
@@ -189,6 +204,20 @@ def _show_reports(reports: list[uc.EvalReport]) -> None:
                    "what a chat turn asking for k memories puts in its context.", help=HANDED_DEFINITION)
     st.dataframe(frame, hide_index=True, width="stretch",
                  column_config=metric_columns(a.table.metrics) | handed_columns(handed, a.handed_label))
+    if agent:
+        _agent_table(agent)
+
+
+def _agent_table(reports: list[uc.EvalReport]) -> None:
+    """retrieve_memory's output scored, its own table: its cut-offs stop at the most it returns, and its
+    order is not the ranking's above."""
+    st.markdown(f"**{SCOPE_LABEL}**")
+    st.caption(f"From {SCOPE_SURFACES}, with the retrieval and rerank parameters on the left: {SCOPE_HOW}. "
+               f"retrieve_memory p50 {reports[0].search_ms_p50:.1f} ms per query.", help=all_definitions("\n\n"))
+    frame = pd.DataFrame([{"profile": r.profile.name, "category": row.category, "queries": row.queries}
+                          | {m: round(v, 4) for m, v in row.values.items()}
+                          for r in reports for row in r.table.rows])
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=metric_columns(reports[0].table.metrics))
 
 
 def metric_columns(metrics: list[str]) -> dict:

@@ -165,7 +165,7 @@ with right:
             read_message_step(instance, params.read_message_op, _trace_step)
     if tab_eval.open:
         with tab_eval:
-            evaluation_panel(instance, active, candidate, params.retrieve_memory_op.pool_size)
+            evaluation_panel(instance, active, candidate, params)
     if tab_profiles.open:
         with tab_profiles:
             profiles_panel(instance, listing, candidate)

@@ -43,6 +43,13 @@ class _MeasuresHelp(click.Command):
               help="Candidates taken from each leg.")
 @click.option("--legs", is_flag=True, help="Also each leg alone beside the profile: the text leg (BM25) and the "
                                           "dense leg (cosine), as the Tune page shows them.")
+@click.option("--memoryscope", is_flag=True,
+              help="Also score retrieve_memory's output with the profile: MemoryScope after fuse_rerank, what an "
+                   "agent gets from MCP retrieve_memory, HTTP /retrieve and `workbench retrieve`.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="With --memoryscope: an op parameter retrieve_memory runs with, as `workbench retrieve "
+                   "--param` takes it, e.g. op.retrieve_memory_op.params.top_k=25 (its pool_size, not "
+                   "--pool-size, sets its candidates). Repeatable.")
 @click.option("--sample", "samples", multiple=True, help="Only these LoCoMo sample ids (repeatable).")
 @click.option("--optimise", is_flag=True, help="Also search the weight grid for the best profile.")
 @click.option("--metric", default="recall@10", show_default=True,
@@ -54,12 +61,13 @@ class _MeasuresHelp(click.Command):
               help="Write the full report here.")
 @click.pass_obj
 def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, profile: str | None, ks: str,
-             pool_size: int, legs: bool, samples: tuple[str, ...], optimise: bool, metric: str, save_as: str | None,
-             activate: bool, json_out: Path | None) -> None:
+             pool_size: int, legs: bool, memoryscope: bool, params: tuple[str, ...], samples: tuple[str, ...],
+             optimise: bool, metric: str, save_as: str | None, activate: bool, json_out: Path | None) -> None:
     """Evaluate a fusion profile on labelled queries: Recall@k, nDCG@k, MRR per category.
 
     Exit status 1 when --save-as saved nothing (the best profile was not recommended)."""
     from core import usecases as uc
+    from core.cli.retrieve import parse_params
     from core.usecases.tuning import counted, side_by_side_summary
 
     cutoffs = parse_cutoffs(ks)
@@ -70,16 +78,21 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
     if save_as and not optimise:
         raise click.BadParameter("it saves the optimiser's best profile: add --optimise, or leave it out",
                                  param_hint="--save-as")
+    if params and not memoryscope:
+        raise click.BadParameter("op parameters are for retrieve_memory's output: add --memoryscope, or leave "
+                                 "them out", param_hint="--param")
     request = uc.TuneRequest(source=data_path, instance=instance_opt, samples=list(samples) or None,
-                             profile=profile, ks=cutoffs, pool_size=pool_size, legs=legs, optimise=optimise,
+                             profile=profile, ks=cutoffs, pool_size=pool_size, legs=legs, memoryscope=memoryscope,
+                             scope_params=uc.ScopeParams.from_flat(parse_params(params)), optimise=optimise,
                              metric=metric, save_as=save_as, activate=activate)
     report = uc.tune(ctx.wb, request, progress=tty_progress)
-    for i, evaluated in enumerate([report.evaluation, *report.legs]):
+    shown = [report.evaluation, *report.legs, *([report.memoryscope] if report.memoryscope else [])]
+    for i, evaluated in enumerate(shown):
         if i:
             click.echo()
         print_table(evaluated)
-    if report.legs:
-        click.echo("\n" + side_by_side_summary([report.evaluation, *report.legs]))
+    if len(shown) > 1:
+        click.echo("\n" + side_by_side_summary(shown))
     for note in [uc.unknown_ids_note(report.unknown_ids), *report.set_notes]:
         if note:
             click.echo(note)
@@ -129,6 +142,8 @@ def json_report(report: TuneReport) -> dict[str, object]:
                               "set_notes": report.set_notes}
     if report.legs:
         out["legs"] = [leg.model_dump(mode="json", exclude={"rankings"}) for leg in report.legs]
+    if report.memoryscope:
+        out["memoryscope"] = report.memoryscope.model_dump(mode="json", exclude={"rankings"})
     if report.optimiser:
         out["optimiser"] = report.optimiser.model_dump(mode="json")
     return out
@@ -141,12 +156,14 @@ def print_table(report: EvalReport) -> None:
     metrics = [m for m in report.table.metrics if m.startswith("recall@")] + \
               [m for m in report.table.metrics if not m.startswith("recall@")]
     what = (f"profile {report.profile.name} ({uc.describe_profile(report.profile)})"
-            if report.search_type == "hybrid" else report.label)
+            if report.search_type in ("hybrid", "memoryscope") else report.label)
     click.echo(f"{report.dataset} ({report.kind}), {what}: "
                f"{counted(report.queries, 'queries')}, load {report.load.seconds:.1f} s ({len(report.load.loaded)} loaded, "
                f"{len(report.load.reused)} reused), search p50 {report.search_ms_p50:.1f} ms, "
                f"{report.seconds:.1f} s")
     click.echo(f"scored on {report.ranking}")
+    if report.scope_params is not None:
+        click.echo(f"op parameters: {_changed_params(report.scope_params)}")
     if report.skipped:
         click.echo(f"left out: {left_out(report.skipped)}")
     _print_rows(report.table, metrics)
@@ -168,3 +185,12 @@ def _print_rows(table: MetricsTable, metrics: list[str], prefix: str = "") -> in
         cells = " ".join(f"{row.values[m]:>{width}.3f}" for m in metrics)
         click.echo(f"{row.category:>10} {row.queries:>5} {cells}")
     return width
+
+
+def _changed_params(flat: dict[str, object]) -> str:
+    """The op parameters that differ from the defaults, "NAME=VALUE, …", or "the defaults"."""
+    from core import usecases as uc
+
+    defaults = uc.ScopeParams().flat()
+    changed = [f"{name}={json.dumps(value)}" for name, value in flat.items() if defaults.get(name) != value]
+    return ", ".join(changed) or "the defaults (what an agent gets without params)"

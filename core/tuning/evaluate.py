@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -22,9 +22,10 @@ from pydantic import BaseModel, Field
 from core.errors import Cancelled
 from core.models import FusionProfile, ScoredMemory
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.retrieval.memoryscope.params import ScopeParams
 from core.retrieval.ranking import above_floor
 from core.tuning.datasets import EvalDataset, EvalQuery
-from core.tuning.measures import RANKING, handed_label
+from core.tuning.measures import RANKING, SCOPE_LABEL, SCOPE_RANKING, handed_label
 from core.tuning.metrics import MetricsTable, compute_metrics, metric_names
 
 if TYPE_CHECKING:
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int, str], None]  # (done, total, what is being done)
 Stop = Callable[[], bool]  # asked between batches: True stops the run (`Cancelled`)
+# retrieve_memory as its use case runs it (the one MCP `retrieve_memory`, HTTP /retrieve and `workbench
+# retrieve` call): the ids of the memories it returns for the query, best first.
+Retrieve = Callable[[EvalQuery, ScopeParams], list[str]]
 BATCH = 25  # queries searched between two progress reports and stop checks
 # One leg alone, beside a profile: what hybrid retrieval buys on the set (`search_type`).
 LEG_LABELS = {"text": "text leg alone (BM25)", "vector": "dense leg alone (cosine)"}
@@ -69,10 +73,15 @@ class EvalReport(BaseModel):
                                         "hands over: the top k without those under the relevance floor")
     handed_counts: dict[int, float] = Field({}, description="k: how many memories that turn hands over, "
                                             "on average over the queries")
+    scope_params: dict[str, Any] | None = Field(None, description="search_type memoryscope: the op parameters "
+                                                "retrieve_memory ran with, under their flat names")
 
     @property
     def label(self) -> str:
-        """What was evaluated: the profile, or one leg alone (its weights then play no part)."""
+        """What was evaluated: the profile, one leg alone (its weights then play no part), or retrieve_memory's
+        output with the profile."""
+        if self.search_type == "memoryscope":
+            return f"{self.profile.name}: {SCOPE_LABEL}"
         return LEG_LABELS.get(self.search_type, self.profile.name)
 
     @property
@@ -86,6 +95,9 @@ class EvalReport(BaseModel):
         cutoffs = ", ".join(map(str, over))
         why = (f"the pool size {self.pool_size} (candidates from each leg) limits them: raise it (--pool-size) "
                "to rank deeper" if self.pool_size < over[-1] else "the instance holds no more matches")
+        if self.search_type == "memoryscope":
+            why = ("retrieve_memory returned no more: fuse_rerank's fuse_score_threshold (or retrieve_memory_op's "
+                   "threshold_score) left the rest out, or the instance holds no more matches")
         return (f"{'Cut-off' if len(over) == 1 else 'Cut-offs'} {cutoffs} {'goes' if len(over) == 1 else 'go'} "
                 f"deeper than any ranking: the longest held {deepest} memories, so @{over[-1]} counts no more "
                 f"than those; {why}.")
@@ -210,3 +222,51 @@ def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
                       search_ms_p50=float(np.percentile(timings, 50)) if timings else 0.0,
                       search_ms_p95=float(np.percentile(timings, 95)) if timings else 0.0,
                       seconds=time.perf_counter() - t0, rankings=ranked, search_type=search_type)
+
+
+def scope_cutoffs(ks: tuple[int, ...], params: ScopeParams) -> tuple[int, ...]:
+    """The cut-offs retrieve_memory's output is scored at: those of `ks` below the most memories it returns
+    (retrieve_memory_op's top_k, then fuse_rerank's output_memory_max_count), and that most itself, so
+    recall@25 is never read off 5 memories."""
+    most = min(params.retrieve_memory_op.top_k, params.fuse_rerank_op.output_memory_max_count)
+    return tuple(sorted({k for k in ks if k < most} | {most}))
+
+
+def query_params(q: EvalQuery, params: ScopeParams) -> ScopeParams:
+    """`params` for one query: a query asked at a known time (LoCoMo's) is set at that time through
+    set_query_op's timestamp, as the ranking's evaluation measures recency from it."""
+    if q.now is None:
+        return params
+    return params.model_copy(update={"set_query_op": params.set_query_op.model_copy(
+        update={"timestamp": int(q.now.timestamp())})})
+
+
+def evaluate_memoryscope(wb: Workbench, dataset: EvalDataset, profile: FusionProfile, retrieve: Retrieve,
+                         ks: tuple[int, ...] = (1, 5, 10, 25), *, params: ScopeParams | None = None,
+                         progress: Progress | None = None, stop: Stop | None = None) -> EvalReport:
+    """Score what an agent gets: for every query, the memories `retrieve` (retrieve_memory's use case) returns
+    with `profile` and the op parameters `params`: MemoryScope's output after fuse_rerank's type ratios, time
+    ratio and threshold, not the fusion ranking `evaluate` scores. Cut at the most it returns
+    (`scope_cutoffs`); MRR is that of its whole output."""
+    t0 = time.perf_counter()
+    params = params or ScopeParams()
+    ks = scope_cutoffs(ks, params)
+    load = ensure_loaded(wb, dataset, progress, stop)
+    wb.embedder.embed_batch([q.query for q in dataset.queries])  # one batch; the searches hit the cache
+
+    def one(q: EvalQuery) -> tuple[list[str], float]:
+        t = time.perf_counter()
+        return retrieve(q, query_params(q, params)), (time.perf_counter() - t) * 1000
+
+    answers = each_query(one, dataset.queries, "retrieve_memory", progress, stop)
+    ranked = {q.qid: ids for q, (ids, _) in zip(dataset.queries, answers, strict=True)}
+    timings = [ms for _, ms in answers]
+    relevant, categories = {q.qid: q.relevant for q in dataset.queries}, {q.qid: q.category for q in dataset.queries}
+    return EvalReport(dataset=dataset.name, kind=dataset.kind, profile=profile, ks=list(ks),
+                      pool_size=params.retrieve_memory_op.pool_size, ranking=SCOPE_RANKING,
+                      table=compute_metrics(relevant, ranked, categories, metric_names(ks)),
+                      queries=len(dataset.queries), skipped=dataset.skipped, load=load,
+                      search_ms_p50=float(np.percentile(timings, 50)) if timings else 0.0,
+                      search_ms_p95=float(np.percentile(timings, 95)) if timings else 0.0,
+                      seconds=time.perf_counter() - t0, rankings=ranked, search_type="memoryscope",
+                      scope_params=params.flat())

@@ -11,6 +11,14 @@ from __future__ import annotations
 RANKING = ("the fusion ranking that ui_remember (chat) uses, before MemoryScope's fuse_rerank (its type "
            "ratios, time ratio and score threshold change no figure)")
 
+# What an agent gets: retrieve_memory's final memories (MCP `retrieve_memory`, HTTP /retrieve, `workbench
+# retrieve`), fuse_rerank applied, scored by `core.tuning.evaluate.evaluate_memoryscope` when asked for.
+SCOPE_LABEL = "retrieve_memory's output (MemoryScope, after fuse_rerank): what an agent gets"
+SCOPE_SURFACES = "MCP retrieve_memory, HTTP /retrieve and `workbench retrieve`"
+SCOPE_HOW = ("the fusion ranking's top_k reordered by fuse_rerank (type ratios, time ratio, score threshold), its "
+             "first output_memory_max_count kept; scored at the cut-offs up to the most it returns")
+SCOPE_RANKING = f"{SCOPE_LABEL} from {SCOPE_SURFACES}: {SCOPE_HOW}"
+
 # What chat hands over: ui_remember asks for k memories, then leaves out every one whose relevance is under
 # the floor (`core.retrieval.ranking.above_floor`). Shown beside the ranking's figures, as "handed recall@k".
 HANDED = ("handed recall@k: the share of a query's relevant ids a chat turn asking for k memories hands to "
@@ -50,4 +58,6 @@ def help_paragraphs() -> list[str]:
     """What `workbench eval --help` says of its figures: the ranking scored, what chat hands over of it,
     then each metric."""
     ranking = f"Figures are scored on {RANKING}; `workbench retrieve` shows MemoryScope's output, in its own order."
-    return [ranking, HANDED, *DEFINITIONS.values(), MEAN]
+    scope = (f"With --memoryscope, also {SCOPE_RANKING}, with the op parameters --param gives (the defaults an "
+             "agent gets otherwise).")
+    return [ranking, HANDED, scope, *DEFINITIONS.values(), MEAN]

@@ -15,6 +15,7 @@ from core.models import FusionProfile
 from core.retrieval.profile_text import tau_label
 from core.tuning.datasets import (
     EvalDataset,
+    EvalQuery,
     counted,
     default_locomo_path,
     is_evaluation_instance,
@@ -22,17 +23,33 @@ from core.tuning.datasets import (
     load_dataset,
     set_notes,
 )
-from core.tuning.evaluate import MAX_K, EvalReport, Stop
+from core.tuning.evaluate import LEG_LABELS, MAX_K, EvalReport, Retrieve, Stop, evaluate_memoryscope
 from core.tuning.evaluate import evaluate as run_evaluation
 from core.tuning.labels import LabelledQuery, LabelledSet, LabelStore, check_ids
 from core.tuning.measures import HANDED as HANDED_DEFINITION
-from core.tuning.measures import RANKING, all_definitions, help_paragraphs
+from core.tuning.measures import (
+    RANKING,
+    SCOPE_HOW,
+    SCOPE_LABEL,
+    SCOPE_RANKING,
+    SCOPE_SURFACES,
+    all_definitions,
+    help_paragraphs,
+)
 from core.tuning.measures import definition as metric_definition
 from core.tuning.metrics import MetricsTable, parse_metric
 from core.tuning.optimise import DEFAULT_RRF_KS, DEFAULT_TAUS, OptimiseReport, fetch_pools, save_best
 from core.tuning.optimise import optimise as run_optimiser
 from core.usecases.base import InstanceRequest, Progress
-from core.usecases.retrieval import ProfileRef, ProfileReplacement, profile_replacement, resolve_profile
+from core.usecases.retrieval import (
+    ProfileRef,
+    ProfileReplacement,
+    RetrieveRequest,
+    ScopeParams,
+    profile_replacement,
+    resolve_profile,
+    retrieve_memory,
+)
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -46,6 +63,10 @@ __all__ = [
     "MAX_K",
     "PROFILE_NAME_MAX",
     "RANKING",
+    "SCOPE_HOW",
+    "SCOPE_LABEL",
+    "SCOPE_RANKING",
+    "SCOPE_SURFACES",
     "EvalDataset",
     "EvalReport",
     "LabelledQuery",
@@ -153,6 +174,9 @@ class SideBySideRequest(InstanceRequest):
     dataset: EvalDataset
     profiles: list[str | FusionProfile] = Field(min_length=1)
     legs: bool = Field(True, description="also each leg alone: BM25 (text) and the dense leg (vector)")
+    memoryscope: bool = Field(False, description="also each profile's retrieve_memory output: what an agent "
+                                                 "gets (`evaluate_memoryscope`)")
+    scope_params: ScopeParams = Field(ScopeParams(), description="the op parameters retrieve_memory runs with")
     ks: list[int] = Field([1, 5, 10, 25], min_length=1)
     pool_size: int = Field(50, ge=1, le=2000)
 
@@ -160,12 +184,44 @@ class SideBySideRequest(InstanceRequest):
 def evaluate_side_by_side(wb: Workbench, req: SideBySideRequest, *, progress: Progress | None = None,
                           stop: Stop | None = None) -> list[EvalReport]:
     """Each profile evaluated on the set, then (with `legs`) the text leg alone and the dense leg alone:
-    what the fusion buys over either leg on the user's own data."""
+    what the fusion buys over either leg on the user's own data; then (with `memoryscope`) each profile's
+    retrieve_memory output, which an agent gets instead of the ranking."""
     runs = [(p, "hybrid") for p in req.profiles] + ([(req.profiles[0], "text"), (req.profiles[0], "vector")]
                                                     if req.legs else [])
-    return [evaluate(wb, EvaluateRequest(instance=req.instance, dataset=req.dataset, profile=p, ks=req.ks,
-                                         pool_size=req.pool_size, search_type=t), progress=progress, stop=stop)
-            for p, t in runs]
+    reports = [evaluate(wb, EvaluateRequest(instance=req.instance, dataset=req.dataset, profile=p, ks=req.ks,
+                                            pool_size=req.pool_size, search_type=t), progress=progress, stop=stop)
+               for p, t in runs]
+    if req.memoryscope:
+        reports += [evaluate_agent_output(wb, ScopeEvaluateRequest(
+            instance=req.instance, dataset=req.dataset, profile=p, ks=req.ks, params=req.scope_params),
+            progress=progress, stop=stop) for p in req.profiles]
+    return reports
+
+
+class ScopeEvaluateRequest(InstanceRequest):
+    dataset: EvalDataset
+    profile: str | FusionProfile | None = Field(None, description="None: the instance's active profile")
+    ks: list[int] = Field([1, 5, 10, 25], min_length=1)
+    params: ScopeParams = Field(ScopeParams(), description="the op parameters retrieve_memory runs with")
+
+
+def evaluate_agent_output(wb: Workbench, req: ScopeEvaluateRequest, *, progress: Progress | None = None,
+                          stop: Stop | None = None) -> EvalReport:
+    """The figures of what an agent gets: every query through `retrieve_memory`, the use case MCP
+    `retrieve_memory`, HTTP /retrieve and `workbench retrieve` call, with the profile and op parameters, and
+    its final memories scored against the labels."""
+    profile = resolve_profile(wb, req.instance, req.profile)
+    return evaluate_memoryscope(wb, req.dataset, profile, _retrieved_ids(wb, profile), tuple(req.ks),
+                                params=req.params, progress=progress, stop=stop)
+
+
+def _retrieved_ids(wb: Workbench, profile: FusionProfile) -> Retrieve:
+    """A query's answer from `retrieve_memory` with `profile`, as the ids of its memories, best first."""
+    def retrieve(q: EvalQuery, params: ScopeParams) -> list[str]:
+        result = retrieve_memory(wb, RetrieveRequest(instance=q.instance, query=q.query, profile=profile,
+                                                     params=params))
+        return [m.memory.id for m in result.memories]
+    return retrieve
 
 
 def side_by_side_summary(reports: list[EvalReport]) -> str:
@@ -177,15 +233,23 @@ def side_by_side_summary(reports: list[EvalReport]) -> str:
     names = [r.label for r in reports]
     if len(reports) > 1 and reports[1].search_type == "hybrid" and names[1] != "candidate":
         names[1] = f"candidate {names[1]}"
-    line = f"Overall {metric}: " + ", ".join(f"{n} {r.value(metric):.3f}" for n, r in zip(names, reports,
-                                                                                            strict=True))
-    if any(r.search_type != "hybrid" for r in reports):
+    ranked = [(n, r) for n, r in zip(names, reports, strict=True) if r.search_type != "memoryscope"]
+    line = f"Overall {metric}: " + ", ".join(f"{n} {r.value(metric):.3f}" for n, r in ranked)
+    if any(r.search_type in LEG_LABELS for _, r in ranked):
         line += " (what fusing the two legs buys on this set)"
-    handed = [(n, r.handed) for n, r in zip(names, reports, strict=True) if r.handed]
+    handed = [(n, r.handed) for n, r in ranked if r.handed]
     if metric.startswith("recall@") and handed:
         line += (f"; {first.handed_label}: "
                  + ", ".join(f"{n} {table.value(metric):.3f}" for n, table in handed))
-    return line + "."
+    return line + "".join(f"; {_agent_gets(r)}" for r in reports if r.search_type == "memoryscope") + "."
+
+
+def _agent_gets(report: EvalReport) -> str:
+    """"what an agent gets with balanced-default (retrieve_memory, 5 memories at most): recall@5 0.842, MRR
+    0.798"."""
+    most = report.ks[-1]
+    return (f"what an agent gets with {report.profile.name} (retrieve_memory, {most} memories at most): "
+            f"recall@{most} {report.value(f'recall@{most}'):.3f}, MRR {report.value(f'mrr@{most}'):.3f}")
 
 
 def evaluate(wb: Workbench, req: EvaluateRequest, *, progress: Progress | None = None,
@@ -246,6 +310,9 @@ class TuneRequest(InstanceRequest):
     pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg")
     legs: bool = Field(False, description="also each leg alone: BM25 (text) and the dense leg (vector), as the "
                                           "Tune page's side-by-side evaluation")
+    memoryscope: bool = Field(False, description="also retrieve_memory's output with the profile: what an agent "
+                                                 "gets (MemoryScope, after fuse_rerank)")
+    scope_params: ScopeParams = Field(ScopeParams(), description="the op parameters retrieve_memory runs with")
     optimise: bool = False
     metric: str = Field("recall@10", description="what the optimiser maximises")
     save_as: str | None = Field(None, description="save the optimiser's best profile under this name, "
@@ -263,6 +330,8 @@ class TuneReport(BaseModel):
     instance: str
     evaluation: EvalReport
     legs: list[EvalReport] = Field([], description="with legs: the text leg alone, then the dense leg alone")
+    memoryscope: EvalReport | None = Field(None, description="with memoryscope: retrieve_memory's output scored, "
+                                                             "what an agent gets")
     optimiser: OptimiseReport | None = Field(None, description="with optimise")
     saved: FusionProfile | None = Field(None, description="with optimise and save_as, when the best "
                                                           "profile is recommended")
@@ -276,7 +345,8 @@ class TuneReport(BaseModel):
 
 
 def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -> TuneReport:
-    """Read the set, evaluate the profile on it (with `legs`, each leg alone too, as the Tune page does);
+    """Read the set, evaluate the profile on it (with `legs`, each leg alone too, as the Tune page does; with
+    `memoryscope`, retrieve_memory's output too);
     with `optimise`, score the weight grid against that
     profile and save the best under `save_as` when it is better beyond noise (the CLI's `eval`)."""
     t0 = time.perf_counter()
@@ -285,9 +355,11 @@ def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -
     dataset = read_dataset(wb, ReadDataset(instance=req.instance, source=req.source, name=req.name,
                                            samples=req.samples))
     profile = resolve_profile(wb, req.instance, req.profile)
-    evaluation, *legs = evaluate_side_by_side(wb, SideBySideRequest(
-        instance=req.instance, dataset=dataset, profiles=[profile], legs=req.legs, ks=req.ks,
-        pool_size=req.pool_size), progress=progress)
+    evaluation, *others = evaluate_side_by_side(wb, SideBySideRequest(
+        instance=req.instance, dataset=dataset, profiles=[profile], legs=req.legs, memoryscope=req.memoryscope,
+        scope_params=req.scope_params, ks=req.ks, pool_size=req.pool_size), progress=progress)
+    legs = [r for r in others if r.search_type in LEG_LABELS]
+    agent = next((r for r in others if r.search_type == "memoryscope"), None)
     optimised = saved = replaced = None
     if req.optimise:
         optimised = optimise(wb, OptimiseRequest(instance=req.instance, dataset=dataset, metric=req.metric,
@@ -297,7 +369,7 @@ def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -
             replaced = profile_replacement(wb, ProfileRef(name=optimised.best.name))
             saved = save_tuned(wb, SaveTuned(instance=req.instance, report=optimised, name=req.save_as,
                                              activate=req.activate))
-    return TuneReport(instance=req.instance_in(wb), evaluation=evaluation, legs=legs, optimiser=optimised,
-                      saved=saved,
+    return TuneReport(instance=req.instance_in(wb), evaluation=evaluation, legs=legs, memoryscope=agent,
+                      optimiser=optimised, saved=saved,
                       unknown_ids=dataset.unknown_ids, set_notes=set_notes(dataset), replaced=replaced,
                       seconds=time.perf_counter() - t0)
