@@ -123,17 +123,21 @@ RETRIEVABLE = sql.SQL("""(NOT m.metadata ?| ARRAY['observations', 'superseded_at
     observations=_truthy("observations"), superseded=_truthy("superseded_at"))
 
 
+SUCCEEDED_MATCHES = 50
 _RELATED = sql.SQL("SELECT * FROM unnest(%(related)s::text[], %(stands)s::text[], %(rw)s::float8[])")
 
 # For a query about an attribute (`core.retrieval.attributes`): the memories that superseded the text leg's
-# best `tpool` matches, each with its match's score (`sp`), ranked with the text leg's own (`tr`). The
+# best `spool` matches, each with its match's score (`sp`), ranked with the text leg's own (`tr`). The
 # superseded facts are what such a question finds ("I live in Chicago …" for "Where do I live now?"), and
 # the one key each names (`superseded_by`) is the statement of the change ("We just moved to Denver …").
+# At least SUCCEEDED_MATCHES of them whatever the pool: a chat turn's top 5 draws 10 candidates a leg, and
+# on a two-year import the Chicago fact came after ten travel tips holding "lively" (stemmed "live"), so
+# the move came first in a top 25 and not at all in chat's top 5.
 _SUCCEEDED = sql.SQL(""", sp AS (
     SELECT m.instance, m.id, g.tr
     FROM (SELECT p.instance, p.id,
                  sum(p.idf * p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * p.dl / st.avgdl))) AS tr
-          FROM p, st GROUP BY p.instance, p.id ORDER BY tr DESC, p.id LIMIT %(tpool)s) g
+          FROM p, st GROUP BY p.instance, p.id ORDER BY tr DESC, p.id LIMIT %(spool)s) g
     JOIN {table} f ON f.instance = g.instance AND f.id = g.id AND f.metadata ? 'superseded_by'
     JOIN {table} m ON m.instance = f.instance AND m.id = f.metadata->>'superseded_by'
     WHERE {where}{hidden}
@@ -220,6 +224,7 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
     if shown is not None:
         params["shown"], params["superseded"] = shown
     params["kpost"] = max(100, 4 * params["tpool"], postings)
+    params["spool"] = max(SUCCEEDED_MATCHES, params["tpool"])
     params["fbk"] = FEEDBACK_DOCS if req.feedback > 0 else 0
     params["fbw"] = np.full(embedder.dim, req.feedback, dtype=np.float32)
     # Hybrid only, as the text leg's best matches refine it: the vector leg searched alone shows what the

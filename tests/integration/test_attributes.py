@@ -10,6 +10,7 @@ attribute's word."""
 from __future__ import annotations
 
 from core import usecases as uc
+from core.retrieval.hybrid import SearchRequest, hybrid_search
 
 CHICAGO = "I live in Chicago and it's freezing here."
 MOVED = "We just moved to Denver last week."
@@ -53,3 +54,21 @@ def test_a_question_naming_no_attribute_is_searched_as_before(workbench, instanc
     for text in [CHICAGO, *OTHERS, MOVED]:
         tell(workbench, instance, text)
     assert retrieved(workbench, instance, "What is my dog's name?")[0] == OTHERS[3]
+
+
+
+def test_chat_s_top_5_finds_the_move_past_more_lively_evenings_than_its_pool(workbench, instance):
+    """A chat turn asking for 5 memories draws 10 candidates a leg. With more "lively" evenings than that
+    before the Chicago fact in the text leg, the successor of a match past the pool was never read: a
+    returning user's chat missed the move that a top 25 put first."""
+    lively = [f"Evenings in {town} are lively; the bars are lively and the squares stay lively until late."
+              for town in ("Porto", "Lyon", "Ghent", "Bologna", "Krakow", "Seville", "Leeds", "Graz", "Turin",
+                           "Malmo", "Cork", "Bilbao")]
+    for text in [CHICAGO, *lively, MOVED]:
+        tell(workbench, instance, text)
+    # A chat turn's pool: 10 candidates a leg (a top 5 names no pool size). The move is among the candidates
+    # ranked, through the Chicago fact the text leg finds 13th (where it ranks among twelve evenings that
+    # match the question's one word at full weight is the fusion's affair, and varies with their ages).
+    found = hybrid_search(workbench.search_pool(), workbench.embedder,
+                          SearchRequest(query="Where do I live now?", instance=instance, top_k=10, pool_size=10))
+    assert MOVED in [m.memory.content for m in found.results], found.results
