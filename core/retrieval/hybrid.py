@@ -36,6 +36,12 @@ from core.retrieval.speakers import names_speaker, query_words, speaker_of
 from core.services import apply_settings, session_settings
 
 POOL_MIN = 10
+
+
+def default_pool(top_k: int) -> int:
+    """The candidates a leg gives a search for `top_k` that names no pool size, as a chat turn's
+    (`SearchRequest.pool`)."""
+    return max(POOL_MIN, 2 * top_k)
 # How far `fetch_pool` looks for `SearchRequest.pool` memories that the profile retrieves and the request's
 # filters pass: the widest HNSW beam (`hnsw.ef_search`) of the vector leg, and the most postings the text
 # leg reads of a query word.
@@ -98,7 +104,7 @@ class SearchRequest(BaseModel):
         0.767 / 0.790 / 0.789: a result needs two candidates a leg, and more buy nothing. Each
         candidate costs a row read, its vector's transfer and its share of fusion: at 100,000 memories
         a top-5 search's p50 was 0.5–1.6 ms lower with 10 than with 20 (benchmarks/README.md)."""
-        return self.pool_size or max(POOL_MIN, 2 * self.top_k)
+        return self.pool_size or default_pool(self.top_k)
 
     # The time filters as `hybrid_sql.FILTERS` reads them: the stored time's bounds, or the event window.
     @property

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from itertools import groupby
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from core.errors import Cancelled
 from core.models import FusionProfile, ScoredMemory
-from core.retrieval.hybrid import SearchRequest, hybrid_search
+from core.retrieval.hybrid import SearchRequest, default_pool, hybrid_search
 from core.retrieval.memoryscope.params import ScopeParams
 from core.retrieval.ranking import above_floor
 from core.tuning.datasets import EvalDataset, EvalQuery
@@ -171,14 +172,46 @@ def handed_ranking(found: list[ScoredMemory], floor: float, search_type: str) ->
     return [m.memory.id if m.memory.id in kept else None for m in found]
 
 
-def handed_counts(handed: dict[str, list[str | None]], ks: tuple[int, ...]) -> dict[int, float]:
+# A query's searches as chat makes them, best first: a function of (top_k, pool_size) giving the results.
+ChatSearch = Callable[[int, int | None], list[ScoredMemory]]
+
+
+def handed_by_k(search: ChatSearch, ranked: list[ScoredMemory], ks: tuple[int, ...], pool_size: int,
+                floor: float, search_type: str) -> dict[int, list[str | None]]:
+    """k: what a chat turn asking for k memories hands to synthesis (`handed_ranking`, cut at k). Chat
+    names no pool size, so each leg gives it `default_pool(k)` candidates, fewer than the evaluation's for a
+    small k, and they may rank otherwise: a relevant memory the evaluated ranking holds at 3 was left out of
+    a top 5 drawn from 10 candidates a leg. So each k is searched as chat searches, one search for the
+    ks sharing a pool (the first k of a longer top k of the same candidates are the same), `ranked` reused
+    where the evaluation's request is chat's."""
+    out: dict[int, list[str | None]] = {}
+    for pool, group in groupby(sorted(ks), key=default_pool):
+        group = list(group)
+        found = ranked if pool == pool_size and group[-1] <= len(ranked) else search(group[-1], None)
+        hands = handed_ranking(found, floor, search_type)
+        out |= {k: hands[:k] for k in group}
+    return out
+
+
+def handed_table(relevant: dict[str, list[str]], handed: dict[str, dict[int, list[str | None]]],
+                 categories: dict[str, str], ks: tuple[int, ...]) -> MetricsTable:
+    """recall@k of what chat hands over, each k from its own searches (`handed_by_k`), in one table."""
+    tables = [compute_metrics(relevant, {q: by_k[k] for q, by_k in handed.items()}, categories, [f"recall@{k}"])
+              for k in ks]
+    rows = [row.model_copy(update={"values": {m: v for t in tables for m, v in t.rows[i].values.items()}})
+            for i, row in enumerate(tables[0].rows)]
+    per_query = {q: {m: v for t in tables for m, v in t.per_query[q].items()} for q in tables[0].per_query}
+    return MetricsTable(metrics=[f"recall@{k}" for k in ks], rows=rows, per_query=per_query)
+
+
+def handed_counts(handed: dict[str, dict[int, list[str | None]]], ks: tuple[int, ...]) -> dict[int, float]:
     """k: the mean number of memories handed over when chat asks for k."""
-    counts = [[sum(d is not None for d in ids[:k]) for ids in handed.values()] for k in ks]
+    counts = [[sum(d is not None for d in by_k[k]) for by_k in handed.values()] for k in ks]
     return {k: float(np.mean(c)) if c else 0.0 for k, c in zip(ks, counts, strict=True)}
 
 
 def search_request(q: EvalQuery, dataset: EvalDataset, profile: FusionProfile, top_k: int,
-                   pool_size: int, search_type: str = "hybrid") -> SearchRequest:
+                   pool_size: int | None, search_type: str = "hybrid") -> SearchRequest:
     return SearchRequest(query=q.query, instance=q.instance, top_k=top_k, pool_size=pool_size,
                          profile=profile, search_type=search_type,
                          include_shared=dataset.include_shared)
@@ -201,22 +234,27 @@ def evaluate(wb: Workbench, dataset: EvalDataset, profile: FusionProfile,
     n = len(dataset.queries)
     floor = wb.settings.relevance_floor
 
-    def one(q: EvalQuery) -> tuple[list[ScoredMemory], float]:
+    def search(q: EvalQuery, top_k: int, pool: int | None) -> list[ScoredMemory]:
+        return hybrid_search(wb.search_pool(), wb.embedder, search_request(q, dataset, profile, top_k, pool,
+                                                                           search_type), now=q.now).results
+
+    def one(q: EvalQuery) -> tuple[list[ScoredMemory], float, dict[int, list[str | None]]]:
         t = time.perf_counter()
-        found = hybrid_search(wb.search_pool(), wb.embedder,
-                              search_request(q, dataset, profile, ks[-1], pool_size, search_type), now=q.now)
-        return found.results, (time.perf_counter() - t) * 1000
+        results = search(q, ks[-1], pool_size)
+        ms = (time.perf_counter() - t) * 1000
+        return results, ms, handed_by_k(lambda k, pool: search(q, k, pool), results, ks, pool_size, floor,
+                                        search_type)
 
     answers = each_query(one, dataset.queries, "retrieving", progress, stop)
-    found = {q.qid: results for q, (results, _) in zip(dataset.queries, answers, strict=True)}
-    ranked = {qid: [s.memory.id for s in results] for qid, results in found.items()}
-    handed = {qid: handed_ranking(results, floor, search_type) for qid, results in found.items()}
-    timings = [ms for _, ms in answers]
+    ranked = {q.qid: [s.memory.id for s in results] for q, (results, _, _) in zip(dataset.queries, answers,
+                                                                                   strict=True)}
+    handed = {q.qid: by_k for q, (_, _, by_k) in zip(dataset.queries, answers, strict=True)}
+    timings = [ms for _, ms, _ in answers]
     relevant, categories = {q.qid: q.relevant for q in dataset.queries}, {q.qid: q.category for q in dataset.queries}
     table = compute_metrics(relevant, ranked, categories, metric_names(ks))
-    handed_table = compute_metrics(relevant, handed, categories, [f"recall@{k}" for k in ks])
     return EvalReport(dataset=dataset.name, kind=dataset.kind, profile=profile, ks=list(ks),
-                      pool_size=pool_size, relevance_floor=floor, handed=handed_table,
+                      pool_size=pool_size, relevance_floor=floor,
+                      handed=handed_table(relevant, handed, categories, ks),
                       handed_counts=handed_counts(handed, ks),
                       table=table, queries=n, skipped=dataset.skipped, load=load,
                       search_ms_p50=float(np.percentile(timings, 50)) if timings else 0.0,

@@ -22,7 +22,8 @@ SCOPE_RANKING = f"{SCOPE_LABEL} from {SCOPE_SURFACES}: {SCOPE_HOW}"
 # What chat hands over: ui_remember asks for k memories, then leaves out every one whose relevance is under
 # the floor (`core.retrieval.ranking.above_floor`). Shown beside the ranking's figures, as "handed recall@k".
 HANDED = ("handed recall@k: the share of a query's relevant ids a chat turn asking for k memories hands to "
-          "synthesis: the ranking's top k without the memories under the relevance floor (RELEVANCE_FLOOR), "
+          "synthesis: its own search for k (max(10, 2k) candidates a leg, as chat draws them, where the ranking "
+          "above draws the pool size), without the memories under the relevance floor (RELEVANCE_FLOOR), "
           "which ui_remember leaves out of its context. \"handed@k\": how many memories it hands over, on average")
 
 
