@@ -59,8 +59,10 @@ return 0"""
 
 
 def _searchable(t: Thought) -> bool:
-    """User thoughts and LLM answers; an extractive answer only quotes other memories."""
-    return t.category in KIND_OF and t.extra.get("synthesis") != "extractive"
+    """User thoughts and LLM answers; an extractive answer only quotes other memories, and an empty text
+    says nothing (an LLM's empty answer, stored before 2026-12-06: as a row it failed the index's sync,
+    and with it every later turn of the instance)."""
+    return t.category in KIND_OF and t.extra.get("synthesis") != "extractive" and bool(t.thought.strip())
 
 
 def thought_record(t: Thought, context: MemoryContext | None = None) -> MemoryRecord:

@@ -367,6 +367,10 @@ class Remember:
         else:
             notes.append("synthesis skipped: no LLM configured (set GROQ_API_KEY or LLM_BASE_URL); "
                          "the answer is extractive")
+        if completion is not None and not completion.text.strip():
+            # Nothing to show or to remember: stored, an empty answer also failed every later turn's indexing.
+            notes.append(f"the model {completion.model} returned an empty answer. Answered extractively instead.")
+            completion = None
         if completion is None:
             answer_text, synthesis, model_used, tokens = extractive_answer(context), "extractive", None, None
             yield answer_text

@@ -79,6 +79,37 @@ def test_synthesis_falls_back_to_extractive(wb, fake, instance, fault):
     assert thoughts[1].thought == r.answer and r.answer.startswith("Extractive answer")
 
 
+def test_an_empty_answer_is_answered_extractively_and_later_turns_are_indexed(wb, fake, instance):
+    """An empty answer was stored as the LLM's, and its empty row failed the index's sync: every later turn
+    of the instance then failed with "content: String should have at least 1 character" (a false
+    "invalid input", the turn stored)."""
+    fake.reply("")
+    r = Remember(wb).run(UiRememberParams(thought="my bike is blue", chain_id="empty"), instance=instance)
+    assert r.synthesis == "extractive" and r.answer.startswith("Extractive answer")
+    assert any("returned an empty answer" in n for n in r.notes), r.notes
+    fake.reply("Noted: your car is red.")
+    later = Remember(wb).run(UiRememberParams(thought="my car is red", chain_id="after"), instance=instance)
+    assert later.synthesis == "llm" and not any("deferred" in n for n in later.notes), later.notes
+    with wb.pool().connection() as conn:
+        assert conn.execute("SELECT count(*) FROM memory WHERE instance = %s AND kind = 'user' "
+                            "AND content = 'my car is red'", (instance,)).fetchone()[0] == 1
+
+
+def test_an_empty_answer_stored_before_is_no_row_of_the_index():
+    """An empty answer an older version stored as the LLM's stays queued for the index: it makes no row
+    (its row failed every later sync of the instance)."""
+    from core.conversation.indexing import thought_records
+    from core.conversation.thoughts import Thought
+
+    def said(n: int, category: str, text: str) -> Thought:
+        return Thought(id=f"t{n}", instance="i", chain_id="c", thought=text, timestamp=NOW, category=category,
+                       thought_number=1, total_thoughts=2, next_thought_needed=False, seq=n,
+                       extra={} if category == CATEGORY_USER else {"synthesis": "llm"})
+
+    thread = [said(1, CATEGORY_USER, "my bike is blue"), said(2, CATEGORY_ASSISTANT, "")]
+    assert [r.id for r in thought_records(thread, {"t1", "t2"})] == ["t1"]
+
+
 @pytest.mark.parametrize("fault", FAULTS)
 def test_past_task_key_points_report_the_failed_batch(wb, fake, instance, fault):
     store = PastTaskStore(wb.pool(), wb.embedder)
