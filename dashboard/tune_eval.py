@@ -30,6 +30,8 @@ from dashboard.ui import as_plain_line, attempt, plural
 
 KS = (1, 5, 10, 25)
 HANDED = "handed "  # the prefix of the columns of what chat hands over: "handed recall@10"
+# The chart's first metric: recall at the number of memories a chat turn asks for by default.
+CHAT_RECALL = f"recall@{uc.UiRememberParams.model_fields['top_k'].default}"
 
 
 def _dataset(source: str | bytes, instance: str, samples: tuple[str, ...], name: str) -> uc.EvalDataset:
@@ -192,7 +194,7 @@ def _show_reports(all_reports: list[uc.EvalReport]) -> None:
         st.info(note, icon=":material/info:")
     handed = [c for c in frame.columns if c.startswith(HANDED)]
     metric = st.selectbox("Metric for the chart", [*a.table.metrics, *handed],
-                          index=a.table.metrics.index("recall@10") if "recall@10" in a.table.metrics else 0,
+                          index=a.table.metrics.index(CHAT_RECALL) if CHAT_RECALL in a.table.metrics else 0,
                           key=K + "chart_metric", persist_state="page",
                           help=all_definitions("\n\n") + "\n\n" + HANDED_DEFINITION)
     fig = px.bar(frame, x="category", y=metric, color="profile", barmode="group", text_auto=".3f", height=320)
@@ -200,8 +202,12 @@ def _show_reports(all_reports: list[uc.EvalReport]) -> None:
     fig.update_layout(margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="")
     st.plotly_chart(fig, width="stretch")
     if handed:
-        st.caption(f"The *{HANDED.strip()} recall@k* columns: {a.handed_label} (RELEVANCE_FLOOR), the recall of "
-                   "what a chat turn asking for k memories puts in its context.", help=HANDED_DEFINITION)
+        same = all(r.handed.value(f"recall@{k}") == r.value(f"recall@{k}") for r in reports if r.handed for k in r.ks)
+        st.caption(f"The *{HANDED.strip()} recall@k* columns: the recall of what a chat turn asking for k memories "
+                   f"puts in its context: its own search for k, without the memories under the relevance floor "
+                   f"{a.relevance_floor:.2f} (RELEVANCE_FLOOR)."
+                   + (" On this set they equal the ranking's recall: chat hands over every relevant memory the "
+                      "ranking holds." if same else ""), help=HANDED_DEFINITION)
     st.dataframe(frame, hide_index=True, width="stretch",
                  column_config=metric_columns(a.table.metrics) | handed_columns(handed, a.handed_label))
     if agent:
