@@ -97,7 +97,7 @@ def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-06"
+RULES = "2026-12-06.2"  # .2: an age update supersedes every earlier age of that person
 
 
 @dataclass

@@ -14,6 +14,9 @@ can now do better than the rules.
 When: an ended chain at once (`on_turn`, from the turn); a quiet one by the sweep (`summarise_quiet`,
 with the abandonment sweep); the chains of an instance by `summarise_instance` (`workbench formation
 run`, after an import or once an LLM is configured: all of them, or those `core.formation.run` names).
+A summary that said a fact a correction or an update superseded is marked superseded with it
+(`core.formation.supersede`), and made again from what stands: by the turn that told the correction
+(`summarise_superseded`), or, superseded by `workbench formation run`, by the same run (`unsummarised`).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ SUMMARY_KIND = "session_summary"
 SUMMARY_SENTENCES = 3
 # The extractive rules' version, kept on each summary they write: one written by older rules is made again.
 # 2: only the statements formation keeps, that tell something, and none that repeats one observation.
-SUMMARY_RULES = 2
+# 3: a superseded statement is left out where the message's sentences run it together with pasted code.
+SUMMARY_RULES = 3
 SWEEP_LIMIT = 10  # chains one sweep summarises: it runs when a page loads, so it stays short
 SWEEP_LOOKBACK_S = 86400.0  # an instance's first sweep looks this far back; older chains: formation run
 LLM_ATTEMPTS = 2
@@ -204,10 +208,15 @@ def llm_summary(wb: Workbench, thoughts: list[Thought]) -> SummaryDraft | None:
 
 
 def standing_part(thought: Thought, superseded: Iterable[MemoryRow]) -> Thought | None:
-    """A user message as far as what it said still stands: without the sentences that say a fact a
-    correction superseded (`superseded`: the message's superseded rows), or None when nothing is left (or
-    the message itself was the fact). "I live in Lisbon. My sister is a nurse.", its Lisbon statement
-    corrected, is summarised as "My sister is a nurse."."""
+    """A user message as far as what it said still stands: without the statements a correction or an
+    update superseded (`superseded`: the message's superseded rows), or None when nothing is left (or the
+    message itself was the fact). "I live in Lisbon. My sister is a nurse.", its Lisbon statement
+    corrected, is summarised as "My sister is a nurse.".
+
+    A statement is cut out where the message says it word for word (`_verbatim`), then every sentence that
+    says one is left out: the message's sentences are not always formation's statements. Pasted code and
+    the statement after it ("```…``` Maya is 5 now.") are one sentence, which does not say the statement
+    alone, so the summary of a ChatGPT import said "Maya is 5 now" as current after "Maya is 6 now"."""
     gone = [own_words(r) for r in superseded]
     if not gone:
         return thought
@@ -218,8 +227,16 @@ def standing_part(thought: Thought, superseded: Iterable[MemoryRow]) -> Thought 
         told = told_before_question(sentence) if re.search(r"\?\W*$", sentence) else None
         return any(states(fact, sentence) or (told and states(fact, told)) for fact in gone)
 
-    left = " ".join(s.strip() for s in sentences(thought.thought.strip()) if not said(s))
+    text = thought.thought
+    for fact in gone:
+        text = _verbatim(fact).sub(" ", text)
+    left = " ".join(s.strip() for s in sentences(text.strip()) if not said(s))
     return thought.model_copy(update={"thought": left}) if re.search(r"\w", left) else None
+
+
+def _verbatim(fact: str) -> re.Pattern[str]:
+    """The fact's words as a message says them, whatever the spacing between them."""
+    return re.compile(r"\s+".join(map(re.escape, fact.split())))
 
 
 def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Literal["ended", "quiet"]) -> bool:
@@ -334,10 +351,34 @@ def unsummarised(wb: Workbench, instance: str) -> list[str]:
 
 
 def on_turn(wb: Workbench, user: Thought, *, ended: bool) -> None:
-    """After a turn is stored and indexed: its message's important copy, and the chain's summary if it ended."""
+    """After a turn is stored and indexed: its message's important copy, the summaries its statements
+    superseded made again (`summarise_superseded`), and the chain's summary if it ended."""
     mark_important(wb, [user])
+    summarise_superseded(wb, user)
     if ended:
         summarise_chain(wb, user.instance, user.chain_id, reason="ended")
+
+
+# The chains whose summary a statement of the message superseded (the mark names the observation), with
+# the reason they were summarised for.
+_SUPERSEDED_BY = """SELECT DISTINCT s.chain_id, s.metadata->>'reason' FROM memory s
+JOIN memory o ON o.instance = s.instance AND o.id = s.metadata->>'superseded_by'
+WHERE s.instance = %s AND s.kind = 'session_summary' AND s.metadata ? 'superseded_at'
+  AND o.metadata->>'source_thought' = %s"""
+
+
+def summarise_superseded(wb: Workbench, user: Thought) -> int:
+    """Make again, from the statements that stand, the summaries that the correction or update this
+    message told has superseded (`supersede` marks those that said the old fact): marked, a summary is
+    left out of retrieval with everything else its session said, until `workbench formation run` made it
+    again. By the rules it is a few reads of one chain; with an LLM configured, one call per summary (a
+    message seldom supersedes a fact, and then that of one or two sessions). Returns the summaries written."""
+    if not wb.index.partition_exists(user.instance):
+        return 0
+    with wb.index.pool.connection() as conn:
+        due = conn.execute(_SUPERSEDED_BY, (user.instance, user.id)).fetchall()
+    return sum(summarise_chain(wb, user.instance, chain, reason="quiet" if reason == "quiet" else "ended")
+               for chain, reason in due)
 
 
 def summarise_quiet(wb: Workbench, instance: str, now: float | None = None, limit: int = SWEEP_LIMIT) -> int:

@@ -56,7 +56,9 @@ run), 90 come out right, 0 wrong, 2 missed; before the updates, none of the 36 s
 Retrieval leaves superseded memories out unless a profile asks for them (`FusionProfile.include_superseded`),
 so the current fact is the one found; the explorer shows a fact's history (`fact_history`). The copies
 that state the old fact as well, the message's important copy and the session summaries that say it, are
-superseded with it (`IMPORTANT_COPY`, `SUMMARIES_OF`).
+superseded with it (`IMPORTANT_COPY`, `SUMMARIES_OF`); a summary is then made again from the statements that
+stand (`core.formation.summaries.summarise_superseded` after a turn, the run itself in `workbench formation
+run`), so the rest of its session is found again.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ from psycopg.types.json import Jsonb
 from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END, COMPARED
 from core.formation.kinds import sentences
 from core.formation.observations import Correction
-from core.formation.subjects import person, subjects
+from core.formation.subjects import SELF, person, subjects
 from core.formation.updates import ATTRIBUTES, read, replaced, replaces
 from core.index.memory_index import MemoryIndex
 from core.index.records import ROW_COLUMNS, row_from_tuple
@@ -174,13 +176,18 @@ def _candidates(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
 
 def _stating(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
     """The instance's latest current facts said before the update `c` that name an attribute it changes
-    (`updates.ATTRIBUTES`, by their words): "We just moved to Denver last week." shares no word with "I live
-    in Chicago …", so the search for it does not find it among thousands of memories (a two-year ChatGPT
-    import had 0 of its moves, jobs and cars superseded when formed in one run; 3,454 facts there)."""
-    changed = {claim.attribute for claim in read(c.said).claims if claim.changed} & ATTRIBUTES.keys()
-    if not c.update or not changed:
+    (`updates.ATTRIBUTES`, by their words), or whose age it changes (by whom: "Maya"): "We just moved to
+    Denver last week." shares no word with "I live in Chicago …", so the search for it does not find it
+    among thousands of memories (a two-year ChatGPT import had 0 of its moves, jobs and cars superseded
+    when formed in one run; 3,454 facts there). The search finds ten at most: the same import said "Maya is
+    5 now" in 44 statements, and its 38 saying she is 6 superseded 19 of them."""
+    claims = [claim for claim in read(c.said).claims if claim.changed]
+    changed = {claim.attribute for claim in claims} & ATTRIBUTES.keys()
+    aged = {who for claim in claims if claim.attribute == "age" for who in claim.who} - {SELF}
+    if not c.update or not (changed or aged):
         return []
-    named = re.compile(rf"\b(?:{'|'.join(ATTRIBUTES[a] for a in changed)})\b", re.IGNORECASE)
+    names = [ATTRIBUTES[a] for a in changed] + [re.escape(who) for who in aged]
+    named = re.compile(rf"\b(?:{'|'.join(names)})\b", re.IGNORECASE)
     o = c.observation
     with index.pool.connection() as conn:  # the texts alone: the rows of those that name it, after
         texts = conn.execute(
@@ -188,12 +195,13 @@ def _stating(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
             "'observations' AND NOT metadata ? 'superseded_at' AND created_at <= %s AND id <> %s "
             "ORDER BY created_at DESC, id LIMIT %s",
             (o.instance, FACT_KINDS, o.created_at, o.id, STATING_READ)).fetchall()
-    naming = [i for i, text in texts if named.search(text)][:STATING_NAMING]
+    naming = [i for i, text in texts if named.search(plain(text))][:STATING_NAMING]
     # The words first (a pasted log's "invalid memory address" names none), then the reading: a fact that
-    # states that attribute.
+    # states that attribute, or the age of the same person.
     latest = {i: n for n, i in enumerate(naming)}
     stating = (m for m in sorted(index.get(o.instance, naming), key=lambda m: latest[m.id])
-               if any(claim.attribute in changed for claim in read(own_words(m)).claims))
+               if any(claim.attribute in changed or (claim.attribute == "age" and claim.who & aged)
+                      for claim in read(own_words(m)).claims))
     return list(islice(stating, STATING))
 
 

@@ -65,6 +65,10 @@ CREATE INDEX IF NOT EXISTS memory_chain ON memory (instance, chain_id);
 -- the few memories that state who is who ("my daughter Inês", `core.formation.relations`), which a search
 -- naming a role or a name reads (`core.retrieval.relations`)
 CREATE INDEX IF NOT EXISTS memory_relations ON memory (instance) WHERE metadata ? 'relations';
+-- the session summaries a correction or an update superseded, which the turn that told it makes again
+-- (`core.formation.summaries.summarise_superseded`, after every turn): a few rows, read without a scan
+CREATE INDEX IF NOT EXISTS memory_superseded_summaries ON memory (instance)
+    WHERE kind = 'session_summary' AND metadata ? 'superseded_at';
 -- memories per embedding model and kind (the Overview, re-embedding) by an index-only scan, never the wide
 -- rows (`core.admin.overview.memory_counts`); it replaces memory_model, its first two columns
 CREATE INDEX IF NOT EXISTS memory_model_kind ON memory (instance, embedding_model, kind);

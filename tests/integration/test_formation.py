@@ -170,20 +170,22 @@ def test_the_same_correction_said_again_replaces_the_one_before(workbench, insta
 
 def test_a_correction_supersedes_the_copies_of_the_fact_too(workbench, instance):
     """The session summary drawn from the corrected message, and its important copy, state the old fact
-    as much as the fact does: they are superseded with it. Written again, the summary leaves the corrected
-    message out and stands."""
+    as much as the fact does. The copy is superseded with it; the summary is made again at once, from the
+    messages whose fact stands (here the Leiden statement alone, its observation word for word: none).
+    Written again when the chain goes on, the summary leaves the corrected message out and stands."""
     clock = Clock(datetime.now(UTC) - timedelta(hours=3))
     turn(workbench, instance, "plan", "I run with the club in Leiden on Tuesdays.", clock)
     told = turn(workbench, instance, "plan", "I'm training for a 10 km race on 18 May; my goal is under 50 "
                 "minutes.", clock, tags=["important"], next_thought_needed=False)
-    turn(workbench, instance, "later", "Actually, the race is on 25 May.", clock)
 
     def copies():
         return {r["kind"]: r["metadata"] for r in rows(workbench, instance)
                 if r["kind"] in ("session_summary", "important") and "18 May" in r["content"]}
 
     assert set(copies()) == {"session_summary", "important"}
-    assert all("superseded_by" in meta for meta in copies().values())
+    turn(workbench, instance, "later", "Actually, the race is on 25 May.", clock)
+    assert set(copies()) == {"important"} and "superseded_by" in copies()["important"]
+    assert not [r for r in rows(workbench, instance) if r["kind"] == "session_summary"]
     found = uc.remember(workbench, uc.UiRememberParams(thought="When is the race?", chain_id="ask",
                                                        instance=instance), clock=clock)
     assert [c.content for c in found.context] == [
@@ -569,14 +571,15 @@ def test_a_correction_finds_what_it_corrects(workbench, instance):
 
 def test_deleting_a_correction_makes_the_fact_it_corrected_current_again(workbench, instance):
     """A fact is hidden only because a correction superseded it: with the correction deleted, the fact and
-    its copies (important copy, session summary) are current again, and nothing points to the deleted id."""
+    its important copy are current again, and nothing points to the deleted id. (The session summary was
+    made again without the corrected statement when it was corrected: here none, one statement standing.)"""
     clock = Clock(datetime.now(UTC) - timedelta(hours=3))
     turn(workbench, instance, "plan", "I run with the club in Leiden on Tuesdays.", clock)
     turn(workbench, instance, "plan", "I'm training for a 10 km race on 18 May.", clock, tags=["important"],
          next_thought_needed=False)
     fix = turn(workbench, instance, "later", "Actually, the race is on 25 May.", clock)
     report = uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=fix.thought1_id))
-    assert "3 memories a deleted correction had superseded: current again" in report.notes
+    assert "2 memories a deleted correction had superseded: current again" in report.notes
     assert dangling(workbench, instance) == []
     assert [r["kind"] for r in rows(workbench, instance) if "superseded_at" in r["metadata"]] == []
     found = turn(workbench, instance, "ask", "When is the race?", clock)
@@ -655,7 +658,7 @@ def test_formation_run_closes_a_history_an_earlier_deletion_left_open(workbench,
         uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=fix.thought1_id))
     assert dangling(workbench, instance)
     result = uc.formation_run(workbench, uc.FormationRun(instance=instance))
-    assert "3 memories a deleted correction had superseded: current again" in result.notes
+    assert "2 memories a deleted correction had superseded: current again" in result.notes  # fact, copy
     assert dangling(workbench, instance) == []
     assert not [r for r in rows(workbench, instance) if "superseded_at" in r["metadata"]], told
 
@@ -693,7 +696,9 @@ def test_a_correction_supersedes_the_statement_it_corrects_not_the_message(workb
                                                      | message["metadata"].keys())
     copies = {r["kind"]: r for r in found.values() if r["kind"] in ("important", "session_summary")}
     assert copies["important"]["metadata"]["superseded_by"] == fix_id
-    assert copies["session_summary"]["metadata"]["superseded_by"] == fix_id  # it says "I live in Lisbon."
+    # The summary said "I live in Lisbon.": made again at once, from the statements that stand.
+    assert copies["session_summary"]["content"] == "My sister is a nurse. I drink green tea."
+    assert "superseded_at" not in copies["session_summary"]["metadata"]
     for question, fact in (("What does my sister do?", "My sister is a nurse."), ("What do I drink?",
                                                                                    "I drink green tea.")):
         asked = turn(workbench, instance, "ask", question, clock)
@@ -766,3 +771,21 @@ def test_a_look_up_is_a_question_and_the_fact_it_asks_for_is_found(workbench, in
     asked = turn(workbench, instance, "again", "recipe my mother sent", clock)
     assert asked.context[0].content.startswith("My mother sent me her lasagne recipe last week")
     assert "the recipe my mother sent last week" not in [c.content for c in asked.context]
+
+
+def test_an_age_that_grew_supersedes_every_earlier_age_of_that_person(workbench, instance):
+    """A ChatGPT import said "Maya is 5 now" in 44 statements: a "Maya is 6 now" superseded those a search
+    for it found, ten at most, and "How old is Maya?" still found "Maya is 5" first. The latest facts naming
+    her are read as well, as a move reads those naming where the user lives."""
+    clock = Clock(datetime.now(UTC) - timedelta(days=2))
+    five = "Maya is 5 now and has a lot of energy."
+    for n in range(12):
+        turn(workbench, instance, f"week{n}", five, clock)
+        turn(workbench, instance, f"week{n}", "Remember Maya can't have peanuts.", clock)
+    six = turn(workbench, instance, "birthday", "Maya is 6 now and has a lot of energy.", clock)
+    (update,) = [r for r in rows(workbench, instance) if r["metadata"].get("source_thought") == six.thought1_id]
+    told = [r for r in rows(workbench, instance) if r["kind"] == "observation" and r["content"] == five]
+    assert len(told) == 12 and all(r["metadata"].get("superseded_by") == update["id"] for r in told)
+    found = uc.retrieval_report(workbench, uc.RetrieveReportRequest(query="How old is Maya?", instance=instance))
+    contents = [m["content"] for m in found.memories]
+    assert "Maya is 6 now and has a lot of energy." in contents and five not in contents, contents

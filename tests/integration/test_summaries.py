@@ -291,3 +291,53 @@ def test_a_chain_that_told_nothing_has_no_summary(workbench, instance):
     talk(workbench, instance, "q", ["How do I make shakshuka?", "Make it more casual.", "Hmm, that didn't work.",
                                     "Good, now in bullet points.", "Perfect, thank you!"], clock=clock)
     assert summarise_instance(workbench, instance) == 0 and summary_of(workbench, instance, "q") is None
+
+
+CIVIC, OUTBACK = "I drive a 2015 Honda Civic.", "We sold the Civic and bought a 2021 Subaru Outback."
+HOME = ["I drive a 2015 Honda Civic. My sister Ana is a nurse in Porto.", "We are planning a trip to Lisbon in March."]
+
+
+def retrieved(wb, instance, query):
+    report = uc.retrieval_report(wb, uc.RetrieveReportRequest(query=query, instance=instance))
+    return [m["content"] for m in report.memories]
+
+
+def test_a_summary_drawn_on_a_fact_an_update_supersedes_is_made_again_from_what_stands(workbench, instance):
+    """A session said "I drive a 2015 Honda Civic." and was summarised; a later one says the Civic was
+    sold. The summary was marked superseded with the fact, so everything else the session said was lost to
+    retrieval until a `workbench formation run`; the turn that superseded the fact makes it again at once,
+    from the statements that stand, and "What car do I drive now?" finds the Outback first."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    talk(workbench, instance, "home", HOME, clock=clock, end=True)
+    assert CIVIC in summary_of(workbench, instance, "home").content
+    talk(workbench, instance, "car", [OUTBACK], clock=clock)
+    summary = summary_of(workbench, instance, "home")
+    assert summary.content == "My sister Ana is a nurse in Porto. We are planning a trip to Lisbon in March."
+    assert "superseded_at" not in summary.metadata
+    found = retrieved(workbench, instance, "What car do I drive now?")
+    assert found[0] == OUTBACK, found
+    assert not any("Civic" in text for text in found[1:]), found
+    assert summaries.unsummarised(workbench, instance) == ["car"]  # still going: nothing else is due
+
+
+PASTED = ("I get this error when running unit tests for a FastAPI endpoint in Bash:\n\n```\npsycopg.errors."
+          'UniqueViolation: duplicate key value violates unique constraint "users_email_key"\n``` '
+          "Maya is 5 now and has a lot of energy.")
+
+
+def test_a_superseded_statement_after_pasted_code_is_left_out_of_the_summary(workbench, instance):
+    """Formation reads "Maya is 5 now…" out of a message that pastes code first, but the message's
+    sentences run the code and the statement together: the statement was not found to leave it out, and
+    the summary said "Maya is 5 now" as current after "Maya is 6 now" had superseded it (a ChatGPT import:
+    first for "How old is Maya?")."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=3))
+    talk(workbench, instance, "maya", ["Remember Maya can't have peanuts.", PASTED,
+                                       "Our dog Biscuit needs a walk twice a day."], clock=clock)
+    talk(workbench, instance, "birthday", ["Maya is 6 now and has a lot of energy."], clock=clock)
+    assert summarise_instance(workbench, instance) == 1  # the birthday's one fact is its observation
+    summary = summary_of(workbench, instance, "maya")
+    assert summary.content == "Remember Maya can't have peanuts. Our dog Biscuit needs a walk twice a day."
+    assert "superseded_at" not in summary.metadata
+    found = retrieved(workbench, instance, "How old is Maya?")
+    assert found[0] == "Maya is 6 now and has a lot of energy.", found
+    assert not any("Maya is 5" in text for text in found), found
