@@ -12,7 +12,7 @@ from core.errors import NotFound, OutcomeUnknown
 from dashboard.chat_picker import conversation_caption, open_chain, render_picker
 from dashboard.chat_view import render_conversation
 from dashboard.resources import current_instance, get_workbench, summarise_in_background
-from dashboard.ui import as_plain_line, attempt, show_error, show_invalid
+from dashboard.ui import as_plain_line, as_plain_markdown, attempt, show_error, show_invalid
 
 WATCH_EVERY_S = 5  # how soon a chain made elsewhere (CLI, MCP, HTTP, another tab) shows in the list
 ORIGIN = uc.Origin(source="dashboard")
@@ -124,55 +124,88 @@ else:
             "conversation and every other one in this instance — with their score parts.")
 st.session_state.just_answered = False
 
-# Every turn gets a request id here, so a turn whose outcome was unknown (the connection to Redis lost
-# while it was stored) is retried with the same one: the retry returns the stored turn or stores it once.
-turn: dict | None = None
-if unsure := st.session_state.get("chat_unsure"):
-    show_error(unsure["error"], "answer this turn")
-    if st.button("Retry", key="chat_retry", help="Sends the same message with the same request id: it is "
-                                                  "stored at most once."):
-        turn = unsure
-st.caption(uc.limit_caption("Messages", uc.MESSAGE_MAX_CHARS))
-if text := st.chat_input("Ask something, or tell the assistant something to remember",
-                         max_chars=uc.MESSAGE_MAX_CHARS):
+# A sent message is the pending turn (`submitted`) until it is answered or refused: the input is disabled
+# meanwhile, and a run that is interrupted (another widget touched while the LLM is slow) leaves it pending,
+# so the next run answers it, with the same request id (stored once). A second message can't drop the first.
+# A turn whose outcome was unknown (the connection to Redis lost while it was stored) is retried the same way.
+
+
+def submitted(chain_id: str | None) -> None:
+    """The chat input's callback, run before the page's next run: the message becomes the pending turn."""
+    text = st.session_state.get("chat_text") or ""
     if text.strip():
-        turn = {"text": text, "request_id": f"chat-{uuid.uuid4().hex}", "chain_id": chain_id}
+        st.session_state.chat_pending = {"text": text, "request_id": f"chat-{uuid.uuid4().hex}",
+                                         "chain_id": chain_id}
     else:
-        st.warning("Type a message first.", icon=":material/edit:")
-if turn:
-    text = turn["text"]
+        st.session_state.chat_blank = True
+
+
+def stream_answer(params: uc.UiRememberParams) -> uc.UiRememberResult:
+    """The answer in the assistant's bubble as it comes: a spinner with the time waited while the LLM is
+    asked, then the text as it grows, started over when the LLM broke off mid-answer (the extractive answer
+    follows, whole)."""
+    events = uc.remember_stream(wb, params, origin=ORIGIN)
+    text = ""
+    with st.chat_message("assistant"):
+        slot = st.empty()
+        for event in events:
+            if isinstance(event, uc.Synthesising):
+                with slot.container(), st.spinner(f"Waiting for {event.model}… (at most {event.timeout_s:g} s, "
+                                                  "LLM_TIMEOUT_S)", show_time=True):
+                    event = next(events)  # the answer's first piece ends the wait
+            if isinstance(event, uc.UiRememberResult):
+                return event
+            text = "" if isinstance(event, uc.AnswerRestarts) else text + event
+            slot.markdown(as_plain_markdown(text))
+    raise RuntimeError("the turn ended without its result")  # unreachable: remember_stream ends with it
+
+
+def answer(turn: dict) -> None:
+    """Answer the pending `turn`; a failure is kept for the next run to show above the input, which the
+    rerun enables again."""
     user_turns = conversation.user_turns if conversation else 0
     with st.chat_message("user"):
-        st.text(text)
+        st.text(turn["text"])
     try:
         params = uc.UiRememberParams(
-            instance=instance, thought=text, chain_id=turn["chain_id"], request_id=turn["request_id"],
+            instance=instance, thought=turn["text"], chain_id=turn["chain_id"], request_id=turn["request_id"],
             total_thoughts=user_turns + 1,
             top_k=top_k, style=style, profile=profile, similarity_threshold=threshold,
             token_cap=token_cap or None, temporal=temporal or None, tags=tags,
             filter_tags=filter_tags, search_type=search_type,
             include_history=include_history,
             intermediate_steps={(step_title.strip() or "tool"): step_output} if step_output.strip() else {})
-        holder: dict[str, uc.UiRememberResult] = {}
-
-        def pieces():
-            for piece in uc.remember_stream(wb, params, origin=ORIGIN):
-                if isinstance(piece, uc.UiRememberResult):
-                    holder["result"] = piece
-                else:
-                    yield piece
-
-        with st.chat_message("assistant"):
-            st.write_stream(pieces())
-        result = holder["result"]
-        open_chain(instance, result.chain_id, title=text[:120])  # a new chain is labelled by its first message
+        result = stream_answer(params)
+        # A new chain is labelled by its first message.
+        open_chain(instance, result.chain_id, title=turn["text"][:120])
         st.session_state.just_answered = True
         st.session_state.pop("chat_unsure", None)
-        st.rerun()
-    except OutcomeUnknown as e:  # shown above the input with a Retry, on the next run
+    except OutcomeUnknown as e:  # shown above the input with a Retry
         st.session_state.chat_unsure = {**turn, "error": e}
-        st.rerun()
-    except ValidationError as e:  # a setting out of range, named by its label
-        show_invalid(e, "answer this turn", INPUT_LABELS)
-    except Exception as e:  # shown as a message with what to do, never a traceback
-        show_error(e, "answer this turn")
+    except Exception as e:  # noqa: BLE001 - shown as a message with what to do, never a traceback
+        st.session_state.chat_failed = {"text": turn["text"], "error": e}
+    st.session_state.pop("chat_pending", None)
+    st.rerun()
+
+
+if failed := st.session_state.pop("chat_failed", None):
+    with st.chat_message("user"):
+        st.text(failed["text"])
+    if isinstance(failed["error"], ValidationError):  # a setting out of range, named by its label
+        show_invalid(failed["error"], "answer this turn", INPUT_LABELS)
+    else:
+        show_error(failed["error"], "answer this turn")
+pending = st.session_state.get("chat_pending")
+if (unsure := st.session_state.get("chat_unsure")) and not pending:
+    show_error(unsure["error"], "answer this turn")
+    if st.button("Retry", key="chat_retry", help="Sends the same message with the same request id: it is "
+                                                  "stored at most once."):
+        pending = st.session_state.chat_pending = {k: v for k, v in unsure.items() if k != "error"}
+if st.session_state.pop("chat_blank", False):
+    st.warning("Type a message first.", icon=":material/edit:")
+st.caption(uc.limit_caption("Messages", uc.MESSAGE_MAX_CHARS))
+st.chat_input("Ask something, or tell the assistant something to remember", max_chars=uc.MESSAGE_MAX_CHARS,
+              key="chat_text", on_submit=submitted, args=(chain_id,), submit_mode="disable",
+              disabled=pending is not None)
+if pending:
+    answer(pending)

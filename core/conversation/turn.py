@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Self
 
 import psycopg
 import redis
@@ -48,6 +48,7 @@ from core.formation.summaries import on_turn
 from core.ids import Id, validate_id
 from core.limits import MESSAGE_MAX_CHARS
 from core.llm import Completion, Message
+from core.llm.base import LLMCallFailed
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory, SomeText, Tags
 from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT
 from core.retrieval.hybrid import SearchRequest, hybrid_search
@@ -164,6 +165,11 @@ class UiRememberResult(BaseModel):
                                                       "for it): sending it again returns this result")
     answer: str
     synthesis: Literal["llm", "extractive"]
+    synthesis_error: str | None = Field(
+        None, description="why the answer is extractive although an LLM is configured: what its call did, in a "
+                          "few words (\"HTTP 500\", \"no answer within 30 s\", \"127.0.0.1:8080 unreachable\", "
+                          "\"empty answer\"; the notes say it in full); None when the LLM answered or none is "
+                          "configured")
     profile: str
     fusion: FusionUsed | None = Field(None, description="the profile's definition as this turn ranked with it")
     context: list[ContextItem]
@@ -240,13 +246,42 @@ def _event(m: ScoredMemory, before: str, after: str = "") -> str:
     return f"{before}{event}{after}" if event else ""
 
 
-def extractive_answer(items: list[ScoredMemory]) -> str:
-    """The memories that passed the relevance floor, quoted; none: says no memory matches."""
+def extractive_answer(items: list[ScoredMemory], failed: str | None = None) -> str:
+    """The memories that passed the relevance floor, quoted; none: says no memory matches. Its label says
+    why there is no LLM answer: none is configured, or the configured one `failed` (what its call did)."""
+    why = "no LLM configured" if failed is None else f"the LLM failed: {failed}"
     if not items:
-        return (f"Extractive answer (no LLM configured): {NO_MEMORY_MATCHES}. "
+        return (f"Extractive answer ({why}): {NO_MEMORY_MATCHES}. "
                 "Your message is stored, so later turns can use it.")
     lines = [f"- {m.memory.created_at:%Y-%m-%d}{_event(m, ' (event ', ')')}: {m.memory.content}" for m in items[:3]]
-    return "Extractive answer (no LLM configured) — the most relevant memories:\n" + "\n".join(lines)
+    return f"Extractive answer ({why}) — the most relevant memories:\n" + "\n".join(lines)
+
+
+class Synthesising(str):
+    """Yielded by `Remember.stream` just before the LLM is asked, so a front end can say what it waits for:
+    `model`, for at most `timeout_s` (LLM_TIMEOUT_S, its retries included). An empty string, like
+    `AnswerRestarts`: a consumer that only joins the text is unaffected by the markers."""
+
+    model: str
+    timeout_s: float
+
+    def __new__(cls, model: str, timeout_s: float) -> Self:
+        marker = super().__new__(cls, "")
+        marker.model, marker.timeout_s = model, timeout_s
+        return marker
+
+
+class AnswerRestarts(str):
+    """Yielded by `Remember.stream` when the LLM's answer broke off after some of its text was yielded: that
+    text is void, and the pieces after this marker are the whole answer (the extractive one). `reason`: what
+    happened. An empty string (see `Synthesising`)."""
+
+    reason: str
+
+    def __new__(cls, reason: str) -> Self:
+        marker = super().__new__(cls, "")
+        marker.reason = reason
+        return marker
 
 
 class Remember:
@@ -281,7 +316,9 @@ class Remember:
 
     def stream(self, params: UiRememberParams, *, instance: str | None = None
                ) -> Iterator[str | UiRememberResult]:
-        """Yield the answer's text as it is produced, then the `UiRememberResult`."""
+        """Yield the answer's text as it is produced, then the `UiRememberResult`. Among the pieces of text,
+        two markers (empty strings): `Synthesising` before the LLM is asked, and `AnswerRestarts` when its
+        answer broke off (the text so far is void; the pieces after it are the whole answer)."""
         wb, store = self.wb, self.wb.thoughts
         instance = validate_id(instance or params.instance or wb.settings.instance, "instance")
         request_id = params.request_id or f"req-{uuid.uuid4().hex}"
@@ -354,7 +391,9 @@ class Remember:
         model = choose_model(params.style, len(context), wb.settings.model_fast, wb.settings.model_deep)
         t_syn = time.perf_counter()
         completion: Completion | None = None
+        failed: str | None = None  # what the configured LLM's call did, when it gave no answer
         if wb.llm.configured:
+            yield Synthesising(model=model, timeout_s=wb.settings.llm_timeout_s)
             try:
                 for piece in wb.llm.stream(prompt, model=model, temperature=wb.settings.llm_temperature,
                                            max_tokens=wb.settings.llm_max_tokens):
@@ -363,16 +402,19 @@ class Remember:
                     else:
                         yield piece
             except ProviderError as e:
+                failed = e.reason if isinstance(e, LLMCallFailed) else str(e)
                 notes.append(f"{e} Answered extractively instead.")
+                if isinstance(e, LLMCallFailed) and e.partial:
+                    yield AnswerRestarts(reason=str(e))
         else:
             notes.append("synthesis skipped: no LLM configured (set GROQ_API_KEY or LLM_BASE_URL); "
                          "the answer is extractive")
         if completion is not None and not completion.text.strip():
             # Nothing to show or to remember: stored, an empty answer also failed every later turn's indexing.
             notes.append(f"the model {completion.model} returned an empty answer. Answered extractively instead.")
-            completion = None
+            completion, failed = None, "empty answer"
         if completion is None:
-            answer_text, synthesis, model_used, tokens = extractive_answer(context), "extractive", None, None
+            answer_text, synthesis, model_used, tokens = extractive_answer(context, failed), "extractive", None, None
             yield answer_text
         else:
             answer_text, synthesis = completion.text, "llm"
@@ -389,7 +431,8 @@ class Remember:
             thought1_id=user_id, thought2_id=answer_id, thought3_id=metrics_id, model_used=model_used,
             usage_total_tokens=tokens, model_selected=model, instance=instance, chain_id=chain_id,
             request_id=request_id, answer=answer_text,
-            synthesis=synthesis, profile=profile.name, fusion=fusion_used(profile, params.search_type),
+            synthesis=synthesis, synthesis_error=failed, profile=profile.name,
+            fusion=fusion_used(profile, params.search_type),
             context=[_context_item(m, now) for m in context],
             memory=memory,
             context_dropped_by_token_cap=dropped, history_turns_dropped=history_dropped,

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from core.errors import ProviderError
+
 
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -21,6 +23,17 @@ class Completion(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
+
+
+class LLMCallFailed(ProviderError):
+    """A chat call failed after its retries. `reason` says what happened in a few words ("HTTP 500", "no
+    answer within 30 s"), for a label beside the fallback; the message says it in full, with what to do.
+    `partial`: the answer had begun to stream when it failed, so the pieces already yielded are void."""
+
+    def __init__(self, message: str, reason: str, *, partial: bool = False):
+        super().__init__(message)
+        self.reason = reason
+        self.partial = partial
 
 
 class LLM(ABC):

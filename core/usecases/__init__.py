@@ -22,7 +22,8 @@ from core.usecases.archive import (ExportArchive, ExportResult, RestoreArchive, 
 from core.usecases.bank import (BankAdd, BankQuery, BankRef, bank_add, bank_clear, bank_delete, bank_list,
                                 bank_query, bank_snapshot, bank_stats, default_bank)
 from core.usecases.base import InstanceRequest, Origin, Progress, Request
-from core.usecases.conversation import (Conversation, ConversationMessage, ConversationRef, SweepResult,
+from core.usecases.conversation import (AnswerRestarts, Conversation, ConversationMessage, ConversationRef,
+                                        SweepResult, Synthesising,
                                         UiRememberParams, UiRememberResult, conversation, mark_abandoned,
                                         remember, remember_stream, summarise_quiet_chains, sweep,
                                         sweep_instance)
@@ -110,7 +111,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
     )
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
-           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE", "ID_RULE", "validate_id",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE", "ID_RULE", "validate_id", "AnswerRestarts", "Synthesising",
            "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",

@@ -14,7 +14,7 @@ from core.conversation.feedback import ABANDON_AFTER_S
 from core.conversation.metrics import ContextItem, Origin, TurnMetrics
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord, \
     Thought
-from core.conversation.turn import Remember, UiRememberParams, UiRememberResult
+from core.conversation.turn import AnswerRestarts, Remember, Synthesising, UiRememberParams, UiRememberResult
 from core.errors import NotFound, ProviderError, ServiceUnavailable, outage
 from core.formation.summaries import summarise_quiet
 from core.ids import Id
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from core.runtime import Workbench
 
 # For the front ends: the sweep's threshold, and the categories of a turn's user and assistant thoughts.
-__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "ContextItem", "FeedbackRecord",
-           "Thought", "TurnMetrics"]
+__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "AnswerRestarts", "ContextItem",
+           "FeedbackRecord", "Synthesising", "Thought", "TurnMetrics"]
 
 
 def remember(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None,
@@ -45,7 +45,13 @@ def _as_asked(req: UiRememberParams, result: UiRememberResult) -> UiRememberResu
 
 def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None
                     ) -> Iterator[str | UiRememberResult]:
-    """The same turn, yielding the answer's text as it is produced and then the result."""
+    """The same turn, yielding the answer's text (`str` pieces) as it is produced and then the result.
+
+    Two markers come among the pieces, as empty strings (joining the pieces is unaffected by them), told
+    apart by their type. `Synthesising` (`.model`, `.timeout_s`): the LLM is being asked, for at most
+    `timeout_s` seconds (a place to show "waiting for <model>…"). `AnswerRestarts` (`.reason`): the LLM's
+    answer broke off mid-way, so discard the text shown so far; the pieces after it are the whole
+    (extractive) answer, the one `result.answer` holds."""
     for part in Remember(wb, origin=origin).stream(req):
         yield part if isinstance(part, str) else _as_asked(req, part)
 

@@ -113,3 +113,49 @@ def test_spaces_are_refused_and_turn_settings_stay_open(dashboard, workbench, in
         scroller = page.get_by_test_id("stDataFrame").last.locator(".dvn-scroller")
         assert scroller.evaluate("e => e.scrollWidth <= e.clientWidth")
         browser.close()
+
+
+def test_a_message_sent_while_an_answer_is_pending_is_not_lost(settings, workbench, instance, tmp_path):
+    """With a slow LLM the input stayed enabled, and a second message silently dropped the first (the LLM got
+    it; it was never stored). Now the input is disabled while a turn runs, the page says what it waits for,
+    and a rerun meanwhile (here: opening the turn settings) answers the same turn again, stored once."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    from pathlib import Path
+
+    from benchmarks.browser import CHROMIUM, served_dashboard
+    from tests.support.fake_llm import FakeLLMServer
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
+    with FakeLLMServer() as llm, served_dashboard({
+            "DATA_DIR": str(settings.data_dir), "INSTANCE": instance, "LLM_BASE_URL": llm.url + "/v1",
+            "MODEL_FAST": "fast-1", "LLM_TIMEOUT_S": "30"}) as url, playwright.sync_playwright() as p:
+        llm.hang(6)
+        llm.reply("Your lamp is orange.")
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
+        page.goto(url + "/chat")
+        page.get_by_text("Turn settings").wait_for(timeout=30_000)
+        settle(page)
+        box = page.get_by_test_id("stChatInputTextArea")
+        box.fill("Interrupt A: my lamp is orange.")
+        box.press("Enter")
+        page.get_by_text("Waiting for fast-1").wait_for(timeout=10_000)
+        assert box.is_disabled()
+        page.screenshot(path=str(tmp_path / "pending.png"))
+        page.get_by_text("Turn settings").click()  # a rerun while the LLM is still busy with A
+
+        page.get_by_text("Why this answer").wait_for(timeout=60_000)
+        settle(page)
+        assert not box.is_disabled()
+        (chain,) = workbench.thoughts.chains(instance)
+        said = [t.thought for t in workbench.thoughts.chain_thoughts(instance, chain.chain_id)
+                if t.category == uc.CATEGORY_USER]
+        assert said == ["Interrupt A: my lamp is orange."]
+        assert page.get_by_text("1 turn · last activity").count() == 1
+
+        box.fill("Interrupt B: my rug is blue.")  # the next message goes on in the same conversation
+        box.press("Enter")
+        page.get_by_text("2 turns · last activity").wait_for(timeout=60_000)
+        assert workbench.thoughts.chain_count(instance) == 1
+        browser.close()

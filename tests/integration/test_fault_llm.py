@@ -26,6 +26,8 @@ from core.past_tasks.store import PastTaskStore, ProducedTextInput
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER
 from tests.support.embedders import KeywordEmbedder
 from tests.support.fake_llm import FakeLLMServer
+from core.errors import ProviderError
+from core.llm import Message
 
 RETRIES = 1  # the SDK's retries: every failing call is made twice
 FAULTS = ["timeout", "429", "503", "not JSON"]
@@ -55,9 +57,11 @@ def fresh(fake):
 
 
 def script(fake: FakeLLMServer, fault: str, calls: int = 1 + RETRIES) -> int:
-    """Make the next `calls` chat calls fail with `fault`; returns how many requests that is."""
+    """Make the next `calls` chat calls fail with `fault`; returns how many requests that is. A timeout is
+    one request: LLM_TIMEOUT_S bounds the whole call, and a retry would start past it."""
     if fault == "timeout":
-        fake.stall(1.0, times=calls)
+        calls = 1
+        fake.stall(1.0)
     elif fault == "not JSON":
         for _ in range(calls):
             fake.reply("Sorry, I can't do that right now.")
@@ -66,17 +70,35 @@ def script(fake: FakeLLMServer, fault: str, calls: int = 1 + RETRIES) -> int:
     return calls
 
 
+# What the result says of each fault: its `synthesis_error`, and the note's account of it.
+SAID = {"timeout": ("no answer within 0.3 s", "did not answer within 0.3 s (LLM_TIMEOUT_S) after 1 attempt"),
+        "429": ("HTTP 429", "failed (HTTP 429) after 2 attempts"),
+        "503": ("HTTP 503", "failed (HTTP 503) after 2 attempts")}
+
+
 @pytest.mark.parametrize("fault", ["timeout", "429", "503"])
-def test_synthesis_falls_back_to_extractive(wb, fake, instance, fault):
+def test_synthesis_falls_back_to_extractive_and_says_the_llm_failed(wb, fake, instance, fault):
+    """The answer was labelled "no LLM configured" while one was, and only the free-text note told a failure
+    from no LLM; the note named the SDK's exception class (APITimeoutError) for a timeout."""
     expected = script(fake, fault)
     r = Remember(wb).run(UiRememberParams(thought="the budget meeting moved to Friday", chain_id="c"),
                          instance=instance)
     assert len(fake.chat_requests) == expected
     assert r.synthesis == "extractive" and r.model_used is None
-    assert any("failed" in n and "extractively" in n for n in r.notes), r.notes
+    error, note = SAID[fault]
+    assert r.synthesis_error == error
+    assert any(note in n and n.endswith("Answered extractively instead.") for n in r.notes), r.notes
     thoughts = wb.thoughts.chain_thoughts(instance, "c")
     assert [t.category for t in thoughts] == [CATEGORY_USER, CATEGORY_ASSISTANT, CATEGORY_METRICS]
-    assert thoughts[1].thought == r.answer and r.answer.startswith("Extractive answer")
+    assert thoughts[1].thought == r.answer
+    assert r.answer.startswith(f"Extractive answer (the LLM failed: {error})")
+
+
+def test_without_an_llm_the_answer_says_none_is_configured(keyword_workbench, instance):
+    r = Remember(keyword_workbench).run(UiRememberParams(thought="my kite is green", chain_id="n"),
+                                        instance=instance)
+    assert r.synthesis == "extractive" and r.synthesis_error is None
+    assert r.answer.startswith("Extractive answer (no LLM configured)")
 
 
 def test_an_empty_answer_is_answered_extractively_and_later_turns_are_indexed(wb, fake, instance):
@@ -85,7 +107,8 @@ def test_an_empty_answer_is_answered_extractively_and_later_turns_are_indexed(wb
     "invalid input", the turn stored)."""
     fake.reply("")
     r = Remember(wb).run(UiRememberParams(thought="my bike is blue", chain_id="empty"), instance=instance)
-    assert r.synthesis == "extractive" and r.answer.startswith("Extractive answer")
+    assert r.synthesis == "extractive" and r.synthesis_error == "empty answer"
+    assert r.answer.startswith("Extractive answer (the LLM failed: empty answer)")
     assert any("returned an empty answer" in n for n in r.notes), r.notes
     fake.reply("Noted: your car is red.")
     later = Remember(wb).run(UiRememberParams(thought="my car is red", chain_id="after"), instance=instance)
@@ -187,3 +210,99 @@ def test_bank_compression_falls_back_to_rules(wb, fake, instance, fault):
     (summary,) = snap.summaries
     compressed = [e.entry.id for e in snap.entries if e.compressed_into == summary.id]
     assert sorted(compressed) == sorted(summary.source_entries) and len(compressed) == 3
+
+
+def test_a_slow_llm_holds_the_turn_for_llm_timeout_s_not_once_per_retry(wb, fake, instance):
+    """The SDK retried a timeout, each try waiting LLM_TIMEOUT_S again: 129.7 s for a 40 s LLM at the
+    defaults. LLM_TIMEOUT_S bounds the whole call now."""
+    fake.stall(1.0)
+    r = Remember(wb).run(UiRememberParams(thought="the boat leaves at nine", chain_id="slow"), instance=instance)
+    assert len(fake.chat_requests) == 1
+    assert r.latency.synthesis_ms < 2 * 300  # 0.3 s (LLM_TIMEOUT_S), not (1 + RETRIES) times it
+    assert r.synthesis_error == "no answer within 0.3 s"
+
+
+class BreakingLLM:
+    """An OpenAI-compatible server whose streamed answer breaks off after `pieces` words: the connection
+    closes in the middle of its chunked body, as a server that crashed mid-answer does."""
+
+    def __init__(self, pieces: list[str]):
+        import http.server
+        import json
+        import threading
+
+        def chunk(data: str) -> bytes:
+            raw = data.encode()
+            return f"{len(raw):x}\r\n".encode() + raw + b"\r\n"
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for piece in pieces:
+                    event = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                    self.wfile.write(chunk(f"data: {json.dumps(event)}\n\n"))
+                self.wfile.write(b"ff\r\ndata: {")  # a chunk cut short, and no last chunk
+                self.wfile.flush()
+                self.close_connection = True
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_stream_broken_mid_answer_is_marked_before_the_fallback(settings, instance):
+    """`remember_stream` yielded the LLM's first words and then the extractive answer, with nothing to say
+    the first were void: joined, the pieces were garbled."""
+    from core.usecases.conversation import AnswerRestarts, Synthesising, remember_stream
+
+    server = BreakingLLM(["FAKE", " answer", " begins"])
+    w = Workbench(settings.model_copy(update={"llm_base_url": server.url, "llm_max_retries": 0,
+                                              "llm_timeout_s": 5.0}), embedder=KeywordEmbedder())
+    try:
+        events = list(remember_stream(w, UiRememberParams(thought="my kite is green", chain_id="mid",
+                                                          instance=instance)))
+    finally:
+        w.close()
+        server.close()
+    result = events[-1]
+    assert isinstance(events[0], Synthesising) and events[1:4] == ["FAKE", " answer", " begins"]
+    assert isinstance(events[4], AnswerRestarts) and "broke off mid-answer" in events[4].reason
+    after = events[5:-1]
+    assert "".join(after) == result.answer and result.answer.startswith("Extractive answer (the LLM failed: ")
+    assert result.synthesis_error == "the answer broke off"
+
+
+def test_a_refused_connection_names_the_host(settings):
+    import socket
+
+    from core.llm.openai_compat import openai_compatible_llm
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm = openai_compatible_llm(f"http://127.0.0.1:{port}/v1", None, timeout_s=5.0, max_retries=1)
+    with pytest.raises(ProviderError, match=rf"could not connect to 127\.0\.0\.1:{port} \(LLM_BASE_URL\) after "
+                                            r"2 attempts \(.*[Cc]onnection refused"):
+        llm.complete([Message(role="user", content="hi")], model="m")
+
+
+def test_a_429_asking_for_a_longer_wait_than_the_deadline_says_the_wait(wb, fake):
+    """The SDK ignored a Retry-After above 60 s, retried at once, and said only "wait and retry"."""
+    fake.fail(429, retry_after_ms=600_000)
+    with pytest.raises(ProviderError, match=r"HTTP 429\) after 1 attempt: the server asked to wait 600 s"):
+        wb.llm.complete([Message(role="user", content="hi")], model="m")
+    assert len(fake.chat_requests) == 1
