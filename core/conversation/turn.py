@@ -392,6 +392,7 @@ class Remember:
         t_syn = time.perf_counter()
         completion: Completion | None = None
         failed: str | None = None  # what the configured LLM's call did, when it gave no answer
+        server_failed = False  # the LLM server failed this turn: its formation does not ask it again
         if wb.llm.configured:
             yield Synthesising(model=model, timeout_s=wb.settings.llm_timeout_s)
             try:
@@ -403,6 +404,7 @@ class Remember:
                         yield piece
             except ProviderError as e:
                 failed = e.reason if isinstance(e, LLMCallFailed) else str(e)
+                server_failed = True
                 notes.append(f"{e} Answered extractively instead.")
                 if isinstance(e, LLMCallFailed) and e.partial:
                     yield AnswerRestarts(reason=str(e))
@@ -467,6 +469,8 @@ class Remember:
         formation = None
         try:  # the formation reads the index too: with Postgres down, both wait for the next turn
             formation = turn_formation(wb)
+            if server_failed:
+                formation.stop_asking("the LLM server failed on this turn's answer")
             queued = [user, answer] if synthesis == "llm" else [user]  # as `append_turn` queued them
             sync_error = sync_index(store, wb.index, formation=formation, own=queued).error
         except (psycopg.Error, ServiceUnavailable, *REDIS_DOWN) as e:

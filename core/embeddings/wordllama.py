@@ -12,8 +12,10 @@ same ids, so the same vectors, bit for bit (tests/unit/test_wordllama_tokens.py)
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,10 +35,27 @@ def load_wordllama():
     in `wordllama/tokenizer/` and would then download. Its cache lookup is `<cache_dir>/tokenizers/` and
     `<cache_dir>/weights/`, so pointing `cache_dir` at the package itself finds both shipped files.
     """
-    import wordllama
-    from wordllama import WordLlama
+    with _root_logger_kept():
+        import wordllama
+        from wordllama import WordLlama
 
     return WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+
+
+@contextmanager
+def _root_logger_kept() -> Iterator[None]:
+    """Undo what importing wordllama does to the root logger: its `__init__` and `inference` modules
+    call `logging.basicConfig(level=logging.INFO)`, which, in a program that set up no logging, adds a
+    stderr handler and turns on INFO for everything (each LLM call printed `INFO:httpx:HTTP Request: …`).
+    A library leaves logging to the program that uses it."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        root.setLevel(level)
 
 
 class WordLlamaEmbedder(Embedder):

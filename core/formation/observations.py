@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -43,6 +44,7 @@ from core.retrieval.timeparse import parse_time_hint
 OBSERVED = ("statement", "correction")  # the kinds whose facts become observations
 SUPERSESSION_KEYS = ("superseded_at", "superseded_by", "superseded_also")
 JSON_RETRIES = 2
+SERVER_FAILURES = 3  # messages in a row on which the LLM server failed: not asked again (`Formation`)
 MIN_TOLD_WORDS = 4  # a question's other sentences are kept as a fact from this many words ("Thanks!" is not)
 # What opens a correction before the fact it tells ("No, it was Lyon" → "It was Lyon"). Its "no" is the
 # interjection feedback reads as a correction (`NO_INTERJECTION`): the determiner in "No dogs are allowed
@@ -109,7 +111,7 @@ class Formed:
     kind: MessageKind
     facts: list[str]
     by: str = "rules"
-    note: str | None = None
+    note: str | None = None  # with an LLM configured: why the rules read the message instead
     correcting: tuple[int, ...] = ()
 
     def kind_of(self, n: int) -> MessageKind:
@@ -156,17 +158,15 @@ def rules_formation(text: str) -> Formed:
 
 
 def llm_formation(llm: LLM, model: str, text: str, before: list[str]) -> Formed:
-    """The LLM's kind and facts for a message (JSON, retried twice), else the rules' with a note."""
+    """The LLM's kind and facts for a message (JSON, asked again twice when a reply is not), else the
+    rules' with what was wrong as its note. A failure of the server itself (after its SDK's retries)
+    is raised as the `ProviderError`: `Formation` counts those towards giving up on the server."""
     earlier = "\n".join(f"- {m[:500]}" for m in reversed(before)) or "(none)"
     messages = [Message(role="system", content=FORMATION_SYSTEM),
                 Message(role="user", content=f"Earlier messages, oldest first:\n{earlier}\n\nMessage: {text}")]
     error = ""
     for _ in range(1 + JSON_RETRIES):
-        try:
-            reply = llm.complete(messages, model=model, temperature=0.0, max_tokens=400, json_mode=True)
-        except ProviderError as e:
-            error = str(e)
-            break
+        reply = llm.complete(messages, model=model, temperature=0.0, max_tokens=400, json_mode=True)
         try:
             return _parse_reply(reply.text)
         except ValueError as e:
@@ -174,19 +174,27 @@ def llm_formation(llm: LLM, model: str, text: str, before: list[str]) -> Formed:
             messages += [Message(role="assistant", content=reply.text[:2000]),
                          Message(role="user", content=f"That was not the asked JSON ({error}). Reply with "
                                                       'the JSON object only: {"kind": ..., "facts": [...]}.')]
+    return _by_rules(text, f"{error}, after {1 + JSON_RETRIES} tries")
+
+
+def _by_rules(text: str, why: str) -> Formed:
+    """The rules' reading of a message the LLM did not read, and why (`Formed.note`)."""
     formed = rules_formation(text)
-    formed.note = f"LLM formation failed ({error}); the rules read this message"
+    formed.note = why
     return formed
 
 
 def _parse_reply(text: str) -> Formed:
+    """The reply's kind and facts; a ValueError says what was wrong with it (the LLM is told, and then
+    the user)."""
     match = re.search(r"\{.*\}", text, re.DOTALL)
     try:
         loaded = json.loads(match.group(0)) if match else None
     except ValueError:
         loaded = None
     if not isinstance(loaded, dict) or loaded.get("kind") not in MESSAGE_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(MESSAGE_KINDS)}")
+        raise ValueError(f"kind must be one of {', '.join(MESSAGE_KINDS)}" if isinstance(loaded, dict)
+                         else "the reply was not a JSON object")
     facts = loaded.get("facts") or []
     if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
         raise ValueError("facts must be a list of strings")
@@ -211,21 +219,60 @@ class Correction:
 
 
 class Formation:
-    """Forms the user messages of a batch of rows being indexed (see the module docstring)."""
+    """Forms the user messages of a batch of rows being indexed (see the module docstring).
+
+    With an LLM, it counts who read each message and why the rules stood in (`notes`). A server that
+    failed on `SERVER_FAILURES` messages in a row is not asked again by this formation (`stop_asking`):
+    each failure has already cost the SDK's retries, and asking again for every message of a long
+    history would wait hours on a dead server. The rules read the rest, and the next `workbench formation
+    run` gives those messages to the LLM again."""
 
     def __init__(self, index: MemoryIndex, llm: LLM | None = None, model: str | None = None):
         self.index = index
-        self.llm = llm if llm is not None and llm.configured else None
+        self.llm = llm if llm is not None and llm.configured and model is not None else None
         self.model = model
-        self.notes: list[str] = []
+        self.read_by: Counter[str] = Counter()  # "llm" / "rules": who read how many messages
+        self.why_rules: Counter[str] = Counter()  # with an LLM: why the rules read how many messages
+        self._failed_in_a_row = 0
+        self._stopped: str | None = None  # why the LLM is no longer asked
+
+    def stop_asking(self, why: str) -> None:
+        """Ask the LLM no more: the rules read the messages left. `why` completes "not asked after …"
+        (a caller that just saw the server fail need not wait for it to fail again)."""
+        self._stopped = why
 
     def read(self, message: Thought, before: list[str]) -> Formed:
-        if self.llm is None or self.model is None:
-            return rules_formation(message.thought)
-        formed = llm_formation(self.llm, self.model, message.thought, before)
+        formed = self._read(message.thought, before)
+        self.read_by[formed.by] += 1
         if formed.note:
-            self.notes.append(formed.note)
+            self.why_rules[formed.note] += 1
         return formed
+
+    def _read(self, text: str, before: list[str]) -> Formed:
+        if self.llm is None or self.model is None:
+            return rules_formation(text)
+        if self._stopped:
+            return _by_rules(text, f"not asked after {self._stopped}")
+        try:
+            formed = llm_formation(self.llm, self.model, text, before)
+        except ProviderError as e:
+            self._failed_in_a_row += 1
+            if self._failed_in_a_row == SERVER_FAILURES:
+                self.stop_asking(f"the LLM server failed on {SERVER_FAILURES} messages in a row")
+            return _by_rules(text, str(e).rstrip("."))
+        self._failed_in_a_row = 0
+        return formed
+
+    @property
+    def notes(self) -> list[str]:
+        """How many messages the rules read instead of the LLM, and why (none when it read them all)."""
+        if not self.why_rules:
+            return []
+        total, ruled = sum(self.read_by.values()), sum(self.why_rules.values())
+        reasons = "; ".join(f"{n}: {why}" for why, n in self.why_rules.items())
+        return [(f"LLM formation: the LLM read {self.read_by['llm']} of {total} "
+                 f"message{'s' * (total != 1)}, the rules {ruled} ({reasons}). `workbench formation run` "
+                 "gives those to the LLM again")]
 
     def form(self, records: list[MemoryRecord], threads: dict[tuple[str, str], list[Thought]]
              ) -> tuple[list[MemoryRecord], list[Correction]]:

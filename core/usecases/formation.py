@@ -28,7 +28,10 @@ class FormationRun(InstanceRequest):
 class FormationResult(FormationCounts):
     instance: str
     summaries: int = 0
-    formed_by: str  # "llm" or "rules"
+    # "llm" or "rules" when one read every message formed, else "llm and rules" (the notes say why the
+    # rules stood in for the LLM); with no message formed, the one that would have read them
+    formed_by: str
+    read_by: dict[str, int] = Field(default_factory=dict)  # of the messages formed: {"llm": n, "rules": m}
 
 
 def formation_run(wb: Workbench, req: FormationRun, *, progress: Progress | None = None) -> FormationResult:
@@ -43,8 +46,27 @@ def formation_run(wb: Workbench, req: FormationRun, *, progress: Progress | None
     due = None if formed is None else set(formed) | set(unsummarised(wb, instance))
     summaries = summarise_instance(wb, instance, chains=due,
                                    progress=progress and (lambda d, t: progress(d, t, "summaries")))
-    return FormationResult(instance=instance, summaries=summaries,
-                           formed_by="llm" if wb.llm.configured else "rules", **counts.model_dump())
+    read_by = _read_by(wb, instance, formed) if counts.messages else {}
+    return FormationResult(instance=instance, summaries=summaries, formed_by=_formed_by(wb, read_by),
+                           read_by=read_by, **counts.model_dump())
+
+
+def _read_by(wb: Workbench, instance: str, chains: list[str] | None) -> dict[str, int]:
+    """Who read the user messages of the chains just formed (all of them when None), as their rows
+    record it: with an LLM configured, the rules still read those it failed on."""
+    with wb.pool().connection() as conn:
+        found = conn.execute(
+            "SELECT metadata->>'formed_by', count(*) FROM memory WHERE instance = %(i)s AND kind = 'user' "
+            "AND metadata ? 'formed_by' AND (%(all)s OR chain_id = ANY(%(chains)s)) GROUP BY 1",
+            {"i": instance, "all": chains is None, "chains": chains or []}).fetchall()
+    return {"llm": 0, "rules": 0} | dict(found)
+
+
+def _formed_by(wb: Workbench, read_by: dict[str, int]) -> str:
+    readers = [who for who in ("llm", "rules") if read_by.get(who)]
+    if not readers:
+        return "llm" if wb.llm.configured else "rules"
+    return " and ".join(readers)
 
 
 class FactHistoryRequest(InstanceRequest):

@@ -306,3 +306,30 @@ def test_a_429_asking_for_a_longer_wait_than_the_deadline_says_the_wait(wb, fake
     with pytest.raises(ProviderError, match=r"HTTP 429\) after 1 attempt: the server asked to wait 600 s"):
         wb.llm.complete([Message(role="user", content="hi")], model="m")
     assert len(fake.chat_requests) == 1
+
+
+def test_a_time_reply_that_is_not_json_falls_back_to_the_rules(wb, fake, instance):
+    """A reply with a "{" that does not parse once counted as "parsed by the LLM: no time", and the time
+    filter the rules would have read was silently dropped."""
+    _seed(wb, instance)
+    fake.reply("Sure! Here is what I think: kind=statement, facts: none {oops")
+    r = run_memoryscope(wb, "what food did I have yesterday", instance=instance,
+                        params=_params(semantic_rank_op__enable_ranker=False))
+    step = r.trace[1]
+    assert step.status == "fallback" and "not the asked JSON" in step.note and "{oops" in step.note
+    assert step.note.endswith("rule-based parser used")
+    assert r.time_hint == parse_time_hint("what food did I have yesterday", NOW) and r.time_hint is not None
+
+
+def test_a_turn_whose_answer_failed_does_not_ask_the_server_again_to_form_its_message(settings, fake, instance):
+    """With FORMATION_LLM on, a turn whose answer's call failed asked the same server again to read the
+    message (8 calls, 7.9 s against a server answering 500): the rules read it at once."""
+    w = Workbench(settings.model_copy(update={"llm_base_url": fake.url + "/v1", "llm_max_retries": RETRIES,
+                                              "llm_timeout_s": 2, "formation_llm": True}), embedder=KeywordEmbedder())
+    try:
+        expected = script(fake, "503")
+        r = Remember(w).run(UiRememberParams(thought="my bike is blue", chain_id="f"), instance=instance)
+        assert len(fake.chat_requests) == expected and r.synthesis == "extractive"
+        assert any("not asked after the LLM server failed on this turn's answer" in n for n in r.notes), r.notes
+    finally:
+        w.close()

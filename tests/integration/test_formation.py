@@ -482,7 +482,61 @@ def test_the_llm_reads_the_message_and_the_rules_stand_in_when_it_fails(llm_sett
         r2 = uc.remember(wb, uc.UiRememberParams(thought="I work at Spotify.", chain_id="llm", instance=instance))
         row = {x["id"]: x for x in rows(wb, instance)}[r2.thought1_id]
         assert row["metadata"]["message_kind"] == "statement" and row["metadata"]["formed_by"] == "rules"
-        assert any("LLM formation failed" in n and "the rules read this message" in n for n in r2.notes)
+        assert ("LLM formation: the LLM read 0 of 1 message, the rules 1 (1: the reply was not a JSON object, "
+                "after 3 tries). `workbench formation run` gives those to the LLM again") in r2.notes
+    finally:
+        wb.close()
+
+
+def _formation_asked(fake_llm) -> int:
+    return sum('"kind": K' in r["body"]["messages"][0]["content"] for r in fake_llm.chat_requests)
+
+
+def test_formation_run_says_how_many_messages_the_rules_read_instead_of_the_llm_and_why(llm_settings, fake_llm,
+                                                                                       instance):
+    """A reply that is not JSON at all is said to be so (not "kind must be one of …"), counted, and the
+    run is not said to be formed by the LLM when the rules read some of its messages."""
+    wb = Workbench(llm_settings)
+    try:
+        store_chain(wb, instance, "mix", ["My sister Ana is vegetarian.", "Noted.", "I work at Spotify.", "Ok."],
+                    datetime.now(UTC) - timedelta(days=3))
+
+        def answer(body):
+            asked = body["messages"][0]["content"]
+            if asked.startswith("You write the long-term memory"):
+                return json.dumps({"summary": "Ana is vegetarian; the user works at Spotify.", "important": []})
+            if "Ana" in body["messages"][1]["content"].split("Message:")[-1]:
+                return json.dumps({"kind": "statement", "facts": ["The user's sister Ana is vegetarian."]})
+            return "Sure! It is a statement {oops"
+
+        fake_llm.answer_with(answer)
+        run = uc.formation_run(wb, uc.FormationRun(instance=instance))
+        assert (run.messages, run.formed_by, run.read_by) == (2, "llm and rules", {"llm": 1, "rules": 1})
+        assert run.notes == [("LLM formation: the LLM read 1 of 2 messages, the rules 1 (1: the reply was not a "
+                              "JSON object, after 3 tries). `workbench formation run` gives those to the LLM again")]
+        assert _formation_asked(fake_llm) == 1 + 3
+    finally:
+        wb.close()
+
+
+def test_formation_run_stops_asking_a_failing_llm_server_and_the_rules_read_the_rest(llm_settings, fake_llm,
+                                                                                    instance):
+    """Each failure has cost the SDK's retries: after SERVER_FAILURES messages in a row, the server is not
+    asked again in this run (a two-year history would otherwise wait hours on it)."""
+    wb = Workbench(llm_settings)
+    try:
+        texts = [text for n in range(5) for text in (f"My locker number is {n + 10}.", "Noted.")]
+        store_chain(wb, instance, "dead", texts, datetime.now(UTC) - timedelta(days=3))
+        attempts = 1 + llm_settings.llm_max_retries
+        fake_llm.fail(500, times=observations.SERVER_FAILURES * attempts, retry_after_ms=10)
+        fake_llm.answer_with(lambda body: json.dumps({"summary": "Locker numbers.", "important": []}))
+        run = uc.formation_run(wb, uc.FormationRun(instance=instance))
+        assert _formation_asked(fake_llm) == observations.SERVER_FAILURES * attempts  # none after the third
+        assert (run.messages, run.formed_by, run.read_by) == (5, "rules", {"llm": 0, "rules": 5})
+        (note,) = run.notes
+        assert note.startswith("LLM formation: the LLM read 0 of 5 messages, the rules 5 (3: ")
+        assert "(HTTP 500)" in note
+        assert "2: not asked after the LLM server failed on 3 messages in a row" in note
     finally:
         wb.close()
 

@@ -233,7 +233,8 @@ def test_read_message_flat_list_and_untimed_last():
     ('{"year": "2024", "week": 33, "day": -1, "hour": null}', {"year": 2024, "week": 33}),
     ('{"month": 13, "day_of_week": 2, "minute": 5}', {"weekday": 2}),
     ("{}", {}),
-    ("no time here", {}),
+    ("no time here", None),  # unusable, not "no time": the rules read the query
+    ("Sure! Here is what I think: kind=statement, facts: none {oops", None),
 ])
 def test_parse_time_reply(reply, parts):
     assert parse_time_reply(reply) == parts

@@ -2,6 +2,9 @@
 vectors made from them are WordLlama's `embed`, bit for bit: stored vectors and new ones never differ."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
@@ -52,3 +55,23 @@ def test_vectors_are_wordllamas_own_bit_for_bit():
     texts = EDGES + [f"turn {i}: {' '.join(['word'] * (i % 37))} and something else {i}" for i in range(150)]
     texts += [" ".join(f"Sentence {i} of a long note, about item {i * 7 % 13}." for i in range(n)) for n in (60, 200)]
     assert np.array_equal(WordLlamaEmbedder().embed_batch(texts), wordllama_vectors(texts))
+
+
+def root_logger_after(setup: str) -> str:
+    """The root logger's level and handlers after `setup`, then the library's imports and a first embed,
+    in a process of its own (this one has imported wordllama already)."""
+    probe = (f"import logging\n{setup}\nfrom core import usecases\nimport core.runtime\n"
+             "from core.embeddings.wordllama import WordLlamaEmbedder\nWordLlamaEmbedder().embed_batch(['hi'])\n"
+             "root = logging.getLogger()\n"
+             "print(logging.getLevelName(root.level), [type(h).__name__ for h in root.handlers])")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[2],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_the_library_leaves_the_programs_logging_as_it_was():
+    """wordllama's import calls `logging.basicConfig(level=logging.INFO)`: every LLM call of a program
+    that set up no logging printed `INFO:httpx:…`."""
+    assert root_logger_after("") == "WARNING []"
+    assert root_logger_after("logging.basicConfig(level=logging.DEBUG, filename='/dev/null')") == \
+        "DEBUG ['FileHandler']"

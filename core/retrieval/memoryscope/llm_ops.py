@@ -52,25 +52,31 @@ def _stamp(ctx: ScopeContext) -> str:
     return f"{ctx.now:%Y-%m-%d %H:%M:%S} {WEEKDAY_NAMES[ctx.now.weekday()]}"
 
 
-def parse_time_reply(text: str) -> dict[str, int]:
-    """The time parts in an LLM reply, tolerating what models write.
+def parse_time_reply(text: str) -> dict[str, int] | None:
+    """The time parts in an LLM reply, tolerating what models write; None when the reply is unusable.
 
     Accepts JSON or `key: value` pairs; keys in any case, "Day of Week" / "day_of_week" for weekday;
     trailing commas; weekday names; numbers as strings. Unknown keys, -1, nulls and out-of-range
-    values are left out.
+    values are left out. A reply that is neither a JSON object nor names a time part ("Sure! {oops")
+    is None, not "no time": the caller's rules then read the query, where {} would drop its time.
     """
     block = re.search(r"\{.*?\}", text, re.DOTALL)
     body = block.group(0) if block else text
-    pairs: list[tuple[str, Any]] = []
+    pairs: list[tuple[str, Any]]
     try:
         loaded = json.loads(re.sub(r",\s*([}\]])", r"\1", body))
-        if isinstance(loaded, dict):
-            pairs = list(loaded.items())
     except ValueError:
-        pairs = re.findall(r"[\"']?([A-Za-z][A-Za-z _-]*?)[\"']?\s*[:=]\s*[\"']?(-?\d+|[A-Za-z]+)", body)
+        loaded = None
+    if isinstance(loaded, dict):
+        pairs = list(loaded.items())
+    else:
+        found = re.findall(r"[\"']?([A-Za-z][A-Za-z _-]*?)[\"']?\s*[:=]\s*[\"']?(-?\d+|[A-Za-z]+)", body)
+        pairs = [(key, value) for key, value in found if _time_key(key)]
+        if not pairs:
+            return None
     out: dict[str, int] = {}
     for raw_key, raw_value in pairs:
-        key = _KEY_ALIASES.get(re.sub(r"[^a-z]", "", str(raw_key).lower()))
+        key = _time_key(raw_key)
         if key is None or raw_value is None:
             continue
         value = _as_int(key, raw_value)
@@ -78,6 +84,10 @@ def parse_time_reply(text: str) -> dict[str, int]:
         if value is not None and lo <= value <= hi:
             out[key] = value
     return out
+
+
+def _time_key(raw: Any) -> str | None:
+    return _KEY_ALIASES.get(re.sub(r"[^a-z]", "", str(raw).lower()))
 
 
 def _as_int(key: str, value: Any) -> int | None:
@@ -169,10 +179,10 @@ class ExtractTimeOp(Op):
         reply = wb.llm.complete(messages, model=wb.settings.model_fast, temperature=0.0, max_tokens=128,
                                 json_mode=True)
         parts = parse_time_reply(reply.text)
-        if not parts and "{" not in reply.text:
+        if parts is None:
             # Not the asked JSON (not even "{}" for "no time"): the rules read the query instead, and the
             # trace says so, rather than the time hint being dropped silently.
-            raise ProviderError("the reply was not the asked JSON")
+            raise ProviderError(f"the reply was not the asked JSON: {reply.text[:80]!r}")
         if not parts:
             return None
         span = range_of_parts(parts, ctx.now)
