@@ -28,8 +28,10 @@ PAGES = {"overview": "", "chat": "chat", "past_tasks": "past_tasks", "explorer":
 
 
 def settle(page) -> None:
-    """Wait until Streamlit has finished its rerun, and a second more for the tables to draw."""
+    """Wait until the page's title is drawn and Streamlit has finished its rerun, and a second more for the
+    tables to draw (the first page of a fresh server drew nothing within the half second waited before)."""
     time.sleep(0.5)
+    page.wait_for_selector("h1", timeout=60_000)
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
     time.sleep(1.0)
 
@@ -42,6 +44,9 @@ def main() -> None:
         with served_dashboard(env, ready_within_s=60) as url, sync_playwright() as p:
             browser = launch(p)
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.goto(url)  # a fresh server's first page draws its elements seconds after its title
+            settle(page)
+            time.sleep(3.0)
             for name, path in PAGES.items():
                 page.goto(f"{url}/{path}")
                 settle(page)
