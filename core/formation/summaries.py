@@ -37,7 +37,7 @@ from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Though
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
 from core.formation.kinds import sentences, told_before_question
-from core.formation.observations import rules_formation
+from core.formation.observations import SERVER_FAILURES, rules_formation
 from core.formation.supersede import own_words, states, superseded_statements, supersession_of
 from core.index.records import event_time_of
 from core.llm import Message
@@ -182,8 +182,31 @@ def extractive_summary(thoughts: list[Thought]) -> SummaryDraft | None:
                         source_ids=list(dict.fromkeys(found[i][0] for i in best)))
 
 
-def llm_summary(wb: Workbench, thoughts: list[Thought]) -> SummaryDraft | None:
-    """The LLM's summary and important picks; None when it failed or never answered with the JSON asked."""
+class LLMUse:
+    """Whether a run of summaries still asks the LLM: once its server failed on SERVER_FAILURES summaries in
+    a row (a call failing after its retries, not a reply without the JSON asked), the rules make the run's
+    other summaries. A dead server was asked again for every conversation: a formation run of 21 messages
+    spent 9 min 17 s on 604 summary calls against a server answering 500."""
+
+    def __init__(self) -> None:
+        self.failed_in_a_row = 0
+        self.skipped = 0  # summaries the rules made because the LLM was no longer asked
+
+    @property
+    def asking(self) -> bool:
+        return self.failed_in_a_row < SERVER_FAILURES
+
+    def note(self) -> str | None:
+        """What the run's result says when the LLM was not asked for some summaries."""
+        if not self.skipped:
+            return None
+        return (f"session summaries: the LLM server failed on {SERVER_FAILURES} summaries in a row, so the rules "
+                f"made the next {self.skipped:,} (a later `workbench formation run` gives them to the LLM again)")
+
+
+def llm_summary(wb: Workbench, thoughts: list[Thought], use: LLMUse | None = None) -> SummaryDraft | None:
+    """The LLM's summary and important picks; None when it failed or never answered with the JSON asked.
+    `use`: the run's count of the server's failures in a row (`LLMUse`)."""
     messages = [t for t in thoughts if t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)][-TRANSCRIPT_MESSAGES:]
     users = [t for t in messages if t.category == CATEGORY_USER]
     number = {t.id: i for i, t in enumerate(users, start=1)}
@@ -195,7 +218,11 @@ def llm_summary(wb: Workbench, thoughts: list[Thought]) -> SummaryDraft | None:
             reply = wb.llm.complete(prompt, model=wb.settings.model_fast, temperature=0.0, max_tokens=300,
                                     json_mode=True)
         except ProviderError:
+            if use is not None:
+                use.failed_in_a_row += 1
             return None
+        if use is not None:
+            use.failed_in_a_row = 0
         text = reply.text
         try:
             parsed = _Reply.model_validate_json(text[text.find("{"):text.rfind("}") + 1])
@@ -239,7 +266,8 @@ def _verbatim(fact: str) -> re.Pattern[str]:
     return re.compile(r"\s+".join(map(re.escape, fact.split())))
 
 
-def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Literal["ended", "quiet"]) -> bool:
+def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Literal["ended", "quiet"],
+                    use: LLMUse | None = None) -> bool:
     """Summarise one chain (and mark its important messages) unless its summary is current (`current`).
     Returns whether a summary was written.
 
@@ -265,7 +293,10 @@ def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Lite
         return False
     stale = superseded_statements(wb.index, instance, [t.id for t in users])
     standing = [s for t in thoughts if (s := standing_part(t, stale.get(t.id, ()))) is not None]
-    by_llm = llm_summary(wb, standing) if wb.llm.configured else None
+    asking = wb.llm.configured and (use is None or use.asking)
+    if wb.llm.configured and not asking:
+        use.skipped += 1
+    by_llm = llm_summary(wb, standing, use) if asking else None
     draft = by_llm or extractive_summary(standing)
     mark_important(wb, users, draft.important_ids if draft else ())
     if draft is not None and repeats_an_observation(draft.text, _observations(wb, instance, chain_id)):
@@ -397,9 +428,11 @@ def summarise_quiet(wb: Workbench, instance: str, now: float | None = None, limi
 
 
 def summarise_instance(wb: Workbench, instance: str, *, chains: Iterable[str] | None = None,
-                       progress: Progress | None = None) -> int:
+                       progress: Progress | None = None, use: LLMUse | None = None) -> int:
     """Summarise every chain of the instance (or those of `chains`) that ended or went quiet (the active
-    ones are left to the sweep), idempotently. Returns the summaries written."""
+    ones are left to the sweep), idempotently. Returns the summaries written. `use`: the LLM's failures
+    over the run (`LLMUse`; one of its own when not given)."""
+    use = use or LLMUse()
     cutoff = time.time() - ABANDON_AFTER_S
     every = wb.thoughts.r.zrange(chains_key(instance), 0, -1, withscores=True)
     wanted = None if chains is None else set(chains)
@@ -408,7 +441,7 @@ def summarise_instance(wb: Workbench, instance: str, *, chains: Iterable[str] | 
     for done, (chain, last_at) in enumerate(due, start=1):
         ended = last_at > cutoff and _ended(wb, instance, chain)
         if last_at <= cutoff or ended:
-            made += summarise_chain(wb, instance, chain, reason="ended" if ended else "quiet")
+            made += summarise_chain(wb, instance, chain, reason="ended" if ended else "quiet", use=use)
         if progress:
             progress(done, len(due))
     return made

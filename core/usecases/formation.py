@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from core.formation.run import FormationCounts, form_instance, unformed_chains
-from core.formation.summaries import summarise_instance, unsummarised
+from core.formation.summaries import LLMUse, summarise_instance, unsummarised
 from core.formation.supersede import fact_history as _fact_history
 from core.formation.supersede import superseded_among, superseded_at
 from core.ids import Id
@@ -44,8 +44,10 @@ def formation_run(wb: Workbench, req: FormationRun, *, progress: Progress | None
     formed = None if req.every_chain else unformed_chains(wb, instance)
     counts = form_instance(wb, instance, chains=formed, progress=progress and (lambda d, t: progress(d, t, "chains")))
     due = None if formed is None else set(formed) | set(unsummarised(wb, instance))
-    summaries = summarise_instance(wb, instance, chains=due,
+    use = LLMUse()
+    summaries = summarise_instance(wb, instance, chains=due, use=use,
                                    progress=progress and (lambda d, t: progress(d, t, "summaries")))
+    counts.notes += [note] if (note := use.note()) else []
     read_by = _read_by(wb, instance, formed) if counts.messages else {}
     return FormationResult(instance=instance, summaries=summaries, formed_by=_formed_by(wb, read_by),
                            read_by=read_by, **counts.model_dump())

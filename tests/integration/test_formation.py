@@ -541,6 +541,29 @@ def test_formation_run_stops_asking_a_failing_llm_server_and_the_rules_read_the_
         wb.close()
 
 
+def test_the_summaries_of_a_run_stop_asking_a_failing_llm_server_too(llm_settings, fake_llm, instance):
+    """Formation stopped asking a dead server, but each chain's summary asked it again: a run of 21
+    messages spent 9 min 17 s on 604 summary calls against a server answering 500."""
+    wb = Workbench(llm_settings)
+    try:
+        ago = datetime.now(UTC) - timedelta(days=3)
+        for n in range(6):
+            store_chain(wb, instance, f"quiet-{n}", [f"My locker number is {n + 10}. My gym is on Pine Street.",
+                                                     "Noted."], ago)
+        attempts = 1 + llm_settings.llm_max_retries
+        # Formation's calls, then the summaries': each failing after its retries (a quick Retry-After).
+        fake_llm.fail(500, times=2 * observations.SERVER_FAILURES * attempts, retry_after_ms=10)
+        fake_llm.answer_with(lambda body: 500)  # any call beyond them
+        run = uc.formation_run(wb, uc.FormationRun(instance=instance))
+        summary_calls = [r for r in fake_llm.chat_requests if "long-term memory of a conversation" in json.dumps(r)]
+        assert len(summary_calls) == observations.SERVER_FAILURES * attempts  # none after the third
+        assert run.summaries == 6  # by the rules
+        assert any(n.startswith("session summaries: the LLM server failed on 3 summaries in a row, so the rules "
+                                "made the next 3") for n in run.notes), run.notes
+    finally:
+        wb.close()
+
+
 @pytest.fixture
 def cli(settings, workbench, monkeypatch):
     return in_process_cli(settings, workbench, monkeypatch)
