@@ -163,6 +163,11 @@ def render_outcome(result: uc.ImportResult, explorer: Path) -> None:
         render_formation(result.instance)
 
 
+# Who read the messages (`FormationResult.formed_by`), as the outcome says it.
+FORMED_BY = {"llm": "the LLM", "rules": "the offline rules", "llm and rules": "the LLM, and the offline rules "
+             "where it failed"}
+
+
 def render_formation(instance: str) -> None:
     """Imported conversations are indexed without the formation a live turn gets: offered here, as
     `workbench formation run` does it (every chain of the instance; forming one again changes nothing)."""
@@ -170,10 +175,12 @@ def render_formation(instance: str) -> None:
     if formed and formed.instance == instance:
         st.success(f"Formed the memories of {plural(formed.chains, 'chain')}: "
                    f"{plural(formed.observations, 'observation')} from {plural(formed.messages, 'message')}, "
-                   f"{plural(formed.superseded, 'fact')} superseded by a correction, "
+                   f"{plural(formed.superseded, 'fact')} superseded by a correction or an update, "
                    f"{plural(formed.summaries, 'session summary', 'session summaries')} "
-                   f"(by {'the LLM' if formed.formed_by == 'llm' else 'the offline rules'}).",
+                   f"(by {FORMED_BY.get(formed.formed_by, formed.formed_by)}).",
                    icon=":material/psychology:")
+        for note in formed.notes:  # e.g. the LLM failed, and the rules read what it did not
+            st.info(as_plain_line(note), icon=":material/info:")
         return
     st.info("The imported messages are found as they were said. Their observations, corrections and session "
             "summaries, which a live turn forms as it is said, are formed separately: here, or with "

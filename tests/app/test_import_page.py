@@ -167,3 +167,16 @@ def test_the_chat_page_says_an_imported_answer_was_followed_or_ended_its_convers
     assert sum("imported: the next message followed it in the export" in c for c in captions) == len(answers) - 1
     assert sum("imported: its conversation ended here" in c for c in captions) == 1
     assert not any("final answer: no follow-up expected" in c for c in captions)
+
+
+def test_a_formation_the_llm_failed_in_part_says_who_read_what(app_env, workbench, instance):
+    """The outcome read "(by the offline rules)" for "llm and rules", and the run's notes (why the rules
+    stood in for the LLM) were never shown."""
+    at = check(DATA / "chatgpt_conversations.json", instance).button(key="imp_go").click().run()
+    note = "LLM formation: the LLM read 2 of 3 messages, the rules 1 (1: HTTP 500)"
+    at.session_state["imp_formed"] = uc.FormationResult(instance=instance, chains=2, messages=3, summaries=1,
+                                                        formed_by="llm and rules", notes=[note])
+    at = at.run()
+    assert not at.exception
+    assert at.success[-1].value.endswith("(by the LLM, and the offline rules where it failed).")
+    assert any(i.value == as_plain_line(note) for i in at.info)
