@@ -7,7 +7,7 @@ a model until first used.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from core.config import Settings, load_settings
 from core.embeddings import Embedder, make_embedder
@@ -25,6 +25,15 @@ if TYPE_CHECKING:
 
 
 class Workbench:
+    """One process's way into the memory: its settings, services and models, each made on first use.
+
+    Pass it to the use cases (`core.usecases`); `close` (or the end of a `with` block) closes its
+    connections. Embedded servers it started keep running for the next program (`workbench services stop`).
+
+        with Workbench() as wb:
+            uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
+    """
+
     def __init__(self, settings: Settings | None = None, *, embedder: Embedder | None = None,
                  llm: LLM | None = None):
         self.settings = settings or load_settings()
@@ -83,3 +92,9 @@ class Workbench:
 
     def close(self) -> None:
         self.services.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -166,11 +166,18 @@ def test_servers_the_api_starts_again_after_services_stop_stop_with_it(home, dat
     assert servers_running(data) == []
 
 
+def readme_example() -> str:
+    """The README's example of the core used on its own, as a user copies it."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```python\n", text.index("can be used on its own")) + len("```python\n")
+    return text[start:text.index("```", start)]
+
+
 def test_servers_started_elsewhere_are_left_alone_and_services_stop_stops_them(home, data):
-    script = "from core.runtime import Workbench\nwb = Workbench()\nwb.redis().ping()\nwb.pool()\nwb.close()"
-    started = subprocess.run([sys.executable, "-c", script], check=False, env=user_env(home), cwd="/tmp",
-                             capture_output=True, text=True, timeout=120)
+    started = subprocess.run([sys.executable, "-c", readme_example()], check=False, env=user_env(home),
+                             cwd="/tmp", capture_output=True, text=True, timeout=180)
     assert started.returncode == 0, started.stderr
+    assert "no memory matches this message" in started.stdout  # a fresh store's first turn, answered
     assert servers_running(data) == ["postgres", "redis-server"]  # a Python program's: they keep running
 
     done = workbench(home, "memory", "search", "lisbon", "--mode", "text")
