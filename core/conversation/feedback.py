@@ -20,7 +20,9 @@ _FILLER = r"(?:(?:hmm+|hm|mm+|well|uh|um|err?|erm|oh|ah|wait|sorry|ok|okay|yes|y
 
 # An acknowledgement opens the reply (after an interjection): "Thanks to Marie…", "I got it from the
 # library" and "Perfect weather today" say nothing about the answer. PRAISE words count only when a pause
-# or the end follows them ("Perfect, I'll use that"), or a word of praise ("Great answer").
+# or the end follows them ("Perfect, I'll use that"), or a word of praise ("Great answer"), or a word for
+# what the assistant said or did and a pause or the end (PRAISED: "Good idea.", "Fair point, but…"; not
+# "Good call centres are…").
 ACKNOWLEDGEMENTS = ("thanks", "thank you", "thx", "ty", "cheers", "much appreciated", "got it", "gotcha",
                     "understood", "noted", "makes sense", "that makes sense", "that works", "that helps",
                     "that helped", "sounds good", "spot on", "love it", "good to know", "nice one",
@@ -28,7 +30,9 @@ ACKNOWLEDGEMENTS = ("thanks", "thank you", "thx", "ty", "cheers", "much apprecia
                     "that's very helpful", "that's really helpful", "that's great", "that's perfect",
                     "very helpful", "exactly what")
 PRAISE = ("great", "perfect", "excellent", "fantastic", "brilliant", "wonderful", "lovely", "awesome",
-          "nice", "cool", "exactly", "correct", "super", "good")
+          "nice", "cool", "exactly", "correct", "super", "good", "fair", "smart", "solid", "clever")
+PRAISED = ("answer", "job", "idea", "point", "plan", "one", "call", "suggestion", "tip", "catch", "thinking",
+           "move", "choice", "advice", "work")
 # Corrections are looked for in statements only: "What should be my next step?" and "Is this actually
 # true?" ask, they do not correct. A reply that opens with the interjection "no" (`NO_INTERJECTION`)
 # corrects unless an idiom follows ("no problem", "no rush", "no, nothing else").
@@ -51,7 +55,8 @@ def _phrases(phrases: tuple[str, ...]) -> str:
 
 _ACK = re.compile(
     rf"^\W*{_FILLER}(?:(?:{_phrases(ACKNOWLEDGEMENTS)})(?!\w)(?!\s+to\b)"
-    rf"|(?:{_phrases(PRAISE)})(?:\s*(?:[,.!;:—-]|$)|\s+(?:answer|job|thanks|thank)\b))", re.IGNORECASE)
+    rf"|(?:{_phrases(PRAISE)})(?:\s*(?:[,.!;:—-]|$)|\s+(?:answer|job|thanks|thank)\b"
+    rf"|\s+(?:{_phrases(PRAISED)})\s*(?:[,.!;:—-]|$)))", re.IGNORECASE)
 # "No" corrects only as an interjection: before a pause or the end ("No, it was Lyon", "No.", "No!",
 # "no — last month's"), doubled ("No no, …", "Nooo"), or before a word the determiner "no" never comes
 # before ("No it was level 4", "No I said Tuesday", "no that's wrong", "No the party is Saturday").

@@ -1,18 +1,22 @@
 """A user message's kind: statement, question, acknowledgement (or small talk), correction, instruction.
 
-`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (499 realistic chat
+`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (537 realistic chat
 messages, 307 labelled before the rules were written, 99 look-ups and statements like them added with
-`core.formation.lookups`, then an agent's 40 search phrases and 14 like them, with `lookups.searched_for`;
-tests/unit/test_message_kinds.py prints precision and recall per kind). The LLM reading
-(`core.formation.observations.llm_formation`) uses the same labels and falls back to these rules.
+`core.formation.lookups`, then an agent's 40 search phrases and 14 like them, with `lookups.searched_for`,
+then a user pass's 38, praise of an idea, updates and "Actually, I…", labelled before rules 1 and 2 read
+them: 17 read right before, 36 after; tests/unit/test_message_kinds.py prints precision and recall per
+kind). The LLM reading (`core.formation.observations.llm_formation`) uses the same labels and falls back
+to these rules.
 
 The rules, in order:
 1. correction: `core.conversation.feedback.is_correction` (a reply opening with the interjection "no":
    "No, …", "No.", "no it was…", not the determiner of "No dogs are allowed…"; "that's wrong",
-   "actually, <a fact>", "Lyon, not Paris", ...) or a change of mind ("scratch that", "I changed my mind").
+   "actually, <a fact>", "Lyon, not Paris", ...), a change of mind ("scratch that", "I changed my mind"), or
+   "Actually, I <a state that replaces one>" ("Actually, I live in Denver now"; not "Actually, I have a
+   question").
 2. acknowledgement: nothing is left once greetings, thanks, praise and interjections are taken off the
-   front ("Thanks!", "Hey, how are you?", "Ok cool", "Ha, fair."), or only what speaks about the
-   conversation itself ("Sorry, I got pulled away.", `about_the_chat`).
+   front ("Thanks!", "Hey, how are you?", "Ok cool", "Ha, fair.", "Great idea.", "Fair point!"), or only
+   what speaks about the conversation itself ("Sorry, I got pulled away.", `about_the_chat`).
 3. instruction: a request to do something: "can/could/would you <verb>" unless the verb asks for
    information (tell, remind, explain: a question), or an imperative opening ("Write…", "Please…",
    "Always answer in…", "Don't…").
@@ -49,10 +53,12 @@ from core.conversation.feedback import (  # one reading of apostrophes, phrases 
     _SENTENCE_END,
     ACKNOWLEDGEMENTS,
     PRAISE,
+    PRAISED,
     _phrases,
     is_correction,
 )
 from core.formation.lookups import looks_up, searched_for
+from core.formation.updates import read
 from core.models import MESSAGE_KINDS, MessageKind
 
 __all__ = ["MESSAGE_KINDS", "MessageKind", "about_the_chat", "classify", "content_of", "opener_length",
@@ -81,14 +87,27 @@ SMALL_TALK = ("hi", "hello", "hey", "hiya", "hello there", "hey there", "hi ther
               "thanks a lot", "thanks a million", "thank you so much", "thanks so much", "many thanks",
               "that's exactly what i needed", "exactly what i needed", "just what i needed", "well done",
               "good job", "nice one", "sweet", "neat", "yay", "phew", "oops", "welcome", "interesting")
+_PAUSE = r"(?=\s*(?:[,.!;:—–-]|$))"
+# Praise of what the assistant said ("Great idea.", "Fair point!", "That's a good plan", "Love that idea"),
+# before a pause or the end: "Great ideas come to me…", "Good call centres are…" tell something. A praise
+# word alone counts before a pause or another word of the opener ("Perfect, thanks"), as feedback reads it:
+# "Nice people run the bakery" is no "Nice!".
+_PRAISING = (rf"(?:(?:(?:that's|that\s+is|what|such)\s+)?(?:an?\s+)?(?:(?:really|very|so|pretty)\s+)?"
+             rf"(?:{_alternatives(PRAISE)})|love\s+(?:that|this|the|your))\s+(?:{_alternatives(PRAISED)}){_PAUSE}"
+             rf"|(?:{_alternatives(PRAISE)})(?:{_PAUSE}|(?=\s+(?:{_alternatives(SMALL_TALK + ACKNOWLEDGEMENTS + PRAISE)})"
+             r"(?![\w'])))")
 _OPENER = re.compile(
-    rf"^(?:\W*(?:{_alternatives(SMALL_TALK + ACKNOWLEDGEMENTS + PRAISE)})(?![\w'])[\s,.!;:—–-]*)+",
+    rf"^(?:\W*(?:{_PRAISING}|{_alternatives(SMALL_TALK + ACKNOWLEDGEMENTS)})(?![\w'])[\s,.!;:—–-]*)+",
     re.IGNORECASE)
 # A change of mind corrects an earlier statement as much as "no" does.
 _CHANGE_OF_MIND = re.compile(
     r"\b(?:scratch\s+that|changed\s+my\s+mind|change\s+of\s+plans?|let\s+me\s+correct|mixing\s+(?:them|it|"
     r"those|these)?\s*up|got\s+that\s+wrong|got\s+it\s+wrong|i\s+was\s+wrong)\b|^\W*correction\b",
     re.IGNORECASE)
+# "Actually, I…" goes on to something new ("Actually, I have another question", `is_correction`), or states
+# what contradicts an earlier fact: a value of an attribute, or a change ("Actually, I live in Denver now",
+# "Actually, I started eating fish again, so I'm pescatarian now"; `core.formation.updates.read`).
+_ACTUALLY_I = re.compile(r"^\W*actually\b[\s,]*(?=(?:i|i'm|i've|we|we're|we've)\b)", re.IGNORECASE)
 # "Remember that…", "FYI…": a fact told, not a request.
 _TELLS = re.compile(r"^\W*(?:please\s+)?(?:remember|note|keep\s+in\s+mind|bear\s+in\s+mind|fyi|for\s+the\s+record|"
                     r"just\s+so\s+you\s+know|heads\s+up)\b", re.IGNORECASE)
@@ -277,7 +296,12 @@ def reads_as_correction(text: str) -> bool:
     """Whether a message (or one statement of it) corrects by its own words: rule 1 of the module
     docstring ("No, …", "…, not Paris", "scratch that")."""
     text = text.translate(_APOSTROPHES).strip()
-    return is_correction(text) or bool(_CHANGE_OF_MIND.search(text))
+    if is_correction(text) or _CHANGE_OF_MIND.search(text):
+        return True
+    if actually := _ACTUALLY_I.match(text):
+        said = read(text[actually.end():])
+        return bool(said.claims) or said.update
+    return False
 
 
 def classify(text: str) -> MessageKind:

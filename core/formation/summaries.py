@@ -114,6 +114,14 @@ _ABOUT_THE_ANSWER = re.compile(
     r"^\W*(?:(?:and|but|so|ok|okay|now|also)\s+)*(?:it|this|that|these|those)(?!\s+(?:morning|afternoon|"
     r"evening|night|week|weekend|month|year|time|day|summer|winter|spring|autumn|fall)s?\b)(?:'s|'ll|'d)?(?![\w'-])",
     re.IGNORECASE)
+# A thing of the user's world the demonstrative points at: "That restaurant was great." is no remark on
+# the answer; "That video you showed me…", "This version is better" are.
+_WORLD_THING = re.compile(
+    r"^\W*(?:(?:and|but|so|ok|okay|now|also)\s+)*(?:this|that|these|those)\s+(?!(?:answer|response|reply|one|list|"
+    r"summary|draft|version|video|link|example|explanation|code|suggestion|idea|plan|text|email|message|"
+    r"translation|tip|advice|part|point|bit|format|table|chart|image|picture|photo|recipe|option|step|"
+    r"sentence|paragraph|word|story|poem|joke|output|result|script|snippet|fix|way)s?\b)[a-z-]+\s+"
+    r"(?:is|was|are|were)\b", re.IGNORECASE)
 # A request for the answer's form without a clause of its own: a preposition first, no subject or verb
 # ("Now in bullet points.", "In Python, please, with comments."). "In May we moved to Porto." has both.
 _FORM_REQUEST = re.compile(
@@ -130,9 +138,10 @@ _NAMES = re.compile(r"(?<=\w)[\s,;:(\"'-]+(?!I\b)[A-Z]|\d")  # a capitalised wor
 
 def tells_something(statement: str) -> bool:
     """Whether a statement tells something of the user's world, not of the exchange: no thanks, no
-    attachment's marker, not one about the assistant's last answer (`_ABOUT_THE_ANSWER`, unless it speaks of someone: "It was my sister, not my
-    brother.") nor a request for its form (`_FORM_REQUEST`), unless it names something (a capitalised word
-    after the first, a number)."""
+    attachment's marker, not one about the assistant's last answer (`_ABOUT_THE_ANSWER`, unless it speaks of
+    someone: "It was my sister, not my brother.", or of a thing of theirs: "That restaurant was great.") nor a
+    request for its form (`_FORM_REQUEST`), unless it names something (a capitalised word after the first, a
+    number)."""
     if is_acknowledgement(statement):  # "Thanks for the tips!" after a fact: formation keeps it as one
         return False
     if not re.search(r"\w", _MARKER.sub("", statement)):  # "[photo: IMG_4032.jpeg]": an import's attachment
@@ -141,7 +150,7 @@ def tells_something(statement: str) -> bool:
         return True
     plain = statement.translate(_APOSTROPHES)
     if _ABOUT_THE_ANSWER.match(plain):
-        return bool(_SOMEONE.search(plain))
+        return bool(_SOMEONE.search(plain) or _WORLD_THING.match(plain))
     return not (_FORM_REQUEST.match(plain) and not _CLAUSE.search(plain))
 
 

@@ -126,3 +126,27 @@ def test_a_move_finds_the_home_it_replaces_among_many_facts_sharing_its_words(wo
              clock)
     turn(workbench, instance, "2024", "We just moved to Denver last week.", clock)
     assert superseded(workbench, instance) == ["I live in Chicago and it's freezing here."]
+
+
+def test_the_user_pass_s_changes_answer_with_the_current_fact(workbench, instance):
+    """A coffee order, a diet and a manager changed without "No," (one chain per topic, as an assistant
+    stores them over MCP): each question's first memory is the current fact, the old one superseded; "Great
+    idea." is an acknowledgement, not retrieved for a question about a birthday."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    topics = {"coffee": ("I prefer my coffee black, no sugar.", "I switched to oat milk lattes, no more black coffee.",
+                         "What's my coffee order?", "oat milk"),
+              "diet": ("I've been vegetarian since 2019.", "Actually, I started eating fish again, so I'm pescatarian now.",
+                       "Am I vegetarian?", "pescatarian"),
+              "work": ("My manager is Priya Shah.", "My new manager at Globex will be Tom Becker.",
+                       "Who is my manager?", "Tom Becker")}
+    turn(workbench, instance, "sam", "Sam's birthday is on March 3.", clock)
+    for chain, (told, changed, _, _) in topics.items():
+        turn(workbench, instance, chain, told, clock)
+        turn(workbench, instance, "sam", "Great idea.", clock)
+        turn(workbench, instance, chain, changed, clock)
+    assert superseded(workbench, instance) == sorted(told for told, *_ in topics.values())
+    for chain, (_, _, question, current) in topics.items():
+        asked = turn(workbench, instance, f"ask-{chain}", question, clock)
+        assert current in asked.context[0].content, (question, [c.content for c in asked.context])
+    asked = turn(workbench, instance, "ask-sam", "When is Sam's birthday?", clock)
+    assert "March 3" in asked.context[0].content and not [c for c in asked.context if c.content == "Great idea."]

@@ -33,6 +33,15 @@ def test_words_match_at_boundaries_not_inside_words():
     assert not is_correction("There is no way to know")
 
 
+@pytest.mark.parametrize("text, acknowledged", [
+    ("Great idea.", True), ("Good idea!", True), ("Fair point, but I'd rather stay home.", True),
+    ("Smart move!", True), ("Great job on the summary", True), ("Fair.", True),
+    ("Great ideas usually come to me on my morning runs.", False),
+    ("Good call centres are hard to find in my town.", False), ("Fair prices here.", False)])
+def test_praise_of_what_the_assistant_said_acknowledges(text, acknowledged):
+    assert is_acknowledgement(text) is acknowledged
+
+
 def test_floor_after_a_correction_is_0_3():
     fb = feedback_score(10_000, "wrong, actually")
     assert fb.corrected and fb.feedback_score == pytest.approx(0.4)

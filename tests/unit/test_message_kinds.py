@@ -3,7 +3,8 @@
 questions, thanks and small talk, corrections, requests; then look-ups typed without a question mark, "the
 recipe my mother sent last week", and statements like them, "The recipe my mother sent last week was
 delicious.", in three batches, the last two before the rules read them; then an agent's 40 search phrases
-and 14 search phrases and terse reports like them, labelled with their reason before the rules read them).
+and 14 search phrases and terse reports like them, labelled with their reason before the rules read them;
+then a user pass's 38, "Great idea.", updates and "Actually, I…", labelled before the rules read them).
 Precision and recall per kind are printed."""
 
 import json
@@ -93,6 +94,31 @@ def test_held_out_follow_ups():
     ("No. I said Tuesday.", "correction"), ("No dogs are allowed in my building.", "statement")])
 def test_kinds_of_the_issue_s_examples(text, kind):
     assert classify(text) == kind
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("Great idea.", "acknowledgement"), ("Fair point!", "acknowledgement"), ("That's a good plan.", "acknowledgement"),
+    ("Love that idea!", "acknowledgement"), ("Perfect, thanks", "acknowledgement"), ("Great thanks!", "acknowledgement"),
+    ("Great ideas usually come to me on my morning runs.", "statement"),
+    ("Good call centres are hard to find in my town.", "statement"),
+    ("Nice people run the bakery on our corner.", "statement")])
+def test_praise_of_what_the_assistant_said_is_an_acknowledgement(text, kind):
+    """Praise with a word for what the assistant said, before a pause or the end; a praise word opening a
+    fact ("Good call centres…") keeps the fact whole."""
+    assert classify(text) == kind
+    if kind == "statement":
+        assert statement_sentences(text) == text
+
+
+@pytest.mark.parametrize("text, corrects", [
+    ("Actually, I started eating fish again, so I'm pescatarian now.", True),
+    ("Actually, I live in Denver now.", True), ("Actually, I don't eat meat anymore.", True),
+    ("Actually, I have another question.", False), ("Actually, I'd like to add that my sister is coming too.", False),
+    ("Actually, I think we should leave earlier.", False)])
+def test_actually_and_a_state_that_replaces_one_corrects(text, corrects):
+    """"Actually, I…" corrects when it states a value of an attribute or a change; not when it goes on to
+    something new."""
+    assert (classify(text) == "correction") is corrects
 
 
 def test_the_offline_observation_is_the_statement_without_small_talk_or_questions():

@@ -4,7 +4,7 @@ contrast says is no longer so, and whom it and a candidate fact are about (`core
 import pytest
 
 from core.formation.subjects import OTHER, SELF, subjects
-from core.formation.supersede import contrasted, shared, states, words
+from core.formation.supersede import _judges, contrasted, shared, states, words
 
 
 def test_accented_names_are_one_word_each():
@@ -61,3 +61,12 @@ def test_whether_a_text_says_a_statement(text, fact, said):
     """A session summary is superseded with a statement when it says it (`states`): a summary of the
     message's other statements stays current."""
     assert states(text, fact) is said
+
+
+@pytest.mark.parametrize("correction, fact, judges", [
+    ("Actually, that restaurant was great.", "We had dinner at Taberna do Largo last night; the restaurant was packed.",
+     True),
+    ("Actually, the food was awful.", "The food at Taberna was amazing.", False),  # an opinion said again
+    ("Actually, the race is on 25 May.", "The race is on 18 May.", False)])
+def test_an_opinion_corrects_no_fact_but_an_opinion(correction, fact, judges):
+    assert _judges(words(correction), words(fact)) is judges
