@@ -15,16 +15,23 @@ chain to re-index, and the index rows go last.
 
 The ids of what was deleted stay (`core.admin.deleted`, ids alone, no text): the tombstone ends after ten
 minutes, but the next import of an export that still holds the conversation must not bring it back.
+
+An observation (the id an assistant is given for a fact) is forgotten with its statement: the message it
+was formed from said it too. A message that said nothing else is deleted (its id recorded, so an import
+leaves it out); else the statement's words become "[deleted]" there, redacted as any copy (its row and
+vector made again), and its other observations stay; the message stays, so an import finds it present.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
+from psycopg.types.json import Jsonb
 from pydantic import BaseModel
 from redis.exceptions import LockNotOwnedError
 
@@ -70,6 +77,7 @@ TOMBSTONE_TTL_S = 600
 MAX_PASSES = 10  # scans of a chain's keys; more would mean a writer ignores the tombstone
 BANK_TABLES = ("bank", "bank_entry", "bank_summary", "bank_event")
 log = logging.getLogger(__name__)
+_WORD = re.compile(r"\w")
 
 
 class NothingToDelete(NotFound):
@@ -167,7 +175,8 @@ class Deletion:
         in `chain_id` when it is not indexed yet); a bank entry or summary from its bank.
 
         A bank entry or summary is named by its index row's id ("be-…", "bs-…") or by its own id (the one
-        `memory_bank_add` and the bank's snapshot return). An id that could name two things names, in
+        `memory_bank_add` and the bank's snapshot return). An observation formed from a message takes its
+        statement from the message (`_observation`). An id that could name two things names, in
         this order: the memory-index row with that id (a thought, an added memory; a bank item sharing
         its id stays, and a note says how to name it); a bank item by its row id; a bank entry or
         summary by its own id, refused as ambiguous when an entry and a summary share it. Deleting a
@@ -180,29 +189,13 @@ class Deletion:
         rows = wb.index.records(instance, ids=[memory_id])
         row = rows[0] if rows else None
         chain = row.chain_id if row is not None and row.kind in THOUGHT_KINDS else chain_id
-        if chain:
-            store = wb.thoughts
-            had_feedback = bool(store.answers_with_feedback([memory_id]))
-            said = store.get_many(instance, chain, [memory_id])
-            with self._indexing_paused():
-                # The chain's served-request results stay, their copies of the text redacted below: a
-                # client's retry of any of its turns gets its result, and stores nothing again.
-                gone = store.delete_thought(instance, chain, memory_id)
-                if gone and not store.chain_meta(instance, chain):
-                    report.notes.append(f"chain {chain} had nothing else left and was removed")
-                    self._remember(wb.index.records(instance, chains=[chain]))
-                    report.index_rows += wb.index.delete_chain(instance, chain)
-                # The observations formed from a message (core.formation) go with it.
-                formed = row.metadata.get("observations", []) if row is not None else []
-                self._remember(wb.index.records(instance, ids=formed))
-                report.index_rows += wb.index.delete(instance, [*(gone or [memory_id]), *formed])
-                report.index_rows += wb.index.delete_derived(instance, gone or [memory_id])
-            self.texts |= {t.thought for t in said if t.category in TEXT_CATEGORIES}
-            report.thoughts = len(gone)
-            report.feedback = int(had_feedback and bool(gone))
-            self.ids.update(gone)
-            self.chains.add(chain)
-            self._remember(rows)
+        recorded = [memory_id]
+        if (row is not None and row.kind == "observation" and row.chain_id
+                and row.metadata.get("source_thought")):
+            # The message went too when it said nothing else: an import of its file leaves it out as well.
+            recorded += self._observation(row, row.chain_id, report)
+        elif chain:
+            self._thought(memory_id, chain, row, report)
         elif row is not None and row.kind not in BANK_KINDS:
             self._remember(rows)
             report.index_rows = wb.index.delete(instance, [memory_id])
@@ -217,8 +210,71 @@ class Deletion:
             raise NothingToDelete(f"no memory {memory_id!r} in instance {instance!r}")
         if (report.thoughts or report.index_rows) and not report.bank_rows:
             # A message or memory an import wrote would be written again by the next import of its file.
-            deleted.record(wb.redis(), instance, memories=[memory_id])
+            deleted.record(wb.redis(), instance, memories=recorded)
         return report
+
+    def _thought(self, thought_id: str, chain: str, row: MemoryRecord | None, report: DeletionReport) -> None:
+        """Remove a thought of `chain` from Redis with its index row (`row`, None when it is not indexed
+        yet) and what formation made of it."""
+        wb, instance, store = self.wb, self.instance, self.wb.thoughts
+        had_feedback = bool(store.answers_with_feedback([thought_id]))
+        said = store.get_many(instance, chain, [thought_id])
+        with self._indexing_paused():
+            # The chain's served-request results stay, their copies of the text redacted below: a
+            # client's retry of any of its turns gets its result, and stores nothing again.
+            gone = store.delete_thought(instance, chain, thought_id)
+            if gone and not store.chain_meta(instance, chain):
+                report.notes.append(f"chain {chain} had nothing else left and was removed")
+                self._remember(wb.index.records(instance, chains=[chain]))
+                report.index_rows += wb.index.delete_chain(instance, chain)
+            # The observations formed from a message (core.formation) go with it.
+            formed = row.metadata.get("observations", []) if row is not None else []
+            self._remember(wb.index.records(instance, ids=formed))
+            report.index_rows += wb.index.delete(instance, [*(gone or [thought_id]), *formed])
+            report.index_rows += wb.index.delete_derived(instance, gone or [thought_id])
+        self.texts |= {t.thought for t in said if t.category in TEXT_CATEGORIES}
+        report.thoughts = len(gone)
+        report.feedback = int(had_feedback and bool(gone))
+        self.ids.update(gone)
+        self.chains.add(chain)
+        self._remember([row] if row is not None else [])
+
+    def _observation(self, observation: MemoryRecord, chain: str, report: DeletionReport) -> list[str]:
+        """Remove an observation and its statement from the message it was formed from (an assistant is
+        given observations, and forgetting one forgets the fact, not only its row): the whole message
+        when it said nothing else, else the statement's words, which `finish` redacts there and in every
+        copy, the message's other observations kept. Returns the id of the message when it was deleted."""
+        wb, instance = self.wb, self.instance
+        source = observation.metadata["source_thought"]
+        said = wb.thoughts.get_many(instance, chain, [source])
+        self._remember([observation])
+        if not said:
+            report.index_rows = wb.index.delete(instance, [observation.id])
+            report.notes.append(f"the message it came from in chain {chain!r} had been deleted already")
+            return []
+        rows = wb.index.records(instance, ids=[source])
+        message = rows[0] if rows else None
+        formed = message.metadata.get("observations", []) if message is not None else []
+        others = [o for o in formed if o != observation.id]
+        span = statement_in(observation.content, said[0].thought)
+        if not others or (span is not None and not _WORD.search(said[0].thought.replace(span, ""))):
+            self._thought(source, chain, message, report)  # its observations go with it
+            report.notes.append(f"the message it came from in chain {chain!r} said nothing else and was "
+                                "deleted")
+            return [source]
+        report.index_rows = wb.index.delete(instance, [observation.id])
+        if span is None:
+            report.notes.append(f"the message it came from in chain {chain!r} does not hold these words (an "
+                                f"LLM restated the fact): it stays; forget {source!r} to delete it too")
+            return []
+        with wb.pool().connection() as conn:
+            conn.execute("UPDATE memory SET metadata = jsonb_set(metadata, '{observations}', %s) "
+                         "WHERE instance = %s AND id = %s", (Jsonb(others), instance, source))
+        self.texts.add(span)
+        self.chains.add(chain)
+        report.notes.append(f"removed from the message it came from in chain {chain!r} (the message's other "
+                            "statements stay)")
+        return []
 
     def bank(self, name: str, *, keep: bool = False) -> DeletionReport:
         """Remove a memory bank with its entries, summaries, compression events and index rows; with
@@ -349,6 +405,18 @@ class Deletion:
         self.tables.update(BANK_TABLES)
         report.bank_rows = len(gone)
         report.index_rows = wb.index.delete(instance, index_ids)
+
+
+def statement_in(statement: str, text: str) -> str | None:
+    """The words of `statement` as `text` says them (formation may change their case and spacing: "No, it
+    was Lyon." told "It was Lyon."), or None when the text does not hold them."""
+    words = statement.split()
+    if not words:
+        return None
+    pattern = ((r"(?<!\w)" if _WORD.match(words[0][0]) else "") + r"\s+".join(map(re.escape, words))
+               + (r"(?!\w)" if _WORD.match(words[-1][-1]) else ""))
+    found = re.search(pattern, text, re.IGNORECASE)
+    return found.group() if found else None
 
 
 def bank_items_with_own_id(wb: Workbench, instance: str, item_id: str) -> dict[str, BankKind]:

@@ -5,7 +5,8 @@ A memory's words are copied, verbatim, into what is derived from it:
   the served-request result kept for the turn's request id, and its answer (an extractive answer quotes
   it; an LLM answer may);
 - the later turns of the chain it was said in, or of a chain whose answer quoted it: their prompts' chat
-  history, their served-request results, and the `corrected` text a follow-up left on an answer;
+  history, their served-request results, and the `corrected` text a follow-up left on an answer; the
+  chain's title, which quotes its first message (a statement forgotten from it, `core.admin.deletion`);
 - the memory index: the conversation context of its neighbours (and so their text postings and their
   vectors, made with the message before), and indexed answers that quote it.
 
@@ -32,7 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from core.conversation import provenance
-from core.conversation.keys import feedback_key
+from core.conversation.keys import chain_meta_key, feedback_key
 from core.conversation.thoughts import CATEGORY_USER
 from core.ids import SHARED_INSTANCE, pg_text
 from core.models import MemoryContext
@@ -109,7 +110,9 @@ def _redact_redis(wb: Workbench, instance: str, ids: set[str], said_in: set[str]
         chains = (chains | provenance.chains_naming(store, instance, ids, set(touched))) - set(touched)
         ids = set()
         for chain, keys in provenance.record_keys(store, instance, chains).items():
-            count, quoting, read, touched[chain] = _redact_chain(r, keys, deleted, said_here=chain in said_in)
+            # The chain's meta too: its title quotes its first message (a statement forgotten from it).
+            count, quoting, read, touched[chain] = _redact_chain(r, [*keys, chain_meta_key(instance, chain)],
+                                                                 deleted, said_here=chain in said_in)
             rewritten += count
             ids |= quoting
             if count:  # its answers' feedback or metrics may quote the text: the analytics re-read them

@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from core.admin.redaction import DELETED
 from core.conversation.feedback import NO_INTERJECTION
 from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
@@ -41,6 +42,10 @@ from core.llm import LLM, Message
 from core.models import MESSAGE_KINDS, EventTime, MemoryContext, MemoryRecord, MessageKind
 from core.retrieval.timeparse import parse_time_hint
 
+# A fact's statements forgotten before and after it (`_placed`), and the words left.
+_FORGOTTEN = re.compile(rf"((?:\s*{re.escape(DELETED)})*)\s*(.*?)\s*((?:{re.escape(DELETED)}\s*)*)",
+                        re.DOTALL)
+_ANY_WORD = re.compile(r"\w")
 OBSERVED = ("statement", "correction")  # the kinds whose facts become observations
 SUPERSESSION_KEYS = ("superseded_at", "superseded_by", "superseded_also")
 JSON_RETRIES = 2
@@ -287,7 +292,8 @@ class Formation:
                 out.append(record)
                 continue
             formed = self.read(message, record.context.before)
-            observations = [self._observation(record, formed, fact, n) for n, fact in enumerate(formed.facts)]
+            placed = _placed(formed.facts)
+            observations = [self._observation(record, formed, fact, n, place) for n, place, fact in placed]
             meta = {**record.metadata, "message_kind": formed.kind, "formed_by": formed.by}
             if formed.by == "rules":  # which rules: a later version forms the message again (`formation.run`)
                 meta["rules"] = RULES
@@ -301,21 +307,23 @@ class Formation:
                 # correcting statement's own words ("No, it was Lyon. I gave a talk there." names Lyon).
                 one = len(observations) == 1
                 corrections += [Correction(o, message, question, context, message.thought if one else o.content)
-                                for n, o in enumerate(observations) if n in formed.correcting]
+                                for (n, _, _), o in zip(placed, observations, strict=True)
+                                if n in formed.correcting]
             # A statement that says a change supersedes the state it replaces (`core.formation.updates`).
             corrections += [Correction(o, message, None, said=o.content, update=True)
-                            for n, o in enumerate(observations)
+                            for (n, _, _), o in zip(placed, observations, strict=True)
                             if formed.kind_of(n) == "statement" and says_a_change(o.content)]
         return self._keep_supersessions(out), corrections
 
-    def _observation(self, record: MemoryRecord, formed: Formed, fact: str, n: int) -> MemoryRecord:
+    def _observation(self, record: MemoryRecord, formed: Formed, fact: str, n: int, place: int
+                     ) -> MemoryRecord:
         moment, said = event_time(fact, record.created_at)
         meta = {"source_thought": record.id, "speaker": "user", "message_kind": formed.kind_of(n),
                 "formed_by": formed.by}
         if said:
             meta["event_time_stated"] = said
         meta = with_relations(meta, fact)  # "my daughter Inês": who is who, for retrieval
-        return MemoryRecord(instance=record.instance, id=observation_id(record.instance, record.id, n),
+        return MemoryRecord(instance=record.instance, id=observation_id(record.instance, record.id, place),
                             kind="observation", content=fact, created_at=record.created_at,
                             chain_id=record.chain_id, event_time=moment, tags=record.tags, metadata=meta,
                             context=MemoryContext(before=record.context.before))
@@ -334,6 +342,21 @@ class Formation:
                     i = by_key[(instance, row.id)]
                     records[i] = records[i].model_copy(update={"metadata": {**records[i].metadata, **kept}})
         return records
+
+
+def _placed(facts: list[str]) -> list[tuple[int, int, str]]:
+    """(position, place, fact) of each fact, without the statements forgetting took out of the message
+    (`DELETED` in their place, `core.admin.deletion`): each keeps its place, the number in its observation's
+    id, so the other facts keep theirs and a retried forget of a forgotten id finds nothing."""
+    out, place = [], 0
+    for n, fact in enumerate(facts):
+        before, said, after = _FORGOTTEN.fullmatch(fact).groups()  # any text: each part may be empty
+        place += before.count(DELETED)
+        if _ANY_WORD.search(said):
+            out.append((n, place, said))
+            place += 1
+        place += after.count(DELETED)
+    return out
 
 
 def _previous_turn(thread: list[Thought], message: Thought) -> tuple[str | None, list[str]]:

@@ -158,10 +158,12 @@ def memory_bank_query(wb: Workbench, req: uc.BankQuery, caller: uc.Principal) ->
 def forget(wb: Workbench, req: uc.Forget, caller: uc.Principal) -> uc.DeletionReport:
     """Forget something for good, from every store (copies and search index included): one memory
     (`target` "memory", by its id: an add_memory id, a ui_remember thought id (add its `chain_id`: a
-    thought just stored may not be indexed yet), or the id of a bank step or summary as memory_bank_add
-    and memory_bank_query return it), a
-    whole conversation (`target` "chain", by its chain_id) or a whole memory bank (`target` "bank", by
-    its name). Forgetting a bank summary forgets the steps it compressed.
+    thought just stored may not be indexed yet), a memory id from ui_remember's `context` or
+    retrieve_memory's `memories`, or the id of a bank step or summary as memory_bank_add and
+    memory_bank_query return it), a whole conversation (`target` "chain", by its chain_id) or a whole
+    memory bank (`target` "bank", by its name). Forgetting a bank summary forgets the steps it
+    compressed. Forgetting a fact formed from the user's message ("obs-…") takes it out of that message
+    too: the message goes when it said nothing else, else its other statements stay (the notes say which).
 
     Use it when the user asks to forget something. It cannot be undone.
 

@@ -34,7 +34,9 @@ def search(instance: ReadInstance, body: MemorySearch, wb: WB) -> uc.SearchOutco
     "content": {MEDIA_TYPE: {}}}})
 def delete(instance: WriteInstance, memory_id: str, wb: WB, chain_id: str | None = None) -> uc.DeletionReport:
     """One memory from every store: by its id (a thought, an added memory, a bank entry or summary by
-    the id the bank returned); `chain_id` finds a thought not indexed yet. 404 when nothing has that id:
+    the id the bank returned); `chain_id` finds a thought not indexed yet. A fact formed from a user's
+    message ("obs-…") goes from the message too: the whole message when it said nothing else, else the
+    fact's words, its other statements kept (the notes say which). 404 when nothing has that id:
     never there, or already deleted (a retry of a deletion that went through gets 404; the MCP tool
     `forget` answers it with a report of zero counts instead)."""
     return uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=memory_id, chain_id=chain_id))
