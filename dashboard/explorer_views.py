@@ -164,7 +164,7 @@ def render_search(instance: str) -> None:
     _restore_search_inputs()
     with st.form("xp_search_form"):
         query = st.text_input("Search stored memory", key="xp_q", max_chars=uc.QUERY_MAX_CHARS,
-                              placeholder="a word or a phrase, e.g. lisbon")
+                              placeholder="a word or a phrase, e.g. lisbon, or a memory's id")
         st.caption(uc.limit_caption("Searches", uc.QUERY_MAX_CHARS))
         c1, c2, c3 = st.columns([2, 3, 2])
         mode = c1.radio("Search", list(MODES), horizontal=True, key="xp_mode",
@@ -235,15 +235,25 @@ def score_caption(hit, *, speaker_and_chain: bool = True) -> str:
 
 
 def _why_shown(req, out) -> str:
-    """What each mode's hits have in common, in words true of every hit shown."""
+    """What each mode's hits have in common, in words true of every hit shown; the memory the query names by
+    its id (`named`, the first hit) is shown whatever it says."""
+    if not out.named:
+        return _why_found(req, out, out.hits)
+    others = out.hits[1:]
+    if not others:
+        return "it is the memory with this id"
+    return f"the first is the memory with this id; the others: {_why_found(req, out, others)}"
+
+
+def _why_found(req, out, hits) -> str:
     left_out = f"; {plural(out.left_out, 'other result')} did not match" if out.left_out else ""
     if req.mode == "text":
         return f"each has words of the query, in its text or in the messages next to it{left_out}"
     close = f"semantically close (cosine above {out.min_similarity:.2f})"
     if req.mode == "vector":
         return f"each is {close}{left_out}"
-    words = sum(1 for h in out.hits if h.text)
-    return f"with words of the query: {words}, only {close}: {len(out.hits) - words}{left_out}"
+    words = sum(1 for h in hits if h.text)
+    return f"with words of the query: {words}, only {close}: {len(hits) - words}{left_out}"
 
 
 def _render_recent(instance: str) -> None:

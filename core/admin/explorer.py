@@ -225,7 +225,7 @@ def search_memory(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
     matched = [m for m in found.results
                if (req.mode != "vector" and m.score.text_rank is not None)
                or (close is not None and m.score.similarity > close)]
-    hits = _hits(wb, [m.memory for m in matched])
+    hits = hits_of(wb, [m.memory for m in matched])
     for hit, m in zip(hits, matched, strict=True):
         s = m.score
         hit.score, hit.semantic, hit.text, hit.recency = s.combined, s.semantic, s.text, s.recency
@@ -241,10 +241,10 @@ def recent_memories(wb: Workbench, instance: str, limit: int = 20) -> list[Hit]:
     with wb.pool().connection() as conn:
         rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s "
                             "ORDER BY created_at DESC, id LIMIT %s", (instance, limit)).fetchall()
-    return _hits(wb, [row_from_tuple(r) for r in rows])
+    return hits_of(wb, [row_from_tuple(r) for r in rows])
 
 
-def _hits(wb: Workbench, memories: list[MemoryRow]) -> list[Hit]:
+def hits_of(wb: Workbench, memories: list[MemoryRow]) -> list[Hit]:
     """Memories as hits, each naming the chain (with its title) or the bank it came from, and marked when
     a later correction superseded the fact it states (`_supersessions`)."""
     titles = _chain_titles(wb, {(m.instance, m.chain_id) for m in memories if m.chain_id})

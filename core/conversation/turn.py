@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Self
 
@@ -308,17 +308,19 @@ class Remember:
                                "a new request_id, or none")
         return served
 
-    def run(self, params: UiRememberParams, *, instance: str | None = None) -> UiRememberResult:
-        for piece in self.stream(params, instance=instance):
+    def run(self, params: UiRememberParams, *, instance: str | None = None, notes: Sequence[str] = ()
+            ) -> UiRememberResult:
+        for piece in self.stream(params, instance=instance, notes=notes):
             if isinstance(piece, UiRememberResult):
                 return piece
         raise WorkbenchError("ui_remember produced no result")  # unreachable: stream always ends with one
 
-    def stream(self, params: UiRememberParams, *, instance: str | None = None
+    def stream(self, params: UiRememberParams, *, instance: str | None = None, notes: Sequence[str] = ()
                ) -> Iterator[str | UiRememberResult]:
         """Yield the answer's text as it is produced, then the `UiRememberResult`. Among the pieces of text,
         two markers (empty strings): `Synthesising` before the LLM is asked, and `AnswerRestarts` when its
-        answer broke off (the text so far is void; the pieces after it are the whole answer)."""
+        answer broke off (the text so far is void; the pieces after it are the whole answer). `notes`: the
+        caller's, first among the turn's (a repeat of a served request keeps the first call's)."""
         wb, store = self.wb, self.wb.thoughts
         instance = validate_id(instance or params.instance or wb.settings.instance, "instance")
         request_id = params.request_id or f"req-{uuid.uuid4().hex}"
@@ -334,7 +336,7 @@ class Remember:
 
         t_start = time.perf_counter()
         now = self.clock()
-        notes: list[str] = []
+        notes = list(notes)
         user_id, answer_id, metrics_id = (str(uuid.uuid4()) for _ in range(3))
         history, unread = self._history(instance, chain_id) if params.include_history else ([], 0)
         if not params.include_history:

@@ -74,7 +74,7 @@ def ui_remember(wb: Workbench, req: uc.UiRememberParams, caller: uc.Principal) -
     """
     if req.include_prompt is None:  # this front end's default: an assistant's context is kept small
         req = req.model_copy(update={"include_prompt": False})
-    return uc.remember(wb, req, origin=uc.Origin(source="mcp", key=caller.name))
+    return uc.remember(wb, req, origin=uc.Origin(source="mcp", key=caller.name), caller=caller)
 
 
 def internal_memory(wb: Workbench, req: uc.PastTaskQuery, caller: uc.Principal) -> uc.InternalMemoryResult:
@@ -102,9 +102,20 @@ def retrieve_memory(wb: Workbench, req: uc.RetrieveReportRequest, caller: uc.Pri
     and printed (print_memory). Use it to recall facts, preferences and events about the user. `params`
     tunes each op (the defaults suit most queries); `profile` picks a fusion profile.
 
-    Returns `answer` (print_memory's text, ready to quote or put in a prompt), `memories` (best first,
-    each with its scores and formatted line), the time the query speaks of, and with `trace: true` every
-    op's input size, output, parameters and time.
+    How many: at most 3 memories by default (`params.retrieve_memory_op.top_k`, 3), fewer when some are
+    too weak (below `fuse_rerank_op.fuse_score_threshold`, 0.1), and never more than
+    `fuse_rerank_op.output_memory_max_count` (5): for up to 10, send {"retrieve_memory_op": {"top_k": 10},
+    "fuse_rerank_op": {"output_memory_max_count": 10}}.
+
+    Returns `answer` (print_memory's text, ready to quote or put in a prompt), `memories` (best first),
+    the time the query speaks of, and with `trace: true` every op's input size, output, parameters and
+    time. Each memory has its `id`, `type`, `content`, `formatted` line and scores. In [0, 1]:
+    `similarity`, the cosine of the memory to the query alone; `semantic`, its cosine to the query widened
+    by the query's best keyword matches (the meaning part of the ranking); `text`, its keyword score
+    against the best match found; `recency`, exp(-age / tau). Then `retrieval`, the ranking score that
+    weighs them (with `speaker` and `chain`); `relevance`, meaning and keywords without recency (what the
+    thresholds read); `fused`, the final order's score (`llm_score` when a model scored the memory, else
+    `retrieval`, times the memory type's and the time match's ratios).
     """
     return uc.retrieval_report(wb, req)
 
@@ -121,7 +132,7 @@ def add_memory(wb: Workbench, req: uc.AddMemory, caller: uc.Principal) -> uc.Add
 
     Returns the memory's `id`, kind, creation time and event time.
     """
-    return uc.add_memory(wb, req)
+    return uc.add_memory(wb, req, caller=caller)
 
 
 def memory_bank_add(wb: Workbench, req: uc.BankAdd, caller: uc.Principal) -> uc.AddEntryResult:
@@ -135,7 +146,7 @@ def memory_bank_add(wb: Workbench, req: uc.BankAdd, caller: uc.Principal) -> uc.
     Returns the entry as stored (with its step number and summary), the compression it caused if any,
     and notes.
     """
-    return uc.bank_add(wb, req)
+    return uc.bank_add(wb, req, caller=caller)
 
 
 class BankEntries(BaseModel):
@@ -246,8 +257,12 @@ FIELD_HELP: dict[str | tuple[str, str], str] = {
     "max_entries": "the bank's size; left out, the bank keeps its own (6 for a new bank)",
     "compression_threshold": "how many live entries make the bank compress its oldest half; left out, the "
                              "bank keeps its own (6 for a new bank)",
-    ("memory_bank_query", "query"): "keywords (any matches), tags (any matches), min_importance, "
-                                    "max_results, date_from, date_to",
+    "keywords": "steps holding any of these words (ignoring case) match",
+    ("memory_bank_query", "tags"): "steps carrying any of these tags match",
+    "min_importance": "only steps at least this important (0-1)",
+    "max_results": "at most this many steps and summaries",
+    "date_from": "only steps recorded at or after this time (ISO 8601; a summary by its steps' times)",
+    "date_to": "only steps recorded at or before this time (ISO 8601; a summary by its steps' times)",
     "target": "what to forget: memory, chain or bank",
     "rating": "up or down",
     "comment": "why, in the user's words (optional)",
@@ -310,8 +325,10 @@ def _input_schema(tool: str, request: type[BaseModel]) -> dict[str, Any]:
         help_text = FIELD_HELP.get((tool, field)) or FIELD_HELP.get(field)
         if help_text and "description" not in prop:
             prop["description"] = help_text
-    schema["properties"]["instance"]["description"] = INSTANCE_HELP
-    if "instance" in schema.get("required", []):  # PastTaskQuery requires it; the server fills it in
+    # Optional in every tool, as the server fills it in: PastTaskQuery's own schema requires it.
+    schema["properties"]["instance"] = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
+                                        "title": "Instance", "description": INSTANCE_HELP}
+    if "instance" in schema.get("required", []):
         schema["required"].remove("instance")
     return schema
 

@@ -11,14 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core import demo
 from core.admin.deletion import DeletionReport, delete_chain, delete_memory
-from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, Hit, InstanceRow, SearchOutcome,
-                                 chain_detail, export_chain, instances_overview, list_chains, recent_memories,
+from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, Hit, InstanceRow, chain_detail,
+                                 export_chain, hits_of, instances_overview, list_chains, recent_memories,
                                  search_memory)
+from core.admin.explorer import SearchOutcome as Found
 from core.admin.overview import Overview, memories_by_model, not_in_vector_leg, overview
 from core.admin.overview import instance_names as user_instances
+from core.bank.index_ids import entry_index_id, summary_index_id
 from core.config import settings_file_in_use
 from core.conversation.thoughts import FeedbackRecord, Thought
-from core.ids import Id
+from core.ids import ID_PATTERN, SHARED_INSTANCE, Id
 from core.limits import TITLE_FILTER_MAX_CHARS
 from core.services import RedisRepair, ServicesStopped, ServiceStatus
 from core.usecases.base import InstanceRequest, Progress
@@ -161,9 +163,35 @@ def memory_delete(wb: Workbench, req: MemoryRef) -> DeletionReport:
     return delete_memory(wb, req.instance_in(wb), req.memory_id, chain_id=req.chain_id)
 
 
+class SearchOutcome(Found):
+    named: str | None = Field(None, description="the query is this memory's id: it is the first hit, whatever "
+                                                "it says and whatever the filters (its scores are None when the "
+                                                "search itself did not find it)")
+
+
 def memory_search(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
-    """Hybrid, semantic or full-text search of everything stored; each hit names its chain or bank."""
-    return search_memory(wb, req)
+    """Hybrid, semantic or full-text search of everything stored; each hit names its chain or bank. A query
+    that is a memory's id (a thought's, an added memory's, an observation's, a bank entry's or summary's as
+    the bank gave it; in the instance or the shared one) finds that memory first: the Chat page shows the
+    ids of the memories a turn used, to be found here. At most two primary-key lookups, only for a query
+    shaped like an id."""
+    found = SearchOutcome(**dict(search_memory(wb, req)))
+    named = _memory_named(wb, req.instance, req.query)
+    if named is None:
+        return found
+    same = next((h for h in found.hits if (h.instance, h.id) == (named.instance, named.id)), named)
+    others = [h for h in found.hits if h is not same]
+    return found.model_copy(update={"hits": [same, *others][: req.top_k], "named": named.id})
+
+
+def _memory_named(wb: Workbench, instance: str, query: str) -> Hit | None:
+    if not ID_PATTERN.fullmatch(query):
+        return None
+    ids = [query, entry_index_id(query), summary_index_id(query)]  # a bank item by the id the bank gave it
+    for where in dict.fromkeys((instance, SHARED_INSTANCE)):
+        if rows := sorted(wb.index.get(where, ids), key=lambda row: ids.index(row.id)):
+            return hits_of(wb, rows[:1])[0]
+    return None
 
 
 class RecentRequest(InstanceRequest):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from core.access.scope import LOCAL_USER, Principal
 from core.admin.deletion import DeletionReport, bank_items_with_own_id, clear_bank, delete_bank
 from core.bank.agent import StepContext, StepOutcome, TaskMemory
 from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankConfig, BankInfo, BankSnapshot, BankStats,
@@ -11,7 +12,7 @@ from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankConfig, 
 from core.bank.index_ids import SUMMARY_KIND
 from core.errors import InvalidInput, NotFound
 from core.runtime import Workbench
-from core.usecases.base import InstanceRequest
+from core.usecases.base import InstanceRequest, new_instance_note
 
 # For the front ends: the default bank's name, and the skill name that marks a summary among entries; for an
 # agent's loop, the helper that hands each step the bank's relevant memories and records it after.
@@ -37,13 +38,14 @@ class BankAdd(BankRef):
                                               description="default: the bank's own (6 for a new one)")
 
 
-def bank_add(wb: Workbench, req: BankAdd) -> AddEntryResult:
+def bank_add(wb: Workbench, req: BankAdd, *, caller: Principal = LOCAL_USER) -> AddEntryResult:
     """Store the entry. An id given is refused when it is already another memory's or a summary's (the
     bank refuses another entry's): `forget` finds an entry by its id, and one id naming two things would
-    make a retried forget delete the other."""
+    make a retried forget delete the other. `caller`: whose instances the note of a new instance names."""
     instance = req.instance_in(wb)
     if "id" in req.entry.model_fields_set:
         _check_unused(wb, instance, req.entry.id)
+    note = new_instance_note(wb, instance, caller, index_first=True)
     try:
         stored = MemoryBank.open(wb, instance, req.bank).config
     except NotFound:
@@ -51,7 +53,8 @@ def bank_add(wb: Workbench, req: BankAdd) -> AddEntryResult:
     bank = MemoryBank(wb, instance, req.bank,
                       max_entries=req.max_entries or stored.max_entries,
                       compression_threshold=req.compression_threshold or stored.compression_threshold)
-    return bank.add_entry(req.entry)
+    added = bank.add_entry(req.entry)
+    return added.model_copy(update={"notes": [note, *added.notes]}) if note else added
 
 
 def _check_unused(wb: Workbench, instance: str, entry_id: str) -> None:
@@ -62,13 +65,30 @@ def _check_unused(wb: Workbench, instance: str, entry_id: str) -> None:
                            "leave id out for a new one, or choose another")
 
 
-class BankQuery(BankRef):
-    query: MemoryQuery = MemoryQuery()
+class BankQuery(BankRef, MemoryQuery):
+    """A query of a bank: the query's fields beside the bank's name, as the HTTP API's body holds them and
+    the MCP tool takes them (an assistant sent `keywords` beside `bank`, and was refused while they went
+    inside `query`). `query`, a MemoryQuery or its fields as an object, is still read as those fields."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fields_of_query(cls, data: object) -> object:
+        if not isinstance(data, dict) or "query" not in data:
+            return data
+        query = data["query"]
+        if isinstance(query, MemoryQuery):
+            query = query.model_dump(exclude_unset=True)
+        if not isinstance(query, dict):  # a ValueError, which pydantic reports as invalid input
+            fields = ", ".join(MemoryQuery.model_fields)
+            raise ValueError(f"query: give the query's fields ({fields}) beside bank, not in query")  # noqa: TRY004
+        if twice := sorted(set(query) & set(data)):
+            raise ValueError(f"{', '.join(twice)}: given both in query and beside it; give it once, beside bank")
+        return {**{k: v for k, v in data.items() if k != "query"}, **query}
 
 
 def bank_query(wb: Workbench, req: BankQuery) -> list[MemoryEntry]:
-    """Live entries and summaries matching the query, by importance then time."""
-    return _open(wb, req).get_relevant_memories(req.query)
+    """Live entries and summaries matching the query (`req` is one), by importance then time."""
+    return _open(wb, req).get_relevant_memories(req)
 
 
 def bank_stats(wb: Workbench, req: BankRef) -> BankStats:

@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import psycopg
+import redis
 from pydantic import BaseModel, ConfigDict
 
+from core.access.scope import LOCAL_USER, Principal
 from core.conversation.metrics import Origin
-from core.ids import Id
+from core.errors import ServiceUnavailable
+from core.ids import SHARED_INSTANCE, Id
 
 __all__ = ["Origin"]
 
@@ -31,3 +35,34 @@ class InstanceRequest(Request):
     def instance_in(self, wb: Workbench) -> str:
         return wb.settings.instance if self.instance is None else self.instance
 
+
+KNOWN_LISTED = 10  # the known instances a new instance's note names; more are counted
+_NONE_OTHER = {True: "no other instance holds memory yet", False: "no other instance this key may use holds memory"}
+
+
+def new_instance_note(wb: Workbench, instance: str, caller: Principal = LOCAL_USER, *,
+                      index_first: bool = False) -> str | None:
+    """What a write about to store the first memory of `instance` tells its caller, checked before the write:
+    an assistant that mistyped the instance would otherwise split the user's memory in silence. None when
+    the instance is known (it has conversations in Redis or a partition of the memory index, as `GET
+    /v1/instances` lists it), or when the check fails (the write then says what failed).
+
+    Costs one small read: the set of instances Redis keeps, or, with `index_first` (a write that goes to the
+    index only), the index's partitions; the other only when the first does not know the instance. The
+    known instances it names are those the caller may use. Two first writes at the same moment may both
+    be told."""
+    # Each store is reached in its read (inside the try): a Redis that is down fails no index write here.
+    reads = [lambda: wb.index.instances(), lambda: wb.thoughts.instances()]
+    known: set[str] = set()
+    try:
+        for read in reads if index_first else reversed(reads):
+            known |= set(read())
+            if instance in known:
+                return None
+    except (redis.RedisError, psycopg.Error, ServiceUnavailable):
+        return None
+    others = sorted(n for n in known - {SHARED_INSTANCE} if caller.may_read(n))
+    listed = ", ".join(others[:KNOWN_LISTED]) + (f" and {len(others) - KNOWN_LISTED} more"
+                                                 if len(others) > KNOWN_LISTED else "")
+    return (f"instance {instance!r} is new: this is its first memory "
+            f"({f'known instances: {listed}' if others else _NONE_OTHER[caller.is_local]})")

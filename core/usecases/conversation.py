@@ -17,8 +17,9 @@ from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CAT
 from core.conversation.turn import AnswerRestarts, Remember, Synthesising, UiRememberParams, UiRememberResult
 from core.errors import NotFound, ProviderError, ServiceUnavailable, outage
 from core.formation.summaries import summarise_quiet
-from core.ids import Id
-from core.usecases.base import InstanceRequest
+from core.access.scope import LOCAL_USER, Principal
+from core.ids import Id, validate_id
+from core.usecases.base import InstanceRequest, new_instance_note
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -29,10 +30,16 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "AnswerRest
 
 
 def remember(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None,
-             clock: Callable[[], datetime] | None = None) -> UiRememberResult:
+             clock: Callable[[], datetime] | None = None, caller: Principal = LOCAL_USER) -> UiRememberResult:
     """One ui_remember turn: retrieve, synthesise, store the three thoughts, score the previous answer.
-    `origin`: the front end (and API key) it came through, recorded with the turn."""
-    return _as_asked(req, Remember(wb, clock=clock, origin=origin).run(req))
+    `origin`: the front end (and API key) it came through, recorded with the turn; `caller`: whose
+    instances a first turn in a new instance names (`new_instance_note`)."""
+    return _as_asked(req, Remember(wb, clock=clock, origin=origin).run(req, notes=_first_notes(wb, req, caller)))
+
+
+def _first_notes(wb: Workbench, req: UiRememberParams, caller: Principal) -> list[str]:
+    note = new_instance_note(wb, validate_id(req.instance or wb.settings.instance, "instance"), caller)
+    return [note] if note else []
 
 
 def _as_asked(req: UiRememberParams, result: UiRememberResult) -> UiRememberResult:
@@ -43,8 +50,8 @@ def _as_asked(req: UiRememberParams, result: UiRememberResult) -> UiRememberResu
         *result.notes, "prompt left out of the result (include_prompt=false); the turn's metrics thought keeps it"]})
 
 
-def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None
-                    ) -> Iterator[str | UiRememberResult]:
+def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None,
+                    caller: Principal = LOCAL_USER) -> Iterator[str | UiRememberResult]:
     """The same turn, yielding the answer's text (`str` pieces) as it is produced and then the result.
 
     Two markers come among the pieces, as empty strings (joining the pieces is unaffected by them), told
@@ -52,7 +59,7 @@ def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | No
     `timeout_s` seconds (a place to show "waiting for <model>…"). `AnswerRestarts` (`.reason`): the LLM's
     answer broke off mid-way, so discard the text shown so far; the pieces after it are the whole
     (extractive) answer, the one `result.answer` holds."""
-    for part in Remember(wb, origin=origin).stream(req):
+    for part in Remember(wb, origin=origin).stream(req, notes=_first_notes(wb, req, caller)):
         yield part if isinstance(part, str) else _as_asked(req, part)
 
 

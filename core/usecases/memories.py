@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
+from core.access.scope import LOCAL_USER, Principal
 from core.admin.deletion import (
     DeletionReport,
     NothingToDelete,
@@ -24,7 +25,7 @@ from core.formation.relations import with_relations
 from core.ids import Id, pg_json
 from core.index.records import event_time_of
 from core.models import EventTime, MemoryRecord, Metadata, SomeText, Tags
-from core.usecases.base import InstanceRequest
+from core.usecases.base import InstanceRequest, new_instance_note
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -78,13 +79,16 @@ class AddedMemory(BaseModel):
     kind: str
     created_at: datetime
     event_time: EventTime
+    notes: list[str] = Field([], description="e.g. that the instance is new: this is its first memory")
 
 
-def add_memory(wb: Workbench, req: AddMemory) -> AddedMemory:
-    """Embed and index the memory; it is searchable at once (hybrid search, MemoryScope, chat)."""
+def add_memory(wb: Workbench, req: AddMemory, *, caller: Principal = LOCAL_USER) -> AddedMemory:
+    """Embed and index the memory; it is searchable at once (hybrid search, MemoryScope, chat). `caller`:
+    whose instances the note of a new instance names (`new_instance_note`)."""
     instance = req.instance_in(wb)
     if req.id is not None:
         _check_replaceable(wb, instance, req.id)
+    note = new_instance_note(wb, instance, caller, index_first=True)
     now = datetime.now(UTC)
     record = MemoryRecord(instance=instance, id=req.id or f"mem-{uuid.uuid4().hex}", kind=req.kind,
                           content=req.content, created_at=now, tags=req.tags,
@@ -92,7 +96,7 @@ def add_memory(wb: Workbench, req: AddMemory) -> AddedMemory:
                           event_time=event_time_of(req.event_time) if req.event_time else EventTime())
     wb.index.add([record])
     return AddedMemory(instance=instance, id=record.id, kind=record.kind, created_at=now,
-                       event_time=record.event_time)
+                       event_time=record.event_time, notes=[note] if note else [])
 
 
 def _check_replaceable(wb: Workbench, instance: str, memory_id: str) -> None:

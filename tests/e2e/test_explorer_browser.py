@@ -4,6 +4,7 @@ ui_remember returns it."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -107,4 +108,32 @@ def test_a_chain_opened_from_a_hit_far_down_is_shown_in_view_and_found_by_title(
         title.press("Enter")
         settle(page)
         assert page.get_by_text("Page 1 of 1 · 1 chain with “NUMBER 11” in the title").count() == 1
+        browser.close()
+
+
+def test_a_memory_found_by_its_id(dashboard, workbench, instance, tmp_path):
+    """The id the Chat page lists under a turn's memories, pasted into the search: that memory comes first."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    remember = Remember(workbench)
+    quince = remember.run(UiRememberParams(thought="Our quince orchard has forty trees near the river.",
+                                           chain_id="orchard"), instance=instance)
+    remember.run(UiRememberParams(thought="The pear trees need pruning in February.", chain_id="pears"),
+                 instance=instance)
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1000})
+        page.goto(dashboard + "/explorer")
+        page.get_by_label("Search stored memory").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_label("Search stored memory").fill(quince.thought1_id)
+        page.get_by_role("button", name="Search", exact=True).click()
+        settle(page)
+        body = page.inner_text("body")
+        assert re.search(f"for “{quince.thought1_id}” · (it|the first) is the memory with this id", body)
+        hits = body.split("How a score adds up", 1)[1]
+        first = hits.index("Our quince orchard has forty trees near the river.")
+        pear = hits.find("The pear trees")  # found too when semantically close: after it
+        assert hits.index("chain orchard") < first and (pear == -1 or first < pear)
+        assert page.get_by_text(quince.thought1_id, exact=True).count() >= 1  # its id, to copy
+        page.screenshot(path=str(tmp_path / "explorer-by-id.png"), full_page=True)
         browser.close()

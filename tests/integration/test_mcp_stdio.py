@@ -67,6 +67,15 @@ def test_tools_have_schemas_from_the_requests_and_descriptions(data_dir, instanc
         assert ui.input_schema["required"] == ["thought"]
         internal = tools["internal_memory"].input_schema
         assert set(internal["properties"]) == set(uc.PastTaskQuery.model_fields)
+        # Optional alike in every tool (internal_memory's was a bare string, its text saying it had a default).
+        assert {json.dumps(t.input_schema["properties"]["instance"]) for t in tools.values()} == {json.dumps(
+            {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Instance",
+             "description": "the memory instance; default: the instance this server is configured with"})}
+        # The query's fields beside the bank, as the HTTP API takes them.
+        bank_query = tools["memory_bank_query"].input_schema["properties"]
+        assert set(bank_query) == {"instance", "bank", *uc.MemoryQuery.model_fields}
+        recall = tools["retrieve_memory"].description
+        assert "at most 3 memories by default" in recall and "`similarity`, the cosine" in recall
         assert tools["retrieve_memory"].annotations.read_only_hint
         assert f'skill_name "{SUMMARY_SKILL}"' in tools["memory_bank_query"].description
         assert tools["forget"].annotations.destructive_hint
@@ -124,8 +133,7 @@ def test_each_tool_accepts_good_input_and_refuses_bad_input_with_the_cli_message
                 "result": "BA117 at 9:00"}})
             assert step["entry"]["step_number"] == 1
             # A nested argument sent as JSON text, as some desktop clients do, is read as JSON.
-            matches = await ok(s, "memory_bank_query", {"bank": "trip",
-                                                         "query": json.dumps({"keywords": ["BA117"]})})
+            matches = await ok(s, "memory_bank_query", {"bank": "trip", "keywords": json.dumps(["BA117"])})
             assert [e["id"] for e in matches["entries"]] == [step["entry"]["id"]]
 
             bank = json.loads((await s.read_resource("workbench://banks/trip")).contents[0].text)
@@ -153,7 +161,8 @@ def test_each_tool_accepts_good_input_and_refuses_bad_input_with_the_cli_message
                    ("retrieve_memory", uc.RetrieveReportRequest, {"query": "x", "depth": 3}),
                    ("add_memory", uc.AddMemory, {"content": "x", "kind": "dream"}),
                    ("memory_bank_add", uc.BankAdd, {"entry": {"importance": 2}}),
-                   ("memory_bank_query", uc.BankQuery, {"query": {"max_results": 0}}),
+                   ("memory_bank_query", uc.BankQuery, {"max_results": 0}),
+                   ("memory_bank_query", uc.BankQuery, {"query": {"keywords": ["a"]}, "keywords": ["b"]}),
                    ("forget", uc.Forget, {"target": "everything", "id": "x"}),
                    ("feedback", uc.RateAnswer, {"answer_id": "a", "rating": "sideways"})]
             for tool, model, arguments in bad:
@@ -161,6 +170,42 @@ def test_each_tool_accepts_good_input_and_refuses_bad_input_with_the_cli_message
             # Refused by the use case itself, not by the request model: the same one line.
             assert await refused(s, "feedback", {"answer_id": "no-such-answer", "rating": "up"}) == \
                 unknown_answer
+
+    anyio.run(scenario)
+
+
+def test_what_an_assistant_slipped_on(workbench, data_dir, instance, server_log):
+    """A mistyped instance is told to be new (once), the bank query's fields are taken as the HTTP API takes
+    them (inside `query` too), and retrieve_memory returns as many memories as its description says."""
+    for i in range(8):
+        uc.add_memory(workbench, uc.AddMemory(instance=instance, content=f"Ada's bike number {i} is teal"))
+    typo = f"{instance}-typo"
+
+    async def scenario() -> None:
+        async with stdio_session(data_dir, instance, server_log) as s:
+            first = await ok(s, "ui_remember", {"thought": "hello", "instance": typo})
+            assert first["notes"][0].startswith(f"instance {typo!r} is new: this is its first memory (known "
+                                                "instances: ")
+            again = await ok(s, "ui_remember", {"thought": "hello", "instance": typo})
+            assert not any("is new" in n for n in again["notes"])
+
+            step = await ok(s, "memory_bank_add", {"bank": "trip", "entry": {
+                "skill_name": "search", "thinking": "find a df", "command": "ls", "result": "df.csv"}})
+            assert not any("is new" in n for n in step["notes"])  # the server's instance holds memory
+            flat = await ok(s, "memory_bank_query", {"bank": "trip", "keywords": ["df"]})
+            nested = await ok(s, "memory_bank_query", {"bank": "trip", "query": {"keywords": ["df"]}})
+            assert flat == nested and [e["id"] for e in flat["entries"]] == [step["entry"]["id"]]
+            assert await refused(s, "memory_bank_query", {"bank": "trip", "query": "df"}) == (
+                "invalid input — input: query: give the query's fields (keywords, min_importance, max_results, "
+                "tags, date_from, date_to) beside bank, not in query")
+
+            few = await ok(s, "retrieve_memory", {"query": "Ada's teal bike"})
+            assert len(few["memories"]) == 3
+            assert {"similarity", "semantic", "text", "recency", "retrieval", "relevance", "fused"} <= set(
+                few["memories"][0])
+            more = await ok(s, "retrieve_memory", {"query": "Ada's teal bike", "params": {
+                "retrieve_memory_op": {"top_k": 10}, "fuse_rerank_op": {"output_memory_max_count": 10}}})
+            assert len(more["memories"]) == 8
 
     anyio.run(scenario)
 

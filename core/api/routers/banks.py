@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, status
 
 from core import usecases as uc
-from core.api.deps import WB, ReadInstance, WriteInstance, on_path
+from core.api.deps import WB, Caller, ReadInstance, WriteInstance, on_path
 from core.api.problems import MEDIA_TYPE
 
 router = APIRouter(prefix="/v1/instances/{instance}/banks", tags=["banks"])
@@ -31,10 +31,10 @@ def snapshot(instance: ReadInstance, bank: str, wb: WB) -> uc.BankSnapshot:
 
 
 @router.post("/{bank}/entries", response_model=uc.AddEntryResult, status_code=status.HTTP_201_CREATED)
-def add(instance: WriteInstance, bank: str, body: uc.BankAdd, wb: WB) -> uc.AddEntryResult:
+def add(instance: WriteInstance, bank: str, body: uc.BankAdd, wb: WB, who: Caller) -> uc.AddEntryResult:
     """Add an entry (the bank is created with the body's settings if new); a full bank compresses its
     oldest half into a summary."""
-    return uc.bank_add(wb, on_path(body, instance=instance, bank=bank))
+    return uc.bank_add(wb, on_path(body, instance=instance, bank=bank), caller=who)
 
 
 @router.post("/{bank}/query", response_model=list[uc.MemoryEntry])

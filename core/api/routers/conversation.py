@@ -14,4 +14,5 @@ router = APIRouter(prefix="/v1/instances/{instance}", tags=["conversation"])
 def remember(instance: WriteInstance, body: uc.UiRememberParams, wb: WB, who: Caller) -> uc.UiRememberResult:
     """One turn: retrieve, answer (extractively without an LLM), store the three thoughts, score the
     previous answer of the chain from this follow-up. A repeated `request_id` returns the first result."""
-    return uc.remember(wb, on_path(body, instance=instance), origin=uc.Origin(source="http", key=who.name))
+    return uc.remember(wb, on_path(body, instance=instance), origin=uc.Origin(source="http", key=who.name),
+                       caller=who)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from core import usecases as uc
-from core.api.deps import WB, ReadInstance, WriteInstance, on_path
+from core.api.deps import WB, Caller, ReadInstance, WriteInstance, on_path
 from core.api.problems import MEDIA_TYPE
 
 router = APIRouter(prefix="/v1/instances/{instance}/memories", tags=["memories"])
@@ -18,9 +18,9 @@ class MemorySearch(uc.ExplorerSearch):
 
 
 @router.post("", response_model=uc.AddedMemory, status_code=status.HTTP_201_CREATED)
-def add(instance: WriteInstance, body: uc.AddMemory, wb: WB) -> uc.AddedMemory:
+def add(instance: WriteInstance, body: uc.AddMemory, wb: WB, who: Caller) -> uc.AddedMemory:
     """Embed and index a memory; searchable at once. The same `id` again replaces it."""
-    return uc.add_memory(wb, on_path(body, instance=instance))
+    return uc.add_memory(wb, on_path(body, instance=instance), caller=who)
 
 
 @router.post("/search", response_model=uc.SearchOutcome)
