@@ -126,6 +126,9 @@ def translated(source: dict, target: dict, src: str, dst: str) -> dict:
     the data: thoughts by chain and sequence number, past-task pks by user and time, tool executions by
     time. Everything else must then be equal."""
     text = json.dumps(source, sort_keys=True, default=str)
+    # What the first turn was told stays as it was told: "instance '<src>' is new" (a note, kept verbatim).
+    told = f"instance '{src}' is new"
+    text = text.replace(told, "\0told\0")
     renames = {src: dst}
     for chain_id, chain in source["chains"].items():
         theirs = {h["seq"]: h["id"] for _, h in target["chains"][chain_id]["thoughts"]}
@@ -134,7 +137,7 @@ def translated(source: dict, target: dict, src: str, dst: str) -> dict:
         renames[mine["execution_id"]] = theirs["execution_id"]
     for old, new in renames.items():  # unique strings (an instance name, uuids), also inside JSON texts
         text = text.replace(old, new)
-    out = json.loads(text)
+    out = json.loads(text.replace("\0told\0", told))
     pks = {}
     for mine, theirs in zip(out["tasks"], target["tasks"], strict=True):
         pks.update(zip(mine["pks"], theirs["pks"], strict=True))
