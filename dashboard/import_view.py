@@ -85,10 +85,11 @@ def file_state(path: Path) -> tuple[float, int]:
     return (stat.st_mtime, stat.st_size)
 
 
-def render_preview(preview: uc.ImportPreview, *, include_deleted: bool = False):
-    """Draw the preview; returns the place of its notes (what the import will assume of the file, and what
-    it would leave out as deleted, or bring back with `include_deleted`), for the page to clear once the
-    outcome says them."""
+def render_preview(preview: uc.ImportPreview, *, include_deleted: bool = False, on_error: str = "stop"):
+    """Draw the preview: what the file holds, then what importing it would add to the instance (next
+    month's export told from the same file imported again); returns the place of its notes (what the import
+    will assume of the file, and what it would leave out as deleted, or bring back with `include_deleted`),
+    for the page to clear once the outcome says them."""
     if preview.format == "workbench-archive":
         st.markdown("Detected format: **workbench-archive**. It restores a whole instance, and is checked "
                     "as it is restored.")
@@ -103,6 +104,9 @@ def render_preview(preview: uc.ImportPreview, *, include_deleted: bool = False):
     if counts.attachments:
         st.caption(f"{plural(counts.attachments, 'attachment')} {'is' if counts.attachments == 1 else 'are'} "
                    "named in messages; their contents are not imported.")
+    if said := preview.adds_said(on_error, include_deleted=include_deleted):
+        icon = "check_circle" if preview.adds.nothing() else "add_circle"
+        st.markdown(f":material/{icon}: **{as_plain_line(said)}**")
     notes = st.empty()
     with notes.container():
         render_notes(preview.notes(include_deleted=include_deleted))

@@ -75,7 +75,7 @@ if st.session_state.get("imp_checked", (None,))[0] != checked:
         st.stop()
     st.session_state["imp_checked"] = (checked, found)
 preview = st.session_state["imp_checked"][1]
-preview_notes = render_preview(preview, include_deleted=include_deleted)
+preview_notes = render_preview(preview, include_deleted=include_deleted, on_error=on_error)
 
 blocked = preview.records and preview.refused(on_error)
 if blocked:
@@ -92,6 +92,7 @@ if st.button("Import", type="primary", key="imp_go", disabled=bool(blocked)):
     bar.empty()
     if result is not None:
         st.session_state["imp_result"] = (str(path), result)
+        st.session_state.pop("imp_checked", None)  # what it said is new is here now: looked up again
         if instance != current_instance():
             switch_instance(instance)
             st.session_state["imp_made"] = instance

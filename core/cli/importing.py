@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+
 import click
 
 from core.cli.context import WorkbenchContext, instance_option
@@ -21,8 +22,9 @@ FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatg
 @click.option("--instance", default=None, callback=instance_option,
               help="Import into this instance (default: INSTANCE setting).")
 @click.option("--format", "fmt", default="auto", show_default=True, help=f"One of {FORMATS_HELP}.")
-@click.option("--dry-run", is_flag=True, help="Validate and report what the file holds and what the import "
-                                              "would leave out as deleted; write nothing.")
+@click.option("--dry-run", is_flag=True, help="Validate and report what the file holds, what the import would "
+                                              "add to the instance and what it would leave out as deleted; "
+                                              "write nothing.")
 @click.option("--on-error", type=click.Choice(["stop", "skip"]), default="stop", show_default=True,
               help="stop: write nothing when any record is invalid; skip: import the valid ones and list "
                    "the invalid ones in the report file.")
@@ -44,10 +46,11 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
 
     Each file is validated whole first. Importing a file again creates nothing new, and an interrupted
     import continues where it stopped; what you deleted in the instance is left out (and counted) unless
-    --include-deleted. Prints one JSON result per file, with the conversations it wrote by title and
-    chain (the first 50, and `chains_total`); what it assumed of a file (times it does not give, NUL
-    characters replaced, photos sent without text) and what it left out are also said on standard error,
-    with progress when standard error is a terminal.
+    --include-deleted; a --dry-run says what the import would add ("Adds 40 new conversations (1,204
+    messages) and 312 messages to 6 conversations you already have; …"). Prints one JSON result per file,
+    with the conversations it wrote by title and chain (the first 50, and `chains_total`); what it
+    assumed of a file (times it does not give, NUL characters replaced, photos sent without text) and
+    what it left out are also said on standard error, with progress when standard error is a terminal.
     """
     from core import usecases as uc
 
@@ -72,6 +75,8 @@ def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None
                                     report=reports[path])
             result = uc.import_file(ctx.wb, request, progress=tty_progress)
             emit(result)
+            if result.adds:  # a dry run: what the import would add, the line a person reads first
+                click.echo(f"{path.name}: {result.adds}", err=True)
             for note in result.notes:  # also in the JSON; said where a person at a terminal reads
                 click.echo(f"{path.name}: {note}", err=True)
             if (out := result.outcome) is not None and out.chains_total > len(out.chains):

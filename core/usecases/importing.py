@@ -15,16 +15,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-import redis
 from pydantic import BaseModel, Field
 
-from core.errors import InvalidInput, ServiceUnavailable, outage
+from core.errors import InvalidInput, outage
 from core.formation.run import unformed
 from core.ids import Id
 from core.importing.detect import ARCHIVE, IMPORTABLE, Detected, detect, reader, shaped
 from core.importing.records import InvalidRecord, content_id
-from core.importing.runner import (ImportCounts, ImportOutcome, ImportPreview, deleted_held, refusal,
-                                   validate, write)
+from core.importing.runner import (
+    ImportAdds,
+    ImportCounts,
+    ImportOutcome,
+    ImportPreview,
+    Lookup,
+    refusal,
+    validate,
+    write,
+)
 from core.importing.source import file_hash, file_time
 from core.services.private import private_dir
 from core.usecases.archive import RestoreArchive, RestoreResult, is_archive, restore_archive
@@ -33,7 +40,7 @@ from core.usecases.base import InstanceRequest, Progress
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
-__all__ = ["IMPORT_FORMATS", "ImportCounts", "ImportOutcome", "ImportPreview", "InvalidRecord"]
+__all__ = ["IMPORT_FORMATS", "ImportAdds", "ImportCounts", "ImportOutcome", "ImportPreview", "InvalidRecord"]
 
 UPLOAD_KEPT_S = 3600.0  # an upload previewed and never imported is removed after this
 IMPORT_FORMATS: tuple[str, ...] = ("auto", *IMPORTABLE)
@@ -76,16 +83,21 @@ class ImportResult(BaseModel):
     notes: list[str] = Field([], description="what the import assumed or changed of the file's content, once "
                                              "for the whole file: times assumed, NUL characters replaced, "
                                              "attachments sent alone; and what it left out as deleted")
+    adds: str | None = Field(None, description="a dry run: what the import would add to the instance, in words "
+                                             "(`ImportPreview.adds_said`; counted in `preview.adds`), unless it "
+                                             "would write nothing")
 
 
 def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
-    """The validation pass alone: the detected format, what would be created, the first errors, and what
-    the import would leave out as deleted. A workbench archive is checked as it is restored: its preview
-    names the format only."""
+    """The validation pass alone, the file looked up in the instance as it is read: the detected format,
+    what the file holds, the first errors, what the import would leave out as deleted and what it would add.
+    A workbench archive is checked as it is restored: its preview names the format only."""
     if _restores(req):
         return _archive_preview(req.path)
-    preview, read = _validated(req, upload=_is_upload(wb, req.path))
-    preview.deleted = deleted_held(wb, req.instance_in(wb), read)
+    look_up = Lookup(wb, req.instance_in(wb))
+    preview, _ = _validated(req, upload=_is_upload(wb, req.path), look_up=look_up)
+    if look_up.failed is not None:
+        raise look_up.failed
     return preview
 
 
@@ -99,21 +111,23 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     step = "checking the file" if upload else f"checking {req.path.name}"
     # The whole file is read once before anything is written: a large export takes seconds, counted.
     counted = (lambda n: progress(n, 0, step)) if progress else None
-    preview, read = _validated(req, upload=upload, counted=counted)
+    # A dry run looks the file up in the instance as it is read: what the import would leave out as deleted,
+    # as its outcome would count it, and what it would add.
+    look_up = Lookup(wb, instance) if req.dry_run else None
+    preview, read = _validated(req, upload=upload, counted=counted, look_up=look_up)
     if progress:
         progress(preview.records, preview.records, step)
     report = str(req.report) if req.report and preview.invalid else None
-    if req.dry_run:  # what the import would leave out as deleted too, as its outcome would count it
-        if progress:  # the servers are reached, and the file read again if anything was ever deleted
-            progress(0, 0, "looking up what you deleted in this instance")
-        try:
-            preview.deleted = deleted_held(wb, instance, read)
-        except (redis.exceptions.ConnectionError, ServiceUnavailable) as e:  # the file is checked all the same
+    if look_up is not None:
+        if (e := look_up.failed) is not None:  # the file is checked all the same
+            service = look_up.unreached
             return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
-                                notes=[*preview.notes(), (f"What you deleted here was not looked up "
-                                       f"({outage(e, 'Redis')}); an import, which needs Redis too, leaves it out.")])
+                                notes=[*preview.notes(), (f"What is new here and what you deleted were not looked "
+                                       f"up ({outage(e, service)}); an import, which needs {service} too, leaves "
+                                       "out what you deleted.")])
         return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
-                            notes=preview.notes(include_deleted=req.include_deleted))
+                            notes=preview.notes(include_deleted=req.include_deleted),
+                            adds=preview.adds_said(req.on_error, include_deleted=req.include_deleted))
     if preview.refused(req.on_error):
         raise InvalidInput(refusal(preview))
     outcome = write(wb, instance, read, preview, progress=progress, include_deleted=req.include_deleted)
@@ -175,8 +189,8 @@ def _is_upload(wb: Workbench, path: Path) -> bool:
     return path.parent == Path(wb.settings.data_dir) / "uploads"
 
 
-def _validated(req: ImportFile, *, upload: bool = False, counted: Callable[[int], None] | None = None
-               ) -> tuple[ImportPreview, Callable]:
+def _validated(req: ImportFile, *, upload: bool = False, counted: Callable[[int], None] | None = None,
+               look_up: Lookup | None = None) -> tuple[ImportPreview, Callable]:
     path = req.path.expanduser()
     if not path.exists():
         raise InvalidInput(f"{path}: no such file or folder")
@@ -187,7 +201,8 @@ def _validated(req: ImportFile, *, upload: bool = False, counted: Callable[[int]
     read = reader(path, found, include_system=req.include_system, user_id=req.user_id, task=req.task,
                   undated_at=undated[0])
     sha = file_hash(path) if path.is_file() else _folder_hash(path)
-    return validate(read, path, found, sha, errors_to=req.report, undated=undated, counted=counted), read
+    return validate(read, path, found, sha, errors_to=req.report, undated=undated, counted=counted,
+                    look_up=look_up), read
 
 
 def _folder_hash(path: Path) -> str:

@@ -15,6 +15,7 @@ from tests.app.conftest import APP, open_page
 from tests.support.chatgpt_export import conversation, write_export
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
+NOTHING_NEW = "Everything in this file is already here: importing it adds nothing."
 
 
 def check(path: Path, instance: str) -> AppTest:
@@ -180,3 +181,14 @@ def test_a_formation_the_llm_failed_in_part_says_who_read_what(app_env, workbenc
     assert not at.exception
     assert at.success[-1].value.endswith("(by the LLM, and the offline rules where it failed).")
     assert any(i.value == as_plain_line(note) for i in at.info)
+
+
+def test_the_preview_says_what_is_new_and_after_the_import_that_nothing_is(app_env, workbench, instance):
+    at = check(DATA / "chatgpt_conversations.json", instance)
+    said = [m.value for m in at.markdown if "conversation" in m.value]
+    assert said == [f":material/add_circle: **{as_plain_line('Adds 2 new conversations (7 messages).')}**"]
+    at = at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error and "Imported 2 conversations" in at.success[0].value
+    # The preview is looked up again once the file is imported: what it said was new is here now.
+    said = [m.value for m in at.markdown if "already here" in m.value]
+    assert said == [f":material/check_circle: **{as_plain_line(NOTHING_NEW)}**"]

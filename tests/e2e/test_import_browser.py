@@ -180,3 +180,51 @@ def test_forming_memories_draws_the_outcome_once(dashboard, workbench, instance,
         assert page.evaluate("window.__afterBar") == 0
         assert page.get_by_text("Imported 30 conversations (30 messages)").count() == 1
         browser.close()
+
+
+def test_the_preview_says_what_importing_the_file_would_add(dashboard, workbench, instance, tmp_path):
+    """A user importing each month's export could not tell the same file imported again (adds nothing) from
+    next month's (adds 40 conversations): the preview said only what the file holds."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    hotel = [("user", "We booked Hotel Granvia in Kyoto", 1.7e9), ("assistant", "Noted: Hotel Granvia.", 1.7e9 + 5)]
+    (tmp_path / "may").mkdir()
+    may = write_export(tmp_path / "may" / "conversations.json", [  # each month's export has the same name
+        conversation("Kyoto trip", "c-kyoto", hotel),
+        conversation("Dog", "c-dog", [("user", "My dog is called Biscuit", 1.7e9 + 60)])])
+    june = write_export(tmp_path / "conversations.json", [
+        conversation("Kyoto trip", "c-kyoto", [*hotel, ("user", "And the onsen?", 1.7e9 + 90)]),
+        conversation("Dog", "c-dog", [("user", "My dog is called Biscuit", 1.7e9 + 60)]),
+        *[conversation(f"Trip {i}", f"c-{i}", [("user", f"We booked hotel number {i}", 1.7e9 + 100 + i),
+                                                ("assistant", f"Hotel {i} noted.", 1.7e9 + 101 + i)])
+          for i in range(40)]])
+
+    def upload(page, path: Path) -> str:
+        if page.get_by_test_id("stFileChipDeleteBtn").count():
+            page.get_by_test_id("stFileChipDeleteBtn").click()
+            page.get_by_text("Detected format").wait_for(state="detached", timeout=30_000)
+            settle(page)
+        page.locator('input[type="file"]').set_input_files(str(path))
+        page.get_by_text("Detected format").wait_for(timeout=30_000)
+        settle(page)
+        return page.inner_text("body")
+
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
+        page.goto(dashboard + "/import_data")
+        page.locator('input[type="file"]').wait_for(state="attached", timeout=30_000)
+        assert "Adds 2 new conversations (3 messages)." in upload(page, may)
+        page.get_by_role("button", name="Import", exact=True).click()
+        page.get_by_text("Imported 2 conversations (3 messages)").wait_for(timeout=60_000)
+        settle(page)
+
+        # The same file again, downloaded anew (a file input does not fire when the same file is picked again).
+        (tmp_path / "again").mkdir()
+        shown = upload(page, write_export(tmp_path / "again" / "conversations.json", json.loads(may.read_text())))
+        assert "Everything in this file is already here: importing it adds nothing." in shown
+        assert "Adds" not in shown
+        shown = upload(page, june)  # next month's export
+        assert ("Adds 40 new conversations (80 messages) and 1 message to 1 conversation you already have; "
+                "1 conversation is already here.") in shown
+        assert workbench.thoughts.chain_count(instance) == 2  # previews write nothing
+        browser.close()

@@ -57,15 +57,17 @@ def test_a_dry_run_says_what_the_import_would_do_with_invalid_records(cli, workb
     assert err.strip() == (f"error: {found}: an import with --on-error stop would write nothing; "
                            "--on-error skip imports the 2 valid ones")
     code, out, err = cli("import", str(notes), "--instance", instance, "--dry-run", "--on-error", "skip")
-    assert code == 0 and err.strip() == (f"{found}: the import (--on-error skip) would import the 2 valid ones "
-                                         f"and list the others in {tmp_path / 'notes.jsonl.invalid.jsonl'}")
+    assert code == 0 and err.strip().splitlines() == [
+        "notes.jsonl: Adds 2 new memories.",
+        (f"{found}: the import (--on-error skip) would import the 2 valid ones and list the others in "
+         f"{tmp_path / 'notes.jsonl.invalid.jsonl'}")]
     notes.write_text('{"content": ""}\n')
     code, _, err = cli("import", str(notes), "--instance", instance, "--dry-run", "--on-error", "skip")
     assert code == 2 and "notes.jsonl: every record is invalid" in err
     good = tmp_path / "good.jsonl"
     good.write_text('{"content": "fine", "created_at": "2024-01-01"}\n')
     code, _, err = cli("import", str(good), "--instance", instance, "--dry-run")
-    assert code == 0 and err == ""
+    assert code == 0 and err == "good.jsonl: Adds 1 new memory.\n"
     assert workbench.index.count(instance) == 0 and not (tmp_path / "notes.jsonl.invalid.jsonl").exists()
 
 
@@ -187,3 +189,27 @@ def test_import_names_each_conversation_by_its_title_and_says_what_it_assumed(cl
     assert len(result["notes"]) == 2 and result["notes"][0].startswith("Times assumed: 1 conversation gives")
     assert "1 message held NUL characters" in result["notes"][1]
     assert err.strip().splitlines() == [f"conversations.json: {note}" for note in result["notes"]]
+
+
+def test_a_dry_run_says_what_the_import_would_add_on_one_line(cli, workbench, instance, tmp_path):
+    """A user importing each month's export could not tell next month's file from the same file imported
+    again: the dry run said only what the file holds."""
+    hotel = [("user", "We booked Hotel Granvia Kyoto.", 1.7e9), ("assistant", "By the station.", 1.7e9 + 5)]
+    may = write_export(tmp_path / "may.json", [conversation("Hotel", "c-hotel", hotel)])
+    june = write_export(tmp_path / "june.json", [
+        conversation("Hotel", "c-hotel", [*hotel, ("user", "And the spa?", 1.7e9 + 60)]),
+        conversation("Dog", "c-dog", [("user", "Our dog is Biscuit.", 1.7e9 + 90)])])
+    code, out, err = cli("import", str(may), "--instance", instance, "--dry-run")
+    assert code == 0, err
+    assert err.strip() == "may.json: Adds 1 new conversation (2 messages)."
+    assert json.loads(out)["adds"] == "Adds 1 new conversation (2 messages)."
+    assert cli("import", str(may), "--instance", instance)[0] == 0
+    code, out, err = cli("import", str(may), "--instance", instance, "--dry-run")
+    assert code == 0 and err.strip() == ("may.json: Everything in this file is already here: importing it adds "
+                                         "nothing.")
+    code, out, err = cli("import", str(june), "--instance", instance, "--dry-run")
+    assert code == 0 and err.strip() == ("june.json: Adds 1 new conversation (1 message) and 1 message to 1 "
+                                         "conversation you already have.")
+    adds = json.loads(out)["preview"]["adds"]
+    assert (adds["new"]["conversations"], adds["continued"]["messages"], adds["already"]["messages"]) == (1, 1, 2)
+    assert workbench.thoughts.chain_count(instance) == 1  # the dry runs wrote nothing

@@ -179,15 +179,16 @@ def test_the_cli_leaves_out_what_chains_delete_removed_and_says_so(cli, workbenc
 
 
 def test_a_dry_run_without_redis_checks_the_file_and_says_what_it_did_not_look_up(settings, tmp_path):
-    """Looking up what was deleted needs Redis; a dry run without it checked the file, then failed with
-    "Redis is unavailable" (exit 1), where before that look-up it had answered."""
+    """Looking up what was deleted (and what is new) needs Redis; a dry run without it checked the file,
+    then failed with "Redis is unavailable" (exit 1), where before that look-up it had answered."""
     path = export(tmp_path, "may.json", conversation("Hotel", "c-hotel", HOTEL))
     done = installed("import", str(path), "--dry-run", data_dir=settings.data_dir, REDIS_URL="redis://127.0.0.1:1")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["preview"]["counts"]["messages"] == len(HOTEL) and result["preview"]["deleted"] is None
-    assert result["notes"] == [("What you deleted here was not looked up (Redis is unavailable); an import, "
-                                "which needs Redis too, leaves it out.")]
+    assert result["preview"]["adds"] is None and result["adds"] is None
+    assert result["notes"] == [("What is new here and what you deleted were not looked up (Redis is unavailable); "
+                                "an import, which needs Redis too, leaves out what you deleted.")]
 
 
 def test_the_cli_says_how_many_chains_the_list_leaves_out(cli, instance, tmp_path, monkeypatch):
