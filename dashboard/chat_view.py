@@ -10,7 +10,14 @@ import streamlit as st
 from core import usecases as uc
 from dashboard.formation_view import superseded_caption, superseded_in
 from dashboard.resources import current_instance, get_workbench
-from dashboard.ui import as_plain_line, as_plain_markdown, humanize_age
+from dashboard.ui import (
+    MEMORY_ROW_HEIGHT,
+    as_plain_line,
+    as_plain_markdown,
+    humanize_age,
+    memory_columns,
+    memory_ids,
+)
 
 
 def rating_caption(fb: uc.FeedbackRecord | None) -> str:
@@ -86,28 +93,6 @@ PART_HELP = {"semantic": ("semantic: cosine of the memory to the query expanded 
                           "vector or text")}
 
 
-def context_columns() -> dict:
-    """Widths that fit the table in a chat message (about 850 px at a 1400 px window) and leave what was
-    retrieved readable: the content column takes what the scores leave (it was 120 px, about 20 characters),
-    and wraps over `CONTEXT_ROW_HEIGHT`'s three lines. The id column is hidden: the ids are listed under the
-    table, best first, with a copy button. The full text shows on hover."""
-    parts = {k: st.column_config.NumberColumn(label, format="%.2f", help=PART_HELP[k], width=width)
-             for k, label, width in (("semantic", "sem", 44), ("text", "text", 42), ("recency", "rec", 40),
-                                     ("speaker", "spk", 40), ("chain score", "chn", 42), ("coverage", "cov", 42),
-                                     ("relevance", "rel", 40))}
-    return {"content": st.column_config.TextColumn(width=CONTENT_WIDTH), "id": None,
-            "kind": st.column_config.TextColumn(width=86), "chain": st.column_config.TextColumn(width=64),
-            "age": st.column_config.TextColumn(width=56, help="its age when the turn retrieved it: rec = "
-                                                              "exp(−age / τ)"), **parts,
-            "combined": st.column_config.NumberColumn("combined", format="%.3f", help=PART_HELP["combined"],
-                                                      width=66)}
-
-
-CONTENT_WIDTH = 280
-# Three lines of text: the table wraps a cell's text only in rows taller than 64 px (4rem).
-CONTEXT_ROW_HEIGHT = 68
-
-
 def read_profile(name: str | None) -> uc.FusionProfile | None:
     """The profile named by a turn, as it is now; None when it is gone (or a service is down)."""
     if not name:
@@ -175,11 +160,14 @@ def render_why(metrics: uc.TurnMetrics, profile: uc.FusionProfile | None, *, exp
         for note in metrics.notes:
             st.caption(f"ℹ️ {as_plain_markdown(note)}")  # notes quote user input (e.g. the time hint)
         if metrics.context:
+            # Its width fits a chat message (about 850 px at a 1400 px window).
             st.dataframe(context_frame(metrics.context), hide_index=True, width="stretch",
-                         column_config=context_columns(), row_height=CONTEXT_ROW_HEIGHT)
-            st.caption("Their memory ids, best first (copy button on the right): for a labelled set, or to "
-                       "find one in the Memory explorer.")
-            st.code("\n".join(c.id for c in metrics.context), language=None)
+                         column_config=memory_columns(PART_HELP) | {
+                             "chain": st.column_config.TextColumn(width=64),
+                             "age": st.column_config.TextColumn(width=56, help="its age when the turn retrieved "
+                                                                               "it: rec = exp(−age / τ)")},
+                         row_height=MEMORY_ROW_HEIGHT)
+            memory_ids([c.id for c in metrics.context])
         else:
             st.caption("No memory reached the relevance floor for this turn: the answer says no memory matches."
                        if metrics.memory == "none_matched" else "No memory was retrieved for this turn.")

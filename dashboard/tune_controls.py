@@ -7,6 +7,7 @@ import math
 import streamlit as st
 
 from core import usecases as uc
+from core.usecases.tuning import default_pool
 
 K = "tune_"  # session-state prefix of this page's widgets
 
@@ -85,11 +86,28 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
                             w_text=w_text, w_rec=w_rec, tau_s=tau_s, rrf_k=int(rrf_k))
 
 
+def rankings_pool(rows: int) -> int:
+    """The Rankings tab's candidates per leg. It opens at the pool of a chat turn asking for `rows` memories
+    (`default_pool`), so its tables are what that turn ranks; one slider per `rows`, each keeping its value
+    while the tab is hidden."""
+    chat = default_pool(rows)
+    left, _ = st.columns([2, 3])
+    return left.slider("Candidate pool per leg", 1, 500, chat, key=f"{K}rank_pool_{rows}", persist_state="page",
+                       help=f"A chat turn asking for {rows} memories (Rows shown) draws {chat} candidates from "
+                            "each leg: the slider opens there, so these tables rank what that turn ranks. A "
+                            "larger pool ranks otherwise: the text part is relative to the pool's best match, so "
+                            "the scores, and the order, change with the pool.")
+
+
 def op_controls() -> tuple[uc.ScopeParams, int]:
     """Candidate pool, thresholds and the MemoryScope ops' parameters. Returns (params, rows shown)."""
-    pool = st.slider("Candidate pool per leg", 5, 500, 50, step=5, key=K + "pool",
+    pool = st.slider("Candidate pool per leg of retrieve_memory and the evaluation", 5, 500, 50, step=5,
+                     key=K + "pool",
                      help="How many memories the profile retrieves the vector leg and the text leg each "
-                          "contribute; the ones it hides (questions asked before, say) are not counted.")
+                          "contribute to MemoryScope's retrieve_memory (its output, the pipeline trace, what an "
+                          "agent gets) and to the evaluation's ranking (as `workbench eval --pool-size`); the "
+                          "ones it hides (questions asked before, say) are not counted. The Rankings tab's "
+                          "tables have a pool of their own, opening at a chat turn's.")
     sim = st.slider("Similarity threshold (min. cosine of the query itself)", 0.0, 1.0, 0.0, step=0.05,
                     key=K + "sim", help="Compared with the query's own cosine, not the expanded one "
                                         "the semantic part uses.")

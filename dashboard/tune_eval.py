@@ -26,7 +26,7 @@ from core.usecases.tuning import (
 )
 from dashboard.resources import get_workbench
 from dashboard.tune_optimise import K, optimiser_panel, run_cancellable, show_cancelled
-from dashboard.ui import as_plain_line, attempt, plural
+from dashboard.ui import as_plain_line, attempt, plural, table_height
 
 KS = (1, 5, 10, 25)
 HANDED = "handed "  # the prefix of the columns of what chat hands over: "handed recall@10"
@@ -189,7 +189,7 @@ def _show_reports(all_reports: list[uc.EvalReport]) -> None:
     st.caption(f"{plural(a.queries, 'query', 'queries')} · search p50 {c.search_ms_p50:.1f} ms · load {a.load.seconds:.1f} s "
                f"({len(a.load.loaded)} instances loaded, {len(a.load.reused)} reused) · "
                f"{sum(r.seconds for r in reports):.1f} s")
-    st.caption(side_by_side_summary(all_reports), help=HANDED_DEFINITION)
+    st.caption(side_by_side_summary(all_reports, CHAT_RECALL), help=HANDED_DEFINITION)
     for note in dict.fromkeys(r.depth_note for r in all_reports if r.depth_note):
         st.info(note, icon=":material/info:")
     handed = [c for c in frame.columns if c.startswith(HANDED)]
@@ -197,10 +197,7 @@ def _show_reports(all_reports: list[uc.EvalReport]) -> None:
                           index=a.table.metrics.index(CHAT_RECALL) if CHAT_RECALL in a.table.metrics else 0,
                           key=K + "chart_metric", persist_state="page",
                           help=all_definitions("\n\n") + "\n\n" + HANDED_DEFINITION)
-    fig = px.bar(frame, x="category", y=metric, color="profile", barmode="group", text_auto=".3f", height=320)
-    fig.update_xaxes(type="category")
-    fig.update_layout(margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="")
-    st.plotly_chart(fig, width="stretch")
+    st.plotly_chart(_chart(frame, metric), width="stretch")
     if handed:
         same = all(r.handed.value(f"recall@{k}") == r.value(f"recall@{k}") for r in reports if r.handed for k in r.ks)
         st.caption(f"The *{HANDED.strip()} recall@k* columns: the recall of what a chat turn asking for k memories "
@@ -208,10 +205,30 @@ def _show_reports(all_reports: list[uc.EvalReport]) -> None:
                    f"{a.relevance_floor:.2f} (RELEVANCE_FLOOR)."
                    + (" On this set they equal the ranking's recall: chat hands over every relevant memory the "
                       "ranking holds." if same else ""), help=HANDED_DEFINITION)
-    st.dataframe(frame, hide_index=True, width="stretch",
+    st.dataframe(frame, hide_index=True, width="stretch", height=table_height(len(frame)),
                  column_config=metric_columns(a.table.metrics) | handed_columns(handed, a.handed_label))
     if agent:
         _agent_table(agent)
+
+
+# Standing side by side (4 profiles × 7 categories), the bars left each value room only inside its bar,
+# turned on its side and too small to read. Lying down, each bar has its value beside it, level, and the
+# chart grows with the bars.
+BAR_PX = 18
+
+
+def _chart(frame: pd.DataFrame, metric: str):
+    """`metric` per category and profile, horizontal bars with their values written beside them."""
+    fig = px.bar(frame, y="category", x=metric, color="profile", barmode="group", orientation="h",
+                 text_auto=".3f", height=80 + BAR_PX * len(frame))
+    fig.update_traces(textposition="outside", textangle=0, textfont_size=12, constraintext="none",
+                      cliponaxis=False)
+    fig.update_yaxes(type="category", autorange="reversed", title_text="")
+    top = max(1.0, frame[metric].max())  # the values lie in [0, 1]; room on the right for the labels
+    fig.update_xaxes(range=[0, top * 1.12])
+    fig.update_layout(margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="",
+                      legend={"traceorder": "normal"})
+    return fig
 
 
 def _agent_table(reports: list[uc.EvalReport]) -> None:
@@ -223,7 +240,8 @@ def _agent_table(reports: list[uc.EvalReport]) -> None:
     frame = pd.DataFrame([{"profile": r.profile.name, "category": row.category, "queries": row.queries}
                           | {m: round(v, 4) for m, v in row.values.items()}
                           for r in reports for row in r.table.rows])
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=metric_columns(reports[0].table.metrics))
+    st.dataframe(frame, hide_index=True, width="stretch", height=table_height(len(frame)),
+                 column_config=metric_columns(reports[0].table.metrics))
 
 
 def metric_columns(metrics: list[str]) -> dict:

@@ -88,6 +88,46 @@ def as_plain_line(text: object, limit: int | None = None) -> str:
     return _escape_markdown(one_line(text, limit))
 
 
+# A ranked memory's score parts as its tables show them (the Chat page's "why", the Tune page's rankings):
+# its frame's column, the label and the width in px.
+SCORE_PARTS = (("semantic", "sem", 44), ("text", "text", 42), ("recency", "rec", 40), ("speaker", "spk", 40),
+               ("chain score", "chn", 42), ("coverage", "cov", 42), ("relevance", "rel", 40))
+CONTENT_WIDTH = 280
+# Three lines of text: the table wraps a cell's text only in rows taller than 64 px (4rem).
+MEMORY_ROW_HEIGHT = 68
+
+
+def memory_columns(helps: dict[str, str]) -> dict:
+    """Column settings of a table of ranked memories (`SCORE_PARTS`, then `combined`, each with its help from
+    `helps`): the content column takes what the scores leave (at 120 px, about 20 characters, memories that
+    begin alike could not be told apart) and wraps over `MEMORY_ROW_HEIGHT`'s three lines, the full text on
+    hover; the parts show 2 decimals. The id column is hidden: `memory_ids` lists the ids under the table."""
+    parts = {k: st.column_config.NumberColumn(label, format="%.2f", help=helps[k], width=width)
+             for k, label, width in SCORE_PARTS}
+    return {"content": st.column_config.TextColumn(width=CONTENT_WIDTH), "id": None,
+            "kind": st.column_config.TextColumn(width=86), **parts,
+            "combined": st.column_config.NumberColumn("combined", format="%.3f", help=helps["combined"],
+                                                      width=66)}
+
+
+# A table taller than this many rows scrolls inside itself.
+ROWS_SHOWN_MOST = 40
+
+
+def table_height(rows: int, row_height: int = 35) -> int:
+    """The height in px of a table that shows its `rows` (up to `ROWS_SHOWN_MOST`) without scrolling, so a
+    row further down is not hidden below the first 10: Streamlit's rows are 35 px by default, under a
+    header of 35 px, with a border."""
+    return row_height * min(rows, ROWS_SHOWN_MOST) + 35 + 3
+
+
+def memory_ids(ids: list[str]) -> None:
+    """The ids of a table of memories, in its order, with a copy button: as a labelled set names them."""
+    st.caption("Their memory ids, best first (copy button on the right): for a labelled set, or to find one in "
+               "the Memory explorer.")
+    st.code("\n".join(ids), language=None)
+
+
 def confirm_in_dialog(title: str, message: str, *, yes: str, key: str, on_yes: Callable[[], bool],
                       on_close: Callable[[], None]) -> None:
     """Open a modal dialog asking to confirm `message`: seen wherever the page is scrolled. `on_yes` runs

@@ -11,10 +11,10 @@ from dashboard.formation_view import formation_controls
 from dashboard.labelling import labelled_set_panel
 from dashboard.read_message_view import read_message_step
 from dashboard.resources import current_instance, get_workbench
-from dashboard.tune_controls import op_controls, profile_controls
+from dashboard.tune_controls import op_controls, profile_controls, rankings_pool
 from dashboard.tune_eval import evaluation_panel
 from dashboard.tune_profiles import active_line, profiles_panel
-from dashboard.ui import attempt
+from dashboard.ui import MEMORY_ROW_HEIGHT, attempt, memory_columns, memory_ids, table_height
 
 st.title("Tune retrieval")
 st.caption("Fusion weights, recency and MemoryScope's rerank: see rankings change, measure them on labelled "
@@ -46,42 +46,49 @@ params, shown = controls
 # The speaker part adds SPEAKER_WEIGHT to what a speaker the query names said, so scores built on it pass 1.
 TOP = f"{1 + uc.SPEAKER_WEIGHT:g}"
 HYBRID_ONLY = " Not used (0) when one leg is searched alone, as the evaluation's leg-alone rows are."
-PART_HELP = {"semantic": "in [0, 1]: cosine to the query expanded by its best keyword matches",
-             "text": "in [0, 1]", "recency": "in [0, 1]",
-             "speaker": (f"1 when the query names who said it, else 0; adds {uc.SPEAKER_WEIGHT} to its "
-                         f"score.{HYBRID_ONLY}"),
-             "chain": (f"the best score of its chain, weighing {uc.CHAIN_WEIGHT}; in [0, {TOP}] (above 1 "
-                       f"through the speaker part).{HYBRID_ONLY}")}
-PARTS = {c: st.column_config.NumberColumn(label, format="%.2f", width=42,
-                                          help=f"{c} score part, {PART_HELP[c]}")
-         for c, label in (("semantic", "sem"), ("text", "txt"), ("recency", "rec"), ("speaker", "spk"),
-                          ("chain", "chn"))}
+PART_HELP = {"semantic": "semantic: cosine to the query expanded by its best keyword matches, in [0, 1]",
+             "text": "text: keyword (BM25) match, relative to the pool's best, in [0, 1]",
+             "recency": "recency: exp(−age / τ), in [0, 1]",
+             "speaker": (f"speaker: 1 when the query names who said it, else 0; adds {uc.SPEAKER_WEIGHT} to its "
+                         f"relevance and combined score.{HYBRID_ONLY}"),
+             "chain score": (f"chain: the best score of its chain, weighing {uc.CHAIN_WEIGHT}; in [0, {TOP}] "
+                             f"(above 1 through the speaker part).{HYBRID_ONLY}"),
+             "coverage": ("coverage: its keyword score against an ideal match's (the query's every word once), "
+                          "in [0, 1]; relevance reads it instead of text"),
+             "relevance": ("relevance: what the relevance floor (RELEVANCE_FLOOR) reads: semantic and coverage, "
+                           "weighed as the profile weighs semantic and text, without recency, plus the speaker "
+                           f"part; in [0, {TOP}]"),
+             "combined": f"what the profile ranks by, in [0, {TOP}] (above 1 through the speaker part)"}
+# The content narrower than chat's (280 px): the candidate's table, with its Δ, fits a 1400 px window.
+RANKING_COLUMNS = memory_columns(PART_HELP) | {
+    "content": st.column_config.TextColumn(width=240),
+    "rank": st.column_config.NumberColumn("#", width=28),
+    "change": st.column_config.TextColumn("Δ", width=36, help="Rank change against the active profile"),
+    "in_chat": st.column_config.CheckboxColumn("chat", width=44, help="Handed to synthesis by a chat turn: "
+                                               "relevance (rel) at or above RELEVANCE_FLOOR")}
 
 
 def _below_floor_note(rows, floor: float) -> None:
-    if below := [r.rank for r in rows if r.below_floor]:
-        st.caption(f"Rank {', '.join(map(str, below))}: relevance below the floor {floor:.2f} "
-                   "(RELEVANCE_FLOOR), so a chat turn leaves them out of its context.")
+    if below := [r for r in rows if r.below_floor]:
+        ranks = ", ".join(f"{r.rank} (rel {r.relevance:.2f})" for r in below)
+        st.caption(f"Rank {ranks}: relevance below the floor {floor:.2f} (RELEVANCE_FLOOR), so a chat turn "
+                   "leaves them out of its context.")
 
 
 def _ranking_table(rows, with_change: bool) -> None:
+    """The rows as the Chat page's "why" table shows a turn's memories (`memory_columns`), their ids
+    listed under it."""
     frame = pd.DataFrame([r.model_dump() for r in rows])
     if frame.empty:
         st.info("No memory matches this query in this instance.")
         return
     frame["in_chat"] = ~frame["below_floor"]
-    cols = ["rank", *(["change"] if with_change else []), "id", "content", "combined", "semantic", "text",
-            "recency", "speaker", "chain", "kind", "in_chat"]
-    st.dataframe(frame[cols], hide_index=True, width="stretch", column_config={
-        **PARTS, "rank": st.column_config.NumberColumn("#", width=30),
-        "combined": st.column_config.ProgressColumn("combined", min_value=0.0, max_value=1.0, format="%.3f",
-                                                    width=90, help=f"What the profile ranks by, in [0, {TOP}]"
-                                                                   " (above 1 through the speaker part)"),
-        "id": st.column_config.TextColumn("id", width=80, help="The memory's id, as a labelled set names it"),
-        "content": st.column_config.TextColumn("content", width=190),
-        "change": st.column_config.TextColumn("Δ", width=40, help="Rank change against the active profile"),
-        "in_chat": st.column_config.CheckboxColumn("in chat", width=60, help="Handed to synthesis by a chat "
-                                                   "turn: relevance at or above RELEVANCE_FLOOR")})
+    frame = frame.rename(columns={"chain": "chain score"})
+    cols = ["rank", *(["change"] if with_change else []), "content", "semantic", "text", "recency", "speaker",
+            "chain score", "coverage", "relevance", "combined", "in_chat", "kind", "id"]
+    st.dataframe(frame[cols], hide_index=True, width="stretch", column_config=RANKING_COLUMNS,
+                 row_height=MEMORY_ROW_HEIGHT, height=table_height(len(frame), MEMORY_ROW_HEIGHT))
+    memory_ids(list(frame["id"]))
 
 
 def _trace_step(i: int, t: uc.OpTrace) -> None:
@@ -111,17 +118,14 @@ def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, i
                    f"each profile. Semantic, text and recency lie in [0, 1]; the speaker part adds "
                    f"{uc.SPEAKER_WEIGHT} to what a speaker the query names said, so *chain* and *combined* "
                    f"(what the profile ranks by) reach up to {TOP}.")
-        a, c = st.columns(2)
-        with a:
-            p = comparison.active
-            st.markdown(f"**Active: {p.name}** · {uc.describe_profile(p)}")
-            _ranking_table(comparison.active_rows, with_change=False)
-            _below_floor_note(comparison.active_rows, comparison.relevance_floor)
-        with c:
-            p = comparison.candidate
-            st.markdown(f"**Candidate** · {uc.describe_profile(p)}")
-            _ranking_table(comparison.candidate_rows, with_change=True)
-            _below_floor_note(comparison.candidate_rows, comparison.relevance_floor)
+        p = comparison.active
+        st.markdown(f"**Active: {p.name}** · {uc.describe_profile(p)}")
+        _ranking_table(comparison.active_rows, with_change=False)
+        _below_floor_note(comparison.active_rows, comparison.relevance_floor)
+        p = comparison.candidate
+        st.markdown(f"**Candidate** · {uc.describe_profile(p)}")
+        _ranking_table(comparison.candidate_rows, with_change=True)
+        _below_floor_note(comparison.candidate_rows, comparison.relevance_floor)
     if result is not None:
         st.markdown(f"**MemoryScope output with the candidate profile** ({result.total_ms:.0f} ms)")
         if result.formatted:
@@ -144,9 +148,11 @@ with right:
     elif tab_rank.open or tab_trace.open:
         rp = params.retrieve_memory_op
         if tab_rank.open:
+            with tab_rank:
+                pool = rankings_pool(shown)
             comparison = attempt("rank the candidates", lambda: uc.compare(
                 wb, uc.CompareRequest(instance=instance, query=query, active=active, candidate=candidate,
-                                      pool_size=rp.pool_size, similarity_threshold=rp.similarity_threshold,
+                                      pool_size=pool, similarity_threshold=rp.similarity_threshold,
                                       rows=shown)))
         result = attempt("run the MemoryScope pipeline", lambda: uc.retrieve_memory(wb, uc.RetrieveRequest(
             instance=instance, query=query, profile=candidate, params=params)))

@@ -133,12 +133,15 @@ def parse_cutoffs(ks: str) -> list[int]:
 
 def json_report(report: TuneReport) -> dict[str, object]:
     """What --json writes: the evaluation without its per-query rankings (with what its figures score and
-    each metric's definition), what the set held that is not scored as written, and the optimiser's report."""
+    each metric's definition), what the set held that is not scored as written (the relevant ids the
+    instance does not hold and the queries left out, named beside the evaluation's `skipped` counts), and
+    the optimiser's report."""
     from core.usecases.tuning import metric_definition
 
     evaluation = report.evaluation
     out: dict[str, object] = {"evaluation": evaluation.model_dump(mode="json", exclude={"rankings"}),
                               "definitions": {m: metric_definition(m) for m in evaluation.table.metrics},
+                              "unknown_ids": report.unknown_ids, "left_out_queries": report.left_out_queries,
                               "set_notes": report.set_notes}
     if report.legs:
         out["legs"] = [leg.model_dump(mode="json", exclude={"rankings"}) for leg in report.legs]

@@ -33,6 +33,8 @@ class RankedRow(BaseModel):
     recency: float
     speaker: float = 0.0
     chain: float = 0.0
+    coverage: float = 0.0
+    relevance: float = 0.0  # what the relevance floor reads: semantic and coverage, without recency
     combined: float
     change: str = ""  # against the other ranking: "=", "↑2", "↓1", "new"
     below_floor: bool = False  # relevance under RELEVANCE_FLOOR: a chat turn leaves it out of its context
@@ -92,7 +94,8 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
         passing = {s.memory.id for s in above_floor(ranked[:rows], floor)[0]}
         return [RankedRow(rank=i, id=s.memory.id, kind=s.memory.kind, content=s.memory.content,
                           semantic=s.score.semantic, text=s.score.text, recency=s.score.recency,
-                          speaker=s.score.speaker, chain=s.score.chain, combined=s.score.combined,
+                          speaker=s.score.speaker, chain=s.score.chain, coverage=s.score.coverage,
+                          relevance=s.score.relevance, combined=s.score.combined,
                           below_floor=s.memory.id not in passing,
                           change=rank_change(position.get(s.memory.id), i) if changes else "")
                 for i, s in enumerate(ranked[:rows], start=1)]

@@ -41,6 +41,7 @@ _DIA_RE = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
 RelevantId = labelled_id("relevant id")  # a memory id a labelled query counts as relevant
 UNLABELLED_REASON = "queries with no relevant ids"
 REPEATED_REASON = "repeated queries (counted once)"
+EMPTIED_REASON = "queries whose relevant ids are all unknown"  # to the instance (`core.tuning.labels.check_ids`)
 
 
 class EvalQuery(BaseModel):
@@ -71,6 +72,8 @@ class EvalDataset(BaseModel):
                                    "hold, left out of the queries (a JSONL set, see core.tuning.labels)")
     unlabelled: list[str] = Field(default_factory=list, description="queries of a JSONL set with no relevant "
                                   "ids, left out")
+    emptied: list[str] = Field(default_factory=list, description="queries of a JSONL set none of whose "
+                               "relevant ids the instance holds, left out")
     repeated: dict[str, int] = Field(default_factory=dict, description="queries a JSONL set holds more than "
                                      "once (whitespace and letter case aside), with how many times: each is "
                                      "counted once")
@@ -80,6 +83,12 @@ class EvalDataset(BaseModel):
     @property
     def categories(self) -> list[str]:
         return sorted({q.category for q in self.queries})
+
+    @property
+    def left_out_queries(self) -> dict[str, list[str]]:
+        """The queries left out, by the reason `skipped` counts them under."""
+        return {reason: queries for reason, queries in ((UNLABELLED_REASON, self.unlabelled),
+                                                        (EMPTIED_REASON, self.emptied)) if queries}
 
 
 class JsonlQuery(BaseModel):
@@ -349,6 +358,10 @@ def set_notes(dataset: EvalDataset) -> list[str]:
         n = len(unlabelled)
         notes.append(f"{n} {'query has' if n == 1 else 'queries have'} no relevant ids: "
                      f"{_quoted([repr(q[:80]) for q in unlabelled])}; left out of the scores.")
+    if emptied := dataset.emptied:
+        n = len(emptied)
+        notes.append(f"{n} {'query has' if n == 1 else 'queries have'} no relevant id in the instance: "
+                     f"{_quoted([repr(q[:80]) for q in emptied])}; left out of the scores.")
     return notes
 
 

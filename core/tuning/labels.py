@@ -17,7 +17,11 @@ from pydantic import BaseModel, Field
 
 from core.errors import InvalidInput, NotFound
 from core.ids import SHARED_INSTANCE, validate_id
-from core.tuning.datasets import EvalDataset, normalise_query  # marks on one query, as a set counts it
+from core.tuning.datasets import (  # normalise_query: marks on one query, as a set counts it
+    EMPTIED_REASON,
+    EvalDataset,
+    normalise_query,
+)
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -33,7 +37,6 @@ CREATE TABLE IF NOT EXISTS relevance_mark (
 );
 """
 UNKNOWN_REASON = "relevant ids not in the instance (dropped)"
-EMPTIED_REASON = "queries whose relevant ids are all unknown"
 
 
 class LabelledQuery(BaseModel):
@@ -136,19 +139,21 @@ def check_ids(wb: Workbench, dataset: EvalDataset) -> EvalDataset:
             known[instance] = known_ids(conn, scope, ids)
     unknown: list[str] = []
     queries = []
-    emptied = 0
+    emptied: list[str] = []
     for q in dataset.queries:
         kept = [i for i in q.relevant if i in known[q.instance]]
         unknown += [i for i in q.relevant if i not in known[q.instance] and i not in unknown]
         if kept:
             queries.append(q.model_copy(update={"relevant": kept}))
         else:
-            emptied += 1
+            emptied.append(q.query)
     if not unknown:
         return dataset
     if not queries:
         shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         raise InvalidInput(f"none of the set's relevant ids is in {', '.join(sorted(by_instance))} ({shown}): "
                            "label memories of this instance, or choose the instance the set was made for")
-    skipped = {**dataset.skipped, UNKNOWN_REASON: len(unknown)} | ({EMPTIED_REASON: emptied} if emptied else {})
-    return dataset.model_copy(update={"queries": queries, "skipped": skipped, "unknown_ids": unknown})
+    skipped = ({**dataset.skipped, UNKNOWN_REASON: len(unknown)}
+               | ({EMPTIED_REASON: len(emptied)} if emptied else {}))
+    return dataset.model_copy(update={"queries": queries, "skipped": skipped, "unknown_ids": unknown,
+                                      "emptied": emptied})

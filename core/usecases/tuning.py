@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from core.ids import Id
 from core.models import FusionProfile
+from core.retrieval.hybrid import default_pool
 from core.retrieval.profile_text import tau_label
 from core.tuning.datasets import (
     EvalDataset,
@@ -76,6 +77,7 @@ __all__ = [
     "all_definitions",
     "counted",
     "default_locomo_path",
+    "default_pool",
     "help_paragraphs",
     "is_evaluation_instance",
     "left_out",
@@ -224,12 +226,13 @@ def _retrieved_ids(wb: Workbench, profile: FusionProfile) -> Retrieve:
     return retrieve
 
 
-def side_by_side_summary(reports: list[EvalReport]) -> str:
+def side_by_side_summary(reports: list[EvalReport], metric: str = "recall@10") -> str:
     """"Overall recall@10: balanced-default 0.938, candidate 0.963, text leg alone (BM25) 0.912, …", then
-    the same of what chat hands over, of each report `evaluate_side_by_side` returned. A second profile
-    is the Tune page's candidate, and called so."""
+    the same of what chat hands over, of each report `evaluate_side_by_side` returned (`metric`, else the
+    first metric when the reports have not got it). A second profile is the Tune page's candidate, and
+    called so."""
     first = reports[0]
-    metric = "recall@10" if "recall@10" in first.table.metrics else first.table.metrics[0]
+    metric = metric if metric in first.table.metrics else first.table.metrics[0]
     names = [r.label for r in reports]
     if len(reports) > 1 and reports[1].search_type == "hybrid" and names[1] != "candidate":
         names[1] = f"candidate {names[1]}"
@@ -337,6 +340,8 @@ class TuneReport(BaseModel):
                                                           "profile is recommended")
     unknown_ids: list[str] = Field([], description="relevant ids of a JSONL set the instance does not hold, "
                                                    "left out of the scores")
+    left_out_queries: dict[str, list[str]] = Field({}, description="a JSONL set's queries left out, by the "
+                                                   "reason the evaluation's `skipped` counts them under")
     set_notes: list[str] = Field([], description="a JSONL set's queries left out (no relevant ids) or counted "
                                                  "once (written more than once), named (`set_notes`)")
     replaced: ProfileReplacement | None = Field(None, description="with save_as: the saved profile of that "
@@ -371,5 +376,6 @@ def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -
                                              activate=req.activate))
     return TuneReport(instance=req.instance_in(wb), evaluation=evaluation, legs=legs, memoryscope=agent,
                       optimiser=optimised, saved=saved,
-                      unknown_ids=dataset.unknown_ids, set_notes=set_notes(dataset), replaced=replaced,
+                      unknown_ids=dataset.unknown_ids, left_out_queries=dataset.left_out_queries,
+                      set_notes=set_notes(dataset), replaced=replaced,
                       seconds=time.perf_counter() - t0)

@@ -93,3 +93,16 @@ def test_saving_over_a_profile_in_use_says_so_before_and_after(app, instance, wo
     assert done.startswith(f"Saved the sliders as {name}. It replaced '{name}' (was semantic 0.60 / text 0.25 / "
                            "recency 0.15 · linear, half-life 4.85 d (τ 1 w))")
     assert ProfileStore(workbench.pool()).get(name).tau_s != 604800.0
+
+
+def test_a_query_whose_ids_are_all_unknown_is_named(app, tmp_path):  # noqa: F811
+    """The user pass U2's finding 5: the query left out is named, beside the ids."""
+    queries = [json.loads(line) for line in six_query_jsonl().splitlines()]
+    path = tmp_path / "set.jsonl"
+    path.write_text(_jsonl([*queries, {"query": "where is the deleted note", "relevant": ["gone-1"]}]))
+    at = open_tab(app, "Evaluate & optimise")
+    at.radio(key="tune_eval_source").set_value("Path on the server").run()
+    at.text_input(key="tune_eval_path").set_value(str(path)).run()
+    assert [w.value for w in at.warning] == [
+        uc.unknown_ids_note(["gone-1"]),
+        "1 query has no relevant id in the instance: 'where is the deleted note'; left out of the scores."]

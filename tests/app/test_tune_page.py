@@ -47,6 +47,18 @@ def frames(at):
     return [d.value for d in at.dataframe]
 
 
+def evaluate_six(at: AppTest, tmp_path: Path) -> tuple[AppTest, Path]:
+    """`at` with the issue's six queries evaluated on the Evaluate & optimise tab, and their file."""
+    path = tmp_path / "six.jsonl"
+    path.write_text(six_query_jsonl())
+    at = open_tab(at, "Evaluate & optimise")
+    at.radio(key="tune_eval_source").set_value("Path on the server").run()
+    at.text_input(key="tune_eval_path").set_value(str(path)).run()
+    at.button(key="tune_eval_run").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    return at, path
+
+
 def test_rankings_reorder_when_a_weight_moves_and_the_trace_shows_each_op(app):
     at = app
     active, candidate = frames(at)[:2]
@@ -148,13 +160,7 @@ def test_a_recommended_profile_is_saved_under_a_typed_name_as_a_secondary_action
 def test_the_evaluation_keeps_its_set_and_results_while_another_tab_is_open(app, tmp_path):
     """The tabs run lazily: a hidden tab's widgets keep their values, and an uploaded file (which an
     uploader does not keep while hidden) is kept by the panel until the user removes it."""
-    at = open_tab(app, "Evaluate & optimise")
-    path = tmp_path / "set.jsonl"
-    path.write_text(six_query_jsonl())
-    at.radio(key="tune_eval_source").set_value("Path on the server").run()
-    at.text_input(key="tune_eval_path").set_value(str(path)).run()
-    at.button(key="tune_eval_run").click().run()
-    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    at, path = evaluate_six(app, tmp_path)
     assert any("category" in f.columns for f in frames(at))
     assert not any(e.key == "tune_eval_path" for e in open_tab(at, "Rankings").text_input)
     at = open_tab(at, "Evaluate & optimise")
@@ -228,28 +234,26 @@ def test_the_table_shows_what_chat_hands_over_and_the_summary_names_the_candidat
                                                                                    workbench):
     """The tuning report's H1 and L7: beside the ranking's figures, the recall of what chat hands over (the
     relevance floor applied), as `workbench eval` reports it; the summary line names the candidate too."""
-    path = tmp_path / "six.jsonl"
-    path.write_text(six_query_jsonl())
-    at = open_tab(app, "Evaluate & optimise")
-    at.radio(key="tune_eval_source").set_value("Path on the server").run()
-    at.text_input(key="tune_eval_path").set_value(str(path)).run()
-    at.button(key="tune_eval_run").click().run()
-    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    at, path = evaluate_six(app, tmp_path)
     cli = uc.tune(workbench, uc.TuneRequest(instance=instance, source=path)).evaluation
     overall = next(f for f in frames(at) if "category" in f.columns).set_index(["profile", "category"])
     handed = overall.loc[("balanced-default", "overall"), "handed recall@10"]
     assert handed == round(cli.handed.value("recall@10"), 4) < overall.loc[("balanced-default", "overall"),
                                                                            "recall@10"]
     floor = f"handed to chat: floor {workbench.settings.relevance_floor:.2f} applied"
-    [summary] = [c.value for c in at.caption if c.value.startswith("Overall recall@10")]
-    assert f"balanced-default {cli.value('recall@10'):.3f}, candidate " in summary and "text leg alone" in summary
-    assert f"; {floor}: balanced-default {cli.handed.value('recall@10'):.3f}, candidate " in summary
+    # at the k a chat turn asks for, as the chart opens (the user pass U2's finding 7: it said recall@10)
+    chat_k = f"recall@{uc.UiRememberParams.model_fields['top_k'].default}"
+    assert at.selectbox(key="tune_eval_chart_metric").value == chat_k
+    [summary] = [c.value for c in at.caption if c.value.startswith(f"Overall {chat_k}: ")]
+    assert f"balanced-default {cli.value(chat_k):.3f}, candidate " in summary and "text leg alone" in summary
+    assert f"; {floor}: balanced-default {cli.handed.value(chat_k):.3f}, candidate " in summary
     said = f"without the memories under the relevance floor {workbench.settings.relevance_floor:.2f}"
     assert any(said in c.value and "handed recall@k" in c.value for c in at.caption)
 
 
 def test_the_rankings_show_each_memory_id(app):
-    """The tuning report's M5: a user with a labelled set tells the rows apart by their ids."""
+    """The tuning report's M5: a user with a labelled set tells the rows apart by their ids, listed under each
+    table, best first, as the Chat page lists a turn's (the column would take the content's width)."""
     active, candidate = frames(app)[:2]
-    assert "id" in active.columns and "id" in candidate.columns
     assert all(i.startswith("demo-tune-") for i in active["id"])
+    assert [c.value for c in app.code[:2]] == ["\n".join(active["id"]), "\n".join(candidate["id"])]

@@ -1,15 +1,22 @@
-"""The Tune page's main flow in headless Chromium: a labelled set over the Tune demo's memories, evaluated,
-then the optimiser, whose verdict on the issue's six queries is that nothing is reliably better (and so
-nothing is offered for saving); and a long evaluation stopped with its Cancel button."""
+"""The Tune page's main flow in headless Chromium: a labelled set over the Tune demo's memories, evaluated
+(the per-category table as tall as its rows), then the optimiser, whose verdict on the issue's six queries is
+that nothing is reliably better (and so nothing is offered for saving); a long evaluation stopped with its
+Cancel button; and the Rankings tab, opening at chat's pool with chat's order, its content wrapped whole at
+1400 px."""
 
 from __future__ import annotations
 
+import io
 import json
 
+import numpy as np
 import pytest
+from PIL import Image
 
+from core import usecases as uc
 from core.demo.tune import records
 from core.index.memory_index import MemoryIndex
+from core.retrieval.hybrid import SearchRequest, default_pool, hybrid_search
 from tests.e2e.conftest import launch, open_page, settle
 from tests.integration.test_eval_optimise import six_query_jsonl
 
@@ -56,6 +63,9 @@ def test_evaluate_optimise_and_read_the_verdict(dashboard, workbench, instance, 
         page.get_by_role("button", name="Evaluate the active and the candidate profile").click()
         settle(page)
         shown(page, "6 queries · search p50", tmp_path)
+        # every row of the per-category table shown, none hidden below the first 10 (2 profiles, 2 legs)
+        table = page.get_by_test_id("stDataFrame").first
+        assert table.bounding_box()["height"] >= 35 * (4 * 2 + 1)
         legs = page.get_by_text("what fusing the two legs buys on this set", exact=False)
         legs.scroll_into_view_if_needed()
         page.screenshot(path=str(tmp_path / "tune-legs.png"), full_page=True)
@@ -94,4 +104,47 @@ def test_a_running_evaluation_is_cancelled(dashboard, workbench, instance, tmp_p
         shown(page, "Evaluating cancelled: nothing was kept", tmp_path)
         assert page.get_by_text("queries · search p50", exact=False).count() == 0
         page.screenshot(path=str(tmp_path / "tune-cancelled.png"), full_page=True)
+        browser.close()
+
+
+def text_lines(image: Image.Image) -> int:
+    """How many lines of dark text on a light ground `image` holds: its bands of rows with a dark pixel."""
+    dark = (np.asarray(image.convert("L")) < 128).any(axis=1)
+    return int(dark[0] + np.sum(dark[1:] & ~dark[:-1]))
+
+
+def test_the_rankings_open_at_chats_pool_and_wrap_each_text_whole(dashboard, workbench, instance, tmp_path):
+    """The user pass U2's findings 1 and 3: at its opening pool the Active table is the ranking a chat turn
+    asking for the rows shown retrieves; an 80-character text that begins as others do is wrapped whole in
+    its cell at 1400 px (it was cut to its first 30 characters, the same for every version)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    MemoryIndex(workbench.pool(), workbench.embedder).add(records(instance))
+    for n, owner in enumerate(("Marco Bellini", "Aisha Okafor", "Tomasz Nowak"), start=1):
+        text = f"Runbook: rotate the gateway JWT signing keys, version {n}, owned by {owner}".ljust(80, ".")
+        uc.add_memory(workbench, uc.AddMemory(instance=instance, id=f"runbook-{n}", content=text))
+    query = "rotate the gateway JWT signing keys"
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1600})
+        page.goto(dashboard + "/tune")
+        page.get_by_role("tab", name="Rankings").wait_for(timeout=30_000)
+        settle(page)
+        field = page.get_by_label("Query", exact=True).and_(page.get_by_role("textbox"))
+        field.fill(query)
+        field.press("Enter")
+        settle(page)
+        pool = page.get_by_test_id("stSlider").filter(has=page.get_by_text("Candidate pool per leg", exact=True))
+        assert pool.get_by_test_id("stSliderThumbValue").inner_text() == str(default_pool(10))
+        chat = hybrid_search(workbench.search_pool(), workbench.embedder, SearchRequest(
+            query=query, instance=instance, top_k=10, profile=workbench.profiles.active(instance),
+            time_of="event")).results
+        assert page.get_by_test_id("stCode").first.inner_text().split() == [m.memory.id for m in chat]
+        assert chat[0].memory.id.startswith("runbook-")
+        table = page.get_by_test_id("stDataFrame").first
+        table.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "tune-rankings.png"), full_page=True)
+        box = table.bounding_box()
+        # the first row's content cell (after the 28 px "#"), inside its padding: all 80 characters, wrapped
+        cell = page.screenshot(clip={"x": box["x"] + 34, "y": box["y"] + 36, "width": 228, "height": 66})
+        assert 2 <= text_lines(Image.open(io.BytesIO(cell))) <= 3
         browser.close()

@@ -70,10 +70,21 @@ def test_unknown_ids_are_named_and_left_out_not_scored_zero(settings, workbench,
     with pytest.raises(InvalidInput, match="none of the set's relevant ids is in"):
         uc.read_dataset(wb, uc.ReadDataset(instance=instance, source=json.dumps(lines[1]).encode()))
 
-    path = tmp_path / "set.jsonl"
+    # The query left with no id is named, not only counted (the user pass U2's finding 5).
+    assert dataset.emptied == ["when is the train"]
+    assert dataset.left_out_queries == {"queries whose relevant ids are all unknown": ["when is the train"]}
+
+    path, written = tmp_path / "set.jsonl", tmp_path / "r.json"
     path.write_text(raw)
     run = in_process_cli(settings, workbench, monkeypatch)
-    code, out, err = run("eval", "--data", str(path), "--instance", instance, "--k", "10")
+    code, out, err = run("eval", "--data", str(path), "--instance", instance, "--k", "10", "--json", str(written))
     assert code == 0, err
     assert "3 ids are not in this instance: gone-1, gone-2, gone-3" in out
     assert "left out: 3 relevant ids not in the instance (dropped); 1 query whose" in out
+    assert ("1 query has no relevant id in the instance: 'when is the train'; left out of the scores."
+            in out.splitlines())
+    # --json names them beside the evaluation's counts of them
+    report = json.loads(written.read_text())
+    assert report["evaluation"]["skipped"] == dataset.skipped
+    assert report["unknown_ids"] == ["gone-1", "gone-2", "gone-3"]
+    assert report["left_out_queries"] == {"queries whose relevant ids are all unknown": ["when is the train"]}

@@ -68,6 +68,7 @@ def test_a_query_with_no_relevant_ids_is_left_out_with_a_note_not_the_whole_set_
     assert ds.unlabelled == ["what is the meaning of life"] and ds.skipped == {UNLABELLED_REASON: 1}
     assert set_notes(ds) == [("1 query has no relevant ids: 'what is the meaning of life'; left out of the "
                               "scores.")]
+    assert ds.left_out_queries == {UNLABELLED_REASON: ["what is the meaning of life"]}  # the texts it counts
     clean = load_jsonl(lines({"query": "q", "relevant": ["m1"]}), instance="i")
     assert set_notes(clean) == [] and clean.skipped == {}
 
