@@ -29,6 +29,8 @@ def _distinct_tags(tags: list[str]) -> list[str]:
     return list(dict.fromkeys(tags))
 
 
+# What stands where deleted text was (`core.admin.redaction`), in copies and in a message a fact was forgotten from.
+DELETED = "[deleted]"
 METADATA_MAX_CHARS = 20_000  # of a memory's metadata written as JSON: every result that shows it carries it
 
 

@@ -36,14 +36,13 @@ from core.conversation import provenance
 from core.conversation.keys import chain_meta_key, feedback_key
 from core.conversation.thoughts import CATEGORY_USER
 from core.ids import SHARED_INSTANCE, pg_text
-from core.models import MemoryContext
+from core.models import DELETED, MemoryContext
 
 if TYPE_CHECKING:
     import redis
 
     from core.runtime import Workbench
 
-DELETED = "[deleted]"
 _WORD = re.compile(r"\w+")
 CONTEXT_CHARS = 4000  # a neighbour's context keeps this much of a message (`MemoryContext`)
 

@@ -27,7 +27,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from core.admin.redaction import DELETED
 from core.conversation.feedback import NO_INTERJECTION
 from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
@@ -39,7 +38,7 @@ from core.formation.updates import says_a_change
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.llm import LLM, Message
-from core.models import MESSAGE_KINDS, EventTime, MemoryContext, MemoryRecord, MessageKind
+from core.models import DELETED, MESSAGE_KINDS, EventTime, MemoryContext, MemoryRecord, MessageKind
 from core.retrieval.timeparse import parse_time_hint
 
 # A fact's statements forgotten before and after it (`_placed`), and the words left.
