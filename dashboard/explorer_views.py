@@ -137,8 +137,10 @@ def _delete(instance: str, pending: dict) -> dict:
     if r.copies:
         message += (f" The same text was in {plural(r.copies, 'other record')} (a repeat, or an answer quoting "
                     "it): each now reads “[deleted]”.")
-    marks = [f"{plural(r.marks, 'relevance mark')} of the Tune page's labelled set named it: removed."]
-    return {"message": message, "details": (marks if r.marks else []) + _sentences(r.notes)}
+    if r.marks:  # the labelled set's figures change with them: said where it is read, not behind Details
+        message += (f" {plural(r.marks, 'relevance mark')} of the Tune page's labelled set named it: removed, so "
+                    "the set's figures change.")
+    return {"message": message, "details": _sentences(r.notes)}
 
 
 def _and(parts: list[str]) -> str:

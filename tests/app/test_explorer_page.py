@@ -177,3 +177,18 @@ def test_a_page_of_chains_past_the_last_says_so(app_env, workbench, instance):
     at.run()
     assert not at.exception
     assert any("Page 7 is past the last page (1) of 1 chain." == i.value for i in at.info)
+
+
+def test_a_deleted_memory_s_relevance_marks_are_said_where_the_outcome_is_read(app_env, workbench, instance):
+    """A user who deleted two labelled notes saw the labelled set's figures change with no word why: the
+    marks that went with them were said only behind "Details"."""
+    from dashboard.explorer_views import _delete
+
+    added = uc.add_memory(workbench, uc.AddMemory(instance=instance, content="Runbook: rotate the JWT keys"))
+    uc.mark_relevance(workbench, uc.MarkRelevance(instance=instance, query="key rotation", memory_id=added.id,
+                                                  relevant=True))
+    open_explorer(instance)  # the page's workbench, which _delete uses
+    done = _delete(instance, {"target": "memory", "id": added.id, "label": "Runbook: rotate the JWT keys"})
+    assert done["message"].endswith("1 relevance mark of the Tune page's labelled set named it: removed, so the "
+                                    "set's figures change.")
+    assert not any("relevance mark" in line for line in done["details"])
