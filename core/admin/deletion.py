@@ -20,6 +20,8 @@ An observation (the id an assistant is given for a fact) is forgotten with its s
 was formed from said it too. A message that said nothing else is deleted (its id recorded, so an import
 leaves it out); else the statement's words become "[deleted]" there, redacted as any copy (its row and
 vector made again), and its other observations stay; the message stays, so an import finds it present.
+An important copy of a message (`core.formation.important`) states the whole message: forgetting it
+deletes the message, as forgetting the one fact of a message does.
 """
 
 from __future__ import annotations
@@ -176,11 +178,12 @@ class Deletion:
 
         A bank entry or summary is named by its index row's id ("be-…", "bs-…") or by its own id (the one
         `memory_bank_add` and the bank's snapshot return). An observation formed from a message takes its
-        statement from the message (`_observation`). An id that could name two things names, in
-        this order: the memory-index row with that id (a thought, an added memory; a bank item sharing
-        its id stays, and a note says how to name it); a bank item by its row id; a bank entry or
-        summary by its own id, refused as ambiguous when an entry and a summary share it. Deleting a
-        bank summary deletes the entries it compressed (it is what stands for them)."""
+        statement from the message, and a message's important copy the message (`_observation`). An id
+        that could name two things names, in this order: the memory-index row with that id (a thought, an
+        added memory; a bank item sharing its id stays, and a note says how to name it); a bank item by
+        its row id; a bank entry or summary by its own id, refused as ambiguous when an entry and a
+        summary share it. Deleting a bank summary deletes the entries it compressed (it is what stands
+        for them)."""
         validate_id(memory_id, "memory id")
         if chain_id is not None:
             validate_id(chain_id, "chain_id")
@@ -190,7 +193,7 @@ class Deletion:
         row = rows[0] if rows else None
         chain = row.chain_id if row is not None and row.kind in THOUGHT_KINDS else chain_id
         recorded = [memory_id]
-        if (row is not None and row.kind == "observation" and row.chain_id
+        if (row is not None and row.kind not in THOUGHT_KINDS and row.chain_id
                 and row.metadata.get("source_thought")):
             # The message went too when it said nothing else: an import of its file leaves it out as well.
             recorded += self._observation(row, row.chain_id, report)
@@ -243,7 +246,9 @@ class Deletion:
         """Remove an observation and its statement from the message it was formed from (an assistant is
         given observations, and forgetting one forgets the fact, not only its row): the whole message
         when it said nothing else, else the statement's words, which `finish` redacts there and in every
-        copy, the message's other observations kept. Returns the id of the message when it was deleted."""
+        copy, the message's other observations kept. An important copy (or any row formed from a message,
+        `source_thought`) goes the same way: its text is the whole message's. Returns the id of the message
+        when it was deleted."""
         wb, instance = self.wb, self.instance
         source = observation.metadata["source_thought"]
         said = wb.thoughts.get_many(instance, chain, [source])

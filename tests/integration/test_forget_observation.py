@@ -166,6 +166,27 @@ def test_a_superseded_fact_and_one_whose_message_is_gone_are_forgotten_too(keywo
     assert wb.index.records(instance, ids=[fact]) == []
 
 
+def test_forgetting_an_important_copy_forgets_the_message_it_copies(keyword_workbench, instance):
+    """An important copy states the whole message: its id forgotten, the message goes, as it does when its
+    one fact is forgotten. Before, the copy's row alone went and the message kept saying it."""
+    wb = keyword_workbench
+    said = Remember(wb).run(UiRememberParams(thought=f"{LIVES} {SISTER}", chain_id="intro", tags=["important"]),
+                            instance=instance)
+    turn(wb, instance, "intro", "I ride to work on a red bicycle.")
+    [copy] = [m for m in wb.index.records(instance, chains=["intro"]) if m.kind == "important"]
+    assert copy.metadata["source_thought"] == said.thought1_id and MARKER in copy.content
+
+    report = uc.forget(wb, uc.Forget(target="memory", id=copy.id, instance=instance))
+
+    assert report.thoughts >= 1
+    assert "the message it came from in chain 'intro' said nothing else and was deleted" in report.notes
+    left = wb.thoughts.chain_thoughts(instance, "intro")
+    assert said.thought1_id not in {t.id for t in left} and any("bicycle" in t.thought for t in left)
+    assert postgres_hits(wb, MARKER) == []
+    assert not any("Marta" in m.content for m in wb.index.records(instance, chains=["intro"]))
+    assert {copy.id, said.thought1_id} <= set(deleted.members(wb.redis(), instance, "memory"))
+
+
 def test_forget_over_mcp_forgets_the_fact_the_assistant_was_given(url, instance, workbench):  # noqa: F811
     async def scenario() -> None:
         async with http_session(url) as s:
