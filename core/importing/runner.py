@@ -750,8 +750,14 @@ def conversation_thoughts(wb: Workbench, instance: str, conv: ImportedConversati
 
 def _kept_ids(wb: Workbench, instance: str, conv: ImportedConversation) -> set[str]:
     """The workbench's own chain export brought back into the instance it came from: a message still
-    stored there keeps its id, so it is found already present (not stored a second time)."""
-    return {t.id for t in wb.thoughts.chain_thoughts(instance, conv.chain_id)} if conv.keep_ids else set()
+    stored there keeps its id, so it is found already present (not stored a second time), and so does one
+    the user deleted there, whose id the record holds (`core.admin.deleted`), so it is left out as
+    deleted (brought back under its own id with `include_deleted`)."""
+    if not conv.keep_ids:
+        return set()
+    there = {t.id for t in wb.thoughts.chain_thoughts(instance, conv.chain_id)}
+    others = [m.source_id for m in conv.messages if m.source_id and m.source_id not in there]
+    return there | (deleted.deleted(wb.redis(), instance, "memory", others) if others else set())
 
 
 def _message_id(instance: str, chain: str, m: ImportedMessage, there: set[str]) -> str:

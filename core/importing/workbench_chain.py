@@ -5,7 +5,8 @@
 A round trip: the chain comes back under its own chain id, with its user and assistant thoughts at
 their times, indexed as live ones (thought ids are made anew: an answer's feedback record is keyed by
 its id across instances, so the chain's copy in another instance must not share it; brought back into
-the instance it came from, the messages still stored there are found by their ids and not stored twice). Metrics thoughts
+the instance it came from, the messages still stored there are found by their ids and not stored twice,
+and those the user deleted there are known by their ids too, and left out as deleted). Metrics thoughts
 are left out (nothing of the turn is measured again) and, like every import, its answers get no
 feedback; the exact copy of a whole instance, feedback included, is the workbench archive's job.
 """

@@ -12,6 +12,7 @@ import pytest
 
 from core import usecases as uc
 from core.admin import deleted
+from core.admin.deletion import TEXT_CATEGORIES
 from core.conversation.keys import feedback_key, import_checkpoint_key
 from tests.support.chatgpt_export import conversation, photo_only, write_export
 from tests.support.cli import in_process_cli, installed
@@ -37,6 +38,11 @@ def chain_of(result: uc.ImportResult, title: str) -> str:
 
 def texts(wb, instance, chain_id) -> list[str]:
     return [t.thought for t in wb.thoughts.chain_thoughts(instance, chain_id)]
+
+
+def said_in(wb, instance, chain_id) -> list[str]:
+    """The chain's user and assistant messages (not its metrics thoughts)."""
+    return [t.thought for t in wb.thoughts.chain_thoughts(instance, chain_id) if t.category in TEXT_CATEGORIES]
 
 
 def indexed(wb, instance) -> dict[str, tuple[str, dict]]:
@@ -294,3 +300,37 @@ def test_a_chain_export_of_a_deleted_chain_is_left_out_too(keyword_workbench, in
     assert not wb.thoughts.chain_meta(instance, "parking")
     back = run(wb, instance, exported, include_deleted=True)
     assert back.outcome.created.conversations == 1 and texts(wb, instance, "parking")[0].startswith("I parked")
+
+
+def test_a_message_deleted_alone_is_left_out_of_its_chain_export_imported_again(keyword_workbench, instance,
+                                                                                 tmp_path):
+    """A chain export keeps its thoughts' ids: a message deleted by its id, or with the one fact it said,
+    is known by it when the export taken before is imported again."""
+    wb = keyword_workbench
+    for text in ("I parked on level 3 near the lift.", "My locker code is 4512.", "Where did I park?"):
+        uc.remember(wb, uc.UiRememberParams(thought=text, chain_id="parking", instance=instance))
+    exported = tmp_path / "parking.json"
+    exported.write_text(uc.chain_export(wb, uc.ChainRef(instance=instance, chain_id="parking")).document)
+    said = {t.thought: t.id for t in wb.thoughts.chain_thoughts(instance, "parking")}
+    locker = said["My locker code is 4512."]
+    uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=locker))
+    [fact] = [m.id for m in wb.index.records(instance, chains=["parking"])
+              if m.kind == "observation" and "level 3" in m.content]
+    uc.forget(wb, uc.Forget(target="memory", id=fact, instance=instance))
+    kept = said_in(wb, instance, "parking")
+    assert len(kept) == 4 and not any("locker" in t or "level 3" in t for t in kept)
+
+    assert run(wb, instance, exported, dry_run=True).preview.deleted == uc.ImportCounts(messages=2)
+    again = run(wb, instance, exported)
+    assert again.outcome.created == uc.ImportCounts() and again.outcome.left_out == uc.ImportCounts(messages=2)
+    assert again.outcome.already_present == 4 and said_in(wb, instance, "parking") == kept
+    assert not any("4512" in content for content, _ in indexed(wb, instance).values())
+
+    # Asked for, they come back under their own ids, and are deleted no more.
+    back = run(wb, instance, exported, include_deleted=True)
+    assert back.outcome.brought_back == uc.ImportCounts(messages=2) and back.outcome.created.messages == 2
+    ids = {t.id for t in wb.thoughts.chain_thoughts(instance, "parking") if t.category in TEXT_CATEGORIES}
+    assert {locker, said["I parked on level 3 near the lift."]} <= ids and len(ids) == 6
+    assert not {locker, said["I parked on level 3 near the lift."]} & set(deleted.members(wb.redis(), instance,
+                                                                                          "memory"))
+    assert run(wb, instance, exported).outcome.created == uc.ImportCounts()
