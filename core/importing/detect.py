@@ -1,12 +1,16 @@
 """Which format a file is, told from its first bytes (never by reading it whole), and its reader.
 
-A JSONL file is told by the keys of its first line; a JSON list by the keys of its first item, read
-with a streaming parser that stops after that item; a CSV by its header.
+A JSONL file is told by the keys of its first lines; a JSON list by the keys of its first items, read
+with a streaming parser that stops after them; a CSV by its header. The format most of those first
+records fit is chosen: one invalid record at the top is then reported with its place, as every other is,
+rather than making the whole file unknown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -30,6 +34,10 @@ IMPORTABLE: tuple[str, ...] = (*FORMATS, ARCHIVE)
 Shape = Literal["jsonl", "json", "mem0-results", "chain", "csv", "folder"]
 FIRST_ITEM_EVENTS = 5000  # enough to meet the first item's keys, however long its values
 FIRST_OBJECT_EVENTS = 1_000_000  # a first JSON line longer than this is not read to its end
+DETECT_RECORDS = 20  # the first records whose keys choose the format
+DETECT_BYTES = 1 << 20  # of a JSONL file, its first lines are read up to this much
+DETECT_EVENTS = 100_000  # of a JSON list, its first items are read up to this many parser events
+ITEM_STARTS = ("start_map", "start_array", "string", "number", "boolean", "null")
 
 
 @dataclass(frozen=True)
@@ -51,16 +59,17 @@ def detect(path: Path) -> Detected:
         top = _first_object(path)
         if special := _object_format(top):
             return special
-        found = _format_of(set(top), jsonl=True)
+        found = _most_fit(_line_keys(path) or [set(top)], jsonl=True)
         if found:
             return Detected(found, "jsonl")
         raise _unknown(path, f"JSON objects with the keys {sorted(top)[:8]}")
     if head.startswith("["):
-        keys = _first_item_keys(path)
-        found = _format_of(keys, jsonl=False)
+        keys = _item_keys(path)
+        found = _most_fit(keys, jsonl=False)
         if found:
             return Detected(found, "json")
-        raise _unknown(path, f"a JSON list whose first item has the keys {sorted(keys)[:8]}")
+        first = sorted(keys[0]) if keys else []
+        raise _unknown(path, f"a JSON list whose first item has the keys {first[:8]}")
     header = head.split("\n", 1)[0].lower()
     if "," in header and any(k in header for k in memories.TEXT_FIELDS):
         return Detected("memories-csv", "csv")
@@ -136,19 +145,53 @@ def _format_of(keys: set[str], *, jsonl: bool) -> Format | None:
     return None
 
 
-def _first_item_keys(path: Path) -> set[str]:
-    keys: set[str] = set()
+def _most_fit(records: Iterable[set[str]], *, jsonl: bool) -> Format | None:
+    """The format most of the records' keys fit (the first met, of two as many); None when none fits."""
+    fits = Counter(found for keys in records if (found := _format_of(keys, jsonl=jsonl)))
+    return fits.most_common(1)[0][0] if fits else None
+
+
+def _line_keys(path: Path) -> list[set[str]]:
+    """The keys of those of the first `DETECT_RECORDS` lines that are JSON objects, read up to
+    `DETECT_BYTES`: a line longer than what is left ends them ([] when it is the first, which
+    `_first_object` reads however long)."""
+    found, left, lines = [], DETECT_BYTES, 0
+    with open_binary(path) as f:
+        while lines < DETECT_RECORDS and left > 0 and (raw := f.readline(left)):
+            left -= len(raw)
+            if not raw.endswith(b"\n") and left <= 0:
+                break
+            if not raw.strip():
+                continue
+            lines += 1
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                found.append(set(value))
+    return found
+
+
+def _item_keys(path: Path) -> list[set[str]]:
+    """The keys of each of the list's first `DETECT_RECORDS` items (none, of an item that is no object),
+    read up to `DETECT_EVENTS` parser events (the first item's up to `FIRST_ITEM_EVENTS`, however long)."""
+    items: list[set[str]] = []
     with open_binary(path) as f:
         try:
             for n, (prefix, event, value) in enumerate(ijson.parse(f)):
-                if prefix == "item" and event == "map_key":
-                    keys.add(value)
-                elif (prefix, event) == ("item", "end_map") or n > FIRST_ITEM_EVENTS:
+                if prefix == "item" and event in ITEM_STARTS:
+                    if len(items) == DETECT_RECORDS:
+                        break
+                    items.append(set())
+                elif prefix == "item" and event == "map_key":
+                    items[-1].add(value)
+                elif n > (DETECT_EVENTS if len(items) > 1 else FIRST_ITEM_EVENTS):
                     break
         except ijson.JSONError as e:
-            if not keys:
+            if not any(items):
                 raise InvalidInput(f"{path.name}: not valid JSON ({' '.join(str(e).split())[:80]})") from None
-    return keys
+    return items
 
 
 def _first_object(path: Path) -> dict[str, Any]:

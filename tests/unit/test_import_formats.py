@@ -134,6 +134,25 @@ def test_bad_files_get_one_clear_message(tmp_path, content, message):
         detect.detect(path)
 
 
+def test_a_first_record_that_fits_no_format_is_an_invalid_record_of_the_format_the_next_ones_fit(tmp_path):
+    """Detection read the first record alone: one bad row at the top made the whole file "unknown format"."""
+    rows = tmp_path / "notes.jsonl"
+    rows.write_text("\n".join([json.dumps({"id": "n1", "text_body": "Bought oat milk."}), "not json",
+                               *(json.dumps({"id": f"n{i}", "content": f"Note {i}."}) for i in range(2, 401))]))
+    assert detect.detect(rows) == detect.Detected("memories-jsonl", "jsonl")
+    first, second, *rest = items(rows)
+    assert (first.where, second.where) == ("line 1 ('n1')", "line 2") and "content" in first.problem
+    assert len(rest) == 399 and rest[0].content == "Note 2."
+    chats = tmp_path / "chats.json"
+    chat = {"messages": [{"role": "user", "content": "Hi", "created_at": 1700000000}]}
+    chats.write_text(json.dumps(["a note", {"text_body": "x"}, chat, chat, chat]))
+    assert detect.detect(chats) == detect.Detected("openai-jsonl", "json")
+    # The first records choose: a memory row after them is read as an invalid conversation.
+    later = tmp_path / "later.jsonl"
+    later.write_text("\n".join([json.dumps({"messages": []})] * detect.DETECT_RECORDS + ['{"content": "x"}'] * 30))
+    assert detect.detect(later) == detect.Detected("openai-jsonl", "jsonl")
+
+
 def test_an_unknown_format_lists_every_format_import_takes(tmp_path):
     """The list left out workbench-archive: it came from the record formats alone, not the one list of
     formats `workbench import` and the Import page take."""
