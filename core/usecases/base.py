@@ -45,12 +45,15 @@ def new_instance_note(wb: Workbench, instance: str, caller: Principal = LOCAL_US
     """What a write about to store the first memory of `instance` tells its caller, checked before the write:
     an assistant that mistyped the instance would otherwise split the user's memory in silence. None when
     the instance is known (it has conversations in Redis or a partition of the memory index, as `GET
-    /v1/instances` lists it), or when the check fails (the write then says what failed).
+    /v1/instances` lists it), when it is the configured one (INSTANCE: a fresh install's first turn is no
+    typo), or when the check fails (the write then says what failed).
 
     Costs one small read: the set of instances Redis keeps, or, with `index_first` (a write that goes to the
     index only), the index's partitions; the other only when the first does not know the instance. The
     known instances it names are those the caller may use. Two first writes at the same moment may both
     be told."""
+    if instance == wb.settings.instance:
+        return None
     # Each store is reached in its read (inside the try): a Redis that is down fails no index write here.
     reads = [lambda: wb.index.instances(), lambda: wb.thoughts.instances()]
     known: set[str] = set()

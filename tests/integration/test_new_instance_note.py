@@ -122,3 +122,11 @@ def test_a_store_that_is_down_fails_no_write_and_tells_nothing(fault_dir, fault_
     finally:
         redis_server.ensure_running()
     assert added.notes == [] and fault_wb.index.get(typo, [added.id])
+
+
+def test_the_configured_instance_is_never_told_it_is_new(workbench, monkeypatch):
+    """A fresh install's first turn goes to the configured instance: no typo to warn of."""
+    fresh = f"t-{uuid.uuid4().hex[:12]}-fresh"
+    monkeypatch.setattr(workbench.settings, "instance", fresh)
+    first = uc.remember(workbench, uc.UiRememberParams(thought="I live in Lisbon.", instance=fresh))
+    assert not any("is new" in n for n in first.notes)
