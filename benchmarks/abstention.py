@@ -1,41 +1,53 @@
-"""Saying "nothing relevant": calibration of the relevance floor on LoCoMo,
-`python -m benchmarks.abstention [--data PATH] [--json OUT] [--small]`.
+"""Saying "nothing relevant": calibration of the relevance floor on LoCoMo and labelled notes,
+`python -m benchmarks.abstention [--data PATH] [--notes DIR] [--json OUT] [--small]`.
 
-A turn hands synthesis only the memories whose `relevance` (the semantic part and the share of the
-query's words a memory holds, without recency, `core.retrieval.fusion`) reaches the floor
-(`RELEVANCE_FLOOR`); when none does, the answer says no memory matches. This runs every LoCoMo question
-through the product's retrieval (`hybrid_search`, the default profile, top 10, the time of the
-conversation's last session as "now") and reads, for each floor of a grid:
+A turn hands synthesis nothing when no memory of its top k has a `relevance` (the semantic part and the
+share of the query's words a memory holds, without recency, `core.retrieval.fusion`) reaching the floor
+(`RELEVANCE_FLOOR`), and the answer says no memory matches; when one does, it hands every memory reaching
+half of it (`core.retrieval.fusion.handed_by_floor`). This runs every LoCoMo question through the
+product's retrieval (`hybrid_search`, the default profile, top 10, the time of the conversation's last
+session as "now") and reads, for each floor of a grid:
 - category 5 (adversarial: the question asks about something the conversation does not say): the share
   of questions for which no memory of the top 5 (chat's default `top_k`) passes (abstention);
 - categories 1–4: the share of questions for which nothing passes all the same (false abstention), and
   the recall kept: LoCoMo's recall (share of a question's evidence turns in the top k) counting only
-  evidence above the floor, and the share of questions with evidence in the top k that keep some above it;
+  the evidence handed over, and the share of questions with evidence in the top k that keep some handed;
+  `R@k_each`: the same with each memory held to the floor itself (the rule until 2026-12-06);
 - off-topic: the questions of categories 1–4 asked of the next conversation (about people and events it
   never mentions): the share for which nothing passes.
-The default floor is the highest of the grid that keeps at least `KEEP` of the recall at top 5 and at
+Then the same for the labelled notes (`--notes`, default tests/data/notes_labelled: 410 short personal and
+work notes, 44 questions with their answering notes, 24 that no note answers), each searched as a chat turn
+asking for k searches (`core.tuning.evaluate`'s handed recall): handed recall@5 and @10, under the rule and
+each memory held to the floor, the share of answerable questions given nothing, and of unanswered ones.
+The default floor is the highest of the grid that keeps at least `KEEP` of LoCoMo's recall at top 5 and at
 top 10. Offline embedder, no LLM.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from benchmarks.common import bench_workbench, machine, write_json
 from benchmarks.locomo import DEFAULT_DATA_DIR, small
 from core.config import Settings
-from core.models import DEFAULT_PROFILE, PRESET_PROFILES
+from core.models import DEFAULT_PROFILE, PRESET_PROFILES, MemoryRecord
+from core.retrieval.fusion import handed_by_floor
 from core.retrieval.hybrid import hybrid_search
-from core.tuning.datasets import EvalDataset, EvalQuery, default_locomo_path, load_dataset
+from core.tuning.datasets import EvalCorpus, EvalDataset, EvalQuery, default_locomo_path, load_dataset
 from core.tuning.evaluate import ensure_loaded, search_request
 
 KS = (5, 10)
 KEEP = 0.99  # the share of the recall at top 5 and top 10 the default floor must keep
 GRID = [round(i / 100, 2) for i in range(81)]
 ADVERSARIAL = "5"
+NOTES = Path(__file__).parents[1] / "tests" / "data" / "notes_labelled"
+NOTES_INSTANCE = "eval-notes-labelled"
+Ranked = dict[str, list[tuple[str, float]]]  # a query's top k as (memory id, relevance), best first
 
 
 def adversarial_queries(data: Path, dataset: EvalDataset, samples: set[str] | None = None) -> list[EvalQuery]:
@@ -65,32 +77,79 @@ def off_topic(answerable: list[EvalQuery], dataset: EvalDataset) -> list[EvalQue
             for q in answerable]
 
 
-def retrieved(wb, dataset: EvalDataset, queries: list[EvalQuery]) -> dict[str, list[tuple[str, float]]]:
-    """Each query's top 10 as (memory id, relevance), best first by the profile's combined score."""
+def retrieved(wb, dataset: EvalDataset, queries: list[EvalQuery], top_k: int = max(KS),
+              pool_size: int | None = 50) -> Ranked:
+    """Each query's top k as (memory id, relevance), best first by the profile's combined score."""
     profile = PRESET_PROFILES[DEFAULT_PROFILE]
     wb.embedder.embed_batch([q.query for q in queries])  # one batch; the searches hit the cache
     out = {}
     for q in queries:
-        found = hybrid_search(wb.search_pool(), wb.embedder, search_request(q, dataset, profile, max(KS), 50),
+        found = hybrid_search(wb.search_pool(), wb.embedder, search_request(q, dataset, profile, top_k, pool_size),
                               now=q.now)
         out[q.qid] = [(s.memory.id, s.score.relevance) for s in found.results]
     return out
 
 
-def at_floor(floor: float, answerable: list[EvalQuery], adversarial: list[EvalQuery],
-             elsewhere: list[EvalQuery], ranked: dict[str, list[tuple[str, float]]]) -> dict:
-    """The figures of one floor (see the module docstring)."""
-    def passing(qid: str, k: int) -> list[str]:
-        return [i for i, relevance in ranked[qid][:k] if relevance >= floor]
+def passing(ranked: list[tuple[str, float]], floor: float, each: bool = False) -> list[str]:
+    """What a turn whose top k is `ranked` hands to synthesis (`handed_by_floor`), or with `each`, the
+    memories reaching the floor themselves."""
+    if each:
+        return [i for i, relevance in ranked if relevance >= floor]
+    return [i for (i, _), h in zip(ranked, handed_by_floor([r for _, r in ranked], floor), strict=True) if h]
 
-    row: dict = {"floor": floor,
-                 "cat5_abstained": _share(not passing(q.qid, KS[0]) for q in adversarial),
-                 "cat1_4_abstained": _share(not passing(q.qid, KS[0]) for q in answerable),
-                 "off_topic_abstained": _share(not passing(q.qid, KS[0]) for q in elsewhere)}
+
+def recall(queries: list[EvalQuery], top: dict[int, Ranked], k: int, floor: float, each: bool = False) -> float:
+    return _mean(len(set(passing(top[k][q.qid], floor, each)) & set(q.relevant)) / len(q.relevant) for q in queries)
+
+
+def at_floor(floor: float, answerable: list[EvalQuery], adversarial: list[EvalQuery],
+             elsewhere: list[EvalQuery], ranked: Ranked) -> dict:
+    """The figures of one floor (see the module docstring)."""
+    top = {k: {q: r[:k] for q, r in ranked.items()} for k in KS}
+
+    def nothing(queries: list[EvalQuery]) -> float:
+        return _share(not passing(top[KS[0]][q.qid], floor) for q in queries)
+
+    row: dict = {"floor": floor, "cat5_abstained": nothing(adversarial), "cat1_4_abstained": nothing(answerable),
+                 "off_topic_abstained": nothing(elsewhere)}
     for k in KS:
-        row[f"R@{k}"] = _mean(len(set(passing(q.qid, k)) & set(q.relevant)) / len(q.relevant) for q in answerable)
-        hit = [q for q in answerable if {i for i, _ in ranked[q.qid][:k]} & set(q.relevant)]
-        row[f"hits_kept@{k}"] = _share(bool(set(passing(q.qid, k)) & set(q.relevant)) for q in hit)
+        row[f"R@{k}"] = recall(answerable, top, k, floor)
+        row[f"R@{k}_each"] = recall(answerable, top, k, floor, each=True)
+        hit = [q for q in answerable if {i for i, _ in top[k][q.qid]} & set(q.relevant)]
+        row[f"hits_kept@{k}"] = _share(bool(set(passing(top[k][q.qid], floor)) & set(q.relevant)) for q in hit)
+    return row
+
+
+def notes_dataset(folder: Path) -> tuple[EvalDataset, list[EvalQuery], list[EvalQuery]]:
+    """The labelled notes as one evaluation instance, asked a day after the last note: (the dataset, its
+    answerable questions, the questions no note answers)."""
+    notes = [json.loads(line) for line in (folder / "notes.jsonl").read_text().splitlines() if line.strip()]
+    records = [MemoryRecord(instance=NOTES_INSTANCE, id=n["id"], kind=n["kind"], content=n["content"],
+                            created_at=datetime.fromisoformat(n["created_at"])) for n in notes]
+    now = max(r.created_at for r in records) + timedelta(days=1)
+    digest = hashlib.sha256((folder / "notes.jsonl").read_bytes()).hexdigest()[:16]
+
+    def queries(name: str) -> list[EvalQuery]:
+        lines = (folder / name).read_text().splitlines()
+        return [EvalQuery(qid=f"{name}#{i}", query=d["query"], relevant=d["relevant"], category=d["category"],
+                          instance=NOTES_INSTANCE, now=now)
+                for i, d in enumerate(json.loads(line) for line in lines if line.strip())]
+
+    dataset = EvalDataset(name="notes_labelled", kind="jsonl", queries=[],
+                          corpora=[EvalCorpus(instance=NOTES_INSTANCE, content_hash=digest, records=records)])
+    return dataset, queries("queries.jsonl"), queries("unanswered.jsonl")
+
+
+def notes_at_floor(floor: float, answerable: list[EvalQuery], unanswered: list[EvalQuery],
+                   top: dict[int, Ranked], unanswered_top: Ranked) -> dict:
+    row: dict = {"floor": floor,
+                 "answerable_abstained": _share(not passing(top[KS[0]][q.qid], floor) for q in answerable),
+                 "unanswered_abstained": _share(not passing(unanswered_top[q.qid], floor) for q in unanswered)}
+    for k in KS:
+        row[f"handed_R@{k}"] = recall(answerable, top, k, floor)
+        row[f"handed_R@{k}_each"] = recall(answerable, top, k, floor, each=True)
+        row[f"handed@{k}"] = _mean(len(passing(top[k][q.qid], floor)) for q in answerable)
+        row[f"handed@{k}_each"] = _mean(len(passing(top[k][q.qid], floor, each=True)) for q in answerable)
     return row
 
 
@@ -111,7 +170,8 @@ def calibrate(rows: list[dict]) -> dict:
     return max(kept, key=lambda r: r["floor"])
 
 
-def run(data: Path, *, smoke: bool = False, data_dir: str | None = DEFAULT_DATA_DIR) -> dict:
+def run(data: Path, *, smoke: bool = False, data_dir: str | None = DEFAULT_DATA_DIR,
+        notes: Path | None = NOTES) -> dict:
     dataset = load_dataset(data)
     if smoke:
         dataset = small(dataset)
@@ -123,10 +183,16 @@ def run(data: Path, *, smoke: bool = False, data_dir: str | None = DEFAULT_DATA_
     with bench_workbench(data_dir) as wb:
         ensure_loaded(wb, dataset)
         ranked = retrieved(wb, dataset, answerable + adversarial + elsewhere)
+        if notes is not None:
+            notes_set, asked, unanswered = notes_dataset(notes)
+            ensure_loaded(wb, notes_set)
+            # Searched as chat searches for k (its own pool), as the evaluation's handed recall is.
+            top = {k: retrieved(wb, notes_set, asked, k, None) for k in KS}
+            unanswered_top = retrieved(wb, notes_set, unanswered, KS[0], None)
     rows = [at_floor(f, answerable, adversarial, elsewhere, ranked) for f in GRID]
     chosen = calibrate(rows)
     shipped = Settings.model_fields["relevance_floor"].default
-    return {
+    result = {
         "default_floor": shipped, "at_default": next(r for r in rows if r["floor"] == shipped),
         "calibrated": chosen, "rule": f"highest floor keeping >= {KEEP} of R@5 and R@10 (categories 1-4)",
         "no_floor": rows[0], "grid": rows,
@@ -134,12 +200,21 @@ def run(data: Path, *, smoke: bool = False, data_dir: str | None = DEFAULT_DATA_
         "profile": DEFAULT_PROFILE, "top_k": KS[0], "data": data.name, "conversations": len(dataset.corpora),
         "embedder": "wordllama (offline)", "llm": None, "machine": machine(),
     }
+    if notes is not None:
+        grid = [notes_at_floor(f, asked, unanswered, top, unanswered_top) for f in GRID]
+        result["notes"] = {"at_default": next(r for r in grid if r["floor"] == shipped), "no_floor": grid[0],
+                           "grid": grid, "notes": len(notes_set.corpora[0].records),
+                           "questions": {"answerable": len(asked), "unanswered": len(unanswered)}}
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.abstention", description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, help="a LoCoMo-format JSON file (default: ../shared/bench/locomo_dev.json)")
     ap.add_argument("--json", metavar="OUT", help="write the result as JSON to OUT")
+    ap.add_argument("--notes", type=Path, default=NOTES, help="a folder of labelled notes (notes.jsonl, queries.jsonl, "
+                    "unanswered.jsonl; default tests/data/notes_labelled)")
+    ap.add_argument("--no-notes", action="store_true", help="LoCoMo alone")
     ap.add_argument("--small", action="store_true", help="smoke run: 2 conversations, 40 questions each")
     ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                     help=f"servers' directory (default {DEFAULT_DATA_DIR}; evaluation instances are reused)")
@@ -148,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     if data is None or not data.is_file():
         print(f"LoCoMo data file not found{f': {data}' if data else ''}; give one with --data", file=sys.stderr)
         return 2
-    result = run(data, smoke=args.small, data_dir=args.data_dir)
+    if not args.no_notes and not (args.notes / "notes.jsonl").is_file():
+        print(f"labelled notes not found: {args.notes / 'notes.jsonl'}; give a folder with --notes, or --no-notes",
+              file=sys.stderr)
+        return 2
+    result = run(data, smoke=args.small, data_dir=args.data_dir, notes=None if args.no_notes else args.notes)
     write_json(result, args.json)
     return 0
 

@@ -89,9 +89,10 @@ class Settings(BaseSettings):
     # Memory formation (docs/ARCHITECTURE.md, "What is remembered"). The floor is calibrated on LoCoMo and
     # a small chat (benchmarks/abstention.py, benchmarks/README.md).
     relevance_floor: float = Field(0.33, ge=0, le=1, allow_inf_nan=False,
-                                   description="a retrieved memory whose relevance (its meaning and its share "
-                                               "of the query's words, without recency) is below this is not "
-                                               "handed to synthesis")
+                                   description="when no retrieved memory's relevance (its meaning and its "
+                                               "share of the query's words, without recency) reaches this, none "
+                                               "is handed to synthesis; when one does, the others need half of "
+                                               "it")
     important_at: float = Field(0.8, ge=0, le=1, allow_inf_nan=False,
                                 description="a thought whose importance reaches this is marked important")
     formation_llm: bool = Field(False, description="each turn's message is also read by the LLM (when one is "

@@ -65,14 +65,17 @@ RANKING_COLUMNS = memory_columns(PART_HELP) | {
     "rank": st.column_config.NumberColumn("#", width=28),
     "change": st.column_config.TextColumn("Δ", width=36, help="Rank change against the active profile"),
     "in_chat": st.column_config.CheckboxColumn("chat", width=44, help="Handed to synthesis by a chat turn: "
-                                               "relevance (rel) at or above RELEVANCE_FLOOR")}
+                                               "when a row's relevance (rel) reaches RELEVANCE_FLOOR, the rows "
+                                               "reaching half of it")}
 
 
-def _below_floor_note(rows, floor: float) -> None:
+def _below_floor_note(rows, floor: float, others: float) -> None:
     if below := [r for r in rows if r.below_floor]:
         ranks = ", ".join(f"{r.rank} (rel {r.relevance:.2f})" for r in below)
-        st.caption(f"Rank {ranks}: relevance below the floor {floor:.2f} (RELEVANCE_FLOOR), so a chat turn "
-                   "leaves them out of its context.")
+        why = (f"no relevance reaches the floor {floor:.2f} (RELEVANCE_FLOOR)" if len(below) == len(rows) else
+               f"relevance under {others:.2f}, what the others need once one reaches the floor {floor:.2f} "
+               "(RELEVANCE_FLOOR)")
+        st.caption(f"Rank {ranks}: {why}, so a chat turn leaves them out of its context.")
 
 
 def _ranking_table(rows, with_change: bool) -> None:
@@ -121,11 +124,11 @@ def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, i
         p = comparison.active
         st.markdown(f"**Active: {p.name}** · {uc.describe_profile(p)}")
         _ranking_table(comparison.active_rows, with_change=False)
-        _below_floor_note(comparison.active_rows, comparison.relevance_floor)
+        _below_floor_note(comparison.active_rows, comparison.relevance_floor, comparison.others_floor)
         p = comparison.candidate
         st.markdown(f"**Candidate** · {uc.describe_profile(p)}")
         _ranking_table(comparison.candidate_rows, with_change=True)
-        _below_floor_note(comparison.candidate_rows, comparison.relevance_floor)
+        _below_floor_note(comparison.candidate_rows, comparison.relevance_floor, comparison.others_floor)
     if result is not None:
         st.markdown(f"**MemoryScope output with the candidate profile** ({result.total_ms:.0f} ms)")
         if result.formatted:

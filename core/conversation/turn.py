@@ -50,7 +50,7 @@ from core.limits import MESSAGE_MAX_CHARS
 from core.llm import Completion, Message
 from core.llm.base import LLMCallFailed
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory, SomeText, Tags
-from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT
+from core.retrieval.fusion import CHAIN_WEIGHT, OTHERS_SHARE, SPEAKER_WEIGHT
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.retrieval.ranking import above_floor
 from core.retrieval.timeparse import has_time_keyword, parse_time_hint
@@ -361,9 +361,12 @@ class Remember:
             notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
         floor = wb.settings.relevance_floor
         context, below = above_floor(context, floor, params.search_type)
-        if below:
+        if below and not context:
             notes.append(f"{_memories(below)} below the relevance floor {floor:.2f} (RELEVANCE_FLOOR) "
                          "left out")
+        elif below:
+            notes.append(f"{_memories(below)} under {OTHERS_SHARE * floor:.2f} ({OTHERS_SHARE:g} × the relevance "
+                         f"floor {floor:.2f}, RELEVANCE_FLOOR, which the best reached) left out")
         if memory == "found" and not context:
             memory = "none_matched"
         if params.filter_tags:

@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from core.models import FusionProfile, MemoryRow, ScoredMemory
-from core.retrieval.fusion import Candidate, fuse
+from core.retrieval.fusion import Candidate, fuse, handed_by_floor
 
 Key = tuple[str, str]  # (instance, id)
 # Cosine at which a result gives way to a better-ranked one with the same `specifics`. Set on 72
@@ -415,11 +415,14 @@ def rank(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: i
 
 def above_floor(items: list[ScoredMemory], floor: float, search_type: str = "hybrid"
                 ) -> tuple[list[ScoredMemory], int]:
-    """The memories whose relevance reaches the floor, and how many did not: a memory is handed to
-    synthesis for what it says, never for being recent. Relevance is the score without recency
-    (`ScoreParts.relevance`), or the one leg's when only one ran (semantic, or the text's coverage)."""
+    """The memories of a turn's top k it hands to synthesis, and how many it leaves out: none when no
+    memory's relevance reaches the floor, else every one reaching `OTHERS_SHARE` of it
+    (`core.retrieval.fusion.handed_by_floor`). A memory is handed for what it says, never for being recent:
+    relevance is the score without recency (`ScoreParts.relevance`), or the one leg's when only one ran
+    (semantic, or the text's coverage)."""
     def relevance(m: ScoredMemory) -> float:
         return {"vector": m.score.semantic, "text": m.score.coverage}.get(search_type, m.score.relevance)
 
-    kept = [m for m in items if relevance(m) >= floor]
+    handed = handed_by_floor([relevance(m) for m in items], floor)
+    kept = [m for m, h in zip(items, handed, strict=True) if h]
     return kept, len(items) - len(kept)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from core.models import FusionProfile
+from core.retrieval.fusion import OTHERS_SHARE
 from core.retrieval.hybrid import SearchRequest, fetch_pool
 from core.retrieval.hybrid_sql import shown_by
 from core.retrieval.ranking import above_floor, rank
@@ -37,7 +38,7 @@ class RankedRow(BaseModel):
     relevance: float = 0.0  # what the relevance floor reads: semantic and coverage, without recency
     combined: float
     change: str = ""  # against the other ranking: "=", "↑2", "↓1", "new"
-    below_floor: bool = False  # relevance under RELEVANCE_FLOOR: a chat turn leaves it out of its context
+    below_floor: bool = False  # left out by the relevance floor (`above_floor`): a chat turn does not hand it
 
 
 class Comparison(BaseModel):
@@ -48,6 +49,7 @@ class Comparison(BaseModel):
     active_rows: list[RankedRow]
     candidate_rows: list[RankedRow]
     relevance_floor: float = 0.0
+    others_floor: float = 0.0  # what the other rows need once one reaches the floor (`handed_by_floor`)
 
 
 def rank_change(before: int | None, after: int) -> str:
@@ -71,8 +73,8 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
 
     Each profile's whole ranking is computed (it is prefix-consistent, so its first `rows` are what a
     search for `rows` returns), so a change of rank is measured against the active profile's full order.
-    Rows below the relevance floor (default: the RELEVANCE_FLOOR setting) are marked `below_floor`: a
-    chat turn leaves them out of its context, so the rows not marked are exactly what it retrieves.
+    Rows the relevance floor leaves out (`above_floor`; default floor: the RELEVANCE_FLOOR setting) are
+    marked `below_floor`, so the rows not marked are exactly what a chat turn hands to synthesis.
     """
     floor = wb.settings.relevance_floor if relevance_floor is None else relevance_floor
     req = SearchRequest(query=query, instance=instance, top_k=rows, pool_size=pool_size, profile=candidate,
@@ -102,4 +104,4 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
 
     return Comparison(query=query, candidates=len(cands), active=active, candidate=candidate,
                       active_rows=rows_of(before, False), candidate_rows=rows_of(after, True),
-                      relevance_floor=floor)
+                      relevance_floor=floor, others_floor=OTHERS_SHARE * floor)

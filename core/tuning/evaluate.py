@@ -165,9 +165,9 @@ def ensure_loaded(wb: Workbench, dataset: EvalDataset, progress: Progress | None
 
 
 def handed_ranking(found: list[ScoredMemory], floor: float, search_type: str) -> list[str | None]:
-    """The ranking's ids with None in the place of each memory chat leaves out (`above_floor`, the check
-    ui_remember makes): cut at k, it is what a chat turn asking for k memories hands to synthesis. The
-    places are kept because chat cuts at k before the floor, so a memory at rank k + 1 never moves up."""
+    """A chat turn's top k, `found`, with None in the place of each memory it leaves out (`above_floor`, the
+    check ui_remember makes over its top k): what it hands to synthesis. The places are kept because chat
+    cuts at k before the floor, so a memory at rank k + 1 never moves up."""
     kept = {m.memory.id for m in above_floor(found, floor, search_type)[0]}
     return [m.memory.id if m.memory.id in kept else None for m in found]
 
@@ -178,7 +178,7 @@ ChatSearch = Callable[[int, int | None], list[ScoredMemory]]
 
 def handed_by_k(search: ChatSearch, ranked: list[ScoredMemory], ks: tuple[int, ...], pool_size: int,
                 floor: float, search_type: str) -> dict[int, list[str | None]]:
-    """k: what a chat turn asking for k memories hands to synthesis (`handed_ranking`, cut at k). Chat
+    """k: what a chat turn asking for k memories hands to synthesis (`handed_ranking` of its top k). Chat
     names no pool size, so each leg gives it `default_pool(k)` candidates, fewer than the evaluation's for a
     small k, and they may rank otherwise: a relevant memory the evaluated ranking holds at 3 was left out of
     a top 5 drawn from 10 candidates a leg. So each k is searched as chat searches, one search for the
@@ -188,8 +188,8 @@ def handed_by_k(search: ChatSearch, ranked: list[ScoredMemory], ks: tuple[int, .
     for pool, group in groupby(sorted(ks), key=default_pool):
         group = list(group)
         found = ranked if pool == pool_size and group[-1] <= len(ranked) else search(group[-1], None)
-        hands = handed_ranking(found, floor, search_type)
-        out |= {k: hands[:k] for k in group}
+        # Whether a turn hands anything depends on its own top k's best, so each k is held to the floor apart.
+        out |= {k: handed_ranking(found[:k], floor, search_type) for k in group}
     return out
 
 

@@ -19,12 +19,14 @@ SCOPE_HOW = ("the fusion ranking's top_k reordered by fuse_rerank (type ratios, 
              "first output_memory_max_count kept; scored at the cut-offs up to the most it returns")
 SCOPE_RANKING = f"{SCOPE_LABEL} from {SCOPE_SURFACES}: {SCOPE_HOW}"
 
-# What chat hands over: ui_remember asks for k memories, then leaves out every one whose relevance is under
-# the floor (`core.retrieval.ranking.above_floor`). Shown beside the ranking's figures, as "handed recall@k".
+# What chat hands over: ui_remember asks for k memories, then hands none when no relevance reaches the floor,
+# else those reaching half of it (`core.retrieval.ranking.above_floor`). Shown beside the ranking's figures,
+# as "handed recall@k".
 HANDED = ("handed recall@k: the share of a query's relevant ids a chat turn asking for k memories hands to "
           "synthesis: its own search for k (max(10, 2k) candidates a leg, as chat draws them, where the ranking "
-          "above draws the pool size), without the memories under the relevance floor (RELEVANCE_FLOOR), "
-          "which ui_remember leaves out of its context. \"handed@k\": how many memories it hands over, on average")
+          "above draws the pool size), none when no memory's relevance reaches the relevance floor "
+          "(RELEVANCE_FLOOR), else those reaching half of it, as ui_remember leaves the others out of its "
+          "context. \"handed@k\": how many memories it hands over, on average")
 
 
 def handed_label(floor: float) -> str:

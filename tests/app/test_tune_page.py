@@ -247,7 +247,7 @@ def test_the_table_shows_what_chat_hands_over_and_the_summary_names_the_candidat
     [summary] = [c.value for c in at.caption if c.value.startswith(f"Overall {chat_k}: ")]
     assert f"balanced-default {cli.value(chat_k):.3f}, candidate " in summary and "text leg alone" in summary
     assert f"; {floor}: balanced-default {cli.handed.value(chat_k):.3f}, candidate " in summary
-    said = f"without the memories under the relevance floor {workbench.settings.relevance_floor:.2f}"
+    said = f"none when no memory reaches the relevance floor {workbench.settings.relevance_floor:.2f}"
     assert any(said in c.value and "handed recall@k" in c.value for c in at.caption)
 
 

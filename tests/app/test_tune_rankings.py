@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from core import usecases as uc
+from core.retrieval.fusion import OTHERS_SHARE, handed_by_floor
 from core.retrieval.hybrid import SearchRequest, default_pool, hybrid_search
 from tests.app.test_tune_page import app, evaluate_six, frames  # noqa: F401  (the page's fixture)
 
@@ -41,15 +42,17 @@ def test_the_tables_show_relevance_and_the_floor_note_quotes_it(app, workbench, 
     active = frames(at)[0]
     assert {"content", "semantic", "text", "coverage", "relevance", "combined", "in_chat"} <= set(active.columns)
     floor = workbench.settings.relevance_floor
-    assert list(~active["in_chat"]) == list(active["relevance"] < floor)
-    at.slider(key="tune_rows").set_value(25).run()  # deep enough for ranks under the floor
+    assert list(active["in_chat"]) == handed_by_floor(list(active["relevance"]), floor)
+    at.slider(key="tune_rows").set_value(25).run()  # deep enough for ranks left out
     active = frames(at)[0]
-    below = active[active["relevance"] < floor]
-    assert len(below), "the demo's ranking has ranks under the floor at 25"
+    assert active["in_chat"].any(), "the demo's best row reaches the floor"
+    below = active[~active["in_chat"]]
+    assert len(below), "the demo's ranking has ranks under half the floor at 25"
     [note] = {c.value for c in at.caption if c.value.startswith("Rank ")}
     first = below.iloc[0]
     assert f"{first['rank']} (rel {first['relevance']:.2f})" in note
-    assert f"relevance below the floor {floor:.2f} (RELEVANCE_FLOOR)" in note
+    assert (f"relevance under {OTHERS_SHARE * floor:.2f}, what the others need once one reaches the floor "
+            f"{floor:.2f} (RELEVANCE_FLOOR)") in note
 
 
 def test_the_evaluation_chart_lays_its_bars_down_with_their_values_beside_them(app, tmp_path):  # noqa: F811
