@@ -90,9 +90,10 @@ _CORRECTION = re.compile(
     r"|(?<!what's )(?<!what is )(?<!nothing's )(?<!nothing is )(?<!she was )(?<!he was )(?<!they were )"
     r"(?<!\w)wrong(?!\w)(?!\s+with\b)"
     # "I meant …" opening a clause (not "the one I meant"); "Actually, <a fact>" but not "Actually, I…",
-    # "Actually, let me…", which go on to something new.
+    # "Actually, let me…", "Actually, quick question…", which go on to something new.
     r"|(?:^|[,.;:!—-]\s*)i\s+meant\b"
-    r"|^\W*actually\b,?\s+(?!(?:i|i'[a-z]+|let|let's|can|could|please|also|one more)\b)"
+    r"|^\W*actually\b,?\s+(?!(?:i|i'[a-z]+|let|let's|can|could|please|also|one more"
+    r"|(?:(?:a|one|another)\s+)?(?:quick\s+)?questions?)\b)"
     # A contrast: "Lyon, not Paris", "1,200 not 1,400"; not a comparison ("he is allergic to eggs, not to
     # peanuts like me": a fact about him, read as a correction it had superseded my own allergy).
     rf"|,\s*not\s+(?!sure\b|yet\b|now\b|today\b|only\b)(?![^,.;:!?]*{COMPARED})\w|\d\s+not\s+\d",

@@ -1,22 +1,27 @@
 """A user message's kind: statement, question, acknowledgement (or small talk), correction, instruction.
 
-`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (537 realistic chat
+`classify` is the rule-based reading, measured on tests/data/message_kinds.jsonl (567 realistic chat
 messages, 307 labelled before the rules were written, 99 look-ups and statements like them added with
 `core.formation.lookups`, then an agent's 40 search phrases and 14 like them, with `lookups.searched_for`,
 then a user pass's 38, praise of an idea, updates and "Actually, I…", labelled before rules 1 and 2 read
-them: 17 read right before, 36 after; tests/unit/test_message_kinds.py prints precision and recall per
-kind). The LLM reading (`core.formation.observations.llm_formation`) uses the same labels and falls back
-to these rules.
+them: 17 read right before, 36 after; then a formation pass's 30, questions and requests announced
+("Actually, I have a question about the visa"), terse states ("allergic to penicillin") and near-misses,
+labelled before `announces` and `lookups.STATES` read them: 12 read right before, 28 after;
+tests/unit/test_message_kinds.py prints precision and recall per kind). The LLM reading
+(`core.formation.observations.llm_formation`) uses the same labels and falls back to these rules.
 
 The rules, in order:
 1. correction: `core.conversation.feedback.is_correction` (a reply opening with the interjection "no":
    "No, …", "No.", "no it was…", not the determiner of "No dogs are allowed…"; "that's wrong",
    "actually, <a fact>", "Lyon, not Paris", ...), a change of mind ("scratch that", "I changed my mind"), or
-   "Actually, I <a state that replaces one>" ("Actually, I live in Denver now"; not "Actually, I have a
-   question").
+   "Actually, I <a state that replaces one>" ("Actually, I live in Denver now"); not a message that opens by
+   announcing a question or a request (`announces`: "Actually, I have a question about my new job",
+   "Actually, quick question about the visa").
 2. acknowledgement: nothing is left once greetings, thanks, praise and interjections are taken off the
    front ("Thanks!", "Hey, how are you?", "Ok cool", "Ha, fair.", "Great idea.", "Fair point!"), or only
    what speaks about the conversation itself ("Sorry, I got pulled away.", `about_the_chat`).
+   Then a first sentence that announces a question or a request ("I have a question about the visa", "I
+   wanted to ask about…", "I need your help with…"): a question or an instruction, whatever its topic says.
 3. instruction: a request to do something: "can/could/would you <verb>" unless the verb asks for
    information (tell, remind, explain: a question), or an imperative opening ("Write…", "Please…",
    "Always answer in…", "Don't…").
@@ -31,7 +36,8 @@ The rules, in order:
    what's the wifi name?") or instructs ("Note: keep the answers short"), the message is that.
 
 What a message tells (`told_statements`, the offline observations, one per statement) is its sentences
-without small talk, questions and what only speaks about the conversation, each one statement, but a
+without small talk, questions, announced questions and what only speaks about the conversation, each one
+statement, but a
 sentence that refers back to the one before ("She is a nurse.") stays with it, and:
 - without the opener that hands a fact over ("Remind me: my dentist appointment is…" → "My dentist
   appointment is…");
@@ -61,8 +67,9 @@ from core.formation.lookups import looks_up, searched_for
 from core.formation.updates import read
 from core.models import MESSAGE_KINDS, MessageKind
 
-__all__ = ["MESSAGE_KINDS", "MessageKind", "about_the_chat", "classify", "content_of", "opener_length",
-           "reads_as_correction", "sentences", "statement_sentences", "told_before_question", "told_statements"]
+__all__ = ["MESSAGE_KINDS", "MessageKind", "about_the_chat", "announces", "classify", "content_of",
+           "opener_length", "reads_as_correction", "sentences", "statement_sentences", "told_before_question",
+           "told_statements"]
 
 
 
@@ -108,6 +115,24 @@ _CHANGE_OF_MIND = re.compile(
 # what contradicts an earlier fact: a value of an attribute, or a change ("Actually, I live in Denver now",
 # "Actually, I started eating fish again, so I'm pescatarian now"; `core.formation.updates.read`).
 _ACTUALLY_I = re.compile(r"^\W*actually\b[\s,]*(?=(?:i|i'm|i've|we|we're|we've)\b)", re.IGNORECASE)
+# A sentence that announces what comes next instead of telling it: a question ("Actually, I have a
+# question about the visa", "I wanted to ask about…", "Quick question about…") or a request for help ("I
+# need your help with…"). What follows is its topic, no fact: "Actually, I have a question about my new
+# job" tells no new job, and no correction either. A question for someone else ("I have a question for my
+# doctor") or asking someone else ("I need to ask my landlord…") tells a plan.
+_QUESTION_NOUN = (r"(?:(?:a|an|one|another|one\s+more|two|a\s+few|a\s+couple\s+of|some)\s+)?"
+                  r"(?:(?:quick|small|short|little|last|silly|simple|follow-up|related|different|new)\s+)*"
+                  r"questions?")
+_ANNOUNCES = re.compile(
+    r"^\W*(?:(?:actually|so|also|and|but|oh|well|ok|okay|hey|hi|sorry)(?![\w'])[\s,]*)*(?:"
+    rf"(?P<question>(?:i|we)(?:\s+(?:also\s+|still\s+)?have(?:\s+got)?|'ve\s+got|\s+got)\s+{_QUESTION_NOUN}"
+    r"(?!\s+for\s+(?!you\b))"
+    r"|(?:i|we)(?:\s+(?:just\s+|also\s+)?(?:want(?:ed)?|need(?:ed)?|would\s+like|wanna|meant)|'d\s+like)"
+    r"\s+to\s+ask"
+    r"(?!\s+(?:(?:my|our|the|his|her|their|him|them)\b|(?-i:[A-Z])))"
+    rf"|let\s+me\s+ask|{_QUESTION_NOUN}(?=\s*(?:about|on|regarding|re|for\s+you)\b|\s*[:,.?!]|\s*$))"
+    r"|(?P<request>(?:i|we)(?:\s+(?:need|want|would\s+like|could\s+use)|'d\s+like)\s+(?:your|some)\s+help))"
+    r"(?![\w'])", re.IGNORECASE)
 # "Remember that…", "FYI…": a fact told, not a request.
 _TELLS = re.compile(r"^\W*(?:please\s+)?(?:remember|note|keep\s+in\s+mind|bear\s+in\s+mind|fyi|for\s+the\s+record|"
                     r"just\s+so\s+you\s+know|heads\s+up)\b", re.IGNORECASE)
@@ -292,10 +317,21 @@ def told_before_question(sentence: str) -> str | None:
     return None
 
 
+def announces(sentence: str) -> MessageKind | None:
+    """What a sentence that only announces what comes next announces: "question" ("Actually, I have a
+    question about the visa", "Quick question about…"), "instruction" ("I need your help with…"), else
+    None (`_ANNOUNCES`)."""
+    m = _ANNOUNCES.match(sentence.translate(_APOSTROPHES))
+    return None if m is None else "question" if m.group("question") else "instruction"
+
+
 def reads_as_correction(text: str) -> bool:
     """Whether a message (or one statement of it) corrects by its own words: rule 1 of the module
-    docstring ("No, …", "…, not Paris", "scratch that")."""
+    docstring ("No, …", "…, not Paris", "scratch that"); not when it opens by announcing a question or a
+    request ("Actually, quick question about the visa")."""
     text = text.translate(_APOSTROPHES).strip()
+    if announces(next(iter(_SENTENCE_END.split(text)), "")):
+        return False
     if is_correction(text) or _CHANGE_OF_MIND.search(text):
         return True
     if actually := _ACTUALLY_I.match(text):
@@ -312,6 +348,8 @@ def classify(text: str) -> MessageKind:
     rest = content_of(text)
     if not re.search(r"\w", rest) or all(about_the_chat(s) for s in _SENTENCE_END.split(rest) if s.strip()):
         return "acknowledgement"
+    if announced := announces(next(iter(_SENTENCE_END.split(rest)), "")):
+        return announced
     if handed := _handed_over(rest):
         return handed
     if polite := _POLITE.match(rest):
@@ -401,7 +439,7 @@ def _told_sentences(text: str) -> list[str]:
     # when running the tests:") leave no fact, and the sentence after it is a sentence of its own.
     told = [s for piece in _PASTED.split(rest) for s in sentences(piece)]
     for n, sentence in enumerate(told):
-        if about_the_chat(sentence) or (n == 0 and opened and _fragment(sentence)):
+        if about_the_chat(sentence) or announces(sentence) or (n == 0 and opened and _fragment(sentence)):
             continue
         if _is_question(sentence):
             sentence = told_before_question(sentence)

@@ -3,8 +3,9 @@
 (no word in common with it) comes in place of "I live in Chicago …", the fact the move superseded.
 
 The attributes are formation's (`core.formation.updates.ATTRIBUTES`: residence, employer, vehicle, goal,
-each named by a few ways of saying it), read here for the word of each way that is one word (`naming`:
-"live", "moved", "relocated", … for a residence; "work", "job", "hired", … for an employer). A query holding
+diet, each named by a few ways of saying it; and `ROLES`: a manager, "boss", "supervisor", "I report to"),
+read here for the word of each way that is one word (`naming`: "live", "moved", "relocated", … for a
+residence; "work", "job", "hired", … for an employer; not "report": "the nightly report"). A query holding
 one of those words asks about the attribute, and:
 - searches the attribute's other words too, each standing for the query's word
   (`core.retrieval.relations.Related`): in the text leg at ATTRIBUTE_WEIGHT times that word's idf, so the
@@ -36,7 +37,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from core.formation.updates import ATTRIBUTES
+from core.formation.updates import ATTRIBUTES, ROLES
 from core.retrieval.relations import Related
 
 ATTRIBUTE_WEIGHT = 0.5
@@ -67,7 +68,7 @@ def naming() -> dict[str, tuple[str, ...]]:
     """attribute → the first word of each way formation names it (a way opening with a choice of words,
     "(?:am|'m|as) a … at", has none)."""
     return {attribute: tuple(dict.fromkeys(m.group(1) for way in _ways(pattern) if (m := _ONE_WORD.fullmatch(way))))
-            for attribute, pattern in ATTRIBUTES.items()}
+            for attribute, pattern in {**ATTRIBUTES, **ROLES}.items()}
 
 
 def _stem(word: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.formation.updates import ATTRIBUTES
+from core.formation.updates import ATTRIBUTES, ROLES
 from core.retrieval.attributes import ATTRIBUTE_WEIGHT, attribute_words, naming
 
 
@@ -14,13 +14,15 @@ def added(query: str) -> dict[str, str]:
 
 
 def test_each_attribute_is_named_by_the_first_word_of_its_ways():
-    assert naming().keys() == ATTRIBUTES.keys()
+    assert naming().keys() == ATTRIBUTES.keys() | ROLES.keys()
     assert {"live", "moved", "relocated", "address"} <= set(naming()["residence"])
     assert {"work", "job", "employer", "started"} <= set(naming()["employer"])
     assert {"drive", "car", "vehicle"} <= set(naming()["vehicle"])
     assert {"goal", "aim", "target"} <= set(naming()["goal"])
     # A way whose first word alone says much else is left out: "rent … a flat" is not "rent a car"
     assert "rent" not in naming()["residence"] and "joined" not in naming()["employer"]
+    # "report to" names a manager, "the nightly report" none
+    assert {"manager", "boss", "supervisor"} == set(naming()["manager"])
 
 
 @pytest.mark.parametrize(("query", "word", "stands"), [

@@ -4,7 +4,9 @@ questions, thanks and small talk, corrections, requests; then look-ups typed wit
 recipe my mother sent last week", and statements like them, "The recipe my mother sent last week was
 delicious.", in three batches, the last two before the rules read them; then an agent's 40 search phrases
 and 14 search phrases and terse reports like them, labelled with their reason before the rules read them;
-then a user pass's 38, "Great idea.", updates and "Actually, I…", labelled before the rules read them).
+then a user pass's 38, "Great idea.", updates and "Actually, I…", labelled before the rules read them; then a
+formation pass's 30, questions announced ("Actually, I have a question about…") and terse states ("allergic
+to penicillin"), labelled before the rules read them).
 Precision and recall per kind are printed."""
 
 import json
@@ -119,6 +121,39 @@ def test_actually_and_a_state_that_replaces_one_corrects(text, corrects):
     """"Actually, I…" corrects when it states a value of an attribute or a change; not when it goes on to
     something new."""
     assert (classify(text) == "correction") is corrects
+
+
+@pytest.mark.parametrize("text, kind, facts", [
+    ("Actually, I have a question about the visa.", "question", []),
+    ("Actually, quick question about the visa.", "question", []),
+    ("Actually, I have a question about my new job at Globex.", "question", []),
+    ("Actually, I wanted to ask about the train times. We land in Porto at 9.", "question",
+     ["We land in Porto at 9."]),
+    ("Actually, I need your help with a cover letter.", "instruction", []),
+    ("I have a question for my doctor about the new medication, so I booked an appointment.", "statement",
+     ["I have a question for my doctor about the new medication, so I booked an appointment."]),
+    ("I need to ask my landlord about the deposit.", "statement",
+     ["I need to ask my landlord about the deposit."]),
+    ("Actually, I moved to Denver last month.", "correction", ["I moved to Denver last month."])])
+def test_a_question_or_a_request_announced_is_no_fact_and_no_correction(text, kind, facts):
+    """"Actually, I have a question about…" announces what comes next: no correction, no fact (what it is
+    about is its topic); asking someone else is a plan told."""
+    formed = rules_formation(text)
+    assert (formed.kind, formed.facts) == (kind, facts)
+    assert not is_correction("Actually, quick question about the visa.")
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("allergic to penicillin", "statement"), ("Vegetarian since 2019", "statement"),
+    ("severely allergic to shellfish", "statement"), ("afraid of flying", "statement"),
+    ("fluent in Portuguese and Spanish", "statement"), ("pregnant with our second child", "statement"),
+    ("vegetarian restaurants near Alfama", "question"),
+    ("allergic reaction symptoms in toddlers", "question"),
+    ("vegan in Lisbon", "question"), ("patients allergic to penicillin", "question")])
+def test_a_state_and_its_complement_first_is_a_terse_statement(text, kind):
+    """A state said of a person first, with its own complement, is a predicate with "I'm" dropped; before a
+    noun, or after one, it is part of a noun phrase: a search."""
+    assert classify(text) == kind
 
 
 def test_the_offline_observation_is_the_statement_without_small_talk_or_questions():

@@ -93,7 +93,28 @@ def test_which_fact_an_update_replaces(update, fact, replaced_it):
     ("I'm not vegetarian anymore.", "I've been vegetarian since 2019.", True),
     ("My brother switched to decaf, no more coffee for him.", "I prefer my coffee black, no sugar.", False),
     ("No more coffee after 4 pm for me, it keeps me awake.", "I prefer my coffee black, no sugar.", False),
-    ("I bike to work these days, no more bus rides.", "I take the bus to work every day.", False),  # "rides"
+    # "no more <thing> rides/trips/…": the occasion is said with a verb in the fact ("I take the bus")
+    ("I bike to work these days, no more bus rides.", "I take the bus to work every day.", True),
+    ("No more bus rides for me, I bike to work now.", "I take the bus to work every day.", True),
+    ("No more bus rides for my daughter, she bikes to school now.", "I take the bus to work every day.",
+     False),
+    ("No more bus rides on Sundays, the route was cut.", "I take the bus to work every day.", False),
+    ("No more trips for me this year.", "I take the bus to work every day.", False),  # an occasion alone
+    # "I report to X": the user's manager, as "my manager/boss is X" says it
+    ("I report to Dana now.", "My manager is Tom.", True),
+    ("I report to Marco Rossi now.", "My boss is Priya Shah.", True),
+    ("Tom reports to Dana now.", "My manager is Tom.", False),  # Tom's manager
+    ("I report to Dana.", "My manager is Tom.", False),  # no change said
+    # a product line upgraded: a new model replaces the old; another line or someone else's replaces nothing
+    ("I upgraded to an iPhone 16.", "I use an iPhone 12.", True),
+    ("I upgraded to a MacBook Pro last week.", "My laptop is a MacBook Air from 2020.", True),
+    ("My wife upgraded to an iPhone 16.", "I use an iPhone 12.", False),
+    ("I also bought an iPad Pro.", "I use an iPhone 12 for work.", False),
+    ("I just bought a Canon EOS R8.", "I have a Canon EOS R6.", False),  # a second camera, maybe
+    ("I'm thinking of upgrading to an iPhone 16.", "I use an iPhone 12.", False),
+    ("I switched to a Pixel 9 now.", "I use a Pixel 6.", True),
+    ("I upgraded to a Samsung TV.", "I use a Samsung Galaxy S21.", False),  # a brand is no line
+    ("I switched to the Google Docs editor.", "I use the Google Calendar app.", False),
     # "my new <noun>": settled even when it starts later; not under a condition, nor one of many
     ("My new manager at Globex will be Tom Becker.", "My manager is Priya Shah.", True),
     ("If I take the Globex offer, my new manager will be Tom Becker.", "My manager is Priya Shah.", False),
@@ -133,6 +154,6 @@ def test_the_labelled_updates_and_near_misses():
     updates = sum(c["group"] == "update" for c in cases)
     print(f"\nupdates: {right} of {updates} replace what they should; wrong: {wrong}; missed: {missed}; "
           f"near-misses: {len(cases) - updates}")
-    # Missed: a phone upgraded and "report to" (no attribute of the table), and "no more bus rides" after "I
-    # take the bus" (the words no longer so must all be the fact's).
-    assert wrong == 0 and right >= updates - 3
+    # Missed: "I switched to a Kobo Libra" after "I have a Kindle Paperwhite" (another line: no word says
+    # both are e-readers).
+    assert wrong == 0 and right >= updates - 1
