@@ -10,6 +10,12 @@ concurrent turns, each sync would otherwise index every thought queued by the ot
 upserts of the same rows would wait on each other (at 16 concurrent turns, ~0.6 s a turn). A sync that
 finds the lock taken waits for it and then drains what is left, so when a turn's sync returns, its own
 thoughts are indexed — usually by the holder, in the same batch as the others'.
+
+A search of the memory index first indexes what the outbox has held for a while (`sync_before_search`), so
+a client that only reads (an MCP server, the HTTP API) finds what was said while Postgres was down once it
+is back, not only after the next write. The thoughts of a turn being written are left to that turn's own
+sync, so searches under concurrent turns do no one else's work. It takes the same lock, and it is bounded:
+a few hundred thoughts, a second's wait.
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 import psycopg
+from psycopg_pool import PoolTimeout
 from pydantic import BaseModel
 
-from core.errors import ServiceUnavailable
+from core.errors import ServiceTimeout, ServiceUnavailable, describe
 from core.models import MemoryContext, MemoryRecord
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
@@ -35,6 +43,9 @@ from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Though
 from core.formation.observations import Formation
 from core.formation.supersede import supersede
 
+if TYPE_CHECKING:
+    from core.runtime import Workbench
+
 log = logging.getLogger(__name__)
 KIND_OF = {CATEGORY_USER: "user", CATEGORY_ASSISTANT: "assistant"}
 CONTEXT_SPAN = 3      # messages before a thought searched with it (see core.index.text)
@@ -42,6 +53,15 @@ CONTEXT_WINDOW = 40   # how far back in the chain those are looked for
 CONTEXT_PAGE = 12     # read first: a live turn's thoughts and the three turns before (see `_thread`)
 LOCK_TTL_MS = 30_000  # a holder that dies mid-drain frees the outbox after this
 LOCK_WAIT_S = 10.0    # past this, sync without the lock (idempotent, only slower)
+SEARCH_MOST = 200     # queued thoughts a search indexes first, at most; the rest wait for the next call
+# A thought queued this long ago was not indexed by the turn that wrote it (Postgres was down, the process
+# died): a search indexes it. A younger one is a live turn's, whose own sync follows within milliseconds
+# (a second under 16 concurrent turns).
+SEARCH_STALE_S = 2.0
+SEARCH_WAIT_S = 1.0   # how long a search waits for another process's drain before it searches without it
+# A waiting search looks this often whether its thoughts are indexed yet: a drain of a long backlog holds
+# the lock long after its first batch indexed them.
+SEARCH_RECHECK_S = 0.05
 # Compare-and-delete: a holder whose lock expired never frees the next holder's.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 # The tokens of this process's holds whose release failed (Redis was down at that moment). A restarted
@@ -118,25 +138,94 @@ class IndexSync(BaseModel):
     error: str | None = None
 
 
+class Queued(NamedTuple):
+    """The thought an outbox entry queues: enough to look up whether it is indexed (`_memorized`)."""
+
+    instance: str
+    chain_id: str
+    id: str
+
+
+def sync_before_search(wb: Workbench) -> IndexSync | None:
+    """Before a search of the memory index: index the thoughts the outbox holds when its oldest was queued
+    SEARCH_STALE_S ago or more (stored while Postgres was down, or by a process that died before its
+    sync), so that the search finds them. None when the outbox is empty or only a live turn's thoughts wait
+    in it (that turn's sync indexes them), which costs one Redis round trip.
+
+    Bounded, so a search never waits for a long backlog: it indexes at most SEARCH_MOST thoughts, the oldest
+    (the rest wait for the next search, write or `workbench sweep`), and waits at most SEARCH_WAIT_S for
+    another process's drain (the lock of `sync_index`, so no thought is indexed twice), returning as soon
+    as that drain indexed the thoughts queued when the search began. Never raises: a failure here (Postgres
+    or Redis down) leaves the search to succeed or fail on its own, with its own message."""
+    entries: list[str] = []
+    try:  # the stores too: a process's first reach of one connects to it
+        store = wb.thoughts
+        entries = store.outbox_peek(SEARCH_MOST)
+        if not entries or time.time() - _queued_at(entries[0]) < SEARCH_STALE_S:
+            return None
+        index = wb.index
+        # Postgres first: while it is down a drain would embed a batch only to fail at its write (an
+        # embedding API's calls, at every search).
+        _answers(index.pool)
+        own = [Queued(e["instance"], e["chain_id"], e["id"]) for e in map(json.loads, entries)]
+        return sync_index(store, index, batch=SEARCH_MOST, own=own, most=SEARCH_MOST, wait_s=SEARCH_WAIT_S)
+    except Exception as e:  # a search must not fail for the index's catching up
+        info = describe(e)
+        log.warning("memory index: queued thoughts not indexed before a search: %s", info.message,
+                    exc_info=info.code == "internal")
+        return IndexSync(indexed=0, pending=len(entries), error=info.message)
+
+
+def _queued_at(entry: str) -> float:
+    """When an outbox entry was queued (epoch seconds); 0 for an entry queued before entries said so."""
+    return float(json.loads(entry).get("queued", 0))
+
+
+def _answers(pool) -> None:
+    """Raise unless Postgres answers a statement. Tried twice: right after Postgres restarted, the pooled
+    connection handed out first may be one to the old server, which fails and is discarded."""
+    try:
+        with pool.connection() as conn:
+            conn.execute("SELECT 1")
+    except (PoolTimeout, ServiceTimeout):  # down or hung: known now, not worth a second wait
+        raise
+    except psycopg.OperationalError:
+        with pool.connection() as conn:
+            conn.execute("SELECT 1")
+
+
 def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
-               formation: Formation | None = None, own: Sequence[Thought] = ()) -> IndexSync:
+               formation: Formation | None = None, own: Sequence[Thought | Queued] = (),
+               most: int | None = None, wait_s: float | None = None) -> IndexSync:
     """Index every queued thought, one process at a time (see the module docstring), each user message
     formed into its kind and observations (`core.formation`; by the rules unless `formation` says).
     `own`: the thoughts the caller queued. Once another sync has indexed them, a sync waiting for the lock
     returns (`indexed` 0) rather than drain what was queued after them: under concurrent turns each turn
-    otherwise waited for one drain and then made the next, for others' thoughts."""
+    otherwise waited for one drain and then made the next, for others' thoughts.
+    `most`: stop after that many queued thoughts, the rest left queued. `wait_s`: wait that long at most
+    for the lock, then return without syncing (a search's sync); None waits LOCK_WAIT_S and then syncs
+    without the lock (a write's thoughts must be indexed)."""
     if _UNRELEASED:
         _release_leftovers(store)
-    token, deadline, pause, seen = uuid.uuid4().hex, time.monotonic() + LOCK_WAIT_S, 0.001, None
+    token, pause, seen = uuid.uuid4().hex, 0.001, None
+    deadline = looked = time.monotonic()
+    deadline += LOCK_WAIT_S if wait_s is None else wait_s
     while (holder := _take_lock(store, token)) != token:
         if holder is None:  # released between the two commands: try again at once
             continue
         if holder in _UNRELEASED:  # a hold of this process that ended while Redis was down
             _release_leftovers(store)
-        if own and holder != seen and _memorized(store, own):  # looked at once a hold, not at every poll
-            return IndexSync(indexed=0, pending=store.outbox_len())
+        now = time.monotonic()
+        # Looked at once a hold, not at every poll; by a search also every SEARCH_RECHECK_S, since its
+        # wait is short.
+        if own and (holder != seen or (wait_s is not None and now - looked >= SEARCH_RECHECK_S)):
+            looked = now
+            if _memorized(store, own):
+                return IndexSync(indexed=0, pending=store.outbox_len())
         seen = holder
-        if time.monotonic() > deadline:
+        if now > deadline:
+            if wait_s is not None:
+                return IndexSync(indexed=0, pending=store.outbox_len())
             log.warning("memory index sync: the outbox lock is held too long; syncing without it")
             break
         time.sleep(pause)
@@ -144,7 +233,7 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
     try:
         if own and seen is not None and _memorized(store, own):  # by the sync that held the lock before
             return IndexSync(indexed=0, pending=store.outbox_len())
-        return _drain(store, index, batch, formation or Formation(index))
+        return _drain(store, index, batch, formation or Formation(index), most)
     finally:
         try:
             store.r.eval(_RELEASE, 1, OUTBOX_LOCK, token)
@@ -174,7 +263,7 @@ def _leave_unreleased(token: str) -> None:
         _UNRELEASED.add(token)
 
 
-def _memorized(store: ThoughtStore, thoughts: Sequence[Thought]) -> bool:
+def _memorized(store: ThoughtStore, thoughts: Sequence[Thought | Queued]) -> bool:
     """Whether every one of the thoughts is indexed (or gone: a deleted thought is never indexed)."""
     p = store.r.pipeline(transaction=False)
     for t in thoughts:
@@ -195,8 +284,9 @@ def _release_leftovers(store: ThoughtStore) -> None:
             _UNRELEASED.discard(token)
 
 
-def _drain(store: ThoughtStore, index: MemoryIndex, batch: int, formation: Formation) -> IndexSync:
-    indexed = 0
+def _drain(store: ThoughtStore, index: MemoryIndex, batch: int, formation: Formation,
+           most: int | None = None) -> IndexSync:
+    indexed = taken = 0
     try:
         while entries := store.outbox_peek(batch):
             grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -221,7 +311,8 @@ def _drain(store: ThoughtStore, index: MemoryIndex, batch: int, formation: Forma
             mark_memorized(store, [r for r in records if r.kind in KIND_OF.values()])
             store.outbox_ack(entries)
             indexed += sum(r.kind in KIND_OF.values() for r in records)
-            if len(entries) < batch:
+            taken += len(entries)
+            if len(entries) < batch or (most is not None and taken >= most):
                 break
     except (psycopg.Error, ServiceUnavailable) as e:
         log.warning("memory index sync deferred: %s", type(e).__name__)

@@ -763,6 +763,7 @@ def _instance_writes(user: Thought, answer: Thought, *, final: bool, index_answe
                 "final": "1" if final else "0", "user_id": user.id,
                 **({"metrics_id": metrics_id} if metrics_id else {})}
     queued = (user, answer) if index_answer else (user,)
+    queued_at = round(time.time(), 3)  # when, not the turn's time (a clock may be given): see `sync_before_search`
     return [["ZADD", chains_key(instance), "GT", at, chain],  # GT still adds a new chain
             ["SADD", INSTANCES, instance],
             ["HSET", feedback_key(answer.id), *(x for pair in feedback.items() for x in pair)],
@@ -770,7 +771,7 @@ def _instance_writes(user: Thought, answer: Thought, *, final: bool, index_answe
             ["SADD", chain_feedback_key(instance, chain), answer.id],
             _changed(instance, [answer.id]),
             *([] if final else [["ZADD", feedback_pending_key(instance), at, answer.id]]),
-            ["RPUSH", OUTBOX, *(json.dumps({"instance": instance, "chain_id": chain, "id": t.id})
+            ["RPUSH", OUTBOX, *(json.dumps({"instance": instance, "chain_id": chain, "id": t.id, "queued": queued_at})
                                 for t in queued)],
             *provenance.retrieved_by(instance, chain, retrieved)]
 

@@ -19,6 +19,7 @@ from core.admin.overview import Overview, memories_by_model, not_in_vector_leg, 
 from core.admin.overview import instance_names as user_instances
 from core.bank.index_ids import entry_index_id, summary_index_id
 from core.config import settings_file_in_use
+from core.conversation.indexing import sync_before_search
 from core.conversation.thoughts import FeedbackRecord, Thought
 from core.ids import ID_PATTERN, SHARED_INSTANCE, Id
 from core.limits import TITLE_FILTER_MAX_CHARS
@@ -174,7 +175,9 @@ def memory_search(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
     that is a memory's id (a thought's, an added memory's, an observation's, a bank entry's or summary's as
     the bank gave it; in the instance or the shared one) finds that memory first: the Chat page shows the
     ids of the memories a turn used, to be found here. At most two primary-key lookups, only for a query
-    shaped like an id."""
+    shaped like an id. First, the thoughts still queued for the memory index are indexed
+    (`sync_before_search`)."""
+    sync_before_search(wb)
     found = SearchOutcome(**dict(search_memory(wb, req)))
     named = _memory_named(wb, req.instance, req.query)
     if named is None:
@@ -199,7 +202,9 @@ class RecentRequest(InstanceRequest):
 
 
 def recent(wb: Workbench, req: RecentRequest) -> list[Hit]:
-    """The instance's newest memories, newest first (the explorer before any search)."""
+    """The instance's newest memories, newest first (the explorer before any search), the thoughts still
+    queued for the memory index among them (`sync_before_search`)."""
+    sync_before_search(wb)
     return recent_memories(wb, req.instance_in(wb), req.limit)
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_serializer
 
+from core.conversation.indexing import sync_before_search
 from core.errors import NotFound
 from core.ids import Id
 from core.models import PRESET_PROFILES, FusionProfile
@@ -153,7 +154,9 @@ def resolve_profile(wb: Workbench, instance: str | None, profile: str | FusionPr
 
 
 def retrieve_memory(wb: Workbench, req: RetrieveRequest) -> ScopeResult:
-    """set_query → (extract_time ∥ retrieve_memory → semantic_rank) → fuse_rerank → print_memory."""
+    """set_query → (extract_time ∥ retrieve_memory → semantic_rank) → fuse_rerank → print_memory; first, the
+    thoughts still queued for the memory index are indexed (`sync_before_search`)."""
+    sync_before_search(wb)
     profile = resolve_profile(wb, req.instance, req.profile)
     return run_memoryscope(wb, req.query, instance=req.instance_in(wb), profile=profile, params=req.params)
 
@@ -203,6 +206,7 @@ class CompareRequest(InstanceRequest):
 
 
 def compare(wb: Workbench, req: CompareRequest) -> Comparison:
+    sync_before_search(wb)  # so it ranks what chat would retrieve
     instance = req.instance_in(wb)
     active = req.active or wb.profiles.active(instance)
     return compare_profiles(wb, instance, req.query, active, req.candidate, pool_size=req.pool_size,
