@@ -13,8 +13,12 @@ run: $(STAMP)
 	$(BIN)/workbench demo load --first-run
 	$(BIN)/workbench serve
 
+# Two worker processes (pytest-xdist), a file each at a time: each starts its own Redis and Postgres, and
+# most of a test's time is spent waiting on a browser, a server or a subprocess, so two share two cores.
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 install: $(STAMP)
 

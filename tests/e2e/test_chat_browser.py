@@ -4,6 +4,7 @@ thumb under an answer stores the rating, which the Feedback page then counts."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -130,7 +131,8 @@ def test_a_message_sent_while_an_answer_is_pending_is_not_lost(settings, workben
     with FakeLLMServer() as llm, served_dashboard({
             "DATA_DIR": str(settings.data_dir), "INSTANCE": instance, "LLM_BASE_URL": llm.url + "/v1",
             "MODEL_FAST": "fast-1", "LLM_TIMEOUT_S": "30"}) as url, playwright.sync_playwright() as p:
-        llm.hang(6)
+        answer = threading.Event()  # the LLM answers A once the rerun is asked for, however slow the machine
+        llm.hang(60, until=answer)
         llm.reply("Your lamp is orange.")
         browser = launch(p)
         page = open_page(browser, viewport={"width": 1400, "height": 1200})
@@ -140,10 +142,12 @@ def test_a_message_sent_while_an_answer_is_pending_is_not_lost(settings, workben
         box = page.get_by_test_id("stChatInputTextArea")
         box.fill("Interrupt A: my lamp is orange.")
         box.press("Enter")
-        page.get_by_text("Waiting for fast-1").wait_for(timeout=10_000)
+        page.get_by_text("Waiting for fast-1").wait_for(timeout=30_000)
         assert box.is_disabled()
         page.screenshot(path=str(tmp_path / "pending.png"))
         page.get_by_text("Turn settings").click()  # a rerun while the LLM is still busy with A
+        page.wait_for_timeout(2_000)
+        answer.set()
 
         page.get_by_text("Why this answer").wait_for(timeout=60_000)
         settle(page)

@@ -62,8 +62,9 @@ class FakeLLMServer:
         for _ in range(times):
             self._replies.append({"kind": "fail", "status": status, "retry_after_ms": retry_after_ms})
 
-    def hang(self, seconds: float) -> None:
-        self._replies.append({"kind": "hang", "seconds": seconds})
+    def hang(self, seconds: float, until: threading.Event | None = None) -> None:
+        """The next call waits `seconds` before its answer, or less once `until` is set."""
+        self._replies.append({"kind": "hang", "seconds": seconds, "until": until or threading.Event()})
 
     def stall(self, seconds: float, times: int = 1) -> None:
         """The next `times` calls get no answer at all: the connection stays silent, then closes
@@ -121,7 +122,7 @@ class FakeLLMServer:
                     self.close_connection = True
                     return None
                 if step and step["kind"] == "hang":
-                    time.sleep(step["seconds"])
+                    step["until"].wait(step["seconds"])
                     step = fake._next(body)
                 if step is None:
                     last = body["messages"][-1]["content"]
