@@ -94,7 +94,7 @@ def _show_results(dataset: uc.EvalDataset, reports: list[uc.EvalReport]) -> None
         st.warning(note + " Deleted memories, or marks made in another instance, leave such ids.",
                    icon=":material/help:")
     st.caption(f"Scored on {plural(len(dataset.queries), 'query', 'queries')} (those with a relevant mark), on "
-               f"{RANKING}.", help=all_definitions("\n\n"))
+               f"{RANKING}, from {reports[0].pool_label}.", help=all_definitions("\n\n"))
     metrics = reports[0].table.metrics
     st.dataframe(pd.DataFrame([{"profile": r.profile.name, **{m: round(r.value(m), 3) for m in metrics},
                                 **_handed(r)} for r in reports]), hide_index=True, width="stretch",

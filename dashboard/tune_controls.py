@@ -86,33 +86,45 @@ def profile_controls(profiles: dict[str, uc.FusionProfile], active: uc.FusionPro
                             w_text=w_text, w_rec=w_rec, tau_s=tau_s, rrf_k=int(rrf_k))
 
 
-def rankings_pool(rows: int) -> int:
-    """The Rankings tab's candidates per leg. It opens at the pool of a chat turn asking for `rows` memories
-    (`default_pool`), so its tables are what that turn ranks; one slider per `rows`, each keeping its value
-    while the tab is hidden."""
-    chat = default_pool(rows)
-    left, _ = st.columns([2, 3])
-    return left.slider("Candidate pool per leg", 1, 500, chat, key=f"{K}rank_pool_{rows}", persist_state="page",
-                       help=f"A chat turn asking for {rows} memories (Rows shown) draws {chat} candidates from "
-                            "each leg: the slider opens there, so these tables rank what that turn ranks. A "
-                            "larger pool ranks otherwise: the text part is relative to the pool's best match, so "
-                            "the scores, and the order, change with the pool.")
+def pool_control(rows: int, deepest: int) -> int | None:
+    """The candidates per leg of every fusion ranking on the page: the Rankings tab's tables, the evaluations
+    and the optimiser. Empty (None), as it opens, each draws what a chat turn asking for as many memories
+    does (`default_pool`), so the Rankings tab is the turn asking for `rows` and the evaluation the one asking
+    for its `deepest` cut-off; a number fixes them all."""
+    pool = st.number_input("Candidates per leg", 1, 2000, None, step=5, key=K + "pool",
+                           placeholder="as chat does",
+                           help="How many memories the vector leg and the text leg each give the fusion "
+                                "ranking. Empty: as many as a chat turn asking for k memories draws, "
+                                "max(10, 2 × k), so the rankings are that turn's. A larger pool ranks otherwise: "
+                                "the text part is relative to the pool's best match, so the scores, and the "
+                                "order, change with the pool. retrieve_memory has its own, among the "
+                                "MemoryScope op parameters.")
+    if pool is None:
+        st.caption(f"Rankings: {default_pool(rows)} a leg, a chat turn's for {rows} memories (Rows shown); "
+                   f"evaluations: a chat turn's for their deepest cut-off, {default_pool(deepest)} for "
+                   f"Evaluate's {deepest}.")
+    else:
+        st.caption(f"Rankings and evaluations: {int(pool)} a leg. Clear the field to draw as a chat turn does.")
+    return None if pool is None else int(pool)
 
 
-def op_controls() -> tuple[uc.ScopeParams, int]:
-    """Candidate pool, thresholds and the MemoryScope ops' parameters. Returns (params, rows shown)."""
-    pool = st.slider("Candidate pool per leg of retrieve_memory and the evaluation", 5, 500, 50, step=5,
-                     key=K + "pool",
-                     help="How many memories the profile retrieves the vector leg and the text leg each "
-                          "contribute to MemoryScope's retrieve_memory (its output, the pipeline trace, what an "
-                          "agent gets) and to the evaluation's ranking (as `workbench eval --pool-size`); the "
-                          "ones it hides (questions asked before, say) are not counted. The Rankings tab's "
-                          "tables have a pool of their own, opening at a chat turn's.")
+def op_controls(deepest: int) -> tuple[uc.ScopeParams, int, int | None]:
+    """Rows shown, candidates per leg (`pool_control`; `deepest`: the evaluation's deepest cut-off),
+    thresholds and the MemoryScope ops' parameters. Returns (params, rows shown, candidates per leg)."""
+    shown = st.slider("Rows shown", 3, 50, 10, key=K + "rows")
+    pool = pool_control(shown, deepest)
     sim = st.slider("Similarity threshold (min. cosine of the query itself)", 0.0, 1.0, 0.0, step=0.05,
                     key=K + "sim", help="Compared with the query's own cosine, not the expanded one "
                                         "the semantic part uses.")
-    shown = st.slider("Rows shown", 3, 50, 10, key=K + "rows")
     with st.expander("MemoryScope op parameters"):
+        scope_pool = st.number_input(
+            "retrieve_memory · pool_size", 1, 2000, uc.ScopeParams().retrieve_memory_op.pool_size, step=5,
+            key=K + "scope_pool",
+            help="Candidates per leg retrieve_memory fuses before its rerank: its output on the Rankings tab, "
+                 "the pipeline trace and what an agent gets (MCP retrieve_memory, HTTP /retrieve, `workbench "
+                 "retrieve`, their default), as `workbench eval --memoryscope --param "
+                 "op.retrieve_memory_op.params.pool_size=N` sets it. The fusion rankings draw *Candidates per "
+                 "leg* above.")
         top_k = st.number_input("retrieve_memory · top_k", 1, 1000, 3, key=K + "top_k")
         use_thr = st.checkbox("retrieve_memory · threshold_score", key=K + "use_thr",
                               help="Minimum relevance: the retrieval score without its recency part, in "
@@ -144,7 +156,7 @@ def op_controls() -> tuple[uc.ScopeParams, int]:
     params = uc.ScopeParams.from_flat({
         "op.retrieve_memory_op.params.top_k": int(top_k),
         "op.retrieve_memory_op.params.threshold_score": thr if use_thr else None,
-        "op.retrieve_memory_op.params.pool_size": int(pool),
+        "op.retrieve_memory_op.params.pool_size": int(scope_pool),
         "op.retrieve_memory_op.params.similarity_threshold": float(sim),
         "op.semantic_rank_op.params.enable_ranker": bool(ranker),
         "op.semantic_rank_op.params.output_memory_max_count": int(rank_max),
@@ -154,4 +166,4 @@ def op_controls() -> tuple[uc.ScopeParams, int]:
         "op.fuse_rerank_op.params.fuse_score_threshold": float(fuse_thr),
         "op.fuse_rerank_op.params.output_memory_max_count": int(out_max),
     })
-    return params, int(shown)
+    return params, int(shown), pool

@@ -19,8 +19,10 @@ from core.usecases.tuning import (
     SCOPE_RANKING,
     SCOPE_SURFACES,
     all_definitions,
+    evaluation_pool,
     left_out,
     metric_definition,
+    pool_label,
     set_notes,
     side_by_side_summary,
 )
@@ -140,11 +142,12 @@ def _metrics_frame(reports: list[uc.EvalReport]) -> pd.DataFrame:
 
 
 def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.FusionProfile,
-                     params: uc.ScopeParams) -> None:
-    """`params`: the op parameters of the controls beside it; their pool size is the evaluation's, and
-    retrieve_memory's output is scored with all of them."""
+                     params: uc.ScopeParams, pool: int | None) -> None:
+    """`params`: the op parameters of the controls beside it, retrieve_memory's output scored with them;
+    `pool`: their candidates per leg (None: a chat turn's for the deepest cut-off), the rankings' and the
+    optimiser's."""
     wb = get_workbench()
-    pool_size = params.retrieve_memory_op.pool_size
+    pool_size = evaluation_pool(KS, pool)
     dataset = _choose_dataset(instance)
     if dataset is None:
         return
@@ -155,8 +158,8 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     for note in [uc.unknown_ids_note(dataset.unknown_ids), *set_notes(dataset)]:
         if note:
             st.warning(note, icon=":material/help:")
-    st.caption(f"Scored on {RANKING}: the Rankings tab's *combined* order, not its MemoryScope output.",
-               help=all_definitions("\n\n"))
+    st.caption(f"Scored on {RANKING}: the Rankings tab's *combined* order, not its MemoryScope output; from "
+               f"{pool_label(pool_size, max(KS))} (*Candidates per leg*, left).", help=all_definitions("\n\n"))
     show_cancelled()
     leg_col, scope_col = st.columns(2)
     legs = leg_col.toggle("Each leg alone too (BM25, dense)", value=True, key=K + "legs", persist_state="page",
@@ -188,7 +191,7 @@ def _show_reports(all_reports: list[uc.EvalReport]) -> None:
     a, c = reports[:2]
     st.caption(f"{plural(a.queries, 'query', 'queries')} · search p50 {c.search_ms_p50:.1f} ms · load {a.load.seconds:.1f} s "
                f"({len(a.load.loaded)} instances loaded, {len(a.load.reused)} reused) · "
-               f"{sum(r.seconds for r in reports):.1f} s")
+               f"{sum(r.seconds for r in reports):.1f} s · ranked from {a.pool_label}")
     st.caption(side_by_side_summary(all_reports, CHAT_RECALL), help=HANDED_DEFINITION)
     for note in dict.fromkeys(r.depth_note for r in all_reports if r.depth_note):
         st.info(note, icon=":material/info:")
@@ -235,7 +238,8 @@ def _agent_table(reports: list[uc.EvalReport]) -> None:
     """retrieve_memory's output scored, its own table: its cut-offs stop at the most it returns, and its
     order is not the ranking's above."""
     st.markdown(f"**{SCOPE_LABEL}**")
-    st.caption(f"From {SCOPE_SURFACES}, with the retrieval and rerank parameters on the left: {SCOPE_HOW}. "
+    st.caption(f"From {SCOPE_SURFACES}, with the retrieval and rerank parameters on the left ("
+               f"{reports[0].pool_label}): {SCOPE_HOW}. "
                f"retrieve_memory p50 {reports[0].search_ms_p50:.1f} ms per query.", help=all_definitions("\n\n"))
     frame = pd.DataFrame([{"profile": r.profile.name, "category": row.category, "queries": row.queries}
                           | {m: round(v, 4) for m, v in row.values.items()}

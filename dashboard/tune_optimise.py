@@ -115,7 +115,8 @@ def _show_optimiser(wb: Workbench, rep: uc.OptimiseReport, instance: str) -> Non
                    help=f"{rep.metric} of the best minus {rep.baseline.name}'s, per query; 95% paired bootstrap interval "
                         f"{s.low:+.3f} to {s.high:+.3f}. {RULE}")
     st.caption(f"95% interval of the mean difference: {s.low:+.3f} to {s.high:+.3f} · {len(rep.surface):,} "
-               f"profiles scored on {rep.queries:,} queries in {rep.seconds:.1f} s · best on these queries: "
+               f"profiles scored on {rep.queries:,} queries, {rep.pool_size} candidates per leg, in "
+               f"{rep.seconds:.1f} s · best on these queries: "
                f"{uc.describe_profile(b)}")
     _surface(rep)
     if rep.recommended:

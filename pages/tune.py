@@ -7,12 +7,14 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
+from core.usecases.tuning import default_pool, evaluation_pool, pool_label
 from dashboard.formation_view import formation_controls
+from dashboard.labelling import KS as LABELLED_KS
 from dashboard.labelling import labelled_set_panel
 from dashboard.read_message_view import read_message_step
 from dashboard.resources import current_instance, get_workbench
-from dashboard.tune_controls import op_controls, profile_controls, rankings_pool
-from dashboard.tune_eval import evaluation_panel
+from dashboard.tune_controls import op_controls, profile_controls
+from dashboard.tune_eval import KS, evaluation_panel
 from dashboard.tune_profiles import active_line, profiles_panel
 from dashboard.ui import MEMORY_ROW_HEIGHT, attempt, memory_columns, memory_ids, table_height
 
@@ -38,10 +40,10 @@ with left, st.container(border=True):
     candidate = attempt("read the controls", lambda: profile_controls(profiles, active))
     candidate = candidate and formation_controls(candidate, profiles, active)
     st.markdown("**Retrieval and rerank**")
-    controls = attempt("read the op parameters", op_controls)
+    controls = attempt("read the op parameters", lambda: op_controls(max(KS)))
 if candidate is None or controls is None:
     st.stop()
-params, shown = controls
+params, shown, pool = controls
 
 # The speaker part adds SPEAKER_WEIGHT to what a speaker the query names said, so scores built on it pass 1.
 TOP = f"{1 + uc.SPEAKER_WEIGHT:g}"
@@ -115,10 +117,11 @@ def _trace_step(i: int, t: uc.OpTrace) -> None:
 
 
 def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, instance: str,
-              shown: int) -> None:
+              shown: int, pool: int, scope_pool: int) -> None:
     if comparison is not None:
-        st.caption(f"{comparison.candidates} candidates from both legs in **{instance}**; the top {shown} of "
-                   f"each profile. Semantic, text and recency lie in [0, 1]; the speaker part adds "
+        st.caption(f"{comparison.candidates} candidates from both legs in **{instance}** "
+                   f"({pool_label(pool, shown)}); the top {shown} of each profile. Semantic, text and recency "
+                   f"lie in [0, 1]; the speaker part adds "
                    f"{uc.SPEAKER_WEIGHT} to what a speaker the query names said, so *chain* and *combined* "
                    f"(what the profile ranks by) reach up to {TOP}.")
         p = comparison.active
@@ -130,7 +133,8 @@ def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, i
         _ranking_table(comparison.candidate_rows, with_change=True)
         _below_floor_note(comparison.candidate_rows, comparison.relevance_floor, comparison.others_floor)
     if result is not None:
-        st.markdown(f"**MemoryScope output with the candidate profile** ({result.total_ms:.0f} ms)")
+        st.markdown(f"**MemoryScope output with the candidate profile** ({result.total_ms:.0f} ms; "
+                    f"retrieve_memory's pool_size: {scope_pool} candidates per leg)")
         if result.formatted:
             # Plain text, not st.code: the code block's highlighter costs a new tab ~0.25 s to load.
             st.container(border=True).text("\n".join(result.formatted))
@@ -151,8 +155,6 @@ with right:
     elif tab_rank.open or tab_trace.open:
         rp = params.retrieve_memory_op
         if tab_rank.open:
-            with tab_rank:
-                pool = rankings_pool(shown)
             comparison = attempt("rank the candidates", lambda: uc.compare(
                 wb, uc.CompareRequest(instance=instance, query=query, active=active, candidate=candidate,
                                       pool_size=pool, similarity_threshold=rp.similarity_threshold,
@@ -161,7 +163,8 @@ with right:
             instance=instance, query=query, profile=candidate, params=params)))
     if tab_rank.open:
         with tab_rank:
-            _rankings(comparison, result, instance, shown)
+            _rankings(comparison, result, instance, shown, pool or default_pool(shown),
+                      params.retrieve_memory_op.pool_size)
     if tab_trace.open:
         with tab_trace:
             if result is not None:
@@ -174,10 +177,10 @@ with right:
             read_message_step(instance, params.read_message_op, _trace_step)
     if tab_eval.open:
         with tab_eval:
-            evaluation_panel(instance, active, candidate, params)
+            evaluation_panel(instance, active, candidate, params, pool)
     if tab_profiles.open:
         with tab_profiles:
             profiles_panel(instance, listing, candidate)
     if tab_labels.open:
         with tab_labels:
-            labelled_set_panel(instance, active, candidate, params.retrieve_memory_op.pool_size)
+            labelled_set_panel(instance, active, candidate, evaluation_pool(LABELLED_KS, pool))

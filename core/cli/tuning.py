@@ -39,8 +39,9 @@ class _MeasuresHelp(click.Command):
               help="Instance a JSONL set is evaluated against (default: INSTANCE).")
 @click.option("--profile", default=None, help="Profile to evaluate (default: the active one).")
 @click.option("--k", "ks", default="1,5,10,25", show_default=True, help="Cut-offs, comma-separated.")
-@click.option("--pool-size", default=50, show_default=True, type=click.IntRange(1, 2000),
-              help="Candidates taken from each leg.")
+@click.option("--pool-size", default=None, type=click.IntRange(1, 2000),
+              help="Candidates taken from each leg (also the optimiser's). Default: a chat turn's for the "
+                   "deepest cut-off, max(10, 2 × k): 50 at the default cut-offs, as the Tune page opens.")
 @click.option("--legs", is_flag=True, help="Also each leg alone beside the profile: the text leg (BM25) and the "
                                           "dense leg (cosine), as the Tune page shows them.")
 @click.option("--memoryscope", is_flag=True,
@@ -61,7 +62,7 @@ class _MeasuresHelp(click.Command):
               help="Write the full report here.")
 @click.pass_obj
 def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, profile: str | None, ks: str,
-             pool_size: int, legs: bool, memoryscope: bool, params: tuple[str, ...], samples: tuple[str, ...],
+             pool_size: int | None, legs: bool, memoryscope: bool, params: tuple[str, ...], samples: tuple[str, ...],
              optimise: bool, metric: str, save_as: str | None, activate: bool, json_out: Path | None) -> None:
     """Evaluate a fusion profile on labelled queries: Recall@k, nDCG@k, MRR per category.
 
@@ -98,8 +99,8 @@ def evaluate(ctx: WorkbenchContext, data_path: Path, instance_opt: str | None, p
             click.echo(note)
     if report.optimiser:
         opt, b = report.optimiser, report.optimiser.best
-        click.echo(f"\noptimiser: {len(opt.surface)} profiles scored on {counted(opt.queries, 'queries')} in "
-                   f"{opt.seconds:.1f} s; best {uc.describe_profile(b)}")
+        click.echo(f"\noptimiser: {len(opt.surface)} profiles scored on {counted(opt.queries, 'queries')}, "
+                   f"{opt.pool_size} candidates per leg, in {opt.seconds:.1f} s; best {uc.describe_profile(b)}")
         click.echo(opt.verdict)
     if report.saved:
         click.echo(f"saved profile {report.saved.name!r}"
@@ -165,6 +166,7 @@ def print_table(report: EvalReport) -> None:
                f"{len(report.load.reused)} reused), search p50 {report.search_ms_p50:.1f} ms, "
                f"{report.seconds:.1f} s")
     click.echo(f"scored on {report.ranking}")
+    click.echo(f"from {report.pool_label}")
     if report.scope_params is not None:
         click.echo(f"op parameters: {_changed_params(report.scope_params)}")
     if report.skipped:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from itertools import groupby
 from concurrent.futures import ThreadPoolExecutor
+from itertools import groupby
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -104,12 +104,28 @@ class EvalReport(BaseModel):
                 f"than those; {why}.")
 
     @property
+    def pool_label(self) -> str:
+        """The candidates its ranking drew: "50 candidates per leg, a chat turn's for 25 memories"; for
+        retrieve_memory's output, its own op parameter's."""
+        if self.search_type == "memoryscope":
+            return f"{self.pool_size} candidates per leg (retrieve_memory_op's pool_size)"
+        return pool_label(self.pool_size, max(self.ks))
+
+    @property
     def handed_label(self) -> str:
         """"handed to chat: floor 0.33 applied"."""
         return handed_label(self.relevance_floor)
 
     def value(self, metric: str, category: str = "overall") -> float:
         return self.table.value(metric, category)
+
+
+def pool_label(pool: int, deepest: int) -> str:
+    """"50 candidates per leg, a chat turn's for 25 memories" when `pool` is what a chat turn asking for the
+    `deepest` memories draws (`default_pool`), so the ranking is that turn's; else "40 candidates per leg"."""
+    chat = default_pool(deepest) == pool
+    return f"{pool} candidates per leg" + (f", a chat turn's for {deepest} memor{'y' if deepest == 1 else 'ies'}"
+                                           if chat else "")
 
 
 def check_stop(stop: Stop | None, what: str, done: int, total: int) -> None:

@@ -24,7 +24,15 @@ from core.tuning.datasets import (
     load_dataset,
     set_notes,
 )
-from core.tuning.evaluate import LEG_LABELS, MAX_K, EvalReport, Retrieve, Stop, evaluate_memoryscope
+from core.tuning.evaluate import (
+    LEG_LABELS,
+    MAX_K,
+    EvalReport,
+    Retrieve,
+    Stop,
+    evaluate_memoryscope,
+    pool_label,
+)
 from core.tuning.evaluate import evaluate as run_evaluation
 from core.tuning.labels import LabelledQuery, LabelledSet, LabelStore, check_ids
 from core.tuning.measures import HANDED as HANDED_DEFINITION
@@ -78,10 +86,12 @@ __all__ = [
     "counted",
     "default_locomo_path",
     "default_pool",
+    "evaluation_pool",
     "help_paragraphs",
     "is_evaluation_instance",
     "left_out",
     "metric_definition",
+    "pool_label",
     "profile_name_refusal",
     "set_notes",
     "tau_label",
@@ -164,11 +174,22 @@ def locomo_sample_ids(path: Path) -> list[str]:
     return [str(sample.get("sample_id")) for sample in json.loads(Path(path).read_text(encoding="utf-8"))]
 
 
+def evaluation_pool(ks: Sequence[int], pool_size: int | None = None) -> int:
+    """The candidates per leg an evaluation at the cut-offs `ks` ranks: `pool_size`, else what a chat turn asking
+    for the deepest cut-off draws, max(10, 2 × max(ks)) (`default_pool`): 50 at the default cut-offs. The
+    evaluation's ranking is one search for that many memories, so by default it is that turn's ranking, as the
+    Tune page's Rankings tab is a turn's asking for the rows shown."""
+    return pool_size or default_pool(max(ks))
+
+
+POOL_HELP = "candidates taken from each leg; None: a chat turn's for the deepest cut-off (`evaluation_pool`)"
+
+
 class EvaluateRequest(InstanceRequest):
     dataset: EvalDataset
     profile: str | FusionProfile | None = Field(None, description="None: the instance's active profile")
     ks: list[int] = Field([1, 5, 10, 25], min_length=1)
-    pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg")
+    pool_size: int | None = Field(None, ge=1, le=2000, description=POOL_HELP)
     search_type: Literal["hybrid", "vector", "text"] = "hybrid"
 
 
@@ -180,7 +201,7 @@ class SideBySideRequest(InstanceRequest):
                                                  "gets (`evaluate_memoryscope`)")
     scope_params: ScopeParams = Field(ScopeParams(), description="the op parameters retrieve_memory runs with")
     ks: list[int] = Field([1, 5, 10, 25], min_length=1)
-    pool_size: int = Field(50, ge=1, le=2000)
+    pool_size: int | None = Field(None, ge=1, le=2000, description=POOL_HELP)
 
 
 def evaluate_side_by_side(wb: Workbench, req: SideBySideRequest, *, progress: Progress | None = None,
@@ -260,7 +281,7 @@ def evaluate(wb: Workbench, req: EvaluateRequest, *, progress: Progress | None =
     """Recall@k, nDCG@k and MRR per category of the profile's rankings (loading the corpora once).
     `stop` is asked between batches of queries; when it says so, `Cancelled` is raised."""
     profile = resolve_profile(wb, req.instance, req.profile)
-    return run_evaluation(wb, req.dataset, profile, tuple(req.ks), pool_size=req.pool_size,
+    return run_evaluation(wb, req.dataset, profile, tuple(req.ks), pool_size=evaluation_pool(req.ks, req.pool_size),
                           progress=progress, stop=stop, search_type=req.search_type)
 
 
@@ -310,7 +331,7 @@ class TuneRequest(InstanceRequest):
     samples: list[str] | None = Field(None, description="only these LoCoMo sample ids")
     profile: str | FusionProfile | None = Field(None, description="None: the instance's active profile")
     ks: list[Annotated[int, Field(ge=1)]] = Field([1, 5, 10, 25], min_length=1)
-    pool_size: int = Field(50, ge=1, le=2000, description="candidates taken from each leg")
+    pool_size: int | None = Field(None, ge=1, le=2000, description=POOL_HELP)
     legs: bool = Field(False, description="also each leg alone: BM25 (text) and the dense leg (vector), as the "
                                           "Tune page's side-by-side evaluation")
     memoryscope: bool = Field(False, description="also retrieve_memory's output with the profile: what an agent "
@@ -369,7 +390,7 @@ def tune(wb: Workbench, req: TuneRequest, *, progress: Progress | None = None) -
     if req.optimise:
         optimised = optimise(wb, OptimiseRequest(instance=req.instance, dataset=dataset, metric=req.metric,
                                                  baseline=evaluation.profile, name=req.save_as or "tuned",
-                                                 pool_size=req.pool_size), progress=progress)
+                                                 pool_size=evaluation.pool_size), progress=progress)
         if req.save_as and optimised.recommended:
             replaced = profile_replacement(wb, ProfileRef(name=optimised.best.name))
             saved = save_tuned(wb, SaveTuned(instance=req.instance, report=optimised, name=req.save_as,

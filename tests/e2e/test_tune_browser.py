@@ -2,7 +2,7 @@
 (the per-category table as tall as its rows), then the optimiser, whose verdict on the issue's six queries is
 that nothing is reliably better (and so nothing is offered for saving); a long evaluation stopped with its
 Cancel button; and the Rankings tab, opening at chat's pool with chat's order, its content wrapped whole at
-1400 px."""
+1400 px, then ranking the pool typed into the one "Candidates per leg" control."""
 
 from __future__ import annotations
 
@@ -63,6 +63,9 @@ def test_evaluate_optimise_and_read_the_verdict(dashboard, workbench, instance, 
         page.get_by_role("button", name="Evaluate the active and the candidate profile").click()
         settle(page)
         shown(page, "6 queries · search p50", tmp_path)
+        # the figures say the pool they were ranked from: as the page opens, a chat turn's, `workbench eval`'s
+        assert page.get_by_text("ranked from 50 candidates per leg, a chat turn's for 25 memories",
+                                exact=False).count() == 1
         # every row of the per-category table shown, none hidden below the first 10 (2 profiles, 2 legs)
         table = page.get_by_test_id("stDataFrame").first
         assert table.bounding_box()["height"] >= 35 * (4 * 2 + 1)
@@ -78,7 +81,7 @@ def test_evaluate_optimise_and_read_the_verdict(dashboard, workbench, instance, 
         verdict.scroll_into_view_if_needed()
         page.screenshot(path=str(tmp_path / "tune-verdict.png"), full_page=True)
         assert "Keep balanced-default" in verdict.inner_text()
-        assert page.get_by_text("profiles scored on 6 queries", exact=False).count() == 1
+        assert page.get_by_text("profiles scored on 6 queries, 50 candidates per leg", exact=False).count() == 1
         assert page.get_by_role("button", name="Save as…").count() == 0
         assert page.get_by_role("button", name="Load the best into the candidate controls").count() == 1
         browser.close()
@@ -133,8 +136,13 @@ def test_the_rankings_open_at_chats_pool_and_wrap_each_text_whole(dashboard, wor
         field.fill(query)
         field.press("Enter")
         settle(page)
-        pool = page.get_by_test_id("stSlider").filter(has=page.get_by_text("Candidate pool per leg", exact=True))
-        assert pool.get_by_test_id("stSliderThumbValue").inner_text() == str(default_pool(10))
+        # one pool control, empty as it opens: each ranking draws what chat draws, and says so
+        pool = page.get_by_label("Candidates per leg", exact=True)
+        assert pool.input_value() == "" and pool.get_attribute("placeholder") == "as chat does"
+        assert page.get_by_text(f"Rankings: {default_pool(10)} a leg, a chat turn's for 10 memories",
+                                exact=False).count() == 1
+        assert page.get_by_text(f"({default_pool(10)} candidates per leg, a chat turn's for 10 memories)",
+                                exact=False).count() == 1
         chat = hybrid_search(workbench.search_pool(), workbench.embedder, SearchRequest(
             query=query, instance=instance, top_k=10, profile=workbench.profiles.active(instance),
             time_of="event")).results
@@ -147,4 +155,14 @@ def test_the_rankings_open_at_chats_pool_and_wrap_each_text_whole(dashboard, wor
         # the first row's content cell (after the 28 px "#"), inside its padding: all 80 characters, wrapped
         cell = page.screenshot(clip={"x": box["x"] + 34, "y": box["y"] + 36, "width": 228, "height": 66})
         assert 2 <= text_lines(Image.open(io.BytesIO(cell))) <= 3
+        # a pool typed in: the tables rank it, and their caption says it
+        pool.fill("30")
+        pool.press("Enter")
+        settle(page)
+        shown(page, "(30 candidates per leg); the top 10", tmp_path)
+        assert page.get_by_text("Rankings and evaluations: 30 a leg.", exact=False).count() == 1
+        wide = hybrid_search(workbench.search_pool(), workbench.embedder, SearchRequest(
+            query=query, instance=instance, top_k=10, pool_size=30, profile=workbench.profiles.active(instance),
+            time_of="event")).results
+        assert page.get_by_test_id("stCode").first.inner_text().split() == [m.memory.id for m in wide]
         browser.close()
