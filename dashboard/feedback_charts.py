@@ -27,9 +27,11 @@ DAY_TIP = alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)")
 
 
 def _day(*, centred: bool = False) -> alt.X:
-    """Whole UTC days on the time axis, one tick a day at most; `centred` puts a point in the middle of
-    its day, over its day's bar."""
-    return alt.X("day:T", timeUnit="utcyearmonthdate", title=None, bandPosition=0.5 if centred else 0,
+    """Whole UTC days on the time axis, one tick a day at most: a bar spans its day (from the tick of its
+    date to the next), and `centred` puts a point in the middle of its day, over its day's bar. A bar
+    given `bandPosition` 0 was drawn centred on its date's tick instead, half a day before its points
+    (each day's score sat on the line between its bar and the next day's), and over 90 days as a hairline."""
+    return alt.X("day:T", timeUnit="utcyearmonthdate", title=None, **({"bandPosition": 0.5} if centred else {}),
                  axis=alt.Axis(format="%b %d", tickCount={"interval": "day", "step": 1}, labelAngle=0))
 
 

@@ -6,6 +6,7 @@ nothing a user typed is rendered as Markdown or HTML.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pandas as pd
@@ -36,9 +37,17 @@ def _metrics(tiles: list[tuple], columns: int, prev: uc.FeedbackSummary, period:
     were new)."""
     empty = prev.answers == prev.imported
     for col, (label, value, delta, color, help_text) in zip(st.columns(columns), tiles, strict=False):
-        col.metric(label, value, NO_EARLIER_DATA if empty else delta, delta_color="off" if empty else color,
-                   delta_arrow="off" if empty else "auto", help=f"{help_text} Change: against {period}.",
+        still = empty or _unchanged(delta)
+        col.metric(label, value, NO_EARLIER_DATA if empty else delta, delta_color="off" if still else color,
+                   delta_arrow="off" if still else "auto", help=f"{help_text} Change: against {period}.",
                    border=True)
+
+
+def _unchanged(delta: str | None) -> bool:
+    """A change that reads as none ("+0 s", "+0.0 pp", "+0.000"): Streamlit drew it as a rise, with an
+    up arrow, in red on the tiles where less is better."""
+    number = delta and re.match(r"[+-]?\d[\d,]*(?:\.\d+)?", delta)
+    return bool(number) and float(number.group().replace(",", "")) == 0
 
 
 def render_tiles(cur: uc.FeedbackSummary, prev: uc.FeedbackSummary, period: str) -> None:

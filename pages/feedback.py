@@ -82,9 +82,14 @@ if period == CUSTOM:
     start_day, end_day = (picked if isinstance(picked, tuple | list) and len(picked) == 2
                           else (picked[0], picked[0]) if isinstance(picked, tuple | list) else (picked, picked))
     since = datetime.combine(start_day, time.min, UTC)
-    until = min(now, datetime.combine(end_day, time.min, UTC) + timedelta(days=1))
+    # The last day's last microsecond, not the next day's midnight: that instant is the next day's
+    # (as `workbench feedback summary --until DAY` reads it), not to be counted in two windows.
+    day_end = datetime.combine(end_day, time.min, UTC) + timedelta(days=1, microseconds=-1)
+    until = min(now, day_end)
+    until_arg = end_day.isoformat() if until == day_end else f"{until:%Y-%m-%dT%H:%MZ}"
 else:
     since, until = now - PERIODS[period], now
+    until_arg = f"{until:%Y-%m-%dT%H:%MZ}"
 seed("fb_imported")
 imported = st.toggle("Include imported answers", key="fb_imported",
                      help="Answers that came in with `workbench import` or the Import page have no feedback "
@@ -141,7 +146,7 @@ chosen = {"models": models, "profiles": profiles, "chains": chains, "tags": tags
 both = uc.apply_filter(frame_all, uc.FeedbackFilter(since=prev_since, until=until, **chosen))
 cur = uc.apply_filter(both, uc.FeedbackFilter(since=since))
 cli = (f"workbench{'' if instance == wb.settings.instance else f' --instance {instance}'} feedback summary "
-       f"--since {since:%Y-%m-%dT%H:%MZ} --until {until:%Y-%m-%dT%H:%MZ}"
+       f"--since {since:%Y-%m-%dT%H:%MZ} --until {until_arg}"
        + (" --include-imported" if imported else ""))
 st.caption(f"{since:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, compared with {prev_since:%Y-%m-%d %H:%M} → "
            f"{prev_until:%Y-%m-%d %H:%M}. Same figures in a terminal"

@@ -1,7 +1,9 @@
 """The feedback frame as CSV and back (the CLI's `feedback export` and the page's download).
 
 Tags are written as a JSON list in one cell, so a tag with a comma or a "|" survives the round trip;
-times as ISO 8601 in UTC.
+times as ISO 8601 in UTC. A text cell that a spreadsheet would run as a formula (it starts with "=", "+",
+"-", "@", a tab or a carriage return: what a user wrote, as a correction or a rating comment) is written
+after an apostrophe, as is one that starts with an apostrophe, and read back without it.
 """
 
 from __future__ import annotations
@@ -18,12 +20,26 @@ _BOOLS = ("corrected", "final", "pending")
 _INTS = ("continued", "abandoned")
 _TEXT = ("answer_id", "chain_id", "correction", "rating_comment", "model", "model_used", "synthesis",
          "profile", "source", "key", "user_id", "metrics_id")
+# Opened in Excel, LibreOffice or Google Sheets, a cell starting with one of these is a formula: a user's
+# message "=HYPERLINK(…)" read as a correction became a live link in the engineer's spreadsheet.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_QUOTE = "'"
+
+
+def _inert(text: str) -> str:
+    return _QUOTE + text if text.startswith((*_FORMULA_START, _QUOTE)) else text
+
+
+def _as_written(text: str) -> str:
+    return text[1:] if text.startswith(_QUOTE) else text
 
 
 def to_csv(frame: pd.DataFrame, path: str | Path | None = None) -> bytes:
     """Write the frame as CSV (UTF-8) to `path` if given; returns the bytes either way."""
     out = frame[FRAME_COLUMNS].copy()
     out["tags"] = out["tags"].map(lambda tags: json.dumps(list(tags), ensure_ascii=False))
+    for col in _TEXT:
+        out[col] = out[col].map(_inert)
     for col in ("answered_at", "day"):
         out[col] = out[col].dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     data = out.to_csv(index=False).encode("utf-8")
@@ -48,7 +64,7 @@ def read_csv(source: str | Path | bytes) -> pd.DataFrame:
         elif col in _INTS:
             frame[col] = raw[col].astype("int64")
         elif col in _TEXT:
-            frame[col] = raw[col].astype(str)
+            frame[col] = raw[col].astype(str).map(_as_written)
         else:
             frame[col] = raw[col].astype("float64")
     return frame

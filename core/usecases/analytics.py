@@ -64,12 +64,16 @@ def warm_feedback(wb: Workbench, instance: str | None = None) -> int:
     return read
 
 
+# The last instant of a period, before the next one starts: times are kept to the microsecond.
+PERIOD_END = timedelta(microseconds=1)
+
+
 def read_window(since: str | None, until: str | None, names: tuple[str, str] = ("since", "until")
                 ) -> tuple[datetime | None, datetime | None]:
     """A window as a person writes its bounds ("2025-03-01", "2025-03", "today", "last week", "7 days ago"):
-    a period counts whole, from its start for `since` and to its end for `until`
-    (`core.retrieval.timeparse.window_bound`). InvalidInput naming the bound (`names`) that cannot be read,
-    or when they are the wrong way round."""
+    a period counts whole, from its start for `since` and to its last microsecond for `until`
+    (`core.retrieval.timeparse.window_bound`), so adjacent periods share no answer. InvalidInput naming the
+    bound (`names`) that cannot be read, or when they are the wrong way round."""
     now = datetime.now(UTC)
     bounds = []
     for text, name, end in ((since, names[0], False), (until, names[1], True)):
@@ -77,6 +81,11 @@ def read_window(since: str | None, until: str | None, names: tuple[str, str] = (
         if text is not None and when is None:
             raise InvalidInput(f"{name}: could not read {text!r} as a date; try 2025-03-01, 2025-03, 'today', "
                                "'7 days ago' or 'last monday'")
+        if end and when is not None and when != window_bound(text, now):
+            # A period ends where the next one starts, and that instant is the next one's: windows are
+            # closed at both ends, so an answer at midnight counted in "--until 2026-12-04" and in
+            # "--since 2026-12-05" alike, and two days' answers added up to more than the two days'.
+            when -= PERIOD_END
         bounds.append(when)
     if bounds[0] and bounds[1] and bounds[0] > bounds[1]:
         raise InvalidInput(f"{names[0]} must not be after {names[1]}")

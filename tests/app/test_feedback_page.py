@@ -259,3 +259,42 @@ def test_extractive_answers_are_their_own_model_beside_the_llms(app_env, workben
     assert metric(at, "Answers").value == "2"
     table = at.dataframe[0].value
     assert set(table["model"]) == {uc.EXTRACTIVE_MODEL} and set(table["synthesis"]) == {"extractive"}
+
+
+def test_custom_days_share_no_answer(app_env, workbench, instance):
+    """The Custom period ended at the next midnight, both ends included: an answer given at midnight
+    counted in the day before too, and the command the page gives ended at that midnight as well."""
+    from datetime import time
+
+    st.cache_data.clear()
+    midnight = datetime.combine(datetime.now(UTC).date() - timedelta(days=1), time.min, UTC)
+    for at_time, chain in ((midnight - timedelta(hours=1), "late"), (midnight, "midnight")):
+        Remember(workbench, clock=lambda t=at_time: t).run(UiRememberParams(
+            thought="Where did I park?", chain_id=chain, next_thought_needed=False), instance=instance)
+    at = open_page(PAGE, instance=instance)
+    at.button_group(key="fb_period").set_value("Custom").run()
+    day_before = midnight.date() - timedelta(days=1)
+    for days, expected in (((day_before, day_before), "1"), ((midnight.date(), midnight.date()), "1"),
+                           ((day_before, midnight.date()), "2")):
+        at.date_input(key="fb_dates").set_value(days).run()
+        assert not at.exception, at.exception
+        assert metric(at, "Answers").value == expected, days
+    at.date_input(key="fb_dates").set_value((day_before, day_before)).run()
+    assert any(f"--since {day_before.isoformat()}T00:00Z --until {day_before.isoformat()}`" in c.value
+               for c in at.caption), [c.value for c in at.caption]
+
+
+def test_no_change_reads_as_none(app_env, workbench, instance):
+    """A change of nothing ("+0") was drawn as a rise: an up arrow, red on the Thumbs down tile."""
+    st.cache_data.clear()
+    now = datetime.now(UTC)
+    for at_time, chain in ((now - timedelta(days=8), "before"), (now - timedelta(hours=1), "now")):
+        Remember(workbench, clock=lambda t=at_time: t).run(UiRememberParams(
+            thought="Where did I park?", chain_id=chain, next_thought_needed=False), instance=instance)
+    at = open_page(PAGE, instance=instance)
+    assert not at.exception, at.exception
+    down, answers = metric(at, "Thumbs down"), metric(at, "Answers")
+    assert (down.delta, answers.delta) == ("+0", "+0")
+    gray = metric(at, "Mean score").proto.color  # no delta at all (no score either side): neutral
+    assert (down.proto.color, answers.proto.color) == (gray, gray)
+    assert down.proto.direction == answers.proto.direction == metric(at, "Mean score").proto.direction

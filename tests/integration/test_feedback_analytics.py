@@ -209,10 +209,28 @@ def test_cli_periods_count_whole(conversation, instance, settings, monkeypatch):
                                    "--since", day[:7], "--until", day])
     assert out.exit_code == 0, out.output
     window = json.loads(out.output)
-    assert (window["since"], window["until"]) == (f"{day[:7]}-01T00:00:00+00:00",
-                                                  f"{(T0 + timedelta(days=1)).date().isoformat()}T00:00:00+00:00")
+    assert (window["since"], window["until"]) == (f"{day[:7]}-01T00:00:00+00:00", f"{day}T23:59:59.999999+00:00")
     assert window["summary"]["answers"] == uc.feedback_summary(conversation[0], uc.SummaryRequest(
         instance=instance)).summary.answers == 3
+
+
+def test_cli_adjacent_days_share_no_answer(conversation, instance, settings, monkeypatch):
+    """An answer given at midnight is the new day's: "--until" a day ended at the next midnight, both ends
+    included, so it counted in both days, and two days' answers added up to more than the two days'."""
+    wb, _ = conversation
+    midnight = datetime.combine(T0.date() + timedelta(days=1), datetime.min.time(), UTC)
+    Remember(wb, clock=lambda: midnight).run(UiRememberParams(thought="Is the Louvre open at night?",
+                                                              chain_id="night"), instance=instance)
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    first, second = T0.date().isoformat(), midnight.date().isoformat()
+
+    def answers(since: str, until: str) -> int:
+        out = CliRunner().invoke(cli, ["--instance", instance, "feedback", "summary", "--json", "--since", since,
+                                       "--until", until])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)["summary"]["answers"]
+
+    assert (answers(first, first), answers(second, second), answers(first, second)) == (3, 1, 4)
 
 
 def test_extractive_answers_are_their_own_model_in_the_cli_and_the_http_api(conversation, fake_llm, instance,
@@ -241,3 +259,26 @@ def test_extractive_answers_are_their_own_model_in_the_cli_and_the_http_api(conv
                         headers={"Authorization": f"Bearer {created.secret}"}, timeout=60)
     assert got.status_code == 200, got.text
     assert {g["model"]: g["answers"] for g in got.json()["groups"]} == expected
+
+
+def test_the_http_api_reads_a_day_as_the_cli_does(conversation, instance, settings, monkeypatch):
+    """`until=2025-05-01` is that whole day over HTTP as `--until 2025-05-01` is in the CLI (it was the
+    day's first instant, so the API counted none of the day's answers the CLI counted); a bound neither can
+    read is refused naming it."""
+    wb, _ = conversation
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    out = CliRunner().invoke(cli, ["--instance", instance, "feedback", "summary", "--json",
+                                   "--since", "2025-05-01", "--until", "2025-05-01"])
+    assert out.exit_code == 0, out.output
+    day = json.loads(out.output)["summary"]["answers"]
+    assert day == 3
+    created = uc.create_key(wb, uc.CreateKey(name=f"k-{instance}", instances=[instance]))
+    headers = {"Authorization": f"Bearer {created.secret}"}
+    with thread_server(wb) as url:
+        summary = f"{url}/v1/instances/{instance}/feedback/summary"
+        got = httpx.get(summary, params={"since": "2025-05-01", "until": "2025-05-01"}, headers=headers, timeout=60)
+        bad = httpx.get(summary, params={"until": "the day after"}, headers=headers, timeout=60)
+    assert got.status_code == 200, got.text
+    assert got.json()["summary"]["answers"] == day
+    assert got.json()["until"].startswith("2025-05-01T23:59:59.999999")
+    assert bad.status_code == 422 and bad.json()["detail"].startswith("until: could not read 'the day after'")

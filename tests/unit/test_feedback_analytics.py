@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import random
 from datetime import UTC, datetime, timedelta
@@ -228,6 +229,20 @@ def test_csv_round_trip_keeps_every_value(frame):
     pd.testing.assert_frame_equal(back, frame)
     assert list(back["rating"].fillna(0)) == [1, 0, -1, -1, 1, 0] and back.loc[1, "key"] == "0123"
 
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_inert_and_read_back_as_written(frame):
+    """A user's text starting with "=" was written as it was: Excel, LibreOffice and Google Sheets run
+    such a cell as a formula when the engineer opens the export."""
+    texts = ['=HYPERLINK("http://example.invalid","click")', "+1 555 0100", "-2 was wrong", "@SUM(A1)",
+             "'quoted' already", "\tindented"]
+    frame.loc[: len(texts) - 1, "correction"] = texts
+    frame.loc[0, "rating_comment"] = "=1+1"
+    data = to_csv(frame)
+    cells = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    assert list(cells["correction"][: len(texts)]) == ["'" + t for t in texts]
+    assert cells.loc[0, "rating_comment"] == "'=1+1" and cells.loc[0, "answer_id"] == frame.loc[0, "answer_id"]
+    pd.testing.assert_frame_equal(read_csv(data), frame)
 
 def test_demo_texts_read_as_the_reaction_they_simulate():
     for _, facts, questions, corrections in demo.TOPICS:

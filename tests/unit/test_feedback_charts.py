@@ -32,3 +32,19 @@ def test_each_run_gets_its_own_rows_in_a_valid_spec():
     assert first["datasets"][charts.ROWS]["mean_score"].iloc[0] == 0.5
     assert second["datasets"][charts.ROWS]["mean_score"].iloc[0] == 0.25  # not the first run's rows
     assert first["layer"] == second["layer"] and first["layer"] is not second["layer"]  # copies
+
+
+def test_a_day_bar_spans_its_day_under_its_points():
+    """Bars given bandPosition 0 were drawn centred on their date's tick, half a day before the points at
+    bandPosition 0.5: each day's score sat over the gap between its bar and the next day's."""
+    for spec in (charts.score_over_time(daily(1.0)), charts.tokens_over_time(daily(1.0))):
+        marks = []
+        stack = list(spec["layer"])
+        while stack:
+            layer = stack.pop()
+            stack.extend(layer.get("layer", []))
+            if "mark" in layer:
+                mark = layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
+                marks.append((mark, layer["encoding"]["x"].get("bandPosition")))
+        assert ("bar", None) in marks
+        assert all(position == 0.5 for mark, position in marks if mark != "bar"), marks

@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from core import usecases as uc
 from core.api.deps import WB, ReadInstance, WriteInstance, on_path
 from core.usecases.analytics import Grouping
 
 router = APIRouter(prefix="/v1/instances/{instance}/feedback", tags=["feedback"])
+# Read as `workbench feedback summary --since/--until` reads them (`uc.read_window`): "2026-12-04" as an
+# `until` is that whole day, not its first instant (which counted none of its answers).
+Bound = Annotated[str | None, Query(description="a date, month, datetime or phrase: \"2026-12-04\", \"2026-12\", "
+                                                "\"2026-12-04T10:00:00Z\", \"7 days ago\", \"last week\"; a "
+                                                "period counts whole (from its start, to its end)")]
 
 
 @router.get("/summary", response_model=uc.FeedbackReport)
-def summary(instance: ReadInstance, wb: WB, since: datetime | None = None, until: datetime | None = None,
+def summary(instance: ReadInstance, wb: WB, since: Bound = None, until: Bound = None,
             by: Grouping | None = None, include_imported: bool = False) -> uc.FeedbackReport:
     """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
     latency of the answers given in [since, until]; with `by`, the same per group (`model`: the model that
     answered, answers quoted from the memories with no LLM call as "extractive (no model)"; `source`: the
     front end a turn came through, `key`: the API key's name). Answers imported from another system carry
     no feedback of their own: counted only with `include_imported`."""
-    return uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, since=since, until=until, by=by,
+    start, end = uc.read_window(since, until)
+    return uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, since=start, until=end, by=by,
                                                      include_imported=include_imported))
 
 
