@@ -20,6 +20,9 @@ An observation (the id an assistant is given for a fact) is forgotten with its s
 was formed from said it too. A message that said nothing else is deleted (its id recorded, so an import
 leaves it out); else the statement's words become "[deleted]" there, redacted as any copy (its row and
 vector made again), and its other observations stay; the message stays, so an import finds it present.
+A fact an LLM restated is found in its message by its words (`core.admin.sources`: the statements it
+shares the most words with). The chain's summary made from the message goes too (an LLM's summary
+restates the fact where no redaction finds it); the next `workbench formation run` makes it again.
 An important copy of a message (`core.formation.important`) states the whole message: forgetting it
 deletes the message, as forgetting the one fact of a message does.
 """
@@ -41,6 +44,7 @@ import core.bank.db as bank_db
 from core.admin import deleted
 from core.admin.compaction import compact
 from core.admin.redaction import redact_copies
+from core.admin.sources import restated_from, statement_in
 from core.bank.index_ids import (
     BANK_KINDS,
     ENTRY_KIND,
@@ -62,6 +66,7 @@ from core.conversation.keys import (
     feedback_pending_key,
 )
 from core.errors import InvalidInput, NotFound
+from core.formation.summaries import summarise_again
 from core.formation.supersede import mend
 from core.ids import SHARED_INSTANCE, validate_id
 from core.index.names import partition_name, postings_name
@@ -269,17 +274,63 @@ class Deletion:
             return [source]
         report.index_rows = wb.index.delete(instance, [observation.id])
         if span is None:
-            report.notes.append(f"the message it came from in chain {chain!r} does not hold these words (an "
-                                f"LLM restated the fact): it stays; forget {source!r} to delete it too")
+            return self._restated(observation, chain, said[0].thought, message, others, report)
+        report.notes.append(f"removed from the message it came from in chain {chain!r} (the message's other "
+                            "statements stay)")
+        self._statement_gone(source, chain, [span], others, report)
+        return []
+
+    def _restated(self, observation: MemoryRecord, chain: str, text: str, message: MemoryRecord | None,
+                  others: list[str], report: DeletionReport) -> list[str]:
+        """Forget a fact its message does not say word for word (an LLM restated it): the message's
+        statements it was restated from, found by their words (`sources.restated_from`), become
+        "[deleted]"; the whole message goes when they were all it said. Returns the id of the message
+        when it was deleted."""
+        source = observation.metadata["source_thought"]
+        by = "an LLM" if observation.metadata.get("formed_by") == "llm" else "formation"
+        rows = self.wb.index.records(self.instance, ids=others)
+        spans = restated_from(observation.content, [r.content for r in rows], text)
+        if not spans:
+            report.notes.append(f"the message it came from in chain {chain!r} does not hold these words ({by} "
+                                "restated the fact) and no statement of it shares a word with them: it stays; "
+                                f"forget {source!r} to delete it too")
             return []
+        rest = text
+        for span in spans:
+            rest = rest.replace(span, "")
+        if not _WORD.search(rest):
+            self._thought(source, chain, message, report)
+            report.notes.append(f"the message it came from in chain {chain!r} was deleted: the fact was restated "
+                                f"by {by}, and the statements sharing the most words with it were all the message "
+                                f"said (its {len(rows)} other {'fact' if len(rows) == 1 else 'facts'} went with it)")
+            return [source]
+        report.notes.append(f"removed from the message it came from in chain {chain!r}: the fact was restated "
+                            f"by {by}, and the {'statement' if len(spans) == 1 else f'{len(spans)} statements'} "
+                            "sharing the most words with it became [deleted] (the message's other statements "
+                            "stay)")
+        self._statement_gone(source, chain, spans, others, report)
+        return []
+
+    def _statement_gone(self, source: str, chain: str, spans: list[str], others: list[str],
+                        report: DeletionReport) -> None:
+        """The message keeps its other observations and loses `spans` (redacted by `finish`); the chain's
+        summary made from it goes, as it goes with a deleted message: an LLM's summary says the fact in its
+        own words, which no redaction finds (`workbench formation run` makes it again from what is left)."""
+        wb, instance = self.wb, self.instance
         with wb.pool().connection() as conn:
             conn.execute("UPDATE memory SET metadata = jsonb_set(metadata, '{observations}', %s) "
                          "WHERE instance = %s AND id = %s", (Jsonb(others), instance, source))
-        self.texts.add(span)
+            summaries = [r[0] for r in conn.execute(
+                "SELECT id FROM memory WHERE instance = %s AND kind = 'session_summary' "
+                "AND metadata->'source_ids' ? %s", (instance, source))]
+        if summaries:
+            self._remember(wb.index.records(instance, ids=summaries))
+            report.index_rows += wb.index.delete(instance, summaries)
+            summarise_again(wb, instance, chain)
+            report.notes.append("the chain's summary, made from the message, was deleted: `workbench formation "
+                                "run` makes it again from what is left")
+        self.texts |= set(spans)
         self.chains.add(chain)
-        report.notes.append(f"removed from the message it came from in chain {chain!r} (the message's other "
-                            "statements stay)")
-        return []
 
     def bank(self, name: str, *, keep: bool = False) -> DeletionReport:
         """Remove a memory bank with its entries, summaries, compression events and index rows; with
@@ -410,18 +461,6 @@ class Deletion:
         self.tables.update(BANK_TABLES)
         report.bank_rows = len(gone)
         report.index_rows = wb.index.delete(instance, index_ids)
-
-
-def statement_in(statement: str, text: str) -> str | None:
-    """The words of `statement` as `text` says them (formation may change their case and spacing: "No, it
-    was Lyon." told "It was Lyon."), or None when the text does not hold them."""
-    words = statement.split()
-    if not words:
-        return None
-    pattern = ((r"(?<!\w)" if _WORD.match(words[0][0]) else "") + r"\s+".join(map(re.escape, words))
-               + (r"(?!\w)" if _WORD.match(words[-1][-1]) else ""))
-    found = re.search(pattern, text, re.IGNORECASE)
-    return found.group() if found else None
 
 
 def bank_items_with_own_id(wb: Workbench, instance: str, item_id: str) -> dict[str, BankKind]:

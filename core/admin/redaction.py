@@ -10,6 +10,10 @@ A memory's words are copied, verbatim, into what is derived from it:
 - the memory index: the conversation context of its neighbours (and so their text postings and their
   vectors, made with the message before), and indexed answers that quote it.
 
+A copy cut short (a chain's title: the first 120 characters of its first message; a neighbour's context:
+the first 4,000) may end inside the deleted words, where no whole copy of them is found: such a copy of a
+message whose text changed is cut again from the message as redacted.
+
 They are found by provenance rather than by searching every record for the words (which would also
 blank a user's own message that happens to say the same thing): a turn names the memories it retrieved
 by id, so the chains to look in are those holding a deleted id, plus the chains the text was said in,
@@ -34,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.conversation import provenance
 from core.conversation.keys import chain_meta_key, feedback_key
-from core.conversation.thoughts import CATEGORY_USER
+from core.conversation.thoughts import CATEGORY_USER, title_after_redaction
 from core.ids import SHARED_INSTANCE, pg_text
 from core.models import DELETED, MemoryContext
 
@@ -66,9 +70,10 @@ def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Itera
     for inst in scope:
         if deleted.texts:
             touched: dict[str, frozenset[str]] = {}
+            messages: dict[str, str] = {}
             rewritten += _redact_redis(wb, inst, ids, set(chains) if inst == instance else set(), deleted,
-                                       touched)
-            rewritten += _redact_index(wb, inst, touched, deleted)
+                                       touched, messages)
+            rewritten += _redact_index(wb, inst, touched, deleted, messages)
         # Their copies are redacted: nothing is left to find through the deleted memories' entries.
         provenance.drop_memories(wb.thoughts, inst, ids)
     return rewritten
@@ -97,11 +102,11 @@ def redactor(texts: Iterable[str]) -> Callable[[str], str] | None:
 
 
 def _redact_redis(wb: Workbench, instance: str, ids: set[str], said_in: set[str], deleted: _Deleted,
-                  touched: dict[str, frozenset[str]]) -> int:
+                  touched: dict[str, frozenset[str]], messages: dict[str, str]) -> int:
     """Thoughts, served results and feedback of the chains the text was `said_in` and of the chains naming
     one of `ids`; a thought that quoted the text is itself a source then (a turn that retrieved it holds a
     copy too), so this goes on until no new chain is found. `touched` receives the chains rewritten, each
-    with the texts removed there."""
+    with the texts removed there; `messages` the thoughts' texts that changed, before and after."""
     r, store = wb.redis(), wb.thoughts
     provenance.ensure(store, instance)
     rewritten, chains = 0, set(said_in)
@@ -111,7 +116,7 @@ def _redact_redis(wb: Workbench, instance: str, ids: set[str], said_in: set[str]
         for chain, keys in provenance.record_keys(store, instance, chains).items():
             # The chain's meta too: its title quotes its first message (a statement forgotten from it).
             count, quoting, read, touched[chain] = _redact_chain(r, [*keys, chain_meta_key(instance, chain)],
-                                                                 deleted, said_here=chain in said_in)
+                                                                 deleted, messages, said_here=chain in said_in)
             rewritten += count
             ids |= quoting
             if count:  # its answers' feedback or metrics may quote the text: the analytics re-read them
@@ -126,11 +131,12 @@ def _words(text: str) -> str:
     return " " + " ".join(_WORD.findall(text.casefold())) + " "
 
 
-def _redact_chain(r: redis.Redis, keys: list[str], deleted: _Deleted, *, said_here: bool
-                  ) -> tuple[int, set[str], list[str], frozenset[str]]:
-    """Rewrite a chain's thoughts, served results and feedback; returns how many records changed, the
-    ids of the thoughts whose own text quoted the deleted text among other words, the ids of every
-    thought read, and the texts removed.
+def _redact_chain(r: redis.Redis, keys: list[str], deleted: _Deleted, messages: dict[str, str], *,
+                  said_here: bool) -> tuple[int, set[str], list[str], frozenset[str]]:
+    """Rewrite a chain's thoughts, served results, feedback and title; returns how many records changed,
+    the ids of the thoughts whose own text quoted the deleted text among other words, the ids of every
+    thought read, and the texts removed. `messages` receives the thoughts' texts that changed (before and
+    after): the copies cut from them are cut again.
 
     In a chain that only retrieved the deleted memory (not `said_here`), a text the user said again in
     their own message is theirs there: it stays, and so do its copies in the chain, which cannot be told
@@ -156,8 +162,14 @@ def _redact_chain(r: redis.Redis, keys: list[str], deleted: _Deleted, *, said_he
     for key in feedback:
         p.hgetall(key)
     rewritten, quoting = 0, set()
+    changed_here = {old: new for h in thoughts if (old := h.get("thought")) and (new := redact(old)) != old}
+    messages.update(changed_here)
     for key, fields in zip(hashes + feedback, thoughts + p.execute(), strict=True):
         changed = {f: new for f, v in fields.items() if (new := _redact_value(v, redact)) != v}
+        if "title" in fields and "thought" not in fields:  # the chain's meta
+            changed.pop("title", None)
+            if (title := title_after_redaction(fields["title"], changed_here, redact)) != fields["title"]:
+                changed["title"] = title
         if changed and hset(keys=[key], args=[x for kv in changed.items() for x in kv]):
             rewritten += 1
             # A thought that quoted the text spreads it to the turns that retrieve it; one that only
@@ -194,20 +206,23 @@ def _redact_json(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def _redact_index(wb: Workbench, instance: str, chains: dict[str, frozenset[str]], deleted: _Deleted) -> int:
+def _redact_index(wb: Workbench, instance: str, chains: dict[str, frozenset[str]], deleted: _Deleted,
+                  messages: dict[str, str]) -> int:
     """Index rows of `chains` (each with the texts removed there): a neighbour's context without the
-    deleted message, and every copy of the text replaced; changed rows are written again (postings,
-    counters and vector follow)."""
+    deleted message, the context cut from a message that changed (`messages`, before and after) cut
+    again from what it became, and every copy of the text replaced; changed rows are written again
+    (postings, counters and vector follow)."""
     chains = {c: texts for c, texts in chains.items() if texts}
     if not chains or instance not in wb.index.instances():
         return 0
     redactors = {c: (deleted.redactor(texts), texts | {t[:CONTEXT_CHARS] for t in texts})
                  for c, texts in chains.items()}
+    cut = {pg_text(old[:CONTEXT_CHARS]): new for old, new in messages.items()}
     changed = []
     for record in wb.index.records(instance, chains=sorted(chains)):
         redact, gone = redactors[record.chain_id]
-        context = MemoryContext(before=[redact(m) for m in record.context.before if m not in gone],
-                                after=[redact(m) for m in record.context.after if m not in gone])
+        context = MemoryContext(before=[cut.get(m) or redact(m) for m in record.context.before if m not in gone],
+                                after=[cut.get(m) or redact(m) for m in record.context.after if m not in gone])
         new = record.model_copy(update={"content": redact(record.content), "context": context})
         if new != record:
             changed.append(new)

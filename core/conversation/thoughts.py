@@ -51,6 +51,25 @@ REQUEST_TTL_S = 86400  # how long a served request's result answers its repeats
 CHANGES_KEPT_S = 86400  # how long an answer stays in the feedback change log (`feedback_changed_since`)
 TITLE_SCAN_BATCH = 2000  # chains whose titles one pipeline reads (`ThoughtStore.chains_titled`)
 TURN_ATTEMPTS = 100  # each retry means another turn of the chain was stored first: progress is certain
+TITLE_CHARS = 120  # a chain's title is its first message cut here (an import's: stripped first)
+
+
+def chain_title(message: str) -> str:
+    """The title a chain takes from its first user message."""
+    return message[:TITLE_CHARS]
+
+
+def title_after_redaction(title: str, rewritten: dict[str, str], redact: Callable[[str], str]) -> str:
+    """A chain's title once some of its messages were redacted (`rewritten`: each message's text before
+    and after). A title cut from a message is cut again from the redacted message: the cut may fall
+    inside the redacted words, and a head of them would stay where a whole-text replacement finds none.
+    Any other title (an import's own) has its whole copies replaced by `redact`."""
+    for old, new in rewritten.items():
+        if title == chain_title(old):
+            return chain_title(new)
+        if title == old.strip()[:TITLE_CHARS]:
+            return new.strip()[:TITLE_CHARS]
+    return redact(title)
 
 
 class Thought(BaseModel):
@@ -318,7 +337,7 @@ class ThoughtStore:
             i for f in fields.values() for i in provenance.names(f.get(provenance.CONTEXT_FIELD))]))
         turn = {"user": {"fields": fields["user"], "at": f"{user.timestamp.timestamp()}"},
                 "answer": {"fields": fields["answer"], "at": f"{answer.timestamp.timestamp()}"},
-                "title": user.thought[:120], "result": result_json, "ttl": REQUEST_TTL_S, "retrieved": retrieved}
+                "title": chain_title(user.thought), "result": result_json, "ttl": REQUEST_TTL_S, "retrieved": retrieved}
         writes = _instance_writes(user, answer, final=final, index_answer=index_answer, metrics_id=metrics_id,
                                   retrieved=retrieved)
         for _ in range(TURN_ATTEMPTS):
@@ -660,7 +679,7 @@ class ThoughtStore:
         users_gone = sum(t.id in gone and t.category == CATEGORY_USER for t in thoughts)
         meta = chain_meta_key(instance, chain_id)
         last_answer = self.r.hget(meta, "last_answer_id")
-        title = next((t.thought[:120] for t in left if t.category == CATEGORY_USER), "")
+        title = next((chain_title(t.thought) for t in left if t.category == CATEGORY_USER), "")
 
         def chain_part(p: redis.client.Pipeline) -> None:
             for i in gone:

@@ -373,6 +373,12 @@ def _mark_summarised(wb: Workbench, instance: str, chain_id: str, counted: list[
     wb.thoughts.r.eval(_MARK, 1, chain_meta_key(instance, chain_id), _SUMMARISED, _mark_of(counted, by_llm=by_llm))
 
 
+def summarise_again(wb: Workbench, instance: str, chain_id: str) -> None:
+    """Have the next `workbench formation run` summarise the chain again: its summary was deleted while
+    its turns stayed (a statement forgotten from one of its messages, `core.admin.deletion`)."""
+    wb.thoughts.r.hdel(chain_meta_key(instance, chain_id), _SUMMARISED)
+
+
 def unsummarised(wb: Workbench, instance: str) -> list[str]:
     """The chains whose summary may be out of date (what an incremental `workbench formation run`
     summarises): those that gained or lost a user turn since they were last summarised, or were never

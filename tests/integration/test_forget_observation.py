@@ -226,3 +226,63 @@ def test_forget_over_http_deletes_a_one_statement_message(client, instance, work
 def test_a_statement_is_found_as_the_message_says_it(statement, text, found):
     assert statement_in(statement, text) == found
 
+
+
+# The forgotten statement crosses the title's cut (120 characters): the marker ends at the 120th.
+NIGHTS = "My sister Marta is a nurse at the children's hospital, and she mostly works the night shift in winter."
+TOWER = f"The {MARKER} tower is right next to my flat in Lisbon, by the river."
+TOMAS = "My brother Tomas teaches chemistry at the local school."
+
+
+@pytest.mark.usefixtures("wal_dropped")
+def test_a_forgotten_statement_across_the_title_s_cut_leaves_no_head_in_the_title(workbench, instance, data_dir,
+                                                                                 greppable_redis):  # noqa: F811
+    """The title is the first message's first 120 characters: it held the statement's head, which a
+    replacement of the whole statement never found. It is cut again from the redacted message."""
+    wb, r = workbench, greppable_redis
+    said = turn(wb, instance, "flat", f"{NIGHTS} {TOWER} {TOMAS}")
+    assert MARKER in wb.thoughts.chain_meta(instance, "flat")["title"]
+    asked = turn(wb, instance, "flat", "What is next to my flat?")
+    fact = observation_of(asked, MARKER)
+    [message] = wb.index.records(instance, ids=[said.thought1_id])
+    kept = [o for o in message.metadata["observations"] if o != fact]
+    assert len(kept) == 2
+
+    report = uc.forget(wb, uc.Forget(target="memory", id=fact, instance=instance))
+
+    assert report.notes[0].startswith("removed from the message it came from in chain 'flat'")
+    redacted = f"{NIGHTS} {DELETED} {TOMAS}"
+    assert wb.thoughts.chain_meta(instance, "flat")["title"] == redacted[:120]
+    assert uc.chains(wb, uc.ChainList(instance=instance, title=MARKER)).total == 0
+    assert uc.chains(wb, uc.ChainList(instance=instance, title="night shift")).total == 1
+    assert MARKER not in export_chain(wb, instance, "flat") and "tower" not in export_chain(wb, instance, "flat")
+    nowhere(wb, instance, r, MARKER)
+    wait_for_redis_files(r)
+    assert files_holding(data_dir / "redis", MARKER) == []
+    assert files_holding(data_dir / "pg", MARKER) == []
+    # The message's other statements stay, their observations with their ids.
+    [message] = wb.index.records(instance, ids=[said.thought1_id])
+    assert message.content == redacted and message.metadata["observations"] == kept
+    assert [o.content for o in wb.index.records(instance, ids=kept)] in ([NIGHTS, TOMAS], [TOMAS, NIGHTS])
+
+
+def test_a_neighbour_s_context_cut_inside_the_forgotten_statement_is_cut_again(keyword_workbench, instance):
+    """A neighbour's context keeps a message's first 4,000 characters: a statement crossing that cut left its
+    head in the next rows' context (and so their postings and vectors)."""
+    wb = keyword_workbench
+    garden = ("My garden has " + ", ".join(f"bed {n} of roses" for n in range(300)))[:3960].rstrip(", ") + "."
+    text = f"{garden} {TOWER} {TOMAS}"
+    assert text.index(MARKER) + len(MARKER) < 4000 < text.index(TOWER) + len(TOWER)
+    said = turn(wb, instance, "long", text)
+    turn(wb, instance, "long", "I also keep bees.")
+    assert any(MARKER in m for row in wb.index.records(instance, chains=["long"]) if row.id != said.thought1_id
+               for m in row.context.before)
+    [message] = wb.index.records(instance, ids=[said.thought1_id])
+    [fact] = [o.id for o in wb.index.records(instance, ids=message.metadata["observations"]) if MARKER in o.content]
+
+    uc.forget(wb, uc.Forget(target="memory", id=fact, instance=instance))
+
+    assert postgres_hits(wb, MARKER) == []
+    rows = wb.index.records(instance, chains=["long"])
+    assert any(m.startswith(garden[:100]) and DELETED in m
+               for row in rows for m in row.context.before)
