@@ -1,5 +1,7 @@
 """Validation of the ids that become part of Redis keys and SQL values: `Id` for a model's fields,
-`validate_id` for a function's arguments; one rule and one message for both."""
+`validate_id` for a function's arguments; one rule and one message for both. A past task's user id has a
+wider rule of its own (`UserId`): it is only ever an SQL value, and an agent's natural user key is often
+an e-mail address."""
 
 from __future__ import annotations
 
@@ -12,6 +14,12 @@ from core.errors import EMPTY_INSTANCE, InvalidInput
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ID_RULE = "1–128 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"
+# A past task's user: also '@' and '+', so "maria+work@acme.com" is one. Still no space, ':', '/', '%',
+# '?', '#', quote or control character, and a letter or digit first: nothing that breaks a path, a log
+# line or a URL once percent-encoded (a '+' sent unencoded in a query string would be read as a space).
+USER_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+@-]{0,127}$")
+USER_ID_RULE = ("1–128 characters: letters, digits, '.', '_', '-', '@' or '+' (an e-mail address will do), "
+                "starting with a letter or digit")
 # The instance every search reads beside its own: memories shared on purpose with every instance.
 SHARED_INSTANCE = "Federation"
 
@@ -43,6 +51,13 @@ def validate_id(value: object, field: str) -> str:
     return value
 
 
+def validate_user_id(value: object, field: str = "user_id") -> str:
+    """Return `value` if it may be a past task's user id, else raise InvalidInput naming the field."""
+    if not isinstance(value, str) or not USER_ID_PATTERN.fullmatch(value):
+        raise InvalidInput(f"{field} must be {USER_ID_RULE}; got {value!r:.60}")
+    return value
+
+
 def _id_field(value: str, info: ValidationInfo) -> str:
     return validate_id(value, info.field_name or "id")
 
@@ -50,6 +65,15 @@ def _id_field(value: str, info: ValidationInfo) -> str:
 # A model field holding an id; a rejection names the field ("chain_id must be 1–128 characters: …").
 # `Id | None` leaves None alone.
 Id = Annotated[str, AfterValidator(_id_field)]
+
+
+def _user_id_field(value: str, info: ValidationInfo) -> str:
+    return validate_user_id(value, info.field_name or "user_id")
+
+
+# A past task's user id: only ever an SQL parameter (never part of a Redis key, a file name or an SQL
+# identifier), so it may be an e-mail address where `Id` may not.
+UserId = Annotated[str, AfterValidator(_user_id_field)]
 
 
 def labelled_id(label: str) -> Any:

@@ -30,7 +30,8 @@ if not user:
 if attempt("use this user id", lambda: uc.check_user_id(user)) is None:
     st.stop()
 if not known.llm_configured:
-    st.caption("No LLM configured: key points are the sentences most similar to the query (extractive).")
+    st.caption("No LLM configured: key points are the sentences most similar to the query (extractive). "
+               "Set GROQ_API_KEY (or LLM_BASE_URL for an OpenAI-compatible server) to have an LLM extract them.")
 
 search_tab, add_tab, history_tab, texts_tab = st.tabs(["Search", "Add texts", "History", "Stored texts"])
 
@@ -42,7 +43,8 @@ def _widen(to: float) -> None:
 
 def render_result(result: uc.InternalMemoryResult, *, key: str, compact: bool = False) -> None:
     kp = result.keypoints
-    if kp.note and not compact:
+    # Extractive key points' note says what the caption above the tabs says already: no LLM configured.
+    if kp.note and not compact and kp.mode != "extractive":
         (st.warning if kp.failed_batches else st.caption)(kp.note)
     if message := result.nothing_within:
         st.info(message)

@@ -35,7 +35,8 @@ FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatg
 @click.option("--include-deleted", is_flag=True,
               help="Also import the conversations, messages and memories you deleted in this instance (left "
                    "out by default, so that deleting holds when you import your next export).")
-@click.option("--user", "user_id", default=None, help="Past tasks in a folder: the user they were made for.")
+@click.option("--user", "user_id", default=None, help="Past tasks in a folder: the user they were made for (an id such as "
+              "maria@acme.com).")
 @click.option("--task", default=None, help="Past tasks in a folder: their task type [note].")
 @click.pass_obj
 def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None, fmt: str, dry_run: bool,

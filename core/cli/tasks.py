@@ -13,6 +13,8 @@ from core.cli.output import ProgressBar, emit
 if TYPE_CHECKING:
     from core.usecases import InternalMemoryResult, PastToolExecution
 
+USER_HELP = "The user whose past tasks these are: an id such as maria@acme.com or maria-k."
+
 
 @click.group("tasks")
 def tasks() -> None:
@@ -21,7 +23,8 @@ def tasks() -> None:
 
 @tasks.command("ingest")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--user", "user_id", required=True, help="The user the texts were produced for.")
+@click.option("--user", "user_id", required=True, help="The user the texts were produced for: an id such as "
+              "maria@acme.com or maria-k.")
 @click.option("--task", required=True, help="Task type, e.g. 'meeting minutes', 'email', 'note', 'plan'.")
 @click.option("--icon", default=None, help="Icon of the task type (default: one chosen for the type).")
 @click.pass_obj
@@ -43,7 +46,7 @@ def ingest(ctx: WorkbenchContext, files: tuple[Path, ...], user_id: str, task: s
 
 @tasks.command("search")
 @click.argument("query")
-@click.option("--user", "user_id", required=True)
+@click.option("--user", "user_id", required=True, help=USER_HELP)
 @click.option("--max-distance", type=float, default=None, help="Cosine distance, strictly below [the embedder's default: "
               "0.2 for OpenAI models, 0.65 for WordLlama].")
 @click.option("--n-max", type=int, default=None, help="At most this many past tasks [10].")
@@ -64,7 +67,7 @@ def search(ctx: WorkbenchContext, query: str, user_id: str, max_distance: float 
 
 
 @tasks.command("list")
-@click.option("--user", "user_id", required=True)
+@click.option("--user", "user_id", required=True, help=USER_HELP)
 @click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
 @click.pass_obj
 def list_texts(ctx: WorkbenchContext, user_id: str, limit: int) -> None:
@@ -77,7 +80,7 @@ def list_texts(ctx: WorkbenchContext, user_id: str, limit: int) -> None:
 
 @tasks.command("delete")
 @click.argument("execution_pk", type=int)
-@click.option("--user", "user_id", required=True)
+@click.option("--user", "user_id", required=True, help=USER_HELP)
 @click.option("--restore", is_flag=True, help="Undo: make the text searchable again.")
 @click.pass_obj
 def delete(ctx: WorkbenchContext, execution_pk: int, user_id: str, restore: bool) -> None:
@@ -90,7 +93,7 @@ def delete(ctx: WorkbenchContext, execution_pk: int, user_id: str, restore: bool
 
 
 @tasks.command("history")
-@click.option("--user", "user_id", required=True)
+@click.option("--user", "user_id", required=True, help=USER_HELP)
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @click.pass_obj
 def history(ctx: WorkbenchContext, user_id: str, limit: int) -> None:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.errors import explain_validation
-from core.ids import ID_PATTERN, Id, pg_text, validate_id
+from core.ids import ID_PATTERN, UserId, pg_text, validate_id
 from core.models import Metadata, SomeText, Tags
 from core.past_tasks.store import first_words
 
@@ -147,7 +147,7 @@ class ImportedPastTask(StorableTexts):
     TEXTS = ("task", "title", "production")
 
     kind: Literal["past_task"] = "past_task"
-    user_id: Id
+    user_id: UserId
     task: str
     title: str = Field(min_length=1, max_length=300)
     production: SomeText

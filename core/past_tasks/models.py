@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-from core.ids import Id, pg_text
+from core.ids import Id, UserId, pg_text
 from core.limits import QUERY_MAX_CHARS
 
 DEFAULT_MAX_DISTANCE = 0.2  # the seed's limit, for OpenAI embeddings and any model not calibrated
@@ -33,7 +33,7 @@ class PastTaskQuery(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     instance: Id
-    user_id: Id
+    user_id: UserId
     query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS, description="precise keywords")
     max_distance: float | None = Field(None, ge=0, le=2, allow_inf_nan=False,
                                        description="cosine distance, strictly below; None: the embedder's "

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
-from core.ids import Id, pg_text, validate_id
+from core.ids import Id, UserId, pg_text, validate_id
 from core.index.vectors import ensure_model_hnsw_index
 
 DDL = """
@@ -87,7 +87,7 @@ class ProducedTextInput(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     instance: Id
-    user_id: Id
+    user_id: UserId
     task: str = Field(description="task type name, e.g. 'meeting minutes'")
     task_icon: str | None = Field(None, max_length=16)
     title: str = Field(min_length=1, max_length=300)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from core.errors import InvalidInput, outage
 from core.formation.run import unformed
-from core.ids import Id
+from core.ids import UserId
 from core.importing.detect import ARCHIVE, IMPORTABLE, Detected, detect, reader, shaped
 from core.importing.records import InvalidRecord, content_id
 from core.importing.runner import (
@@ -54,7 +54,7 @@ class ImportFile(InstanceRequest):
                     "past-tasks", "workbench-chain", "workbench-archive"] = "auto"
     include_system: bool = Field(False, description="keep system and tool messages (as user thoughts marked "
                                                     "[system] / [tool])")
-    user_id: Id | None = Field(None, description="past tasks: the user a folder's texts were produced for")
+    user_id: UserId | None = Field(None, description="past tasks: the user a folder's texts were produced for")
     task: str | None = Field(None, description="past tasks: the task type (default 'note')")
     on_error: Literal["stop", "skip"] = Field("stop", description="stop: write nothing when any record is "
                                               "invalid; skip: write the valid ones")

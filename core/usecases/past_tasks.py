@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field, ValidationError
 
 from core.errors import InvalidInput, explain_validation
-from core.ids import Id, validate_id
+from core.ids import UserId, validate_user_id
 from core.past_tasks.models import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, MAX_DISTANCE_BY_EMBEDDER,
                                     InternalMemoryResult, PastTaskQuery, PastToolExecution, default_max_distance)
 from core.past_tasks.search import history, run_internal_memory
@@ -69,7 +69,7 @@ class IngestFiles(InstanceRequest):
     """Files produced for one user by one task type, stored one text each."""
 
     files: list[TextFile] = Field(min_length=1)
-    user_id: str
+    user_id: UserId
     task: str = Field(description="task type name, e.g. 'meeting minutes'")
     icon: str | None = Field(None, description="the task type's icon; None: one chosen for the type")
     batch_size: int = Field(64, ge=1, le=1024)
@@ -152,11 +152,11 @@ def ingest_files(wb: Workbench, req: IngestFiles, *, progress: Callable[[int, in
 
 def check_user_id(user_id: str) -> str:
     """A user id as typed (a new user starts with their first text); InvalidInput says what an id may be."""
-    return validate_id(user_id, "user")
+    return validate_user_id(user_id, "user")
 
 
 class UserRequest(InstanceRequest):
-    user_id: Id
+    user_id: UserId
 
 
 class ListTexts(UserRequest):

@@ -101,3 +101,17 @@ def test_the_query_limit_is_stated_and_enforced_by_the_input(app_env, user):
     at = open_page(user)
     assert at.text_input(key="pt_query").max_chars == uc.QUERY_MAX_CHARS
     assert any(c.value == uc.limit_caption("Queries", uc.QUERY_MAX_CHARS) for c in at.caption)
+
+
+def test_an_e_mail_address_is_a_user_id_and_no_llm_is_said_once(app_env, workbench):
+    """An agent's user key is often an e-mail address: the page takes it as typed; and without an LLM the
+    page says so once, not again under each result."""
+    user_id = f"maria+{uuid.uuid4().hex[:8]}@acme.com"
+    PastTaskStore(workbench.pool(), workbench.embedder).ingest([ProducedTextInput(
+        instance=workbench.settings.instance, user_id=user_id, task="email", title="Late pallet deliveries",
+        production="Kartonwerk delivered cardboard pallets two days late three times.")])
+    at = search(open_page(user_id), "late pallets", 0.9)
+    assert not at.exception and not at.error
+    assert "Late pallet deliveries" in markdown(at)
+    assert len([c for c in at.caption if "No LLM" in c.value]) == 1
+

@@ -29,7 +29,8 @@ def server_log(tmp_path) -> Path:
     """The server's standard error: it must never hold a traceback (every failure is a tool error)."""
     path = tmp_path / "mcp-server.log"
     yield path
-    assert "Traceback" not in path.read_text(encoding="utf-8")
+    if path.exists():  # a test skipped before its server started wrote none
+        assert "Traceback" not in path.read_text(encoding="utf-8")
 
 
 @asynccontextmanager

@@ -20,7 +20,7 @@ from redis.crc import key_slot
 from core.bank.types import MemoryQuery
 from core.errors import InvalidInput
 from core.admin.explorer import ExplorerSearch
-from core.ids import ID_PATTERN, validate_id
+from core.ids import ID_PATTERN, USER_ID_PATTERN, validate_id
 from core.models import FusionProfile
 from core.conversation.turn import STYLES, UiRememberParams
 from core.retrieval.hybrid import SearchRequest
@@ -29,6 +29,11 @@ from core.retrieval.timeparse import parse_time_hint
 from core.conversation import keys
 from core.past_tasks.store import ProducedTextInput
 from tests.support.hostile import FAST, check_rejection, fields, ids, maybe, numbers, texts
+
+
+def user_ids() -> st.SearchStrategy[str]:
+    """Past tasks' user ids: the ids offered everywhere, and e-mail addresses (some valid, some not)."""
+    return st.one_of(ids(), st.emails(), st.from_regex(USER_ID_PATTERN, fullmatch=True))
 
 
 def build(model, data: dict):
@@ -83,27 +88,27 @@ def test_nan_and_infinite_weights_are_named(bad):
 
 
 @FAST
-@given(fields(PastTaskQuery, instance=ids(), user_id=ids(), query=texts(), max_distance=numbers(),
+@given(fields(PastTaskQuery, instance=ids(), user_id=user_ids(), query=texts(), max_distance=numbers(),
               n_max=numbers()))
 def test_past_task_query(data):
     q = build(PastTaskQuery, {"instance": "i", "user_id": "u", "query": "q", **data})
     if q is None:
         return
-    assert ID_PATTERN.fullmatch(q.instance) and ID_PATTERN.fullmatch(q.user_id)
+    assert ID_PATTERN.fullmatch(q.instance) and USER_ID_PATTERN.fullmatch(q.user_id)
     assert 1 <= len(q.query) <= 4000 and "\x00" not in q.query
     assert q.max_distance is None or math.isfinite(q.max_distance) and 0 <= q.max_distance <= 2
     assert 1 <= q.n_max <= 100
 
 
 @FAST
-@given(fields(ProducedTextInput, instance=ids(), user_id=ids(), task=texts(80), task_icon=maybe(texts(20)),
+@given(fields(ProducedTextInput, instance=ids(), user_id=user_ids(), task=texts(80), task_icon=maybe(texts(20)),
               title=texts(), production=texts(), source_key=maybe(texts())))
 def test_produced_text_input(data):
     item = build(ProducedTextInput, {"instance": "i", "user_id": "u", "task": "note", "title": "t",
                                      "production": "p", **data})
     if item is None:
         return
-    assert ID_PATTERN.fullmatch(item.instance) and ID_PATTERN.fullmatch(item.user_id)
+    assert ID_PATTERN.fullmatch(item.instance) and USER_ID_PATTERN.fullmatch(item.user_id)
     for value in (item.title, item.production, item.task, item.task_icon or "", item.source_key or ""):
         assert "\x00" not in value  # Postgres text cannot hold NUL
 
