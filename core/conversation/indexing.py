@@ -156,7 +156,9 @@ def sync_before_search(wb: Workbench) -> IndexSync | None:
     (the rest wait for the next search, write or `workbench sweep`), and waits at most SEARCH_WAIT_S for
     another process's drain (the lock of `sync_index`, so no thought is indexed twice), returning as soon
     as that drain indexed the thoughts queued when the search began. Never raises: a failure here (Postgres
-    or Redis down) leaves the search to succeed or fail on its own, with its own message."""
+    or Redis down, a data directory that cannot be made) leaves the search to succeed or fail on its own,
+    with its own message, so only a failure of the code itself is logged as a warning: a CLI prints one line
+    for a setting to change or a server down, not that line twice."""
     entries: list[str] = []
     try:  # the stores too: a process's first reach of one connects to it
         store = wb.thoughts
@@ -171,8 +173,9 @@ def sync_before_search(wb: Workbench) -> IndexSync | None:
         return sync_index(store, index, batch=SEARCH_MOST, own=own, most=SEARCH_MOST, wait_s=SEARCH_WAIT_S)
     except Exception as e:  # a search must not fail for the index's catching up
         info = describe(e)
-        log.warning("memory index: queued thoughts not indexed before a search: %s", info.message,
-                    exc_info=info.code == "internal")
+        log.log(logging.WARNING if info.code == "internal" else logging.DEBUG,
+                "memory index: queued thoughts not indexed before a search: %s", info.message,
+                exc_info=info.code == "internal")
         return IndexSync(indexed=0, pending=len(entries), error=info.message)
 
 

@@ -39,13 +39,15 @@ def residue(wb, instance: str, chain: str, ids: list[str]) -> dict:
                             "AND (chain_id = %s OR id = ANY(%s))", (instance, chain, ids)).fetchone()[0]
     return {
         # The tombstone, holding only the time of the deletion, refuses late turns for a while.
-        "keys": sorted(k for k in r.scan_iter(match=f"*{{{chain}}}*", count=1000)
+        # This instance's: another test may have a chain of the same id (test_fault_llm's "slow").
+        "keys": sorted(k for k in r.scan_iter(match=f"*:{instance}:{{{chain}}}*", count=1000)
                        if not k.startswith("tombstone:")),
         "feedback": [i for i in ids if r.exists(f"voice:feedback:{i}")],
         "feedback_index": [i for i in ids if r.zscore(f"feedback:index:{instance}", i) is not None],
         "feedback_pending": [i for i in ids if r.zscore(f"feedback:pending:{instance}", i) is not None],
         "chains": r.zscore(f"chains:{instance}", chain),
-        "outbox": [e for e in r.lrange(OUTBOX, 0, -1) if json.loads(e).get("chain_id") == chain],
+        "outbox": [e for e in r.lrange(OUTBOX, 0, -1)
+                   if (json.loads(e).get("instance"), json.loads(e).get("chain_id")) == (instance, chain)],
         "index_rows": rows,
     }
 

@@ -27,11 +27,12 @@ from tests.integration.test_formation import store_chain
 
 MARKER = "qzvrestated7730"
 TOWN = "Vilaqzv8841"  # a town found nowhere else
+CITY = "Lisbqzv3307"  # the home city: other tests' data on these servers holds "Lisbon"
 NIGHTS = "My sister Marta is a nurse at the children's hospital, and she mostly works the night shift in winter."
-TOWER = f"The {MARKER} tower is right next to my flat in Lisbon, by the river."
+TOWER = f"The {MARKER} tower is right next to my flat in {CITY}, by the river."
 TOMAS = "My brother Tomas teaches chemistry at the local school."
 FACTS = {"Marta": "The user's sister Marta works nights as a nurse in a children's hospital.",
-         MARKER: f"The user lives in a flat in Lisbon beside the {MARKER} tower.",
+         MARKER: f"The user lives in a flat in {CITY} beside the {MARKER} tower.",
          "Tomas": "The user's brother Tomas is a chemistry teacher at a local school."}
 
 
@@ -87,7 +88,7 @@ def test_forgetting_a_restated_fact_redacts_the_statement_it_came_from(llm_wb, i
     assert message.content == kept.thought
     assert left == {FACTS["Marta"]: facts[FACTS["Marta"]], FACTS["Tomas"]: facts[FACTS["Tomas"]]}
     assert {k: v for k, v in redis_values(r).items() if MARKER.lower() in v.lower()} == {}
-    assert postgres_hits(wb, MARKER) == [] and postgres_hits(wb, "Lisbon") == []
+    assert postgres_hits(wb, MARKER) == [] and postgres_hits(wb, CITY) == []
     assert MARKER not in export_chain(wb, instance, "flat")
     wait_for_redis_files(r)
     assert files_holding(data_dir / "redis", MARKER) == []
