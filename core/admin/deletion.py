@@ -20,6 +20,8 @@ An observation (the id an assistant is given for a fact) is forgotten with its s
 was formed from said it too. A message that said nothing else is deleted (its id recorded, so an import
 leaves it out); else the statement's words become "[deleted]" there, redacted as any copy (its row and
 vector made again), and its other observations stay; the message stays, so an import finds it present.
+Its row records the fact's place (`observations.FORGOTTEN_PLACES`): formed again, no other fact of it
+takes the forgotten fact's id, so a forget retried with that id removes nothing.
 A fact an LLM restated is found in its message by its words (`core.admin.sources`: the statements it
 shares the most words with). The chain's summary made from the message goes too (an LLM's summary
 restates the fact where no redaction finds it); the next `workbench formation run` makes it again.
@@ -66,6 +68,7 @@ from core.conversation.keys import (
     feedback_pending_key,
 )
 from core.errors import InvalidInput, NotFound
+from core.formation.observations import FORGOTTEN_PLACES, place_of
 from core.formation.summaries import summarise_again
 from core.formation.supersede import mend
 from core.ids import SHARED_INSTANCE, validate_id
@@ -277,7 +280,7 @@ class Deletion:
             return self._restated(observation, chain, said[0].thought, message, others, report)
         report.notes.append(f"removed from the message it came from in chain {chain!r} (the message's other "
                             "statements stay)")
-        self._statement_gone(source, chain, [span], others, report)
+        self._statement_gone(observation, chain, [span], others, report)
         return []
 
     def _restated(self, observation: MemoryRecord, chain: str, text: str, message: MemoryRecord | None,
@@ -308,18 +311,26 @@ class Deletion:
                             f"by {by}, and the {'statement' if len(spans) == 1 else f'{len(spans)} statements'} "
                             "sharing the most words with it became [deleted] (the message's other statements "
                             "stay)")
-        self._statement_gone(source, chain, spans, others, report)
+        self._statement_gone(observation, chain, spans, others, report)
         return []
 
-    def _statement_gone(self, source: str, chain: str, spans: list[str], others: list[str],
+    def _statement_gone(self, observation: MemoryRecord, chain: str, spans: list[str], others: list[str],
                         report: DeletionReport) -> None:
-        """The message keeps its other observations and loses `spans` (redacted by `finish`); the chain's
-        summary made from it goes, as it goes with a deleted message: an LLM's summary says the fact in its
-        own words, which no redaction finds (`workbench formation run` makes it again from what is left)."""
+        """The message keeps its other observations and loses `spans` (redacted by `finish`); its row
+        records the place of the forgotten fact, which formation gives no other fact; the chain's summary
+        made from it goes, as it goes with a deleted message: an LLM's summary says the fact in its own
+        words, which no redaction finds (`workbench formation run` makes it again from what is left)."""
         wb, instance = self.wb, self.instance
+        source = observation.metadata["source_thought"]
+        place = place_of(instance, source, observation.id)
+        # Appended in the statement itself: a forget of another fact of the message may run beside it.
+        forgotten = ("" if place is None else
+                     f" || jsonb_build_object('{FORGOTTEN_PLACES}', "
+                     f"COALESCE(metadata->'{FORGOTTEN_PLACES}', '[]'::jsonb) || %s::jsonb)")
         with wb.pool().connection() as conn:
-            conn.execute("UPDATE memory SET metadata = jsonb_set(metadata, '{observations}', %s) "
-                         "WHERE instance = %s AND id = %s", (Jsonb(others), instance, source))
+            conn.execute(f"UPDATE memory SET metadata = jsonb_set(metadata, '{{observations}}', %s){forgotten} "
+                         "WHERE instance = %s AND id = %s",
+                         (Jsonb(others), *([] if place is None else [Jsonb([place])]), instance, source))
             summaries = [r[0] for r in conn.execute(
                 "SELECT id FROM memory WHERE instance = %s AND kind = 'session_summary' "
                 "AND metadata->'source_ids' ? %s", (instance, source))]

@@ -15,7 +15,8 @@ transcript with their kind; the profile's `retrieve_kinds` decides what is retri
 
 Observation ids derive from the thought's (and the statement's place), so forming a message again rewrites
 the same rows; a supersession already recorded on them is kept, and a correction formed again chooses
-again (`core.formation.supersede.supersede` releases what it no longer supersedes).
+again (`core.formation.supersede.supersede` releases what it no longer supersedes). The place of a fact
+forgotten from a message (`core.admin.deletion`) is never given again (`_placed`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ _FORGOTTEN = re.compile(rf"((?:\s*{re.escape(DELETED)})*)\s*(.*?)\s*((?:{re.esca
 _ANY_WORD = re.compile(r"\w")
 OBSERVED = ("statement", "correction")  # the kinds whose facts become observations
 SUPERSESSION_KEYS = ("superseded_at", "superseded_by", "superseded_also")
+FORGOTTEN_PLACES = "forgotten_places"  # on a message's row: the places of the facts forgotten from it
 JSON_RETRIES = 2
 SERVER_FAILURES = 3  # messages in a row on which the LLM server failed: not asked again (`Formation`)
 MIN_TOLD_WORDS = 4  # a question's other sentences are kept as a fact from this many words ("Thanks!" is not)
@@ -74,6 +76,14 @@ FORMATION_SYSTEM = (
 
 def observation_id(instance: str, thought_id: str, n: int) -> str:
     return f"obs-{hashlib.sha256(f'{instance}/{thought_id}'.encode()).hexdigest()[:20]}-{n}"
+
+
+def place_of(instance: str, thought_id: str, observation: str) -> int | None:
+    """The place in its message of an observation formed from `thought_id` (the number its id ends in);
+    None for a row formed from the message otherwise (its important copy)."""
+    prefix = observation_id(instance, thought_id, 0)[:-1]
+    place = observation.removeprefix(prefix)
+    return int(place) if observation.startswith(prefix) and place.isdigit() else None
 
 
 def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
@@ -287,15 +297,21 @@ class Formation:
         by_id = {(t.instance, t.id): t for thread in threads.values() for t in thread}
         out: list[MemoryRecord] = []
         corrections: list[Correction] = []
+        # Only a message a forget redacted can have forgotten places: a live turn's costs no query.
+        forgotten = self._forgotten([r for r in records if r.kind == "user" and DELETED in
+                                     getattr(by_id.get((r.instance, r.id)), "thought", "")])
         for record in records:
             message = by_id.get((record.instance, record.id))
             if record.kind != "user" or message is None or message.category != CATEGORY_USER:
                 out.append(record)
                 continue
             formed = self.read(message, record.context.before)
-            placed = _placed(formed.facts)
+            places = forgotten.get((record.instance, record.id), frozenset())
+            placed = _placed(formed.facts, places)
             observations = [self._observation(record, formed, fact, n, place) for n, place, fact in placed]
             meta = {**record.metadata, "message_kind": formed.kind, "formed_by": formed.by}
+            if places:  # the next formation skips them too
+                meta[FORGOTTEN_PLACES] = sorted(places)
             if formed.by == "rules":  # which rules: a later version forms the message again (`formation.run`)
                 meta["rules"] = RULES
             if observations:
@@ -329,6 +345,26 @@ class Formation:
                             chain_id=record.chain_id, event_time=moment, tags=record.tags, metadata=meta,
                             context=MemoryContext(before=record.context.before))
 
+    def _forgotten(self, records: list[MemoryRecord]) -> dict[tuple[str, str], frozenset[int]]:
+        """The places of the facts forgotten from the user messages `records` (those holding "[deleted]"), as
+        their rows recorded them (`core.admin.deletion`): an LLM's facts hold no "[deleted]" where one was, and
+        without them the message's next fact would take a forgotten fact's id, and a forget retried with it
+        delete that fact."""
+        ids: dict[str, list[str]] = {}
+        for r in records:
+            if r.kind == "user":
+                ids.setdefault(r.instance, []).append(r.id)
+        out: dict[tuple[str, str], frozenset[int]] = {}
+        for instance, these in ids.items():
+            if not self.index.partition_exists(instance):
+                continue
+            with self.index.pool.connection() as conn:
+                rows = conn.execute(f"SELECT id, metadata->'{FORGOTTEN_PLACES}' FROM memory WHERE instance = %s "
+                                    f"AND id = ANY(%s) AND metadata ? '{FORGOTTEN_PLACES}'",
+                                    (instance, these)).fetchall()
+            out |= {(instance, i): frozenset(places) for i, places in rows}
+        return out
+
     def _keep_supersessions(self, records: list[MemoryRecord]) -> list[MemoryRecord]:
         """Rewriting an observation keeps what a later correction recorded on it, and, for a correction's,
         what it superseded (`supersede` then finds it again, wherever it was said)."""
@@ -345,15 +381,18 @@ class Formation:
         return records
 
 
-def _placed(facts: list[str]) -> list[tuple[int, int, str]]:
+def _placed(facts: list[str], forgotten: frozenset[int] = frozenset()) -> list[tuple[int, int, str]]:
     """(position, place, fact) of each fact, without the statements forgetting took out of the message
     (`DELETED` in their place, `core.admin.deletion`): each keeps its place, the number in its observation's
-    id, so the other facts keep theirs and a retried forget of a forgotten id finds nothing."""
+    id, so the other facts keep theirs and a retried forget of a forgotten id finds nothing. An LLM's facts
+    say no `DELETED`: the places the message's row recorded as `forgotten` are passed over instead."""
     out, place = [], 0
     for n, fact in enumerate(facts):
         before, said, after = _FORGOTTEN.fullmatch(fact).groups()  # any text: each part may be empty
         place += before.count(DELETED)
         if _ANY_WORD.search(said):
+            while place in forgotten:
+                place += 1
             out.append((n, place, said))
             place += 1
         place += after.count(DELETED)

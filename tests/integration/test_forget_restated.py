@@ -15,6 +15,7 @@ from core.admin.explorer import export_chain
 from core.formation.important import derived_id
 from core.models import DELETED
 from core.runtime import Workbench
+from core.usecases.memories import NOTHING_THERE
 from tests.integration.test_deletion_complete import (  # noqa: F401 — fixtures among them
     files_holding,
     greppable_redis,
@@ -116,3 +117,26 @@ def test_a_sentence_that_told_two_facts_goes_with_either(llm_wb, instance):
     assert [t.thought for t in wb.thoughts.chain_thoughts(instance, "ana")] == ["Noted.", "I work at Spotify.", "Ok."]
     assert postgres_hits(wb, TOWN) == []
     assert not any("vegetarian" in m.content for m in wb.index.records(instance, chains=["ana"]))
+
+
+def test_a_forgotten_restated_fact_keeps_its_id_out_of_reach(llm_wb, instance):
+    """The LLM's facts carry no "[deleted]" where one was forgotten: formed again (`formation run --all`),
+    the message's other facts keep their ids, none takes the forgotten one's, and forgetting it again
+    removes nothing (before, the fact after it took its id, and a retried forget deleted that one)."""
+    wb = llm_wb
+    store_chain(wb, instance, "flat", [f"{NIGHTS} {TOWER} {TOMAS}", "Noted."], datetime.now(UTC) - timedelta(days=3))
+    uc.formation_run(wb, uc.FormationRun(instance=instance))
+    _, facts = formed(wb, instance, "flat-0")
+    gone = facts.pop(FACTS[MARKER])
+    uc.forget(wb, uc.Forget(target="memory", id=gone, instance=instance))
+
+    for _ in range(2):  # the second run reads the places the first carried onto the message's row
+        run = uc.formation_run(wb, uc.FormationRun(instance=instance, every_chain=True))
+        assert (run.formed_by, run.observations) == ("llm", 2)
+        message, left = formed(wb, instance, "flat-0")
+        assert left == facts and message.metadata["forgotten_places"] == [int(gone.rsplit("-", 1)[1])]
+        assert wb.index.get(instance, [gone]) == []
+
+    again = uc.forget(wb, uc.Forget(target="memory", id=gone, instance=instance))
+    assert not again.removed_anything and NOTHING_THERE in again.notes[0]
+    assert formed(wb, instance, "flat-0")[1] == facts
