@@ -323,14 +323,15 @@ class Deletion:
         wb, instance = self.wb, self.instance
         source = observation.metadata["source_thought"]
         place = place_of(instance, source, observation.id)
-        # Appended in the statement itself: a forget of another fact of the message may run beside it.
-        forgotten = ("" if place is None else
-                     f" || jsonb_build_object('{FORGOTTEN_PLACES}', "
-                     f"COALESCE(metadata->'{FORGOTTEN_PLACES}', '[]'::jsonb) || %s::jsonb)")
         with wb.pool().connection() as conn:
-            conn.execute(f"UPDATE memory SET metadata = jsonb_set(metadata, '{{observations}}', %s){forgotten} "
-                         "WHERE instance = %s AND id = %s",
-                         (Jsonb(others), *([] if place is None else [Jsonb([place])]), instance, source))
+            # The place appended in the statement itself: a forget of another fact of the message may run
+            # beside it.
+            conn.execute("UPDATE memory SET metadata = jsonb_set(metadata, '{observations}', %(others)s) || "
+                         "CASE WHEN %(place)s::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object(%(key)s::text, "
+                         "COALESCE(metadata->%(key)s::text, '[]'::jsonb) || %(place)s::jsonb) END "
+                         "WHERE instance = %(instance)s AND id = %(id)s",
+                         {"others": Jsonb(others), "place": None if place is None else Jsonb([place]),
+                          "key": FORGOTTEN_PLACES, "instance": instance, "id": source})
             summaries = [r[0] for r in conn.execute(
                 "SELECT id FROM memory WHERE instance = %s AND kind = 'session_summary' "
                 "AND metadata->'source_ids' ? %s", (instance, source))]
