@@ -89,6 +89,7 @@ if period == CUSTOM:
     until_arg = end_day.isoformat() if until == day_end else f"{until:%Y-%m-%dT%H:%MZ}"
 else:
     since, until = now - PERIODS[period], now
+    day_end = until
     until_arg = f"{until:%Y-%m-%dT%H:%MZ}"
 seed("fb_imported")
 imported = st.toggle("Include imported answers", key="fb_imported",
@@ -96,7 +97,8 @@ imported = st.toggle("Include imported answers", key="fb_imported",
                           "of their own (no follow-up was ever timed): they are left out of the rates unless "
                           "you include them here.")
 keep_filters()
-prev_since, prev_until = uc.previous_window(since, until)
+# Chosen days are compared with as many whole days before them, even while the last one is today.
+prev_since, prev_until = uc.previous_window(since, day_end)
 
 frame_all = attempt("load feedback", lambda: _load(instance, prev_since, until, imported))
 if frame_all is None:

@@ -21,7 +21,7 @@ follow-up data of their own, being neither continued, abandoned nor ended here):
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 import numpy as np
@@ -126,9 +126,18 @@ def apply_filter(frame: pd.DataFrame, f: FeedbackFilter) -> pd.DataFrame:
     return frame if keep.all() else frame[keep]
 
 
+# The last instant of a period, before the next one starts: times are kept to the microsecond.
+PERIOD_END = timedelta(microseconds=1)
+
+
 def previous_window(since: datetime, until: datetime) -> tuple[datetime, datetime]:
-    """The period of the same length just before [since, until], for "change against last period"."""
-    return since - (until - since), since
+    """The period of the same length just before [since, until], for "change against last period".
+
+    Both are closed to the microsecond, so the previous one ends the instant before `since`: 1–14 December
+    (to 23:59:59.999999) is compared with 17–30 November whole, not with a window starting a microsecond
+    after midnight and ending on the first instant of the 1st."""
+    length = until - since + PERIOD_END
+    return since - length, since - PERIOD_END
 
 
 # The frame's columns the figures are made of, and those summed as counts per group.

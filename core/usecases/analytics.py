@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
                             lowest_scored, previous_window, questions_for, summarize, summarize_by,
                             summarize_split, turn_transcript)
-from core.analytics.aggregate import Grouping, TimeWindow
+from core.analytics.aggregate import PERIOD_END, Grouping, TimeWindow
 from core.analytics.export import to_csv
 from core.analytics.load import EXTRACTIVE as EXTRACTIVE_MODEL
 from core.analytics.load import IMPORTED, Transcript
@@ -62,10 +62,6 @@ def warm_feedback(wb: Workbench, instance: str | None = None) -> int:
     # The summaries' confidence intervals import scipy when first computed (half a second): ahead, too.
     importlib.import_module("scipy.stats")
     return read
-
-
-# The last instant of a period, before the next one starts: times are kept to the microsecond.
-PERIOD_END = timedelta(microseconds=1)
 
 
 def read_window(since: str | None, until: str | None, names: tuple[str, str] = ("since", "until")

@@ -282,6 +282,14 @@ def test_custom_days_share_no_answer(app_env, workbench, instance):
     at.date_input(key="fb_dates").set_value((day_before, day_before)).run()
     assert any(f"--since {day_before.isoformat()}T00:00Z --until {day_before.isoformat()}`" in c.value
                for c in at.caption), [c.value for c in at.caption]
+    # Chosen days are compared with as many whole days just before, even while the last one is today
+    # (the previous window began at the hour now stood, or a microsecond after a midnight).
+    today = midnight.date() + timedelta(days=1)
+    for days, before in (((midnight.date(), midnight.date()), (day_before, day_before)),
+                         ((midnight.date(), today), (day_before - timedelta(days=1), day_before))):
+        at.date_input(key="fb_dates").set_value(days).run()
+        assert any(f"compared with {before[0]} 00:00 → {before[1]} 23:59." in c.value for c in at.caption), \
+            [c.value for c in at.caption]
 
 
 def test_no_change_reads_as_none(app_env, workbench, instance):

@@ -180,8 +180,9 @@ def test_a_split_summarises_each_side_as_summarize_does(frame):
     assert summarize(imported).imported == 3
 
 
-def test_previous_window_has_the_same_length():
-    assert previous_window(DAY2, DAY2 + timedelta(days=7)) == (DAY2 - timedelta(days=7), DAY2)
+def test_previous_window_has_the_same_length_and_ends_before_the_period_starts():
+    week_end = DAY2 + timedelta(days=7, microseconds=-1)  # seven whole days, closed to the microsecond
+    assert previous_window(DAY2, week_end) == (DAY2 - timedelta(days=7), DAY2 - timedelta(microseconds=1))
 
 
 def test_lowest_scored_and_corrected_only(frame):
