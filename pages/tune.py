@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
-from core.usecases.tuning import default_pool, evaluation_pool, pool_label
 from dashboard.formation_view import formation_controls
 from dashboard.labelling import KS as LABELLED_KS
 from dashboard.labelling import labelled_set_panel
@@ -120,7 +119,7 @@ def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, i
               shown: int, pool: int, scope_pool: int) -> None:
     if comparison is not None:
         st.caption(f"{comparison.candidates} candidates from both legs in **{instance}** "
-                   f"({pool_label(pool, shown)}); the top {shown} of each profile. Semantic, text and recency "
+                   f"({uc.pool_label(pool, shown)}); the top {shown} of each profile. Semantic, text and recency "
                    f"lie in [0, 1]; the speaker part adds "
                    f"{uc.SPEAKER_WEIGHT} to what a speaker the query names said, so *chain* and *combined* "
                    f"(what the profile ranks by) reach up to {TOP}.")
@@ -163,7 +162,7 @@ with right:
             instance=instance, query=query, profile=candidate, params=params)))
     if tab_rank.open:
         with tab_rank:
-            _rankings(comparison, result, instance, shown, pool or default_pool(shown),
+            _rankings(comparison, result, instance, shown, pool or uc.default_pool(shown),
                       params.retrieve_memory_op.pool_size)
     if tab_trace.open:
         with tab_trace:
@@ -183,4 +182,4 @@ with right:
             profiles_panel(instance, listing, candidate)
     if tab_labels.open:
         with tab_labels:
-            labelled_set_panel(instance, active, candidate, evaluation_pool(LABELLED_KS, pool))
+            labelled_set_panel(instance, active, candidate, uc.evaluation_pool(LABELLED_KS, pool))

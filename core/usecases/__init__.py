@@ -53,7 +53,7 @@ from core.usecases.tuning import (ClearLabels, EvaluateRequest, MarkRelevance, O
 from core.usecases.admin import embedder_name, repair_redis, service_statuses, stop_services
 from core.usecases.past_tasks import CheckedFiles, check_text_files, check_user_id, past_task_defaults
 from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, TITLE_FILTER_MAX_CHARS, limit_caption
-from core.usecases.tuning import locomo_sample_ids
+from core.usecases.tuning import default_pool, evaluation_pool, locomo_sample_ids, pool_label
 
 # What the front ends build requests from and render results with: models, defaults and constants.
 from core.ids import ID_RULE, SHARED_INSTANCE, validate_id
@@ -139,15 +139,15 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIG
            "bank_add", "bank_clear",
            "bank_delete", "bank_list", "bank_query", "bank_snapshot", "bank_stats", "catalogue", "chain",
            "chain_delete", "chain_export", "chains", "check_text_files", "check_user_id", "clear_labels", "compare", "conversation",
-           "create_key", "default_bank", "default_locomo_path", "delete_profile", "demo_load", "describe_profile", "demo_reset", "embed_pending",
-           "embedder_name", "evaluate", "evaluate_side_by_side", "export_archive", "fact_history", "feedback_answers", "feedback_export",
+           "create_key", "default_bank", "default_pool", "default_locomo_path", "delete_profile", "demo_load", "describe_profile", "demo_reset", "embed_pending",
+           "embedder_name", "evaluate", "evaluation_pool", "evaluate_side_by_side", "export_archive", "fact_history", "feedback_answers", "feedback_export",
            "feedback_summary", "forget", "formation_run",
            "get_profile", "import_file", "import_preview", "keep_upload", "discard_upload", "prune_uploads",
            "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory", "is_archive",
            "is_evaluation_instance",
            "keys_exist", "labelled_set", "latency_table", "limit_caption", "list_keys", "list_profiles", "list_texts", "locomo_sample_ids",
            "lowest_scored",
-           "mark_abandoned", "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "previous_window",
+           "mark_abandoned", "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "pool_label", "previous_window",
            "questions",
            "rate_answer", "recency_label", "read_dataset", "relevance_weights", "read_message", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
