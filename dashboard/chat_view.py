@@ -151,12 +151,15 @@ def render_why(metrics: uc.TurnMetrics, profile: uc.FusionProfile | None, *, exp
         latency = metrics.latency
         cols = st.columns(4)
         cols[0].metric("Model", metrics.model or "—", help=f"heuristic chose {metrics.model_selected or '—'}")
-        cols[1].metric("Tokens", metrics.tokens or "—")
+        cols[1].metric("Tokens", f"{metrics.tokens:,}" if metrics.tokens is not None else "—",
+                       help="The LLM's count for this answer; none when the answer is extractive.")
         cols[2].metric("Context items", metrics.context_items or 0)
         cols[3].metric("Total", _ms(latency.total_ms if latency else None, 0))
         if latency is not None:
             st.caption(" · ".join(f"{stage.removesuffix('_ms')} {_ms(ms, 1)}"
                                   for stage, ms in latency.model_dump(exclude={"total_ms"}).items()))
+        if metrics.prompt_tokens is not None:
+            st.caption(metrics.tokens_line())
         for note in metrics.notes:
             st.caption(f"ℹ️ {as_plain_markdown(note)}")  # notes quote user input (e.g. the time hint)
         if metrics.context:

@@ -125,7 +125,7 @@ def render_transcript(t: uc.Transcript, model_label: Callable[[str], str]) -> No
         via = as_plain_line((x.source or "unknown source") + (f" with key {x.key}" if x.key else ""))
         st.caption(f"Answer · routed to {model_label(x.model_selected or x.model or '—')} · "
                    f"synthesis {x.synthesis or '—'} · profile {x.profile or '—'}"
-                   + (f" · {x.tokens} tokens" if x.tokens is not None else "") + f" · via {via}")
+                   + (f" · {tokens}" if (tokens := x.tokens_line()) else "") + f" · via {via}")
         st.text(answer.thought)
         if fb and fb.rating:
             when = f" at {fb.rated_at:%Y-%m-%d %H:%M:%S} UTC" if fb.rated_at else ""

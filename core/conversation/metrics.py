@@ -108,6 +108,9 @@ class TurnMetrics(BaseModel):
     key: str | None = Field(None, description="the name of the API key it came with, if any")
     tags: list[str] = Field(default_factory=list)
     tokens: int | None = Field(None, description="the LLM's total token usage; None when extractive")
+    prompt_tokens: int | None = Field(None, description="of those, the prompt's (None: extractive, not "
+                                                        "reported by the LLM, or recorded before it was)")
+    completion_tokens: int | None = Field(None, description="of those, the answer's")
     context_items: int | None = Field(None, description="how many memories went into the prompt")
     memory: MemoryOutcome | None = Field(None, description="whether memories were found for the answer "
                                                            "(None: recorded before it was)")
@@ -191,6 +194,15 @@ class TurnMetrics(BaseModel):
             else:  # Thought.from_hash reads JSON-looking text as JSON: a profile named "7" came back as 7
                 out[name] = [v if v is None or isinstance(v, str) else json.dumps(v) for v in values]
         return out
+
+    def tokens_line(self) -> str | None:
+        """"1,234 tokens: 1,100 prompt + 134 answer" (without the split when the LLM gave only a total),
+        for a person reading what a turn cost; None when no LLM answered."""
+        if self.tokens is None:
+            return None
+        split = (f": {self.prompt_tokens:,} prompt + {self.completion_tokens:,} answer"
+                 if self.prompt_tokens is not None and self.completion_tokens is not None else "")
+        return f"{self.tokens:,} tokens{split}"
 
     def thought_text(self) -> str:
         """The metrics thought's one line of text, for whoever reads the chain as plain thoughts."""

@@ -156,6 +156,9 @@ class UiRememberResult(BaseModel):
     thought3_id: str | None
     model_used: str | None
     usage_total_tokens: int | None
+    usage_prompt_tokens: int | None = Field(None, description="of the total, the prompt's (None when extractive "
+                                                               "or the LLM did not report it)")
+    usage_completion_tokens: int | None = Field(None, description="of the total, the answer's")
     # For the dashboard and the CLI:
     model_selected: str = Field(description="the model the heuristic chose; model_used is None when the "
                                             "answer is extractive (no LLM), so analytics group by this")
@@ -190,7 +193,9 @@ class UiRememberResult(BaseModel):
         return TurnMetrics(model=self.model_used or "extractive", model_selected=self.model_selected,
                            synthesis=self.synthesis, profile=self.profile,
                            source=origin and origin.source, key=origin and origin.key, tags=self.tags,
-                           tokens=self.usage_total_tokens, context_items=len(self.context), memory=self.memory,
+                           tokens=self.usage_total_tokens, prompt_tokens=self.usage_prompt_tokens,
+                           completion_tokens=self.usage_completion_tokens,
+                           context_items=len(self.context), memory=self.memory,
                            answer_id=self.thought2_id, latency=self.latency, fusion=self.fusion,
                            context=self.context, prompt=self.prompt, notes=self.notes)
 
@@ -436,7 +441,9 @@ class Remember:
         user = Thought(id=user_id, thought=params.thought, timestamp=now, category=CATEGORY_USER, **common)
         result = UiRememberResult(
             thought1_id=user_id, thought2_id=answer_id, thought3_id=metrics_id, model_used=model_used,
-            usage_total_tokens=tokens, model_selected=model, instance=instance, chain_id=chain_id,
+            usage_total_tokens=tokens, usage_prompt_tokens=completion.prompt_tokens if completion else None,
+            usage_completion_tokens=completion.completion_tokens if completion else None,
+            model_selected=model, instance=instance, chain_id=chain_id,
             request_id=request_id, answer=answer_text,
             synthesis=synthesis, synthesis_error=failed, profile=profile.name,
             fusion=fusion_used(profile, params.search_type),

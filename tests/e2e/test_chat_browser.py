@@ -157,6 +157,8 @@ def test_a_message_sent_while_an_answer_is_pending_is_not_lost(settings, workben
                 if t.category == uc.CATEGORY_USER]
         assert said == ["Interrupt A: my lamp is orange."]
         assert page.get_by_text("1 turn · last activity").count() == 1
+        # What the answer cost, as the LLM counted it: the prompt's tokens and the answer's.
+        page.get_by_text("15 tokens: 10 prompt + 5 answer").wait_for(state="attached", timeout=10_000)
 
         box.fill("Interrupt B: my rug is blue.")  # the next message goes on in the same conversation
         box.press("Enter")

@@ -92,11 +92,16 @@ def test_repeated_request_id_is_served_once(workbench, instance):
 def test_llm_synthesis_model_choice_usage_and_stream(llm_settings, fake_llm, instance):
     wb = Workbench(llm_settings)
     rm = Remember(wb)
-    fake_llm.reply("Rex is your dog.", total_tokens=77)
+    fake_llm.reply("Rex is your dog.", prompt_tokens=70, completion_tokens=7)
     pieces = list(rm.stream(UiRememberParams(thought="Who is Rex?", chain_id="llm"), instance=instance))
     result = pieces[-1]
     assert "".join(p for p in pieces[:-1]) == "Rex is your dog."
     assert result.synthesis == "llm" and result.usage_total_tokens == 77
+    # The split is kept where the total is: the metrics thought, which the pages read.
+    assert (result.usage_prompt_tokens, result.usage_completion_tokens) == (70, 7)
+    stored = TurnMetrics.from_fields(wb.thoughts.chain_thoughts(instance, "llm")[2].to_hash())
+    assert (stored.tokens, stored.prompt_tokens, stored.completion_tokens) == (77, 70, 7)
+    assert stored.tokens_line() == "77 tokens: 70 prompt + 7 answer"
     assert result.model_used == "llama3-8b-8192"
     body = fake_llm.chat_requests[-1]["body"]
     assert body["stream"] is True and body["model"] == "llama3-8b-8192"

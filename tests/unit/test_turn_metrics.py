@@ -202,3 +202,10 @@ def test_a_turn_records_the_fusion_it_used_and_older_turns_read_without_it():
     assert TurnMetrics.from_fields(STORED).fusion is None
     broken = TurnMetrics.from_fields({**metrics_fields(STORED), "fusion": '{"name": "x"}'})
     assert broken.fusion is None and broken.model == "llama3-8b-8192"
+
+
+def test_tokens_line_gives_the_split_when_the_llm_reported_it():
+    assert TurnMetrics(tokens=1234, prompt_tokens=1100, completion_tokens=134).tokens_line() == \
+        "1,234 tokens: 1,100 prompt + 134 answer"
+    assert TurnMetrics(tokens=40).tokens_line() == "40 tokens"  # recorded before the split was, or not reported
+    assert TurnMetrics().tokens_line() is None  # extractive
