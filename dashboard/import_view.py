@@ -91,9 +91,7 @@ def render_preview(preview: uc.ImportPreview, *, include_deleted: bool = False, 
     will assume of the file, and what it would leave out as deleted, or bring back with `include_deleted`),
     for the page to clear once the outcome says them."""
     if preview.format == "workbench-archive":
-        st.markdown("Detected format: **workbench-archive**. It restores a whole instance, and is checked "
-                    "as it is restored.")
-        return st.empty()
+        return render_archive_preview(preview.restore)
     counts = preview.counts
     st.markdown(f"Detected format: **{as_plain_line(preview.format)}** ({as_plain_line(preview.shape)}) · "
                 f"{plural(preview.records, 'record')}")
@@ -116,6 +114,29 @@ def render_preview(preview: uc.ImportPreview, *, include_deleted: bool = False, 
     if preview.errors:
         st.markdown(f"**First invalid records** ({preview.invalid:,} in all)")
         st.dataframe(pd.DataFrame([e.model_dump() for e in preview.errors]), hide_index=True, width="stretch")
+    return notes
+
+
+# An archive's kinds a person counts (thoughts: messages, answers and their metrics), as the tiles name them.
+ARCHIVE_TILES = (("Conversations", "chains"), ("Thoughts", "thoughts"), ("Memories", "memories"),
+                 ("Past tasks", "past_tasks"), ("Profiles", "profiles"))
+
+
+def render_archive_preview(restore: uc.RestoreResult | None):
+    """An archive's preview: where it comes from and what it holds, from a dry run of its restore into the
+    chosen instance (which refuses an instance holding data before anything is clicked)."""
+    if restore is None:
+        st.markdown("Detected format: **workbench-archive**. It restores a whole instance.")
+        return st.empty()
+    made = (f", exported {restore.exported_at:%Y-%m-%d %H:%M} UTC" if restore.exported_at else "") + (
+        f" by memory-workbench {restore.made_by}" if restore.made_by else "")
+    st.markdown(f"Detected format: **workbench-archive** of instance **{as_plain_line(restore.source_instance)}**"
+                f"{as_plain_line(made)}. It restores a whole instance.")
+    for column, (label, kind) in zip(st.columns(len(ARCHIVE_TILES)), ARCHIVE_TILES, strict=True):
+        column.metric(label, f"{restore.counts.get(kind, 0):,}")
+    notes = st.empty()
+    with notes.container():
+        render_notes(restore.notes)
     return notes
 
 

@@ -61,6 +61,8 @@ class RestoreResult(BaseModel):
     archive_id: str
     dry_run: bool
     again: bool = Field(description="this archive had been restored into the instance before")
+    exported_at: datetime | None = Field(None, description="when the archive was made")
+    made_by: str | None = Field(None, description="the memory-workbench version that made it")
     counts: dict[str, int] = Field(description="what the archive holds, by kind")
     created: dict[str, int] = Field(description="what this restore wrote that was not there, by kind (a dry "
                                                 "run: what it would write into an empty instance)")
@@ -172,7 +174,8 @@ def restore_instance(wb: Workbench, path: Path, instance: str, *, dry_run: bool 
             raise InvalidInput(f"instance {instance!r} already holds data ({what}); restore into a new "
                                "instance, or delete this one's data first")
         result = RestoreResult(instance=instance, source_instance=m.instance, archive_id=m.archive_id,
-                               dry_run=dry_run, again=again, counts=m.counts, created=dict.fromkeys(KINDS, 0))
+                               dry_run=dry_run, again=again, exported_at=m.created_at, made_by=m.product_version,
+                               counts=m.counts, created=dict.fromkeys(KINDS, 0))
         result.notes += _vector_notes(m, wb.embedder.name)
         if dry_run and again:
             result.notes.append("restored here before: a restore would write only what is missing since, which a "

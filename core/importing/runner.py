@@ -31,6 +31,7 @@ import redis
 from pydantic import BaseModel, Field
 
 from core.admin import deleted
+from core.archive.instance import RestoreResult
 from core.conversation.imported import IMPORTED, followed_up, missing, store_chains
 from core.conversation.indexing import mark_memorized, thought_records
 from core.conversation.keys import chain_key, import_checkpoint_key
@@ -167,6 +168,8 @@ class ImportPreview(BaseModel):
     adds: ImportAdds | None = Field(None, description="a dry run or the Import page's preview: what the import "
                                     "would add to the instance, and what of the file it holds already "
                                     "(None: not looked up, as for an import made)")
+    restore: RestoreResult | None = Field(None, description="a workbench archive's preview: what restoring it "
+                                          "into the instance would do, as a dry run of the restore says it")
 
     def refused(self, on_error: str) -> bool:
         """Whether an import with `on_error` ("stop" or "skip") writes nothing (`refusal` says why): the file

@@ -92,8 +92,9 @@ def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
     """The validation pass alone, the file looked up in the instance as it is read: the detected format,
     what the file holds, the first errors, what the import would leave out as deleted and what it would add.
     A workbench archive is checked as it is restored: its preview names the format only."""
-    if _restores(req):
-        return _archive_preview(req.path)
+    if _restores(req):  # what restoring it would do, as a dry run of the restore says it
+        restore = restore_archive(wb, RestoreArchive(path=req.path, instance=req.instance_in(wb), dry_run=True))
+        return _archive_preview(req.path, restore)
     look_up = Lookup(wb, req.instance_in(wb))
     preview, _ = _validated(req, upload=_is_upload(wb, req.path), look_up=look_up)
     if look_up.failed is not None:
@@ -216,9 +217,9 @@ def _restores(req: ImportFile) -> bool:
     return req.format == ARCHIVE or (req.format == "auto" and req.path.is_file() and is_archive(req.path))
 
 
-def _archive_preview(path: Path) -> ImportPreview:
+def _archive_preview(path: Path, restore: RestoreResult | None = None) -> ImportPreview:
     return ImportPreview(file=str(path), format=ARCHIVE, shape="archive", sha256="", records=0,
-                         counts=ImportCounts(), invalid=0, errors=[], first=[])
+                         counts=ImportCounts(), invalid=0, errors=[], first=[], restore=restore)
 
 
 def _restore(wb: Workbench, req: ImportFile, instance: str, progress: Progress | None) -> ImportResult:

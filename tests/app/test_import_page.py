@@ -102,10 +102,19 @@ def test_a_workbench_archive_is_restored_from_the_page(app_env, workbench, insta
     archive = tmp_path / "instance.zip"
     uc.export_archive(workbench, uc.ExportArchive(out=archive, instance=instance))
     at = check(archive, f"{instance}-copy")
-    assert "Detected format: **workbench-archive**" in "\n".join(m.value for m in at.markdown)
+    # Before anything is clicked: where the archive comes from and what it holds (it named its format only).
+    said = "\n".join(m.value for m in at.markdown)
+    assert f"Detected format: **workbench-archive** of instance **{as_plain_line(instance)}**" in said, said
+    assert as_plain_line(", exported ") in said
+    tiles = {m.label: m.value for m in at.metric}
+    assert (tiles["Conversations"], tiles["Thoughts"]) == ("2", "6"), tiles
     at = at.button(key="imp_go").click().run()
     assert not at.exception and not at.error and "restored" in at.success[0].value
     assert workbench.thoughts.chain_count(f"{instance}-copy") == 2
+    # Into an instance that holds data, the preview refuses it before the Import button is reached.
+    at = check(archive, instance)
+    assert "already holds data" in at.error[0].value
+    assert not [b for b in at.button if b.key == "imp_go"]
 
 
 def test_what_the_import_assumed_is_said_before_and_once_after(app_env, workbench, instance, tmp_path):
