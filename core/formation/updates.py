@@ -50,7 +50,15 @@ updates were right and no near-miss wrong. A user pass's 14 (6 updates: a coffee
 "no more bus rides", "I report to Dana now", phones and laptops upgraded; 8 near-misses), written before
 `OCCASIONS`, `ROLES` and `_OWNED`: no update right before, 6 after, no near-miss wrong either time; all 49
 updates, 48 right (missed: "I switched to a Kobo Libra" after "I have a Kindle Paperwhite"), none of 51
-near-misses wrong.
+near-misses wrong. A second formation pass's 26 (14 switches: "I switched to a Kobo" after "I use a Kindle",
+"moved from Spotify to Tidal", "Replaced my Garmin with…", "My Kobo died, so I bought a Kindle"; 12
+near-misses: "I bought a new Kindle" after "I read on my Kobo", someone else's or a team's switch, another
+kind), written before `KINDS` and `_SWITCHED_FROM`: 2 switches right before, 14 after, no near-miss wrong
+either time. A switch (`_SWITCHED`: "switched/moved to", "now", "replaced", "instead of") to a thing of a
+kind (`KINDS`) replaces the subject's thing of that kind; a purchase does not ("I bought a new Kindle": one
+may keep both); a switch by the user that names what it replaces replaces the thing named, of any kind
+(`_SWITCHED_FROM`, `_GONE`, `USES`: "I moved my account from Monzo to Revolut" and "I bank with Monzo"). A
+sentence opening with a past tense has its "I" dropped ("Traded the Golf in for a Tesla").
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END
+from core.formation.lookups import past
 from core.formation.subjects import OTHER, PEOPLE, SELF, clause_subject
 
 # attribute → the words that name it in a clause. Small on purpose: an attribute missing here is superseded
@@ -142,6 +151,9 @@ _RELATION = re.compile(rf"(?:my|our|the\s+user's)\s+(?:[\w-]+\s+){{0,2}}?({_PERS
                        r"(?:\s+((?-i:[A-ZÀ-Þ])[\w'-]*))?", re.IGNORECASE)
 _AND_I = re.compile(r"[\w\s'-]{1,40}?\band\s+(?:i|me)\b", re.IGNORECASE)
 _SELF = re.compile(r"(?:i|we)(?:'m|'ve|'re|'d)?\b|(?:my|our)\s", re.IGNORECASE)
+# What the user belongs to is no user: "My team moved from Chrome to Firefox" is the team's switch.
+_GROUP = re.compile(r"(?:my|our)\s+(?P<group>team|company|office|department|employer|school|family|group|club|"
+                    r"firm|startup|org|organisation|organization|household|work)\b", re.IGNORECASE)
 # A name opens a clause when a verb follows it ("Maya is 6", "Priya got a job", "Priya's goal").
 _NAMED = re.compile(r"((?-i:[A-ZÀ-Þ])[\w-]*)(?:'s\b|\s+(?:is|was|has|had|just|got|turned|turns|lives|moved|works|"
                     r"started|joined|left|sold|bought|drives|goes|went|now)\b)", re.IGNORECASE)
@@ -196,6 +208,42 @@ _OWNED = re.compile(
     r"(?P<model>(?:\s+(?-i:[A-Z][\w-]*|\d[\w.]*)){1,3})(?![\w'])", re.IGNORECASE)
 _REPLACING = re.compile(r"\b(?:upgraded|downgraded|traded|replaced|new)\b", re.IGNORECASE)
 _SWITCHING = re.compile(rf"{_NOW}|\b(?:switched|changed)\b", re.IGNORECASE)
+# Kinds of things one uses one of at a time, each by the names it is known by: "I switched to a Kobo" replaces
+# "I use a Kindle" (no word of either says it is an e-reader), "I switched to a Kobo" after "I listen on
+# Spotify" replaces nothing. Small on purpose, like `ATTRIBUTES`: a thing of no kind here is replaced only
+# when the switch names it ("from Monzo to Revolut", "replaced my Garmin", `_SWITCHED_FROM`) or as a model of
+# its line (`_OWNED`). Names that are also words ("edge", "surface", "notion") count capitalised only.
+KINDS: dict[str, str] = {
+    "e-reader": r"kindle|kobo|nook|pocketbook|tolino|boox|remarkable",
+    "music service": r"spotify|tidal|deezer|qobuz|apple\s+music|youtube\s+music|amazon\s+music|soundcloud",
+    "watch": r"apple\s+watch|pixel\s+watch|galaxy\s+watch|garmin|fitbit|polar|coros|suunto",
+    "phone": r"iphone|pixel|galaxy|oneplus|fairphone",
+    "laptop": r"macbook|thinkpad|chromebook|surface",
+    "browser": r"chrome|firefox|safari|edge|brave|vivaldi",
+    "e-mail": r"gmail|outlook|proton\s*mail|fastmail|hotmail",
+    "notes app": r"notion|obsidian|evernote|onenote|logseq",
+    "password manager": r"1password|bitwarden|lastpass|dashlane",
+    "language app": r"duolingo|babbel|memrise|busuu",
+}
+_WORDS_TOO = frozenset({"edge", "surface", "notion", "polar", "brave", "safari", "chrome", "outlook", "galaxy",
+                        "pixel", "tidal"})
+# What puts a thing in the user's hands before its name: "use a Kindle", "on Spotify", "my Garmin", "to a Kobo".
+_HOLDING = (r"(?:use|uses|using|have|has|own|owns|got|bought|wear|wears|wearing|prefer|on|with|to|for|is|'s|my|"
+            r"our|a|an|the|new)")
+_KIND = re.compile(
+    rf"\b{_HOLDING}\s+(?:(?:a|an|the|my|our)\s+)?(?:new\s+|old\s+)?(?P<name>"
+    + "|".join(f"(?P<k{n}>{names})" for n, names in enumerate(KINDS.values()))
+    + r")(?P<model>(?:\s+(?-i:[A-Z][\w-]*|\d[\w.]*)){0,2})(?![\w'])", re.IGNORECASE)
+_KIND_NAMES = list(KINDS)
+# A name used, of no kind known: "I bank with Monzo", "I use Duolingo". Replaced only when a switch names it.
+USES = "uses"
+_USED = re.compile(r"\b(?:use|uses|using|on|with)\s+(?:(?:a|an|the|my|our)\s+)?"
+                   r"(?P<name>(?-i:[A-Z][\w&'-]*)(?:\s+(?-i:[A-Z][\w&'-]*))?)", re.IGNORECASE)
+# A switch of a thing of a kind: to another, or now, or instead of one ("switched to a Kobo", "I read on a Kobo
+# now", "replaced", "moved from Spotify to Tidal"); not a purchase ("I bought a new Kindle": one may keep both).
+_SWITCHED = re.compile(rf"{_NOW}|\b(?:switched|changed|moved|migrated|converted|went\s+over|upgraded|downgraded)"
+                       r"\s+(?:(?:my|our)\s+[\w-]+\s+)?(?:back\s+|over\s+)?(?:to|from)\b"
+                       r"|\breplac(?:ed|e|ing)\b|\binstead\s+of\b|\btraded\b", re.IGNORECASE)
 # What an update says is no longer so (X, up to three words, its names and numbers): "instead of X", "not X
 # anymore", "I don't live in X anymore", "no longer work at X", "sold the X", "left X" (an employer), "moved
 # (away) from X" (a home), "used to live in X" (the one said of a past clause).
@@ -213,7 +261,24 @@ _OLD: list[tuple[str | None, re.Pattern[str]]] = [
                       re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:left|quit)\s+(?:my\s+job\s+at\s+)?{_X}{_END}", re.IGNORECASE)),
     ("residence", re.compile(rf"\bmoved\s+(?:away\s+|out\s+)?(?:from|of)\s+{_X}{_END}", re.IGNORECASE)),
+    (None, re.compile(rf"\btraded\s+(?:the\s+|my\s+|our\s+)?{_X}\s+in\b", re.IGNORECASE)),
 ]
+# A thing a switch names as the one it replaces, said by the user ("I"/"we", or no subject: "Moved from
+# Spotify to Tidal"): "from X to Y", "replaced X with Y", "to replace X", "gave up on X", "stopped using X".
+# Of `USES` (`_names_what`): any thing the user uses, of a kind or not, and not a home or a job ("We moved
+# from Porto to Lisbon" replaces no "I love the francesinha in Porto"; the residence reads it, `_OLD`).
+_BY_ME = r"^(?:(?:i|we)(?:'ve|\s+have|\s+had)?\s+)?(?:just\s+|finally\s+|recently\s+|eventually\s+)?"
+_SWITCHED_FROM = [
+    re.compile(rf"{_BY_ME}(?:switched|moved|changed|went|migrated|converted)\s+(?:(?:my|our)\s+[\w-]+\s+)?"
+               rf"(?:over\s+|back\s+)?from\s+(?:the\s+|my\s+|our\s+)?{_X}\s+(?:to|over\s+to)\b", re.IGNORECASE),
+    re.compile(rf"{_BY_ME}replaced\s+(?:the\s+|my\s+|our\s+)?{_X}\s+(?:with|by|for)\b", re.IGNORECASE),
+    re.compile(rf"\bto\s+replace\s+(?:the\s+|my\s+|our\s+)?{_X}{_END}", re.IGNORECASE),
+    re.compile(rf"{_BY_ME}(?:gave\s+up(?:\s+on)?|stopped\s+using|ditched|cancell?ed)\s+(?:the\s+|my\s+|our\s+)?"
+               rf"{_X}{_END}", re.IGNORECASE),
+]
+# A thing said to be gone, which a past tense does not put in the past: "My Kobo died, so I bought a Kindle".
+_GONE = re.compile(rf"^(?:my|our)\s+(?:old\s+)?{_X}\s+(?:(?:just|finally)\s+)?(?:died|broke|broke\s+down|"
+                   r"stopped\s+working|was\s+stolen|got\s+stolen|is\s+dead)\b", re.IGNORECASE)
 # What an update says is no longer so in plain words, not names, to the end of its clause: "no more black
 # coffee", "stopped drinking coffee after lunch", "gave up sugar", "not vegetarian anymore", "don't eat meat
 # anymore", "no longer vegetarian". A fact of the same subject holding all its words states it ("I prefer
@@ -293,14 +358,18 @@ def tokens(text: str) -> frozenset[str]:
     return frozenset(_plain(w).removesuffix("'s") for w in _TOKEN.findall(text))
 
 
-def _who(clause: str, before: frozenset[str] | None) -> frozenset[str] | None:
+def _who(clause: str, before: frozenset[str] | None, *, first: bool = False) -> frozenset[str] | None:
     """Whom a clause is about: {SELF}, the names and relations of someone else, or None when unknown ("he",
     "the office"); a clause without a subject ("…and bought a Subaru", "not Lisbon anymore") is about whom
-    the one before was."""
+    the one before was, or, `first` of its sentence and opening with a verb, the user ("Switched to a Kobo")."""
     if _AND_I.match(clause):
         return frozenset({SELF})
     if m := _RELATION.match(clause):
         return frozenset(_plain(w) for w in m.groups() if w)
+    if m := _GROUP.match(clause):
+        return frozenset({_plain(m.group("group"))})
+    if first and past(_TOKEN.match(clause).group().lower()):  # "Switched to a Kobo": "I" dropped
+        return frozenset({SELF})
     if (m := _NAMED.match(clause)) and (name := _plain(m.group(1))) not in _NOT_NAMES and name not in _MONTHS_DAYS:
         return frozenset({name})
     if _SELF.match(clause):  # before `clause_subject`, which leaves out words about what was said ("I got…")
@@ -330,6 +399,26 @@ def _person(word: str) -> frozenset[str] | None:
     return None
 
 
+def _kinds(clause: str, who: frozenset[str]) -> list[Claim]:
+    """What things of a kind (`KINDS`) and names used (`USES`) a clause says its subject has: "I use a
+    Kindle" → an e-reader, {"kindle"}; "switched to a Kobo Libra" → {"kobo", "libra"}, said to have changed
+    when the clause says a switch (`_SWITCHED`); "I bank with Monzo" → a name used, {"monzo"}."""
+    out, kinds = [], set()
+    switched = bool(_SWITCHED.search(clause))
+    for m in _KIND.finditer(clause):
+        name = m.group("name")
+        if _plain(name) in _WORDS_TOO and name[:1].islower():
+            continue
+        kind = next(k for n, k in enumerate(_KIND_NAMES) if m.group(f"k{n}"))
+        found = tokens(name) | values(m.group("model"), first=True)
+        out.append(Claim(who, f"kind:{kind}", found, switched))
+        kinds |= tokens(name)
+    for m in _USED.finditer(clause):
+        if (found := values(m.group("name"), first=True)) and not found & kinds:
+            out.append(Claim(who, USES, found))
+    return out
+
+
 def _claims(clause: str, who: frozenset[str] | None, changed: bool) -> list[Claim]:
     """What one clause claims (see the module)."""
     out = []
@@ -356,6 +445,8 @@ def _claims(clause: str, who: frozenset[str] | None, changed: bool) -> list[Clai
             out.append(Claim(frozenset({SELF}), "has:manager", found, changed))
     if who is None:
         return out
+    things = _kinds(clause, who)
+    out += things
     if who == {SELF}:
         for m in _OWNED.finditer(clause):
             if found := values(m.group("model"), first=True):
@@ -372,8 +463,9 @@ def _claims(clause: str, who: frozenset[str] | None, changed: bool) -> list[Clai
             found = frozenset(m.group() for m in re.finditer(r"(?<![\w'])\d+(?:[:.,]\d+)*(?![\w'])", clause))
             topic = frozenset(w for w in tokens(clause) - found
                               if w not in _NO_TOPIC and not re.fullmatch(cue, w, re.IGNORECASE))
-        else:
-            found, topic = values(clause, numbers=attribute not in NAMED_ONLY, skip=who), frozenset()
+        else:  # a thing of a kind is no home or employer ("moved from Spotify to Tidal")
+            named = frozenset(v for c in things for v in c.values)
+            found, topic = values(clause, numbers=attribute not in NAMED_ONLY, skip=who | named), frozenset()
         if found:
             out.append(Claim(who, attribute, found, changed, topic))
     return out
@@ -387,14 +479,16 @@ def read(text: str) -> Reading:
     dropped: list[tuple[frozenset[str], frozenset[str]]] = []
     states: list[tuple[frozenset[str], frozenset[str]]] = []
     who: frozenset[str] | None = None
-    for conditional, raw in ((bool(_CONDITION.match(s)), c) for s in _SENTENCE_END.split(text)
-                             for c in _CLAUSES.split(s)):
+    for conditional, n, raw in ((bool(_CONDITION.match(s)), n, c) for s in _SENTENCE_END.split(text)
+                                for n, c in enumerate(_CLAUSES.split(s))):
         clause = raw[_LEAD.match(raw).end():].strip().rstrip(".!")
         if not clause:
             continue
-        who = _who(clause, who)
+        who = _who(clause, who, first=n == 0)
         said_none = conditional or _says_none(clause)
-        patterns = [(None, _USED_TO)] + ([] if said_none else _OLD)
+        patterns = [(None, _USED_TO)] + ([] if said_none else _OLD + [(USES, p) for p in _SWITCHED_FROM])
+        if not (conditional or _HYPOTHETICAL.search(clause) or _DENIED.search(clause)):
+            patterns.append((USES, _GONE))  # "my Kobo died": gone, in a past tense
         old += [(who, attribute, was) for attribute, pattern in patterns for m in pattern.finditer(clause)
                 if who and (was := values(m.group("x"), first=True))]
         if not said_none:
@@ -452,13 +546,25 @@ def replaces(update: Reading, fact: Reading, *, correction: bool = False) -> boo
            for who, was in update.dropped for theirs, words in fact.states):
         return True
     for f in fact.claims:
-        if any(who & f.who and attribute in (None, f.attribute) and was & f.values
+        if any(who & f.who and _names_what(attribute, f.attribute) and was & f.values
                for who, attribute, was in update.old):
             return True
-        if any(u.attribute == f.attribute and u.who & f.who and (u.changed or correction)
+        if any(u.attribute == f.attribute != USES and u.who & f.who and (u.changed or correction)
                and _differs(u, f, update, fact) for u in update.claims):
             return True
     return False
+
+
+def _names_what(said: str | None, attribute: str) -> bool:
+    """Whether a value said to be no longer so, of the attribute `said` (None: any), may be the value a
+    fact's claim of `attribute` holds: a name used (`USES`) only when a switch names it as a thing used
+    ("from Monzo to Revolut"; "not Miguel anymore" of a manager replaces no "lunch with Miguel"), and a
+    switch's name any thing used, of a kind, of a line or a car, not a home or a job."""
+    if said is None:
+        return attribute != USES
+    if said == USES:
+        return attribute in (USES, "vehicle") or attribute.startswith(("kind:", "owns:"))
+    return said == attribute
 
 
 def replaced(update: Reading, fact: Reading) -> frozenset[str]:
@@ -477,6 +583,8 @@ def named_by(attribute: str) -> str | None:
     kind, _, word = attribute.partition(":")
     if kind == "has":
         return ROLES.get(word) or re.escape(word)
+    if kind == "kind":
+        return KINDS[word]
     return re.escape(word) if kind == "owns" else None
 
 
@@ -484,7 +592,7 @@ def named_by(attribute: str) -> str | None:
 # statements hold none, and are not read further (reading one takes about 0.5 ms, this look 10 µs).
 _MAY_CHANGE = re.compile(rf"\b(?:now|more|longer|instead|new|since|used|{_CHANGE_VERB}|relocated|transferred|"
                          r"upgraded|downgraded|went|increased|decreased|rose|dropped|fell|traded|rid|stopped|gave|"
-                         r"began)\b",
+                         r"began|replace|replaced|replacing|died|broke|stolen|ditched|cancell?ed)\b",
                          re.IGNORECASE)
 
 
