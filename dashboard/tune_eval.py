@@ -205,7 +205,8 @@ def _show_reports(all_reports: list[uc.EvalReport]) -> None:
         same = all(r.handed.value(f"recall@{k}") == r.value(f"recall@{k}") for r in reports if r.handed for k in r.ks)
         st.caption(f"The *{HANDED.strip()} recall@k* columns: the recall of what a chat turn asking for k memories "
                    f"puts in its context: its own search for k, none when no memory reaches the relevance floor "
-                   f"{a.relevance_floor:.2f} (RELEVANCE_FLOOR), else those reaching half of it."
+                   f"{a.relevance_floor:.2f} (RELEVANCE_FLOOR), else those reaching half of it and {uc.BEST_SHARE:g} of the best's "
+                   "relevance."
                    + (" On this set they equal the ranking's recall: chat hands over every relevant memory the "
                       "ranking holds." if same else ""), help=HANDED_DEFINITION)
     st.dataframe(frame, hide_index=True, width="stretch", height=table_height(len(frame)),

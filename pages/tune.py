@@ -67,7 +67,7 @@ RANKING_COLUMNS = memory_columns(PART_HELP) | {
     "change": st.column_config.TextColumn("Δ", width=36, help="Rank change against the active profile"),
     "in_chat": st.column_config.CheckboxColumn("chat", width=44, help="Handed to synthesis by a chat turn: "
                                                "when a row's relevance (rel) reaches RELEVANCE_FLOOR, the rows "
-                                               "reaching half of it")}
+                                               f"reaching half of it and {uc.BEST_SHARE:g} of the best's")}
 
 
 def _below_floor_note(rows, floor: float, others: float) -> None:
@@ -75,7 +75,7 @@ def _below_floor_note(rows, floor: float, others: float) -> None:
         ranks = ", ".join(f"{r.rank} (rel {r.relevance:.2f})" for r in below)
         why = (f"no relevance reaches the floor {floor:.2f} (RELEVANCE_FLOOR)" if len(below) == len(rows) else
                f"relevance under {others:.2f}, what the others need once one reaches the floor {floor:.2f} "
-               "(RELEVANCE_FLOOR)")
+               f"(RELEVANCE_FLOOR): half of it and {uc.BEST_SHARE:g} of the best's relevance, at most the floor")
         st.caption(f"Rank {ranks}: {why}, so a chat turn leaves them out of its context.")
 
 
@@ -126,11 +126,11 @@ def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, i
         p = comparison.active
         st.markdown(f"**Active: {p.name}** · {uc.describe_profile(p)}")
         _ranking_table(comparison.active_rows, with_change=False)
-        _below_floor_note(comparison.active_rows, comparison.relevance_floor, comparison.others_floor)
+        _below_floor_note(comparison.active_rows, comparison.relevance_floor, comparison.active_others_floor)
         p = comparison.candidate
         st.markdown(f"**Candidate** · {uc.describe_profile(p)}")
         _ranking_table(comparison.candidate_rows, with_change=True)
-        _below_floor_note(comparison.candidate_rows, comparison.relevance_floor, comparison.others_floor)
+        _below_floor_note(comparison.candidate_rows, comparison.relevance_floor, comparison.candidate_others_floor)
     if result is not None:
         st.markdown(f"**MemoryScope output with the candidate profile** ({result.total_ms:.0f} ms; "
                     f"retrieve_memory's pool_size: {scope_pool} candidates per leg)")

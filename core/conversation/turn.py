@@ -50,9 +50,9 @@ from core.limits import MESSAGE_MAX_CHARS
 from core.llm import Completion, Message
 from core.llm.base import LLMCallFailed
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory, SomeText, Tags
-from core.retrieval.fusion import CHAIN_WEIGHT, OTHERS_SHARE, SPEAKER_WEIGHT
+from core.retrieval.fusion import BEST_SHARE, CHAIN_WEIGHT, OTHERS_SHARE, SPEAKER_WEIGHT, others_bar
 from core.retrieval.hybrid import SearchRequest, hybrid_search
-from core.retrieval.ranking import above_floor
+from core.retrieval.ranking import above_floor, floor_relevance
 from core.retrieval.timeparse import has_time_keyword, parse_time_hint
 from core.tokens import count_tokens
 
@@ -365,13 +365,16 @@ class Remember:
             memory = "unavailable"
             notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
         floor = wb.settings.relevance_floor
+        relevance = [floor_relevance(m, params.search_type) for m in context]
         context, below = above_floor(context, floor, params.search_type)
         if below and not context:
             notes.append(f"{_memories(below)} below the relevance floor {floor:.2f} (RELEVANCE_FLOOR) "
                          "left out")
         elif below:
-            notes.append(f"{_memories(below)} under {OTHERS_SHARE * floor:.2f} ({OTHERS_SHARE:g} × the relevance "
-                         f"floor {floor:.2f}, RELEVANCE_FLOOR, which the best reached) left out")
+            notes.append(f"{_memories(below)} under {others_bar(relevance, floor):.2f} left out: once the best "
+                         f"reaches the relevance floor {floor:.2f} (RELEVANCE_FLOOR), the others need "
+                         f"{OTHERS_SHARE:g} × it and {BEST_SHARE:g} × the best's relevance ({max(relevance):.2f}), "
+                         "at most the floor")
         if memory == "found" and not context:
             memory = "none_matched"
         if params.filter_tags:

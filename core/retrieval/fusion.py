@@ -28,6 +28,19 @@ CHAIN_WEIGHT = 0.3
 # handed recall@10 went 0.807 (each memory held to the floor) -> 0.886, as with no second bar, with 7.3
 # memories handed instead of 9.3 (benchmarks/README.md, "Saying nothing relevant").
 OTHERS_SHARE = 0.5
+# What the memories handed beside the best match also need, as a share of the best's relevance: a memory
+# sharing one stray word with the question reads 0.2-0.3 whatever the best reads, so beside a strong answer
+# it is padding ("When is my Lisbon trip?": the trip at 0.82, "Ana is vegetarian" at 0.22, a Paris museum at
+# 0.26), beside a weak one (0.4) it may be the answer. Set on the labelled notes and LoCoMo conv-26/30/41/42,
+# confirmed on tests/data/work_notes_labelled (308 notes of an engineer's work and agent steps, 55
+# questions), conv-43/44/47 and 716 package descriptions: no answer that half the floor alone handed was
+# lost on any set, and the non-answers handed per question at k 10 went 6.32 -> 4.98 (notes), 6.13 -> 6.02
+# (work notes, whose best matches are weak), 9.09 -> 8.59 (packages); handed precision@10 0.139 -> 0.170
+# and 0.113 -> 0.115. The tuning sets allowed up to 0.39, but their lowest answer read 0.394 of its best
+# ("I take 10mg lisinopril every morning.") and the confirming sets' 0.392: 0.35 leaves room. A semantic
+# part of at least 0.25 instead, tuned on the same sets, lost an answer of the work notes ("I use Neovim
+# with gopls…", semantic 0.240) (benchmarks/README.md, "Saying nothing relevant", 2026-12-07).
+BEST_SHARE = 0.35
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -178,13 +191,25 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime,
             speaker=spk, chain=chn, vector_rank=c.vector_rank, text_rank=c.text_rank))
 
 
+def others_bar(relevance: Sequence[float], floor: float) -> float:
+    """What each memory of a turn's top k needs to be handed once the best reaches the floor:
+
+    bar = min(floor, max(OTHERS_SHARE * floor, BEST_SHARE * max_j relevance_j))
+
+    A memory reaching the floor always matches; below it, a memory needs half the floor (an answer often
+    shares fewer of the question's words than its neighbours) and a share of what the best reads, so one
+    stray word shared with the question does not ride along beside a strong answer."""
+    return min(floor, max(OTHERS_SHARE * floor, BEST_SHARE * max(relevance, default=0.0)))
+
+
 def handed_by_floor(relevance: Sequence[float], floor: float) -> list[bool]:
     """Which memories of a turn's top k are handed to synthesis, from their relevance:
 
-    handed_i = (max_j relevance_j >= floor) and (relevance_i >= OTHERS_SHARE * floor)
+    handed_i = (max_j relevance_j >= floor) and (relevance_i >= others_bar(relevance, floor))
 
     None when no memory reaches the floor (the turn says no memory matches); otherwise the best and every
-    memory reaching the lower bar."""
+    memory reaching `others_bar`."""
     if not relevance or max(relevance) < floor:
         return [False] * len(relevance)
-    return [r >= OTHERS_SHARE * floor for r in relevance]
+    bar = others_bar(relevance, floor)
+    return [r >= bar for r in relevance]

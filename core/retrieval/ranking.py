@@ -413,16 +413,18 @@ def rank(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: i
                      distinct=distinct, near_duplicate=near_duplicate).results
 
 
+def floor_relevance(m: ScoredMemory, search_type: str = "hybrid") -> float:
+    """The relevance the floor reads of a memory: the score without recency (`ScoreParts.relevance`), or the
+    one leg's when only one ran (semantic, or the text's coverage). A memory is handed for what it says,
+    never for being recent."""
+    return {"vector": m.score.semantic, "text": m.score.coverage}.get(search_type, m.score.relevance)
+
+
 def above_floor(items: list[ScoredMemory], floor: float, search_type: str = "hybrid"
                 ) -> tuple[list[ScoredMemory], int]:
     """The memories of a turn's top k it hands to synthesis, and how many it leaves out: none when no
-    memory's relevance reaches the floor, else every one reaching `OTHERS_SHARE` of it
-    (`core.retrieval.fusion.handed_by_floor`). A memory is handed for what it says, never for being recent:
-    relevance is the score without recency (`ScoreParts.relevance`), or the one leg's when only one ran
-    (semantic, or the text's coverage)."""
-    def relevance(m: ScoredMemory) -> float:
-        return {"vector": m.score.semantic, "text": m.score.coverage}.get(search_type, m.score.relevance)
-
-    handed = handed_by_floor([relevance(m) for m in items], floor)
+    memory's relevance (`floor_relevance`) reaches the floor, else every one reaching the floor, or half of
+    it and `BEST_SHARE` of the best's relevance (`core.retrieval.fusion.handed_by_floor`)."""
+    handed = handed_by_floor([floor_relevance(m, search_type) for m in items], floor)
     kept = [m for m, h in zip(items, handed, strict=True) if h]
     return kept, len(items) - len(kept)

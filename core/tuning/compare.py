@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from core.models import FusionProfile
-from core.retrieval.fusion import OTHERS_SHARE
+from core.retrieval.fusion import others_bar
 from core.retrieval.hybrid import SearchRequest, fetch_pool
 from core.retrieval.hybrid_sql import shown_by
 from core.retrieval.ranking import above_floor, rank
@@ -49,7 +49,9 @@ class Comparison(BaseModel):
     active_rows: list[RankedRow]
     candidate_rows: list[RankedRow]
     relevance_floor: float = 0.0
-    others_floor: float = 0.0  # what the other rows need once one reaches the floor (`handed_by_floor`)
+    # What each ranking's other rows need once one reaches the floor (`others_bar`: it reads the ranking's best)
+    active_others_floor: float = 0.0
+    candidate_others_floor: float = 0.0
 
 
 def rank_change(before: int | None, after: int) -> str:
@@ -102,6 +104,8 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
                           change=rank_change(position.get(s.memory.id), i) if changes else "")
                 for i, s in enumerate(ranked[:rows], start=1)]
 
+    active_rows, candidate_rows = rows_of(before, False), rows_of(after, True)
     return Comparison(query=query, candidates=len(cands), active=active, candidate=candidate,
-                      active_rows=rows_of(before, False), candidate_rows=rows_of(after, True),
-                      relevance_floor=floor, others_floor=OTHERS_SHARE * floor)
+                      active_rows=active_rows, candidate_rows=candidate_rows, relevance_floor=floor,
+                      active_others_floor=others_bar([r.relevance for r in active_rows], floor),
+                      candidate_others_floor=others_bar([r.relevance for r in candidate_rows], floor))

@@ -70,7 +70,7 @@ from core.usecases.conversation import (ABANDON_AFTER_S, CATEGORY_ASSISTANT, CAT
 from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_SUFFIXES, IngestedText,
                                       InternalMemoryResult, PastToolExecution, ProducedTextInput, SearchDefaults,
                                       StoredText, text_from_file)
-from core.usecases.retrieval import (CHAIN_WEIGHT, DEFAULT_FUSE_RATIOS, SPEAKER_WEIGHT, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
+from core.usecases.retrieval import (BEST_SHARE, CHAIN_WEIGHT, DEFAULT_FUSE_RATIOS, SPEAKER_WEIGHT, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
                                      ScopeResult, describe_profile, recency_label, relevance_weights)
 from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, LabelledQuery, LabelledSet,
                                   OptimiseReport, default_locomo_path, is_evaluation_instance)
@@ -110,7 +110,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
         warm_feedback,
     )
 
-__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
+__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
            "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE", "ID_RULE", "validate_id", "AnswerRestarts", "Synthesising",
            "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",

@@ -11,7 +11,7 @@ from core.conversation.indexing import sync_before_search
 from core.errors import NotFound
 from core.ids import Id
 from core.models import PRESET_PROFILES, FusionProfile
-from core.retrieval.fusion import CHAIN_WEIGHT, SPEAKER_WEIGHT, relevance_weights
+from core.retrieval.fusion import BEST_SHARE, CHAIN_WEIGHT, SPEAKER_WEIGHT, relevance_weights
 from core.retrieval.memoryscope import ChatMessage, OpTrace, ScopeParams, ScopeResult, run_memoryscope
 from core.retrieval.memoryscope.chain_messages import read_chain_messages
 from core.retrieval.memoryscope.params import DEFAULT_FUSE_RATIOS, ReadMessageParams
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from core.runtime import Workbench
 
 # For the front ends: the models they build requests from and render results with.
-__all__ = ["CHAIN_WEIGHT", "DEFAULT_FUSE_RATIOS", "SPEAKER_WEIGHT", "Activation", "Comparison", "FusionProfile", "OpTrace", "ScopeParams",
+__all__ = ["BEST_SHARE", "CHAIN_WEIGHT", "DEFAULT_FUSE_RATIOS", "SPEAKER_WEIGHT", "Activation", "Comparison", "FusionProfile", "OpTrace", "ScopeParams",
            "ScopeResult", "describe_profile", "recency_label", "relevance_weights"]
 
 

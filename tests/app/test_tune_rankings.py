@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from core import usecases as uc
-from core.retrieval.fusion import OTHERS_SHARE, handed_by_floor
+from core.retrieval.fusion import handed_by_floor, others_bar
 from core.retrieval.hybrid import SearchRequest, default_pool, hybrid_search
 from tests.app.test_tune_page import app, evaluate_six, frames  # noqa: F401  (the page's fixture)
 
@@ -92,8 +92,8 @@ def test_the_tables_show_relevance_and_the_floor_note_quotes_it(app, workbench, 
     [note] = {c.value for c in at.caption if c.value.startswith("Rank ")}
     first = below.iloc[0]
     assert f"{first['rank']} (rel {first['relevance']:.2f})" in note
-    assert (f"relevance under {OTHERS_SHARE * floor:.2f}, what the others need once one reaches the floor "
-            f"{floor:.2f} (RELEVANCE_FLOOR)") in note
+    assert (f"relevance under {others_bar(list(active['relevance']), floor):.2f}, what the others need once one "
+            f"reaches the floor {floor:.2f} (RELEVANCE_FLOOR)") in note
 
 
 def test_the_evaluation_chart_lays_its_bars_down_with_their_values_beside_them(app, tmp_path):  # noqa: F811
