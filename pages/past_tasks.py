@@ -36,6 +36,24 @@ if not known.llm_configured:
 search_tab, add_tab, history_tab, texts_tab = st.tabs(["Search", "Add texts", "History", "Stored texts"])
 
 
+def filter_inputs(key: str) -> dict:
+    """The task-type multiselect and the produced-date range of a tab, as the request fields they make (a
+    range with one day picked is that day). The dates are days in UTC, both included, as the CLI reads
+    --since/--until."""
+    types_col, dates_col = st.columns(2)
+    types = types_col.multiselect("Task types", known.types_in_use, key=f"{key}_types",
+                                  placeholder="every type", help="Only texts of these task types.")
+    days = dates_col.date_input("Produced between (UTC)", value=(), key=f"{key}_dates", format="YYYY-MM-DD",
+                                help="The date of each text's latest version; both days are included. "
+                                     "Pick one day twice for that day alone.")
+    start, end = (days[0], days[-1]) if days else (None, None)
+    return {"task_types": types, "date_from": start, "date_to": end}
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _widen(to: float) -> None:
     st.session_state["pt_max_distance"] = to
     st.session_state["pt_search_again"] = True
@@ -54,8 +72,12 @@ def render_result(result: uc.InternalMemoryResult, *, key: str, compact: bool = 
             st.button(f"Search again with max distance {suggested:.2f}", key=f"{key}_widen", on_click=_widen,
                       args=(suggested,))
         return
-    st.markdown(f"**{len(result.search.hits)}** past task(s) within distance {result.query.max_distance:.2f} "
-                f"(of {result.search.candidates} searchable) · key points: {kp.mode}"
+    label, found = result.query.label(), result.search
+    # The filter as the user set it, and how many texts it let through of all the user's searchable ones.
+    searched = (f" · {as_plain_line(label)} ({found.candidates} of {found.searchable} searchable match)"
+                if label else f" (of {found.candidates} searchable)")
+    st.markdown(f"**{plural(len(found.hits), 'past task')}** within distance {result.query.max_distance:.2f}"
+                + searched + f" · key points: {kp.mode}"
                 + (f" · {kp.llm_calls} LLM calls, {kp.total_tokens} tokens" if kp.mode == "llm" else ""))
     refs = {r.user_task_execution_pk: r for r in kp.references}
     failed = {pk: b.reason for b in kp.failed_batches for pk in b.user_task_execution_pks}
@@ -99,6 +121,7 @@ with search_tab:
                      + ("(calibrated on labelled query/text pairs)" if defaults.calibrated
                         else "(the seed's limit; not calibrated for this embedder)"))
         n_max = right.slider("At most (n_max)", 1, 100, defaults.n_max, key="pt_n_max")
+        narrow = filter_inputs("pt_search")
         submitted = st.form_submit_button("Search", type="primary")
     again = st.session_state.pop("pt_search_again", False)
     if (submitted or again) and not query.strip():
@@ -106,7 +129,8 @@ with search_tab:
     elif submitted or again:
         with st.spinner("Searching and extracting key points…"):
             result = attempt("search the past tasks", lambda: uc.internal_memory(wb, uc.PastTaskQuery(
-                instance=instance, user_id=user, query=query, max_distance=max_distance, n_max=n_max)))
+                instance=instance, user_id=user, query=query, max_distance=max_distance, n_max=n_max,
+                **narrow)))
         st.session_state["pt_result"] = (instance, user, result) if result else None
     shown = st.session_state.get("pt_result")
     if shown and shown[:2] == (instance, user):
@@ -170,15 +194,19 @@ with history_tab:
                        + (f": {as_plain_line(h.error)}" if h.error else ""))
             continue
         r = h.result
+        narrowed = r.query.label()
         label = (f"{h.created_at:%d %b %H:%M} · “{as_plain_line(h.query)}” · {len(r.references)} "
-                 f"result(s) · max distance {r.query.max_distance:.2f}, n_max {r.query.n_max}")
+                 f"result(s) · max distance {r.query.max_distance:.2f}, n_max {r.query.n_max}"
+                 + (f" · {as_plain_line(narrowed)}" if narrowed else ""))
         with st.expander(label):
             render_result(r, key=f"h{i}", compact=True)
 
 with texts_tab:
-    texts = attempt("list the stored texts", lambda: uc.list_texts(
-        wb, uc.ListTexts(instance=instance, user_id=user, with_text=False))) or []
-    st.caption(f"{len(texts)} produced texts (latest versions). Deleted texts are never searched.")
+    listing = uc.ListTexts(instance=instance, user_id=user, with_text=False, **filter_inputs("pt_texts"))
+    texts = attempt("list the stored texts", lambda: uc.list_texts(wb, listing)) or []
+    label = listing.label()
+    st.caption(f"{plural(len(texts), 'produced text')} (latest versions)"
+               + (f" · {as_plain_line(label)}" if label else "") + ". Deleted texts are never searched.")
     if texts:
         st.dataframe([{"execution": t.user_task_execution_pk, "task": f"{t.task_icon} {t.task_name}",
                        "title": t.title, "date": t.created_at, "versions": t.versions, "deleted": t.deleted,

@@ -14,6 +14,28 @@ if TYPE_CHECKING:
     from core.usecases import InternalMemoryResult, PastToolExecution
 
 USER_HELP = "The user whose past tasks these are: an id such as maria@acme.com or maria-k."
+# The filter the search and the listing share: by task type and by the date a text was produced (its latest
+# version's), the bounds read as `workbench feedback summary --since/--until` reads them.
+DATE_HELP = ("a day (2025-11-01), a month (2025-11), a year, 'today', 'last week', '7 days ago' or an ISO "
+             "time; UTC")
+
+
+def filter_options(command):
+    """--type (repeatable), --since and --until, as `tasks search` and `tasks list` both take them."""
+    command = click.option("--until", help="Only texts produced up to this time; a day or period counts "
+                           "whole (--until 2025-11-30 includes the 30th).")(command)
+    command = click.option("--since", help=f"Only texts produced from this time on: {DATE_HELP}.")(command)
+    return click.option("--type", "task_types", multiple=True, help="Only texts of this task type, as "
+                        "stored ('email', 'meeting minutes'); repeatable. An unknown type is refused, "
+                        "naming the types there are.")(command)
+
+
+def read_filter(task_types: tuple[str, ...], since: str | None, until: str | None) -> dict[str, Any]:
+    """The filter's request fields; a bound that cannot be read is refused naming its option."""
+    from core.usecases.past_tasks import read_range
+
+    start, end = read_range(since, until, ("--since", "--until"))
+    return {"task_types": list(task_types), "date_from": start, "date_to": end}
 
 
 @click.group("tasks")
@@ -51,15 +73,17 @@ def ingest(ctx: WorkbenchContext, files: tuple[Path, ...], user_id: str, task: s
               "0.2 for OpenAI models, 0.65 for WordLlama].")
 @click.option("--n-max", type=int, default=None, help="At most this many past tasks [10].")
 @click.option("--execution-id", default=None, help="Tool execution id; each may make one query.")
+@filter_options
 @click.pass_obj
 def search(ctx: WorkbenchContext, query: str, user_id: str, max_distance: float | None, n_max: int | None,
-           execution_id: str | None) -> None:
+           execution_id: str | None, task_types: tuple[str, ...], since: str | None, until: str | None) -> None:
     """Print the internal memory tool's result for QUERY: the key points of each past task found, with
-    its distance and date."""
+    its distance and date. --type, --since and --until narrow the search to some task types and dates."""
     from core import usecases as uc
 
     limits = {k: v for k, v in {"max_distance": max_distance, "n_max": n_max}.items() if v is not None}
-    request = uc.PastTaskQuery(instance=ctx.wb.settings.instance, user_id=user_id, query=query, **limits)
+    request = uc.PastTaskQuery(instance=ctx.wb.settings.instance, user_id=user_id, query=query, **limits,
+                               **read_filter(task_types, since, until))
     result = uc.internal_memory(ctx.wb, request, execution_id=execution_id)
     emit(result.references)
     for line in notes(result):
@@ -69,13 +93,19 @@ def search(ctx: WorkbenchContext, query: str, user_id: str, max_distance: float 
 @tasks.command("list")
 @click.option("--user", "user_id", required=True, help=USER_HELP)
 @click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
+@filter_options
 @click.pass_obj
-def list_texts(ctx: WorkbenchContext, user_id: str, limit: int) -> None:
-    """The user's produced texts, newest first (latest version; deleted ones marked)."""
+def list_texts(ctx: WorkbenchContext, user_id: str, limit: int, task_types: tuple[str, ...], since: str | None,
+               until: str | None) -> None:
+    """The user's produced texts, newest first (latest version; deleted ones marked); --type, --since and
+    --until keep those of some task types, produced in a period."""
     from core import usecases as uc
 
-    request = uc.ListTexts(user_id=user_id, limit=limit, with_text=False)
-    emit([t.model_dump(mode="json", exclude={"production"}) for t in uc.list_texts(ctx.wb, request)])
+    request = uc.ListTexts(user_id=user_id, limit=limit, with_text=False, **read_filter(task_types, since, until))
+    texts = uc.list_texts(ctx.wb, request)
+    emit([t.model_dump(mode="json", exclude={"production"}) for t in texts])
+    if label := request.label():
+        click.echo(f"{len(texts)} produced texts ({label})", err=True)
 
 
 @tasks.command("delete")
@@ -120,6 +150,7 @@ def history_row(h: PastToolExecution) -> dict[str, Any]:
                            "created_at": h.created_at.isoformat(), "error": h.error}
     if h.result:
         row |= {"max_distance": h.result.query.max_distance, "n_max": h.result.query.n_max,
+                "filter": h.result.query.label(),
                 "nothing_within": h.result.nothing_within,
                 "results": [r.model_dump(mode="json") for r in h.result.references]}
     return row
@@ -131,6 +162,9 @@ def notes(result: InternalMemoryResult) -> list[str]:
     out = []
     if msg := result.nothing_within:
         out.append(msg)
+    elif label := result.query.label():
+        out.append(f"{len(result.search.hits)} of the {result.search.candidates} past tasks searched ({label}) "
+                   f"within distance {result.query.max_distance:.2f}")
     kp = result.keypoints
     if kp.note:
         out.append(kp.note)

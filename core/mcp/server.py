@@ -85,10 +85,17 @@ def internal_memory(wb: Workbench, req: uc.PastTaskQuery, caller: uc.Principal) 
     in precise keywords; call again for another query. Only texts closer than `max_distance` (cosine
     distance) count, at most `n_max` of them.
 
+    To narrow the search, optionally: `task_types` (e.g. ["email"] when the user asks for an email they
+    got help with; an unknown type name is refused with the list of the types there are), and
+    `date_from` / `date_to` for when the text was produced, each a day ("2025-11-30"), a month
+    ("2025-11") or a phrase ("last week"); both days are included.
+
     Returns `keypoints.references`: per past task its `user_task_execution_pk`, `produced_text_title`,
     `task_icon` and `extracted_informations` (the key points), with the distance and date of the text
     they were read from; `search` holds the texts found and, when none was close enough, the nearest
-    distance; `execution_id` identifies this call in the user's tool history.
+    distance; `nothing_within` says why nothing was found (no text within the distance, none matching
+    the filter, or no texts for that user); `execution_id` identifies this call in the user's tool
+    history.
     """
     return uc.internal_memory(wb, req)
 

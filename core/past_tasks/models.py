@@ -4,13 +4,24 @@ extraction (`keypoints`), so neither imports the other for them."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Literal
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
+from core.errors import InvalidInput
 from core.ids import Id, UserId, pg_text
 from core.limits import QUERY_MAX_CHARS
+from core.retrieval.timeparse import window_bound
 
 DEFAULT_MAX_DISTANCE = 0.2  # the seed's limit, for OpenAI embeddings and any model not calibrated
 DEFAULT_N_MAX = 10
@@ -25,10 +36,149 @@ def default_max_distance(embedder_name: str) -> float:
     return MAX_DISTANCE_BY_EMBEDDER.get(embedder_name, DEFAULT_MAX_DISTANCE)
 
 
-class PastTaskQuery(BaseModel):
-    """One query of the internal memory tool: whose texts, the query (precise keywords), and the limits of
-    its search (strictly below `max_distance`, at most `n_max` results). Without `max_distance`, the
-    search uses the active embedder's default, and the recorded query says which value that was."""
+# -- which texts: task types and a produced-date range ----------------------------------------------
+
+TASK_TYPES_MAX = 50
+DATE_HELP = "2025-11-01, 2025-11, 2025, 'today', 'last week', '7 days ago' or an ISO time"
+# The last instant of a period, before the next one starts: times are kept to the microsecond.
+PERIOD_END = timedelta(microseconds=1)
+
+
+def read_bound(value: str | date | datetime | None, *, end: bool, name: str,
+               now: datetime | None = None) -> datetime | None:
+    """One end of a produced-date range as a person writes it, read as `uc.read_window` reads the CLI's
+    --since/--until (`core.retrieval.timeparse.window_bound`): a day, month or year counts whole, from its
+    first instant as a start (`end` False) and to its last microsecond as an end, so "--until 2025-11-30"
+    includes the 30th; a moment as written. A `date` is that whole day; a `datetime` without a zone is UTC.
+    (The same rules as `read_window`, whose module brings pandas, which the CLI's past-task commands
+    never load.) InvalidInput names the bound (`name`) and what it may be."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime.combine(value, time.max if end else time.min, UTC)
+    now = now or datetime.now(UTC)
+    try:
+        when = window_bound(value, now, end=end)
+        if end and when is not None and when != window_bound(value, now):  # a period ends just before the next
+            when -= PERIOD_END
+    except (OverflowError, ValueError):  # the period's other end past year 9999 ("9999-12-31", "9999-12")
+        raise InvalidInput(f"{name}: {value!r} reaches past the last date there is (9999-12-31)") from None
+    if when is None:
+        raise InvalidInput(f"{name}: could not read {value!r} as a date; try {DATE_HELP}")
+    return when
+
+
+def read_range(since: str | None, until: str | None, names: tuple[str, str] = ("date_from", "date_to")
+               ) -> tuple[datetime | None, datetime | None]:
+    """Both ends (`read_bound`), refused the wrong way round; `names` as the front end calls them."""
+    now = datetime.now(UTC)
+    start = read_bound(since, end=False, name=names[0], now=now)
+    stop = read_bound(until, end=True, name=names[1], now=now)
+    if start and stop and start > stop:
+        raise InvalidInput(f"{names[0]} must not be after {names[1]}")
+    return start, stop
+
+
+def _bound_reader(end: bool):
+    def read(value: Any, info: ValidationInfo) -> Any:
+        if value is None or isinstance(value, str | date):
+            try:
+                return read_bound(value, end=end, name=info.field_name or "date")
+            except InvalidInput as e:
+                raise ValueError(str(e).split(": ", 1)[1]) from None  # pydantic names the field itself
+        return value
+    return read
+
+
+# Written as a person writes a day: the schema says text, not an ISO timestamp, so a model sends "2025-11-30".
+_DAY_TEXT = WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]})
+
+
+class PastTaskFilter(BaseModel):
+    """Which of a user's texts a search or a listing looks at: texts of these task types only, produced
+    (their latest version's date, the one every front end shows) within [date_from, date_to], both
+    included. Empty: every text. An unknown type name is refused, naming the types that exist."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    task_types: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        [], max_length=TASK_TYPES_MAX,
+        description="only texts of these task types, by name as stored (e.g. 'email', 'meeting minutes'); "
+                    "empty: every type")
+    date_from: Annotated[datetime | None, _DAY_TEXT] = Field(
+        None, description=f"only texts produced on or after this day (or period, from its start; UTC): {DATE_HELP}")
+    date_to: Annotated[datetime | None, _DAY_TEXT] = Field(
+        None, description="only texts produced on or before this day (or period, to its end: '2025-11-30' "
+                          "includes the 30th; UTC)")
+
+    _read_from = field_validator("date_from", mode="before")(_bound_reader(end=False))
+    _read_to = field_validator("date_to", mode="before")(_bound_reader(end=True))
+
+    @field_validator("task_types")
+    @classmethod
+    def _names_as_stored(cls, v: list[str]) -> list[str]:  # stored lower-case (ProducedTextInput.task)
+        return list(dict.fromkeys(name.lower() for name in v))
+
+    @field_validator("date_from", "date_to")
+    @classmethod
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PastTaskFilter:
+        if self.date_from and self.date_to and self.date_from > self.date_to:
+            raise ValueError("date_from must not be after date_to")
+        return self
+
+    def label(self) -> str | None:
+        """The active filter as a result line shows it: "email, note · 1–30 Nov 2025"; None without one."""
+        parts = [", ".join(self.task_types)] if self.task_types else []
+        if period := period_label(self.date_from, self.date_to):
+            parts.append(period)
+        return " · ".join(parts) or None
+
+
+def _is_day_start(t: datetime) -> bool:
+    return t.timetz().replace(tzinfo=None) == time.min
+
+
+def _is_day_end(t: datetime) -> bool:
+    return t.timetz().replace(tzinfo=None) == time.max
+
+
+def _day(t: datetime, *, year: bool = True, month: bool = True, clock: bool = False) -> str:
+    text = f"{t.day}" + (f" {t:%b}" if month else "") + (f" {t.year}" if year else "")
+    return text + (f" {t:%H:%M}" if clock else "")
+
+
+def period_label(start: datetime | None, stop: datetime | None) -> str | None:
+    """A produced-date range in a few characters, in UTC: "1–30 Nov 2025", "28 Oct – 3 Nov 2025",
+    "from 1 Nov 2025", "until 30 Nov 2025"; a bound that is not a day's edge shows its time."""
+    start = start.astimezone(UTC) if start else None
+    stop = stop.astimezone(UTC) if stop else None
+    clock_from = start is not None and not _is_day_start(start)
+    clock_to = stop is not None and not _is_day_end(stop)
+    if start is None and stop is None:
+        return None
+    if stop is None:
+        return f"from {_day(start, clock=clock_from)}"
+    if start is None:
+        return f"until {_day(stop, clock=clock_to)}"
+    if clock_from or clock_to:
+        return f"{_day(start, clock=clock_from)} – {_day(stop, clock=clock_to)}"
+    if start.date() == stop.date():
+        return _day(start)
+    if (start.year, start.month) == (stop.year, stop.month):
+        return f"{start.day}–{_day(stop)}"
+    if start.year == stop.year:
+        return f"{_day(start, year=False)} – {_day(stop)}"
+    return f"{_day(start)} – {_day(stop)}"
+
+
+class _QueryFields(BaseModel):
+    """The query's own fields: a base of `PastTaskQuery`, so a schema lists them before the filter's."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -44,6 +194,13 @@ class PastTaskQuery(BaseModel):
     @classmethod
     def _storable(cls, v: str) -> str:  # the query is recorded in Postgres with the tool execution
         return pg_text(v)
+
+
+class PastTaskQuery(PastTaskFilter, _QueryFields):
+    """One query of the internal memory tool: whose texts, the query (precise keywords), and the limits of
+    its search (strictly below `max_distance`, at most `n_max` results), among the texts its filter lets
+    through (`PastTaskFilter`: task types, produced dates). Without `max_distance`, the search uses the
+    active embedder's default, and the recorded query says which value that was."""
 
 
 class PastTaskHit(BaseModel):
@@ -62,8 +219,10 @@ class PastTaskHit(BaseModel):
 
 class PastTaskSearch(BaseModel):
     hits: list[PastTaskHit]
-    candidates: int = Field(description="the user's searchable texts")
+    candidates: int = Field(description="the user's searchable texts that the filter (task types, dates) "
+                                        "lets through")
     nearest_distance: float | None = Field(description="over all candidates, whatever max_distance")
+    searchable: int | None = Field(None, description="the user's searchable texts, whatever the filter")
 
 
 class PastTaskReference(BaseModel):
@@ -114,12 +273,16 @@ class InternalMemoryResult(BaseModel):
         end's result, so an assistant tells a wrong user id from nothing relevant."""
         if self.search.hits:
             return None
-        q = self.query
-        if self.search.nearest_distance is None:
+        q, found = self.query, self.search
+        within = f" ({label})" if (label := q.label()) else ""
+        if found.nearest_distance is None and not found.searchable:
             return (f"User {q.user_id!r} has no searchable past tasks in instance {q.instance!r} (check the "
                     "user id: past tasks are searched per user).")
-        return (f"Nothing within distance {q.max_distance:.2f}; the nearest past task is at "
-                f"{self.search.nearest_distance:.4f}.")
+        if found.nearest_distance is None:
+            return (f"None of the {found.searchable} searchable past tasks of user {q.user_id!r} matches the "
+                    f"filter{within}; widen it.")
+        return (f"Nothing within distance {q.max_distance:.2f}; the nearest past task{within} is at "
+                f"{found.nearest_distance:.4f}.")
 
 
 

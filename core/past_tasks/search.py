@@ -22,8 +22,15 @@ from psycopg import sql
 from core.embeddings import Embedder
 from core.errors import describe
 from core.past_tasks.keypoints import extract_key_points
-from core.past_tasks.models import (InternalMemoryResult, PastTaskHit, PastTaskQuery, PastTaskSearch,
-                                    PastToolExecution, default_max_distance)
+from core.past_tasks.models import (
+    InternalMemoryResult,
+    PastTaskHit,
+    PastTaskQuery,
+    PastTaskSearch,
+    PastToolExecution,
+    default_max_distance,
+)
+from core.past_tasks.store import filter_params
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -37,28 +44,33 @@ def with_default_distance(q: PastTaskQuery, embedder: Embedder) -> PastTaskQuery
 
 
 def search_past_tasks(pool, embedder: Embedder, q: PastTaskQuery) -> PastTaskSearch:
+    """The search; InvalidInput when the filter names a task type that does not exist (naming those that
+    do)."""
     stmt = _statement(embedder)
-    params = {"instance": q.instance, "user_id": q.user_id, "q": embedder.embed(q.query),
-              "max_distance": with_default_distance(q, embedder).max_distance, "n_max": q.n_max}
+    vector = embedder.embed(q.query)
     with pool.connection() as conn:
+        params = {"instance": q.instance, "user_id": q.user_id, "q": vector,
+                  "max_distance": with_default_distance(q, embedder).max_distance, "n_max": q.n_max,
+                  **filter_params(conn, q.instance, q)}
         rows = conn.execute(stmt, params).fetchall()
-    nearest, candidates = rows[0][0], rows[0][1]
-    hits = [PastTaskHit(user_task_execution_pk=r[2], produced_text_pk=r[3], version_pk=r[4], task_name=r[5],
-                        task_icon=r[6], title=r[7], production=r[8], date=r[9], distance=float(r[10]))
-            for r in rows if r[2] is not None]
-    return PastTaskSearch(hits=hits, candidates=candidates,
+    nearest, candidates, searchable = rows[0][0], rows[0][1], rows[0][2]
+    hits = [PastTaskHit(user_task_execution_pk=r[3], produced_text_pk=r[4], version_pk=r[5], task_name=r[6],
+                        task_icon=r[7], title=r[8], production=r[9], date=r[10], distance=float(r[11]))
+            for r in rows if r[3] is not None]
+    return PastTaskSearch(hits=hits, candidates=candidates, searchable=searchable,
                           nearest_distance=float(nearest) if nearest is not None else None)
 
 
 def _statement(embedder: Embedder) -> sql.Composed:
     vt = sql.SQL("vector({})").format(sql.Literal(embedder.dim))
     # `latest` picks each execution's newest version with a vector of this model (narrow rows: the
-    # texts are joined only for the hits); the one-row `n` makes the statement answer, with the
-    # nearest distance, even when no hit is in range.
+    # texts are joined only for the hits); `scored` keeps those the filter lets through (the date is the
+    # latest version's: an older version inside the range does not bring a text back); the one-row `n`
+    # makes the statement answer, with the nearest distance and the counts, even when no hit is in range.
     return sql.SQL("""
 WITH latest AS MATERIALIZED (
     SELECT DISTINCT ON (pt.pk) e.pk AS execution_pk, pt.pk AS text_pk, v.pk AS version_pk, e.task_type_pk,
-           v.embedding
+           v.created_at, v.embedding
     FROM past_task_execution e
     JOIN past_task_produced_text pt ON pt.execution_pk = e.pk
     JOIN past_task_text_version v ON v.produced_text_pk = pt.pk
@@ -68,9 +80,12 @@ WITH latest AS MATERIALIZED (
 ), scored AS MATERIALIZED (
     SELECT execution_pk, text_pk, version_pk, task_type_pk, (embedding::{vt}) <=> %(q)s::{vt} AS distance
     FROM latest
+    WHERE (%(type_pks)s::bigint[] IS NULL OR task_type_pk = ANY(%(type_pks)s::bigint[]))
+      AND (%(date_from)s::timestamptz IS NULL OR created_at >= %(date_from)s::timestamptz)
+      AND (%(date_to)s::timestamptz IS NULL OR created_at <= %(date_to)s::timestamptz)
 )
-SELECT n.nearest, n.candidates, s.execution_pk, s.text_pk, s.version_pk, tt.name, tt.icon, v.title,
-       v.production, v.created_at, s.distance
+SELECT n.nearest, n.candidates, (SELECT count(*) FROM latest), s.execution_pk, s.text_pk, s.version_pk,
+       tt.name, tt.icon, v.title, v.production, v.created_at, s.distance
 FROM (SELECT min(distance) AS nearest, count(*) AS candidates FROM scored) n
 LEFT JOIN LATERAL (
     SELECT * FROM scored WHERE distance < %(max_distance)s ORDER BY distance, execution_pk LIMIT %(n_max)s
@@ -89,9 +104,9 @@ def run_internal_memory(wb: Workbench, q: PastTaskQuery, *, execution_id: str | 
     """
     store = wb.past_tasks
     q = with_default_distance(q, wb.embedder)
-    execution_id = store.begin_tool_execution(q.instance, q.user_id, q.query,
-                                              q.model_dump(exclude={"instance", "user_id", "query"}),
-                                              execution_id)
+    store.task_type_pks(q.instance, q.task_types)  # an unknown type is refused before the execution is recorded
+    params = q.model_dump(mode="json", exclude={"instance", "user_id", "query"})
+    execution_id = store.begin_tool_execution(q.instance, q.user_id, q.query, params, execution_id)
     try:
         found = search_past_tasks(wb.pool(), wb.embedder, q)
         keypoints = extract_key_points(wb, q.query, found.hits)

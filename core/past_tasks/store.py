@@ -9,6 +9,7 @@ one query only) is kept here too, so the dashboard and the CLI share one history
 
 from __future__ import annotations
 
+import difflib
 import re
 import uuid
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
 from core.ids import Id, UserId, pg_text, validate_id
 from core.index.vectors import ensure_model_hnsw_index
+from core.past_tasks.models import PastTaskFilter
 
 DDL = """
 CREATE TABLE IF NOT EXISTS past_task_type (
@@ -173,7 +175,7 @@ def text_from_file(name: str | None, content: str) -> tuple[str, str]:
         return _unheaded(first) or (name or first_words(rest)), rest
     if name is None:
         return first_words(_unheaded(content)) or "untitled", content.strip()
-    stem = re.sub(r"\.(md|markdown|txt)$", "", name.rsplit("/", 1)[-1], flags=re.I)
+    stem = re.sub(r"\.(md|markdown|txt)$", "", name.rsplit("/", 1)[-1], flags=re.IGNORECASE)
     return stem.replace("_", " ").replace("-", " ").strip() or "untitled", content.strip()
 
 
@@ -191,6 +193,33 @@ def first_words(text: str, limit: int = TITLE_WORDS_MAX) -> str:
     if line[limit - 1] != " " and " " in cut:  # a word cut in two is left out; one long word is cut
         cut = cut.rsplit(" ", 1)[0]
     return cut.rstrip(" ,;:.-–—") + "…"
+
+
+def task_type_pks(conn, instance: str, names: Sequence[str]) -> list[int] | None:
+    """The keys of the task types named (None when none is: no filter by type). InvalidInput when a name
+    is no task type of the instance's texts, naming those there are (and the nearest one), so "emails" is
+    not silently nothing. Only the instance's types are named: the type table serves every instance, and
+    a key for one instance must not learn the type names of another."""
+    if not names:
+        return None
+    by_name = dict(conn.execute(
+        "SELECT tt.name, tt.pk FROM past_task_type tt WHERE EXISTS (SELECT 1 FROM past_task_execution e "
+        "WHERE e.instance = %s AND e.task_type_pk = tt.pk) ORDER BY tt.name", (instance,)).fetchall())
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        near = [m for name in unknown for m in difflib.get_close_matches(name, by_name, n=1, cutoff=0.75)]
+        hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+        types = ", ".join(by_name) if by_name else "none yet (a type is made by the first text stored with it)"
+        raise InvalidInput(f"no task type named {', '.join(map(repr, unknown))} in instance {instance!r}{hint}; "
+                           f"its task types are: {types}")
+    return [by_name[name] for name in names]
+
+
+def filter_params(conn, instance: str, where: PastTaskFilter) -> dict[str, Any]:
+    """The statement parameters of a filter: `type_pks` (NULL: every type), `date_from`, `date_to` (NULL:
+    open), each compared in SQL with the text's latest version (`created_at`), both ends included."""
+    return {"type_pks": task_type_pks(conn, instance, where.task_types), "date_from": where.date_from,
+            "date_to": where.date_to}
 
 
 class PastTaskStore:
@@ -331,10 +360,21 @@ class PastTaskStore:
                 "SELECT DISTINCT user_id FROM past_task_execution WHERE instance = %s ORDER BY user_id",
                 (instance,))]
 
-    def task_types(self) -> list[tuple[str, str]]:
-        """(name, icon) of every task type, by name."""
+    def task_type_pks(self, instance: str, names: Sequence[str]) -> list[int] | None:
+        """`task_type_pks`: refuses a name that is no task type of the instance's texts."""
+        if not names:
+            return None
         with self.pool.connection() as conn:
-            return conn.execute("SELECT name, icon FROM past_task_type ORDER BY name").fetchall()
+            return task_type_pks(conn, instance, names)
+
+    def task_types(self, instance: str | None = None) -> list[tuple[str, str]]:
+        """(name, icon) of every task type, by name; with `instance`, those of its texts only (what a
+        filter there can name)."""
+        with self.pool.connection() as conn:
+            return conn.execute(
+                "SELECT tt.name, tt.icon FROM past_task_type tt WHERE %(i)s::text IS NULL OR EXISTS "
+                "(SELECT 1 FROM past_task_execution e WHERE e.instance = %(i)s AND e.task_type_pk = tt.pk) "
+                "ORDER BY tt.name", {"i": instance}).fetchall()
 
     def count(self, instance: str) -> int:
         """Produced texts the users have not deleted."""
@@ -345,9 +385,11 @@ class PastTaskStore:
                 (instance,)).fetchone()[0]
 
     def list_texts(self, instance: str, user_id: str, *, include_deleted: bool = True, limit: int = 500,
-                   execution_pks: Sequence[int] | None = None, with_text: bool = True) -> list[StoredText]:
+                   execution_pks: Sequence[int] | None = None, with_text: bool = True,
+                   where: PastTaskFilter | None = None) -> list[StoredText]:
         """The user's produced texts, newest first, each with its latest version (`production` empty
-        unless `with_text`, so listing many long texts stays cheap)."""
+        unless `with_text`, so listing many long texts stays cheap); with `where`, only those of its task
+        types whose latest version was produced in its date range."""
         with self.pool.connection() as conn:
             rows = conn.execute(
                 """SELECT e.pk, pt.pk, tt.name, tt.icon, v.title,
@@ -362,10 +404,13 @@ class PastTaskStore:
                                  ORDER BY x.created_at DESC, x.pk DESC LIMIT 1) v ON true
                    WHERE e.instance = %(i)s AND e.user_id = %(u)s AND (%(all)s OR NOT pt.deleted_by_user)
                      AND (%(pks)s::bigint[] IS NULL OR e.pk = ANY(%(pks)s))
+                     AND (%(type_pks)s::bigint[] IS NULL OR e.task_type_pk = ANY(%(type_pks)s::bigint[]))
+                     AND (%(date_from)s::timestamptz IS NULL OR v.created_at >= %(date_from)s::timestamptz)
+                     AND (%(date_to)s::timestamptz IS NULL OR v.created_at <= %(date_to)s::timestamptz)
                    ORDER BY v.created_at DESC, e.pk DESC LIMIT %(n)s""",
                 {"m": self.embedder.name, "i": instance, "u": user_id, "all": include_deleted, "n": limit,
-                 "text": with_text,
-                 "pks": list(execution_pks) if execution_pks is not None else None}).fetchall()
+                 "text": with_text, "pks": list(execution_pks) if execution_pks is not None else None,
+                 **filter_params(conn, instance, where or PastTaskFilter())}).fetchall()
         return [StoredText(user_task_execution_pk=r[0], produced_text_pk=r[1], task_name=r[2], task_icon=r[3],
                            title=r[4], production=r[5], created_at=r[6], versions=r[7], deleted=r[8],
                            embedded=r[9]) for r in rows]

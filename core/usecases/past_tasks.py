@@ -10,8 +10,17 @@ from pydantic import BaseModel, Field, ValidationError
 
 from core.errors import InvalidInput, explain_validation
 from core.ids import UserId, validate_user_id
-from core.past_tasks.models import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, MAX_DISTANCE_BY_EMBEDDER,
-                                    InternalMemoryResult, PastTaskQuery, PastToolExecution, default_max_distance)
+from core.past_tasks.models import (
+    DEFAULT_MAX_DISTANCE,
+    DEFAULT_N_MAX,
+    MAX_DISTANCE_BY_EMBEDDER,
+    InternalMemoryResult,
+    PastTaskFilter,
+    PastTaskQuery,
+    PastToolExecution,
+    default_max_distance,
+    read_range,
+)
 from core.past_tasks.search import history, run_internal_memory
 from core.past_tasks.store import TEXT_SUFFIXES, IngestedText, ProducedTextInput, StoredText, text_from_file
 from core.usecases.base import InstanceRequest, Request
@@ -21,8 +30,10 @@ if TYPE_CHECKING:
 
 # For the front ends: the search's defaults, and reading an uploaded file, or a text given without a
 # title (`text_from_file(None, text)`: its first line when short, else its first words), into
-# (title, production).
-__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "TEXT_SUFFIXES", "text_from_file"]
+# (title, production); the filter by task type and produced date that the search and the listing share
+# (`PastTaskFilter`, whose `label()` a result line shows; its bounds read as a person writes them,
+# `read_range`, as `read_window` reads the feedback's, without loading the analytics and pandas).
+__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "TEXT_SUFFIXES", "PastTaskFilter", "read_range", "text_from_file"]
 
 
 def internal_memory(wb: Workbench, req: PastTaskQuery, *, execution_id: str | None = None
@@ -159,14 +170,18 @@ class UserRequest(InstanceRequest):
     user_id: UserId
 
 
-class ListTexts(UserRequest):
-    limit: int = Field(500, ge=1, le=10_000)
-    with_text: bool = True
+class ListTexts(PastTaskFilter, UserRequest):
+    """The user's stored texts, newest first, narrowed by the filter the search takes (task types, the
+    produced-date range)."""
+
+    limit: int = Field(500, ge=1, le=10_000, description="at most this many texts, newest first")
+    with_text: bool = Field(True, description="each text's production too (false: titles only)")
 
 
 def list_texts(wb: Workbench, req: ListTexts) -> list[StoredText]:
+    """InvalidInput when the filter names a task type that does not exist, naming those that do."""
     return wb.past_tasks.list_texts(req.instance_in(wb), req.user_id, limit=req.limit,
-                                    with_text=req.with_text)
+                                    with_text=req.with_text, where=req)
 
 
 class MarkDeleted(UserRequest):
@@ -191,7 +206,9 @@ def tool_history(wb: Workbench, req: HistoryRequest) -> list[PastToolExecution]:
 class PastTaskCatalogue(BaseModel):
     instance: str
     users: list[str]
-    task_types: list[tuple[str, str]]
+    task_types: list[tuple[str, str]] = Field(description="(name, icon) of every task type, for a new text")
+    types_in_use: list[str] = Field([], description="the task types of the instance's texts: what a filter "
+                                                    "may name")
     llm_configured: bool = Field(description="key points come from the LLM; without one, the sentences most "
                                              "similar to the query (extractive)")
 
@@ -200,7 +217,9 @@ def catalogue(wb: Workbench, req: InstanceRequest) -> PastTaskCatalogue:
     """The users with stored texts, the task types with their icons, and how key points are made."""
     instance = req.instance_in(wb)
     return PastTaskCatalogue(instance=instance, users=wb.past_tasks.users(instance),
-                             task_types=wb.past_tasks.task_types(), llm_configured=wb.llm.configured)
+                             task_types=wb.past_tasks.task_types(),
+                             types_in_use=[name for name, _ in wb.past_tasks.task_types(instance)],
+                             llm_configured=wb.llm.configured)
 
 
 class EmbedPending(InstanceRequest):
