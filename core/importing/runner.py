@@ -15,6 +15,11 @@ message or a memory deleted since an earlier import is left out and counted (`Im
 unless `include_deleted` asks for it back. A dry run (and the Import page's preview) looks the file up in
 the instance as it validates it (`Lookup`): what the import would leave out as deleted, counted alike, and
 what it would add (`ImportAdds`), so next month's export is told from the same file imported again.
+
+Versions before that record kept none, so a deletion made there left no trace but one: a file that such a
+version imported in full (its checkpoint finished, without `KEPT`). What that import stored and is no longer
+stored was deleted by the user, so the first import of the same file after the upgrade records it as
+deleted (`gone_unrecorded`) and leaves it out like any deletion, instead of bringing it back unasked.
 """
 
 from __future__ import annotations
@@ -60,6 +65,10 @@ PREVIEW_ITEMS = 5
 LISTED_CHAINS = 50  # conversations the outcome names (`chains_total` counts them all)
 BATCH_RECORDS = 200  # conversations (or memories, past tasks) read per write batch
 THOUGHT_KINDS = ("user", "assistant")
+# Checkpoint fields: an import of the file finished with deletions recorded (`core.admin.deleted`); and one
+# finished by an older version, which recorded none, whose first import since has not finished yet.
+KEPT = "deletions_kept"
+UNRECORDED = "deletions_unrecorded"
 Progress = Callable[[int, int, str], None]
 
 
@@ -313,6 +322,8 @@ def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_t
     counts, errors, first, invalid, records = ImportCounts(), [], [], 0, 0
     assumed, without, nul, marked, unnamed = 0, 0, 0, 0, 0
     sink = None
+    if look_up is not None:
+        look_up.checkpoint(sha256)
     try:
         for item in read():
             records += 1
@@ -403,8 +414,11 @@ class _Run:
         # What this run took as stored by that one (conversations in Redis, past tasks). Memories are not
         # counted: an interrupted bulk load keeps none of them, and each is checked against the index.
         self.resumed = 0
+        # Imported in full by a version that recorded no deletions: what it stored and is gone was deleted.
+        self.unrecorded = unrecorded(saved)
         self.r.hset(self.key, mapping={"format": preview.format, "file": Path(preview.file).name,
-                                       "total": self.total, "started_at": _now()})
+                                       "total": self.total, "started_at": _now(),
+                                       **({UNRECORDED: 1} if self.unrecorded else {})})
         self.r.hdel(self.key, "finished_at")
         self.done = 0
         self.created, self.present, self.duplicates = ImportCounts(), 0, 0
@@ -468,6 +482,11 @@ class _Run:
         `include_deleted`, all of them, and the ids of those deleted (chains, messages), to be no longer
         recorded as deleted once written."""
         r = self.wb.redis()
+        if self.unrecorded:
+            chains, ones = gone_unrecorded(self.wb, self.instance, {c.chain_id: [t.id for t in th] for c, th in
+                                                                    zip(convs, threads, strict=True)},
+                                           {c.chain_id: aside_ids(self.instance, c) for c in convs})
+            deleted.record(r, self.instance, chains=chains, memories=ones)
         gone = (deleted.deleted(r, self.instance, "chain", [c.chain_id for c in convs]),
                 deleted.deleted(r, self.instance, "memory", [t.id for th in threads for t in th]))
         if self.include_deleted:
@@ -477,6 +496,10 @@ class _Run:
     def _not_deleted_memories(self, memories: list[ImportedMemory]) -> tuple[list[MemoryRecord], set[str]]:
         """The memories' rows but those the user deleted here (all, with `include_deleted`, and the ids of
         those deleted)."""
+        if self.unrecorded and self.indexed_before and memories:
+            ids = [m.id for m in memories]
+            deleted.record(self.wb.redis(), self.instance,
+                           memories=set(ids) - indexed_ids(self.wb, self.instance, ids))
         gone = deleted.deleted(self.wb.redis(), self.instance, "memory", [m.id for m in memories])
         if self.include_deleted:
             return [self._memory(m) for m in memories], gone
@@ -509,9 +532,7 @@ class _Run:
         """Rows whose id the instance's index does not hold yet (all, for an instance new to it)."""
         if not rows or not self.indexed_before:
             return rows
-        with self.wb.pool().connection() as conn:
-            there = {r[0] for r in conn.execute("SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)",
-                                                (self.instance, [r.id for r in rows]))}
+        there = indexed_ids(self.wb, self.instance, [r.id for r in rows])
         return [r for r in rows if r.id not in there]
 
     def past_tasks(self, batch: list[ImportedPastTask]) -> None:
@@ -547,7 +568,8 @@ class _Run:
             self.progress(min(self.done, self.total), self.total, "importing")
 
     def finish(self) -> None:
-        self.r.hset(self.key, mapping={"done": self.done, "finished_at": _now()})
+        self.r.hset(self.key, mapping={"done": self.done, "finished_at": _now(), KEPT: 1})
+        self.r.hdel(self.key, UNRECORDED)
 
 
 class _Seen:
@@ -603,6 +625,17 @@ class Lookup:
         self.gone: tuple[bool, bool] | None = None  # anything deleted (chains, ones), asked at the first batch
         self.indexed: bool | None = None  # the instance's index exists, asked at the first memory
         self.texts: dict[str, set[tuple[str, str]]] = {}  # past tasks' stored texts, by user
+        self.unrecorded = False  # the file was imported in full by a version that recorded no deletions
+        self.asides: dict[str, set[str]] = {}  # of a batch, when `unrecorded`: chain -> its asides' ids
+
+    def checkpoint(self, sha256: str) -> None:
+        """Read the file's checkpoint in the instance, before the first record: whether an older version
+        imported it in full (`unrecorded`)."""
+        if sha256:
+            self._guarded(self._checkpoint, sha256)
+
+    def _checkpoint(self, sha256: str) -> None:
+        self.unrecorded = unrecorded(self.wb.thoughts.r.hgetall(import_checkpoint_key(self.instance, sha256)))
 
     def add(self, item: Item) -> None:
         if self.failed is not None:
@@ -622,7 +655,7 @@ class Lookup:
     def flush(self) -> None:
         if self.chains or self.memories:
             self._guarded(self._batch)
-        self.chains, self.memories = {}, []
+        self.chains, self.memories, self.asides = {}, [], {}
 
     def _guarded(self, step: Callable[..., None], *args: Any) -> None:
         if self.failed is not None:
@@ -639,6 +672,8 @@ class Lookup:
         chain = conv.chain_id
         if self.seen.first(f"chain {chain}"):
             self.chains[chain] = (message_ids(self.wb, self.instance, conv), len(conv.messages))
+            if self.unrecorded:
+                self.asides[chain] = aside_ids(self.instance, conv)
         else:
             self.adds.repeated.conversations += 1
             self.adds.repeated.messages += len(conv.messages)
@@ -658,6 +693,10 @@ class Lookup:
         gone = deleted.deleted(r, self.instance, "chain", list(ids)) if chains_gone else set()
         ones = (deleted.deleted(r, self.instance, "memory", [i for th, _ in ids.values() for i in th])
                 if ones_gone else set())
+        if self.unrecorded:  # as the write pass records them (`_Run._not_deleted`)
+            chains, messages = gone_unrecorded(self.wb, self.instance, {c: th for c, (th, _) in ids.items()},
+                                               self.asides)
+            gone, ones = gone | chains, ones | messages
         kept = {chain: [i for i in th if i not in ones] for chain, (th, _) in ids.items() if chain not in gone}
         asked = [chain for chain, th in kept.items() if th]
         p = self.wb.thoughts.r.pipeline(transaction=False)  # as `missing` asks: one ZMSCORE a chain
@@ -682,15 +721,15 @@ class Lookup:
 
     def _memories(self, r: redis.Redis) -> None:
         gone = deleted.deleted(r, self.instance, "memory", self.memories) if self.gone[1] else set()
-        self.deleted.memories += len(gone)
-        ids = [i for i in self.memories if i not in gone]
         if self.indexed is None:
             self.indexed = self.wb.index.partition_exists(self.instance)
+        if self.unrecorded and self.indexed:  # as the write pass records them (`_Run._not_deleted_memories`)
+            gone |= set(self.memories) - indexed_ids(self.wb, self.instance, self.memories)
+        self.deleted.memories += len(gone)
+        ids = [i for i in self.memories if i not in gone]
         there = set()
         if ids and self.indexed:  # as the write pass asks (`_Run._not_indexed`)
-            with self.wb.pool().connection() as conn:
-                there = {row[0] for row in conn.execute(
-                    "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (self.instance, ids))}
+            there = indexed_ids(self.wb, self.instance, ids)
         self.adds.already.memories += len(there)
         self.adds.new.memories += len(ids) - len(there)
 
@@ -706,6 +745,47 @@ class Lookup:
             self.adds.new.past_tasks += 1
         else:
             self.adds.repeated.past_tasks += 1
+
+
+def unrecorded(checkpoint: dict[str, str]) -> bool:
+    """Whether a file's checkpoint is that of an import finished by a version that recorded no deletions
+    (or of the first import since, not finished yet): what it stored and is gone now was deleted."""
+    return bool(checkpoint.get("finished_at") or checkpoint.get(UNRECORDED)) and not checkpoint.get(KEPT)
+
+
+def gone_unrecorded(wb: Workbench, instance: str, threads: dict[str, list[str]], asides: dict[str, set[str]]
+                    ) -> tuple[set[str], set[str]]:
+    """Of conversations an older version imported in full (`unrecorded`), what the user deleted there: the
+    chains none of whose messages is stored any more, and the messages gone from the others (one ZMSCORE
+    a chain, in one round trip). Asides (kept system and tool messages, an attachment's line) are never
+    taken as deleted: that import may have left them out (without --include-system, or before such lines
+    were kept)."""
+    said = {chain: [i for i in ids if i not in asides.get(chain, ())] for chain, ids in threads.items()}
+    said = {chain: ids for chain, ids in said.items() if ids}
+    p = wb.thoughts.r.pipeline(transaction=False)
+    for chain, ids in said.items():
+        p.zmscore(chain_key(instance, chain), ids)
+    chains, messages = set(), set()
+    for (chain, ids), scores in zip(said.items(), p.execute() if said else [], strict=True):
+        gone = {i for i, score in zip(ids, scores, strict=True) if score is None}
+        if len(gone) == len(ids):
+            chains.add(chain)
+        else:
+            messages |= gone
+    return chains, messages
+
+
+def aside_ids(instance: str, conv: ImportedConversation) -> set[str]:
+    """The ids a conversation's asides may have (`core.importing.chats`: system-N, attachment-N places)."""
+    return {ident for m in conv.messages if m.place.startswith(("system-", "attachment-"))
+            for ident in (_message_id(instance, conv.chain_id, m, set()), m.source_id) if ident}
+
+
+def indexed_ids(wb: Workbench, instance: str, ids: list[str]) -> set[str]:
+    """Those of `ids` the instance's memory index holds."""
+    with wb.pool().connection() as conn:
+        return {row[0] for row in conn.execute("SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)",
+                                               (instance, ids))}
 
 
 def stored_texts(wb: Workbench, instance: str, user_id: str) -> set[tuple[str, str]]:
