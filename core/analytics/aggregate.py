@@ -21,7 +21,7 @@ follow-up data of their own, being neither continued, abandoned nor ended here):
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Literal
 
 import numpy as np
@@ -29,6 +29,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from core.analytics.load import IMPORTED, STAGES, answered_between
+from core.retrieval.timeparse import PERIOD_END
 
 Grouping = Literal["day", "model", "profile", "chain", "tag", "source", "key"]
 GROUPINGS: tuple[str, ...] = ("day", "model", "profile", "chain", "tag", "source", "key")
@@ -124,10 +125,6 @@ def apply_filter(frame: pd.DataFrame, f: FeedbackFilter) -> pd.DataFrame:
         wanted_tags = set(f.tags)
         keep &= frame["tags"].map(lambda tags: not wanted_tags.isdisjoint(tags))
     return frame if keep.all() else frame[keep]
-
-
-# The last instant of a period, before the next one starts: times are kept to the microsecond.
-PERIOD_END = timedelta(microseconds=1)
 
 
 def previous_window(since: datetime, until: datetime) -> tuple[datetime, datetime]:

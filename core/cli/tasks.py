@@ -32,9 +32,9 @@ def filter_options(command):
 
 def read_filter(task_types: tuple[str, ...], since: str | None, until: str | None) -> dict[str, Any]:
     """The filter's request fields; a bound that cannot be read is refused naming its option."""
-    from core.usecases.past_tasks import read_range
+    from core import usecases as uc
 
-    start, end = read_range(since, until, ("--since", "--until"))
+    start, end = uc.read_window(since, until, ("--since", "--until"))
     return {"task_types": list(task_types), "date_from": start, "date_to": end}
 
 

@@ -4,7 +4,7 @@ extraction (`keypoints`), so neither imports the other for them."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -21,7 +21,7 @@ from pydantic import (
 from core.errors import InvalidInput
 from core.ids import Id, UserId, pg_text
 from core.limits import QUERY_MAX_CHARS
-from core.retrieval.timeparse import window_bound
+from core.retrieval import timeparse
 
 DEFAULT_MAX_DISTANCE = 0.2  # the seed's limit, for OpenAI embeddings and any model not calibrated
 DEFAULT_N_MAX = 10
@@ -39,46 +39,20 @@ def default_max_distance(embedder_name: str) -> float:
 # -- which texts: task types and a produced-date range ----------------------------------------------
 
 TASK_TYPES_MAX = 50
-DATE_HELP = "2025-11-01, 2025-11, 2025, 'today', 'last week', '7 days ago' or an ISO time"
-# The last instant of a period, before the next one starts: times are kept to the microsecond.
-PERIOD_END = timedelta(microseconds=1)
+DATE_HELP = timeparse.WINDOW_HELP
 
 
-def read_bound(value: str | date | datetime | None, *, end: bool, name: str,
-               now: datetime | None = None) -> datetime | None:
-    """One end of a produced-date range as a person writes it, read as `uc.read_window` reads the CLI's
-    --since/--until (`core.retrieval.timeparse.window_bound`): a day, month or year counts whole, from its
-    first instant as a start (`end` False) and to its last microsecond as an end, so "--until 2025-11-30"
-    includes the 30th; a moment as written. A `date` is that whole day; a `datetime` without a zone is UTC.
-    (The same rules as `read_window`, whose module brings pandas, which the CLI's past-task commands
-    never load.) InvalidInput names the bound (`name`) and what it may be."""
+def read_bound(value: str | date | datetime | None, *, end: bool, name: str) -> datetime | None:
+    """One end of a produced-date range: text as every other window's bound is read
+    (`core.retrieval.timeparse.read_bound`: "--until 2025-11-30" includes the 30th), a `date` as that
+    whole day, a `datetime` as it is (UTC when it has no zone); None or blank: open."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, date):
         return datetime.combine(value, time.max if end else time.min, UTC)
-    now = now or datetime.now(UTC)
-    try:
-        when = window_bound(value, now, end=end)
-        if end and when is not None and when != window_bound(value, now):  # a period ends just before the next
-            when -= PERIOD_END
-    except (OverflowError, ValueError):  # the period's other end past year 9999 ("9999-12-31", "9999-12")
-        raise InvalidInput(f"{name}: {value!r} reaches past the last date there is (9999-12-31)") from None
-    if when is None:
-        raise InvalidInput(f"{name}: could not read {value!r} as a date; try {DATE_HELP}")
-    return when
-
-
-def read_range(since: str | None, until: str | None, names: tuple[str, str] = ("date_from", "date_to")
-               ) -> tuple[datetime | None, datetime | None]:
-    """Both ends (`read_bound`), refused the wrong way round; `names` as the front end calls them."""
-    now = datetime.now(UTC)
-    start = read_bound(since, end=False, name=names[0], now=now)
-    stop = read_bound(until, end=True, name=names[1], now=now)
-    if start and stop and start > stop:
-        raise InvalidInput(f"{names[0]} must not be after {names[1]}")
-    return start, stop
+    return timeparse.read_bound(value, datetime.now(UTC), end=end, name=name)
 
 
 def _bound_reader(end: bool):

@@ -17,6 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.errors import InvalidInput
+
 TIME_PARTS = ("year", "month", "day", "week", "weekday", "hour")
 
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
@@ -304,3 +306,36 @@ def _moment(text: str, now: datetime) -> datetime | None:
         "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC", "RETURN_AS_TIMEZONE_AWARE": True, "PREFER_DATES_FROM": "past",
         "RELATIVE_BASE": now.astimezone(UTC).replace(tzinfo=None)})
     return when.astimezone(UTC) if when is not None else None
+
+
+# The last instant of a period, before the next one starts: times are kept to the microsecond.
+PERIOD_END = timedelta(microseconds=1)
+WINDOW_HELP = "2025-11-01, 2025-11, 2025, 'today', 'last week', '7 days ago' or an ISO time"
+
+
+def read_bound(text: str, now: datetime, *, end: bool, name: str) -> datetime:
+    """One bound of a window as a person writes it (`window_bound`): a period counts whole, from its start
+    as a start (`end` False) and to its last microsecond as an end, so adjacent periods share no instant
+    ("--until 2026-12-04" and "--since 2026-12-05"). InvalidInput naming the bound (`name`) when it is no
+    time, or a period whose end passes the last date there is ("9999-12-31")."""
+    try:
+        when = window_bound(text, now, end=end)
+        if end and when is not None and when != window_bound(text, now):  # a period: its last instant
+            when -= PERIOD_END
+    except (OverflowError, ValueError):  # the period's other end past year 9999
+        raise InvalidInput(f"{name}: {text!r} reaches past the last date there is (9999-12-31)") from None
+    if when is None:
+        raise InvalidInput(f"{name}: could not read {text!r} as a date; try {WINDOW_HELP}")
+    return when
+
+
+def read_window(since: str | None, until: str | None, names: tuple[str, str] = ("since", "until")
+                ) -> tuple[datetime | None, datetime | None]:
+    """A window's two bounds as a person writes them (`read_bound`; None: open), refused the wrong way
+    round; `names` as the front end calls them (the CLI's "--since", the API's "since")."""
+    now = datetime.now(UTC)
+    start = None if since is None else read_bound(since, now, end=False, name=names[0])
+    stop = None if until is None else read_bound(until, now, end=True, name=names[1])
+    if start and stop and start > stop:
+        raise InvalidInput(f"{names[0]} must not be after {names[1]}")
+    return start, stop

@@ -54,6 +54,7 @@ from core.usecases.admin import embedder_name, repair_redis, service_statuses, s
 from core.usecases.past_tasks import CheckedFiles, check_text_files, check_user_id, past_task_defaults
 from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, TITLE_FILTER_MAX_CHARS, limit_caption
 from core.usecases.tuning import default_pool, evaluation_pool, locomo_sample_ids, pool_label
+from core.retrieval.timeparse import read_window  # a window's bounds as written (feedback, past tasks)
 
 # What the front ends build requests from and render results with: models, defaults and constants.
 from core.ids import ID_RULE, SHARED_INSTANCE, validate_id
@@ -68,7 +69,7 @@ from core.usecases.importing import (IMPORT_FORMATS, ImportCounts, ImportOutcome
 from core.usecases.conversation import (ABANDON_AFTER_S, CATEGORY_ASSISTANT, CATEGORY_USER, ContextItem,
                                         FeedbackRecord, Thought, TurnMetrics)
 from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_SUFFIXES, IngestedText,
-                                      InternalMemoryResult, PastToolExecution, ProducedTextInput, SearchDefaults,
+                                      InternalMemoryResult, PastTaskFilter, PastToolExecution, ProducedTextInput, SearchDefaults,
                                       StoredText, text_from_file)
 from core.usecases.retrieval import (BEST_SHARE, CHAIN_WEIGHT, DEFAULT_FUSE_RATIOS, SPEAKER_WEIGHT, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
                                      ScopeResult, describe_profile, recency_label, relevance_weights)
@@ -80,7 +81,7 @@ from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, Labelle
 _ANALYTICS = ("EXTRACTIVE_MODEL", "FeedbackExport", "FeedbackFilter", "FeedbackReport", "FeedbackSummary",
               "FeedbackWindow", "SummaryRequest", "Transcript", "TurnRef", "answers_csv", "apply_filter",
               "feedback_answers", "feedback_export", "feedback_summary", "latency_table", "lowest_scored", "previous_window",
-              "questions", "read_window", "summarize", "summarize_by", "summarize_split", "transcript",
+              "questions", "summarize", "summarize_by", "summarize_split", "transcript",
               "warm_feedback")
 if TYPE_CHECKING:  # the same names, for editors and type checkers
     from core.usecases.analytics import (
@@ -102,7 +103,6 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
         lowest_scored,
         previous_window,
         questions,
-        read_window,
         summarize,
         summarize_by,
         summarize_split,
@@ -128,7 +128,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE
            "InternalMemoryResult", "InvalidRecord", "KeyRef", "LabelledQuery", "LabelledSet", "ListTexts", "MarkDeleted", "MarkRelevance", "MemoryEntry", "MemoryQuery",
            "MemoryRef",
            "OpTrace", "OptimiseReport", "OptimiseRequest", "Origin", "Overview", "PastTaskCatalogue",
-           "PastTaskQuery", "PastToolExecution", "Principal", "ProducedTextInput", "ProfileList",
+           "PastTaskFilter", "PastTaskQuery", "PastToolExecution", "Principal", "ProducedTextInput", "ProfileList",
            "ProfileRef",
            "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReadMessageParams", "ReadMessageRequest", "ReadMessageResult", "RecentRequest", "RedisRepair", "ReembedResult", "Request",
            "RestoreArchive", "RestoreResult", "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned", "SideBySideRequest",

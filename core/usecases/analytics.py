@@ -18,13 +18,11 @@ from pydantic import BaseModel, Field
 from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
                             lowest_scored, previous_window, questions_for, summarize, summarize_by,
                             summarize_split, turn_transcript)
-from core.analytics.aggregate import PERIOD_END, Grouping, TimeWindow
+from core.analytics.aggregate import Grouping, TimeWindow
 from core.analytics.export import to_csv
 from core.analytics.load import EXTRACTIVE as EXTRACTIVE_MODEL
 from core.analytics.load import IMPORTED, Transcript
-from core.errors import InvalidInput
 from core.ids import Id
-from core.retrieval.timeparse import window_bound
 from core.usecases.base import InstanceRequest
 
 if TYPE_CHECKING:
@@ -62,30 +60,6 @@ def warm_feedback(wb: Workbench, instance: str | None = None) -> int:
     # The summaries' confidence intervals import scipy when first computed (half a second): ahead, too.
     importlib.import_module("scipy.stats")
     return read
-
-
-def read_window(since: str | None, until: str | None, names: tuple[str, str] = ("since", "until")
-                ) -> tuple[datetime | None, datetime | None]:
-    """A window as a person writes its bounds ("2025-03-01", "2025-03", "today", "last week", "7 days ago"):
-    a period counts whole, from its start for `since` and to its last microsecond for `until`
-    (`core.retrieval.timeparse.window_bound`), so adjacent periods share no answer. InvalidInput naming the
-    bound (`names`) that cannot be read, or when they are the wrong way round."""
-    now = datetime.now(UTC)
-    bounds = []
-    for text, name, end in ((since, names[0], False), (until, names[1], True)):
-        when = None if text is None else window_bound(text, now, end=end)
-        if text is not None and when is None:
-            raise InvalidInput(f"{name}: could not read {text!r} as a date; try 2025-03-01, 2025-03, 'today', "
-                               "'7 days ago' or 'last monday'")
-        if end and when is not None and when != window_bound(text, now):
-            # A period ends where the next one starts, and that instant is the next one's: windows are
-            # closed at both ends, so an answer at midnight counted in "--until 2026-12-04" and in
-            # "--since 2026-12-05" alike, and two days' answers added up to more than the two days'.
-            when -= PERIOD_END
-        bounds.append(when)
-    if bounds[0] and bounds[1] and bounds[0] > bounds[1]:
-        raise InvalidInput(f"{names[0]} must not be after {names[1]}")
-    return bounds[0], bounds[1]
 
 
 class SummaryRequest(FeedbackWindow):

@@ -19,7 +19,6 @@ from core.past_tasks.models import (
     PastTaskQuery,
     PastToolExecution,
     default_max_distance,
-    read_range,
 )
 from core.past_tasks.search import history, run_internal_memory
 from core.past_tasks.store import TEXT_SUFFIXES, IngestedText, ProducedTextInput, StoredText, text_from_file
@@ -31,9 +30,9 @@ if TYPE_CHECKING:
 # For the front ends: the search's defaults, and reading an uploaded file, or a text given without a
 # title (`text_from_file(None, text)`: its first line when short, else its first words), into
 # (title, production); the filter by task type and produced date that the search and the listing share
-# (`PastTaskFilter`, whose `label()` a result line shows; its bounds read as a person writes them,
-# `read_range`, as `read_window` reads the feedback's, without loading the analytics and pandas).
-__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "TEXT_SUFFIXES", "PastTaskFilter", "read_range", "text_from_file"]
+# (`PastTaskFilter`, whose `label()` a result line shows; its bounds read as every window's are,
+# `read_window`).
+__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "TEXT_SUFFIXES", "PastTaskFilter", "text_from_file"]
 
 
 def internal_memory(wb: Workbench, req: PastTaskQuery, *, execution_id: str | None = None

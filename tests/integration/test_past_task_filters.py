@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from core import usecases as uc
 from core.errors import InvalidInput
 from core.mcp.server import MCP_PATH
-from core.past_tasks.models import period_label, read_range
+from core.past_tasks.models import period_label
 from core.past_tasks.search import search_past_tasks
 from tests.support.api import assert_problem, thread_server
 from tests.support.cli import in_process_cli
@@ -198,17 +198,13 @@ def test_the_filter_is_recorded_with_the_query_in_the_history(keyword_workbench,
 
 
 def test_the_bounds_read_as_the_feedback_window_reads_them():
-    """`read_range` keeps the rules of `uc.read_window` (the CLI's other --since/--until) without loading
-    pandas: the same instants for every way of writing a bound."""
+    """A filter's bounds are read by the rules every window's are (`read_window`, which the feedback's
+    --since/--until use too): the same instants for every way of writing a bound."""
     for since, until in [("2025-11-01", "2025-11-30"), ("2025-11", "2025-11"), ("2025", None), (None, "2025"),
-                         ("last week", "yesterday"), ("7 days ago", "today"), ("March 2025", "2025/03/31"),
+                         ("last week", "yesterday"), ("March 2025", "2025/03/31"),
                          ("2025-11-03T10:00:00+02:00", "2025-11-03T18:00:00Z")]:
-        assert read_range(since, until) == uc.read_window(since, until), (since, until)
-    for since, until in [("soon", None), ("2025-12", "2025-11")]:
-        assert failure(lambda s=since, u=until: read_range(s, u, ("--since", "--until"))) == failure(
-            lambda s=since, u=until: uc.read_window(s, u, ("--since", "--until"))).replace(
-            "2025-03-01, 2025-03, 'today', '7 days ago' or 'last monday'",
-            "2025-11-01, 2025-11, 2025, 'today', 'last week', '7 days ago' or an ISO time")
+        f = uc.PastTaskFilter(date_from=since, date_to=until)
+        assert (f.date_from, f.date_to) == uc.read_window(since, until), (since, until)
 
 
 def test_the_period_label():
@@ -245,12 +241,16 @@ def test_the_cli_takes_type_since_and_until(settings, keyword_workbench, instanc
     unknown_type = f"error: no task type named '{email}s' in instance '{instance}' (did you mean '{email}'?)"
     for args, wrong in [(["--type", f"{email}s"], unknown_type),
                         (["--since", "yesterday-ish"], "error: --since: could not read 'yesterday-ish' as a date"),
-                        (["--since", "2025-12", "--until", "2025-11"], "error: --since must not be after --until")]:
+                        (["--since", "2025-12", "--until", "2025-11"], "error: --since must not be after --until"),
+                        (["--until", "9999-12-31"], "error: --until: '9999-12-31' reaches past the last date")]:
         for command in (["search", "budget"], ["list"]):
             code, out, err = cli("--instance", instance, "tasks", *command, "--user", "ann", *args)
             assert code == 2 and out == "", (command, args, err)
             [line] = err.strip().splitlines()
             assert line.startswith(wrong), (command, args, line)
+    # The feedback's window is read by the same rules: its last day was an "Unexpected OverflowError".
+    code, out, err = cli("--instance", instance, "feedback", "summary", "--since", "9999-12-31")
+    assert code == 2 and err.strip() == "error: --since: '9999-12-31' reaches past the last date there is (9999-12-31)"
 
 
 # -- the HTTP API and the MCP tool on a real uvicorn -----------------------------------------------------
