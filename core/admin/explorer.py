@@ -5,15 +5,18 @@ later correction superseded the fact it states, when and by what."""
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Literal
 
+import redis
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.bank.bank import list_banks
 from core.bank.index_ids import BANK_KINDS
+from core.conversation.keys import chain_meta_key
 from core.conversation.thoughts import ChainSummary, FeedbackRecord, Thought
-from core.errors import NotFound
+from core.errors import NotFound, describe
 from core.formation.supersede import UPDATE, own_words, superseded_at
 from core.ids import SHARED_INSTANCE, Id, validate_id
 from core.index.records import ROW_COLUMNS, row_from_tuple
@@ -26,6 +29,7 @@ from core.tuning.datasets import is_evaluation_instance
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
+log = logging.getLogger(__name__)
 Order = Literal["newest", "oldest"]
 SearchMode = Literal["hybrid", "vector", "text"]
 
@@ -313,9 +317,18 @@ def _observations(m: MemoryRow) -> list[str]:
 
 
 def _chain_titles(wb: Workbench, chains: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    out = {}
-    for instance, chain in chains:
-        meta = wb.thoughts.chain_meta(instance, chain)
-        if meta:
-            out[(instance, chain)] = meta.get("title", "")
-    return out
+    """Read at a glance (`Services.redis_glance`), in one round trip: when Redis does not answer quickly
+    (hung, down), the hits come without their chain titles (logged at debug) rather than the search, which
+    needs only Postgres, waiting REDIS_TIMEOUT_S and failing."""
+    if not chains:
+        return {}
+    ordered = sorted(chains)
+    try:
+        p = wb.services.redis_glance().pipeline(transaction=False)
+        for instance, chain in ordered:
+            p.hgetall(chain_meta_key(instance, chain))
+        metas = p.execute()
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+        log.debug("memory search: hits shown without their chain titles: %s", describe(e).message)
+        return {}
+    return {key: meta.get("title", "") for key, meta in zip(ordered, metas, strict=True) if meta}

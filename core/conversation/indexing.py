@@ -38,7 +38,7 @@ from core.models import MemoryContext, MemoryRecord
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.index.text import conversation_context
-from core.conversation.keys import OUTBOX_LOCK, thought_key
+from core.conversation.keys import OUTBOX, OUTBOX_LOCK, thought_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore, chain_order
 from core.formation.observations import Formation
 from core.formation.supersede import supersede
@@ -146,7 +146,7 @@ class Queued(NamedTuple):
     id: str
 
 
-def sync_before_search(wb: Workbench) -> IndexSync | None:
+def sync_before_search(wb: Workbench, *, turn: bool = False) -> IndexSync | None:
     """Before a search of the memory index: index the thoughts the outbox holds when its oldest was queued
     SEARCH_STALE_S ago or more (stored while Postgres was down, or by a process that died before its
     sync), so that the search finds them. None when the outbox is empty or only a live turn's thoughts wait
@@ -155,28 +155,61 @@ def sync_before_search(wb: Workbench) -> IndexSync | None:
     Bounded, so a search never waits for a long backlog: it indexes at most SEARCH_MOST thoughts, the oldest
     (the rest wait for the next search, write or `workbench sweep`), and waits at most SEARCH_WAIT_S for
     another process's drain (the lock of `sync_index`, so no thought is indexed twice), returning as soon
-    as that drain indexed the thoughts queued when the search began. Never raises: a failure here (Postgres
-    or Redis down, a data directory that cannot be made) leaves the search to succeed or fail on its own,
-    with its own message, so only a failure of the code itself is logged as a warning: a CLI prints one line
-    for a setting to change or a server down, not that line twice."""
-    entries: list[str] = []
-    try:  # the stores too: a process's first reach of one connects to it
-        store = wb.thoughts
-        entries = store.outbox_peek(SEARCH_MOST)
-        if not entries or time.time() - _queued_at(entries[0]) < SEARCH_STALE_S:
-            return None
+    as that drain indexed the thoughts queued when the search began. The outbox is looked at through the
+    Redis client for glances (`Services.redis_glance`): when Redis does not answer within GLANCE_TIMEOUT_S
+    (hung), the check is skipped, so a search that needs only Postgres does not wait REDIS_TIMEOUT_S for it.
+
+    A search (not a `turn`) is refused when Postgres is why the backlog cannot be indexed (down, hung, or
+    still reconnecting): it would fail as well or, should Postgres answer by then, answer without what the
+    backlog holds. A turn goes on, degraded, and indexes the backlog with its own thoughts. Otherwise never raises: a failure here (Redis down, a data directory
+    that cannot be made) leaves the search to succeed or fail on its own, with its own message, so only a
+    failure of the code itself is logged as a warning: a CLI prints one line for a setting to change or a
+    server down, not that line twice."""
+    entries = _stale_outbox(wb)
+    if not entries:
+        return None
+    try:
         index = wb.index
         # Postgres first: while it is down a drain would embed a batch only to fail at its write (an
         # embedding API's calls, at every search).
         _answers(index.pool)
-        own = [Queued(e["instance"], e["chain_id"], e["id"]) for e in map(json.loads, entries)]
-        return sync_index(store, index, batch=SEARCH_MOST, own=own, most=SEARCH_MOST, wait_s=SEARCH_WAIT_S)
-    except Exception as e:  # a search must not fail for the index's catching up
-        info = describe(e)
-        log.log(logging.WARNING if info.code == "internal" else logging.DEBUG,
-                "memory index: queued thoughts not indexed before a search: %s", info.message,
-                exc_info=info.code == "internal")
-        return IndexSync(indexed=0, pending=len(entries), error=info.message)
+    except Exception as e:
+        if not turn and _postgres_failed(e):
+            raise
+        return _not_synced(e, entries, "queued thoughts not indexed before a search")
+    own = [Queued(e["instance"], e["chain_id"], e["id"]) for e in map(json.loads, entries)]
+    try:
+        return sync_index(wb.thoughts, index, batch=SEARCH_MOST, own=own, most=SEARCH_MOST, wait_s=SEARCH_WAIT_S)
+    except Exception as e:  # noqa: BLE001 - a search must not fail for the index's catching up
+        return _not_synced(e, entries, "queued thoughts not indexed before a search")
+
+
+def _stale_outbox(wb: Workbench) -> list[str]:
+    """The outbox's first SEARCH_MOST entries when the oldest waited SEARCH_STALE_S or more, else none;
+    none either when Redis does not answer a glance (logged at debug: the search goes on without)."""
+    try:  # the client too: a process's first reach of Redis connects to it
+        entries = wb.services.redis_glance().lrange(OUTBOX, 0, SEARCH_MOST - 1)
+    except Exception as e:  # noqa: BLE001 - Redis down or hung: no catching up this time
+        _not_synced(e, [], "the outbox was not looked at before a search")
+        return []
+    if not entries or time.time() - _queued_at(entries[0]) < SEARCH_STALE_S:
+        return []
+    return entries
+
+
+def _postgres_failed(exc: BaseException) -> bool:
+    """Whether reaching the memory index failed for Postgres (down, hung, reconnecting), not for our code."""
+    return isinstance(exc, psycopg.OperationalError) or (isinstance(exc, ServiceUnavailable)
+                                                         and exc.service == "Postgres")
+
+
+def _not_synced(exc: BaseException, entries: list[str], what: str) -> IndexSync:
+    """Logged at debug when a service is why (the search says so itself if it needs that service), as a
+    warning with the traceback when our code is."""
+    info = describe(exc)
+    log.log(logging.WARNING if info.code == "internal" else logging.DEBUG, "memory index: %s: %s", what,
+            info.message, exc_info=info.code == "internal")
+    return IndexSync(indexed=0, pending=len(entries), error=info.message)
 
 
 def _queued_at(entry: str) -> float:

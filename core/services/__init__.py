@@ -40,6 +40,7 @@ from core.services.leases import Leases
 from core.services.pool import FailFastPool, ServerHealth
 
 __all__ = [
+    "GLANCE_TIMEOUT_S",
     "EmbeddedPostgres",
     "EmbeddedRedis",
     "FailFastPool",
@@ -54,6 +55,11 @@ __all__ = [
     "session_settings",
     "shared_buffers_mb",
 ]
+
+
+# The longest a Redis read that a caller can do without may wait (`Services.redis_glance`). A live Redis
+# answers one in well under a millisecond, and tens of milliseconds under load.
+GLANCE_TIMEOUT_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,7 @@ class Services:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._redis: redis.Redis | None = None
+        self._redis_glance: redis.Redis | None = None
         self._pools: dict[tuple[tuple[str, str], ...], ConnectionPool] = {}
         self._pg_health = ServerHealth()  # shared by the pools
         self._pools_lock = threading.RLock()  # threads that search at once open one pool, not one each
@@ -190,6 +197,17 @@ class Services:
                                        revive=self._revive("Redis"))
         return self._redis
 
+    def redis_glance(self) -> redis.Redis:
+        """A second client, for reads a caller can go without (the outbox check before a search): each call
+        waits at most GLANCE_TIMEOUT_S (REDIS_TIMEOUT_S when smaller). With Redis hung, a search that needs
+        only Postgres waited REDIS_TIMEOUT_S for that check first. Connections of its own, so a glance never
+        queues behind the main client's commands; it starts a dead embedded server again as that one does."""
+        if self._redis_glance is None:
+            s = self.settings
+            self._redis_glance = redis_client(self.redis_url(), timeout_s=min(GLANCE_TIMEOUT_S, s.redis_timeout_s),
+                                              cluster=s.redis_cluster, revive=self._revive("Redis"))
+        return self._redis_glance
+
     def pool(self, session: Mapping[str, str] | None = None) -> ConnectionPool:
         """The Postgres pool, with pgvector registered on each connection and the schema in place.
 
@@ -220,9 +238,13 @@ class Services:
                             kwargs={"autocommit": True, "connect_timeout": s.postgres_connect_timeout_s},
                             revive=self._revive("Postgres"), connect_timeout_s=s.postgres_connect_timeout_s,
                             health=self._pg_health)
-        pool.open(wait=True, timeout=15)
+        pool.start()  # fails as fast as a call would: at once while Postgres is down
         if not session:
-            ensure_schema(pool)
+            try:
+                ensure_schema(pool)
+            except BaseException:
+                pool.close()  # not kept, so closed: its workers would go on connecting
+                raise
         return pool
 
     def repair_redis(self) -> RedisRepair:
@@ -239,9 +261,10 @@ class Services:
         for pool in self._pools.values():
             pool.close()
         self._pools.clear()
-        if self._redis is not None:
-            self._redis.close()
-            self._redis = None
+        for client in (self._redis, self._redis_glance):
+            if client is not None:
+                client.close()
+        self._redis = self._redis_glance = None
 
     # -- status -----------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from core.errors import ServiceUnavailable
 from core.services.bounded import PostgresTimeout
 
 
@@ -25,11 +26,31 @@ class Hung:
 
 class ServerHealth:
     """What the pools of one server know of it, shared so that one pool's finding spares the others the
-    wait: unreachable (`down`), or hung (`hung`)."""
+    wait: unreachable (`down`), or hung (`hung`); and how many times it may have restarted since
+    (`restarts`: found answering after it was down, started again by us, or a pooled connection found
+    dead), so that each pool checks its idle connections once after each, whichever pool found it."""
 
     def __init__(self) -> None:
         self.down = False
         self.hung: Hung | None = None
+        self.restarts = 0
+
+    def answered(self, *, restarted: bool = False) -> None:
+        """A direct connection got through (`restarted`: after the embedded server was started again)."""
+        if self.down or restarted:
+            self.restarts += 1
+        self.down = False
+
+
+class PostgresReconnecting(ServiceUnavailable, PoolTimeout):
+    """Postgres answers a new connection, yet the pool gave the caller none in time: every connection is
+    busy, or the pool is still reconnecting after the server came back. Not "unavailable": the server is
+    up, and the same call a few seconds later works. Still a PoolTimeout for code that catches those."""
+
+    def __init__(self, waited_s: float):
+        super().__init__("Postgres", f"reconnecting: it answers again, but no pooled connection was ready "
+                                     f"within {waited_s:g} s (all busy, or still reconnecting after a restart). "
+                                     "Try again in a few seconds.")
 
 
 class FailFastPool(ConnectionPool):
@@ -49,6 +70,14 @@ class FailFastPool(ConnectionPool):
     within the statement bound) fails then, without the connection attempt: that would add
     POSTGRES_CONNECT_TIMEOUT_S to a wait already spent on the same silent server (37 s instead of 32 s
     at the defaults). Every timeout names the wait its caller had and what it was made of.
+
+    Back from an outage at once: psycopg_pool retries a failed connection in the background with a
+    delay that doubles up to `reconnect_timeout` (5 minutes by default), so after a 30 s outage its next
+    attempt could be 16 s away, and the first callers after the restart waited for it (20 s, then
+    "Postgres is unavailable" about a server that was up). Here the pool gives up retrying after
+    RECONNECT_FOR_S; the direct connection attempt finds the server back, the connections to the old
+    server are dropped (`_drop_old_connections`), and the caller's wait makes the pool connect anew, at
+    once. Opening a pool (`start`) fails as fast as a call does.
     """
 
     FIRST_WAIT_S = 1.0
@@ -58,14 +87,34 @@ class FailFastPool(ConnectionPool):
     # per checkout, and a ui_remember turn checks out several. One that died meanwhile fails its
     # statement, is discarded as broken, and the caller's error handling takes over.
     CHECK_BYPASS_S = 1.0
+    # How long the pool retries a failed connection in the background (attempts 1 s apart) before it
+    # leaves the next caller to ask for one.
+    RECONNECT_FOR_S = 2.0
 
     def __init__(self, *args, revive: Callable[[], bool] | None = None, connect_timeout_s: int = 5,
                  health: ServerHealth | None = None, **kwargs):
         kwargs.setdefault("check", self.check_unless_recent)
+        kwargs.setdefault("reconnect_timeout", self.RECONNECT_FOR_S)
         super().__init__(*args, **kwargs)
         self._health = health or ServerHealth()
+        self._restarts_seen = self._health.restarts
         self._revive = revive
         self._connect_timeout_s = connect_timeout_s
+
+    def start(self) -> None:
+        """Open the pool with its first connection, or fail as fast as `getconn`: at once when the server
+        is down (one direct connection attempt first, which has a dead embedded server started again),
+        after POSTGRES_CONNECT_TIMEOUT_S when it is hung. psycopg_pool's own wait retries for as long as
+        it is given: the explorer's first search with Postgres down took 15 s to say so. A pool whose
+        first connection still does not come is closed, so its workers stop trying."""
+        self._fail_if_hung(time.monotonic())
+        self._probe()
+        self._restarts_seen = self._health.restarts  # no connection to an old server yet
+        wait_s = self._connect_timeout_s + self.RECONNECT_FOR_S
+        try:
+            self.open(wait=True, timeout=wait_s)
+        except PoolTimeout as e:  # psycopg_pool closed it
+            raise PostgresReconnecting(wait_s) from e
 
     def _get_ready_connection(self, timeout: float | None):
         """Hand out the connection returned last (LIFO), not the one idle longest as psycopg_pool does.
@@ -87,11 +136,20 @@ class FailFastPool(ConnectionPool):
         conn._workbench_returned_at = time.monotonic()  # read by check_unless_recent
         super().putconn(conn)
 
-    @classmethod
-    def check_unless_recent(cls, conn) -> None:
+    def check_unless_recent(self, conn) -> None:
+        """The pool's check of a connection it hands out. One found dead most likely lost its server to a
+        restart, so every pool of the server checks its idle connections at its next call
+        (`_drop_old_connections`) rather than find each dead one a caller at a time (psycopg_pool waits
+        1 s after each before it tries the next). Not after a timeout: the others would wait as long."""
         returned = getattr(conn, "_workbench_returned_at", None)
-        if returned is None or time.monotonic() - returned > cls.CHECK_BYPASS_S:
-            cls.check_connection(conn)
+        if returned is None or time.monotonic() - returned > self.CHECK_BYPASS_S:
+            try:
+                self.check_connection(conn)
+            except PostgresTimeout:
+                raise
+            except Exception:
+                self._health.restarts += 1
+                raise
 
     def mark_hung(self, timeout: PostgresTimeout) -> None:
         """Called by a connection whose server did not answer in time, and by a connection attempt."""
@@ -99,15 +157,11 @@ class FailFastPool(ConnectionPool):
 
     def getconn(self, timeout: float | None = None):
         started = time.monotonic()
-        if (hung := self._health.hung) is not None:  # read once: another thread may clear it meanwhile
-            if started < hung.at + self.HUNG_FOR_S:
-                found = hung.timeout
-                raise PostgresTimeout(found.seconds, f"{found.why}, {started - hung.at:.1f} s ago: this call "
-                                                     "failed at once rather than wait again")
-            self._health.hung = None
+        self._fail_if_hung(started)
         timeout = self.timeout if timeout is None else timeout
         if self._health.down:
             self._probe()  # raises at once while the server is still unreachable
+        self._drop_old_connections()
         first = min(timeout, self.FIRST_WAIT_S)
         try:
             return super().getconn(first)
@@ -116,11 +170,28 @@ class FailFastPool(ConnectionPool):
             if timeout <= first:
                 raise
         self._probe(waited_s=first)
+        self._drop_old_connections()
         try:
             return super().getconn(timeout - first)
-        except PoolTimeout:
+        except PoolTimeout as e:
             self._raise_if_found_hung(started, waited_s=first)
-            raise
+            raise PostgresReconnecting(timeout) from e  # the server answered the attempt just made
+
+    def _fail_if_hung(self, now: float) -> None:
+        """Fail at once within HUNG_FOR_S of a call that found the server hung."""
+        if (hung := self._health.hung) is not None:  # read once: another thread may clear it meanwhile
+            if now < hung.at + self.HUNG_FOR_S:
+                found = hung.timeout
+                raise PostgresTimeout(found.seconds, f"{found.why}, {now - hung.at:.1f} s ago: this call "
+                                                     "failed at once rather than wait again")
+            self._health.hung = None
+
+    def _drop_old_connections(self) -> None:
+        """Once the server came back (found by this pool or another of the same server), check the idle
+        connections, which may be to the old server: the broken ones go, and the pool connects anew."""
+        if (restarts := self._health.restarts) != self._restarts_seen:
+            self._restarts_seen = restarts
+            self.check()
 
     def _raise_if_found_hung(self, started: float, waited_s: float = 0.0) -> None:
         """After a wait for a pooled connection ran out: when this call's own check of a connection got no
@@ -142,8 +213,9 @@ class FailFastPool(ConnectionPool):
             if self._revive is None or not self._revive():
                 self._health.down = True
                 raise PoolTimeout("Postgres is unreachable") from e
-            self.check()  # the server was started again: drop the connections to the old one
-        self._health.down = False
+            self._health.answered(restarted=True)
+            return
+        self._health.answered()
 
 
 def _after(waited_s: float, timeout: PostgresTimeout, what: str) -> PostgresTimeout:

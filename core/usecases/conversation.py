@@ -35,8 +35,9 @@ def remember(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = No
     """One ui_remember turn: retrieve, synthesise, store the three thoughts, score the previous answer.
     `origin`: the front end (and API key) it came through, recorded with the turn; `caller`: whose
     instances a first turn in a new instance names (`new_instance_note`). The thoughts still queued for the
-    memory index are indexed before it retrieves (`sync_before_search`)."""
-    sync_before_search(wb)
+    memory index are indexed before it retrieves (`sync_before_search`; without Postgres the turn goes on,
+    degraded)."""
+    sync_before_search(wb, turn=True)
     return _as_asked(req, Remember(wb, clock=clock, origin=origin).run(req, notes=_first_notes(wb, req, caller)))
 
 
@@ -62,7 +63,7 @@ def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | No
     `timeout_s` seconds (a place to show "waiting for <model>…"). `AnswerRestarts` (`.reason`): the LLM's
     answer broke off mid-way, so discard the text shown so far; the pieces after it are the whole
     (extractive) answer, the one `result.answer` holds."""
-    sync_before_search(wb)
+    sync_before_search(wb, turn=True)
     for part in Remember(wb, origin=origin).stream(req, notes=_first_notes(wb, req, caller)):
         yield part if isinstance(part, str) else _as_asked(req, part)
 
