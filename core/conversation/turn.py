@@ -43,6 +43,7 @@ from core.conversation.thoughts import (
 )
 from core.conversation.tool_input import ChatMessage, ToolInputSchema, fit_history, format_query
 from core.errors import InvalidInput, ProviderError, ServiceUnavailable, WorkbenchError, outage
+from core.formation.kinds import classify
 from core.formation.run import turn_formation
 from core.formation.summaries import on_turn
 from core.ids import Id, validate_id
@@ -251,14 +252,26 @@ def _event(m: ScoredMemory, before: str, after: str = "") -> str:
     return f"{before}{event}{after}" if event else ""
 
 
-def extractive_answer(items: list[ScoredMemory], failed: str | None = None) -> str:
+# The kinds of message that tell the assistant something rather than ask it (`core.formation.kinds`).
+TELLING = frozenset({"statement", "correction"})
+
+
+def extractive_answer(items: list[ScoredMemory], failed: str | None = None, *, told: bool = False) -> str:
     """The memories that passed the relevance floor, quoted; none: says no memory matches. Its label says
-    why there is no LLM answer: none is configured, or the configured one `failed` (what its call did)."""
+    why there is no LLM answer: none is configured, or the configured one `failed` (what its call did).
+
+    A message that `told` something (a statement, a correction: `core.formation.kinds`) asked for nothing:
+    the answer says it is noted, and the memories follow as related ones, not as "the most relevant" to a
+    question nobody asked ("I switched from my Kindle to a Kobo last week." was answered with "We changed
+    it last week.")."""
     why = "no LLM configured" if failed is None else f"the LLM failed: {failed}"
+    lines = [f"- {m.memory.created_at:%Y-%m-%d}{_event(m, ' (event ', ')')}: {m.memory.content}" for m in items[:3]]
+    if told:
+        noted = f"Extractive answer ({why}): noted. Your message is stored, so later turns can use it."
+        return noted + ("\nRelated memories:\n" + "\n".join(lines) if lines else "")
     if not items:
         return (f"Extractive answer ({why}): {NO_MEMORY_MATCHES}. "
                 "Your message is stored, so later turns can use it.")
-    lines = [f"- {m.memory.created_at:%Y-%m-%d}{_event(m, ' (event ', ')')}: {m.memory.content}" for m in items[:3]]
     return f"Extractive answer ({why}) — the most relevant memories:\n" + "\n".join(lines)
 
 
@@ -429,7 +442,9 @@ class Remember:
             notes.append(f"the model {completion.model} returned an empty answer. Answered extractively instead.")
             completion, failed = None, "empty answer"
         if completion is None:
-            answer_text, synthesis, model_used, tokens = extractive_answer(context, failed), "extractive", None, None
+            told = classify(params.thought) in TELLING
+            answer_text, synthesis, model_used, tokens = (extractive_answer(context, failed, told=told), "extractive",
+                                                          None, None)
             yield answer_text
         else:
             answer_text, synthesis = completion.text, "llm"

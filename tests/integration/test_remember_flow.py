@@ -191,3 +191,17 @@ def test_an_event_given_as_a_day_leaves_its_hour_unknown(workbench, instance):
         assert (added.event_time.day, added.event_time.hour) == (3, -1 if len(given) == 10 else 10)
     with pytest.raises(ValidationError, match=r"'yesterday' is not an ISO date or time: give a day \(2024-03-03\)"):
         AddMemory.model_validate({"instance": instance, "content": "Dentist", "event_time": "yesterday"})
+
+
+def test_offline_a_statement_is_noted_and_a_question_answered_from_memory(workbench, instance):
+    """Offline, a statement was answered as a question: "I switched from my Kindle to a Kobo last week." got
+    "the most relevant memories: We changed it last week." It is noted now, its related memories after."""
+    rm = Remember(workbench)
+    rm.run(UiRememberParams(thought="I read every night on my Kindle.", chain_id="reader"), instance=instance)
+    told = rm.run(UiRememberParams(thought="I switched from my Kindle to a Kobo.", chain_id="reader"),
+                  instance=instance)
+    assert told.answer.startswith("Extractive answer (no LLM configured): noted. Your message is stored")
+    assert "Related memories:\n- " in told.answer and "my Kindle" in told.answer
+    asked = rm.run(UiRememberParams(thought="What did I switch to from my Kindle?", chain_id="later"), instance=instance)
+    assert asked.answer.startswith("Extractive answer (no LLM configured) — the most relevant memories:\n- "), (asked.notes, asked.context)
+    assert "Kobo" in asked.answer
