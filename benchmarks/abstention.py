@@ -14,7 +14,7 @@ session as "now") and reads, for each floor of a grid:
   the recall kept: LoCoMo's recall (share of a question's evidence turns in the top k) counting only
   the evidence handed over, and the share of questions with evidence in the top k that keep some handed;
   `R@k_each`: the same with each memory held to the floor itself (the rule until 2026-12-06); `R@k_half`:
-  the others held to half the floor alone (the rule until 2026-12-07); `P@k`: the share of the memories
+  the others held to half the floor alone (the rule until 2026-12-06); `P@k`: the share of the memories
   handed that are evidence (handed precision), `strays@k`: the non-evidence handed per question;
 - off-topic: the questions of categories 1–4 asked of the next conversation (about people and events it
   never mentions): the share for which nothing passes.
@@ -53,7 +53,7 @@ ADVERSARIAL = "5"
 LABELLED = Path(__file__).parents[1] / "tests" / "data"
 NOTES = [LABELLED / "notes_labelled", LABELLED / "work_notes_labelled"]
 # What each rule hands (`passing`), by the suffix of its figures: the shipped rule, each memory held to the
-# floor (until 2026-12-06), the others held to half the floor alone (until 2026-12-07).
+# floor (until 2026-12-06), the others held to half the floor alone (until 2026-12-06).
 RULES = {"": "handed", "_each": "each", "_half": "half"}
 Ranked = dict[str, list[tuple[str, float]]]  # a query's top k as (memory id, relevance), best first
 

@@ -113,12 +113,14 @@ def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.2"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.3"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
 # 12-07.2: a terse state by its form or a time it has held ("lactose intolerant since childhood"), a switch
-# to another thing of its kind ("I switched to a Kobo" after "I use a Kindle") or naming what it replaces
+# to another thing of its kind ("I switched to a Kobo" after "I use a Kindle") or naming what it replaces;
+# 12-07.3: a correction of an attribute supersedes the fact stating it, not one that only names its new value
+# ("Actually I moved to Porto." and "I live in Lisbon.", not "…the Porto half marathon…")
 
 
 @dataclass

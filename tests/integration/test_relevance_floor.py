@@ -111,7 +111,7 @@ ELSEWHERE = ["I want to visit a museum in Paris next month.", "Our dog Rex is sc
 
 
 def test_a_memory_sharing_a_stray_word_is_not_handed_beside_a_strong_answer(workbench, instance):
-    """The demo's "When is my Lisbon trip?" (benchmarks/README.md, 2026-12-07): the trip reads 0.8, and two
+    """The demo's "When is my Lisbon trip?" (benchmarks/README.md, 2026-12-06): the trip reads 0.8, and two
     memories that share a stray word with the question ("Ana", "visit") read 0.25-0.27, over half the floor,
     so they were handed beside it and the extractive answer quoted them. The others now also need BEST_SHARE
     of the best's relevance, and the notes say what they needed."""

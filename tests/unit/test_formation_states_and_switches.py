@@ -1,4 +1,4 @@
-"""Two readings of the formation rules (2026-12-07): a terse state said without "I'm" (`core.formation.lookups
+"""Two readings of the formation rules (2026-12-06): a terse state said without "I'm" (`core.formation.lookups
 .tells_a_state`: by its form and its complement, or a time it has held, not a closed list of words), and a
 switch to another thing of the same kind (`core.formation.updates`: `KINDS`, and a switch that names what it
 replaces). The labelled sets measure them (tests/data/message_kinds.jsonl and supersessions.jsonl, batch

@@ -155,5 +155,5 @@ def test_the_labelled_updates_and_near_misses():
     print(f"\nupdates: {right} of {updates} replace what they should; wrong: {wrong}; missed: {missed}; "
           f"near-misses: {len(cases) - updates}")
     # "I switched to a Kobo Libra" after "I have a Kindle Paperwhite", missed until `updates.KINDS` said both
-    # are e-readers (2026-12-07).
+    # are e-readers (2026-12-06).
     assert wrong == 0 and right >= updates - 1
