@@ -28,7 +28,8 @@ The rules, in order:
 3. instruction: a request to do something: "can/could/would you <verb>" unless the verb asks for
    information (tell, remind, explain: a question), or an imperative opening ("Write…", "Please…",
    "Always answer in…", "Don't…").
-4. question: a sentence ending with "?", or an opening wh-word or inverted auxiliary ("what did i plant"),
+4. question: a sentence ending with "?", or an opening wh-word (in Portuguese and German too: "quem é…",
+   "wann ist…", `_OTHER_WH`) or inverted auxiliary ("what did i plant"),
    or a look-up, which names what it wants found without a question mark ("latest wiki note I wrote", "the
    recipe my mother sent last week"), or a whole message that is a search phrase, a noun phrase with no
    finite verb and no full stop ("memory leak in the websocket gateway"; "helm chart upgrade failed" has a
@@ -165,8 +166,14 @@ IMPERATIVES = ("write", "rewrite", "summarise", "summarize", "translate", "remin
 _IMPERATIVE = re.compile(
     r"^(?!\W*(?:never|always|only)\s+(?:been|had|got|was|were|ever|once|a|an|the|one|two|three|four|five|six|"
     rf"seven|eight|nine|ten|\d)(?![\w']))\W*(?:{_alternatives(IMPERATIVES)})(?![\w'])", re.IGNORECASE)
-_WH = re.compile(r"^\W*(?:and\s+|so\s+|but\s+)?(?:what|when|where|who|whom|whose|why|how|which)(?![\w])",
-                 re.IGNORECASE)
+# The Portuguese and German wh-words that open a question and seldom a statement, so a question typed without
+# "?" is one ("Quem é a pediatra da Inês", "Wann ist der TÜV fällig"); not those that also open a statement
+# or are English words: "quando", "como", "quanto", "porque" ("Quando o Jonas vem, fica no hotel", "Como
+# peixe", "Quanto a mim", "Porque chovia, ficámos"), "wie" ("Wie immer…"), "was".
+_OTHER_WH = (r"quem|qual|quais|onde|aonde|quantos|quantas|o\s+qu[eê]"
+             r"|wer|wen|wem|wessen|wann|wo|wohin|woher|warum|wieso|weshalb|welche[rnms]?|wie\s+viele?")
+_WH = re.compile(r"^\W*(?:and\s+|so\s+|but\s+|e\s+|und\s+)?"
+                 rf"(?:what|when|where|who|whom|whose|why|how|which|{_OTHER_WH})(?![\w])", re.IGNORECASE)
 _INVERTED = re.compile(
     r"^\W*(?:and\s+|so\s+)?(?:do|does|did|is|are|was|were|am|can|could|should|would|will|have|has|had|"
     r"shall|may|might|must|isn't|aren't|didn't|doesn't|don't|won't|can't|haven't)\s+"

@@ -81,7 +81,7 @@ def test_a_bulk_loaded_vector_is_the_one_the_trigger_writes(workbench, instance)
                  EXCEPT SELECT id, lexeme, tf, dl FROM memory_term WHERE instance = %(b)s)) x""",
                             {"b": instance, "l": live}).fetchone()[0]
         assert diff == 0
-        far = conn.execute("SELECT count(*) FROM memory_term WHERE instance = %s AND id = 't8' AND lexeme = 'wörld'",
+        far = conn.execute("SELECT count(*) FROM memory_term WHERE instance = %s AND id = 't8' AND lexeme = 'world'",
                            (instance,)).fetchone()[0]
         assert far == 1  # the long turn's words reach its neighbours, cut at NEIGHBOUR_CHARS
     assert len(TURNS[7]) > NEIGHBOUR_CHARS
@@ -245,7 +245,7 @@ def test_vectors_made_before_unicode_normalisation_are_made_again_once(other_dat
                   INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
     db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) VALUES "
                "('old', 'nfd', 'observation', %s, now(), '{}'), "
-               "('old', 'nfc', 'observation', 'Renée sent her résumé', now(), '{}'), "
+               "('old', 'nfc', 'observation', 'the 東京 trip: 50 € a night', now(), '{}'), "
                "('old', 'reply', 'conversation', 'she did', now(), %s)",
                (f"{NFD_NAME} asked for the tokenizer", Jsonb({"before": [f"did {NFD_NAME} call?"], "after": []})))
     # As databases were until version 3 of the analysis: each text analysed as given.
@@ -253,16 +253,16 @@ def test_vectors_made_before_unicode_normalisation_are_made_again_once(other_dat
                   UPDATE memory SET tsv = setweight(memory_analyse_nfc(content), 'A')
                       || setweight(coalesce(memory_analyse_nfc(context->'before'->>0), ''), 'B');
                   ALTER TABLE memory ENABLE TRIGGER memory_tsv_set;
-                  DELETE FROM memory_analysis WHERE version = 3;""")
+                  DELETE FROM memory_analysis WHERE version >= 3;""")
 
     def lexemes(id_: str) -> set[str]:
         return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}
 
-    assert "hélène" not in lexemes("nfd") | lexemes("reply")
+    assert "helen" not in lexemes("nfd") | lexemes("reply")
     composed = db.execute("SELECT xmin::text FROM memory WHERE id = 'nfc'").fetchone()[0]
 
     db.execute(memory_index.DDL)  # today's schema over it
-    assert "hélène" in lexemes("nfd") and "hélène" in lexemes("reply")
+    assert "helen" in lexemes("nfd") and "helen" in lexemes("reply")  # and without its accents (version 4)
     assert db.execute("SELECT content FROM memory WHERE id = 'nfd'").fetchone()[0].startswith(NFD_NAME)  # as given
     assert db.execute("SELECT xmin::text FROM memory WHERE id = 'nfc'").fetchone()[0] == composed  # not rewritten
     again = db.execute("SELECT xmin::text FROM memory WHERE id = 'nfd'").fetchone()[0]
