@@ -10,18 +10,38 @@ from typing import TypeVar
 import streamlit as st
 from pydantic import ValidationError
 
-from core.errors import describe
+from core.errors import ServiceUnavailable, describe
 
 T = TypeVar("T")
 log = logging.getLogger("dashboard")
 
 
 def show_error(exc: BaseException, doing: str) -> None:
-    """Say what failed and what to do; the traceback goes to the server log only."""
+    """Say what failed and what to do; the traceback goes to the server log only. A service found down
+    is shown down in the sidebar too, in the same run."""
     info = describe(exc)
     log.warning("%s failed: %s", doing, info.message, exc_info=info.code == "internal")
     advice = " It may work if you retry in a moment." if info.retryable else ""
     st.error(f"**Could not {doing}.** {info.message}{advice}", icon="⚠️")
+    if info.code in ("service_unavailable", "timeout") and (service := failed_service(exc)) is not None:
+        from dashboard.sidebar import service_failed  # here: the sidebar imports this module
+
+        service_failed(service)
+
+
+def failed_service(exc: BaseException) -> str | None:
+    """The service whose outage `exc` reports: "Redis", "Postgres" (or the name a ServiceUnavailable
+    gives); None for any other failure."""
+    import psycopg
+    import redis
+
+    if isinstance(exc, ServiceUnavailable):
+        return exc.service
+    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+        return "Redis"
+    if isinstance(exc, psycopg.OperationalError):
+        return "Postgres"
+    return None
 
 
 def show_invalid(exc: ValidationError, doing: str, labels: dict[str, str]) -> None:

@@ -2,7 +2,8 @@
 
 - Redis: a socket timeout on every read and write (`REDIS_TIMEOUT_S`). A timeout is never retried (the
   command may have run); a connection error is, and on the embedded server it first starts the server
-  again (`Revival`).
+  again (`Revival`). After a timeout the client's calls fail at once for a moment (`RedisHung`), so a
+  turn waits for a hung Redis once, not at each of its calls.
 - Postgres: the server stops a statement after `POSTGRES_STATEMENT_TIMEOUT_S`; a server that stops
   answering altogether (suspended, hung) cannot even do that, so the client gives up a little later
   (`BoundedConnection`) and closes the connection, whose state is then unknown.
@@ -144,21 +145,57 @@ class HiredisPacker:
                 bytes(a) if isinstance(a, (bytearray, memoryview)) else self.encode(a) for a in args))]
 
 
+class RedisHung:
+    """What the connections of one Redis client found: when one last got no answer within REDIS_TIMEOUT_S.
+    For HUNG_FOR_S after that, a call about to send a command or to connect fails at once with that
+    timeout, sending nothing, instead of waiting the same bound again for the same silent server: a
+    ui_remember turn's best-effort read of the instances (`new_instance_note`) found Redis hung, then the
+    turn's own read of the chain waited REDIS_TIMEOUT_S a second time (6.5 s at a 3 s bound). The
+    Postgres pool does the same (`FailFastPool.HUNG_FOR_S`). A Redis that answers again is used again
+    once the window has passed."""
+
+    HUNG_FOR_S = 2.0
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._at: float | None = None
+        self._seconds = 0.0
+
+    def found(self, seconds: float) -> None:
+        """A call got no answer within `seconds`."""
+        self._at, self._seconds = self._clock(), seconds
+
+    def fail_if_hung(self) -> None:
+        """Raise the timeout found within HUNG_FOR_S, as it was: Redis did not answer within that bound
+        (the turn whose first read found it waited that long), so the same sentence stays true."""
+        at = self._at  # read once: another thread may clear or renew it meanwhile
+        if at is None:
+            return
+        if self._clock() - at >= self.HUNG_FOR_S:
+            self._at = None
+            return
+        raise RedisTimeout(self._seconds)
+
+
 class _Bounded:
     """A redis-py connection that reports socket timeouts as `RedisTimeout` and, when it cannot connect
     to the embedded server, has it started again (`revive`) and connects once more. Its commands are
-    packed by `HiredisPacker` when its encoding is UTF-8, as ours is."""
+    packed by `HiredisPacker` when its encoding is UTF-8, as ours is. `hung`: shared by the connections
+    of one client, so that after one timed out the others fail at once for a moment (`RedisHung`)."""
 
-    def __init__(self, *args, revive: Callable[[], bool] | None = None, **kwargs):
+    def __init__(self, *args, revive: Callable[[], bool] | None = None, hung: RedisHung | None = None,
+                 **kwargs):
         packer = None
         if (kwargs.get("encoding", "utf-8"), kwargs.get("encoding_errors", "strict")) == ("utf-8", "strict"):
             kwargs["command_packer"] = packer = HiredisPacker()
         super().__init__(*args, **kwargs)
         self._revive = revive
+        self._hung = hung or RedisHung()
         if packer is not None:
             packer.encode = self.encoder.encode
 
     def connect(self):
+        self._hung.fail_if_hung()
         try:
             return self._timed(super().connect)
         except redis.exceptions.ConnectionError:
@@ -167,9 +204,11 @@ class _Bounded:
         return self._timed(super().connect)
 
     def send_packed_command(self, *args, **kwargs):
+        self._hung.fail_if_hung()
         return self._timed(super().send_packed_command, *args, **kwargs)
 
     def read_response(self, *args, **kwargs):
+        # A command already sent waits for its answer, as it must: only new commands fail at once.
         return self._timed(super().read_response, *args, **kwargs)
 
     def _timed(self, call, *args, **kwargs):
@@ -178,6 +217,7 @@ class _Bounded:
         except RedisTimeout:
             raise
         except redis.exceptions.TimeoutError as e:
+            self._hung.found(self.socket_timeout)
             raise RedisTimeout(self.socket_timeout) from e
 
 
@@ -208,7 +248,8 @@ def redis_client(url: str, *, timeout_s: float, cluster: bool = False,
         return RedisCluster.from_url(url, **common)
     scheme = url.split("://", 1)[0]
     connection_class = {"unix": _BoundedUnix, "rediss": _BoundedSsl}.get(scheme, _BoundedTcp)
-    return redis.Redis.from_url(url, connection_class=connection_class, revive=revive, **common)
+    return redis.Redis.from_url(url, connection_class=connection_class, revive=revive, hung=RedisHung(),
+                                **common)
 
 
 # ---------------------------------------------------------------------------------------------

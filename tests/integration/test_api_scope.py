@@ -129,7 +129,11 @@ def test_mcp_needs_the_same_key(api, two):
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     accept = {"Accept": "application/json, text/event-stream"}
-    assert_problem(httpx.post(f"{api}/mcp", json=initialize, headers=accept), 401, "unauthenticated")
+    refused = httpx.post(f"{api}/mcp", json=initialize, headers=accept)
+    # The status and headers of the JSON endpoints; the body a JSON-RPC error an MCP client reads.
+    assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer"), refused.text
+    error = refused.json()["error"]
+    assert error["data"]["code"] == "unauthenticated" and error["message"] == error["data"]["detail"]
     keyed = {**accept, "Authorization": f"Bearer {two['key_a']}"}
     ok = httpx.post(f"{api}/mcp", json=initialize, headers=keyed)
     assert ok.status_code == 200, ok.text

@@ -20,6 +20,7 @@ from core.conversation.turn import Remember, UiRememberParams
 from core.errors import ServiceTimeout, describe
 from core.runtime import Workbench
 from core.services import EmbeddedPostgres, EmbeddedRedis, FailFastPool
+from core.services.bounded import RedisHung
 from tests.support.api import thread_server
 from tests.support.embedders import KeywordEmbedder
 
@@ -152,6 +153,7 @@ def test_a_hung_redis_fails_a_turn_within_the_bound_as_a_timeout(bounded_wb, ins
     assert f"Redis did not answer within {REDIS_S:g} s" in message and "unavailable" not in message, message
     assert took < REDIS_S * 2 + 1, took
     assert not status.reachable and "did not answer within" in status.detail
+    time.sleep(RedisHung.HUNG_FOR_S + 0.3)  # the client fails at once for 2 s after a timeout
     assert rm.run(UiRememberParams(thought="back again", chain_id="c"), instance=instance).status == "ok"
     print(f"\nthe turn with Redis suspended failed after {took:.2f} s (bound {REDIS_S:g} s)")
 
