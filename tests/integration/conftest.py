@@ -8,9 +8,12 @@ import shutil
 import signal
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 
 from core.config import load_settings
 from core.runtime import Workbench
@@ -54,3 +57,19 @@ def kill_redis(data_dir: Path) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.01)
+
+
+@pytest.fixture
+def other_database(workbench):
+    """A database of its own on the test server, for a schema of another age."""
+    name = f"upgrade_{uuid.uuid4().hex[:8]}"
+    with workbench.pool().connection() as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+        conninfo = make_conninfo(conn.info.dsn, dbname=name, password=conn.info.password)
+    try:
+        with psycopg.connect(conninfo, autocommit=True) as db:
+            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            yield db
+    finally:
+        with workbench.pool().connection() as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

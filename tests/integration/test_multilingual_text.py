@@ -7,13 +7,10 @@ leg alone, as `workbench eval --legs` reads it."""
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from core import usecases as uc
@@ -43,22 +40,6 @@ def test_a_word_is_found_with_or_without_its_accents(workbench, instance, stored
                           SearchRequest(query=typed, instance=instance, top_k=1, search_type="text"))
     assert [s.memory.id for s in found.results] == ["m0"], typed
     assert found.results[0].memory.content == stored  # stored as given
-
-
-@pytest.fixture
-def other_database(workbench):
-    """A database of its own on the test server, for a schema of another age."""
-    name = f"upgrade_{uuid.uuid4().hex[:8]}"
-    with workbench.pool().connection() as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-        conninfo = make_conninfo(conn.info.dsn, dbname=name, password=conn.info.password)
-    try:
-        with psycopg.connect(conninfo, autocommit=True) as db:
-            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            yield db
-    finally:
-        with workbench.pool().connection() as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_vectors_made_before_accents_were_folded_are_made_again_once(other_database):

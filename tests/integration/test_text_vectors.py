@@ -7,14 +7,11 @@ and postings, and is kept by the trigger from then on."""
 from __future__ import annotations
 
 import unicodedata
-import uuid
 from datetime import UTC, datetime, timedelta
 
-import psycopg
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from core.index import memory_index
@@ -127,22 +124,6 @@ def test_a_neighbour_is_read_as_it_is_alone(workbench):
                                       {"context": Jsonb({"before": [""], "after": ["~0"]})}).fetchone()
     assert vector == "'~0':1B"
     assert joined == "'0':1B"  # the two neighbours joined: a blank, then the number
-
-
-@pytest.fixture
-def other_database(workbench):
-    """A database of its own on the test server, for a schema of another age."""
-    name = f"upgrade_{uuid.uuid4().hex[:8]}"
-    with workbench.pool().connection() as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-        conninfo = make_conninfo(conn.info.dsn, dbname=name, password=conn.info.password)
-    try:
-        with psycopg.connect(conninfo, autocommit=True) as db:
-            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            yield db
-    finally:
-        with workbench.pool().connection() as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_a_generated_vector_of_before_is_kept_and_then_set_by_the_trigger(other_database):
