@@ -29,6 +29,7 @@ What keeps it fast (measured on 10,000 synthetic memories, per query, see benchm
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -52,12 +53,16 @@ from core.index.records import (
     hour_key,
     stated_event_sql,
 )
-from core.index.text import BM25_IDF, K1, B, text_leg
+from core.index.text import K1, B, text_leg
 from core.models import FusionProfile
 from core.retrieval.relations import Related, named_roles
 
 FEEDBACK_DOCS = 3  # best text matches whose vectors refine the query's (pseudo-relevance feedback)
 QUERY_WORDS = 256  # distinct words of a query weighed for its vector (the first ones)
+# The prior of a query word's weight in its vector (`word_weight`): memories the instance is taken to hold
+# besides its own, and how many of them hold any word.
+PRIOR_MEMORIES = 50.0
+PRIOR_DF = 1.0
 
 
 class BinaryList(list):
@@ -81,7 +86,8 @@ def query_word_counts(query: str) -> Counter[str]:
 
 
 # The query's own vector, `q0`: the text's embedding, or (`_OWN_WEIGHTED`, see `_statement`) its words'
-# vectors weighed by their idf, normalised; the text's embedding when no word has a lexeme.
+# vectors weighed by their idf with a prior (`word_weight`), normalised; the text's embedding when no word
+# has a lexeme.
 _OWN_PLAIN = sql.SQL("q0 AS (SELECT %(q)s::{vt} AS q)")
 _OWN_WEIGHTED = sql.SQL("""q0 AS (
     SELECT CASE WHEN vector_norm(qi.q) > 0
@@ -96,6 +102,32 @@ _OWN_WEIGHTED = sql.SQL("""q0 AS (
                                  WHERE d.instance = ANY(%(instances)s) AND d.lexeme = u.lexeme) l ON true
           ) x ON x.idf IS NOT NULL) qi
 )""")
+
+
+def word_weight(df: float, n: float) -> float:
+    """A query word's weight in the query's vector: its BM25 idf (`core.index.text`) among the `n` memories
+    of the searched instances, `df` of which hold it, as if they held PRIOR_MEMORIES more, PRIOR_DF of which
+    hold it:
+
+        weight = ln(1 + (n' - df' + 0.5) / (df' + 0.5)),   n' = n + PRIOR_MEMORIES,   df' = df + PRIOR_DF
+
+    The instance's own counts say what its words are worth once it holds many memories; the prior speaks
+    while it holds few, and fades as it grows (at n = 600: 5.56 against the idf's 5.99 for a word one memory
+    holds, 4.04 against 4.05 for one ten hold). Without it a young instance's counts are degenerate: a new
+    user's two memories and their two messages all hold "read" and "Kindle" (idf 0.105 among 4), and "Do I
+    still read on my Kindle?" got a vector made of "still", which no memory holds (2.30), at a cosine of
+    -0.09 to the answer "I switched from my Kindle to a Kobo." and a relevance under the floor. With the
+    prior the three weigh 2.30, 2.30 and 3.60, and the cosine is 0.46 (benchmarks/README.md, "Saying
+    nothing relevant").
+    """
+    df, n = df + PRIOR_DF, n + PRIOR_MEMORIES
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def word_weight_sql(df: sql.Composable, n: sql.Composable) -> sql.Composed:
+    """`word_weight` as SQL over the expressions `df` and `n`."""
+    return sql.SQL("ln(1 + (({n}) + {n0} - (({df}) + {a}) + 0.5) / (({df}) + {a} + 0.5))").format(
+        df=df, n=n, n0=sql.Literal(PRIOR_MEMORIES), a=sql.Literal(PRIOR_DF))
 
 
 def _truthy(key: str) -> sql.Composed:
@@ -303,7 +335,8 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     # appear literally, as here.
     # With static word vectors (`weighted`), q itself is the sum of the query's words' vectors, each
     # weighed by its idf as the text leg reads it (`st`, `memory_lexeme`; a word with no lexeme, a stop
-    # word, weighs nothing), normalised: the text's own vector weighs "cities" no more than "which".
+    # word, weighs nothing), with a prior that speaks for a young instance (`word_weight`), normalised: the
+    # text's own vector weighs "cities" no more than "which".
     # LoCoMo dev R@10 0.775 -> 0.789 (multi-hop 0.432 -> 0.485), with feedback 0.25 instead of 0.5.
     # `query_cosine` stays the text's own vector's. The words' vectors go in binary (`BinaryList`).
     # With `hides`, both legs leave out what the profile does not retrieve (`RETRIEVABLE`): the vector leg
@@ -316,8 +349,8 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     # (`related`), roles of the names it holds read by it (`named`).
     added = [part for part, wanted in ((_RELATED, related), (named_roles(table), named)) if wanted]
     hidden = sql.SQL(" AND {}").format(RETRIEVABLE) if hides else sql.SQL("")
-    own = (_OWN_WEIGHTED.format(dim=sql.Literal(dim), vt=vt, idf=BM25_IDF.format(df=sql.SQL("coalesce(l.df, 0)")))
-           if weighted else _OWN_PLAIN.format(vt=vt))
+    weight = word_weight_sql(sql.SQL("coalesce(l.df, 0)"), sql.SQL("st.n"))
+    own = _OWN_WEIGHTED.format(dim=sql.Literal(dim), vt=vt, idf=weight) if weighted else _OWN_PLAIN.format(vt=vt)
     stmt = sql.SQL("""
 WITH {text_leg}{succeeded}, tr AS (
     {ranked}

@@ -4,15 +4,13 @@ the vector leg searched alone uses the query's own vector."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 from core import usecases as uc
 from core.embeddings.base import normalise
 from core.retrieval.hybrid import SearchRequest, fetch_pool
-from core.retrieval.hybrid_sql import QUERY_WORDS, query_word_counts
+from core.retrieval.hybrid_sql import QUERY_WORDS, query_word_counts, word_weight
 
 MEMORIES = ["Anna bought a red kayak for the lake trip.", "The plan for the weekend is a walk.",
             "We plan to visit the museum on the weekend.", "The weekend plan changed because of rain.",
@@ -27,8 +25,8 @@ def memories(workbench, instance):
 
 
 def expected_query_vector(wb, instance: str, query: str) -> np.ndarray:
-    """The docstring's formula, computed here: Σ count · idf(word) · unit word vector, normalised, with
-    idf = ln(1 + (N − df + 0.5) / (df + 0.5)) of the word's rarest lexeme; no lexeme, no weight."""
+    """The docstring's formula, computed here: Σ count · weight(word) · unit word vector, normalised, with
+    the weight (`word_weight`: the idf with a prior) of the word's rarest lexeme; no lexeme, no weight."""
     counts = query_word_counts(query)
     vectors = wb.embedder.word_vectors(list(counts))
     total = np.zeros(wb.embedder.dim)
@@ -39,7 +37,7 @@ def expected_query_vector(wb, instance: str, query: str) -> np.ndarray:
                                 (instance, lexeme)).fetchone()[0]
                    for (lexeme,) in conn.execute("SELECT lexeme FROM unnest(to_tsvector('english', %s))", (word,))]
             if dfs:
-                total += count * max(math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs) * vec
+                total += count * max(word_weight(df, n) for df in dfs) * vec
     return normalise(total[None, :])[0]
 
 
