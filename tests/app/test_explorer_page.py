@@ -39,7 +39,7 @@ def test_find_open_and_delete_a_chain(app_env, workbench, instance):
     remember = Remember(workbench)
     remember.run(UiRememberParams(thought="Our quince orchard <b>[link](http://x)</b> has **forty** trees.",
                                   chain_id="orchard"), instance=instance)
-    remember.run(UiRememberParams(thought="The pear trees need pruning in February.", chain_id="pears"),
+    remember.run(UiRememberParams(thought="The pear hedge needs pruning in February.", chain_id="pears"),
                  instance=instance)
     at = open_explorer(instance)
     assert at.title[0].value == "Memory explorer"
@@ -137,7 +137,7 @@ def test_full_text_hits_all_contain_the_words_and_a_chain_counts_turns(app_env, 
     remember = Remember(workbench)
     for i in range(5):
         remember.run(UiRememberParams(thought=f"Quince note number {i}.", chain_id="quinces"), instance=instance)
-    remember.run(UiRememberParams(thought="The pear trees need pruning in February.", chain_id="pears"),
+    remember.run(UiRememberParams(thought="The pear hedge needs pruning in February.", chain_id="pears"),
                  instance=instance)
     at = open_explorer(instance)
     at.text_input(key="xp_q").input("pruning")
