@@ -38,8 +38,8 @@ from core.models import MemoryContext, MemoryRecord
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.index.text import conversation_context
-from core.conversation.keys import OUTBOX, OUTBOX_LOCK, thought_key
-from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore, chain_order
+from core.conversation.keys import OUTBOX_LOCK, thought_key
+from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore, chain_order, outbox_peek
 from core.formation.observations import Formation
 from core.formation.supersede import supersede
 
@@ -188,7 +188,7 @@ def _stale_outbox(wb: Workbench) -> list[str]:
     """The outbox's first SEARCH_MOST entries when the oldest waited SEARCH_STALE_S or more, else none;
     none either when Redis does not answer a glance (logged at debug: the search goes on without)."""
     try:  # the client too: a process's first reach of Redis connects to it
-        entries = wb.services.redis_glance().lrange(OUTBOX, 0, SEARCH_MOST - 1)
+        entries = outbox_peek(wb.services.redis_glance(), SEARCH_MOST)
     except Exception as e:  # noqa: BLE001 - Redis down or hung: no catching up this time
         _not_synced(e, [], "the outbox was not looked at before a search")
         return []

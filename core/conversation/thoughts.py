@@ -283,6 +283,12 @@ class RatingRecord(BaseModel):
     rated_at: datetime
 
 
+
+def outbox_peek(r: redis.Redis, limit: int) -> list[str]:
+    """The outbox's first `limit` entries, oldest first, through the client given (a search glances at it
+    through one whose calls wait less: `Services.redis_glance`)."""
+    return r.lrange(OUTBOX, 0, limit - 1)
+
 class ThoughtStore:
     def __init__(self, client: redis.Redis, *, cluster: bool = False):
         self.r = client
@@ -632,7 +638,7 @@ class ThoughtStore:
     # -- the memory-index outbox --------------------------------------------------------------
 
     def outbox_peek(self, limit: int = 500) -> list[str]:
-        return self.r.lrange(OUTBOX, 0, limit - 1)
+        return outbox_peek(self.r, limit)
 
     def outbox_ack(self, entries: Iterable[str]) -> None:
         p = self.r.pipeline(transaction=False)

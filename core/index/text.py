@@ -378,7 +378,9 @@ END $$;
 
 
 # BM25's idf of a lexeme found in `{df}` memories, among the `st.n` memories of the searched instances.
-BM25_IDF = sql.SQL("ln(1 + (st.n - {df} + 0.5) / ({df} + 0.5))")
+# A word's BM25 idf among `n` memories, `df` of which hold it (the text leg's `n` is `st.n`).
+BM25_IDF = sql.SQL("ln(1 + ({n} - {df} + 0.5) / ({df} + 0.5))")
+ST_N = sql.SQL("st.n")
 
 
 def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Composable,
@@ -446,7 +448,7 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     ORDER BY g.tr DESC, g.id""").format(scored=scored, table=table, keep=keep)
     scored = sql.SQL("{}\n    LIMIT %(tpool)s").format(scored)
     probed = keep is not None and not filtered
-    idf = BM25_IDF.format(df=sql.SQL("l.df"))
+    idf = BM25_IDF.format(n=ST_N, df=sql.SQL("l.df"))
     cut = (sql.SQL("coalesce((SELECT bool_or(cut) OR sum(got) > %(kpost)s FROM lx), false)") if probed
            else sql.SQL("false"))
     counted = sql.SQL("""SELECT x.lexeme, sum(x.df)::float8 AS df, bool_or(x.df > %(kpost)s) AS cut,
@@ -491,7 +493,7 @@ ql AS (
 ), tc AS (  -- whether a query word's postings were cut at %(kpost)s: reading further may find more
     SELECT {cut} AS cut
 )""").format(read=read, scored=scored, cut=cut, chars=sql.Literal(INDEXED_CHARS), weights=weights, ideal=ideal,
-             idf0=BM25_IDF.format(df=sql.Literal(0)))
+             idf0=BM25_IDF.format(n=ST_N, df=sql.Literal(0)))
 
 
 def indexed_metadata(record: MemoryRecord) -> dict[str, Any]:

@@ -95,11 +95,6 @@ class PastTaskFilter(BaseModel):
     def _names_as_stored(cls, v: list[str]) -> list[str]:  # stored lower-case (ProducedTextInput.task)
         return list(dict.fromkeys(name.lower() for name in v))
 
-    @field_validator("date_from", "date_to")
-    @classmethod
-    def _aware(cls, v: datetime | None) -> datetime | None:
-        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
-
     @model_validator(mode="after")
     def _ordered(self) -> PastTaskFilter:
         if self.date_from and self.date_to and self.date_from > self.date_to:

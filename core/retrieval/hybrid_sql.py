@@ -53,7 +53,7 @@ from core.index.records import (
     hour_key,
     stated_event_sql,
 )
-from core.index.text import K1, B, text_leg
+from core.index.text import BM25_IDF, K1, B, text_leg
 from core.models import FusionProfile
 from core.retrieval.relations import Related, named_roles
 
@@ -125,9 +125,9 @@ def word_weight(df: float, n: float) -> float:
 
 
 def word_weight_sql(df: sql.Composable, n: sql.Composable) -> sql.Composed:
-    """`word_weight` as SQL over the expressions `df` and `n`."""
-    return sql.SQL("ln(1 + (({n}) + {n0} - (({df}) + {a}) + 0.5) / (({df}) + {a} + 0.5))").format(
-        df=df, n=n, n0=sql.Literal(PRIOR_MEMORIES), a=sql.Literal(PRIOR_DF))
+    """`word_weight` as SQL over the expressions `df` and `n`: the text leg's idf (`BM25_IDF`) with the prior."""
+    return BM25_IDF.format(n=sql.SQL("({} + {})").format(n, sql.Literal(PRIOR_MEMORIES)),
+                           df=sql.SQL("({} + {})").format(df, sql.Literal(PRIOR_DF)))
 
 
 def _truthy(key: str) -> sql.Composed:

@@ -16,6 +16,7 @@ import pytest
 from psycopg.conninfo import make_conninfo
 
 from core.config import load_settings
+from core.index import memory_index
 from core.runtime import Workbench
 from core.services import EmbeddedPostgres, EmbeddedRedis
 from tests.support.embedders import KeywordEmbedder
@@ -73,3 +74,14 @@ def other_database(workbench):
     finally:
         with workbench.pool().connection() as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def old_instance_database(other_database):
+    """`other_database` with today's schema and an instance "old" partitioned as a first write makes it, for
+    rows written as an older version wrote them."""
+    other_database.execute(memory_index.DDL)
+    other_database.execute("""CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
+                              SELECT memory_term_partition('old', 'memory_p_old');
+                              INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
+    return other_database

@@ -42,12 +42,8 @@ def test_a_word_is_found_with_or_without_its_accents(workbench, instance, stored
     assert found.results[0].memory.content == stored  # stored as given
 
 
-def test_vectors_made_before_accents_were_folded_are_made_again_once(other_database):
-    db = other_database
-    db.execute(memory_index.DDL)
-    db.execute("""CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
-                  SELECT memory_term_partition('old', 'memory_p_old');
-                  INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
+def test_vectors_made_before_accents_were_folded_are_made_again_once(old_instance_database):
+    db = old_instance_database
     db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) VALUES "
                "('old', 'pt', 'observation', 'A inspeção do carro é em abril', now(), '{}'), "
                "('old', 'ascii', 'observation', 'nothing to fold here', now(), '{}'), "

@@ -177,12 +177,8 @@ def test_a_bulk_loaded_conversation_is_found_by_its_neighbours_words(workbench, 
     assert {s.memory.id for s in found.results} >= {"t0", "t1"}
 
 
-def test_vectors_made_before_the_words_inside_addresses_are_made_again_once(other_database):
-    db = other_database
-    db.execute(memory_index.DDL)
-    db.execute("""CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
-                  SELECT memory_term_partition('old', 'memory_p_old');
-                  INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
+def test_vectors_made_before_the_words_inside_addresses_are_made_again_once(old_instance_database):
+    db = old_instance_database
     db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) VALUES "
                "('old', 'conf', 'observation', 'edit /etc/nginx/nginx.conf then reload', now(), '{}'), "
                "('old', 'plain', 'observation', 'nothing to see here.', now(), '{}'), "
@@ -218,12 +214,8 @@ def test_vectors_made_before_the_words_inside_addresses_are_made_again_once(othe
 NFD_NAME = unicodedata.normalize("NFD", "Hélène")  # as pasted from macOS: an e and a combining accent
 
 
-def test_vectors_made_before_unicode_normalisation_are_made_again_once(other_database):
-    db = other_database
-    db.execute(memory_index.DDL)
-    db.execute("""CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
-                  SELECT memory_term_partition('old', 'memory_p_old');
-                  INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
+def test_vectors_made_before_unicode_normalisation_are_made_again_once(old_instance_database):
+    db = old_instance_database
     db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) VALUES "
                "('old', 'nfd', 'observation', %s, now(), '{}'), "
                "('old', 'nfc', 'observation', 'the 東京 trip: 50 € a night', now(), '{}'), "
