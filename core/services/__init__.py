@@ -326,8 +326,14 @@ def _stop_message(s: Settings, stopped: list[StoppedServer], external: list[str]
 
 
 def _detail(exc: Exception) -> str:
-    """Our own errors say what happened (with real paths, never a secret); others only by their type."""
-    return str(exc) if isinstance(exc, WorkbenchError) else type(exc).__name__
+    """Our own errors say what happened (with real paths, never a secret); a failed connection says so in
+    words (the sidebar read "PoolTimeout." and "ConnectionError." while a server was down); others only by
+    their type."""
+    if isinstance(exc, WorkbenchError):
+        return str(exc)
+    if isinstance(exc, psycopg.OperationalError | redis.exceptions.ConnectionError):
+        return "a new connection failed: the server is not running, not at the address set, or refused it"
+    return type(exc).__name__
 
 
 def _configure(conn: psycopg.Connection, *, statement_timeout_s: float,

@@ -84,6 +84,8 @@ def test_a_read_fails_within_a_second_while_postgres_is_down(user_wb, fault_dir,
                 assert seconds < 1.5, (name, seconds)
                 print(f"{name} while Postgres is down: {seconds:.2f} s")
         assert pool_threads() <= threads  # no pool left behind, trying to connect
+        status = {s.name: s for s in wb.services.status()}["Postgres"]  # the sidebar's: it read "PoolTimeout."
+        assert not status.reachable and status.detail.startswith("a new connection failed"), status
         # Something queued while down: a search is refused (it would miss it), a turn goes on.
         uc.remember(wb, uc.UiRememberParams(thought="the oars are in the shed", instance=instance))
         with pytest.raises(Exception) as refused:
