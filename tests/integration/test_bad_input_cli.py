@@ -99,13 +99,30 @@ def test_remember(cli, text, options):
         assert json.loads(out)["status"] == "ok"
 
 
+times = mostly(st.sampled_from(["2025-11-01", "2025-11", "2025", "today", "last week", "7 days ago",
+                                 "2025-11-30T12:00:00Z"]),
+               st.one_of(words, st.sampled_from(["9999-12-31", "0001-01-01", "31/12/9999", "2025-13", "-1 days ago"])))
+# Past tasks kept by type and produced date (`--type` repeatable; an unknown type is refused naming the types).
+task_filters = st.tuples(opt("--type", mostly(st.sampled_from(["email", "meeting minutes"]), words)),
+                         opt("--type", mostly(st.just("report"), words)), opt("--since", times), opt("--until", times))
+
+
 @SERVICE
 @given(words, mostly(good_id, ids()), st.tuples(opt("--max-distance", mostly(st.sampled_from(["0.5", "1.5"]), bad_nums)),
-                                                opt("--n-max", nums), opt("--execution-id", mostly(good_id, ids()))))
-def test_past_task_search(cli, query, user, options):
+                                                opt("--n-max", nums), opt("--execution-id", mostly(good_id, ids()))),
+       task_filters)
+def test_past_task_search(cli, query, user, options, filters):
     code, out, err = cli("--instance", INSTANCE, "tasks", "search", query, "--user", user,
-                         *[x for o in options for x in o])
+                         *[x for o in options + filters for x in o])
     assert_outcome(code, out, err, command="tasks search")
+
+
+@SERVICE
+@given(mostly(good_id, ids()), opt("--limit", nums), task_filters)
+def test_past_task_list(cli, user, limit, filters):
+    code, out, err = cli("--instance", INSTANCE, "tasks", "list", "--user", user, *limit,
+                         *[x for o in filters for x in o])
+    assert_outcome(code, out, err, json_out=False, command="tasks list")
 
 
 @SERVICE
