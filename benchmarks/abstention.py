@@ -23,7 +23,9 @@ personal and work notes, 44 questions with their answering notes, 24 that no not
 tests/data/work_notes_labelled: 308 notes and agent steps of a software engineer's work, 55 questions, 25
 unanswered), each question searched as a chat turn asking for k searches (`core.tuning.evaluate`'s handed
 recall): handed recall, precision and strays at 5 and 10 under the rule, each memory held to the floor and
-half the floor alone, the share of answerable questions given nothing, and of unanswered ones.
+half the floor alone, the share of answerable questions given nothing, and of unanswered ones; at the
+default floor, which answerable questions get nothing and which unanswered ones get something
+(`given_nothing`, `unanswered_given`: each query with its best relevance and its answer's rank).
 The default floor is the highest of the grid that keeps at least `KEEP` of LoCoMo's recall at top 5 and at
 top 10. Offline embedder, no LLM.
 """
@@ -191,8 +193,26 @@ def notes_result(wb, folder: Path, shipped: float) -> dict:
     unanswered_top = retrieved(wb, notes_set, unanswered, KS[0], None)
     grid = [notes_at_floor(f, asked, unanswered, top, unanswered_top) for f in GRID]
     return {"at_default": next(r for r in grid if r["floor"] == shipped), "no_floor": grid[0], "grid": grid,
+            "given_nothing": [q for q in near_floor(asked, top, shipped) if not q["handed"]],
+            "unanswered_given": [q for q in near_floor(unanswered, {KS[0]: unanswered_top}, shipped) if q["handed"]],
             "notes": len(notes_set.corpora[0].records), "folder": folder.name,
             "questions": {"answerable": len(asked), "unanswered": len(unanswered)}}
+
+
+def near_floor(queries: list[EvalQuery], top: dict[int, Ranked], floor: float) -> list[dict]:
+    """Each question as the default floor judges its turn (top 5): the query, its best relevance, whether
+    anything is handed, and the rank of its first answer among the largest k searched (None: not there).
+    The answerable questions given nothing and the unanswered ones given something are where a change
+    to relevance or the floor acts (benchmarks/README.md, "Saying nothing relevant", 2026-12-07)."""
+    widest = top[max(top)]
+    out = []
+    for q in queries:
+        ranked = top[KS[0]][q.qid]
+        ids = [i for i, _ in widest[q.qid]]
+        rank = next((n for n, i in enumerate(ids, 1) if i in set(q.relevant)), None)
+        out.append({"query": q.query, "best": round(max((r for _, r in ranked), default=0.0), 4),
+                    "handed": bool(passing(ranked, floor)), "answer_rank": rank})
+    return out
 
 
 def _share(flags) -> float:

@@ -199,4 +199,11 @@ def test_the_calibration_benchmark_runs_end_to_end(data_dir, tmp_path):
     for suffix in ("", "_each", "_half"):
         assert 0 <= work["at_default"][f"handed_P@10{suffix}"] <= 1 and work["at_default"][f"strays@10{suffix}"] >= 0
     assert result["at_default"]["strays@10"] <= result["at_default"]["strays@10_half"]
+    # The questions on the wrong side of the default floor, by name: as many as the shares say.
+    floor = result["default_floor"]
+    asked, at = work["questions"], work["at_default"]
+    assert len(work["given_nothing"]) == round(at["answerable_abstained"] * asked["answerable"])
+    assert all(q["best"] < floor and not q["handed"] for q in work["given_nothing"])
+    assert len(work["unanswered_given"]) == round((1 - at["unanswered_abstained"]) * asked["unanswered"])
+    assert all(q["best"] >= floor and q["answer_rank"] is None for q in work["unanswered_given"])
     assert abstention.main(["--data", str(tmp_path / "none.json")]) == 2
