@@ -9,9 +9,17 @@ them: 17 read right before, 36 after; then a formation pass's 30, questions and 
 labelled before `announces` and `lookups.STATES` read them: 12 read right before, 28 after; then a second
 formation pass's 54, terse states by their form ("lactose intolerant since childhood"), search phrases like
 them and switches said in passing, labelled before `lookups.tells_a_state` read them: 35 right before, 49
-after;
+after; then 93 (batch "langform", each Portuguese or German row with its `lang`): Portuguese and German small
+talk, corrections, requests and facts handed over, and English terse notes ("Lives with two cats",
+"claustrophobic in lifts") and search phrases like them, labelled before the rules read them: 28 right before,
+93 after;
 tests/unit/test_message_kinds.py prints precision and recall per kind). The LLM reading
 (`core.formation.observations.llm_formation`) uses the same labels and falls back to these rules.
+
+Portuguese and German messages are read with the same rules and short closed lists of their words, each
+marked where it is defined (`OTHER_TALK`, `corrects_in_other_words`, `OTHER_IMPERATIVES`, `_OTHER_TOLD`,
+`_OTHER_WH`); no word they share with English changes an English message's kind (such words count only
+before a pause, or are left out).
 
 The rules, in order:
 1. correction: `core.conversation.feedback.is_correction` (a reply opening with the interjection "no":
@@ -57,6 +65,7 @@ sentence that refers back to the one before ("She is a nurse.") stays with it, a
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from core.conversation.feedback import (  # one reading of apostrophes, phrases and sentences for both
     _APOSTROPHES,
@@ -99,17 +108,55 @@ SMALL_TALK = ("hi", "hello", "hey", "hiya", "hello there", "hey there", "hi ther
               "that's exactly what i needed", "exactly what i needed", "just what i needed", "well done",
               "good job", "nice one", "sweet", "neat", "yay", "phew", "oops", "welcome", "interesting")
 _PAUSE = r"(?=\s*(?:[,.!;:—–-]|$))"
+# The same in Portuguese and German (`OTHER_TALK`, `OTHER_THANKS`; each also without its accents, as typed on a
+# phone: "Ola", "Ate amanha"): greetings, farewells, "how are you", "no thanks", "you're welcome", "all right",
+# thanks. Phrases and words that are no English word; an English word among them ("boa", "gut", "legal",
+# "sim", "toll", "prima", "pronto") counts only before a pause, as a praise word does (`OTHER_PRAISE`):
+# "Boa parte do ordenado…", "Gut feeling…", "Legal fees…", "Sim card…" open statements.
+OTHER_TALK = (
+    "olá", "oi", "bom dia", "boa tarde", "boa noite", "tudo bem", "tudo bom", "tudo certo", "tudo tranquilo",
+    "como estás", "como está", "como vai", "como vais", "e aí", "até logo", "até já", "até amanhã", "até mais",
+    "até à próxima", "até breve", "adeus", "tchau", "xau", "beijinhos", "beijos", "abraço", "abraços",
+    "bom fim de semana", "bom trabalho", "de nada", "não faz mal", "sem problema", "sem problemas",
+    "não há problema", "não tem problema", "não obrigado", "não obrigada", "não, obrigado", "não, obrigada",
+    "tá bem", "está bem", "tá", "pois", "pois é", "percebi", "entendi", "faz sentido", "muito bem",
+    "com certeza", "exatamente", "exactamente", "isso mesmo", "era mesmo isso", "era isso mesmo",
+    "era mesmo isso que eu precisava", "era mesmo isso que precisava", "ok", "okay",
+    "hallo", "moin", "servus", "grüß dich", "grüß gott", "guten morgen", "guten tag", "guten abend",
+    "gute nacht", "tschüss", "tschüs", "ciao", "bis später", "bis morgen", "bis bald", "bis dann",
+    "auf wiedersehen", "schönes wochenende", "schönen tag", "schönen abend", "wie geht's", "wie geht es dir",
+    "wie geht es ihnen", "alles klar", "alles gut", "passt", "verstanden", "kein problem", "keine ursache",
+    "gern geschehen", "gerne", "bitte schön", "bitteschön", "macht nichts", "nein danke", "nein, danke",
+    "nee danke", "nee, danke", "sehr gut", "das hilft", "das hilft mir", "macht sinn", "ergibt sinn",
+    "genau das habe ich gebraucht", "genau das brauchte ich", "genau das wollte ich")
+OTHER_THANKS = ("obrigado", "obrigada", "muito obrigado", "muito obrigada", "obrigadão", "obrigadinho",
+                "obrigadinha", "brigado", "brigada", "valeu", "agradeço", "obrigado pela ajuda",
+                "obrigada pela ajuda", "muito obrigado pela ajuda", "muito obrigada pela ajuda",
+                "danke", "danke schön", "dankeschön", "danke sehr", "danke dir", "danke euch", "vielen dank",
+                "vielen lieben dank", "besten dank", "herzlichen dank", "merci", "danke für die hilfe",
+                "danke für deine hilfe", "vielen dank für die hilfe", "vielen dank für deine hilfe")
+OTHER_PRAISE = ("perfeito", "perfeita", "ótimo", "ótima", "excelente", "fixe", "boa", "legal", "certo", "claro",
+                "sim", "pronto", "beleza", "show", "perfekt", "toll", "prima", "klasse", "genau", "gut", "richtig",
+                "stimmt", "ja", "jep", "jo", "wunderbar", "spitze", "top")
+
+
+def _unaccented(phrases) -> tuple[str, ...]:
+    """The phrases and, for those with accents, the same without them ("olá" → "ola")."""
+    folded = ("".join(c for c in unicodedata.normalize("NFD", p) if not unicodedata.combining(c)) for p in phrases)
+    return tuple(dict.fromkeys((*phrases, *folded)))
+
+
+OTHER_TALK, OTHER_THANKS, OTHER_PRAISE = map(_unaccented, (OTHER_TALK, OTHER_THANKS, OTHER_PRAISE))
 # Praise of what the assistant said ("Great idea.", "Fair point!", "That's a good plan", "Love that idea"),
 # before a pause or the end: "Great ideas come to me…", "Good call centres are…" tell something. A praise
 # word alone counts before a pause or another word of the opener ("Perfect, thanks"), as feedback reads it:
 # "Nice people run the bakery" is no "Nice!".
+_TALK = SMALL_TALK + ACKNOWLEDGEMENTS + OTHER_TALK + OTHER_THANKS
 _PRAISING = (rf"(?:(?:(?:that's|that\s+is|what|such)\s+)?(?:an?\s+)?(?:(?:really|very|so|pretty)\s+)?"
              rf"(?:{_alternatives(PRAISE)})|love\s+(?:that|this|the|your))\s+(?:{_alternatives(PRAISED)}){_PAUSE}"
-             rf"|(?:{_alternatives(PRAISE)})(?:{_PAUSE}|(?=\s+(?:{_alternatives(SMALL_TALK + ACKNOWLEDGEMENTS + PRAISE)})"
+             rf"|(?:{_alternatives(PRAISE + OTHER_PRAISE)})(?:{_PAUSE}|(?=\s+(?:{_alternatives(_TALK + PRAISE + OTHER_PRAISE)})"
              r"(?![\w'])))")
-_OPENER = re.compile(
-    rf"^(?:\W*(?:{_PRAISING}|{_alternatives(SMALL_TALK + ACKNOWLEDGEMENTS)})(?![\w'])[\s,.!;:—–-]*)+",
-    re.IGNORECASE)
+_OPENER = re.compile(rf"^(?:\W*(?:{_PRAISING}|{_alternatives(_TALK)})(?![\w'])[\s,.!;:—–-]*)+", re.IGNORECASE)
 # A change of mind corrects an earlier statement as much as "no" does.
 _CHANGE_OF_MIND = re.compile(
     r"\b(?:scratch\s+that|changed\s+my\s+mind|change\s+of\s+plans?|let\s+me\s+correct|mixing\s+(?:them|it|"
@@ -119,6 +166,71 @@ _CHANGE_OF_MIND = re.compile(
 # what contradicts an earlier fact: a value of an attribute, or a change ("Actually, I live in Denver now",
 # "Actually, I started eating fish again, so I'm pescatarian now"; `core.formation.updates.read`).
 _ACTUALLY_I = re.compile(r"^\W*actually\b[\s,]*(?=(?:i|i'm|i've|we|we're|we've)\b)", re.IGNORECASE)
+# Corrections in Portuguese and German, read as the English ones are (`feedback.is_correction`, which reads
+# English only, and rule 1):
+# - the interjection "não" / "nein" before a pause or doubled ("Não, eu moro no Porto.", "Nein. Ich arbeite bei
+#   Bosch.", "Não, não, …"), "nein" also before a pronoun or an article ("Nein das war in Köln"); not "Não como
+#   carne" (a negated verb: Portuguese says "I don't" with the same word), "Nein zu sagen…", nor before thanks or
+#   an idiom ("Não, obrigado", "Nein danke", "Não faz mal": `_OTHER_NOT_CORRECTING`);
+# - "that's wrong", "that's not true", "I got it wrong", "I meant" ("Isso está errado", "Não é verdade",
+#   "Enganei-me", "Das stimmt nicht", "Ich habe mich vertan", "Falsch, …");
+# - a contrast, "…, não na quinta", "…, nicht am Dienstag" (before an article, a preposition, a number or a
+#   name, as "Lyon, not Paris"; not "…, não como carne", "…, nicht weit", nor a comparison "como eu", "wie ich");
+# - "actually, <a fact>" ("Na verdade, o voo é na sexta.", "Eigentlich heißt sie Anna."); "actually, I …"
+#   only with a home, a job, a name or a change ("Na verdade, eu moro no Porto agora", "Eigentlich wohne ich in
+#   Hamburg"), as "Actually, I live in Denver now": "Na verdade, prefiro chá", "Eigentlich mag ich keinen
+#   Kaffee" tell a preference.
+# Only statements correct: "Não é verdade?" asks.
+OTHER_NO = r"n[ãa]o|nein|nee"
+OTHER_NO_INTERJECTION = (rf"(?:{OTHER_NO})(?=\s*(?:[,!;:…—–]|\.(?!\s*\d)|$)|\s+-(?!\w)|\s+(?:{OTHER_NO})(?![\w-]))"
+                         r"|nein(?=\s+(?:ich|wir|das|es|er|sie|der|die|den|dem|mein|meine|unser|unsere)\b)")
+_OTHER_NOT_CORRECTING = re.compile(
+    r"\W*(?:obrigad[oa]|brigad[oa]|danke|nada|nichts|faz\s+mal|h[áa]\s+problema|tem\s+problema|problema|"
+    r"precisa|kein\s+problem|alles\s+gut|schon\s+gut|macht\s+nichts|passt|t[áa]\s+bem|est[áa]\s+bem)\b",
+    re.IGNORECASE)
+_OTHER_LEADING_NO = re.compile(rf"^\W*(?:(?:ok|okay|hmm+|ah|bem|olha|ora|also|naja|ach|oh)\W+)*(?:{OTHER_NO_INTERJECTION})",
+                               re.IGNORECASE)
+_OTHER_WRONG = re.compile(
+    r"\b(?:enganei-me|me\s+enganei|engano\s+meu|estava\s+enganad[oa]|est[áa]s?\s+enganad[oa]|"
+    r"mudei\s+de\s+ideias?|corre[cç][ãa]o\s*:|quis\s+dizer|queria\s+dizer|"
+    r"(?:isso|isto)\s+(?:est[áa]|[ée])\s+errad[oa]|est[áa]\s+errad[oa]|"
+    r"n[ãa]o\s+(?:[ée]|est[áa])\s+(?:verdade|cert[oa]|bem\s+assim|isso)|"
+    r"ich\s+habe?\s+mich\s+(?:geirrt|vertan|verschrieben|vertippt)|hab\s+mich\s+(?:geirrt|vertan)|"
+    r"korrektur\s*:|ich\s+meinte|ich\s+habe?\s+(?:es\s+)?mir\s+anders\s+überlegt|"
+    r"(?:das|es)\s+stimmt\s+(?:so\s+)?nicht|(?:das|es)\s+ist\s+(?:so\s+)?(?:falsch|nicht\s+(?:richtig|korrekt|wahr)))"
+    r"(?![\w-])|^\W*(?:errad[oa]|falsch|stimmt\s+nicht)(?![\w-])", re.IGNORECASE)
+_OTHER_CONTRAST = re.compile(
+    r",\s*(?:n[ãa]o\s+(?!s[óo]\b)(?:(?:n[oa]s?|[oa]s?|ao|à|em|de|d[oa]s?|um|uma|para|com)\s+|\d|(?-i:[A-ZÁÉÍÓÚÂÊÔÃÕÇ]))"
+    r"|nicht\s+(?!nur\b)(?:(?:in|im|am|an|auf|bei|beim|mit|zu|zum|zur|der|die|das|den|dem|ein|eine|einen|um|seit|"
+    r"nach|vom|von)\s+|\d|(?-i:[A-ZÄÖÜ])))"
+    r"(?![^,.;:!?]*\b(?:como\s+(?:eu|n[óo]s|ele|ela|o\s+meu|a\s+minha)|wie\s+(?:ich|wir|er|sie|mein|meine))\b)",
+    re.IGNORECASE)
+_OTHER_ACTUALLY = re.compile(r"^\W*(?:na\s+verdade|na\s+realidade|eigentlich)(?![\w-])[\s,]*", re.IGNORECASE)
+# "Actually, I…" in Portuguese ("eu", or a verb in the first person, "prefiro") and German ("Eigentlich wohne
+# ich…"), and what makes it a correction: a home, a job, a name, an age, a move, or a change ("agora", "jetzt").
+_OTHER_FIRST_PERSON = re.compile(
+    r"^(?:eu\b|n[óo]s\b|(?!(?:isso|isto|aquilo|nosso|vosso|todo|muito|pouco|outro|mesmo|primeiro|segundo|último|"
+    r"ultimo|próximo|proximo|novo|tanto|quanto|cada|o|no|do|ao|pelo|meu|teu|seu)\b)[a-zà-ÿ]{3,}o\b"
+    r"|\w+\s+(?:ich|wir)\b)", re.IGNORECASE)
+_OTHER_STATE = re.compile(
+    r"\b(?:moro|moramos|vivo|vivemos|trabalho|trabalhamos|mudei|mud[áa]mos|chamo-me|tenho\s+\d+\s+anos|agora|"
+    r"j[áa]\s+n[ãa]o|wohne|wohnen|lebe|leben|arbeite|arbeiten|hei(?:ß|ss)e|umgezogen|bin\s+\d+|jetzt|inzwischen|"
+    r"mittlerweile|nicht\s+mehr)\b", re.IGNORECASE)
+
+
+def corrects_in_other_words(text: str) -> bool:
+    """Whether a Portuguese or German message corrects by its own words (see `OTHER_NO_INTERJECTION` above)."""
+    if (no := _OTHER_LEADING_NO.match(text)) and not _OTHER_NOT_CORRECTING.match(text[no.end():]):
+        return True
+    told = [s for s in _SENTENCE_END.split(text) if s.strip() and not s.rstrip().endswith("?")]
+    if any(_OTHER_WRONG.search(s) or _OTHER_CONTRAST.search(s) for s in told):
+        return True
+    if told and (actually := _OTHER_ACTUALLY.match(told[0])) and actually.end() < len(told[0]):
+        rest = told[0][actually.end():]
+        return not _OTHER_FIRST_PERSON.match(rest) or bool(_OTHER_STATE.search(rest))
+    return False
+
+
 # A sentence that announces what comes next instead of telling it: a question ("Actually, I have a
 # question about the visa", "I wanted to ask about…", "Quick question about…") or a request for help ("I
 # need your help with…"). What follows is its topic, no fact: "Actually, I have a question about my new
@@ -148,6 +260,58 @@ TOLD_OPENER = re.compile(
     r"do\s+not\s+forget|never\s+forget|make\s+a\s+note|take\s+note|for\s+your\s+information)"
     r"(?:\s*[:,—–]\s*|\s+-\s+|\s+that\s+)"
     r"|(?:fyi|for\s+the\s+record|just\s+so\s+you\s+know|heads\s+up)(?![\w'])[\s,:;—–-]*)", re.IGNORECASE)
+# The same in Portuguese and German: "Lembra-te que…", "Não te esqueças: …", "Merk dir: …", "Denk daran, …"
+# hand a fact over (`_OTHER_TOLD`, taken off the fact); "Lembra-me: …" hands over what follows, a question or a
+# fact. A German opener before "dass" ("Merk dir, dass ich allergisch gegen Nüsse bin.") leaves its clause with
+# the verb last: the fact is kept whole (`_OTHER_TELLS`), as said.
+_OTHER_TOLD = re.compile(
+    r"^\W*(?:(?:lembra-te|lembre-se|lembrem-se)\s+(?:de\s+)?que\s+|(?:lembra-te|lembre-se|lembra-me|lembre-me)\s*[:,—–]\s*"
+    r"|n[ãa]o\s+(?:te\s+esque[çc]as|se\s+esque[çc]a)\s*(?:[:,—–]\s*|(?:de\s+)?que\s+)"
+    r"|(?:toma|tome)\s+nota\s*(?:[:,—–]\s*|de\s+que\s+)|fica\s+a\s+saber\s+que\s+|s[óo]\s+para\s+saberes\s*[:,]?\s*"
+    r"|para\s+registo\s*[:,]\s*|nota\s*:\s*"
+    r"|merk(?:e)?\s+dir\s*[:—–]\s*|merk(?:e)?\s+dir\s*,(?!\s*dass\b)\s*|denk\s+(?:bitte\s+)?daran\s*[:—–]\s*"
+    r"|vergiss\s+nicht\s*[:—–]\s*|zur\s+info(?:rmation)?\s*[:,]\s*|nur\s+zur\s+info\s*[:,]\s*|hinweis\s*:\s*)",
+    re.IGNORECASE)
+_OTHER_TELLS = re.compile(r"^\W*(?:merk(?:e)?\s+dir|denk\s+(?:bitte\s+)?daran|vergiss\s+nicht)\s*,?\s*dass\b",
+                          re.IGNORECASE)
+# Portuguese and German requests, as "Write…", "Please…", "Don't use…", "Could you draft…?" (rule 3): an
+# imperative first, in the forms that are no English word ("usa", "resume", "agenda", "marca", "sag", "such"
+# are: left out), a Portuguese one with its pronoun ("Explica-me", "Diz-me"), a formal German one ("Antworten
+# Sie…"), or "can you …" ("Podes escrever…?", "Kannst du mir … schreiben?"), a question when its verb asks for
+# information ("Podes dizer-me…?", "Kannst du mir sagen…?").
+OTHER_IMPERATIVES = (
+    "responde", "responda", "respondam", "escreve", "escreva", "reescreve", "reescreva", "traduz", "traduza",
+    "resuma", "explica", "explique", "explica-me", "faz-me", "faça", "faça-me", "diz-me", "diga-me", "mostra",
+    "mostra-me", "mostre", "mostre-me", "liste", "cria", "crie", "ajuda-me", "ajude-me", "ajuda-nos", "lembra-me",
+    "lembre-me", "corrige", "corrija", "calcula", "calcule", "compara", "sugere", "sugira", "recomenda",
+    "recomende", "procura", "procure", "envia", "envie", "manda", "mande", "apaga", "apague", "adiciona",
+    "adicione", "tenta", "tente", "descreve", "descreva", "formata", "organiza", "prepara", "escolhe", "escolha",
+    "dá-me", "dê-me", "gera", "planeia", "planeie", "revê", "reveja", "verifica", "verifique", "inventa",
+    "por favor", "não uses", "não escrevas", "não respondas", "não digas", "não faças", "não inventes",
+    "não incluas", "não mandes", "não envies", "não ponhas", "não repitas", "nunca uses", "usa sempre",
+    "antworte", "antwortet", "schreib", "schreibe", "übersetz", "übersetze", "erklär", "erkläre", "fass", "fasse",
+    "mach", "mache", "gib", "zeig", "zeige", "nenne", "erstelle", "hilf", "erinnere", "korrigiere", "berechne",
+    "vergleiche", "empfiehl", "schlag", "schick", "schicke", "sende", "speichere", "lösche", "füge", "versuch",
+    "versuche", "formuliere", "beschreibe", "prüfe", "überprüfe", "liste", "wiederhole", "verwende", "benutze",
+    "nutze", "vermeide", "ignoriere", "bitte", "sag mir", "sage mir", "vergiss", "keine emojis")
+_OTHER_IMPERATIVE = re.compile(
+    rf"^\W*(?:{_alternatives(_unaccented(OTHER_IMPERATIVES))})(?![\w'-])|^\W*(?:bitte\s+)?\w+en\s+(?-i:Sie)\b",
+    re.IGNORECASE)
+_OTHER_POLITE = re.compile(
+    r"^\W*(?:por\s+favor,?\s+)?(?:podes|podias|poderias|poderia|consegues|conseguias|pode)(?:-me)?\s+(?:me\s+|nos\s+)?"
+    r"(?!ser\b|estar\b|haver\b)(?P<pt>[\w-]+)"
+    r"|^\W*(?:kannst|könntest|konntest|kann|können|könnten|würdest|würden)\s+(?:du|(?-i:Sie))\b(?P<de>[^,.?!]*)",
+    re.IGNORECASE)
+OTHER_INFO_VERBS = re.compile(r"^(?:dizer|diz|lembrar|recordar|explicar|confirmar|contar)(?:-me|-nos)?$"
+                              r"|\b(?:sagen|erklären|erinnern|bestätigen|verraten|nennen)\b", re.IGNORECASE)
+
+
+def _asks_in_other_words(polite: re.Match[str]) -> bool:
+    """Whether a Portuguese or German "can you …" asks for information ("Podes dizer-me…", "Kannst du mir
+    sagen…") rather than asks for something done."""
+    return bool(OTHER_INFO_VERBS.search(polite.group("pt") or polite.group("de") or ""))
+
+
 # "can you remind me…", "could you tell me…" ask for information: questions.
 _POLITE = re.compile(r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:also\s+)?(\w+)",
                      re.IGNORECASE)
@@ -244,14 +408,15 @@ def _handed_over(text: str) -> MessageKind | None:
     """The kind of a "Remind me: …" / "FYI …" message, by what it hands over: a question when that asks
     ("Remind me, what's the wifi name?"), an instruction when it instructs ("Note: keep the answers
     short"), else a statement. None without such an opener."""
-    told = TOLD_OPENER.match(text) or _TELLS.match(text)
+    told = TOLD_OPENER.match(text) or _TELLS.match(text) or _OTHER_TOLD.match(text) or _OTHER_TELLS.match(text)
     if told is None:
         return None
     rest = text[told.end():].strip()
     first = next(iter(_SENTENCE_END.split(rest)), "")
     if first and _is_question(first):
         return "question"
-    if told.re is TOLD_OPENER and (_IMPERATIVE.match(rest) or _POLITE.match(rest)):
+    if told.re in (TOLD_OPENER, _OTHER_TOLD) and (_IMPERATIVE.match(rest) or _POLITE.match(rest)
+                                                   or _OTHER_IMPERATIVE.match(rest)):
         return "instruction"
     return "statement"
 
@@ -342,7 +507,7 @@ def reads_as_correction(text: str) -> bool:
     text = text.translate(_APOSTROPHES).strip()
     if announces(next(iter(_SENTENCE_END.split(text)), "")):
         return False
-    if is_correction(text) or _CHANGE_OF_MIND.search(text):
+    if is_correction(text) or _CHANGE_OF_MIND.search(text) or corrects_in_other_words(text):
         return True
     if actually := _ACTUALLY_I.match(text):
         said = read(text[actually.end():])  # a name used alone ("Actually, I went with Ana") states no attribute
@@ -364,7 +529,9 @@ def classify(text: str) -> MessageKind:
         return handed
     if polite := _POLITE.match(rest):
         return "question" if polite.group(1).lower() in INFO_VERBS else "instruction"
-    if _IMPERATIVE.match(rest):
+    if polite := _OTHER_POLITE.match(rest):
+        return "question" if _asks_in_other_words(polite) else "instruction"
+    if _IMPERATIVE.match(rest) or _OTHER_IMPERATIVE.match(rest):
         return "instruction"
     if searched_for(rest) or any(_is_question(s) for s in _SENTENCE_END.split(rest)):
         return "question"
@@ -438,7 +605,7 @@ def _told_sentences(text: str) -> list[str]:
     if searched_for(rest):  # "memory leak in the websocket gateway": it names what to find, it tells nothing
         return []
     opened = len(rest) < len(text)
-    if told := TOLD_OPENER.match(rest):  # "Remind me: my dentist appointment is…": the fact, not the request
+    if told := TOLD_OPENER.match(rest) or _OTHER_TOLD.match(rest):  # "Remind me: my dentist appointment is…"
         rest, opened = rest[told.end():], True
     if opened:  # "Perfect, and the target is…": the "and" joined the small talk to the rest
         joined = _JOINED.match(rest)

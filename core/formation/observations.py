@@ -33,7 +33,7 @@ from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.event_dates import direction_of, occurrence, said_outright
-from core.formation.kinds import classify, reads_as_correction, told_statements
+from core.formation.kinds import OTHER_NO_INTERJECTION, classify, reads_as_correction, told_statements
 from core.formation.relations import with_relations
 from core.formation.updates import says_a_change
 from core.index.memory_index import MemoryIndex
@@ -64,7 +64,15 @@ _CORRECTION_OPENER = re.compile(
     r"|scratch\s+that|let\s+me\s+correct\s+that|i\s+meant|i\s+misspoke|i\s+changed\s+my\s+mind"
     r"|i\s+got\s+(?:that|it)\s+wrong|you(?:'ve|\s+have)\s+got\s+it\s+(?:backwards|wrong)"
     r"|(?:you(?:'re|\s+are)\s+mixing|i\s+mixed|you\s+mixed)\s+(?:them|it|that|things)\s+up)"
-    r"\b[\s,.:;!—-]*)+", re.IGNORECASE)
+    r"\b[\s,.:;!—-]*"
+    # The same in Portuguese and German (`kinds.OTHER_NO_INTERJECTION`, the interjection only: "Não como
+    # carne" keeps its "Não"). "Eigentlich" stays: German puts the verb second, and "Heißt sie Anna." without
+    # it would ask.
+    rf"|(?:{OTHER_NO_INTERJECTION}|na\s+verdade|na\s+realidade|enganei-me|me\s+enganei|engano\s+meu"
+    r"|(?:isso|isto)\s+(?:est[áa]|[ée])\s+errad[oa]|errad[oa]|n[ãa]o\s+(?:[ée]|est[áa])\s+(?:verdade|cert[oa])"
+    r"|corre[cç][ãa]o|das\s+stimmt\s+(?:so\s+)?nicht|das\s+ist\s+(?:falsch|nicht\s+(?:richtig|korrekt|wahr))"
+    r"|stimmt\s+nicht|falsch|korrektur|ich\s+habe?\s+mich\s+(?:geirrt|vertan|verschrieben|vertippt))"
+    r"(?![\w-])[\s,.:;!—-]*)+", re.IGNORECASE)
 FORMATION_SYSTEM = (
     "You read one message a user wrote to their assistant and decide what it leaves as memory. Reply with "
     'one JSON object: {"kind": K, "facts": [F, ...]}. K is one of statement (a fact, preference, plan or '
@@ -113,14 +121,17 @@ def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.3"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.4"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
 # 12-07.2: a terse state by its form or a time it has held ("lactose intolerant since childhood"), a switch
 # to another thing of its kind ("I switched to a Kobo" after "I use a Kindle") or naming what it replaces;
 # 12-07.3: a correction of an attribute supersedes the fact stating it, not one that only names its new value
-# ("Actually I moved to Porto." and "I live in Lisbon.", not "…the Porto half marathon…")
+# ("Actually I moved to Porto." and "I live in Lisbon.", not "…the Porto half marathon…"); 12-07.4: Portuguese
+# and German small talk, corrections ("Não, eu moro no Porto.", "Eigentlich heißt sie Anna."), requests and
+# facts handed over ("Merk dir: …"); English notes with the subject dropped ("Lives with two cats") and states
+# taking "in" ("claustrophobic in lifts")
 
 
 @dataclass

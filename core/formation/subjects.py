@@ -26,7 +26,18 @@ PEOPLE = ("son", "sons", "daughter", "daughters", "kid", "kids", "child", "child
           "granddaughter", "aunt", "uncle", "cousin", "niece", "nephew", "boss", "manager", "colleague",
           "coworker", "co-worker", "friend", "friends", "neighbour", "neighbor", "roommate", "flatmate",
           "teacher", "doctor", "stepson", "stepdaughter", "in-laws", "mother-in-law", "father-in-law")
+# The same people in Portuguese and German, after "o meu", "a minha", "mein", "meine", "unsere" …: "Nein,
+# meine Tochter ist allergisch gegen Eier." is about the daughter, not a correction of "Ich bin allergisch
+# gegen Nüsse." (`OTHER_PEOPLE`; "ele", "ela", "er" first, too: not "sie", which is also "they" and "you").
+OTHER_PEOPLE = ("filho", "filha", "filhos", "filhas", "mulher", "marido", "esposa", "namorado", "namorada", "mãe",
+                "pai", "pais", "irmão", "irmã", "irmãos", "avó", "avô", "tio", "tia", "primo", "prima", "sobrinho",
+                "sobrinha", "chefe", "colega", "amigo", "amiga", "vizinho", "vizinha", "sohn", "tochter", "kinder",
+                "kind", "frau", "mann", "partner", "partnerin", "freund", "freundin", "mutter", "vater", "eltern",
+                "bruder", "schwester", "oma", "opa", "onkel", "tante", "cousin", "cousine", "chef", "chefin",
+                "kollege", "kollegin", "nachbar", "nachbarin")
+_OTHER_MINE = r"(?:(?:o|a|os|as)\s+)?(?:meu|minha|meus|minhas|nosso|nossa|nossos|nossas)|mein|meine|meinem|meinen|meiner|unser|unsere|unserem|unseren"
 _PERSON = "|".join(re.escape(p) for p in sorted(PEOPLE, key=len, reverse=True))
+_OTHER_PERSON = "|".join(re.escape(p) for p in sorted(OTHER_PEOPLE, key=len, reverse=True))
 _CLAUSES = re.compile(r"(?<=[.!?])\s+|[;:]\s+|\s+[—–-]+\s+")
 _JOIN = re.compile(r"^\W*(?:(?:and|but|so|also|then|now|today|yesterday|actually)\b[\s,]*)*", re.IGNORECASE)
 # Words about what was said, not the world: "I said Tuesday", "I meant the Orsay", "I'm pretty sure it was".
@@ -35,9 +46,11 @@ _SPEECH = re.compile(r"(?:i|we)\s+(?:said|say|meant|mean|told|think|thought|beli
                      r"|i'm\s+(?:pretty\s+|quite\s+|fairly\s+)?sure\b"
                      r"|(?:it|that|this|there)(?:'s|\s+is|\s+was)\b", re.IGNORECASE)
 _OTHERS = re.compile(rf"(?:(?:my|our|the\s+user's)\s+(?:[\w-]+\s+){{0,2}}?(?:{_PERSON})(?![\w-])"
-                     r"|(?:he|she|he's|she's|his|her|him)\b)", re.IGNORECASE)
-_SELF = re.compile(r"(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll|me|myself|my|our|the\s+user)\b"
-                   r"|[\w\s'-]{1,40}?\band\s+i\b", re.IGNORECASE)
+                     rf"|(?:{_OTHER_MINE})\s+(?:[\w-]+\s+)?(?:{_OTHER_PERSON})(?![\w-])"
+                     r"|(?:he|she|he's|she's|his|her|him|ele|ela)\b"
+                     r"|er\s+(?!(?:i|we|you|um|uh|the|a|so|well)\b)(?=\w))", re.IGNORECASE)  # not "Er, I…" nor "Er I…"
+_SELF = re.compile(r"(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll|me|myself|my|our|the\s+user|eu|n[óo]s|ich|wir)\b"
+                   rf"|(?:{_OTHER_MINE})\s|[\w\s'-]{{1,40}}?\band\s+i\b", re.IGNORECASE)
 # A name first: someone else when the clause calls them "he"/"his" or says who they are to the user.
 _NAMED = re.compile(r"(?!(?:my|our|the|this|that|these|those|it|i|we|you|your|a|an|his|her|their|there|"
                     r"here|what|when|where|who|how|which)\b)"

@@ -122,13 +122,26 @@ _STOP = frozenset({"a", "an", "the", "and", "or", "but", "so", "to", "of", "in",
                     "who", "which", "how", "why", "actually", "sorry", "meant", "now",
                     # what says a message is a correction, not what it is about
                     "that's", "wrong", "right", "correct", "correction", "nope", "wait", "hmm",
-                    "true", "anymore", "instead", "mean"})
+                    "true", "anymore", "instead", "mean"}) | frozenset({
+    # Portuguese and German function words and what says a correction, accents folded (`plain`): without them
+    # "Nein, ich wohne in Hamburg." named "Ich arbeite bei Siemens." by "ich", a third of its words. Not those
+    # that are English words too ("die", "war", "man", "hat", "den", "also"): English facts share them ("bin",
+    # "am" and "do" are in: an English fact is seldom named by them).
+    "eu", "tu", "ele", "ela", "nos", "eles", "elas", "meu", "minha", "meus", "minhas", "nosso", "nossa", "teu",
+    "tua", "seu", "sua", "os", "um", "uma", "uns", "umas", "de", "do", "da", "dos", "das", "em", "na", "nas",
+    "ao", "aos", "pelo", "pela", "para", "por", "com", "sem", "que", "se", "nao", "sim", "mas", "ou", "mais",
+    "muito", "ja", "agora", "isso", "isto", "esta", "estou", "sou", "foi", "era", "verdade", "realidade",
+    "enganei", "errado", "errada", "ich", "du", "er", "sie", "es", "wir", "ihr", "mein", "meine", "meinen",
+    "meinem", "meiner", "unser", "unsere", "der", "dem", "des", "ein", "eine", "einen", "einem", "einer",
+    "und", "oder", "aber", "nicht", "kein", "keine", "ist", "sind", "bin", "habe", "hab", "auch", "noch", "schon",
+    "jetzt", "nein", "zu", "im", "am", "vom", "zum", "zur", "beim", "mit", "bei", "von", "aus", "auf",
+    "fur", "nach", "gegen", "eigentlich", "stimmt", "falsch", "mehr", "vertan", "geirrt"})
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 # What a contrast says is no longer so: "…, not Lisbon anymore", "three nights, not four" (not a comparison:
 # "not to peanuts like me", `COMPARED`).
-_CONTRAST = re.compile(r"(?:,\s*|\d\s+)not\s+(?!sure\b|yet\b|now\b|today\b|only\b)"
+_CONTRAST = re.compile(r"(?:,\s*|\d\s+)(?:not|n[ãa]o|nicht)\s+(?!sure\b|yet\b|now\b|today\b|only\b|s[óo]\b|nur\b)"
                        r"(?P<was>(?:\d[.,]\d|[^,.;:!?])+?)"
-                       r"(?=\s+(?:any\s*more|any\s+longer|either|though)\b|[,.;:!?]|$)",
+                       r"(?=\s+(?:any\s*more|any\s+longer|either|though|mais|mehr)\b|[,.;:!?]|$)",
                        re.IGNORECASE)
 CONTRASTED = 0.25  # the score's weight for holding what the correction says is no longer so
 # Words that judge: a correction that adds only these to a fact's words ("Actually, that restaurant was
