@@ -8,6 +8,7 @@ Pure functions: the thought store applies them.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from pydantic import BaseModel
 
@@ -33,6 +34,27 @@ PRAISE = ("great", "perfect", "excellent", "fantastic", "brilliant", "wonderful"
           "nice", "cool", "exactly", "correct", "super", "good", "fair", "smart", "solid", "clever")
 PRAISED = ("answer", "job", "idea", "point", "plan", "one", "call", "suggestion", "tip", "catch", "thinking",
            "move", "choice", "advice", "work")
+# Thanks and praise in Portuguese and German, each also without its accents, as typed on a phone
+# ("Obrigada!", "Danke schön", "Perfeito, valeu"): a word they share with English ("boa", "gut", "legal",
+# "sim", "top") counts only before a pause (`OTHER_PRAISE`), so no English reply reads otherwise.
+OTHER_THANKS = ("obrigado", "obrigada", "muito obrigado", "muito obrigada", "obrigadão", "obrigadinho",
+                "obrigadinha", "brigado", "brigada", "valeu", "agradeço", "obrigado pela ajuda",
+                "obrigada pela ajuda", "muito obrigado pela ajuda", "muito obrigada pela ajuda",
+                "danke", "danke schön", "dankeschön", "danke sehr", "danke dir", "danke euch", "vielen dank",
+                "vielen lieben dank", "besten dank", "herzlichen dank", "merci", "danke für die hilfe",
+                "danke für deine hilfe", "vielen dank für die hilfe", "vielen dank für deine hilfe")
+OTHER_PRAISE = ("perfeito", "perfeita", "ótimo", "ótima", "excelente", "fixe", "boa", "legal", "certo", "claro",
+                "sim", "pronto", "beleza", "perfekt", "toll", "prima", "klasse", "genau", "gut", "richtig",
+                "stimmt", "ja", "jep", "jo", "wunderbar", "spitze", "top")
+
+
+def _unaccented(phrases) -> tuple[str, ...]:
+    """The phrases and, for those with accents, the same without them ("olá" → "ola")."""
+    folded = ("".join(c for c in unicodedata.normalize("NFD", p) if not unicodedata.combining(c)) for p in phrases)
+    return tuple(dict.fromkeys((*phrases, *folded)))
+
+
+OTHER_THANKS, OTHER_PRAISE = map(_unaccented, (OTHER_THANKS, OTHER_PRAISE))
 # Corrections are looked for in statements only: "What should be my next step?" and "Is this actually
 # true?" ask, they do not correct. A reply that opens with the interjection "no" (`NO_INTERJECTION`)
 # corrects unless an idiom follows ("no problem", "no rush", "no, nothing else").
@@ -57,6 +79,8 @@ _ACK = re.compile(
     rf"^\W*{_FILLER}(?:(?:{_phrases(ACKNOWLEDGEMENTS)})(?!\w)(?!\s+to\b)"
     rf"|(?:{_phrases(PRAISE)})(?:\s*(?:[,.!;:—-]|$)|\s+(?:answer|job|thanks|thank)\b"
     rf"|\s+(?:{_phrases(PRAISED)})\s*(?:[,.!;:—-]|$)))", re.IGNORECASE)
+_OTHER_ACK = re.compile(rf"^\W*{_FILLER}(?:(?:{_phrases(OTHER_THANKS)})(?!\w)"
+                        rf"|(?:{_phrases(OTHER_PRAISE)})\s*(?:[,.!;:—-]|$))", re.IGNORECASE)
 # "No" corrects only as an interjection: before a pause or the end ("No, it was Lyon", "No.", "No!",
 # "no — last month's"), doubled ("No no, …", "Nooo"), or before a word the determiner "no" never comes
 # before ("No it was level 4", "No I said Tuesday", "no that's wrong", "No the party is Saturday").
@@ -118,9 +142,75 @@ _SENTENCE_END = re.compile(rf"(?<=[.!?])(?<!\b[A-Z]\.){_after(_TITLES)}"
                            rf"(?:{_after(_MID_SENTENCE)}\s+|\s+(?![\sa-z]))(?!\d(?<=\b[Nn]o\.\s\d))")
 
 
+# Corrections in Portuguese and German, read as the English ones are (`is_correction`; formation's
+# rule 1 reads them too):
+# - the interjection "não" / "nein" before a pause or doubled ("Não, eu moro no Porto.", "Nein. Ich arbeite bei
+#   Bosch.", "Não, não, …"), "nein" also before a pronoun or an article ("Nein das war in Köln"); not "Não como
+#   carne" (a negated verb: Portuguese says "I don't" with the same word), "Nein zu sagen…", nor before thanks or
+#   an idiom ("Não, obrigado", "Nein danke", "Não faz mal": `_OTHER_NOT_CORRECTING`);
+# - "that's wrong", "that's not true", "I got it wrong", "I meant" ("Isso está errado", "Não é verdade",
+#   "Enganei-me", "Das stimmt nicht", "Ich habe mich vertan", "Falsch, …");
+# - a contrast, "…, não na quinta", "…, nicht am Dienstag" (before an article, a preposition, a number or a
+#   name, as "Lyon, not Paris"; not "…, não como carne", "…, nicht weit", nor a comparison "como eu", "wie ich");
+# - "actually, <a fact>" ("Na verdade, o voo é na sexta.", "Eigentlich heißt sie Anna."); "actually, I …"
+#   only with a home, a job, a name or a change ("Na verdade, eu moro no Porto agora", "Eigentlich wohne ich in
+#   Hamburg"), as "Actually, I live in Denver now": "Na verdade, prefiro chá", "Eigentlich mag ich keinen
+#   Kaffee" tell a preference.
+# Only statements correct: "Não é verdade?" asks.
+OTHER_NO = r"n[ãa]o|nein|nee"
+OTHER_NO_INTERJECTION = (rf"(?:{OTHER_NO})(?=\s*(?:[,!;:…—–]|\.(?!\s*\d)|$)|\s+-(?!\w)|\s+(?:{OTHER_NO})(?![\w-]))"
+                         r"|nein(?=\s+(?:ich|wir|das|es|er|sie|der|die|den|dem|mein|meine|unser|unsere)\b)")
+_OTHER_NOT_CORRECTING = re.compile(
+    r"\W*(?:obrigad[oa]|brigad[oa]|danke|nada|nichts|faz\s+mal|h[áa]\s+problema|tem\s+problema|problema|"
+    r"precisa|kein\s+problem|alles\s+gut|schon\s+gut|macht\s+nichts|passt|t[áa]\s+bem|est[áa]\s+bem)\b",
+    re.IGNORECASE)
+_OTHER_LEADING_NO = re.compile(rf"^\W*(?:(?:ok|okay|hmm+|ah|bem|olha|ora|also|naja|ach|oh)\W+)*(?:{OTHER_NO_INTERJECTION})",
+                               re.IGNORECASE)
+_OTHER_WRONG = re.compile(
+    r"\b(?:enganei-me|me\s+enganei|engano\s+meu|estava\s+enganad[oa]|est[áa]s?\s+enganad[oa]|"
+    r"mudei\s+de\s+ideias?|corre[cç][ãa]o\s*:|quis\s+dizer|queria\s+dizer|"
+    r"(?:isso|isto)\s+(?:est[áa]|[ée])\s+errad[oa]|est[áa]\s+errad[oa]|"
+    r"n[ãa]o\s+(?:[ée]|est[áa])\s+(?:verdade|cert[oa]|bem\s+assim|isso)|"
+    r"ich\s+habe?\s+mich\s+(?:geirrt|vertan|verschrieben|vertippt)|hab\s+mich\s+(?:geirrt|vertan)|"
+    r"korrektur\s*:|ich\s+meinte|ich\s+habe?\s+(?:es\s+)?mir\s+anders\s+überlegt|"
+    r"(?:das|es)\s+stimmt\s+(?:so\s+)?nicht|(?:das|es)\s+ist\s+(?:so\s+)?(?:falsch|nicht\s+(?:richtig|korrekt|wahr)))"
+    r"(?![\w-])|^\W*(?:errad[oa]|falsch|stimmt\s+nicht)(?![\w-])", re.IGNORECASE)
+_OTHER_CONTRAST = re.compile(
+    r",\s*(?:n[ãa]o\s+(?!s[óo]\b)(?:(?:n[oa]s?|[oa]s?|ao|à|em|de|d[oa]s?|um|uma|para|com)\s+|\d|(?-i:[A-ZÁÉÍÓÚÂÊÔÃÕÇ]))"
+    r"|nicht\s+(?!nur\b)(?:(?:in|im|am|an|auf|bei|beim|mit|zu|zum|zur|der|die|das|den|dem|ein|eine|einen|um|seit|"
+    r"nach|vom|von)\s+|\d|(?-i:[A-ZÄÖÜ])))"
+    r"(?![^,.;:!?]*\b(?:como\s+(?:eu|n[óo]s|ele|ela|o\s+meu|a\s+minha)|wie\s+(?:ich|wir|er|sie|mein|meine))\b)",
+    re.IGNORECASE)
+_OTHER_ACTUALLY = re.compile(r"^\W*(?:na\s+verdade|na\s+realidade|eigentlich)(?![\w-])[\s,]*", re.IGNORECASE)
+# "Actually, I…" in Portuguese ("eu", or a verb in the first person, "prefiro") and German ("Eigentlich wohne
+# ich…"), and what makes it a correction: a home, a job, a name, an age, a move, or a change ("agora", "jetzt").
+_OTHER_FIRST_PERSON = re.compile(
+    r"^(?:eu\b|n[óo]s\b|(?!(?:isso|isto|aquilo|nosso|vosso|todo|muito|pouco|outro|mesmo|primeiro|segundo|último|"
+    r"ultimo|próximo|proximo|novo|tanto|quanto|cada|o|no|do|ao|pelo|meu|teu|seu)\b)[a-zà-ÿ]{3,}o\b"
+    r"|\w+\s+(?:ich|wir)\b)", re.IGNORECASE)
+_OTHER_STATE = re.compile(
+    r"\b(?:moro|moramos|vivo|vivemos|trabalho|trabalhamos|mudei|mud[áa]mos|chamo-me|tenho\s+\d+\s+anos|agora|"
+    r"j[áa]\s+n[ãa]o|wohne|wohnen|lebe|leben|arbeite|arbeiten|hei(?:ß|ss)e|umgezogen|bin\s+\d+|jetzt|inzwischen|"
+    r"mittlerweile|nicht\s+mehr)\b", re.IGNORECASE)
+
+
+def corrects_in_other_words(text: str) -> bool:
+    """Whether a Portuguese or German message corrects by its own words (see `OTHER_NO_INTERJECTION` above)."""
+    if (no := _OTHER_LEADING_NO.match(text)) and not _OTHER_NOT_CORRECTING.match(text[no.end():]):
+        return True
+    told = [s for s in _SENTENCE_END.split(text) if s.strip() and not s.rstrip().endswith("?")]
+    if any(_OTHER_WRONG.search(s) or _OTHER_CONTRAST.search(s) for s in told):
+        return True
+    if told and (actually := _OTHER_ACTUALLY.match(told[0])) and actually.end() < len(told[0]):
+        rest = told[0][actually.end():]
+        return not _OTHER_FIRST_PERSON.match(rest) or bool(_OTHER_STATE.search(rest))
+    return False
+
+
 def is_acknowledgement(text: str) -> bool:
     """A reply that opens by thanking or agreeing and does not go on to correct ("Thanks, but…")."""
-    return bool(_ACK.search(text.translate(_APOSTROPHES))) and not is_correction(text)
+    text = text.translate(_APOSTROPHES)
+    return bool(_ACK.search(text) or _OTHER_ACK.search(text)) and not is_correction(text)
 
 
 def is_correction(text: str) -> bool:
@@ -130,7 +220,7 @@ def is_correction(text: str) -> bool:
     if _LEADING_NO.search(text):
         return True
     statements = [s for s in _SENTENCE_END.split(text) if not s.rstrip().endswith("?")]
-    return any(_CORRECTION.search(s) for s in statements)
+    return any(_CORRECTION.search(s) for s in statements) or corrects_in_other_words(text)
 
 
 class Feedback(BaseModel):

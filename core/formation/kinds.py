@@ -17,8 +17,8 @@ tests/unit/test_message_kinds.py prints precision and recall per kind). The LLM 
 (`core.formation.observations.llm_formation`) uses the same labels and falls back to these rules.
 
 Portuguese and German messages are read with the same rules and short closed lists of their words, each
-marked where it is defined (`OTHER_TALK`, `corrects_in_other_words`, `OTHER_IMPERATIVES`, `_OTHER_TOLD`,
-`_OTHER_WH`); no word they share with English changes an English message's kind (such words count only
+marked where it is defined (`OTHER_TALK`, `OTHER_IMPERATIVES`, `_OTHER_TOLD`, `_OTHER_WH` here; thanks,
+praise and corrections in `core.conversation.feedback`, which reads an answer's next turn with them); no word they share with English changes an English message's kind (such words count only
 before a pause, or are left out).
 
 The rules, in order:
@@ -65,15 +65,17 @@ sentence that refers back to the one before ("She is a nurse.") stays with it, a
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from core.conversation.feedback import (  # one reading of apostrophes, phrases and sentences for both
     _APOSTROPHES,
     _SENTENCE_END,
     ACKNOWLEDGEMENTS,
+    OTHER_PRAISE,
+    OTHER_THANKS,
     PRAISE,
     PRAISED,
     _phrases,
+    _unaccented,
     is_correction,
 )
 from core.formation.lookups import looks_up, searched_for
@@ -129,24 +131,7 @@ OTHER_TALK = (
     "gern geschehen", "gerne", "bitte schön", "bitteschön", "macht nichts", "nein danke", "nein, danke",
     "nee danke", "nee, danke", "sehr gut", "das hilft", "das hilft mir", "macht sinn", "ergibt sinn",
     "genau das habe ich gebraucht", "genau das brauchte ich", "genau das wollte ich")
-OTHER_THANKS = ("obrigado", "obrigada", "muito obrigado", "muito obrigada", "obrigadão", "obrigadinho",
-                "obrigadinha", "brigado", "brigada", "valeu", "agradeço", "obrigado pela ajuda",
-                "obrigada pela ajuda", "muito obrigado pela ajuda", "muito obrigada pela ajuda",
-                "danke", "danke schön", "dankeschön", "danke sehr", "danke dir", "danke euch", "vielen dank",
-                "vielen lieben dank", "besten dank", "herzlichen dank", "merci", "danke für die hilfe",
-                "danke für deine hilfe", "vielen dank für die hilfe", "vielen dank für deine hilfe")
-OTHER_PRAISE = ("perfeito", "perfeita", "ótimo", "ótima", "excelente", "fixe", "boa", "legal", "certo", "claro",
-                "sim", "pronto", "beleza", "show", "perfekt", "toll", "prima", "klasse", "genau", "gut", "richtig",
-                "stimmt", "ja", "jep", "jo", "wunderbar", "spitze", "top")
-
-
-def _unaccented(phrases) -> tuple[str, ...]:
-    """The phrases and, for those with accents, the same without them ("olá" → "ola")."""
-    folded = ("".join(c for c in unicodedata.normalize("NFD", p) if not unicodedata.combining(c)) for p in phrases)
-    return tuple(dict.fromkeys((*phrases, *folded)))
-
-
-OTHER_TALK, OTHER_THANKS, OTHER_PRAISE = map(_unaccented, (OTHER_TALK, OTHER_THANKS, OTHER_PRAISE))
+OTHER_TALK = _unaccented(OTHER_TALK)
 # Praise of what the assistant said ("Great idea.", "Fair point!", "That's a good plan", "Love that idea"),
 # before a pause or the end: "Great ideas come to me…", "Good call centres are…" tell something. A praise
 # word alone counts before a pause or another word of the opener ("Perfect, thanks"), as feedback reads it:
@@ -166,71 +151,6 @@ _CHANGE_OF_MIND = re.compile(
 # what contradicts an earlier fact: a value of an attribute, or a change ("Actually, I live in Denver now",
 # "Actually, I started eating fish again, so I'm pescatarian now"; `core.formation.updates.read`).
 _ACTUALLY_I = re.compile(r"^\W*actually\b[\s,]*(?=(?:i|i'm|i've|we|we're|we've)\b)", re.IGNORECASE)
-# Corrections in Portuguese and German, read as the English ones are (`feedback.is_correction`, which reads
-# English only, and rule 1):
-# - the interjection "não" / "nein" before a pause or doubled ("Não, eu moro no Porto.", "Nein. Ich arbeite bei
-#   Bosch.", "Não, não, …"), "nein" also before a pronoun or an article ("Nein das war in Köln"); not "Não como
-#   carne" (a negated verb: Portuguese says "I don't" with the same word), "Nein zu sagen…", nor before thanks or
-#   an idiom ("Não, obrigado", "Nein danke", "Não faz mal": `_OTHER_NOT_CORRECTING`);
-# - "that's wrong", "that's not true", "I got it wrong", "I meant" ("Isso está errado", "Não é verdade",
-#   "Enganei-me", "Das stimmt nicht", "Ich habe mich vertan", "Falsch, …");
-# - a contrast, "…, não na quinta", "…, nicht am Dienstag" (before an article, a preposition, a number or a
-#   name, as "Lyon, not Paris"; not "…, não como carne", "…, nicht weit", nor a comparison "como eu", "wie ich");
-# - "actually, <a fact>" ("Na verdade, o voo é na sexta.", "Eigentlich heißt sie Anna."); "actually, I …"
-#   only with a home, a job, a name or a change ("Na verdade, eu moro no Porto agora", "Eigentlich wohne ich in
-#   Hamburg"), as "Actually, I live in Denver now": "Na verdade, prefiro chá", "Eigentlich mag ich keinen
-#   Kaffee" tell a preference.
-# Only statements correct: "Não é verdade?" asks.
-OTHER_NO = r"n[ãa]o|nein|nee"
-OTHER_NO_INTERJECTION = (rf"(?:{OTHER_NO})(?=\s*(?:[,!;:…—–]|\.(?!\s*\d)|$)|\s+-(?!\w)|\s+(?:{OTHER_NO})(?![\w-]))"
-                         r"|nein(?=\s+(?:ich|wir|das|es|er|sie|der|die|den|dem|mein|meine|unser|unsere)\b)")
-_OTHER_NOT_CORRECTING = re.compile(
-    r"\W*(?:obrigad[oa]|brigad[oa]|danke|nada|nichts|faz\s+mal|h[áa]\s+problema|tem\s+problema|problema|"
-    r"precisa|kein\s+problem|alles\s+gut|schon\s+gut|macht\s+nichts|passt|t[áa]\s+bem|est[áa]\s+bem)\b",
-    re.IGNORECASE)
-_OTHER_LEADING_NO = re.compile(rf"^\W*(?:(?:ok|okay|hmm+|ah|bem|olha|ora|also|naja|ach|oh)\W+)*(?:{OTHER_NO_INTERJECTION})",
-                               re.IGNORECASE)
-_OTHER_WRONG = re.compile(
-    r"\b(?:enganei-me|me\s+enganei|engano\s+meu|estava\s+enganad[oa]|est[áa]s?\s+enganad[oa]|"
-    r"mudei\s+de\s+ideias?|corre[cç][ãa]o\s*:|quis\s+dizer|queria\s+dizer|"
-    r"(?:isso|isto)\s+(?:est[áa]|[ée])\s+errad[oa]|est[áa]\s+errad[oa]|"
-    r"n[ãa]o\s+(?:[ée]|est[áa])\s+(?:verdade|cert[oa]|bem\s+assim|isso)|"
-    r"ich\s+habe?\s+mich\s+(?:geirrt|vertan|verschrieben|vertippt)|hab\s+mich\s+(?:geirrt|vertan)|"
-    r"korrektur\s*:|ich\s+meinte|ich\s+habe?\s+(?:es\s+)?mir\s+anders\s+überlegt|"
-    r"(?:das|es)\s+stimmt\s+(?:so\s+)?nicht|(?:das|es)\s+ist\s+(?:so\s+)?(?:falsch|nicht\s+(?:richtig|korrekt|wahr)))"
-    r"(?![\w-])|^\W*(?:errad[oa]|falsch|stimmt\s+nicht)(?![\w-])", re.IGNORECASE)
-_OTHER_CONTRAST = re.compile(
-    r",\s*(?:n[ãa]o\s+(?!s[óo]\b)(?:(?:n[oa]s?|[oa]s?|ao|à|em|de|d[oa]s?|um|uma|para|com)\s+|\d|(?-i:[A-ZÁÉÍÓÚÂÊÔÃÕÇ]))"
-    r"|nicht\s+(?!nur\b)(?:(?:in|im|am|an|auf|bei|beim|mit|zu|zum|zur|der|die|das|den|dem|ein|eine|einen|um|seit|"
-    r"nach|vom|von)\s+|\d|(?-i:[A-ZÄÖÜ])))"
-    r"(?![^,.;:!?]*\b(?:como\s+(?:eu|n[óo]s|ele|ela|o\s+meu|a\s+minha)|wie\s+(?:ich|wir|er|sie|mein|meine))\b)",
-    re.IGNORECASE)
-_OTHER_ACTUALLY = re.compile(r"^\W*(?:na\s+verdade|na\s+realidade|eigentlich)(?![\w-])[\s,]*", re.IGNORECASE)
-# "Actually, I…" in Portuguese ("eu", or a verb in the first person, "prefiro") and German ("Eigentlich wohne
-# ich…"), and what makes it a correction: a home, a job, a name, an age, a move, or a change ("agora", "jetzt").
-_OTHER_FIRST_PERSON = re.compile(
-    r"^(?:eu\b|n[óo]s\b|(?!(?:isso|isto|aquilo|nosso|vosso|todo|muito|pouco|outro|mesmo|primeiro|segundo|último|"
-    r"ultimo|próximo|proximo|novo|tanto|quanto|cada|o|no|do|ao|pelo|meu|teu|seu)\b)[a-zà-ÿ]{3,}o\b"
-    r"|\w+\s+(?:ich|wir)\b)", re.IGNORECASE)
-_OTHER_STATE = re.compile(
-    r"\b(?:moro|moramos|vivo|vivemos|trabalho|trabalhamos|mudei|mud[áa]mos|chamo-me|tenho\s+\d+\s+anos|agora|"
-    r"j[áa]\s+n[ãa]o|wohne|wohnen|lebe|leben|arbeite|arbeiten|hei(?:ß|ss)e|umgezogen|bin\s+\d+|jetzt|inzwischen|"
-    r"mittlerweile|nicht\s+mehr)\b", re.IGNORECASE)
-
-
-def corrects_in_other_words(text: str) -> bool:
-    """Whether a Portuguese or German message corrects by its own words (see `OTHER_NO_INTERJECTION` above)."""
-    if (no := _OTHER_LEADING_NO.match(text)) and not _OTHER_NOT_CORRECTING.match(text[no.end():]):
-        return True
-    told = [s for s in _SENTENCE_END.split(text) if s.strip() and not s.rstrip().endswith("?")]
-    if any(_OTHER_WRONG.search(s) or _OTHER_CONTRAST.search(s) for s in told):
-        return True
-    if told and (actually := _OTHER_ACTUALLY.match(told[0])) and actually.end() < len(told[0]):
-        rest = told[0][actually.end():]
-        return not _OTHER_FIRST_PERSON.match(rest) or bool(_OTHER_STATE.search(rest))
-    return False
-
-
 # A sentence that announces what comes next instead of telling it: a question ("Actually, I have a
 # question about the visa", "I wanted to ask about…", "Quick question about…") or a request for help ("I
 # need your help with…"). What follows is its topic, no fact: "Actually, I have a question about my new
@@ -507,7 +427,7 @@ def reads_as_correction(text: str) -> bool:
     text = text.translate(_APOSTROPHES).strip()
     if announces(next(iter(_SENTENCE_END.split(text)), "")):
         return False
-    if is_correction(text) or _CHANGE_OF_MIND.search(text) or corrects_in_other_words(text):
+    if is_correction(text) or _CHANGE_OF_MIND.search(text):
         return True
     if actually := _ACTUALLY_I.match(text):
         said = read(text[actually.end():])  # a name used alone ("Actually, I went with Ana") states no attribute

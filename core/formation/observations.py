@@ -28,12 +28,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from core.conversation.feedback import NO_INTERJECTION
+from core.conversation.feedback import NO_INTERJECTION, OTHER_NO_INTERJECTION
 from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.event_dates import direction_of, occurrence, said_outright
-from core.formation.kinds import OTHER_NO_INTERJECTION, classify, reads_as_correction, told_statements
+from core.formation.kinds import classify, reads_as_correction, told_statements
 from core.formation.relations import with_relations
 from core.formation.updates import says_a_change
 from core.index.memory_index import MemoryIndex

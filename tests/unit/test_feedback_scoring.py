@@ -46,3 +46,18 @@ def test_floor_after_a_correction_is_0_3():
     fb = feedback_score(10_000, "wrong, actually")
     assert fb.corrected and fb.feedback_score == pytest.approx(0.4)
     assert feedback_score(10_000, "wrong").feedback_score >= 0.3
+
+
+@pytest.mark.parametrize("text, acknowledged, corrected", [
+    ("Obrigada!", True, False), ("Danke schön!", True, False), ("Perfeito, valeu", True, False),
+    ("Ola, obrigado pela ajuda", False, False),  # a greeting first: small talk, no thanks opening the reply
+    ("Não, eu moro no Porto.", False, True), ("Nein, ich wohne in Hamburg.", False, True),
+    ("Isso está errado.", False, True), ("Das stimmt nicht.", False, True),
+    ("Não como carne desde 2018.", False, False),  # "I don't eat meat": a negated verb, no interjection
+    ("Não, obrigado.", False, False), ("Boa parte do meu ordenado vai para a renda.", False, False),
+    ("Show, don't tell.", False, False), ("Gut feeling says yes", False, False),  # English words, English readings
+])
+def test_portuguese_and_german_replies_are_read_as_the_english_ones(text, acknowledged, corrected):
+    """An answer's next turn in Portuguese or German scores as its English equivalent would: "Obrigada!" was
+    read as nothing (0.9 where "Thanks!" gets 1.0), "Não, …" as no correction."""
+    assert (is_acknowledgement(text), is_correction(text)) == (acknowledged, corrected)
