@@ -18,6 +18,9 @@ its chain go in one transaction even on a cluster.
                                                  instance (`core.conversation.provenance`)
     chains:<instance>                     zset   chain ids, score = last activity
     instances                             set    every instance with chains
+    newinstance:<instance>                string the write that told its caller the instance is new (a
+                                                 claim: SET NX, kept NEW_INSTANCE_CLAIM_S), so two first
+                                                 writes at once are not both told (`new_instance_note`)
     voice:feedback:<answer id>            hash   synthesis_quality, continued, abandoned, corrected,
                                                  time_to_next, feedback_score (+ instance, chain_id, at,
                                                  final, user_id, metrics_id); once rated: rating (+1 or
@@ -117,6 +120,11 @@ def thoughts_pattern(instance: str) -> str:
 def instance_requests_pattern(instance: str) -> str:
     """The SCAN pattern of every served-request result of an instance."""
     return f"request:{validate_id(instance, 'instance')}:*"
+
+
+def new_instance_claim_key(instance: str) -> str:
+    """Held by the first write to an instance that no store knows yet: the one write told it is new."""
+    return f"newinstance:{validate_id(instance, 'instance')}"
 
 
 def feedback_key(answer_id: str) -> str:

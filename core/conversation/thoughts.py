@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import redis
@@ -37,6 +37,7 @@ from core.conversation.keys import (
     feedback_index_key,
     feedback_key,
     feedback_pending_key,
+    new_instance_claim_key,
     request_key,
     thought_key,
 )
@@ -52,6 +53,10 @@ CHANGES_KEPT_S = 86400  # how long an answer stays in the feedback change log (`
 TITLE_SCAN_BATCH = 2000  # chains whose titles one pipeline reads (`ThoughtStore.chains_titled`)
 TURN_ATTEMPTS = 100  # each retry means another turn of the chain was stored first: progress is certain
 TITLE_CHARS = 120  # a chain's title is its first message cut here (an import's: stripped first)
+# How long the first write to a new instance holds its claim (`claim_new_instance`): longer than a turn takes
+# to store (an LLM's answer and retries included), so the writes racing it find the claim, and short enough
+# that a first write which failed leaves a later one told again.
+NEW_INSTANCE_CLAIM_S = 120
 
 
 def chain_title(message: str) -> str:
@@ -246,8 +251,12 @@ if n > 0 then redis.call('SADD', KEYS[4], unpack(ARGV, 5, 4 + n)) end
 for i = 5, #KEYS do redis.call('SADD', KEYS[i], ARGV[3]) end
 return 1
 """
+# Marks an answer abandoned unless it was followed, ended the conversation, or is marked already: two
+# sweeps at once (two API replicas, the dashboard and `workbench sweep`) read the same pending answers, and
+# only the one that marks an answer counts it.
 _ABANDON = """
-if redis.call('HGET', KEYS[1], 'continued') == '0' and redis.call('HGET', KEYS[1], 'final') ~= '1' then
+local fields = redis.call('HMGET', KEYS[1], 'continued', 'final', 'abandoned')
+if fields[1] == '0' and fields[2] ~= '1' and fields[3] ~= '1' then
   redis.call('HSET', KEYS[1], 'abandoned', '1')
   return 1
 end
@@ -265,12 +274,28 @@ class TurnState(BaseModel):
 
 class TurnWrite(BaseModel):
     """What `append_turn` did: stored the turn (its first sequence number, its thought number, the answer
-    it followed), or found its request served already (that result, as JSON)."""
+    it followed, and the times its user thought and answer were stored with: `placed`), or found its
+    request served already (that result, as JSON)."""
 
     seq: int = 0
     number: int = 0
     previous: str | None = None
     served: str | None = None
+    placed: tuple[datetime, datetime] | None = None
+
+
+def placed_after(user: Thought, answer: Thought, previous_at: str) -> tuple[Thought, Thought]:
+    """The turn's thoughts, their times moved to just after the chain's last answer (`previous_at`, as stored)
+    when they began before it: a turn that another turn of the chain (another API replica, another
+    assistant) stored first comes after that turn in the chain, as in its numbers and its feedback, so
+    its question never sits between the other turn's question and answer. Unchanged otherwise."""
+    if not previous_at:
+        return user, answer
+    after = datetime.fromtimestamp(float(previous_at), UTC) + timedelta(microseconds=1)
+    if user.timestamp >= after:
+        return user, answer
+    return (user.model_copy(update={"timestamp": after}),
+            answer.model_copy(update={"timestamp": max(answer.timestamp, after)}))
 
 
 class RatingRecord(BaseModel):
@@ -313,6 +338,10 @@ class ThoughtStore:
             raise _deleted(instance, chain_id)
         return TurnState(served=served, last_answer=(last or "", last_at or ""))
 
+    def served(self, instance: str, chain_id: str, request_id: str) -> str | None:
+        """The result a repeat of the request gets now (None: never served, expired, or its chain deleted)."""
+        return self.r.get(request_key(instance, chain_id, request_id))
+
     def serve(self, instance: str, chain_id: str, request_id: str, result_json: str) -> None:
         """Replace the result a repeat of the request gets (kept a day, like the first copy). It names the
         memories the first copy named, so the provenance sets `append_turn` wrote stay true."""
@@ -338,19 +367,21 @@ class ThoughtStore:
                       chain_meta_key(instance, chain), chain_key(instance, chain),
                       thought_key(instance, chain, user.id), thought_key(instance, chain, answer.id),
                       chain_keys_key(instance, chain), chain_retrieved_key(instance, chain)]
-        fields = {"user": user.to_hash(), "answer": answer.to_hash()}
         retrieved = list(dict.fromkeys(provenance.names(result_json) + [
-            i for f in fields.values() for i in provenance.names(f.get(provenance.CONTEXT_FIELD))]))
-        turn = {"user": {"fields": fields["user"], "at": f"{user.timestamp.timestamp()}"},
-                "answer": {"fields": fields["answer"], "at": f"{answer.timestamp.timestamp()}"},
-                "title": chain_title(user.thought), "result": result_json, "ttl": REQUEST_TTL_S, "retrieved": retrieved}
-        writes = _instance_writes(user, answer, final=final, index_answer=index_answer, metrics_id=metrics_id,
-                                  retrieved=retrieved)
+            i for t in (user, answer) for i in provenance.names(t.to_hash().get(provenance.CONTEXT_FIELD))]))
+        asked, answered = user, answer
         for _ in range(TURN_ATTEMPTS):
             previous, previous_at = expected
+            user, answer = placed_after(asked, answered, previous_at)
+            turn = {"user": {"fields": user.to_hash(), "at": f"{user.timestamp.timestamp()}"},
+                    "answer": {"fields": answer.to_hash(), "at": f"{answer.timestamp.timestamp()}"},
+                    "title": chain_title(user.thought), "result": result_json, "ttl": REQUEST_TTL_S,
+                    "retrieved": retrieved}
+            writes = _instance_writes(user, answer, final=final, index_answer=index_answer, metrics_id=metrics_id,
+                                      retrieved=retrieved)
             followup = []  # the previous answer's feedback key, then _FOLLOWUP's arguments
             if previous:
-                elapsed = max(0.0, user.timestamp.timestamp() - float(previous_at))
+                elapsed = max(0.0, asked.timestamp.timestamp() - float(previous_at))
                 fb = score(elapsed)
                 followup = [feedback_key(previous), f"{elapsed:.3f}", user.thought if fb.corrected else "",
                             f"{fb.feedback_score}", "1" if elapsed >= ABANDON_AFTER_S else "0"]
@@ -375,7 +406,8 @@ class ThoughtStore:
             if reply[0] == "served":
                 return TurnWrite(served=reply[1])
             if reply[0] in ("stored", "mine"):
-                return TurnWrite(seq=int(reply[1]), number=int(reply[2]), previous=previous or None)
+                return TurnWrite(seq=int(reply[1]), number=int(reply[2]), previous=previous or None,
+                                 placed=(user.timestamp, answer.timestamp))
             expected = (reply[1], reply[2])  # "moved": another turn came first; score its answer instead
         raise ServiceUnavailable("Redis", f"chain {chain!r} changed {TURN_ATTEMPTS} times while this turn was "
                                  "stored; nothing of it was. Retry.")
@@ -599,6 +631,12 @@ class ThoughtStore:
 
     def instances(self) -> list[str]:
         return sorted(self.r.smembers(INSTANCES))
+
+    def claim_new_instance(self, instance: str) -> bool:
+        """Whether this write is the first to find `instance` unknown: one atomic SET NX, so of two API
+        replicas' first writes at once only one is told the instance is new. The claim lapses after
+        NEW_INSTANCE_CLAIM_S, when the instance is known (or, its first write failed, still new)."""
+        return bool(self.r.set(new_instance_claim_key(instance), "1", nx=True, ex=NEW_INSTANCE_CLAIM_S))
 
     def feedback(self, answer_ids: Sequence[str]) -> dict[str, FeedbackRecord]:
         p = self.r.pipeline(transaction=False)

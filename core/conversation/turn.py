@@ -231,6 +231,14 @@ def _memories(n: int) -> str:
     return f"{n} retrieved {'memory' if n == 1 else 'memories'}"
 
 
+# What the result kept when a turn is stored says until its call finishes it (metrics thought, previous
+# feedback, every stage's time), and what a repeat says when it had to finish the turn itself.
+UNFINISHED = "the metrics thought was not stored: this turn's call ended before it"
+FINISHED_BY_REPEAT = ("this request's first call stored the turn but had not finished it {wait:g} s later (its "
+                      "process stopped, or is slow): this repeat stored the turn's metrics thought; the stage "
+                      "times after the store were not measured")
+REPEAT_WAIT_S = 5.0  # how long a repeat waits for the first call of its request to finish the turn
+REPEAT_POLL_S = 0.05
 REPEAT_OF_DELETED = ("this request was served before and its message has been deleted since; it was not stored "
                      "again (send it with a new request_id to store it)")
 # "Message": a statement, which is stored, gets it as often as a question.
@@ -324,7 +332,43 @@ class Remember:
             raise InvalidInput(f"request_id {served.request_id!r} was first sent with another message (chain "
                                f"{served.chain_id!r}); a repeat must send the same one. Send this message with "
                                "a new request_id, or none")
-        return served
+        return self._finished(instance, served) if UNFINISHED in served.notes else served
+
+    def _finished(self, instance: str, served: UiRememberResult) -> UiRememberResult:
+        """The complete result of a turn stored by an earlier call of the same request that had not finished
+        it: a copy of the call sent at once to another API replica, or a retry after a timeout. Waits up to
+        REPEAT_WAIT_S for that call's complete result, so both answer the same; when none comes (the call's
+        process was killed, or is slow), writes the turn's metrics thought from the stored result, by the id
+        the answer's feedback names, and serves that result: the turn is then complete once (a slow first
+        call that finishes later writes the same thought again)."""
+        store = self.wb.thoughts
+        deadline = time.monotonic() + REPEAT_WAIT_S
+        while time.monotonic() < deadline:
+            time.sleep(REPEAT_POLL_S)
+            latest = store.served(instance, served.chain_id, served.request_id or "")
+            if latest is None:  # expired, or the chain was deleted meanwhile: what was read stands
+                return served
+            if UNFINISHED not in (result := UiRememberResult.model_validate_json(latest)).notes:
+                return result
+        answers = store.get_many(instance, served.chain_id, [served.thought2_id])
+        metrics_id = store.feedback_fields([served.thought2_id], ["metrics_id"])[0][0]
+        if not answers or not metrics_id:
+            return served
+        answer = answers[0]
+        result = served.model_copy(update={"thought3_id": metrics_id, "notes": [
+            *(n for n in served.notes if n != UNFINISHED), FINISHED_BY_REPEAT.format(wait=REPEAT_WAIT_S)]})
+        recorded = TurnMetrics.from_fields(answer.to_hash())  # the first call's front end and key
+        metrics = result.metrics(Origin(source=recorded.source, key=recorded.key) if recorded.source else None)
+        if not store.append(Thought(id=metrics_id, thought=metrics.thought_text(), timestamp=answer.timestamp,
+                                    category=CATEGORY_METRICS, seq=answer.seq + 1,
+                                    thought_number=answer.thought_number, extra=metrics.to_fields(),
+                                    instance=instance, chain_id=answer.chain_id,
+                                    total_thoughts=answer.total_thoughts,
+                                    next_thought_needed=answer.next_thought_needed, tags=answer.tags),
+                            about=answer.id):
+            return served  # the chain was deleted meanwhile
+        store.serve(instance, served.chain_id, served.request_id or "", result.model_dump_json())
+        return result
 
     def run(self, params: UiRememberParams, *, instance: str | None = None, notes: Sequence[str] = ()
             ) -> UiRememberResult:
@@ -473,8 +517,7 @@ class Remember:
         answer = Thought(id=answer_id, thought=answer_text, timestamp=answered, category=CATEGORY_ASSISTANT,
                          extra=result.metrics(self.origin).to_fields(TurnMetrics.ANSWER_FIELDS), **common)
         # What a repeat gets should this process stop before the turn's last step: no metrics thought yet.
-        first = result.model_copy(update={"thought3_id": None, "notes": [
-            *notes, "the metrics thought was not stored: this turn's call ended before it"]})
+        first = result.model_copy(update={"thought3_id": None, "notes": [*notes, UNFINISHED]})
         # An extractive answer only restates memories already indexed: indexing it would echo them.
         written = store.append_turn(user, answer, request_id=request_id, result_json=first.model_dump_json(),
                                     score=lambda elapsed: feedback_score(elapsed, params.thought),
@@ -484,6 +527,10 @@ class Remember:
         if written.served:  # the same request, served meanwhile (a concurrent repeat)
             yield self._same_request(instance, UiRememberResult.model_validate_json(written.served), params)
             return
+        if written.placed:  # after a turn of the chain stored first, this one's times were moved after it
+            answered = written.placed[1]
+            user = user.model_copy(update={"timestamp": written.placed[0]})
+            answer = answer.model_copy(update={"timestamp": answered})
         if params.thought_number not in (None, written.number):
             result.notes.append(f"thought_number {params.thought_number} given; stored as {written.number}, "
                                 "this turn's place in the chain")

@@ -50,8 +50,9 @@ def new_instance_note(wb: Workbench, instance: str, caller: Principal = LOCAL_US
 
     Costs one small read: the set of instances Redis keeps, or, with `index_first` (a write that goes to the
     index only), the index's partitions; the other only when the first does not know the instance. The
-    known instances it names are those the caller may use. Two first writes at the same moment may both
-    be told."""
+    known instances it names are those the caller may use. Of first writes at the same moment (two API
+    replicas, two assistants), only the one that claims the instance in Redis is told
+    (`ThoughtStore.claim_new_instance`)."""
     if instance == wb.settings.instance:
         return None
     # Each store is reached in its read (inside the try): a Redis that is down fails no index write here.
@@ -62,6 +63,8 @@ def new_instance_note(wb: Workbench, instance: str, caller: Principal = LOCAL_US
             known |= set(read())
             if instance in known:
                 return None
+        if not wb.thoughts.claim_new_instance(instance):
+            return None  # another write is storing the instance's first memory: it was told
     except (redis.RedisError, psycopg.Error, ServiceUnavailable):
         return None
     others = sorted(n for n in known - {SHARED_INSTANCE} if caller.may_read(n))

@@ -73,6 +73,8 @@ def test_add_memory_and_a_bank_step_in_a_new_instance_say_so_once(workbench, kno
 def test_the_note_names_only_the_instances_the_caller_may_use(workbench, known, typo):
     assert new_instance_note(workbench, typo, scoped(typo)) == (
         f"instance {typo!r} is new: this is its first memory (no other instance this key may use holds memory)")
+    # The check claims the instance (only one first write is told): the local user's is about another typo.
+    typo = f"{typo}-2"
     local = new_instance_note(workbench, typo)  # the local user: every instance but the shared one
     assert local.startswith(f"instance {typo!r} is new: this is its first memory (known instances: ")
     assert uc.SHARED_INSTANCE not in local
