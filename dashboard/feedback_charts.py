@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from functools import cache
+from typing import Literal
 
 import altair as alt
 import numpy as np
@@ -35,6 +36,47 @@ def _day(*, centred: bool = False) -> alt.X:
                  axis=alt.Axis(format="%b %d", tickCount={"interval": "day", "step": 1}, labelAngle=0))
 
 
+# Past this many days a period's charts show weeks (from Monday, UTC), not days: a year's 365 daily points
+# made a line too jagged to read a trend from, its bars hairlines.
+WEEKLY_AFTER_DAYS = 92
+_WEEK_MS = 7 * 86_400_000
+Unit = Literal["day", "week"]
+
+
+def unit_for(days: float) -> Unit:
+    """The time unit the charts of a period of `days` days use."""
+    return "week" if days > WEEKLY_AFTER_DAYS else "day"
+
+
+def _week(*, centred: bool = False) -> alt.X:
+    """A week's bar from its Monday to the next (`day` to `day_end`), or its point in the middle (`mid`)."""
+    return alt.X("mid:T" if centred else "day:T", title=None, scale=alt.Scale(type="utc"),
+                 axis=alt.Axis(format="%b %d", labelAngle=0))
+
+
+def _x(unit: Unit, *, centred: bool = False) -> alt.X:
+    return _week(centred=centred) if unit == "week" else _day(centred=centred)
+
+
+def _rows_of(unit: Unit) -> alt.Chart:
+    """The chart over the named rows; a week's also computes where its bar ends and its middle."""
+    base = alt.Chart(alt.NamedData(name=ROWS))
+    if unit == "week":
+        base = base.transform_calculate(day_end=f"time(datum.day) + {_WEEK_MS}",
+                                        mid=f"time(datum.day) + {_WEEK_MS // 2}")
+    return base
+
+
+def _span(unit: Unit) -> dict:
+    """A week's bar: from its Monday to the next, and up from 0 (a bar given x2 alone is a horizontal one, a
+    dash at its height). A day's bar spans its day by its time unit."""
+    return {"x2": "day_end:T", "y2": alt.datum(0)} if unit == "week" else {}
+
+
+def _tip(unit: Unit) -> alt.Tooltip:
+    return alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="week from (UTC)") if unit == "week" else DAY_TIP
+
+
 def _titled(chart: alt.Chart | alt.LayerChart, title: str, height: int = HEIGHT) -> alt.LayerChart:
     return chart.properties(title=alt.Title(title, anchor="start", fontSize=15), height=height)
 
@@ -50,14 +92,19 @@ DAILY_TOKEN_COLUMNS = ["day", "tokens_total", "tokens_per_answer"]
 def build_daily_specs() -> None:
     """Both daily specs built ahead (the dashboard's start-up thread calls this): 0.26 s of the first
     opening of the Feedback page in a process otherwise."""
-    _score_over_time()
-    _tokens_over_time()
+    _score_over_time("day")
+    _tokens_over_time("day")
 
 
-def score_over_time(daily: pd.DataFrame) -> dict:
-    """Daily mean score with its 95% interval (line and band, left axis) over the number of answers
-    (bars, right axis)."""
-    return _filled(_score_over_time(), daily[DAILY_SCORE_COLUMNS])
+def score_over_time(daily: pd.DataFrame, unit: Unit = "day") -> dict:
+    """Mean score per day (or per week, `summarize_by(…, "week")`'s rows) with its 95% interval (line and
+    band, left axis) over the number of answers (bars, right axis)."""
+    return _filled(_score_over_time(unit), _keyed(daily, unit)[DAILY_SCORE_COLUMNS])
+
+
+def _keyed(rows: pd.DataFrame, unit: Unit) -> pd.DataFrame:
+    """A week's rows keyed as a day's (`day`: the week's Monday), which the marks read."""
+    return rows.rename(columns={"week": "day"}) if unit == "week" else rows
 
 
 def _filled(spec: dict, rows: pd.DataFrame) -> dict:
@@ -65,26 +112,30 @@ def _filled(spec: dict, rows: pd.DataFrame) -> dict:
 
 
 @cache
-def _score_over_time() -> dict:
-    base = alt.Chart(alt.NamedData(name=ROWS))
+def _score_over_time(unit: Unit) -> dict:
+    base = _rows_of(unit)
     volume = base.mark_bar(color=VOLUME, opacity=0.7).encode(
-        x=_day(),
+        x=_x(unit), **_span(unit),
         y=alt.Y("answers:Q", title="answers (bars)",
                 axis=alt.Axis(orient="right", grid=False, tickMinStep=1, format="d")),
-        tooltip=[DAY_TIP, alt.Tooltip("answers:Q", title="answers")])
+        tooltip=[_tip(unit), alt.Tooltip("answers:Q", title="answers")])
     band = base.mark_area(color=SCORE, opacity=0.15).encode(
-        x=_day(centred=True),
+        x=_x(unit, centred=True),
         y=alt.Y("ci_low:Q", scale=SCORE_AXIS, title="mean feedback score (line, 95% band)"),
         y2="ci_high:Q")
     line = base.mark_line(color=SCORE, strokeWidth=2.5, point=alt.OverlayMarkDef(color=SCORE)).encode(
-        x=_day(centred=True),
+        x=_x(unit, centred=True),
         y=alt.Y("mean_score:Q", scale=SCORE_AXIS),
-        tooltip=[DAY_TIP, alt.Tooltip("mean_score:Q", title="mean score", format=".3f"),
+        tooltip=[_tip(unit), alt.Tooltip("mean_score:Q", title="mean score", format=".3f"),
                  alt.Tooltip("scored:Q", title="scored answers"),
                  alt.Tooltip("ci_low:Q", title="95% from", format=".3f"),
                  alt.Tooltip("ci_high:Q", title="95% to", format=".3f")])
     chart = alt.layer(volume, alt.layer(band, line)).resolve_scale(y="independent")
-    return _titled(chart, "Feedback score by day (UTC), with answer volume", 340).to_dict()
+    return _titled(chart, f"Feedback score by {_unit_title(unit)}, with answer volume", 340).to_dict()
+
+
+def _unit_title(unit: Unit) -> str:
+    return "week (UTC, from Monday)" if unit == "week" else "day (UTC)"
 
 
 def score_distribution(frame: pd.DataFrame) -> alt.Chart:
@@ -166,22 +217,22 @@ def latency(table: pd.DataFrame) -> alt.Chart:
     return _titled(chart, "Latency per stage (p50 / p95 / p99)")
 
 
-def tokens_over_time(daily: pd.DataFrame) -> dict:
-    """Tokens per day (bars, left axis) and per LLM answer (line, right axis)."""
-    return _filled(_tokens_over_time(), daily[DAILY_TOKEN_COLUMNS])
+def tokens_over_time(daily: pd.DataFrame, unit: Unit = "day") -> dict:
+    """Tokens per day or week (bars, left axis) and per LLM answer (line, right axis)."""
+    return _filled(_tokens_over_time(unit), _keyed(daily, unit)[DAILY_TOKEN_COLUMNS])
 
 
 @cache
-def _tokens_over_time() -> dict:
-    base = alt.Chart(alt.NamedData(name=ROWS))
+def _tokens_over_time(unit: Unit) -> dict:
+    base = _rows_of(unit)
     total = base.mark_bar(color=VOLUME).encode(
-        x=_day(),
-        y=alt.Y("tokens_total:Q", title="tokens per day (bars)", axis=alt.Axis(format=",.0f")),
-        tooltip=[DAY_TIP, alt.Tooltip("tokens_total:Q", title="tokens", format=",.0f")])
+        x=_x(unit), **_span(unit),
+        y=alt.Y("tokens_total:Q", title=f"tokens per {unit} (bars)", axis=alt.Axis(format=",.0f")),
+        tooltip=[_tip(unit), alt.Tooltip("tokens_total:Q", title="tokens", format=",.0f")])
     per_answer = base.mark_line(color=ACCENT, point=alt.OverlayMarkDef(color=ACCENT)).encode(
-        x=_day(centred=True),
+        x=_x(unit, centred=True),
         y=alt.Y("tokens_per_answer:Q", title="per LLM answer (line)",
                 axis=alt.Axis(orient="right", grid=False, format=",.0f")),
-        tooltip=[DAY_TIP, alt.Tooltip("tokens_per_answer:Q", title="per answer", format=",.0f")])
+        tooltip=[_tip(unit), alt.Tooltip("tokens_per_answer:Q", title="per answer", format=",.0f")])
     return _titled(alt.layer(total, per_answer).resolve_scale(y="independent"),
-                   "Tokens by day (UTC), as the provider reported them").to_dict()
+                   f"Tokens by {_unit_title(unit)}, as the provider reported them").to_dict()

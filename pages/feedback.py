@@ -173,8 +173,10 @@ if (cur["model"] == uc.EXTRACTIVE_MODEL).all():
 CHART_TABS = ("Over time", "Model and profile", "Scores and follow-ups", "Latency and tokens")
 seed("fb_charts", CHART_TABS[0])
 over_time, by_group, scores, speed = st.tabs(CHART_TABS, key="fb_charts", on_change=keep_filters)
+# Days, or weeks past charts.WEEKLY_AFTER_DAYS: a year's daily line was too jagged to read.
+unit = charts.unit_for((until - since).total_seconds() / 86400)
 if over_time.open:
-    over_time.vega_lite_chart(spec=charts.score_over_time(uc.summarize_by(cur, "day")), width="stretch")
+    over_time.vega_lite_chart(spec=charts.score_over_time(uc.summarize_by(cur, unit), unit), width="stretch")
 if by_group.open:
     left, right = by_group.columns(2)
     by_model = uc.summarize_by(cur, "model")
@@ -200,7 +202,7 @@ if speed.open:
     else:
         left.info("No latency was recorded for these answers (their metrics thoughts are missing).")
     if cur["tokens"].notna().any():
-        right.vega_lite_chart(spec=charts.tokens_over_time(uc.summarize_by(cur, "day")), width="stretch")
+        right.vega_lite_chart(spec=charts.tokens_over_time(uc.summarize_by(cur, unit), unit), width="stretch")
     else:
         right.info("No token usage in this view: tokens are reported by the LLM provider, and these answers "
                    "were extractive. Configure GROQ_API_KEY or LLM_BASE_URL to see usage per day.")

@@ -4,6 +4,7 @@ model made the memories' vectors (with a button to re-embed those of another mod
 
 from __future__ import annotations
 
+from datetime import UTC
 from pathlib import Path
 
 import streamlit as st
@@ -99,6 +100,17 @@ def index_caption(stats: uc.Overview) -> str:
     return f"{stats.tiles['Indexed memories']:,} indexed memories = " + (" + ".join(said) or "none yet") + "."
 
 
+def span_caption(stats: uc.Overview) -> str | None:
+    """The time the instance's memory spans (a year of use, or an import's original times), or None."""
+    if stats.first_at is None or stats.last_at is None:
+        return None
+    first, last = stats.first_at.astimezone(UTC), stats.last_at.astimezone(UTC)
+    days = (last.date() - first.date()).days + 1
+    return (f"Memories stored from {first:%d %b %Y} to {last:%d %b %Y} (UTC, "
+            f"{plural(days, 'day', 'days')}): the Chat page's time hint and the Memory explorer's dates narrow "
+            "a search to part of it.")
+
+
 def render_kinds(stats: uc.Overview) -> None:
     """The indexed memories by kind, with what each kind is."""
     st.subheader("What the index holds")
@@ -112,6 +124,8 @@ if stats:
     cols = st.columns(len(stats.tiles))
     for col, (label, value) in zip(cols, stats.tiles.items(), strict=True):
         col.metric(label, f"{value:,}", help=TILE_HELP.get(label))
+    if span := span_caption(stats):
+        st.caption(span)
     if stale := stats.not_in_vector_leg:
         st.warning(f"{stale:,} memories of {stats.instance} have no vector of the active embedder "
                    f"`{stats.active_model}`: semantic search (the vector leg) misses them, and only the text "

@@ -6,6 +6,7 @@ re-embedded)."""
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -46,6 +47,10 @@ class Overview(BaseModel):
     active_model: str = Field(description="the embedder whose vectors the vector leg searches")
     memories_by_model: dict[str, int] = Field(description="indexed memories per embedding model, most first")
     memories_by_kind: dict[str, int] = Field(description="indexed memories per kind, most first")
+    first_at: datetime | None = Field(None, description="when the instance's oldest indexed memory was stored "
+                                      "(an import keeps the original times): with `last_at`, the time its "
+                                      "memory spans; None while nothing is indexed")
+    last_at: datetime | None = None
 
     @property
     def not_in_vector_leg(self) -> int:
@@ -115,6 +120,13 @@ def memory_counts(wb: Workbench, instance: str) -> tuple[dict[str, int], dict[st
     return most_first(by_model), most_first(by_kind)
 
 
+def time_span(wb: Workbench, instance: str) -> tuple[datetime | None, datetime | None]:
+    """The oldest and newest stored time of the instance's memories: two probes of `memory_created`."""
+    with wb.pool().connection() as conn:
+        return tuple(conn.execute("SELECT min(created_at), max(created_at) FROM memory WHERE instance = %s",
+                                  (instance,)).fetchone())
+
+
 def most_first(counts: Counter[str]) -> dict[str, int]:
     """The counts, most first, then by name (as `memories_by_model` orders them)."""
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
@@ -127,5 +139,6 @@ def overview(wb: Workbench, instance: str) -> Overview:
     tiles = {"Conversations": wb.thoughts.chain_count(instance),
              "Messages": index_parts(by_kind)["messages"],
              "Indexed memories": sum(by_model.values())} | {name: fn(wb, instance) for name, fn in COUNTERS.items()}
+    first_at, last_at = time_span(wb, instance) if by_model else (None, None)
     return Overview(instance=instance, tiles=tiles, active_model=wb.embedder.name, memories_by_model=by_model,
-                    memories_by_kind=by_kind)
+                    memories_by_kind=by_kind, first_at=first_at, last_at=last_at)

@@ -31,9 +31,9 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from core.analytics.load import IMPORTED, STAGES, answered_between
 from core.retrieval.timeparse import PERIOD_END
 
-Grouping = Literal["day", "model", "profile", "chain", "tag", "source", "key"]
-GROUPINGS: tuple[str, ...] = ("day", "model", "profile", "chain", "tag", "source", "key")
-_KEY = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag",
+Grouping = Literal["day", "week", "model", "profile", "chain", "tag", "source", "key"]
+GROUPINGS: tuple[str, ...] = ("day", "week", "model", "profile", "chain", "tag", "source", "key")
+_KEY = {"day": "day", "week": "week", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag",
         "source": "source", "key": "key"}
 NO_TAG = "(no tag)"
 NO_KEY = "(no key)"  # the group of turns that came with no API key (the frame's key is "")
@@ -148,7 +148,8 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
     """One row of SUMMARY_COLUMNS per group (sorted by the group key), the key as the first column.
 
     `by="tag"` counts a turn once under each of its tags, and untagged turns under "(no tag)";
-    `by=None` gives one row for everything, with the key "all"."""
+    `by="week"` groups by the UTC week from Monday (ISO), keyed by its Monday; `by=None` gives one row for
+    everything, with the key "all"."""
     if by is not None and by not in _KEY:
         raise ValueError(f"by must be one of {', '.join(GROUPINGS)}; got {by!r}")
     key = _KEY[by] if by else "group"
@@ -161,11 +162,18 @@ def summarize_by(frame: pd.DataFrame, by: Grouping | None = None) -> pd.DataFram
         data["tag"] = data["tag"].fillna(NO_TAG)
     elif by == "key":
         data["key"] = frame["key"].replace("", NO_KEY)
+    elif by == "week":
+        data["week"] = week_of(frame["day"])
     elif by is None:
         data["group"] = "all"
     else:
         data[key] = frame[key]
     return _figures(data, key)
+
+
+def week_of(days: pd.Series) -> pd.Series:
+    """The Monday (00:00 UTC) of each day's ISO week."""
+    return days - pd.to_timedelta(days.dt.weekday, unit="D")
 
 
 def summarize(frame: pd.DataFrame) -> FeedbackSummary:

@@ -3,9 +3,15 @@
 `parse_time_hint(text, now)` is the rule-based half of MemoryScope's extract_time and the
 `temporal` parameter of ui_remember. Spans are found with whole-word patterns (so "May I" is not a
 date), then read by `dateparser` relative to `now`, preferring the past; the periods dateparser does
-not know (weekends, seasons, "recently") are read here (`_named_period`). The result carries both the
-parts MemoryScope matches on (year, month, day, week, weekday, hour; week is the ISO week number) and
-a half-open datetime range [start, end) for filtering.
+not know (weekends, seasons, "recently") are read here (`_named_period`), and so are the spans a person
+uses over a long history (`_read`): a range ("from March to May", "between 3 and 9 August": `_between`), a
+time up to now ("since the summer", "since March": `_since`; "in the last two weeks": `_rolling`), a season
+("in spring", "over the summer": `_season`), a week of a month ("the first week of August") and a part of
+one ("early October"). Before, these were read as their last words ("of August": all of it; "since March":
+March alone) or not at all ("in spring"), so a year's questions searched the wrong months. The result carries both the parts MemoryScope
+matches on (year, month, day, week, weekday, hour; week is the ISO week number) and a half-open datetime
+range [start, end) for filtering. A range's parts are its start's: where a state began ("vegan since
+January") is the event formation dates it by.
 """
 
 from __future__ import annotations
@@ -31,9 +37,24 @@ _SEASON = r"(?:spring|summer|autumn|fall|winter)"
 _ORD = r"\d{1,2}(?:st|nd|rd|th)?"
 _CLOCK = r"(?:\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2})"
 
+# A point a range runs from or to: a date, a month (with its year) or a season.
+_POINT = (rf"(?:\d{{4}}-\d{{1,2}}-\d{{1,2}}|{_ORD}\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?|"
+          rf"(?:{_MONTHS})\.?(?:\s+{_ORD})?(?:,?\s+\d{{4}})?|(?:the\s+)?{_SEASON}(?:\s+(?:of\s+)?\d{{4}})?)")
+_WEEK_OF_MONTH = r"(?:first|1st|second|2nd|third|3rd|fourth|4th|last|final)"
+_PART_OF_MONTH = r"(?:(?:the\s+)?(?:start|beginning|middle|end)\s+of|early|mid|late)"
+
 # Alternatives, most specific first. Month names alone need a number, a preposition or
 # this/last/next beside them: "May I ask" and "march on" are not dates.
 _SPAN_PATTERNS = [
+    rf"(?:between|from)\s+{_POINT}\s+(?:and|to|till|until|through)\s+{_POINT}",
+    (rf"(?:between|from)\s+{_ORD}\s+(?:and|to|till|until|through|-|–)\s*{_ORD}\s+(?:of\s+)?(?:{_MONTHS})\.?"
+     rf"(?:,?\s+\d{{4}})?"),
+    rf"(?:the\s+)?{_WEEK_OF_MONTH}\s+week\s+(?:of|in)\s+(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?",
+    rf"{_PART_OF_MONTH}[\s-]+(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?",
+    rf"(?:the\s+)?(?:last|past)\s+(?:{_NUM}|few|couple\s+of)\s+{_UNIT}",
+    r"(?:the\s+)?past\s+(?:day|week|month|year)",
+    rf"(?:in|during|over|since|through|throughout)\s+(?:the\s+)?{_SEASON}(?:\s+(?:of\s+)?(?:19|20)\d{{2}})?",
+    rf"{_SEASON}\s+(?:of\s+)?(?:19|20)\d{{2}}",
     r"\d{4}-\d{1,2}-\d{1,2}",
     r"\d{1,2}/\d{1,2}/\d{2,4}",
     rf"{_ORD}\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?",
@@ -90,13 +111,19 @@ def has_time_keyword(text: str) -> bool:
     return bool(_KEYWORDS.search(text) or _SPAN_RE.search(text))
 
 
+_SINCE_BEFORE_RE = re.compile(r"\bsince\s+(?:the\s+)?$", re.IGNORECASE)
+
+
 def find_time_expression(text: str) -> str | None:
-    """The first time expression in `text`, joined with a clock time right after it ("yesterday at 3pm")."""
+    """The first time expression in `text`, joined with a clock time right after it ("yesterday at 3pm"),
+    and with a "since" right before it ("since last week": up to now)."""
     matches = list(_SPAN_RE.finditer(text))
     if not matches:
         return None
     first = matches[0]
     start, end = first.start(), first.end()
+    if since := _SINCE_BEFORE_RE.search(text[:start]):
+        start = since.start()
     for nxt in matches[1:]:
         gap = text[end:nxt.start()]
         if len(gap) <= 4 and _CLOCK_RE.match(nxt.group(0).strip()) and not _CLOCK_RE.match(first.group(0)):
@@ -120,8 +147,22 @@ def parse_time_hint(text: str, now: datetime) -> TimeHint | None:
     if expression is None:
         return None
     now = now if now.tzinfo else now.replace(tzinfo=UTC)
-    if (named := _named_period(expression, now)) is not None:
-        return named
+    return _read(expression, now)
+
+
+def _read(expression: str, now: datetime) -> TimeHint | None:
+    """A time expression (`find_time_expression`'s) read against an aware `now`: the spans read here first,
+    then what dateparser reads."""
+    if re.match(r"since\b", expression, re.IGNORECASE):
+        return _since(expression, now)  # up to now, or nothing: "since tomorrow" is not tomorrow
+    for reading in (_between, _week_of_month, _part_of_month, _rolling, _season, _named_period):
+        if (hint := reading(expression, now)) is not None:
+            return hint
+    return _parsed(expression, now)
+
+
+def _parsed(expression: str, now: datetime) -> TimeHint | None:
+    """A date, a day, a week, a month or a year as dateparser reads it, preferring the past."""
     spoken = re.sub(r"^(?:in|during|since|of|from|on|at)\s+", "", expression.strip(), flags=re.IGNORECASE)
     spoken = re.sub(r"^this\s+(?=(?:" + _MONTHS + r")\b)", "", spoken, flags=re.IGNORECASE)
     local_now = now.replace(tzinfo=None)
@@ -186,6 +227,147 @@ def _named_period(expression: str, now: datetime) -> TimeHint | None:
         parts = {"year": start.year} if start.year == (end - timedelta(days=1)).year else {}
     return TimeHint(parts=parts, start=start.replace(tzinfo=now.tzinfo), end=end.replace(tzinfo=now.tzinfo),
                     expression=expression, reading=f"{start:%Y-%m-%d} to {end - timedelta(days=1):%Y-%m-%d}")
+
+
+def _span(start: datetime, end: datetime, parts: dict[str, int], expression: str, reading: str | None = None
+          ) -> TimeHint:
+    """A hint over [start, end), said how it was read (its first and last day) unless `reading` says."""
+    return TimeHint(parts=parts, start=start, end=end, expression=expression,
+                    reading=reading or f"{start:%Y-%m-%d} to {end - PERIOD_END:%Y-%m-%d}")
+
+
+def _as_period(point: str) -> str:
+    """A range's end point as `_read` takes it: a month or a season alone as "in <month>" (all of it)."""
+    point = re.sub(r"^the\s+", "", point.strip(), flags=re.IGNORECASE)
+    return f"in {point}" if re.fullmatch(rf"(?:{_MONTHS})\.?|{_SEASON}", point, re.IGNORECASE) else point
+
+
+def _since(expression: str, now: datetime) -> TimeHint | None:
+    """"since March", "since the summer", "since last week": from the start of that period up to now, with
+    its parts (the time a state began: "vegan since January" is dated January). None for a start ahead."""
+    match = re.fullmatch(r"since\s+(?:the\s+)?(.+)", expression.strip(), re.IGNORECASE)
+    if match is None or (begun := _read(_as_period(match[1]), now)) is None or begun.start >= now:
+        return None
+    return _span(begun.start, now, begun.parts, expression, reading=f"{begun.start:%Y-%m-%d} until now")
+
+
+def _between(expression: str, now: datetime) -> TimeHint | None:
+    """"from March to May", "between the spring and August", "from 3 to 9 August": from the first point's
+    start to the second's end, with the first's parts. A first point read after the second (each prefers
+    the past: "from November to February" asked in December) is the year before's."""
+    days = re.fullmatch(rf"(?:between|from)\s+({_ORD})\s+(?:and|to|till|until|through|-|–)\s*(.+)", expression.strip(),
+                        re.IGNORECASE)
+    if days is not None:  # "from 3 to 9 August": the first day is in the second's month
+        last = _read(days[2], now)
+        if last is None or "day" not in last.parts:
+            return None
+        try:
+            first = last.start.replace(day=int(re.match(r"\d+", days[1])[0]))
+        except ValueError:
+            return None
+        return _span(first, last.end, {**last.parts, "day": first.day}, expression) if first < last.end else None
+    points = re.fullmatch(r"(?:between|from)\s+(.+?)\s+(?:and|to|till|until|through)\s+(.+)", expression.strip(),
+                          re.IGNORECASE)
+    if points is None:
+        return None
+    first, last = _read(_as_period(points[1]), now), _read(_as_period(points[2]), now)
+    if first is None or last is None:
+        return None
+    start, parts = first.start, first.parts
+    if start >= last.end:
+        if re.search(r"\d{4}", points[1]):
+            return None  # a year given, and after the end: no range
+        start = start.replace(year=start.year - 1)
+        parts = {**parts, "year": start.year} if "year" in parts else parts
+    return _span(start, last.end, parts, expression)
+
+
+_WEEK_NUMBERS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+
+
+def _week_of_month(expression: str, now: datetime) -> TimeHint | None:
+    """"the first week of August": days 1-7 of that month (the second: 8-14, …); "the last week of
+    November": its last 7 days. The month's parts."""
+    match = re.fullmatch(rf"(?:the\s+)?({_WEEK_OF_MONTH})\s+week\s+(?:of|in)\s+(.+)", expression.strip(),
+                         re.IGNORECASE)
+    if match is None or (month := _whole_month(match[2], now)) is None:
+        return None
+    number = _WEEK_NUMBERS.get(match[1].lower())
+    start = month.end - timedelta(days=7) if number is None else month.start + timedelta(days=7 * (number - 1))
+    return _span(start, min(start + timedelta(days=7), month.end), month.parts, expression)
+
+
+# early / mid / late in a month: its first ten days, the next ten, the rest.
+_THIRDS = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
+
+
+def _part_of_month(expression: str, now: datetime) -> TimeHint | None:
+    """"early October" (days 1-10), "mid-May" (11-20), "late September", "the end of August" (21 to the
+    end); "the start of", "the middle of" likewise. The month's parts."""
+    match = re.fullmatch(r"(?:the\s+)?(early|mid|late|start|beginning|middle|end)(?:\s+of)?[\s-]+(.+)",
+                         expression.strip(), re.IGNORECASE)
+    if match is None or (month := _whole_month(match[2], now)) is None:
+        return None
+    third = _THIRDS[match[1].lower()]
+    start = month.start + timedelta(days=10 * third)
+    end = month.end if third == 2 else start + timedelta(days=10)
+    return _span(start, end, month.parts, expression)
+
+
+def _whole_month(text: str, now: datetime) -> TimeHint | None:
+    """A month named in `text` ("August", "August 2026"), read as `in August` is; None for anything else."""
+    hint = _read(_as_period(text), now)
+    return hint if hint is not None and "month" in hint.parts and "day" not in hint.parts else None
+
+
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "few": 3, "couple of": 2}
+
+
+def _rolling(expression: str, now: datetime) -> TimeHint | None:
+    """"the last two weeks", "the past 3 months", "the past year": that long up to now (not calendar
+    periods: "last week" is one). No single part pins it down."""
+    match = re.fullmatch(rf"(?:the\s+)?(?:last|past)\s+(?:({_NUM}|few|couple\s+of)\s+)?(hour|day|week|month|year)s?",
+                         expression.strip(), re.IGNORECASE)
+    if match is None or (match[1] is None and expression.split()[-2].lower() == "last"):
+        return None  # "last week" is the calendar week before this one: dateparser's
+    said = " ".join((match[1] or "one").lower().split())
+    count, unit = int(said) if said.isdigit() else _COUNTS[said], match[2].lower()
+    if unit in ("month", "year"):
+        start = _months_back(now, count * (12 if unit == "year" else 1))
+    else:
+        start = now - timedelta(**{f"{unit}s": count})
+    return TimeHint(parts={}, start=start, end=now, expression=expression,
+                    reading=f"the last {count} {unit}{'s' if count != 1 else ''}")
+
+
+def _months_back(moment: datetime, months: int) -> datetime:
+    """The same day `months` months before `moment` (the month's last day when it has no such day)."""
+    year, month = divmod(moment.year * 12 + moment.month - 1 - months, 12)
+    for day in range(moment.day, 27, -1):
+        try:
+            return moment.replace(year=year, month=month + 1, day=day)
+        except ValueError:
+            continue
+    return moment.replace(year=year, month=month + 1, day=min(moment.day, 28))
+
+
+def _season(expression: str, now: datetime) -> TimeHint | None:
+    """"in spring", "over the summer", "in summer 2026": the season of that year, or the latest one begun
+    (the one under way included: "in winter" asked on 7 December is the winter just begun). "this" and
+    "last" seasons are `_named_period`'s."""
+    match = re.fullmatch(rf"(?:(?:in|during|over|through|throughout)\s+)?(?:the\s+)?({_SEASON})"
+                         r"(?:\s+(?:of\s+)?((?:19|20)\d{2}))?", expression.strip(), re.IGNORECASE)
+    if match is None:
+        return None
+    first, months = _SEASONS[match[1].lower()]
+    local = now.replace(tzinfo=None)
+    start = datetime(int(match[2]) if match[2] else local.year, first, 1)
+    if match[2] is None and start > local:
+        start = start.replace(year=start.year - 1)
+    end = _add_months(start, months)
+    parts = {"year": start.year} if start.year == (end - timedelta(days=1)).year else {}
+    return _span(start.replace(tzinfo=now.tzinfo), end.replace(tzinfo=now.tzinfo), parts, expression)
 
 
 def _add_months(start: datetime, months: int) -> datetime:

@@ -131,3 +131,73 @@ def test_window_bounds(text, since, until):
 def test_window_bounds_refuse_what_is_no_time(text):
     """An impossible ISO date was read another way ("2024-13-01" as 13 January)."""
     assert window_bound(text, NOW) is None
+
+
+# A year of history, asked about on Monday 7 December 2026: the spans a person uses over a long history.
+YEAR_END = datetime(2026, 12, 7, 10, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("text", "parts", "start", "end"), [
+    # A week of a month is that week, not the month ("of August" alone read all of August; "the last week
+    # of November" read as last week, 30 Nov - 6 Dec).
+    ("How far did I run in the first week of August?", {"month": 8}, d(2026, 8, 1), d(2026, 8, 8)),
+    ("the second week of October", {"month": 10}, d(2026, 10, 8), d(2026, 10, 15)),
+    ("in the last week of November", {"month": 11}, d(2026, 11, 24), d(2026, 12, 1)),
+    ("the 4th week of May 2025", {"year": 2025, "month": 5}, d(2025, 5, 22), d(2025, 5, 29)),
+    # A part of a month: thirds of it.
+    ("early October", {"month": 10}, d(2026, 10, 1), d(2026, 10, 11)),
+    ("what did I do in mid-May", {"month": 5}, d(2026, 5, 11), d(2026, 5, 21)),
+    ("late September", {"month": 9}, d(2026, 9, 21), d(2026, 10, 1)),
+    ("at the end of February", {"month": 2}, d(2026, 2, 21), d(2026, 3, 1)),
+    # Seasons with a preposition: the latest one begun (the one under way included), or the year's given.
+    ("What did we talk about in spring?", {"year": 2026}, d(2026, 3, 1), d(2026, 6, 1)),
+    ("what happened over the summer", {"year": 2026}, d(2026, 6, 1), d(2026, 9, 1)),
+    ("during the fall", {"year": 2026}, d(2026, 9, 1), d(2026, 12, 1)),
+    ("in summer 2025", {"year": 2025}, d(2025, 6, 1), d(2025, 9, 1)),
+    ("in winter", {}, d(2026, 12, 1), d(2027, 3, 1)),
+    # "since": from the start of the period up to now, with the start's parts ("since March" read March
+    # alone, and "since last week" last week alone).
+    ("What changed since the summer?", {"year": 2026}, d(2026, 6, 1), YEAR_END),
+    ("what happened since March", {"month": 3}, d(2026, 3, 1), YEAR_END),
+    ("anything new since last week?", {"year": 2026, "week": 49}, d(2026, 11, 30), YEAR_END),
+    ("since 2025", {"year": 2025}, d(2025, 1, 1), YEAR_END),
+    # A range: from the first point's start to the second's end ("from March to May" read March alone).
+    ("what did I do from March to May", {"month": 3}, d(2026, 3, 1), d(2026, 6, 1)),
+    ("between the spring and August", {"year": 2026}, d(2026, 3, 1), d(2026, 9, 1)),
+    ("from November to February", {"month": 11}, d(2025, 11, 1), d(2026, 3, 1)),  # across the new year
+    ("from 3 to 9 August", {"year": 2026, "month": 8, "day": 3}, d(2026, 8, 3), d(2026, 8, 10)),
+    # A length of time up to now: not calendar periods ("last week" still is one).
+    ("in the last two weeks", {}, d(2026, 11, 23, 10), YEAR_END),
+    ("over the past 3 months", {}, d(2026, 9, 7, 10), YEAR_END),
+    ("the past year", {}, d(2025, 12, 7, 10), YEAR_END),
+    ("the last few days", {}, d(2026, 12, 4, 10), YEAR_END),
+])
+def test_spans_of_a_long_history(text, parts, start, end):
+    hint = parse_time_hint(text, YEAR_END)
+    assert hint is not None, text
+    assert (hint.parts, hint.start, hint.end) == (parts, start, end)
+    assert hint.reading  # the turn's note says how the span was read
+
+
+def test_calendar_periods_stay_calendar_periods():
+    assert parse_time_hint("last week", YEAR_END).start == d(2026, 11, 30)  # not the last 7 days
+    assert parse_time_hint("the past week", YEAR_END).start == d(2026, 11, 30, 10)  # the last 7 days
+    assert parse_time_hint("last summer", YEAR_END).start == d(2026, 6, 1)  # the latest one already over
+
+
+@pytest.mark.parametrize("text", ["a letter from the summer house", "since tomorrow", "between the lines",
+                                  "the first week", "from the spring onwards we"])
+def test_what_is_no_span_is_not_read_as_one(text):
+    """A "since" ahead of now is no time up to now (it was read as tomorrow); a season after "from" is the
+    start of a range only ("from the summer house")."""
+    assert parse_time_hint(text, YEAR_END) is None
+
+
+def test_a_month_end_is_the_months_last_day_when_counting_back():
+    assert parse_time_hint("the past month", datetime(2026, 3, 31, tzinfo=UTC)).start == d(2026, 2, 28)
+
+
+def test_since_and_a_range_are_window_bounds_too():
+    """`window_bound` (the CLI's --since/--until) reads a whole expression as the retrieval does."""
+    assert window_bound("since the summer", YEAR_END) == d(2026, 6, 1)
+    assert window_bound("the first week of August", YEAR_END, end=True) == d(2026, 8, 8)
