@@ -47,6 +47,7 @@ from core.admin import deleted
 from core.admin.compaction import compact
 from core.admin.redaction import redact_copies
 from core.admin.sources import restated_from, statement_in
+from core.bank.bank import MemoryBank
 from core.bank.index_ids import (
     BANK_KINDS,
     ENTRY_KIND,
@@ -459,8 +460,11 @@ class Deletion:
             if bank is not None:
                 bank_db.lock_existing(conn, instance, bank)
             if kind == ENTRY_KIND:
-                gone = [item_id] if bank_db.delete_entry(conn, instance, item_id) else []
+                told = bank_db.delete_entry(conn, instance, item_id)
+                gone = [item_id] if told.removed else []
                 index_ids = [entry_index_id(i) for i in gone]
+                if told.summary_dropped:
+                    index_ids.append(summary_index_id(told.summary_id))
             else:
                 entries = bank_db.delete_summary(conn, instance, item_id)
                 gone = ([item_id] if bank is not None else []) + entries
@@ -473,6 +477,20 @@ class Deletion:
         self.tables.update(BANK_TABLES)
         report.bank_rows = len(gone)
         report.index_rows = wb.index.delete(instance, index_ids)
+        if kind == ENTRY_KIND and told.summary_id is not None:
+            self._entry_left_summary(bank, told, report)
+
+    def _entry_left_summary(self, bank: str, told: bank_db.EntryDeleted, report: DeletionReport) -> None:
+        """The summary that compressed a deleted entry quoted it: it was told again without it (its index row
+        written anew) or, standing for it alone, deleted; its copies of the entry's line are redacted."""
+        self.ids.add(summary_index_id(told.summary_id))
+        self.texts.add(told.quoted)
+        if told.summary_dropped:
+            report.bank_rows += 1
+            report.notes.append("the summary that had compressed it stood for it alone and was deleted")
+            return
+        report.notes += [*MemoryBank(self.wb, self.instance, bank).index_pending(),
+                         "the summary that had compressed it was written again by rule from its other steps"]
 
 
 def bank_items_with_own_id(wb: Workbench, instance: str, item_id: str) -> dict[str, BankKind]:

@@ -156,6 +156,13 @@ class MemoryBank:
                             made.model, made.tokens, made.note)
             return db.events(conn, self.instance, self.name)[-1]
 
+    def index_pending(self) -> list[str]:
+        """Write the rows not yet in the memory index (a summary told again after a deletion, rows a failed
+        write left); returns notes on what could not be written."""
+        notes: list[str] = []
+        self._index(notes)
+        return notes
+
     def _index(self, notes: list[str]) -> None:
         """Write the bank's not-yet-indexed rows to the memory index. A failure leaves them pending."""
         wb = self.wb

@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
+from core.bank.compress import rule_summary, step_line
 from core.bank.index_ids import BANK_KINDS
+from core.bank.match import case_blind_patterns
 from core.bank.types import (NO_SKILL, SUMMARY_SKILL, BankInfo, CompressionEvent, MemoryEntry, MemoryQuery,
                              MemorySummary)
 
@@ -96,6 +98,13 @@ CREATE INDEX IF NOT EXISTS bank_event_bank ON bank_event (instance, bank, at);
 ENTRY_COLS = "id, ts, skill_name, thinking, command, result, summary, importance, tags, step_number"
 SUMMARY_COLS = ("id, ts, title, content, source_entries, tags, importance, period_start, period_end, method, "
                 "first_step")
+
+
+def _entry_text(alias: str = "") -> str:
+    """SQL for the text an entry's keywords are looked for in: all its fields and tags."""
+    a = f"{alias}." if alias else ""
+    return (f"concat_ws(' ', {a}skill_name, {a}thinking, {a}command, {a}result, {a}summary, "
+            f"array_to_string({a}tags, ' '))")
 
 
 def entry_from_row(r: Sequence[Any]) -> MemoryEntry:
@@ -193,33 +202,35 @@ def events(conn: psycopg.Connection, instance: str, bank: str) -> list[Compressi
 def query(conn: psycopg.Connection, instance: str, bank: str, q: MemoryQuery) -> list[MemoryEntry]:
     """Live entries and summaries matching every given filter, by importance then time, newest first.
 
-    Keywords: any of them, as a case-insensitive substring of the text; tags: any, case-insensitive;
-    dates: an entry's time, or the span of a summary's source entries, overlaps [date_from, date_to].
+    Keywords: any of them, as a case-insensitive substring of the text; a summary's text includes the
+    entries it compressed (it stands for them: a step found before compression is found after it);
+    tags: any, case-insensitive; dates: an entry's time, or the span of a summary's source entries,
+    overlaps [date_from, date_to]. Case is matched the same whatever the database's locale (`match`).
     """
     rows = conn.execute(
         f"""WITH c AS (
-              SELECT false AS is_summary, {ENTRY_COLS}, ts AS p0, ts AS p1, NULL::text[] AS sources,
-                     lower(concat_ws(' ', skill_name, thinking, command, result, summary,
-                                     array_to_string(tags, ' '))) AS hay
+              SELECT false AS is_summary, {ENTRY_COLS}, ts AS p0, ts AS p1, {_entry_text()} AS hay
               FROM bank_entry WHERE instance = %(i)s AND bank = %(b)s AND compressed_into IS NULL
               UNION ALL
               SELECT true, id, ts, %(skill)s, '', '', content, title, importance, tags, first_step,
-                     coalesce(period_start, ts), coalesce(period_end, ts), source_entries,
-                     lower(concat_ws(' ', title, content, array_to_string(tags, ' ')))
+                     coalesce(period_start, ts), coalesce(period_end, ts),
+                     concat_ws(' ', title, content, array_to_string(tags, ' '))
               FROM bank_summary WHERE instance = %(i)s AND bank = %(b)s
             )
             SELECT {ENTRY_COLS} FROM c
             WHERE importance >= %(min)s
-              AND (cardinality(%(kw)s::text[]) = 0
-                   OR EXISTS (SELECT 1 FROM unnest(%(kw)s::text[]) k WHERE strpos(hay, k) > 0))
+              AND (cardinality(%(kw)s::text[]) = 0 OR hay ~ ANY(%(kw)s::text[])
+                   OR (is_summary AND EXISTS (
+                       SELECT 1 FROM bank_entry e WHERE e.instance = %(i)s AND e.compressed_into = c.id
+                       AND {_entry_text("e")} ~ ANY(%(kw)s::text[]))))
               AND (cardinality(%(tags)s::text[]) = 0
-                   OR EXISTS (SELECT 1 FROM unnest(tags) t WHERE lower(t) = ANY(%(tags)s::text[])))
+                   OR EXISTS (SELECT 1 FROM unnest(tags) t WHERE t ~ ANY(%(tags)s::text[])))
               AND (%(from)s::timestamptz IS NULL OR p1 >= %(from)s::timestamptz)
               AND (%(to)s::timestamptz IS NULL OR p0 <= %(to)s::timestamptz)
             ORDER BY importance DESC, ts DESC, id
             LIMIT %(n)s""",
         {"i": instance, "b": bank, "skill": SUMMARY_SKILL, "min": q.min_importance,
-         "kw": [k.lower() for k in q.keywords], "tags": [t.lower() for t in q.tags],
+         "kw": case_blind_patterns(q.keywords), "tags": case_blind_patterns(q.tags, whole=True),
          "from": q.date_from, "to": q.date_to, "n": q.max_results}).fetchall()
     return [entry_from_row(r) for r in rows]
 
@@ -309,12 +320,40 @@ def owner_of(conn: psycopg.Connection, instance: str, kind: str, item_id: str) -
     return row[0] if row else None
 
 
-def delete_entry(conn: psycopg.Connection, instance: str, entry_id: str) -> bool:
-    """Delete one entry; a summary that compressed it no longer lists it as a source."""
-    n = conn.execute("DELETE FROM bank_entry WHERE instance = %s AND id = %s", (instance, entry_id)).rowcount
+class EntryDeleted(NamedTuple):
+    removed: bool
+    summary_id: str | None = None  # the summary that had compressed the entry
+    summary_dropped: bool = False  # it stood for that entry alone, and went with it
+    quoted: str = ""  # the entry's line in that summary's text, as a rule summary quotes it
+
+
+def delete_entry(conn: psycopg.Connection, instance: str, entry_id: str) -> EntryDeleted:
+    """Delete one entry. The summary that compressed it quoted it (its step line, its tags; an LLM's in its
+    own words): it is told again by rule from the entries it still stands for, and written to the memory
+    index again by the bank's next indexing (`indexed` false); one that stood for this entry alone goes."""
+    row = conn.execute(f"DELETE FROM bank_entry WHERE instance = %s AND id = %s RETURNING {ENTRY_COLS}, "
+                       "compressed_into", (instance, entry_id)).fetchone()
     conn.execute("UPDATE bank_summary SET source_entries = array_remove(source_entries, %s) "
                  "WHERE instance = %s AND %s = ANY(source_entries)", (entry_id, instance, entry_id))
-    return n == 1
+    if row is None:
+        return EntryDeleted(removed=False)
+    summary_id, quoted = row[10], step_line(entry_from_row(row))
+    if summary_id is None:
+        return EntryDeleted(removed=True)
+    rest = [entry_from_row(r) for r in conn.execute(
+        f"SELECT {ENTRY_COLS} FROM bank_entry WHERE instance = %s AND compressed_into = %s ORDER BY ts, seq",
+        (instance, summary_id)).fetchall()]
+    if not rest:
+        delete_summary(conn, instance, summary_id)
+        return EntryDeleted(True, summary_id, summary_dropped=True, quoted=quoted)
+    title, content = rule_summary(rest)
+    conn.execute(
+        """UPDATE bank_summary SET title = %s, content = %s, method = 'rule', tags = %s, importance = %s,
+               first_step = %s, period_start = %s, period_end = %s, indexed = false
+           WHERE instance = %s AND id = %s""",
+        (title, content, list(dict.fromkeys(t for e in rest for t in e.tags)), max(e.importance for e in rest),
+         min(e.step_number for e in rest), rest[0].timestamp, rest[-1].timestamp, instance, summary_id))
+    return EntryDeleted(True, summary_id, quoted=quoted)
 
 
 def delete_summary(conn: psycopg.Connection, instance: str, summary_id: str) -> list[str]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from core.ids import ID_PATTERN, pg_text
 
@@ -19,6 +19,7 @@ SUMMARY_SKILL = "MemorySummary"
 NO_SKILL = "(no skill named)"
 ENTRY_ID_MAX = 100  # its index row id adds a prefix (`core.bank.index_ids`) and must stay within 128
 AUTO_SUMMARY_MAX = 240
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # a date without a time, as ISO 8601 writes it
 
 
 def _now() -> datetime:
@@ -163,8 +164,10 @@ class MemoryQuery(BaseModel):
     min_importance: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     max_results: int = Field(10, ge=1, le=1000)
     tags: list[str] = Field([], max_length=32)
-    date_from: datetime | None = None
-    date_to: datetime | None = None
+    date_from: datetime | None = Field(None, description="ISO 8601; without a time zone, UTC; a date alone: "
+                                       "from the start of that day")
+    date_to: datetime | None = Field(None, description="ISO 8601; without a time zone, UTC; a date alone: "
+                                     "to the end of that day")
 
     @field_validator("keywords")
     @classmethod
@@ -177,6 +180,18 @@ class MemoryQuery(BaseModel):
     @classmethod
     def _valid_tags(cls, v: list[str]) -> list[str]:
         return _check_tags(v)
+
+    @field_validator("date_from", "date_to", mode="before")
+    @classmethod
+    def _whole_days(cls, v: object, info: ValidationInfo) -> object:
+        """A date without a time is that whole day (UTC): date_to "2024-05-03" includes the steps of May 3
+        (the seed's "latest date to include"), which its midnight left out."""
+        day = v if isinstance(v, date) and not isinstance(v, datetime) else None
+        if isinstance(v, str) and _DAY.fullmatch(v.strip()):
+            day = date.fromisoformat(v.strip())
+        if day is None:
+            return v
+        return datetime.combine(day, time.max if info.field_name == "date_to" else time.min, UTC)
 
     @field_validator("date_from", "date_to")
     @classmethod

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import click
 
 from core.cli.confirm import confirmation_option
@@ -61,12 +59,15 @@ def add(ctx: WorkbenchContext, name: str, skill_name: str, thinking: str, comman
 @click.option("--min-importance", type=float, default=0.0, show_default=True)
 @click.option("--max-results", type=int, default=10, show_default=True)
 @click.option("--tag", "tags", multiple=True)
-@click.option("--date-from", type=click.DateTime(), default=None)
-@click.option("--date-to", type=click.DateTime(), default=None)
+# ISO 8601 read by the query itself, as over HTTP and MCP: with a time zone ("2024-05-03T09:00+02:00"), and a
+# date alone being the whole day (click's DateTime refused the zone, and made "--date-to 2024-05-03" midnight).
+@click.option("--date-from", default=None, help="ISO 8601 date or time (UTC unless it names a zone); a date "
+              "alone: from the start of that day.")
+@click.option("--date-to", default=None, help="ISO 8601 date or time (UTC unless it names a zone); a date "
+              "alone: to the end of that day.")
 @click.pass_obj
 def query(ctx: WorkbenchContext, name: str, keywords: tuple[str, ...], min_importance: float,
-          max_results: int, tags: tuple[str, ...], date_from: datetime | None,
-          date_to: datetime | None) -> None:
+          max_results: int, tags: tuple[str, ...], date_from: str | None, date_to: str | None) -> None:
     """Live entries and summaries matching the query, by importance then time."""
     from core import usecases as uc
 

@@ -3,13 +3,15 @@ validation, rule-based compression."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import re
+from datetime import UTC, date, datetime
 
 import pytest
 from pydantic import ValidationError
 
 from core.bank import BankConfig, MemoryEntry, MemoryQuery, MemorySummary
 from core.bank.compress import _parse, _prompt, compress, rule_summary
+from core.bank.match import case_blind_pattern
 from core.errors import InvalidInput, explain_validation
 from core.llm import NoLLM
 from core.usecases import default_bank
@@ -119,3 +121,22 @@ def test_llm_reply_parsing():
     for bad in ('not json', '{"title": "T"}', '{"title": "", "content": "C"}', '[1, 2]'):
         with pytest.raises((ValueError, AttributeError)):
             _parse(bad)
+
+
+def test_case_blind_patterns_hold_each_letters_case_forms_and_escape_symbols():
+    assert case_blind_pattern("Café") == "[Cc][Aa][Ff][Éé]"
+    assert case_blind_pattern("ς") == "[Σςσ]"  # a final sigma matches the capital and the other sigma
+    assert case_blind_pattern("a+b (1.0)*") == "[Aa]\\+[Bb]\\ \\(1\\.0\\)\\*"
+    assert case_blind_pattern("→ 世界") == "→\\ 世界"  # no case: the character itself
+    assert case_blind_pattern("ok", whole=True) == "^[Oo][Kk]$"
+    assert re.fullmatch(case_blind_pattern("ÉTÉ", whole=True), "été")  # the same reading as Postgres's ARE here
+
+
+def test_a_date_alone_is_the_whole_day():
+    q = MemoryQuery(date_from="2024-05-03", date_to=date(2024, 5, 3))
+    assert (q.date_from, q.date_to) == (datetime(2024, 5, 3, tzinfo=UTC),
+                                        datetime(2024, 5, 3, 23, 59, 59, 999999, tzinfo=UTC))
+    assert MemoryQuery(date_to="2024-05-03T10:00:00+02:00").date_to == datetime(2024, 5, 3, 8, tzinfo=UTC)
+    assert MemoryQuery(date_to="2024-05-03T10:00:00").date_to == datetime(2024, 5, 3, 10, tzinfo=UTC)
+    with pytest.raises(ValidationError, match="date_from must not be after date_to"):
+        MemoryQuery(date_from="2024-05-04", date_to="2024-05-03")

@@ -1,0 +1,38 @@
+"""Case-insensitive matching of a bank's keywords and tags that does not depend on the database's locale.
+
+Postgres's `lower()` follows the locale the cluster was made with: under the C (POSIX) locale, which an
+embedded cluster gets where LANG is unset (many containers and services), it lowers ASCII only, so the
+keyword "café" missed "CAFÉ" and the tag "σοφία" missed "ΣΟΦΊΑ". A keyword is instead sent as a regular
+expression in which each letter is the set of its case forms, as Python knows them ("café" →
+`[cC][aA][fF][éÉ]`), which Postgres matches code point by code point whatever its locale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def case_forms(ch: str) -> set[str]:
+    """`ch` and its one-character lower, upper, title and folded forms, and theirs ('ς' → ς, Σ, σ)."""
+    forms = {ch}
+    for _ in range(2):
+        forms |= {f for c in forms for f in (c.lower(), c.upper(), c.title(), c.casefold()) if len(f) == 1}
+    return forms
+
+
+def _atom(ch: str) -> str:
+    forms = case_forms(ch)
+    if len(forms) > 1:
+        return "[" + "".join(sorted(forms)) + "]"
+    # In a Postgres regular expression (ARE) a backslash before a non-alphanumeric character makes it literal.
+    return "\\" + ch if ch.isascii() and not ch.isalnum() else ch
+
+
+def case_blind_pattern(text: str, *, whole: bool = False) -> str:
+    """A Postgres regular expression matching `text` in any letter case; `whole`: the entire string only."""
+    body = "".join(_atom(c) for c in text)
+    return f"^{body}$" if whole else body
+
+
+def case_blind_patterns(texts: Iterable[str], *, whole: bool = False) -> list[str]:
+    return [case_blind_pattern(t, whole=whole) for t in texts]
