@@ -5,7 +5,10 @@ the API draws on one budget per key; without keys, per client address.
 Redis client (its connections bounded in time, and an embedded server that died started again by the
 next request: with a client of its own, the limiter answered every request 503 until something else
 reconnected). A cluster is reached by its URL (`redis+cluster://`). When that storage cannot be built the
-limit is counted in this process alone, and the log says so: each replica then allows the full rate.
+limit is counted in this process alone, and the log says so: each replica then allows the full rate. So it
+is, request by request, while Redis is down or hung: a request that needs only Postgres (a memory search,
+past tasks) is answered, not refused for want of its count, and one that needs Redis fails on its own with
+its own message; the count goes back to Redis at the next request it answers.
 """
 
 from __future__ import annotations
@@ -15,16 +18,14 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+import redis
 from limits import RateLimitItem, parse
 from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from core.api.problems import ApiProblem
-
-if TYPE_CHECKING:
-    import redis
+from core.errors import ServiceUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ class RateLimiter:
         self._cluster = cluster
         self._limiter: SlidingWindowCounterRateLimiter | None = None
         self._lock = threading.Lock()
+        self._local = SlidingWindowCounterRateLimiter(MemoryStorage())  # while Redis does not answer
+        self._counting_locally = False
 
     def _storage(self) -> Storage:
         try:
@@ -71,11 +74,29 @@ class RateLimiter:
                     self._limiter = SlidingWindowCounterRateLimiter(self._storage())
         return self._limiter
 
+    def _redis_fails(self, e: Exception) -> None:
+        if not self._counting_locally:
+            self._counting_locally = True
+            log.warning("API rate limit counted in this process while Redis does not answer (%s)", type(e).__name__)
+
+    def _redis_answers(self) -> None:
+        if self._counting_locally:
+            self._counting_locally = False
+            log.warning("API rate limit counted in Redis again")
+
     def hit(self, who: str, shown_as: str) -> None:
         """Count one request of `who`; ApiProblem 429 with Retry-After when over the rate."""
-        if self.limiter.hit(self.item, who):
+        limiter = self.limiter
+        try:
+            allowed = limiter.hit(self.item, who)
+        except (redis.RedisError, ServiceUnavailable) as e:  # down or hung: see the module's docstring
+            self._redis_fails(e)
+            limiter, allowed = self._local, self._local.hit(self.item, who)
+        else:
+            self._redis_answers()
+        if allowed:
             return
-        reset = self.limiter.get_window_stats(self.item, who).reset_time
+        reset = limiter.get_window_stats(self.item, who).reset_time
         wait = max(1, math.ceil(reset - time.time()))
         period = self.item.GRANULARITY.name if self.item.multiples == 1 else \
             f"{self.item.multiples} {self.item.GRANULARITY.name}s"

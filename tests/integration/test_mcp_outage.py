@@ -1,12 +1,14 @@
 """What an assistant is told while Redis or Postgres is down, through the MCP SDK's own client.
 
 Over HTTP (`/mcp` in the API on a real uvicorn) the caller is resolved before the MCP server runs, and
-resolving it reads Postgres (the keys) and Redis (the rate): with either down the request is refused
-there. The refusal used to be a problem document, which the SDK's client reads as "Server returned an
-error response", so the assistant had nothing to tell its user; it is now a JSON-RPC error whose
-message is the one the same server gives in-process (as over stdio), with the 503 and its Retry-After.
-A request whose key cannot be checked still reaches no tool. The servers are the fault tests' own,
-reached by URL, so a stopped one stays down until the test starts it again.
+resolving it reads Postgres (the keys): with Postgres down the request is refused there. The refusal used
+to be a problem document, which the SDK's client reads as "Server returned an error response", so the
+assistant had nothing to tell its user; it is now a JSON-RPC error whose message is the one the same
+server gives in-process (as over stdio), with the 503 and its Retry-After. A request whose key cannot be
+checked still reaches no tool. The rate is counted in Redis, and in the process while Redis is down
+(`core.api.ratelimit`), so with Redis down the request reaches the tool, which says what it says over
+stdio; reads that need only Postgres answer. The servers are the fault tests' own, reached by URL, so a
+stopped one stays down until the test starts it again.
 """
 
 from __future__ import annotations
@@ -97,10 +99,8 @@ NEEDS = {"Postgres": ("retrieve_memory", {"query": "where did I park"}),
          "Redis": ("ui_remember", {"thought": "where did I park"})}
 
 
-@pytest.mark.parametrize("service", ["Postgres", "Redis"])
-def test_an_assistant_over_http_is_told_which_service_is_down_as_over_stdio(fault_wb, fault_dir, instance,
-                                                                            service):
-    wb = fault_wb
+def test_an_assistant_over_http_is_told_postgres_is_down_as_over_stdio(fault_wb, fault_dir, instance):
+    wb, service = fault_wb, "Postgres"
     tool, arguments = NEEDS[service][0], {**NEEDS[service][1], "instance": instance}
     with thread_server(wb) as url:
         async def scenario() -> None:
@@ -121,6 +121,32 @@ def test_an_assistant_over_http_is_told_which_service_is_down_as_over_stdio(faul
             # The JSON endpoints answer the same outage with a problem document saying the same.
             assert assert_problem(rest, 503, "service_unavailable")["detail"] == stdio
             assert rest.headers["retry-after"] == "5"
+
+        anyio.run(scenario)
+
+
+def test_with_redis_down_an_assistant_over_http_gets_the_tools_answer_and_reads_go_on(fault_wb, fault_dir,
+                                                                                      instance):
+    """Before, every request over HTTP was refused while Redis was down (its rate could not be counted): a
+    JSON-RPC error for the tool, and 503 for reads that need only Postgres."""
+    wb, service = fault_wb, "Redis"
+    tool, arguments = NEEDS[service][0], {**NEEDS[service][1], "instance": instance}
+    with thread_server(wb) as url:
+        async def scenario() -> None:
+            async with http_session(url) as s:
+                await ok(s, tool, arguments)
+                with down(fault_dir, service):
+                    stdio = await in_process_tool_error(wb, tool, arguments)
+                    over_http = await s.call_tool(tool, arguments)
+                    rest = await anyio.to_thread.run_sync(lambda: httpx.post(
+                        f"{url}/v1/instances/{instance}/retrieve", json={"query": "park"}, timeout=30))
+                    async with http_session(url) as fresh:  # a client that connects now
+                        listed = await fresh.list_tools()
+                await ok(s, tool, arguments)
+            assert stdio.startswith(f"{service} is unavailable") and stdio.endswith(RETRY_ADVICE), stdio
+            assert over_http.is_error and text(over_http) == stdio, text(over_http)
+            assert rest.status_code == 200, rest.text  # a MemoryScope retrieval needs only Postgres
+            assert tool in {t.name for t in listed.tools}
 
         anyio.run(scenario)
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 import pytest
 
 from core import usecases as uc
@@ -193,3 +194,28 @@ def test_reads_that_need_only_postgres_do_not_wait_for_a_hung_redis(fault_wb, in
         assert [h.chain_title for h in hits if "2718" in h.content] == ["the bike lock code is 2718"]
     finally:
         wb.close()
+
+
+def test_the_api_answers_reads_that_need_only_postgres_while_redis_is_down(user_wb, fault_dir, instance):
+    """The API counted every request's rate in Redis first: with Redis down it refused them all with 503, a
+    memory search too. Now the count falls back to this process while Redis does not answer: the search is
+    answered, a turn fails on its own saying Redis is unavailable, and the limit still holds."""
+    from tests.support.api import thread_server
+
+    wb = user_wb
+    uc.add_memory(wb, uc.AddMemory(content="the spare key is under the blue pot", instance=instance))
+    with thread_server(wb, settings=wb.settings.model_copy(update={"api_rate_limit": "4/minute"})) as url, \
+            httpx.Client(base_url=url, timeout=30) as client:
+        search = f"/v1/instances/{instance}/memories/search"
+        assert client.post(search, json={"query": "spare key"}).status_code == 200
+        EmbeddedRedis(fault_dir).stop()
+        try:
+            found = client.post(search, json={"query": "spare key"})
+            assert found.status_code == 200, found.text
+            assert "blue pot" in found.text
+            turn = client.post(f"/v1/instances/{instance}/remember", json={"thought": "where is the key?"})
+            assert turn.status_code == 503 and "Redis is unavailable" in turn.json()["detail"], turn.text
+            over = [client.post(search, json={"query": "spare key"}).status_code for _ in range(3)]
+            assert over[-1] == 429, over  # 4 a minute, counted in the process while Redis is down
+        finally:
+            EmbeddedRedis(fault_dir).ensure_running()
