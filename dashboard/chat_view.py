@@ -152,7 +152,8 @@ def render_why(metrics: uc.TurnMetrics, profile: uc.FusionProfile | None, *, exp
         cols = st.columns(4)
         cols[0].metric("Model", metrics.model or "—", help=f"heuristic chose {metrics.model_selected or '—'}")
         cols[1].metric("Tokens", f"{metrics.tokens:,}" if metrics.tokens is not None else "—",
-                       help="The LLM's count for this answer; none when the answer is extractive.")
+                       help="The total the LLM server reported for this turn, prompt and answer together; "
+                            "— when the answer is extractive or the server reported no usage.")
         cols[2].metric("Context items", metrics.context_items or 0)
         cols[3].metric("Total", _ms(latency.total_ms if latency else None, 0))
         if latency is not None:
@@ -175,9 +176,38 @@ def render_why(metrics: uc.TurnMetrics, profile: uc.FusionProfile | None, *, exp
             st.caption("No memory reached the relevance floor for this turn: the answer says no memory matches."
                        if metrics.memory == "none_matched" else "No memory was retrieved for this turn.")
         st.caption(f"Profile: {metrics.profile or '—'}. {how_scores_add_up(metrics, profile)}")
-        for message in metrics.prompt:
-            st.markdown(f"**Prompt — {message.role}**")
-            st.code(message.content, language=None, wrap_lines=True)
+        render_prompt(metrics)
+
+
+# The note a turn records when no LLM is configured (core/conversation/turn.py): its prompt was never sent.
+NO_LLM_NOTE = "synthesis skipped: no LLM configured"
+
+
+def prompt_fate(metrics: uc.TurnMetrics) -> str:
+    """What became of the turn's prompt, said above it: a prompt on the page must never read as sent to an
+    LLM when none was configured, nor as answered when the call failed."""
+    if not metrics.prompt:
+        return "No prompt was recorded for this turn."
+    model = metrics.model_selected or metrics.model or "the LLM"
+    if metrics.synthesis == "llm":
+        return f"The messages sent to {model}, exactly as sent:"
+    if metrics.synthesis == "extractive":
+        if any(note.startswith(NO_LLM_NOTE) for note in metrics.notes):
+            return ("Not sent: no LLM is configured, so the answer is extractive. The messages an LLM would have "
+                    "been sent:")
+        return (f"The call to {model} with these messages gave no usable answer (see the notes), so the answer "
+                "is extractive:")
+    return "The messages of this turn's prompt:"
+
+
+def render_prompt(metrics: uc.TurnMetrics) -> None:
+    """The exact prompt, one code block per message, with what became of it (`prompt_fate`)."""
+    st.caption(prompt_fate(metrics))
+    for message in metrics.prompt:
+        st.markdown(f"**Prompt — {message.role}**")
+        # st.code drops one leading and one trailing line break of its text: the added pair is what it
+        # drops, so the block (and its copy button) holds the message byte for byte.
+        st.code(f"\n{message.content}\n", language=None, wrap_lines=True)
 
 
 THUMBS = ("down", "up")  # st.feedback("thumbs") gives 0 for thumbs down, 1 for up

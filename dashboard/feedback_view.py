@@ -13,7 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from core import usecases as uc
-from dashboard.ui import as_plain_line, plural
+from dashboard.chat_view import render_prompt
+from dashboard.ui import as_plain_line, as_plain_markdown, plural
 
 
 def _pct(v: float | None) -> str:
@@ -134,15 +135,23 @@ def render_transcript(t: uc.Transcript, model_label: Callable[[str], str]) -> No
             if fb.rating_comment:
                 st.text(fb.rating_comment)
         items = x.context_items if x.context_items is not None else len(x.context)
-        with st.expander(f"Context: {items} retrieved memories"):
+        # The memories handed to synthesis, those the prompt lists: retrieval may have found more, which the
+        # relevance floor or the token cap left out (the notes below say how many).
+        with st.expander(f"Context: {plural(items, 'memory', 'memories')} in the prompt"):
             if x.context:
-                shown = ["content", "kind", "combined", "semantic", "text", "recency"]
+                # relevance: the score the prompt gives each memory.
+                shown = ["content", "kind", "relevance", "combined", "semantic", "text", "recency"]
                 st.dataframe(pd.DataFrame([c.model_dump() for c in x.context])[shown], hide_index=True,
                              width="stretch")
             elif t.metrics is None:
                 st.caption("The metrics thought of this turn is missing, so its context is unknown.")
             else:
                 st.caption("No memory was passed to synthesis for this turn, or its texts were not recorded.")
+        if t.metrics is not None:
+            with st.expander("Prompt: the exact messages, and the turn's notes"):
+                for note in x.notes:
+                    st.caption(f"ℹ️ {as_plain_markdown(note)}")  # notes quote user input
+                render_prompt(x)
     if t.next_turn is not None:
         with st.chat_message("user"):
             if fb and fb.corrected:

@@ -215,12 +215,13 @@ def choose_model(style: str | None, context_items: int, fast: str, deep: str) ->
 
 
 def fit_context(items: list[ScoredMemory], token_cap: int | None) -> tuple[list[ScoredMemory], int]:
-    """Keep the best-scored memories whose tokens fit in `token_cap`; returns (kept, dropped)."""
+    """Keep the best-scored memories whose tokens fit in `token_cap`, each counted as the prompt carries it
+    (its line: date, kind, relevance and text, and the line break); returns (kept, dropped)."""
     if token_cap is None:
         return items, 0
     kept, used = [], 0
     for item in items:
-        cost = count_tokens(item.memory.content)
+        cost = count_tokens(format_memories([item])) + 1
         if used + cost <= token_cap:
             kept.append(item)
             used += cost
@@ -252,12 +253,20 @@ def format_memories(items: list[ScoredMemory]) -> str:
     if not items:
         return f"({NO_MEMORY_MATCHES})"
     return "\n".join(f"- [{m.memory.created_at:%Y-%m-%d %H:%M}] ({m.memory.kind}, relevance "
-                     f"{m.score.relevance:.2f}{_event(m, ', event ')}) {m.memory.content}" for m in items)
+                     f"{m.score.relevance:.2f}{_event(m, ', event ')}{_superseded(m, ', ')}) {m.memory.content}"
+                     for m in items)
 
 
 def _event(m: ScoredMemory, before: str, after: str = "") -> str:
     event = m.memory.event_time.beside(m.memory.created_at)
     return f"{before}{event}{after}" if event else ""
+
+
+def _superseded(m: ScoredMemory, before: str, after: str = "") -> str:
+    """"superseded 2026-03-14" for a memory a later one replaced (a windowed search hands it, `_held`): true
+    until then, not now."""
+    ended = m.memory.metadata.get("superseded_at")
+    return f"{before}superseded {str(ended)[:10]}{after}" if ended else ""
 
 
 # The kinds of message that tell the assistant something rather than ask it (`core.formation.kinds`).
@@ -273,7 +282,8 @@ def extractive_answer(items: list[ScoredMemory], failed: str | None = None, *, t
     question nobody asked ("I switched from my Kindle to a Kobo last week." was answered with "We changed
     it last week.")."""
     why = "no LLM configured" if failed is None else f"the LLM failed: {failed}"
-    lines = [f"- {m.memory.created_at:%Y-%m-%d}{_event(m, ' (event ', ')')}: {m.memory.content}" for m in items[:3]]
+    lines = [f"- {m.memory.created_at:%Y-%m-%d}{_event(m, ' (event ', ')')}{_superseded(m, ' (', ')')}: "
+             f"{m.memory.content}" for m in items[:3]]
     if told:
         noted = f"Extractive answer ({why}): noted. Your message is stored, so later turns can use it."
         return noted + ("\nRelated memories:\n" + "\n".join(lines) if lines else "")
@@ -412,7 +422,7 @@ class Remember:
         latency = StageLatency()
         try:
             found = hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(
-                query=params.thought, instance=instance, top_k=params.top_k, profile=profile,
+                query=params.thought, instance=instance, top_k=params.top_k, profile=_held(profile, since, until),
                 search_type=params.search_type,
                 similarity_threshold=params.similarity_threshold, since=since, until=until, time_of="event",
                 tags=params.tags if params.filter_tags else None, exclude_ids=[user_id]), now=now)
@@ -453,20 +463,22 @@ class Remember:
         history_dropped = query.history_turns_dropped + unread
         if history_dropped:
             notes.append(f"chat history cut to the last {query.history_turns_kept} messages "
-                         f"({history_dropped} older ones dropped to fit {query.history_budget} tokens)")
+                         f"({history_dropped} older {'one' if history_dropped == 1 else 'ones'} dropped to fit "
+                         f"{query.history_budget} tokens)")
         system = SYNTHESIS_SYSTEM + (CHRONOLOGICAL if params.style == "chronological" else "")
         prompt = [Message(role="system", content=system), Message(role="user", content=query.text)]
 
         # 3. Synthesis.
         model = choose_model(params.style, len(context), wb.settings.model_fast, wb.settings.model_deep)
+        llm = wb.llm  # built (its SDK imported: 0.3–1.5 s in a fresh CLI process) before the stage is timed
         t_syn = time.perf_counter()
         completion: Completion | None = None
         failed: str | None = None  # what the configured LLM's call did, when it gave no answer
         server_failed = False  # the LLM server failed this turn: its formation does not ask it again
-        if wb.llm.configured:
+        if llm.configured:
             yield Synthesising(model=model, timeout_s=wb.settings.llm_timeout_s)
             try:
-                for piece in wb.llm.stream(prompt, model=model, temperature=wb.settings.llm_temperature,
+                for piece in llm.stream(prompt, model=model, temperature=wb.settings.llm_temperature,
                                            max_tokens=wb.settings.llm_max_tokens):
                     if isinstance(piece, Completion):
                         completion = piece
@@ -485,6 +497,8 @@ class Remember:
             # Nothing to show or to remember: stored, an empty answer also failed every later turn's indexing.
             notes.append(f"the model {completion.model} returned an empty answer. Answered extractively instead.")
             completion, failed = None, "empty answer"
+        if completion is not None and completion.finish_reason == "length":
+            notes.append(f"the answer reached LLM_MAX_TOKENS ({wb.settings.llm_max_tokens}) and was cut there")
         if completion is None:
             told = classify(params.thought) in TELLING
             answer_text, synthesis, model_used, tokens = (extractive_answer(context, failed, told=told), "extractive",
@@ -625,6 +639,15 @@ class Remember:
 def _chat(thoughts: list[Thought]) -> list[ChatMessage]:
     return [ChatMessage(type="human" if t.category == CATEGORY_USER else "ai", content=t.thought)
             for t in thoughts]
+
+
+def _held(profile: FusionProfile, since: datetime | None, until: datetime | None) -> FusionProfile:
+    """The profile a turn searches with: within a time window it also retrieves the superseded facts that held
+    in it ("Where was I living in February?": the old address, superseded in March; `hybrid_sql.HELD`), each
+    marked with its end in its line (`_superseded`); without one, the profile as it is."""
+    if since is None and until is None or profile.include_superseded:
+        return profile
+    return profile.model_copy(update={"include_superseded": True})
 
 
 def _context_item(m: ScoredMemory, now: datetime) -> ContextItem:

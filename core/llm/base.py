@@ -23,6 +23,9 @@ class Completion(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
+    # Why the server stopped: "stop", "length" (the answer reached max_tokens and was cut there), …; None
+    # when it did not say.
+    finish_reason: str | None = None
 
 
 class LLMCallFailed(ProviderError):

@@ -48,17 +48,23 @@ class ChatCompletionsLLM(LLM):
         return Completion(text=resp.choices[0].message.content or "", model=resp.model or model,
                           prompt_tokens=getattr(usage, "prompt_tokens", None),
                           completion_tokens=getattr(usage, "completion_tokens", None),
-                          total_tokens=getattr(usage, "total_tokens", None))
+                          total_tokens=getattr(usage, "total_tokens", None),
+                          finish_reason=resp.choices[0].finish_reason)
 
     def stream(self, messages: list[Message], *, model: str, temperature: float = 0.2,
                max_tokens: int = 512) -> Iterator[str | Completion]:
-        """Retried only until the answer starts: once pieces were yielded, a failure is `partial`."""
+        """Retried only until the answer starts: once pieces were yielded, a failure is `partial`.
+
+        A stream that ends without a choice saying why it finished (`finish_reason`) broke off: a server or
+        proxy that closed the connection mid-answer ends the body cleanly over HTTP/1.0 or a closed chunked
+        body, and its first words were taken for the whole answer."""
         chunks = self._with_retries(lambda left: self._client.chat.completions.create(
             model=model, messages=[m.model_dump() for m in messages], temperature=temperature,
             max_tokens=max_tokens, stream=True, timeout=left, **self._stream_options()))
         parts: list[str] = []
         usage = None
         served_model = model
+        finish_reason: str | None = None
         try:
             for chunk in chunks:
                 served_model = getattr(chunk, "model", None) or served_model
@@ -66,6 +72,7 @@ class ChatCompletionsLLM(LLM):
                 usage = getattr(chunk, "usage", None) or getattr(getattr(chunk, "x_groq", None), "usage",
                                                                  None) or usage
                 for choice in chunk.choices or []:
+                    finish_reason = getattr(choice, "finish_reason", None) or finish_reason
                     piece = getattr(choice.delta, "content", None)
                     if piece:
                         parts.append(piece)
@@ -73,10 +80,14 @@ class ChatCompletionsLLM(LLM):
         except self._errors as e:
             raise LLMCallFailed(f"{self.provider} chat completion broke off mid-answer ({_what(e)}): check "
                                 "the server and retry.", "the answer broke off", partial=bool(parts)) from e
+        if finish_reason is None:
+            raise LLMCallFailed(f"{self.provider} chat completion broke off mid-answer (the stream ended without "
+                                "saying the answer finished): check the server and retry.",
+                                "the answer broke off", partial=bool(parts))
         yield Completion(text="".join(parts), model=served_model,
                          prompt_tokens=getattr(usage, "prompt_tokens", None),
                          completion_tokens=getattr(usage, "completion_tokens", None),
-                         total_tokens=getattr(usage, "total_tokens", None))
+                         total_tokens=getattr(usage, "total_tokens", None), finish_reason=finish_reason)
 
     def _stream_options(self) -> dict[str, Any]:
         return {"stream_options": {"include_usage": True}} if self.provider != "groq" else {}

@@ -85,7 +85,7 @@ def test_transcript_opens_on_row_selection(app_env, workbench, turns):
     assert any(c.value.startswith("Correction after 90 s") for c in at.caption)
     # The answer's line and its context come from the turn's metrics.
     assert any("synthesis extractive · profile balanced-default" in c.value for c in at.caption)
-    assert any(e.label.startswith("Context: ") and e.label.endswith(" retrieved memories") for e in at.expander)
+    assert any(e.label.startswith("Context: ") and e.label.endswith(" in the prompt") for e in at.expander)
 
 
 def test_stored_text_is_not_rendered_as_markup(app_env, workbench, turns):

@@ -65,13 +65,14 @@ def test_chronological_keeps_the_most_relevant_within_the_budget_then_orders_by_
 
     def context(token_cap):  # each in an instance of its own: a turn's question becomes a memory too
         where = f"{instance}-{token_cap}"
-        add(wb, where, ("old", "paris"), age_s=10 * 86400)          # older, less relevant: 2 tokens
-        add(wb, where, ("best", "paris museum"), age_s=86400)       # the best match: 3 tokens
+        # Each costs its line in the prompt (date, kind, relevance and text: 30-40 tokens), not its text alone.
+        add(wb, where, ("old", "paris"), age_s=10 * 86400)          # older, less relevant
+        add(wb, where, ("best", "paris museum"), age_s=86400)       # the best match
         r = Remember(wb).run(UiRememberParams(thought="paris museum", style="chronological", top_k=2,
                                               similarity_threshold=0.1, token_cap=token_cap), instance=where)
         return [c.id for c in r.context]
 
-    assert context(3) == ["best"]  # the budget fits one: the most relevant, not the oldest
+    assert context(50) == ["best"]  # the budget fits one: the most relevant, not the oldest
     assert context(100) == ["old", "best"]  # all fit: in time order
 
 
