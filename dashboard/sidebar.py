@@ -9,7 +9,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core import usecases as uc
 from dashboard.resources import get_workbench
-from dashboard.ui import attempt
+from dashboard.ui import SERVICE_FAILED, attempt
 
 NEXT_INSTANCE = "instance_next"  # the instance a page switched to (`switch_instance`), for the next run
 SERVICES_SHOWN = "sidebar_services"  # this run's services block and the statuses it shows (`service_failed`)
@@ -48,6 +48,9 @@ def service_failed(service: str) -> None:
         return  # already shown down (a second failure of the same run)
     _statuses.clear()
     _show_services(slot, _statuses()[1])
+
+
+SERVICE_FAILED.append(service_failed)
 
 
 def _show_services(slot: DeltaGenerator, statuses: list[uc.ServiceStatus]) -> None:

@@ -16,17 +16,21 @@ T = TypeVar("T")
 log = logging.getLogger("dashboard")
 
 
+# Told the service a page's call found down ("Redis", "Postgres"): the sidebar adds itself when imported, so
+# that it shows the service down in the same run (this module stays below the sidebar, which uses it).
+SERVICE_FAILED: list[Callable[[str], None]] = []
+
+
 def show_error(exc: BaseException, doing: str) -> None:
     """Say what failed and what to do; the traceback goes to the server log only. A service found down
-    is shown down in the sidebar too, in the same run."""
+    is shown down in the sidebar too, in the same run (`SERVICE_FAILED`)."""
     info = describe(exc)
     log.warning("%s failed: %s", doing, info.message, exc_info=info.code == "internal")
     advice = " It may work if you retry in a moment." if info.retryable else ""
     st.error(f"**Could not {doing}.** {info.message}{advice}", icon="⚠️")
     if info.code in ("service_unavailable", "timeout") and (service := failed_service(exc)) is not None:
-        from dashboard.sidebar import service_failed  # here: the sidebar imports this module
-
-        service_failed(service)
+        for told in SERVICE_FAILED:
+            told(service)
 
 
 def failed_service(exc: BaseException) -> str | None:
