@@ -36,19 +36,25 @@ def list_banks(ctx: WorkbenchContext) -> None:
 @click.option("--importance", type=float, default=0.5, show_default=True)
 @click.option("--tag", "tags", multiple=True, help="Repeatable.")
 @click.option("--step", "step_number", type=int, default=0, help="Step number (default: the next one).")
+@click.option("--timestamp", default=None, help="When the step ran: ISO 8601, UTC unless it names a zone "
+              "(default: now), as over HTTP and MCP; an agent's earlier steps keep their times.")
+@click.option("--id", "entry_id", default=None, help="The entry's id (default: a new one); an id already used "
+              "by another memory is refused.")
 @click.option("--max-entries", type=int, default=None,
               help="The bank's size [default: the bank's own; 6 for a new one].")
 @click.option("--compression-threshold", type=int, default=None,
               help="Live entries that make it compress its oldest half [default: the bank's own; 6 for a new one].")
 @click.pass_obj
 def add(ctx: WorkbenchContext, name: str, skill_name: str, thinking: str, command: str, result: str,
-        summary: str, importance: float, tags: tuple[str, ...], step_number: int, max_entries: int | None,
-        compression_threshold: int | None) -> None:
+        summary: str, importance: float, tags: tuple[str, ...], step_number: int, timestamp: str | None,
+        entry_id: str | None, max_entries: int | None, compression_threshold: int | None) -> None:
     """Add an entry; prints it as stored, with the compression it triggered (if any)."""
     from core import usecases as uc
 
+    given = {k: v for k, v in (("timestamp", timestamp), ("id", entry_id)) if v is not None}  # else defaults
     entry = uc.MemoryEntry(skill_name=skill_name, thinking=thinking, command=command, result=result,
-                           summary=summary, importance=importance, tags=list(tags), step_number=step_number)
+                           summary=summary, importance=importance, tags=list(tags), step_number=step_number,
+                           **given)
     emit(uc.bank_add(ctx.wb, uc.BankAdd(bank=name, entry=entry, max_entries=max_entries,
                                         compression_threshold=compression_threshold)))
 

@@ -156,3 +156,18 @@ def test_the_cli_reads_query_dates_as_iso_8601(settings, workbench, instance, mo
     assert steps("--date-from", "2024-05-03T10:30:00+02:00", "--date-to", "2024-05-03") == [2]
     code, _, err = run("--instance", instance, "bank", "query", "--bank", "cli-days", "--date-to", "next week")
     assert code == 2 and err.count("\n") == 1 and "date_to" in err
+
+
+def test_the_cli_adds_a_step_with_its_own_time_and_id_as_http_and_mcp_do(settings, workbench, instance,
+                                                                          monkeypatch):
+    """An agent's earlier steps keep their times: HTTP and MCP took `timestamp` and `id`, the CLI did not."""
+    run = in_process_cli(settings, workbench, monkeypatch)
+    add = ("--instance", instance, "bank", "add", "--bank", "cli-times", "--thinking", "ran the tests")
+    code, out, err = run(*add, "--timestamp", "2024-05-03T09:00:00+02:00", "--id", "step-may")
+    assert code == 0, err
+    entry = json.loads(out)["entry"]
+    assert (entry["id"], datetime.fromisoformat(entry["timestamp"])) == (
+        "step-may", datetime(2024, 5, 3, 7, tzinfo=UTC))
+    for bad, names in ((("--timestamp", "yesterday"), "timestamp"), (("--id", "step-may"), "step-may")):
+        code, _, err = run(*add, *bad)
+        assert code == 2 and err.count("\n") == 1 and names in err, err
