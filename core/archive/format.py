@@ -58,6 +58,8 @@ class Manifest(BaseModel):
     with_vectors: bool
     embedder: str = Field(description="the embedding model active at export (vectors, if kept, are its)")
     active_profile: str | None = None
+    active_since: datetime | None = Field(None, description="when the instance chose its active profile (added "
+                                                            "after version 1 was first written)")
     counts: dict[str, int]
 
 

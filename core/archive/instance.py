@@ -12,6 +12,7 @@ is no longer recorded as deleted, and the restore says so (`RestoreResult.notes`
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -25,7 +26,7 @@ from core.archive import chains, marks, memories, tables
 from core.archive.format import FORMAT, VERSION, ArchiveReader, ArchiveWriter, Manifest, product_version
 from core.archive.ids import IdMap
 from core.conversation.indexing import sync_index
-from core.conversation.keys import chain_meta_key
+from core.conversation.keys import chain_meta_key, provenance_key
 from core.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def export_instance(wb: Workbench, instance: str, out: Path, *, with_vectors: bo
                        "tasks); check its name")
     counts = dict.fromkeys(KINDS, 0)
     steps = _Steps(sum(held.values()), progress)
-    active = tables.active_profile(wb, instance)
+    active, active_since = tables.active_profile(wb, instance)
     writer = ArchiveWriter(out)
 
     def bank_row(line: dict[str, Any]) -> None:
@@ -147,7 +148,7 @@ def export_instance(wb: Workbench, instance: str, out: Path, *, with_vectors: bo
         manifest = Manifest(format=FORMAT, version=VERSION, product_version=product_version(),
                             archive_id=uuid.uuid4().hex, instance=instance, created_at=datetime.now(UTC),
                             with_vectors=with_vectors, embedder=wb.embedder.name, active_profile=active,
-                            counts=counts)
+                            active_since=active_since, counts=counts)
         size = writer.finish(manifest)
     except BaseException:
         writer.abort()
@@ -186,6 +187,8 @@ def restore_instance(wb: Workbench, path: Path, instance: str, *, dry_run: bool 
             marks.begin(wb, instance, m.archive_id, m.instance)
             _restore(wb, reader, IdMap(m.instance, instance), result, progress)
             result.notes += _restored_deleted(wb, instance)
+            if not again:
+                _provenance_complete(wb, instance)
             marks.finish(wb, instance, m.archive_id)
         return result
     finally:
@@ -198,7 +201,7 @@ def _restore(wb: Workbench, reader: ArchiveReader, ids: IdMap, result: RestoreRe
     steps = _Steps(sum(counts.get(k, 0) for k in LINE_KINDS), progress)
     created["profiles"] = tables.restore_profiles(
         wb, steps.through(reader.rows("profiles"), "profiles"), reader.manifest.active_profile, ids.target,
-        result.notes)
+        result.notes, reader.manifest.active_since)
     for table, n in tables.restore_banks(wb, steps.through(reader.rows("banks"), "memory banks"), ids).items():
         created[_BANK_KIND[table]] = n
     for line in steps.through(reader.rows("past_tasks"), "past tasks"):
@@ -220,6 +223,14 @@ def _restore(wb: Workbench, reader: ArchiveReader, ids: IdMap, result: RestoreRe
         if line.get("kind") in gone and isinstance(line.get("id"), str):
             gone[line["kind"]].append(line["id"])
     created["deleted"] = deleted.record(wb.redis(), ids.target, chains=gone["chain"], memories=gone["memory"])
+
+
+def _provenance_complete(wb: Workbench, instance: str) -> None:
+    """Mark the instance's provenance sets complete (`core.conversation.provenance`): a restore into an empty
+    instance noted them for every thought it wrote, as live writers note theirs, so the instance's first
+    deletion need not scan it to build them. A resumed restore leaves the marker to that scan (what the
+    first, interrupted one wrote is not known here)."""
+    wb.redis().set(provenance_key(instance), f"{time.time():.3f}", nx=True)
 
 
 def _deleted_ids(wb: Workbench, instance: str) -> Iterator[dict[str, str]]:

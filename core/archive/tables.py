@@ -186,11 +186,12 @@ def restore_tool_executions(wb: Workbench, rows: Iterator[dict[str, Any]], ids: 
 
 # -- fusion profiles ----------------------------------------------------------------------------------
 
-def active_profile(wb: Workbench, instance: str) -> str | None:
-    """The profile the instance chose, if it chose one (else it uses the default)."""
+def active_profile(wb: Workbench, instance: str) -> tuple[str | None, datetime | None]:
+    """The profile the instance chose and when, if it chose one (else it uses the default)."""
     with wb.pool().connection() as conn:
-        row = conn.execute("SELECT name FROM active_profile WHERE instance = %s", (instance,)).fetchone()
-    return row[0] if row else None
+        row = conn.execute("SELECT name, updated_at FROM active_profile WHERE instance = %s",
+                           (instance,)).fetchone()
+    return (row[0], row[1]) if row else (None, None)
 
 
 def export_profiles(wb: Workbench) -> Iterator[dict[str, Any]]:
@@ -201,7 +202,9 @@ def export_profiles(wb: Workbench) -> Iterator[dict[str, Any]]:
 
 
 def restore_profiles(wb: Workbench, rows: Iterator[dict[str, Any]], active: str | None, target: str,
-                     notes: list[str]) -> int:
+                     notes: list[str], active_since: datetime | None = None) -> int:
+    """The archived profiles, and the instance's choice among them with the time it was made (an archive
+    made before that time travelled: the time of the restore)."""
     created = 0
     with wb.pool().connection() as conn, conn.transaction():
         for row in rows:
@@ -218,8 +221,9 @@ def restore_profiles(wb: Workbench, rows: Iterator[dict[str, Any]], active: str 
                     notes.append(f"profile {profile.name!r} exists here with other weights; the existing one "
                                  "was kept (save the archived one under another name to compare)")
         if active:
-            conn.execute("INSERT INTO active_profile (instance, name) VALUES (%s, %s) "
-                         "ON CONFLICT (instance) DO NOTHING", (target, active))
+            conn.execute("INSERT INTO active_profile (instance, name, updated_at) "
+                         "VALUES (%s, %s, coalesce(%s, now())) ON CONFLICT (instance) DO NOTHING",
+                         (target, active, active_since))
     return created
 
 
