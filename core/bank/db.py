@@ -107,6 +107,9 @@ def _entry_text(alias: str = "") -> str:
             f"array_to_string({a}tags, ' '))")
 
 
+ENTRY_TEXT, COMPRESSED_ENTRY_TEXT = _entry_text(), _entry_text("e")  # constants: SQL text, never values
+
+
 def entry_from_row(r: Sequence[Any]) -> MemoryEntry:
     return MemoryEntry(id=r[0], timestamp=r[1], skill_name=r[2], thinking=r[3], command=r[4], result=r[5],
                        summary=r[6], importance=r[7], tags=list(r[8]), step_number=r[9])
@@ -209,7 +212,7 @@ def query(conn: psycopg.Connection, instance: str, bank: str, q: MemoryQuery) ->
     """
     rows = conn.execute(
         f"""WITH c AS (
-              SELECT false AS is_summary, {ENTRY_COLS}, ts AS p0, ts AS p1, {_entry_text()} AS hay
+              SELECT false AS is_summary, {ENTRY_COLS}, ts AS p0, ts AS p1, {ENTRY_TEXT} AS hay
               FROM bank_entry WHERE instance = %(i)s AND bank = %(b)s AND compressed_into IS NULL
               UNION ALL
               SELECT true, id, ts, %(skill)s, '', '', content, title, importance, tags, first_step,
@@ -222,7 +225,7 @@ def query(conn: psycopg.Connection, instance: str, bank: str, q: MemoryQuery) ->
               AND (cardinality(%(kw)s::text[]) = 0 OR hay ~ ANY(%(kw)s::text[])
                    OR (is_summary AND EXISTS (
                        SELECT 1 FROM bank_entry e WHERE e.instance = %(i)s AND e.compressed_into = c.id
-                       AND {_entry_text("e")} ~ ANY(%(kw)s::text[]))))
+                       AND {COMPRESSED_ENTRY_TEXT} ~ ANY(%(kw)s::text[]))))
               AND (cardinality(%(tags)s::text[]) = 0
                    OR EXISTS (SELECT 1 FROM unnest(tags) t WHERE t ~ ANY(%(tags)s::text[])))
               AND (%(from)s::timestamptz IS NULL OR p1 >= %(from)s::timestamptz)
