@@ -51,16 +51,24 @@ from core.limits import MESSAGE_MAX_CHARS
 from core.llm import Completion, Message
 from core.llm.base import LLMCallFailed
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory, SomeText, Tags
-from core.retrieval.fusion import BEST_SHARE, CHAIN_WEIGHT, OTHERS_SHARE, SPEAKER_WEIGHT, others_bar
+from core.retrieval.fusion import (
+    BEST_SHARE,
+    CHAIN_WEIGHT,
+    OTHERS_SHARE,
+    SPEAKER_WEIGHT,
+    TIME_BOOST,
+    others_bar,
+)
 from core.retrieval.hybrid import SearchRequest, hybrid_search
-from core.retrieval.ranking import above_floor, floor_relevance
-from core.retrieval.timeparse import has_time_keyword, parse_time_hint
+from core.retrieval.ranking import above_floor, asks_only_time, boosted_by_time, floor_relevance
+from core.retrieval.timeparse import TimeHint, has_time_keyword, parse_time_hint
 from core.tokens import count_tokens
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
 DEEP_CONTEXT_THRESHOLD = 8  # more context items than this → the deep model
+BOOSTED_AMONG = 25  # the best memories re-ranked by the time a question names (`_asked_time`), as measured
 STYLES = ("default", "deep", "chronological")
 REDIS_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 HISTORY_PAGE = 60  # the chain's thoughts read at a time for the prompt's history, newest first
@@ -417,24 +425,34 @@ class Remember:
         # 1. Retrieval (degrades to no context when Postgres is down; the turn still goes on).
         profile = self._profile(instance, params.profile, notes)
         since, until = self._time_window(params.temporal, now, notes)
+        asked = None if params.temporal and params.temporal.strip() else _asked_time(params.thought, now, notes)
         context: list[ScoredMemory] = []
         memory: MemoryOutcome = "found"
         latency = StageLatency()
         try:
             found = hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(
-                query=params.thought, instance=instance, top_k=params.top_k, profile=_held(profile, since, until),
+                query=params.thought, instance=instance, profile=_held(profile, since, until),
+                top_k=params.top_k if asked is None else max(params.top_k, BOOSTED_AMONG),
                 search_type=params.search_type,
                 similarity_threshold=params.similarity_threshold, since=since, until=until, time_of="event",
                 tags=params.tags if params.filter_tags else None, exclude_ids=[user_id]), now=now)
             context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms
+            if asked is not None:
+                context = boosted_by_time(context, asked)[:params.top_k]
             notes += [left.note() for left in found.left_out]
         except (psycopg.Error, ServiceUnavailable) as e:
             memory = "unavailable"
             notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
         floor = wb.settings.relevance_floor
         relevance = [floor_relevance(m, params.search_type) for m in context]
-        context, below = above_floor(context, floor, params.search_type)
-        if below and not context:
+        # A question about a time alone ("What did I do last weekend?") shares no word with what the time holds:
+        # within its window, the memories are handed by time rather than held to the floor (`asks_only_time`).
+        by_time = since is not None and bool(context) and asks_only_time(params.thought)
+        context, below = (context, 0) if by_time else above_floor(context, floor, params.search_type)
+        if by_time:
+            notes.append(f"the question asks about its time alone: the window's {_memories(len(context))} "
+                         "handed in time order, without the relevance floor")
+        elif below and not context:
             notes.append(f"{_memories(below)} below the relevance floor {floor:.2f} (RELEVANCE_FLOOR) "
                          "left out")
         elif below:
@@ -448,7 +466,7 @@ class Remember:
             notes.append(f"retrieval restricted to memories tagged {', '.join(params.tags)}")
         # The budget keeps the most relevant; only then does a chronological answer order them by time.
         context, dropped = fit_context(context, params.token_cap)
-        if params.style == "chronological":
+        if params.style == "chronological" or by_time:
             context.sort(key=lambda m: m.memory.created_at)
         if dropped:
             notes.append(f"{_memories(dropped)} left out to stay within token_cap={params.token_cap}")
@@ -639,6 +657,18 @@ class Remember:
 def _chat(thoughts: list[Thought]) -> list[ChatMessage]:
     return [ChatMessage(type="human" if t.category == CATEGORY_USER else "ai", content=t.thought)
             for t in thoughts]
+
+
+def _asked_time(question: str, now: datetime, notes: list[str]) -> TimeHint | None:
+    """The time a question names itself ("What did I do last weekend?"), read when no `temporal` hint is given:
+    a boost to the memories of that time (`ranking.boosted_by_time`), never a restriction, as the question's
+    words may name a time they do not ask about ("my last day at Acme")."""
+    hint = parse_time_hint(question, now)
+    if hint is not None:
+        notes.append(f"the question's time {hint.expression!r} ({hint.start:%Y-%m-%d %H:%M} – "
+                     f"{hint.end:%Y-%m-%d %H:%M}) ranks the memories of then higher (+{TIME_BOOST:g} among the "
+                     f"best {BOOSTED_AMONG}); none is left out for it")
+    return hint
 
 
 def _held(profile: FusionProfile, since: datetime | None, until: datetime | None) -> FusionProfile:

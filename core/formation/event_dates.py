@@ -131,6 +131,8 @@ def occurrence(hint: TimeHint, said_at: datetime, direction: Direction, *, stric
     start, end = hint.start, hint.end
     if start > said_at:  # the parser's reading lies ahead: the latest one begun is a step back
         start, end = _shifted(start, -step, years=years), _shifted(end, -step, years=years)
+    elif _shifted(start, step, years=years) <= said_at:  # "Sunday" said on a Sunday: the parser's is a week back
+        start, end = _shifted(start, step, years=years), _shifted(end, step, years=years)
     under_way = end > said_at
     if under_way and not strict:
         return start

@@ -26,7 +26,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, time
 
 from core.conversation.feedback import NO_INTERJECTION, OTHER_NO_INTERJECTION
 from core.conversation.metrics import TurnMetrics
@@ -40,7 +40,7 @@ from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.llm import LLM, Message
 from core.models import DELETED, MESSAGE_KINDS, EventTime, MemoryContext, MemoryRecord, MessageKind
-from core.retrieval.timeparse import parse_time_hint
+from core.retrieval.timeparse import PERIOD_END, TimeHint, parse_time_hint
 
 # A fact's statements forgotten before and after it (`_placed`), and the words left.
 _FORGOTTEN = re.compile(rf"((?:\s*{re.escape(DELETED)})*)\s*(.*?)\s*((?:{re.escape(DELETED)}\s*)*)",
@@ -105,23 +105,52 @@ def event_time(text: str, said_at: datetime) -> tuple[EventTime, str | None]:
     if hint is None:
         return event_time_of(said_at), None
     start = occurrence(hint, said_at, outright or direction_of(spoken, hint.expression), strict=bool(outright))
-    parts = hint.parts
-    if parts.keys() & {"day", "weekday", "hour"}:
-        moment = EventTime(year=start.year, month=start.month, day=start.day, weekday=start.weekday(),
-                           hour=start.hour if "hour" in parts else -1)
-    elif "month" in parts:
-        moment = EventTime(year=start.year, month=start.month)
-    else:
-        moment = EventTime(year=start.year)
+    moment = _period_held(hint, start, said_at)
     if outright:  # "last October 13", as it was said
         return moment, f"{'last' if outright == 'previous' else 'next'} {hint.expression.removeprefix('in ')}"
     return moment, hint.expression
 
 
+def _period_held(hint: TimeHint, start: datetime, said_at: datetime) -> EventTime:
+    """The event time of a statement whose time `hint` names a period starting at `start` (its occurrence):
+    the narrowest period an `EventTime` holds it in. A date or a clock time is its day or hour; a month, or a
+    part of one ("early October", "the first week of August"), its month; a whole year ("next year", "in
+    2019") its year; a state's start ("vegan since January", "since the summer") the year or month it began
+    in. Any other period (a week, a weekend, a season, "recently", "the last two weeks") is its day or its
+    month when it lies within one, else the moment it was said: "My running plan for this week is 41 km"
+    said on Monday 3 August is in August.
+
+    Before, such a period was its year ("this week" → 2026), and a window matches every period that
+    overlaps it: a year's weekly plans and work notes (27 % of a year's observations) came back for every
+    window of their year, where the runs of "the first week of August" were."""
+    parts = hint.parts
+    if parts.keys() & {"day", "weekday", "hour"}:
+        return EventTime(year=start.year, month=start.month, day=start.day, weekday=start.weekday(),
+                         hour=start.hour if "hour" in parts else -1)
+    if "month" in parts:
+        return EventTime(year=start.year, month=start.month)
+    end = start + (hint.end - hint.start)
+    if _whole_year(start, end):
+        return EventTime(year=start.year)
+    if re.match(r"since\b", hint.expression, re.IGNORECASE):  # up to now: when it began ("since 2019")
+        return EventTime(year=start.year, month=-1 if (start.month, start.day) == (1, 1) else start.month)
+    last = end - PERIOD_END
+    if (start.year, start.month) != (last.year, last.month):
+        return event_time_of(said_at)
+    if start.day == last.day:
+        return EventTime(year=start.year, month=start.month, day=start.day, weekday=start.weekday())
+    return EventTime(year=start.year, month=start.month)
+
+
+def _whole_year(start: datetime, end: datetime) -> bool:
+    """Whether [start, end) is a calendar year."""
+    return (start.month, start.day, start.time()) == (1, 1, time()) and end == start.replace(year=start.year + 1)
+
+
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.4"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.5"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -131,7 +160,11 @@ RULES = "2026-12-07.4"  # .2: an age update supersedes every earlier age of that
 # ("Actually I moved to Porto." and "I live in Lisbon.", not "…the Porto half marathon…"); 12-07.4: Portuguese
 # and German small talk, corrections ("Não, eu moro no Porto.", "Eigentlich heißt sie Anna."), requests and
 # facts handed over ("Merk dir: …"); English notes with the subject dropped ("Lives with two cats") and states
-# taking "in" ("claustrophobic in lifts")
+# taking "in" ("claustrophobic in lifts"); 12-07.5: an event time is the narrowest period that holds the time
+# said (`_period_held`: "this week" in August is August, not 2026; one across two months, a season or "recently"
+# the moment it was said), a weekday said on that weekday is that day ("On Sunday I baked…" said on Sunday, not
+# the Sunday before), and a goal said in words is replaced by another of its activity ("My goal now is to run a
+# full marathon" after "…a half marathon", `updates._GOAL_IN_WORDS`)
 
 
 @dataclass

@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END
 from core.formation.lookups import past
@@ -129,6 +129,15 @@ _ADDITION = re.compile(r"\b(?:also|too|as\s+well|another|second|third|additional
 # "My new manager will be Tom": the replacement is settled, the "will" says when it starts, not whether.
 _SETTLED = re.compile(r"(?P<head>\b(?:my|our)\s+new\s+(?:[\w'&.-]+\s+){0,4}?)(?:will|is\s+going\s+to|'s\s+going\s+to)"
                       r"\s+(?=be\b)", re.IGNORECASE)
+# A goal said in words: what "my goal is to …" (or "aiming for …") names, to the end of its clause ("My goal
+# is to run a half marathon next year" → run, half, marathon). Its own time is when it is to be reached, not a
+# change still to come: "next year" in a goal says nothing hypothetical (`_says_none`).
+_GOAL_IN_WORDS = re.compile(r"\b(?:goal|aim|target)\b(?:\s+[\w']+){0,3}?\s+(?:is|'s)\s+(?:now\s+|still\s+)?to\s+"
+                            r"(?P<what>.+)|\b(?:aiming|shooting)\s+for\s+(?P<for>.+)", re.IGNORECASE)
+_GOAL_TIME = re.compile(r"\b(?:next|this|by|in)\s+(?:the\s+)?(?:end\s+of\s+(?:the\s+)?)?(?:week|month|year|spring|"
+                        r"summer|autumn|fall|winter)\b", re.IGNORECASE)
+_TIME_WORDS = frozenset({"next", "this", "last", "year", "month", "week", "spring", "summer", "autumn", "fall",
+                         "winter", "soon", "someday", "end", "by"})
 # A sentence that opens with a condition says no change in any of its clauses ("If I take the offer, my new
 # manager will be Tom").
 _CONDITION = re.compile(r"^\W*(?:if|unless|in\s+case|suppose|supposing|assuming|should\s+i|should\s+we)\b",
@@ -313,6 +322,7 @@ class Claim:
     values: frozenset[str]
     changed: bool = False
     topic: frozenset[str] = frozenset()
+    worded: bool = False  # a goal said in words (`_GOAL_IN_WORDS`), not in numbers
 
 
 @dataclass(frozen=True)
@@ -384,6 +394,8 @@ def _who(clause: str, before: frozenset[str] | None, *, first: bool = False) -> 
 
 def _says_none(clause: str) -> bool:
     """Whether a clause says no change now: hypothetical or still to come, past, an addition, or denied."""
+    if _GOAL_IN_WORDS.search(clause):  # "my goal is to run a marathon next year": when it is to be reached
+        clause = _GOAL_TIME.sub(" ", clause)
     return bool(_HYPOTHETICAL.search(_SETTLED.sub(r"\g<head>", clause)) or _PAST.search(clause)
                 or _ADDITION.search(clause) or _DENIED.search(clause))
 
@@ -463,6 +475,9 @@ def _claims(clause: str, who: frozenset[str] | None, changed: bool) -> list[Clai
             found = frozenset(m.group() for m in re.finditer(r"(?<![\w'])\d+(?:[:.,]\d+)*(?![\w'])", clause))
             topic = frozenset(w for w in tokens(clause) - found
                               if w not in _NO_TOPIC and not re.fullmatch(cue, w, re.IGNORECASE))
+            if not found and (said := _goal_words(clause)):
+                out.append(Claim(who, attribute, said, changed, said, worded=True))
+                continue
         else:  # a thing of a kind is no home or employer ("moved from Spotify to Tidal")
             named = frozenset(v for c in things for v in c.values)
             found, topic = values(clause, numbers=attribute not in NAMED_ONLY, skip=who | named), frozenset()
@@ -499,7 +514,7 @@ def read(text: str) -> Reading:
                 states.append((who, _words(clause)))
     said_old = frozenset(v for _, _, was in old for v in was)
     # A value said to be no longer so is no value the statement claims ("I don't live in Chicago anymore").
-    claims = [Claim(c.who, c.attribute, kept, c.changed, c.topic) for c in claims if (kept := c.values - said_old)]
+    claims = [replace(c, values=kept) for c in claims if (kept := c.values - said_old)]
     return Reading(tuple(claims), tuple(old), tokens(text), tuple(dropped), tuple(states))
 
 
@@ -508,6 +523,17 @@ def _words(text: str) -> frozenset[str]:
     singular: "black coffee", "lattes" → "latte"."""
     return frozenset(w.removesuffix("s") if len(w) > 3 and not w.endswith("ss") else w
                      for w in tokens(text) - _NO_TOPIC if not w[:1].isdigit())
+
+
+def _goal_words(clause: str) -> frozenset[str]:
+    """The words of a goal said in words (`_GOAL_IN_WORDS`), without its time, a plural as its singular: "my goal
+    now is to run a full marathon next spring" → run, full, marathon. Empty for a clause that states none."""
+    m = _GOAL_IN_WORDS.search(clause)
+    if m is None:
+        return frozenset()
+    what = _GOAL_TIME.sub(" ", m.group("what") or m.group("for"))
+    return frozenset(w.removesuffix("s") if len(w) > 3 and not w.endswith("ss") else w
+                     for w in tokens(what) - _NO_TOPIC - _TIME_WORDS)
 
 
 def _whom(m: re.Match[str], who: frozenset[str] | None) -> frozenset[str] | None:
@@ -524,6 +550,8 @@ def _differs(u: Claim, f: Claim, update: Reading, fact: Reading) -> bool:
         return max(map(int, u.values)) > max(map(int, f.values))
     if u.attribute.startswith("count:"):
         return not u.values & f.values
+    if u.worded or f.worded:  # goals in words: of one activity ("run"), another of it ("full" for "half")
+        return u.worded == f.worded and bool(u.values & f.values) and u.values != f.values
     if u.attribute in NUMERIC:
         shapes = [{":" in v for v in c.values} for c in (u, f)]
         if u.values & f.values or shapes[0] != shapes[1]:

@@ -69,6 +69,9 @@ CREATE INDEX IF NOT EXISTS memory_relations ON memory (instance) WHERE metadata 
 -- (`core.formation.summaries.summarise_superseded`, after every turn): a few rows, read without a scan
 CREATE INDEX IF NOT EXISTS memory_superseded_summaries ON memory (instance)
     WHERE kind = 'session_summary' AND metadata ? 'superseded_at';
+-- the few superseded memories, which a windowed search finds when their fact held in the window
+-- (`core.retrieval.hybrid_sql.HELD`) beside the window's rows, by a BitmapOr rather than an HNSW scan filtered
+CREATE INDEX IF NOT EXISTS memory_superseded ON memory (instance) WHERE metadata ? 'superseded_at';
 -- memories per embedding model and kind (the Overview, re-embedding) by an index-only scan, never the wide
 -- rows (`core.admin.overview.memory_counts`); it replaces memory_model, its first two columns
 CREATE INDEX IF NOT EXISTS memory_model_kind ON memory (instance, embedding_model, kind);

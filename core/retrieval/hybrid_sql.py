@@ -209,6 +209,23 @@ WINDOW = sql.SQL("""((NOT {stated} AND m.created_at >= %(since)s AND m.created_a
             AND {last} >= %(since_hour)s::int8 AND {first} < %(until_hour)s::int8))""").format(
     stated=STATED, first=sql.SQL(event_first_hour_sql("m.")), last=sql.SQL(event_last_hour_sql("m.")))
 
+# A window that also holds the superseded memories whose fact held in it: a superseded memory counts as in the
+# window when [its time, superseded_at) overlaps it (and only then), its time being when it was said or, earlier,
+# the start of its own event time. "I live in a flat on Elm Street" (said 2025-12-01, superseded 2026-03-14 by "We
+# just moved to … Harbor Road") is where the user lived in February; by its time alone it was in no window but
+# December's. Used for a statement whose profile retrieves superseded memories (`candidate_statement`), as a
+# turn's windowed search does (`core.conversation.turn`); without a window a profile hides them as before. The end
+# is read as a time only when written as one (`supersede` writes ISO times): a failed cast fails the search.
+# `memory_superseded` (`core.index.memory_index.DDL`) finds the few superseded rows, so the plan still reads the
+# window's rows by a BitmapOr: without it the vector leg scanned HNSW filtered, and a windowed search on the
+# year's 6,400 memories took 11 ms p50 against 4 (60 searches: 4 questions, 3 windows; `benchmarks/README.md`).
+HELD = sql.SQL(r"""((NOT m.metadata ? 'superseded_at' AND {window})
+        OR (m.metadata ? 'superseded_at'
+            AND CASE WHEN m.metadata->>'superseded_at' ~ '^\d{{4}}-\d\d-\d\d[T ]\d\d:\d\d'
+                     THEN (m.metadata->>'superseded_at')::timestamptz > %(since)s ELSE false END
+            AND (m.created_at < %(until)s OR ({stated} AND {first} < %(until_hour)s::int8))))""").format(
+    window=WINDOW, stated=STATED, first=sql.SQL(event_first_hour_sql("m.")))
+
 # The filters a request may add: (parameter, SearchRequest field, clause), in the clauses' order.
 FILTERS = (("kinds", "kinds", sql.SQL("m.kind = ANY(%(kinds)s)")),
            ("chain_id", "chain_id", sql.SQL("m.chain_id = %(chain_id)s")),
@@ -217,6 +234,7 @@ FILTERS = (("kinds", "kinds", sql.SQL("m.kind = ANY(%(kinds)s)")),
            ("until", "stored_until", sql.SQL("m.created_at < %(until)s")),
            ("window", "event_window", WINDOW),
            ("exclude", "exclude_ids", sql.SQL("m.id <> ALL(%(exclude)s)")))
+CLAUSES = {name: clause for name, _, clause in FILTERS} | {"held": HELD}  # "held": the window, see `HELD`
 
 
 def window_params(since: datetime | None, until: datetime | None) -> dict:
@@ -255,6 +273,8 @@ def candidate_statement(embedder: Embedder, req, qvec, partitions: dict[str, str
             used.append(name)
     if shown is not None:
         params["shown"], params["superseded"] = shown
+    if "window" in used and (shown is None or shown[1]):  # superseded memories retrieved: those that held in it
+        used[used.index("window")] = "held"
     params["kpost"] = max(100, 4 * params["tpool"], postings)
     params["spool"] = max(SUCCEEDED_MATCHES, params["tpool"])
     params["fbk"] = FEEDBACK_DOCS if req.feedback > 0 else 0
@@ -321,7 +341,7 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     table = sql.Identifier(partitions[0] if one else "memory")
     postings = sql.Identifier(postings_of(partitions[0]) if one else "memory_term")
     where = sql.SQL(" AND ").join([sql.SQL("m.instance = ANY(%(instances)s)")]
-                                  + [clause for name, _, clause in FILTERS if name in used])
+                                  + [CLAUSES[name] for name in used])
     filtered = any(name != "exclude" for name in used)
     vt = sql.SQL("vector({})").format(sql.Literal(dim))
     model = sql.Literal(model_name)

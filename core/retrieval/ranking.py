@@ -25,7 +25,8 @@ import numpy as np
 from pydantic import BaseModel
 
 from core.models import FusionProfile, MemoryRow, ScoredMemory
-from core.retrieval.fusion import Candidate, fuse, handed_by_floor
+from core.retrieval.fusion import Candidate, fuse, handed_by_floor, time_boosted
+from core.retrieval.timeparse import TimeHint, find_time_expression, range_of_parts
 
 Key = tuple[str, str]  # (instance, id)
 # Cosine at which a result gives way to a better-ranked one with the same `specifics`. Set on 72
@@ -428,3 +429,51 @@ def above_floor(items: list[ScoredMemory], floor: float, search_type: str = "hyb
     handed = handed_by_floor([floor_relevance(m, search_type) for m in items], floor)
     kept = [m for m, h in zip(items, handed, strict=True) if h]
     return kept, len(items) - len(kept)
+
+
+# What a question that asks for a time alone says besides its time: question words, pronouns, auxiliaries, and
+# the verbs of doing, happening, talking and changing ("What did I do last weekend?", "What did we talk about in
+# spring?", "What changed since the summer?", "Anything new this week?", "What have I been up to lately?").
+# A word outside it ("Biscuit", "run", "cook", "live") asks about something, whose memories the floor reads.
+_ONLY_TIME = frozenset({
+    "a", "about", "after", "all", "am", "an", "and", "any", "anything", "anyone", "are", "around", "at", "be",
+    "been", "before", "between", "by", "can", "could", "did", "do", "does", "doing", "done", "during", "else",
+    "everything", "for", "from", "get", "got", "go", "going", "gone", "happen", "happened", "happening",
+    "happens", "has", "have", "having", "how", "i", "i'd", "i've", "in", "is", "it", "it's", "its", "just",
+    "lately", "me", "mine", "my", "new", "of", "on", "or", "our", "over", "recently", "remind", "say", "said",
+    "since", "so", "some", "something", "still", "talk", "talked", "talking", "tell", "the", "then", "there",
+    "this", "through", "throughout", "till", "to", "told", "until", "up", "us", "was", "we", "we've", "went",
+    "were", "what", "what's", "whats", "when", "which", "while", "who", "will", "with", "would", "you", "your",
+    "change", "changed", "changes", "discuss", "discussed", "mention", "mentioned", "summarise", "summarize",
+    "summary", "recap"})
+_QUESTION_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def asks_only_time(question: str) -> bool:
+    """Whether a question asks for a time alone: once its time expression is taken out ("last weekend"), every
+    word left is one a question about anything says (`_ONLY_TIME`). Such a question shares no word with what
+    the time holds ("What did I do last weekend?" and "This Saturday I went hiking in the Mendip Hills"), so a
+    turn restricted to that time hands the window's memories by time, not by the floor (`core.conversation.turn`).
+    """
+    text = question.lower().replace("’", "'")
+    if (said := find_time_expression(text)) is not None:
+        text = text.replace(said.lower(), " ")
+    words = _QUESTION_WORD.findall(text)
+    return bool(words) and all(w in _ONLY_TIME for w in words)
+
+
+def in_time(memory: MemoryRow, start: datetime, end: datetime) -> bool:
+    """Whether a memory's time overlaps [start, end): its event time's period (a day, a month, a year, to the
+    hour), as a window on the event time reads it (`core.retrieval.hybrid_sql.WINDOW`), else its stored time."""
+    e = memory.event_time
+    parts = {name: value for name, value in (("year", e.year), ("month", e.month), ("day", e.day), ("hour", e.hour))
+             if value >= (0 if name == "hour" else 1)}
+    span = range_of_parts(parts, start)
+    return span[0] < end and span[1] > start if span else start <= memory.created_at < end
+
+
+def boosted_by_time(ranked: list[ScoredMemory], hint: TimeHint) -> list[ScoredMemory]:
+    """A ranked list re-sorted with the time a question names counting (`core.retrieval.fusion.time_boosted`)."""
+    order = time_boosted([m.score.combined for m in ranked], [in_time(m.memory, hint.start, hint.end) for m in ranked])
+    return [ranked[i] for i in order]
+
