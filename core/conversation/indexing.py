@@ -40,6 +40,7 @@ from core.index.records import event_time_of
 from core.index.text import conversation_context
 from core.conversation.keys import OUTBOX_LOCK, thought_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore, chain_order, outbox_peek
+from core.formation.kinds import says_nothing
 from core.formation.observations import Formation
 from core.formation.supersede import supersede
 
@@ -85,12 +86,23 @@ def _searchable(t: Thought) -> bool:
     return t.category in KIND_OF and t.extra.get("synthesis") != "extractive" and bool(t.thought.strip())
 
 
+def empty_reply(t: Thought) -> bool:
+    """Whether the thought is an assistant's reply that says nothing ("Got it.", "Thanks for the update!",
+    `core.formation.kinds.says_nothing`). Its row is an acknowledgement, as a user's "Thanks!" is once formed:
+    kept in the transcript and the index, not retrieved by default (`retrieve_kinds`). Unmarked, such rows
+    were retrieved through their neighbours' words (the context they are searched with) at relevance
+    0.40-0.64 and handed to synthesis in place of memories."""
+    return t.category == CATEGORY_ASSISTANT and says_nothing(t.thought)
+
+
 def thought_record(t: Thought, context: MemoryContext | None = None) -> MemoryRecord:
     """A thought's row of the memory index, searched with its `context` (the messages before it)."""
+    metadata: dict = {"thought_number": t.thought_number}
+    if empty_reply(t):
+        metadata["message_kind"] = "acknowledgement"
     return MemoryRecord(instance=t.instance, id=t.id, kind=KIND_OF[t.category], content=t.thought,
                         created_at=t.timestamp, chain_id=t.chain_id, event_time=event_time_of(t.timestamp),
-                        tags=t.tags, metadata={"thought_number": t.thought_number},
-                        context=context or MemoryContext())
+                        tags=t.tags, metadata=metadata, context=context or MemoryContext())
 
 
 def thought_records(thread: list[Thought], wanted: set[str]) -> list[MemoryRecord]:

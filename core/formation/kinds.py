@@ -83,8 +83,8 @@ from core.formation.updates import USES, read
 from core.models import MESSAGE_KINDS, MessageKind
 
 __all__ = ["MESSAGE_KINDS", "MessageKind", "about_the_chat", "announces", "classify", "content_of",
-           "opener_length", "reads_as_correction", "sentences", "statement_sentences", "told_before_question",
-           "told_statements"]
+           "opener_length", "reads_as_correction", "says_nothing", "sentences", "statement_sentences",
+           "told_before_question", "told_statements"]
 
 
 
@@ -546,3 +546,71 @@ def _told_sentences(text: str) -> list[str]:
         if sentence and sentence.strip():
             kept.append(sentence.strip())
     return kept
+
+
+# An assistant's reply that says nothing (`says_nothing`): each of its parts receives, thanks, offers help,
+# wishes well, sympathises or reacts, as the small talk of a user's acknowledgement does (`_TALK`, praise).
+# The phrases are an assistant's; what they name is the conversation ("that", "it", "the update"), never a
+# fact: "Thanks for the update!", "Let me know if you need anything else.", "Good luck with the interview!".
+_RECEIVED = (r"i\s+(?:understand|see)|duly\s+noted|acknowledged|will\s+do|done|of\s+course|absolutely|"
+             r"certainly|definitely|sure\s+thing|anytime|any\s+time|my\s+pleasure|"
+             r"(?:i've|i\s+have)\s+got\s+(?:that|this|it)|you're\s+(?:very\s+|so\s+|most\s+)?welcome|"
+             r"(?:i'll|i\s+will|i've|i\s+have|i'm\s+going\s+to)\s+(?:(?:keep|kept|bear)\s+(?:that|this|it)\s+in\s+mind"
+             r"|remember(?:ed)?\s+(?:that|this|it)|noted?\s+(?:that|this|it)(?:\s+down)?"
+             r"|(?:made|make)\s+a\s+note\s+of\s+(?:that|this|it))")
+_THANKED = (r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?\s+for\s+(?:letting\s+me\s+know|telling\s+me|clarifying|"
+            r"sharing(?:\s+(?:that|this|it))?(?:\s+with\s+me)?|the\s+(?:update|info|information|heads[\s-]up|"
+            r"context|details|reminder|clarification|correction|kind\s+words))")
+_OFFERED = (r"(?:please\s+)?(?:let\s+me\s+know|feel\s+free\s+to\s+(?:ask|reach\s+out)|just\s+(?:ask|let\s+me\s+know))"
+            r"(?:\s+if\s+(?:you\s+(?:need|have|want)|there's|there\s+is|anything|something)[^.!?]*)?"
+            r"|(?:is\s+there\s+)?anything\s+else(?:\s+(?:i\s+can|you'd\s+like|you\s+would\s+like|you\s+want|"
+            r"you\s+need)(?:\s+to)?\s+(?:help(?:\s+you)?\s+with|do(?:\s+for\s+you)?|know|ask|add|talk\s+about))?"
+            r"|how\s+(?:can|may)\s+i\s+(?:help|assist)(?:\s+you)?(?:\s+today)?"
+            r"|what\s+(?:else\s+)?can\s+i\s+(?:do|help\s+(?:you\s+)?with)(?:\s+for\s+you)?(?:\s+today)?"
+            r"|(?:i'm\s+)?(?:happy|glad)\s+(?:to\s+help|i\s+could\s+help|(?:that|it)\s+helped|to\s+hear\s+(?:that|it))"
+            r"|i'm\s+here\s+if\s+you\s+need\s+(?:anything|me)")
+_WISHED = (r"(?:i'm\s+|i\s+am\s+)?(?:so\s+)?sorry\s+to\s+hear\s+(?:that|it)|(?:that's|that\s+is)\s+too\s+bad|oh\s+no"
+           r"|(?:(?:that's|that\s+is|what)\s+)?(?:(?:such\s+)?(?:a|an)\s+)?(?:(?:really|very|so)\s+)?(?:great|good|"
+           r"wonderful|fantastic|amazing|exciting|lovely|brilliant|excellent|awesome|sad|tough|nice|glad|happy)"
+           r"\s+(?:news|to\s+hear(?:\s+(?:that|it))?)"
+           r"|happy\s+(?:birthday|anniversary|holidays|new\s+year|easter|christmas|thanksgiving|friday|weekend)"
+           r"|(?:enjoy|good\s+luck\s+with|best\s+of\s+luck\s+with|congratulations\s+on|congrats\s+on)"
+           r"\s+(?:your|the|it|that|this)(?:\s+\w+){0,3}"
+           r"|congratulations|congrats|good\s+luck|best\s+of\s+luck|safe\s+travels|get\s+well\s+soon|enjoy"
+           r"|have\s+(?:a|an)\s+(?:(?:great|good|nice|lovely|wonderful|safe|fun|relaxing)\s+)+\w+"
+           r"|(?:(?:that|it|this)\s+)?(?:sounds|looks|seems)\s+(?:like\s+)?(?:(?:a|an)\s+)?"
+           r"(?:(?:really|very|so|pretty|such)\s+)?(?:great|good|lovely|fun|wonderful|amazing|exciting|nice|"
+           r"fantastic|delicious|perfect)(?:\s+(?:plan|idea|trip|time|day|choice))?")
+# Each part is taken whole at once (an atomic group, its longer phrases tried first): a text that fails is
+# never split again another way ("good night" is also "good" and "night"), so a long reply is read in
+# linear time, where backtracking took minutes over "ok, ok, ok, … x".
+_REPLY_PART = (rf"(?>(?:{_RECEIVED}|{_THANKED}|{_OFFERED}|{_WISHED}"
+               rf"|{_alternatives(dict.fromkeys(_TALK + PRAISE + OTHER_PRAISE))})(?![\w']))")
+_SAYS_NOTHING = re.compile(rf"^\W*{_REPLY_PART}(?:[\s,.!;:—–-]++{_REPLY_PART})*+\W*$", re.IGNORECASE)
+# A label before a colon, with no clause of its own ("Answer #4: noted."): what follows is the reply.
+# "Noted: Ana is vegetarian." keeps its fact after the label.
+_LABEL = re.compile(r"^\W*([^:.!?\n]{1,30}):\s+")
+
+
+def says_nothing(reply: str) -> bool:
+    """Whether an assistant's reply says nothing to remember: every sentence of it receives ("Got it.",
+    "Noted."), thanks ("Thanks for the update!"), offers help ("Anything else I can help with?"), wishes
+    well or sympathises ("Enjoy your trip!", "Sorry to hear that."), or speaks about the chat
+    (`about_the_chat`); also after a label of no clause ("Answer #4: noted."). A reply that states anything
+    ("Noted: Ana is vegetarian.", "Lisbon.") says something. As a user's "Thanks!" is not retrieved, such a
+    reply's row is an acknowledgement, not retrieved by default (`core.conversation.indexing.empty_reply`):
+    through its neighbours' words it was retrieved and handed to synthesis in place of a memory. Measured
+    on tests/data/assistant_replies.jsonl."""
+    text = reply.translate(_APOSTROPHES).strip()
+    if not re.search(r"\w", text):
+        return False  # no words, e.g. an emoji: not what this reads (an empty text is not indexed anyway)
+    label = _LABEL.match(text)
+    rest = text[label.end():] if label and not _CLAUSE.search(label.group(1)) else ""
+    if re.search(r"\w", rest) and _nothing(rest):
+        return True
+    return _nothing(text)
+
+
+def _nothing(text: str) -> bool:
+    return all(_SAYS_NOTHING.match(s.strip()) or about_the_chat(s.strip()) or not re.search(r"\w", s)
+               for s in sentences(text))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from core.conversation.indexing import mark_memorized, thought_records
+from core.conversation.indexing import empty_reply, mark_memorized, thought_records
 from core.conversation.keys import chains_key
 from core.conversation.thoughts import CATEGORY_USER
 from core.formation.observations import RULES, Formation
@@ -90,6 +90,7 @@ def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = No
     for done, chain in enumerate(chains, start=1):
         thread = wb.thoughts.chain_thoughts(instance, chain)
         wanted = {t.id for t in thread if t.category == CATEGORY_USER}
+        _mark_empty_replies(wb, instance, thread)
         if wanted:
             records, corrections = formation.form(thought_records(thread, wanted), {(instance, chain): thread})
             kept = [r.id for r in records if r.kind == "observation"]
@@ -125,3 +126,14 @@ def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str]) -> 
             (instance, chain, kept)).fetchall()
     removed = {r.id: r for r in map(row_from_tuple, rows)}
     return len(removed), mend(wb.index, instance, removed)
+
+
+def _mark_empty_replies(wb: Workbench, instance: str, thread: list) -> None:
+    """The assistant's replies that say nothing, indexed before they were marked acknowledgements
+    (`core.conversation.indexing.empty_reply`, 2026-12-07): their rows written again, marked, so that a
+    directory kept across versions stops handing "Noted." to synthesis. Only rows in the index and unmarked."""
+    replies = {t.id for t in thread if empty_reply(t)}
+    unmarked = {r.id for r in wb.index.get(instance, list(replies)) if r.metadata.get("message_kind") is None} \
+        if replies else set()
+    if unmarked:
+        wb.index.add(thought_records(thread, unmarked))
