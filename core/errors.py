@@ -199,4 +199,6 @@ def explain_validation(exc) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
+    # An unknown field's name is the caller's text: a newline or escape code in it must not break the one line.
+    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

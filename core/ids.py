@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, ValidationInfo
+from pydantic import AfterValidator, ValidationInfo, WithJsonSchema
 
 from core.errors import EMPTY_INSTANCE, InvalidInput
 
@@ -58,13 +58,21 @@ def validate_user_id(value: object, field: str = "user_id") -> str:
     return value
 
 
+# What the published schemas (OpenAPI, MCP tool inputs) say of an id: the rule itself, so a client that
+# follows the schema never sends one the validator refuses (the validator keeps its own message).
+# No description here: the field's own describes what the id is.
+ID_SCHEMA = WithJsonSchema({"type": "string", "pattern": ID_PATTERN.pattern, "minLength": 1, "maxLength": 128})
+USER_ID_SCHEMA = WithJsonSchema({"type": "string", "pattern": USER_ID_PATTERN.pattern, "minLength": 1,
+                                 "maxLength": 128})
+
+
 def _id_field(value: str, info: ValidationInfo) -> str:
     return validate_id(value, info.field_name or "id")
 
 
 # A model field holding an id; a rejection names the field ("chain_id must be 1–128 characters: …").
 # `Id | None` leaves None alone.
-Id = Annotated[str, AfterValidator(_id_field)]
+Id = Annotated[str, AfterValidator(_id_field), ID_SCHEMA]
 
 
 def _user_id_field(value: str, info: ValidationInfo) -> str:
@@ -73,10 +81,10 @@ def _user_id_field(value: str, info: ValidationInfo) -> str:
 
 # A past task's user id: only ever an SQL parameter (never part of a Redis key, a file name or an SQL
 # identifier), so it may be an e-mail address where `Id` may not.
-UserId = Annotated[str, AfterValidator(_user_id_field)]
+UserId = Annotated[str, AfterValidator(_user_id_field), USER_ID_SCHEMA]
 
 
 def labelled_id(label: str) -> Any:
     """`Id` for a field whose rejection should call it `label` rather than by its field name (a profile's
     `name` is "profile name"; an item of a list has no field name of its own)."""
-    return Annotated[str, AfterValidator(lambda value: validate_id(value, label))]
+    return Annotated[str, AfterValidator(lambda value: validate_id(value, label)), ID_SCHEMA]

@@ -43,9 +43,13 @@ def _bounded_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
 
 
 # Text a person or an assistant wrote: refused when it is only white space.
-SomeText = Annotated[str, AfterValidator(_some_text)]
+SomeText = Annotated[str, AfterValidator(_some_text), Field(json_schema_extra={"pattern": r"\S"})]
 # Tags of a turn or a memory: at most 32 of 1–64 printable characters, repeats dropped (order kept).
-Tags = Annotated[list[str], Field(max_length=32), AfterValidator(_distinct_tags)]
+# What the published schemas say of one tag (no control character; "printable" says the rest).
+TAG_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": r"^[^\x00-\x1f\x7f-\x9f]*$",
+              "description": "printable characters"}
+Tags = Annotated[list[str], Field(max_length=32, json_schema_extra={"items": TAG_SCHEMA}),
+                 AfterValidator(_distinct_tags)]
 # What a caller attaches to a memory it adds or imports (the stored metadata adds the product's own keys).
 Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_metadata)]
 

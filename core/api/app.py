@@ -85,10 +85,6 @@ def create_app(wb: Workbench | None = None, *, settings: Settings | None = None,
                 "chains, memory banks and feedback. Send `Authorization: Bearer <key>` (`workbench keys "
                 "create`).",
         lifespan=lifespan,
-        responses={code: {"description": text, "content": {problems.MEDIA_TYPE: {}}} for code, text in (
-            (401, "no key, or an unknown or revoked one"), (403, "the key does not allow this instance or "
-             "a write"), (413, "body over API_MAX_BODY_BYTES"), (422, "invalid input, one line per field"),
-            (429, "the key's rate is spent (Retry-After)"), (503, "Redis or Postgres down (Retry-After)"))},
     )
     app.state.exposed = exposed
     app.state.limiter = RateLimiter(settings.api_rate_limit, lambda: app.state.wb.services.redis_url(),
@@ -97,7 +93,8 @@ def create_app(wb: Workbench | None = None, *, settings: Settings | None = None,
     problems.install(app)
     app.include_router(health.router)
     for feature in (conversation, retrieval, memories, past_tasks, chains, banks, feedback):
-        app.include_router(feature.router, dependencies=[Depends(rate_limit)])
+        app.include_router(feature.router, dependencies=[Depends(rate_limit)],
+                           responses=problems.COMMON_ERRORS)
     if with_mcp:
         app.router.routes.append(Route(mcp_mount.PATH, mcp_mount.McpEndpoint(app), include_in_schema=False))
     else:

@@ -11,9 +11,9 @@ instance exists, so a key learns nothing about instances outside its scope.
 
 from __future__ import annotations
 
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
@@ -67,7 +67,34 @@ def rate_limit(request: Request, who: Caller) -> None:
     request.app.state.limiter.hit(*rate_identity(who, request.client.host if request.client else None))
 
 
-InstancePath = Annotated[str, Path(description="the memory instance (the key must allow it)")]
+# The rule an id in a path or query follows, published in the OpenAPI document but checked by the core's
+# request model, so that a refusal reads as everywhere else ("chain_id must be 1–128 characters: …").
+ID_JSON_SCHEMA = {"pattern": uc.ID_PATTERN.pattern, "minLength": 1, "maxLength": 128}
+USER_ID_JSON_SCHEMA = {"pattern": uc.USER_ID_PATTERN.pattern, "minLength": 1, "maxLength": 128}
+
+
+def id_path(description: str) -> Any:
+    return Path(description=description, json_schema_extra=ID_JSON_SCHEMA)
+
+
+CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern",
+               "minItems", "maxItems")
+
+
+def query_of(model: type[BaseModel], field: str, description: str | None = None, **extra: Any) -> Any:
+    """A query parameter documented by the core request model that checks it: its description and its
+    bounds (a page from 1, at most 200 a page), so the OpenAPI document says what the model refuses."""
+    schema = model.model_json_schema()["properties"][field]
+    value = next((s for s in schema.get("anyOf", []) if s.get("type") != "null"), schema)
+    rule = {k: v for k, v in value.items() if k in CONSTRAINTS}
+    return Query(description=description or model.model_fields[field].description,
+                 json_schema_extra=rule or None, **extra)
+
+
+InstancePath = Annotated[str, id_path("the memory instance (the key must allow it)")]
+ChainIdPath = Annotated[str, id_path("the chain's id (a ui_remember result's `chain_id`)")]
+BankPath = Annotated[str, id_path("the memory bank's name")]
+MemoryIdPath = Annotated[str, id_path("the memory's id: a thought, an added memory, a bank entry or summary")]
 
 
 async def _readable(instance: InstancePath, who: Caller) -> str:

@@ -16,7 +16,7 @@ from http import HTTPStatus
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from core.errors import EMPTY_INSTANCE, ServiceUnavailable, WorkbenchError, describe, explain_validation
@@ -42,6 +42,50 @@ STATUS_OF_CODE = {
 
 class ProblemResponse(JSONResponse):
     media_type = MEDIA_TYPE
+
+
+class Problem(BaseModel):
+    """The body of every error (RFC 9457), as the OpenAPI document publishes it; further members allowed
+    (`services` in /readyz's 503)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(description="urn:memory-workbench:problem:<code>")
+    title: str = Field(description="the HTTP status's phrase")
+    status: int = Field(description="the HTTP status")
+    code: str = Field(description="what kind of refusal or failure, e.g. invalid_input, not_found, rate_limited")
+    detail: str = Field(description="one line: what happened and what to change or do")
+    retryable: bool = Field(description="whether the same request may succeed later (after Retry-After)")
+
+
+def documented(description: str) -> dict[str, object]:
+    """An error response for the OpenAPI document: its description and the problem document's schema (one
+    `Problem` in the components, added by `publish_schema`)."""
+    return {"description": description, "content": {MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+
+
+def publish_schema(app: FastAPI) -> None:
+    """Add `Problem` to the OpenAPI document's components, where every error response refers to it (FastAPI
+    adds a response's model only under the route's own media type, application/json)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, object]:
+        document = build()  # built once and kept by FastAPI: this adds to the kept one
+        document.setdefault("components", {}).setdefault("schemas", {}).setdefault(
+            "Problem", Problem.model_json_schema(ref_template="#/components/schemas/{model}"))
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+# The errors any endpoint that takes a key may answer; an endpoint adds the ones of its own (404, …).
+COMMON_ERRORS = {code: documented(text) for code, text in (
+    (401, "no key, or an unknown or revoked one"),
+    (403, "the key does not allow this instance or a write"),
+    (413, "body over API_MAX_BODY_BYTES"),
+    (422, "invalid input, one line per field"),
+    (429, "the key's rate is spent (Retry-After)"),
+    (503, "Redis or Postgres down (Retry-After)"))}
 
 
 def problem(status: int, code: str, detail: str, *, retryable: bool = False,
@@ -143,10 +187,11 @@ async def _any_error(_: Request, exc: Exception) -> ProblemResponse:
 
 
 def install(app: FastAPI) -> None:
-    """Map every error, once, to its problem document."""
+    """Map every error, once, to its problem document, and publish its schema."""
     import psycopg
     import redis
 
+    publish_schema(app)
     app.add_exception_handler(RequestValidationError, _request_invalid)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     for kind in (ApiProblem, WorkbenchError, ServiceUnavailable, ValidationError, redis.exceptions.RedisError,

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from core.ids import ID_PATTERN, pg_text
+from core.models import TAG_SCHEMA
 
 # How a summary appears among the results of `get_relevant_memories`, which returns MemoryEntries only:
 # as an entry of this skill, its title the entry's summary and its content the entry's result.
@@ -76,7 +77,8 @@ class MemoryEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(default_factory=_new_id)
+    id: str = Field(default_factory=_new_id, json_schema_extra={
+        "pattern": ID_PATTERN.pattern, "minLength": 1, "maxLength": ENTRY_ID_MAX})
     timestamp: datetime = Field(default_factory=_now)
     skill_name: str = Field("", max_length=128, description="the skill that made the step; optional: a step "
                             "that names none is shown as \"Step 3: …\"")
@@ -86,7 +88,7 @@ class MemoryEntry(BaseModel):
     summary: str = Field("", max_length=10_000, description="generated from thinking, command and result "
                          "when left empty")
     importance: float = Field(0.5, ge=0.0, le=1.0, allow_inf_nan=False)
-    tags: list[str] = Field([], max_length=32)
+    tags: list[str] = Field([], max_length=32, json_schema_extra={"items": TAG_SCHEMA})
     step_number: int = Field(0, ge=0, le=10_000_000, description="0 = the bank numbers the step")
 
     @field_validator("id")
@@ -163,7 +165,7 @@ class MemoryQuery(BaseModel):
     keywords: list[str] = Field([], max_length=64)
     min_importance: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     max_results: int = Field(10, ge=1, le=1000)
-    tags: list[str] = Field([], max_length=32)
+    tags: list[str] = Field([], max_length=32, json_schema_extra={"items": TAG_SCHEMA})
     date_from: datetime | None = Field(None, description="ISO 8601; without a time zone, UTC; a date alone: "
                                        "from the start of that day")
     date_to: datetime | None = Field(None, description="ISO 8601; without a time zone, UTC; a date alone: "
@@ -174,7 +176,9 @@ class MemoryQuery(BaseModel):
     def _keywords(cls, v: list[str]) -> list[str]:
         if any(len(k) > 200 for k in v):
             raise ValueError("each keyword must be at most 200 characters")
-        return [k.strip() for k in v if k.strip()]
+        # Stored text holds U+FFFD where a NUL was (`pg_text`): a keyword with one matches it so, and
+        # Postgres, which refuses NUL in a text value, never sees one.
+        return [pg_text(k.strip()) for k in v if k.strip()]
 
     @field_validator("tags")
     @classmethod

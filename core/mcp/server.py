@@ -333,8 +333,9 @@ def _input_schema(tool: str, request: type[BaseModel]) -> dict[str, Any]:
         if help_text and "description" not in prop:
             prop["description"] = help_text
     # Optional in every tool, as the server fills it in: PastTaskQuery's own schema requires it.
-    schema["properties"]["instance"] = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
-                                        "title": "Instance", "description": INSTANCE_HELP}
+    schema["properties"]["instance"] = {"anyOf": [{"type": "string", "pattern": uc.ID_PATTERN.pattern, "minLength": 1,
+                                                   "maxLength": 128}, {"type": "null"}],
+                                        "default": None, "title": "Instance", "description": INSTANCE_HELP}
     if "instance" in schema.get("required", []):
         schema["required"].remove("instance")
     return schema

@@ -57,7 +57,7 @@ from core.usecases.tuning import default_pool, evaluation_pool, locomo_sample_id
 from core.retrieval.timeparse import read_window  # a window's bounds as written (feedback, past tasks)
 
 # What the front ends build requests from and render results with: models, defaults and constants.
-from core.ids import ID_RULE, SHARED_INSTANCE, validate_id
+from core.ids import ID_PATTERN, ID_RULE, SHARED_INSTANCE, USER_ID_PATTERN, validate_id
 from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
 from core.usecases.admin import (ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
                                  InstanceRow, Overview, RedisRepair, SearchOutcome, ServicesStopped,
@@ -111,7 +111,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
     )
 
 __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
-           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE", "ID_RULE", "validate_id", "AnswerRestarts", "Synthesising",
+           "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE", "ID_PATTERN", "ID_RULE", "USER_ID_PATTERN", "validate_id", "AnswerRestarts", "Synthesising",
            "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
            "BankAdd",

@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from core import usecases as uc
 from core.bank.types import SUMMARY_SKILL
+from core.ids import ID_PATTERN
 from tests.support.mcp_client import TOOLS, failure, invalid, ok, refused
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +71,8 @@ def test_tools_have_schemas_from_the_requests_and_descriptions(data_dir, instanc
         assert set(internal["properties"]) == set(uc.PastTaskQuery.model_fields)
         # Optional alike in every tool (internal_memory's was a bare string, its text saying it had a default).
         assert {json.dumps(t.input_schema["properties"]["instance"]) for t in tools.values()} == {json.dumps(
-            {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Instance",
+            {"anyOf": [{"type": "string", "pattern": ID_PATTERN.pattern, "minLength": 1, "maxLength": 128},
+                       {"type": "null"}], "default": None, "title": "Instance",
              "description": "the memory instance; default: the instance this server is configured with"})}
         # The query's fields beside the bank, as the HTTP API takes them.
         bank_query = tools["memory_bank_query"].input_schema["properties"]

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from core import usecases as uc
 from core.api.deps import WB, ReadInstance, WriteInstance, on_path
+from core.api.problems import documented
 from core.usecases.analytics import Grouping
 
 router = APIRouter(prefix="/v1/instances/{instance}/feedback", tags=["feedback"])
@@ -16,11 +17,15 @@ router = APIRouter(prefix="/v1/instances/{instance}/feedback", tags=["feedback"]
 Bound = Annotated[str | None, Query(description="a date, month, datetime or phrase: \"2026-12-04\", \"2026-12\", "
                                                 "\"2026-12-04T10:00:00Z\", \"7 days ago\", \"last week\"; a "
                                                 "period counts whole (from its start, to its end)")]
+By = Annotated[Grouping | None, Query(description="the same per group too: by day, week, model, profile, chain, "
+                                                 "tag, source or key")]
+Imported = Annotated[bool, Query(description="count answers imported from another system too (they carry no "
+                                             "feedback of their own)")]
 
 
 @router.get("/summary", response_model=uc.FeedbackReport)
-def summary(instance: ReadInstance, wb: WB, since: Bound = None, until: Bound = None,
-            by: Grouping | None = None, include_imported: bool = False) -> uc.FeedbackReport:
+def summary(instance: ReadInstance, wb: WB, since: Bound = None, until: Bound = None, by: By = None,
+            include_imported: Imported = False) -> uc.FeedbackReport:
     """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
     latency of the answers given in [since, until]; with `by`, the same per group (`model`: the model that
     answered, answers quoted from the memories with no LLM call as "extractive (no model)"; `source`: the
@@ -31,7 +36,8 @@ def summary(instance: ReadInstance, wb: WB, since: Bound = None, until: Bound = 
                                                      include_imported=include_imported))
 
 
-@router.post("", response_model=uc.RatingRecord)
+@router.post("", response_model=uc.RatingRecord, responses={404: documented(
+    "no answer with that id in the instance (`answer_id` is a ui_remember result's `thought2_id`)")})
 def rate(instance: WriteInstance, body: uc.RateAnswer, wb: WB) -> uc.RatingRecord:
     """An explicit rating of an answer (`thought2_id` of its turn), beside the feedback the follow-up
     gives; rating again replaces it."""

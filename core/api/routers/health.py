@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from core import usecases as uc
 from core.api.deps import WB
-from core.api.problems import RETRY_AFTER_UNAVAILABLE_S, problem
+from core.api.problems import RETRY_AFTER_UNAVAILABLE_S, documented, problem
 
 router = APIRouter(tags=["health"])
 
@@ -29,7 +29,8 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", response_model=Readiness, responses={503: {"description": "a service is down"}})
+@router.get("/readyz", response_model=Readiness, responses={503: documented(
+    "a service is down; `services` lists each with whether it is reachable (Retry-After)")})
 async def readyz(wb: WB):
     """Redis and Postgres reachable (503 otherwise). Only names and states: no address is shown, since
     this endpoint needs no key."""

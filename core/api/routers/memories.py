@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
 
 from core import usecases as uc
-from core.api.deps import WB, Caller, ReadInstance, WriteInstance, on_path
-from core.api.problems import MEDIA_TYPE
+from core.api.deps import ID_JSON_SCHEMA, WB, Caller, MemoryIdPath, ReadInstance, WriteInstance, on_path
+from core.api.problems import documented
 
 router = APIRouter(prefix="/v1/instances/{instance}/memories", tags=["memories"])
 
@@ -29,10 +31,11 @@ def search(instance: ReadInstance, body: MemorySearch, wb: WB) -> uc.SearchOutco
     return uc.memory_search(wb, uc.ExplorerSearch(**on_path(body, instance=instance).model_dump()))
 
 
-@router.delete("/{memory_id}", response_model=uc.DeletionReport, responses={404: {
-    "description": "nothing in the instance has that id (never there, or already deleted)",
-    "content": {MEDIA_TYPE: {}}}})
-def delete(instance: WriteInstance, memory_id: str, wb: WB, chain_id: str | None = None) -> uc.DeletionReport:
+@router.delete("/{memory_id}", response_model=uc.DeletionReport, responses={404: documented(
+    "nothing in the instance has that id (never there, or already deleted)")})
+def delete(instance: WriteInstance, memory_id: MemoryIdPath, wb: WB,
+           chain_id: Annotated[str | None, Query(description="the thought's chain, when it is not indexed yet",
+                                                 json_schema_extra=ID_JSON_SCHEMA)] = None) -> uc.DeletionReport:
     """One memory from every store: by its id (a thought, an added memory, a bank entry or summary by
     the id the bank returned); `chain_id` finds a thought not indexed yet. A fact formed from a user's
     message ("obs-…") goes from the message too: the whole message when it said nothing else, else the

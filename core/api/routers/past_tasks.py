@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from core import usecases as uc
-from core.api.deps import WB, ReadInstance, on_path
+from core.api.deps import USER_ID_JSON_SCHEMA, WB, ReadInstance, on_path, query_of
 
 router = APIRouter(prefix="/v1/instances/{instance}/past-tasks", tags=["past tasks"])
 
@@ -38,12 +38,13 @@ def search(instance: ReadInstance, body: PastTaskSearchBody, wb: WB) -> uc.Inter
 
 def _described(field: str, **extra: Any) -> Any:
     """A query parameter documented by the request model's own field."""
-    return Query(description=uc.ListTexts.model_fields[field].description, **extra)
+    return query_of(uc.ListTexts, field, **extra)
 
 
 @router.get("/texts", response_model=list[uc.StoredText])
 def texts(instance: ReadInstance, wb: WB,
-          user_id: Annotated[str, Query(description="whose texts (as any query value, a '+' in it is sent as %2B)")],
+          user_id: Annotated[str, Query(description="whose texts (as any query value, a '+' in it is sent as %2B)",
+                                        json_schema_extra=USER_ID_JSON_SCHEMA)],
           task_types: Annotated[list[str], _described("task_types",
                                                       examples=[["email", "meeting minutes"]])] = [],  # noqa: B006
           date_from: Annotated[str | None, _described("date_from", examples=["2025-11-01"])] = None,
