@@ -35,9 +35,11 @@ second time for the superseded.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
 from core.formation.updates import ATTRIBUTES, ROLES
+from core.index.text import INDEXED_CHARS
 from core.retrieval.relations import Related
 
 ATTRIBUTE_WEIGHT = 0.5
@@ -90,3 +92,49 @@ def attribute_words(query: str) -> list[Related]:
         for word in other:
             added.setdefault(word, Related(word, asked[0], ATTRIBUTE_WEIGHT, ATTRIBUTE_WEIGHT / len(other)))
     return list(added.values())
+
+
+@dataclass(frozen=True)
+class AttributeAsk:
+    """What relevance reads of a query naming an attribute: a memory that states the attribute in one of
+    its other ways ("I moved to Lisbon last month." for "Where do I live?") answers the word the query
+    names it by, as a memory holding that word would. The text leg scores the other ways at
+    ATTRIBUTE_WEIGHT, which ranks the query's own words first but leaves such a memory's coverage of the
+    query at half its word or less: in a new instance "live", found in no memory, counts the mean idf in
+    the ideal match while "moved", in the only memory, weighs almost nothing, so the memory's coverage
+    read 0.05 and the turn said no memory matches (relevance 0.31 against the floor 0.33).
+
+    held = (1 - ATTRIBUTE_WEIGHT) / the query's searched words: the rest of the word's share of an ideal
+    match (`core.index.text.text_leg`: each word of the query counts the mean idf), added to the coverage
+    of each memory the text leg found that `states` an attribute the query names (`core.retrieval.fusion.fuse`)."""
+
+    stating: re.Pattern[str]  # formation's ways of naming the attributes the query names
+    asked: frozenset[str]  # the stems of the query's words that name them
+    held: float
+
+    def states(self, content: str) -> bool:
+        """Whether a memory states an attribute the query names without the query's word for it (one
+        holding that word already covers it)."""
+        return (self.stating.search(content) is not None
+                and self.asked.isdisjoint(_stem(w) for w in _WORD.findall(content.lower())))
+
+
+@cache
+def _stating(attributes: frozenset[str]) -> re.Pattern[str]:
+    """The ways formation names any of `attributes`, as whole words."""
+    ways = {**ATTRIBUTES, **ROLES}
+    return re.compile("|".join(rf"\b(?:{ways[a]})\b" for a in sorted(attributes)), re.IGNORECASE)
+
+
+def attribute_ask(conn, query: str) -> AttributeAsk | None:
+    """What relevance reads of the attributes the query names (`AttributeAsk`); None when it names none.
+    The query's searched words are counted as the text leg reads them (its distinct lexemes), one short
+    statement on the search's connection."""
+    own = set(_WORD.findall(query.lower()))
+    named = {a: [w for w in words if w in own] for a, words in naming().items()}
+    named = {a: asked for a, asked in named.items() if asked}
+    if not named:
+        return None
+    searched = conn.execute("SELECT length(memory_analyse(left(%s, %s)))", (query, INDEXED_CHARS)).fetchone()[0]
+    return AttributeAsk(_stating(frozenset(named)), frozenset(_stem(w) for asked in named.values() for w in asked),
+                        (1 - ATTRIBUTE_WEIGHT) / max(1, searched or 0))

@@ -145,13 +145,16 @@ def fusion_columns(candidates: Sequence[Candidate], now: datetime) -> dict[str, 
 
 
 def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime, *,
-         speaker_and_chain: bool = True, text_ideal: float | None = None) -> Iterator[ScoredMemory]:
+         speaker_and_chain: bool = True, text_ideal: float | None = None,
+         held: np.ndarray | None = None) -> Iterator[ScoredMemory]:
     """Score every candidate with the profile and yield them best first.
 
     semantic, text and speaker as `fusion_columns` reads them; recency = exp(-age / tau);
     similarity = clip(query_cosine, 0, 1); speaker = 1 when the query names the memory's speaker, else 0;
-    coverage = min(1, text_raw / text_ideal), the share of an ideal match's score (the query's every word
-    once, `core.index.text.text_leg`), or `text` when no ideal is given;
+    coverage = min(1, text_raw / text_ideal + held), the share of an ideal match's score (the query's every
+    word once, `core.index.text.text_leg`), or `text` + held when no ideal is given; held, per candidate
+    (0 when not given), the share of the query's words a memory answers without holding them: the word
+    naming an attribute, for a memory stating it in another way (`core.retrieval.attributes.AttributeAsk`);
     relevance = r_sem * semantic + r_text * coverage with the profile's `relevance_weights`, whatever its
     method, + SPEAKER_WEIGHT * speaker;
     own = the profile's fusion (linear or rrf) + SPEAKER_WEIGHT * speaker (`own_scores`);
@@ -177,7 +180,7 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime,
         columns["speaker"] = np.zeros(n)
     semantic, text, ages, speaker = columns["semantic"], columns["text"], columns["age_s"], columns["speaker"]
     raw = np.fromiter((c.text_raw for c in candidates), np.float64, n)
-    coverage = unit(raw / text_ideal) if text_ideal else text
+    coverage = unit((raw / text_ideal if text_ideal else text) + (0.0 if held is None else held))
     similarity = unit(np.fromiter((c.cosine if c.query_cosine is None else c.query_cosine for c in candidates),
                                   np.float64, n))
     own = own_scores(profile.method, profile.w_sem, profile.w_text, profile.w_rec, profile.tau_s, profile.rrf_k,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Literal, NamedTuple
 
@@ -27,7 +28,7 @@ from core.ids import Id, pg_json
 from core.index.partitions import searched_partitions
 from core.index.records import ROW_WIDTH, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
-from core.retrieval.attributes import attribute_words
+from core.retrieval.attributes import attribute_ask, attribute_words
 from core.retrieval.fusion import Candidate
 from core.retrieval.hybrid_sql import FILTERS, candidate_statement, searched_instances, shown_by
 from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
@@ -202,8 +203,8 @@ def fetch_pool(pool, embedder: Embedder, req: SearchRequest, qvec=None) -> Candi
         while True:
             found, said = _candidates(conn, embedder, req, qvec, partitions, shown, reach, related, bool(asks))
             wider = reach.widened(req.pool, found, said, vector_filtered, text_filtered)
-            if wider == reach:
-                return found
+            if wider == reach:  # relevance counts a memory stating an attribute the query names as its word
+                return replace(found, attribute=attribute_ask(conn, req.query)) if asks else found
             reach = wider
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from core.models import FusionProfile, MemoryRow, ScoredMemory
+from core.retrieval.attributes import AttributeAsk
 from core.retrieval.fusion import Candidate, fuse, handed_by_floor, time_boosted
 from core.retrieval.timeparse import TimeHint, find_time_expression, range_of_parts
 
@@ -195,6 +196,9 @@ class CandidatePool:
     # The text leg's score of an ideal match (`core.index.text.text_leg`): what each candidate's text score
     # is measured against for its coverage of the query. None when the pool does not say.
     text_ideal: float | None = None
+    # The attributes the query names, which a memory stating one covers (`core.retrieval.attributes`);
+    # None when it names none.
+    attribute: AttributeAsk | None = None
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -387,6 +391,15 @@ def retrievable_pool(pool: CandidatePool, profile: FusionProfile) -> CandidatePo
     return pool if len(kept) == len(pool.candidates) else replace(pool, candidates=kept)
 
 
+def attribute_held(candidates: Sequence[Candidate], ask: AttributeAsk | None) -> np.ndarray | None:
+    """What each candidate's coverage of the query gains for stating an attribute the query names
+    (`AttributeAsk.held` for a memory the text leg found that `AttributeAsk.states` it, else 0); None when
+    the query names none."""
+    if ask is None:
+        return None
+    return np.array([ask.held if c.text_raw > 0 and ask.states(c.memory.content) else 0.0 for c in candidates])
+
+
 def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,
               similarity_threshold: float = 0.0, distinct: bool = True,
               near_duplicate: float = NEAR_DUPLICATE, speaker_and_chain: bool = True) -> Ranking:
@@ -397,8 +410,9 @@ def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top
     (when `distinct`) → similarity (the query's own cosine) >= similarity_threshold →
     `drop_near_duplicates` (when near_duplicate < 1: 1 keeps near-duplicates) → the first top_k.
     """
-    scored = fuse(retrievable_pool(pool, profile).candidates, profile, now, speaker_and_chain=speaker_and_chain,
-                  text_ideal=pool.text_ideal)
+    kept = retrievable_pool(pool, profile).candidates
+    scored = fuse(kept, profile, now, speaker_and_chain=speaker_and_chain, text_ideal=pool.text_ideal,
+                  held=attribute_held(kept, pool.attribute))
     passed: Iterable[ScoredMemory] = distinct_contents(scored) if distinct else scored
     passed = (s for s in passed if s.score.similarity >= similarity_threshold)
     if near_duplicate < 1:

@@ -13,6 +13,7 @@ from core.conversation.turn import Remember, UiRememberParams, above_floor
 from core.errors import ConfigError
 from core.index.memory_index import MemoryIndex
 from core.models import MemoryRecord, MemoryRow, ScoredMemory, ScoreParts
+from core.retrieval.attributes import ATTRIBUTE_WEIGHT, attribute_ask
 from core.retrieval.fusion import BEST_SHARE, OTHERS_SHARE, others_bar
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.runtime import Workbench
@@ -207,3 +208,44 @@ def test_the_calibration_benchmark_runs_end_to_end(data_dir, tmp_path):
     assert len(work["unanswered_given"]) == round((1 - at["unanswered_abstained"]) * asked["unanswered"])
     assert all(q["best"] >= floor and q["answer_rank"] is None for q in work["unanswered_given"])
     assert abstention.main(["--data", str(tmp_path / "none.json")]) == 2
+
+
+# (statement, question): the question names an attribute by a word the statement says in another way.
+STATED = [("I moved to Lisbon last month.", "Where do I live?"),
+          ("We relocated to Porto in May.", "Where do I live?"),
+          ("After a long search and lots of paperwork, I moved to Lisbon last month with my two cats.",
+           "Where do I live?"),
+          ("I work at Siemens now.", "Who is my employer?"),
+          ("I drive a Tesla.", "What car do I have?")]
+
+
+@pytest.mark.parametrize(("statement", "question"), STATED)
+def test_a_memory_stating_the_attribute_a_question_names_answers_its_word(workbench, instance, statement,
+                                                                           question):
+    """"Where do I live?" after "I moved to Lisbon last month." in a new instance said no memory matches: the
+    text leg found the memory by "moved" at ATTRIBUTE_WEIGHT, "live" (in no memory) counted the mean idf in
+    the ideal match, so the coverage read 0.05 and the relevance 0.31. The memory states the residence the
+    question asks about, and now covers its word: the coverage gains (1 - ATTRIBUTE_WEIGHT) / the query's one
+    searched word (`core.retrieval.attributes.AttributeAsk`)."""
+    rm = Remember(workbench)
+    rm.run(UiRememberParams(thought=statement, chain_id="me"), instance=instance)
+    r = rm.run(UiRememberParams(thought=question, chain_id="ask", include_history=False), instance=instance)
+    assert r.memory == "found" and r.context[0].content == statement
+    assert r.context[0].coverage >= 1 - ATTRIBUTE_WEIGHT
+    assert r.context[0].relevance >= workbench.settings.relevance_floor
+
+
+def test_a_question_naming_an_attribute_still_needs_a_memory_stating_it(workbench, instance):
+    """Only a memory stating the attribute gains: one sharing a stray word, or one already holding the
+    question's word, reads as before, and a question about an attribute nothing states gets nothing."""
+    rm = tell(workbench, instance)
+    r = rm.run(UiRememberParams(thought="Where do I live?", chain_id="ask", include_history=False),
+               instance=instance)
+    assert r.memory == "none_matched" and r.context == []
+    with workbench.search_pool().connection() as conn:
+        ask = attribute_ask(conn, "Where do I live now?")
+        assert attribute_ask(conn, "What is the capital of Mongolia?") is None
+    assert ask is not None and ask.held == pytest.approx(1 - ATTRIBUTE_WEIGHT)  # "live" the one searched word
+    assert ask.states("We just moved to Denver last week.") and ask.states("We relocated to Porto.")
+    # a memory holding the question's word already covers it
+    assert not ask.states("I live in Chicago.") and not ask.states("Our dog Rex is scared of thunderstorms")
