@@ -131,8 +131,11 @@ class Deletion:
     def finish(self, report: DeletionReport | None = None) -> None:
         """Close the fact histories through what was removed, replace the copies of what was removed by
         "[deleted]", then rewrite the files on disk."""
+        # A correction of what was removed quoted it ("… (correcting: <it>)"): `mend` writes it again, and the
+        # chains that retrieved it (in place of the fact it had superseded) hold copies of the old words.
+        quoting = {c for m in self.removed.values() if (c := m.metadata.get("superseded_by"))} - set(self.removed)
         mended = mend(self.wb.index, self.instance, self.removed)
-        copies = redact_copies(self.wb, self.instance, self.texts, self.ids, self.chains)
+        copies = redact_copies(self.wb, self.instance, self.texts, self.ids, self.chains, quoting=quoting)
         shared = self.instance == SHARED_INSTANCE
         marks = LabelStore(self.wb.pool()).forget(None if shared else [self.instance], self.ids | set(self.removed))
         instances = self.wb.index.instances() if shared else [self.instance]

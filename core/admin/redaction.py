@@ -59,11 +59,14 @@ return 1
 
 
 def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Iterable[str],
-                  chains: Iterable[str]) -> int:
+                  chains: Iterable[str], *, quoting: Iterable[str] = ()) -> int:
     """Replace the copies of `texts` (what was deleted: memories `ids`, said in `chains` of `instance`)
-    in the records derived from them; returns how many records were rewritten."""
+    in the records derived from them; returns how many records were rewritten. `quoting`: memories that
+    stay but quoted the texts (a correction's "(correcting: …)" of a deleted fact, rewritten by `mend`):
+    the chains that retrieved them hold copies too, and their provenance is kept."""
     deleted = _Deleted(frozenset(t for t in texts if t.strip()))
     ids = set(ids)
+    named = ids | set(quoting)
     scope = (sorted(set(wb.thoughts.instances()) | set(wb.index.instances())) if instance == SHARED_INSTANCE
              else [instance])
     rewritten = 0
@@ -71,7 +74,7 @@ def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Itera
         if deleted.texts:
             touched: dict[str, frozenset[str]] = {}
             messages: dict[str, str] = {}
-            rewritten += _redact_redis(wb, inst, ids, set(chains) if inst == instance else set(), deleted,
+            rewritten += _redact_redis(wb, inst, named, set(chains) if inst == instance else set(), deleted,
                                        touched, messages)
             rewritten += _redact_index(wb, inst, touched, deleted, messages)
         # Their copies are redacted: nothing is left to find through the deleted memories' entries.
