@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -128,11 +129,14 @@ def test_every_front_end_sends_what_it_shows(wb, fake_llm, instance, settings, w
     body = check_turn(wb, fake, since, second, (402, 6, 410))
     assert history_of(body["messages"][1]["content"]) == f"Human: What is my cat called?\nAI: {first.answer}"
 
+    # Other tests of the session's servers may have made API keys, after which every request needs one.
+    secret = uc.create_key(wb, uc.CreateKey(name=f"fid-{uuid.uuid4().hex[:8]}", instances=[instance])).secret
+    auth = {"Authorization": f"Bearer {secret}"}
     with thread_server(wb) as url:
         # 3. The HTTP API on uvicorn.
         since = len(fake.chat_requests)
         fake.reply("Noted.", prompt_tokens=455, completion_tokens=2, total_tokens=457)
-        response = httpx.post(f"{url}/v1/instances/{instance}/remember", timeout=60, json={
+        response = httpx.post(f"{url}/v1/instances/{instance}/remember", timeout=60, headers=auth, json={
             "thought": "Thanks! ```and``` **this** stays as typed 🎉\n\n", "chain_id": "fid",
             "request_id": "fid-3"})
         assert response.status_code == 200, response.text
@@ -143,7 +147,7 @@ def test_every_front_end_sends_what_it_shows(wb, fake_llm, instance, settings, w
 
         # 4. MCP over streamable HTTP, with the prompt asked for and without (the turn stores it either way).
         async def mcp_turns() -> list[dict[str, Any]]:
-            async with (httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)) as client,
+            async with (httpx2.AsyncClient(headers=auth, timeout=httpx2.Timeout(60.0)) as client,
                         streamable_http_client(url + "/mcp", http_client=client) as (read, write),
                         ClientSession(read, write) as session):
                 await session.initialize()
@@ -167,7 +171,7 @@ def test_every_front_end_sends_what_it_shows(wb, fake_llm, instance, settings, w
 
         # A repeat of a request, through any front end, asks the LLM nothing and returns the first result.
         since = len(fake.chat_requests)
-        again = httpx.post(f"{url}/v1/instances/{instance}/remember", timeout=60, json={
+        again = httpx.post(f"{url}/v1/instances/{instance}/remember", timeout=60, headers=auth, json={
             "thought": "What is my cat called?", "chain_id": "fid", "request_id": "fid-1"})
         assert again.status_code == 200 and sent(fake, since) == []
         assert uc.UiRememberResult.model_validate(again.json()) == first
