@@ -581,7 +581,11 @@ class Remember:
             if server_failed:
                 formation.stop_asking("the LLM server failed on this turn's answer")
             queued = [user, answer] if synthesis == "llm" else [user]  # as `append_turn` queued them
-            sync_error = sync_index(store, wb.index, formation=formation, own=queued).error
+            # Retrieval found Postgres down moments ago: a sync would wait for the outbox lock (up to
+            # LOCK_WAIT_S, when a drain cut off by an outage left it held) only to fail; the next turn or
+            # sweep indexes what is queued.
+            sync_error = ("Postgres is unavailable" if memory == "unavailable" else
+                          sync_index(store, wb.index, formation=formation, own=queued).error)
         except (psycopg.Error, ServiceUnavailable, *REDIS_DOWN) as e:
             sync_error = str(e)
         # e.g. the LLM's reading failed and the rules read the message
