@@ -592,6 +592,12 @@ _SAYS_NOTHING = re.compile(rf"^\W*{_REPLY_PART}(?:[\s,.!;:—–-]++{_REPLY_PART
 _LABEL = re.compile(r"^\W*([^:.!?\n]{1,30}):\s+")
 
 
+# Longer than this, a reply is taken to say something, unread: every indexed answer is asked (an import's
+# too, 35 µs a reply read), and the labelled empty replies are 56 characters at most, an LLM's courtesies
+# ("Thanks for letting me know! I'll keep that in mind. Let me know if you need anything else.") about 100.
+NOTHING_MAX_CHARS = 240
+
+
 def says_nothing(reply: str) -> bool:
     """Whether an assistant's reply says nothing to remember: every sentence of it receives ("Got it.",
     "Noted."), thanks ("Thanks for the update!"), offers help ("Anything else I can help with?"), wishes
@@ -601,6 +607,8 @@ def says_nothing(reply: str) -> bool:
     reply's row is an acknowledgement, not retrieved by default (`core.conversation.indexing.empty_reply`):
     through its neighbours' words it was retrieved and handed to synthesis in place of a memory. Measured
     on tests/data/assistant_replies.jsonl."""
+    if len(reply) > NOTHING_MAX_CHARS:
+        return False
     text = reply.translate(_APOSTROPHES).strip()
     if not re.search(r"\w", text):
         return False  # no words, e.g. an emoji: not what this reads (an empty text is not indexed anyway)

@@ -9,6 +9,8 @@ import signal
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -60,20 +62,28 @@ def kill_redis(data_dir: Path) -> None:
         time.sleep(0.01)
 
 
-@pytest.fixture
-def other_database(workbench):
-    """A database of its own on the test server, for a schema of another age."""
-    name = f"upgrade_{uuid.uuid4().hex[:8]}"
+@contextmanager
+def scratch_database(workbench, prefix: str, options: str = "") -> Iterator[str]:
+    """The conninfo of a database of its own on the test server (`options` of CREATE DATABASE, e.g. a
+    locale), with pgvector and nothing else; dropped afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
     with workbench.pool().connection() as conn:
-        conn.execute(f"CREATE DATABASE {name}")
+        conn.execute(f"CREATE DATABASE {name} {options}")
         conninfo = make_conninfo(conn.info.dsn, dbname=name, password=conn.info.password)
     try:
         with psycopg.connect(conninfo, autocommit=True) as db:
             db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            yield db
+        yield conninfo
     finally:
         with workbench.pool().connection() as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def other_database(workbench):
+    """A database of its own on the test server, for a schema of another age."""
+    with scratch_database(workbench, "upgrade") as conninfo, psycopg.connect(conninfo, autocommit=True) as db:
+        yield db
 
 
 @pytest.fixture

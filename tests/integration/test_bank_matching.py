@@ -5,16 +5,15 @@ summary, a date alone meaning its whole day, and a deleted step gone from the su
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, date, datetime, timedelta
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
 
 from core.admin.deletion import delete_memory
 from core.bank import SUMMARY_SKILL, MemoryBank, MemoryEntry, MemoryQuery
 from core.runtime import Workbench
+from tests.integration.conftest import scratch_database
 from tests.support.cli import in_process_cli
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)  # step i is made i days later
@@ -40,18 +39,10 @@ def index_rows_holding(wb: Workbench, instance: str, words: str) -> list[str]:
 def c_locale_settings(workbench, settings):
     """Settings pointing at a database of the test server made with the C locale, where Postgres's
     `lower()` lowers ASCII only (as in a cluster made where LANG is unset)."""
-    name = f"clocale_{uuid.uuid4().hex[:8]}"
-    with workbench.pool().connection() as conn:
-        conn.execute(f"CREATE DATABASE {name} LOCALE 'C' TEMPLATE template0")
-        url = make_conninfo(conn.info.dsn, dbname=name, password=conn.info.password)
-    try:
+    with scratch_database(workbench, "clocale", "LOCALE 'C' TEMPLATE template0") as url:
         with psycopg.connect(url, autocommit=True) as db:
             assert db.execute("SELECT lower('CAFÉ')").fetchone()[0] == "cafÉ"  # what the bank must not rely on
-            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
         yield settings.model_copy(update={"database_url": url})
-    finally:
-        with workbench.pool().connection() as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_letter_case_is_ignored_whatever_the_database_locale(c_locale_settings, instance):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import sys
 import types
-import uuid
 from functools import partial
 
 import pytest
@@ -19,6 +18,7 @@ from core import schema
 from core.index import memory_index
 from core.services import _configure
 from core.services.bounded import bounded_connection_class
+from tests.integration.conftest import scratch_database
 
 
 def test_an_upgrade_longer_than_the_statement_timeout_completes_and_the_limit_is_back(workbench, monkeypatch):
@@ -44,18 +44,8 @@ def test_an_upgrade_longer_than_the_statement_timeout_completes_and_the_limit_is
 @pytest.fixture
 def database(workbench):
     """The conninfo of a database of its own on the test server, with pgvector and nothing else."""
-    name = f"schema_{uuid.uuid4().hex[:8]}"
-    with workbench.pool().connection() as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-        conninfo = make_conninfo(conn.info.dsn, dbname=name, password=conn.info.password)
-    try:
-        with ConnectionPool(conninfo, min_size=1, max_size=1, kwargs={"autocommit": True}) as pool, \
-                pool.connection() as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    with scratch_database(workbench, "schema") as conninfo:
         yield conninfo
-    finally:
-        with workbench.pool().connection() as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_an_upgrade_says_so_while_it_runs_and_the_next_start_applies_nothing(database, caplog):
