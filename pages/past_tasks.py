@@ -184,10 +184,15 @@ with add_tab:
                 st.success("Stored: " + "; ".join(done) + ". They are searchable now.")
 
 with history_tab:
+    words_col, shown_col = st.columns([3, 1])
+    contains = words_col.text_input("Queries containing", key="pt_history_contains", max_chars=uc.QUERY_MAX_CHARS,
+                                    placeholder="a word or phrase of the query, in any letter case")
+    limit = shown_col.selectbox("Show the newest", [30, 100, 300, 1000], key="pt_history_limit")
     past = attempt("read the query history", lambda: uc.tool_history(
-        wb, uc.HistoryRequest(instance=instance, user_id=user, limit=30))) or []
+        wb, uc.HistoryRequest(instance=instance, user_id=user, limit=limit, contains=contains))) or []
     if not past:
-        st.caption("No queries yet for this user.")
+        st.caption(f"No query holds “{as_plain_line(contains.strip())}”." if contains.strip()
+                   else "No queries yet for this user.")
     for i, h in enumerate(past):
         if h.result is None:  # a query that failed or has not finished
             st.caption(f"{h.created_at:%d %b %H:%M} · “{as_plain_line(h.query)}” · {h.status}"

@@ -125,12 +125,13 @@ def delete(ctx: WorkbenchContext, execution_pk: int, user_id: str, restore: bool
 @tasks.command("history")
 @click.option("--user", "user_id", required=True, help=USER_HELP)
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--contains", help="Only the queries holding this text, in any letter case.")
 @click.pass_obj
-def history(ctx: WorkbenchContext, user_id: str, limit: int) -> None:
+def history(ctx: WorkbenchContext, user_id: str, limit: int, contains: str | None) -> None:
     """The user's past internal memory queries and their results, newest first."""
     from core import usecases as uc
 
-    request = uc.HistoryRequest(user_id=user_id, limit=limit)
+    request = uc.HistoryRequest(user_id=user_id, limit=limit, contains=contains)
     emit([history_row(h) for h in uc.tool_history(ctx.wb, request)])
 
 

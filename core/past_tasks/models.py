@@ -247,6 +247,9 @@ class InternalMemoryResult(BaseModel):
         if found.nearest_distance is None and not found.searchable:
             return (f"User {q.user_id!r} has no searchable past tasks in instance {q.instance!r} (check the "
                     "user id: past tasks are searched per user).")
+        if found.nearest_distance is None and found.candidates:
+            return ("The query's vector is all zeros (the embedder knows none of its words), so it is at no "
+                    "distance from any past task; use other words.")
         if found.nearest_distance is None:
             return (f"None of the {found.searchable} searchable past tasks of user {q.user_id!r} matches the "
                     f"filter{within}; widen it.")

@@ -14,6 +14,7 @@ could silently miss a user's neighbours. The per-model HNSW index still serves u
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -57,8 +58,11 @@ def search_past_tasks(pool, embedder: Embedder, q: PastTaskQuery) -> PastTaskSea
     hits = [PastTaskHit(user_task_execution_pk=r[3], produced_text_pk=r[4], version_pk=r[5], task_name=r[6],
                         task_icon=r[7], title=r[8], production=r[9], date=r[10], distance=float(r[11]))
             for r in rows if r[3] is not None]
+    # A query whose vector is all zeros (an embedder knowing none of its words) is at no distance from
+    # anything: Postgres says NaN, which the recorded result (JSON) cannot hold.
+    known = nearest is not None and not math.isnan(nearest)
     return PastTaskSearch(hits=hits, candidates=candidates, searchable=searchable,
-                          nearest_distance=float(nearest) if nearest is not None else None)
+                          nearest_distance=float(nearest) if known else None)
 
 
 def _statement(embedder: Embedder) -> sql.Composed:
@@ -125,10 +129,11 @@ def _for_history(result: InternalMemoryResult) -> dict:
     return result.model_dump(mode="json", exclude={"search": {"hits": {"__all__": {"production"}}}})
 
 
-def history(wb: Workbench, instance: str, user_id: str, limit: int = 50) -> list[PastToolExecution]:
-    """A user's tool executions, newest first."""
+def history(wb: Workbench, instance: str, user_id: str, limit: int = 50,
+            contains: str | None = None) -> list[PastToolExecution]:
+    """A user's tool executions, newest first; `contains`: those whose query holds that text (any case)."""
     out = []
-    for rec in wb.past_tasks.tool_executions(instance, user_id, limit):
+    for rec in wb.past_tasks.tool_executions(instance, user_id, limit, contains):
         result = error = None
         if rec.status in ("done", "partial") and rec.result:
             try:

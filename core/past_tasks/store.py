@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core.bank.match import case_blind_pattern
 from core.embeddings import Embedder
 from core.errors import InvalidInput, NotFound
 from core.ids import Id, UserId, pg_text, validate_id
@@ -442,11 +443,17 @@ class PastTaskStore:
             conn.execute("UPDATE past_task_tool_execution SET status = %s, result = %s "
                          "WHERE execution_id = %s", (status, Jsonb(result), execution_id))
 
-    def tool_executions(self, instance: str, user_id: str, limit: int = 50) -> list[ToolExecutionRecord]:
+    def tool_executions(self, instance: str, user_id: str, limit: int = 50,
+                        contains: str | None = None) -> list[ToolExecutionRecord]:
+        """The user's tool executions, newest first; `contains`: only those whose query holds that text in
+        any letter case (matched whatever the cluster's locale, as a bank's keywords are)."""
+        pattern = case_blind_pattern(pg_text(contains)) if contains else None
         with self.pool.connection() as conn:
             rows = conn.execute(
                 "SELECT execution_id, instance, user_id, query, params, status, result, created_at "
-                "FROM past_task_tool_execution WHERE instance = %s AND user_id = %s "
-                "ORDER BY created_at DESC, pk DESC LIMIT %s", (instance, user_id, limit)).fetchall()
+                "FROM past_task_tool_execution WHERE instance = %(instance)s AND user_id = %(user)s "
+                "AND (%(pattern)s::text IS NULL OR query ~ %(pattern)s) "
+                "ORDER BY created_at DESC, pk DESC LIMIT %(limit)s",
+                {"instance": instance, "user": user_id, "pattern": pattern, "limit": limit}).fetchall()
         return [ToolExecutionRecord(execution_id=r[0], instance=r[1], user_id=r[2], query=r[3], params=r[4],
                                     status=r[5], result=r[6], created_at=r[7]) for r in rows]

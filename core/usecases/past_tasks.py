@@ -6,10 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from core.errors import InvalidInput, explain_validation
 from core.ids import UserId, validate_user_id
+from core.limits import QUERY_MAX_CHARS
 from core.past_tasks.models import (
     DEFAULT_MAX_DISTANCE,
     DEFAULT_N_MAX,
@@ -195,11 +196,18 @@ def mark_deleted(wb: Workbench, req: MarkDeleted) -> None:
 
 class HistoryRequest(UserRequest):
     limit: int = Field(50, ge=1, le=1000)
+    contains: str | None = Field(None, max_length=QUERY_MAX_CHARS,
+                                 description="only the queries holding this text, in any letter case")
+
+    @field_validator("contains")
+    @classmethod
+    def _blank_is_none(cls, v: str | None) -> str | None:
+        return (v or "").strip() or None
 
 
 def tool_history(wb: Workbench, req: HistoryRequest) -> list[PastToolExecution]:
-    """The user's recorded tool executions, newest first."""
-    return history(wb, req.instance_in(wb), req.user_id, req.limit)
+    """The user's recorded tool executions, newest first (those whose query holds `contains`, if given)."""
+    return history(wb, req.instance_in(wb), req.user_id, req.limit, req.contains)
 
 
 class PastTaskCatalogue(BaseModel):

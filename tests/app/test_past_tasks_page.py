@@ -86,6 +86,11 @@ def test_a_pasted_text_is_searchable_at_once_and_queries_are_in_the_history(app_
     assert "Budget review" in markdown(at)
     labels = [e.label for e in at.expander]
     assert any("marketing budget cut" in label for label in labels)  # the history tab lists the query
+    at.text_input(key="pt_history_contains").input("BUDGET").run()
+    assert any("marketing budget cut" in e.label for e in at.expander)
+    at.text_input(key="pt_history_contains").input("forklift").run()
+    assert not any("marketing budget cut" in e.label for e in at.expander)
+    assert "No query holds “forklift”." in [c.value for c in at.caption]
 
 
 def test_the_slider_starts_at_the_embedders_default_and_says_so(app_env, user):

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
+from core import usecases as uc
 from core.errors import InvalidInput, NotFound
 from core.past_tasks.models import PastTaskQuery
 from core.past_tasks.search import history, run_internal_memory, search_past_tasks
@@ -156,6 +157,27 @@ def test_tool_execution_records_its_one_query(keyword_workbench, store, instance
     recorded = execution.result
     assert [r.model_dump() for r in recorded.references] == [r.model_dump() for r in result.references]
     assert recorded.search.hits[0].production == ""  # the history keeps which version, not the text again
+
+
+def test_the_history_is_narrowed_to_queries_holding_a_text_in_any_case(keyword_workbench, store, instance):
+    store.ingest([text(instance, "ann", "café menu", "The CAFÉ menu changes on Mondays.")])
+    for i, query in enumerate(["Café menu", "paris museum", "opening hours of the CAFÉ", "50% off_sale"]):
+        run_internal_memory(keyword_workbench, PastTaskQuery(instance=instance, user_id="ann", query=query,
+                                                             max_distance=0.5), execution_id=f"q-{i}")
+
+    def queries(contains: str | None) -> list[str]:
+        request = uc.HistoryRequest(instance=instance, user_id="ann", contains=contains)
+        return [h.query for h in uc.tool_history(keyword_workbench, request)]
+
+    [no_words] = uc.tool_history(keyword_workbench, uc.HistoryRequest(instance=instance, user_id="ann",
+                                                                      contains="off_sale"))
+    assert no_words.status == "done" and "vector is all zeros" in no_words.result.nothing_within
+    assert queries("café") == ["opening hours of the CAFÉ", "Café menu"]  # newest first, whatever the case
+    assert queries("% off_") == ["50% off_sale"]  # a LIKE or regex wildcard is a plain character
+    assert queries("   ") == queries(None) and len(queries(None)) == 4  # blank: every query
+    assert queries("museum x") == []
+    assert uc.tool_history(keyword_workbench, uc.HistoryRequest(instance=instance, user_id="bob",
+                                                                contains="café")) == []  # another user's
 
 
 def test_cli_ingest_and_search_agree_with_the_api(workbench, settings, instance, tmp_path, monkeypatch):
