@@ -1,5 +1,6 @@
 """Servers of their own for the fault tests: those stop, kill and restart Redis and Postgres, which must
-never disturb the session's servers that every other test uses."""
+never disturb the session's servers that every other test uses; and the servers a module's tests share (the
+HTTP API, a fake LLM)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from core.config import load_settings
 from core.index import memory_index
 from core.runtime import Workbench
 from core.services import EmbeddedPostgres, EmbeddedRedis
+from tests.support.api import thread_server
 from tests.support.embedders import KeywordEmbedder
+from tests.support.fake_llm import FakeLLMServer
 
 
 @pytest.fixture(scope="session")
@@ -95,3 +98,19 @@ def old_instance_database(other_database):
                               SELECT memory_term_partition('old', 'memory_p_old');
                               INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
     return other_database
+
+
+@pytest.fixture(scope="module")
+def api(workbench) -> Iterator[str]:
+    """The HTTP API on uvicorn in a thread, shared by a module's tests and without a rate limit (a module
+    sends thousands of requests); a module needing other settings defines its own `api`."""
+    with thread_server(workbench, settings=workbench.settings.model_copy(
+            update={"api_rate_limit": "100000/minute"})) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeLLMServer]:
+    """A fake OpenAI-compatible LLM server shared by a module's tests (`fake_llm` is one a test)."""
+    with FakeLLMServer() as srv:
+        yield srv

@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from core import usecases as uc
 from core.errors import InvalidInput
 from core.ids import ID_PATTERN, validate_id
-from tests.support.api import thread_server
 from tests.support.hostile import ATTACKS, SERVICE, ids, texts, wrong_type
 
 OUTCOMES: Counter[str] = Counter()  # "METHOD path status" → requests; printed at the end (pytest -s)
@@ -48,13 +47,6 @@ QUERY_VALUES = ["", "1", "0", "-1", "201", "20", "newest", "oldest", "model", "s
 def _report():
     yield
     print("\nHTTP answers by operation and status:", dict(sorted(OUTCOMES.items())))
-
-
-@pytest.fixture(scope="module")
-def api(workbench):
-    with thread_server(workbench, settings=workbench.settings.model_copy(
-            update={"api_rate_limit": "100000/minute"})) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

@@ -41,13 +41,6 @@ def _key(wb, instances, read_only=False) -> str:
 
 
 @pytest.fixture(scope="module")
-def api(workbench):
-    with thread_server(workbench, settings=workbench.settings.model_copy(
-            update={"api_rate_limit": "100000/minute"})) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
 def two(workbench):
     """Instances A and B (B with a chain in it), a key for each, and a read-only key for A."""
     a, b = (f"t-{uuid.uuid4().hex[:12]}" for _ in range(2))

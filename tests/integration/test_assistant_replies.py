@@ -15,13 +15,6 @@ from core.models import AS_STORED
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.runtime import Workbench
 from tests.support.chatgpt_export import conversation, write_export
-from tests.support.fake_llm import FakeLLMServer
-
-
-@pytest.fixture(scope="module")
-def fake():
-    with FakeLLMServer() as srv:
-        yield srv
 
 
 @pytest.fixture(scope="module")

@@ -35,12 +35,6 @@ NOW = datetime(2024, 5, 15, 10, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
-def fake():
-    with FakeLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
 def wb(settings, fake):
     w = Workbench(settings.model_copy(update={"llm_base_url": fake.url + "/v1", "llm_max_retries": RETRIES,
                                               "llm_timeout_s": 0.3}), embedder=KeywordEmbedder())

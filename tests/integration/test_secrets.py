@@ -22,7 +22,6 @@ from core.admin.explorer import export_chain
 from core.conversation.turn import Remember, UiRememberParams
 from core.runtime import Workbench
 from tests.app.conftest import open_page
-from tests.support.fake_llm import FakeLLMServer
 
 KEY = "sk-live-SECRET-7f3a9c2e5b1d"
 GROQ_KEY = "gsk_SECRET-groq-4d2c1b0a"
@@ -44,24 +43,18 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def fake():
-    with FakeLLMServer() as srv:
-        yield srv
-
-
-def test_logs_errors_and_stored_data(settings, fake, instance, caplog):
+def test_logs_errors_and_stored_data(settings, fake_llm, instance, caplog):
     caplog.set_level(logging.DEBUG)
-    s = settings.model_copy(update={"llm_base_url": fake.url + "/v1", "llm_api_key": SecretStr(KEY),
+    s = settings.model_copy(update={"llm_base_url": fake_llm.url + "/v1", "llm_api_key": SecretStr(KEY),
                                     "llm_max_retries": 0, "llm_timeout_s": 5.0})
     wb = Workbench(s)
     try:
         rm = Remember(wb)
         first = rm.run(UiRememberParams(thought="my dog likes the beach", chain_id="c"), instance=instance)
-        fake.fail(401)  # the provider refuses the key: the note must not quote it
+        fake_llm.fail(401)  # the provider refuses the key: the note must not quote it
         second = rm.run(UiRememberParams(thought="thanks! and the cat?", chain_id="c"), instance=instance)
         assert any("API key was refused" in n for n in second.notes)
-        assert fake.chat_requests[0]["headers"]["authorization"] == f"Bearer {KEY}"  # the key is in use
+        assert fake_llm.chat_requests[0]["headers"]["authorization"] == f"Bearer {KEY}"  # the key is in use
         # What the product keeps and exports.
         stored = [json.dumps(t.model_dump(mode="json")) for t in wb.thoughts.chain_thoughts(instance, "c")]
         dumps = [first.model_dump_json(), second.model_dump_json(), export_chain(wb, instance, "c"),
@@ -112,11 +105,11 @@ def element_texts(node) -> list[str]:
     return out
 
 
-def test_no_page_shows_a_secret(settings, workbench, monkeypatch, fake, instance):
+def test_no_page_shows_a_secret(settings, workbench, monkeypatch, fake_llm, instance):
     Remember(workbench).run(UiRememberParams(thought="my dog likes the beach", chain_id="c"),
                             instance=instance)
     monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
-    monkeypatch.setenv("LLM_BASE_URL", fake.url + "/v1")
+    monkeypatch.setenv("LLM_BASE_URL", fake_llm.url + "/v1")
     monkeypatch.setenv("LLM_API_KEY", KEY)
     monkeypatch.setenv("GROQ_API_KEY", GROQ_KEY)
     monkeypatch.setenv("EMBEDDER", "wordllama")
