@@ -56,19 +56,17 @@ from core.retrieval.fusion import (
     CHAIN_WEIGHT,
     OTHERS_SHARE,
     SPEAKER_WEIGHT,
-    TIME_BOOST,
     others_bar,
 )
 from core.retrieval.hybrid import SearchRequest, hybrid_search
-from core.retrieval.ranking import above_floor, asks_only_time, boosted_by_time, floor_relevance
-from core.retrieval.timeparse import TimeHint, has_time_keyword, parse_time_hint
+from core.retrieval.ranking import above_floor, asks_only_time, floor_relevance
+from core.retrieval.timeparse import has_time_keyword, parse_time_hint
 from core.tokens import count_tokens
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
 
 DEEP_CONTEXT_THRESHOLD = 8  # more context items than this → the deep model
-BOOSTED_AMONG = 25  # the best memories re-ranked by the time a question names (`_asked_time`), as measured
 STYLES = ("default", "deep", "chronological")
 REDIS_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 HISTORY_PAGE = 60  # the chain's thoughts read at a time for the prompt's history, newest first
@@ -425,21 +423,22 @@ class Remember:
         # 1. Retrieval (degrades to no context when Postgres is down; the turn still goes on).
         profile = self._profile(instance, params.profile, notes)
         since, until = self._time_window(params.temporal, now, notes)
-        asked = None if params.temporal and params.temporal.strip() else _asked_time(params.thought, now, notes)
         context: list[ScoredMemory] = []
         memory: MemoryOutcome = "found"
         latency = StageLatency()
         try:
             found = hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(
                 query=params.thought, instance=instance, profile=_held(profile, since, until),
-                top_k=params.top_k if asked is None else max(params.top_k, BOOSTED_AMONG),
-                search_type=params.search_type,
+                top_k=params.top_k, search_type=params.search_type,
                 similarity_threshold=params.similarity_threshold, since=since, until=until, time_of="event",
-                tags=params.tags if params.filter_tags else None, exclude_ids=[user_id]), now=now)
+                tags=params.tags if params.filter_tags else None, exclude_ids=[user_id],
+                # The question's own time ranks the memories of then higher (`SearchRequest.time_boost`): a
+                # boost, never a restriction, as its words may name a time they do not ask about ("my last day
+                # at Acme"); a `temporal` hint, read or not, says the time itself.
+                time_boost=not (params.temporal and params.temporal.strip())), now=now)
             context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms
-            if asked is not None:
-                context = boosted_by_time(context, asked)[:params.top_k]
             notes += [left.note() for left in found.left_out]
+            notes += [said] if (said := found.time_note("question")) else []
         except (psycopg.Error, ServiceUnavailable) as e:
             memory = "unavailable"
             notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
@@ -661,18 +660,6 @@ class Remember:
 def _chat(thoughts: list[Thought]) -> list[ChatMessage]:
     return [ChatMessage(type="human" if t.category == CATEGORY_USER else "ai", content=t.thought)
             for t in thoughts]
-
-
-def _asked_time(question: str, now: datetime, notes: list[str]) -> TimeHint | None:
-    """The time a question names itself ("What did I do last weekend?"), read when no `temporal` hint is given:
-    a boost to the memories of that time (`ranking.boosted_by_time`), never a restriction, as the question's
-    words may name a time they do not ask about ("my last day at Acme")."""
-    hint = parse_time_hint(question, now)
-    if hint is not None:
-        notes.append(f"the question's time {hint.expression!r} ({hint.start:%Y-%m-%d %H:%M} – "
-                     f"{hint.end:%Y-%m-%d %H:%M}) ranks the memories of then higher (+{TIME_BOOST:g} among the "
-                     f"best {BOOSTED_AMONG}); none is left out for it")
-    return hint
 
 
 def _held(profile: FusionProfile, since: datetime | None, until: datetime | None) -> FusionProfile:

@@ -43,13 +43,15 @@ OTHERS_SHARE = 0.5
 BEST_SHARE = 0.35
 
 
-# What a memory of the time a question names gains in a turn without a time hint (`core.conversation.turn`): the
-# question's own time ("What did I do last weekend?") is read as a boost, never a restriction. LoCoMo dev's top
+# What a memory of the time a query names gains among its best BOOSTED_AMONG, in every hybrid search that sets no
+# time window (`core.retrieval.hybrid.hybrid_search`, `SearchRequest.time_boost`; a chat turn without a time hint):
+# the query's own time ("What did I do last weekend?") is read as a boost, never a restriction. LoCoMo dev's top
 # 25 (pools of 50) re-sorted so, 163 of its 1,033 questions naming a time the parser reads: 0 / 0.05 / 0.1 /
 # 0.2 gave R@5 0.7068 / 0.7117 / 0.7120 / 0.7115 and R@10 0.7907 / 0.7941 / 0.7968 / 0.7981 (those 163:
 # R@5 0.771 / 0.802 / 0.804 / 0.801); on a year of daily use (15 questions naming their time), the top 5 said
 # in the time meant 19 / 24 / 28 / 33 of 75, an answer among them 4 / 5 / 6 / 6 of 15 (benchmarks/README.md).
 TIME_BOOST = 0.1
+BOOSTED_AMONG = 25  # the best memories the time a query names re-sorts, as measured
 
 
 def unit(x: np.ndarray) -> np.ndarray:

@@ -29,11 +29,19 @@ from core.index.partitions import searched_partitions
 from core.index.records import ROW_WIDTH, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, FusionProfile, ScoredMemory
 from core.retrieval.attributes import attribute_ask, attribute_words
-from core.retrieval.fusion import Candidate
+from core.retrieval.fusion import BOOSTED_AMONG, TIME_BOOST, Candidate
 from core.retrieval.hybrid_sql import FILTERS, candidate_statement, searched_instances, shown_by
-from core.retrieval.ranking import NEAR_DUPLICATE, CandidatePool, LeftOut, rank_pool
+from core.retrieval.ranking import (
+    NEAR_DUPLICATE,
+    CandidatePool,
+    LeftOut,
+    boosted_by_time,
+    rank_pool,
+    time_boost_note,
+)
 from core.retrieval.relations import Related, related_words
 from core.retrieval.speakers import names_speaker, query_words, speaker_of
+from core.retrieval.timeparse import TimeHint, parse_time_hint
 from core.services import apply_settings, session_settings
 
 POOL_MIN = 10
@@ -96,6 +104,11 @@ class SearchRequest(BaseModel):
                               "holds)")
     exclude_ids: list[str] = []
     include_shared: bool = True
+    time_boost: bool = Field(True, description="the time the query names ('What did I do last March?'), read "
+                                               "relative to the search's `now`, ranks the memories of then "
+                                               f"higher: +{TIME_BOOST:g} among the best {BOOSTED_AMONG}, none "
+                                               "left out for it (`SearchResult.time`). Only in a hybrid search "
+                                               "without since or until (a window already holds the time asked)")
 
     @property
     def pool(self) -> int:
@@ -120,6 +133,11 @@ class SearchRequest(BaseModel):
     def event_window(self) -> tuple[datetime | None, datetime | None] | None:
         return (self.since, self.until) if self.time_of == "event" and (self.since or self.until) else None
 
+    @property
+    def boosts_time(self) -> bool:
+        """Whether the time the query names may re-rank it (`time_boost`)."""
+        return self.time_boost and self.search_type == "hybrid" and self.since is None and self.until is None
+
     @field_validator("query", "kinds", "chain_id", "tags", "exclude_ids")
     @classmethod
     def _storable(cls, v):  # sent as SQL parameters: Postgres refuses NUL in text
@@ -132,22 +150,43 @@ class SearchResult(BaseModel):
     candidates: int
     embed_ms: float
     search_ms: float
+    time: TimeHint | None = Field(None, description="the time the query names, whose memories ranked higher "
+                                                    "(`SearchRequest.time_boost`); None when it names none or "
+                                                    "the boost did not apply")
+
+    def time_note(self, asked: str = "query") -> str | None:
+        """The reason line of the time boost (`ranking.time_boost_note`), None without one."""
+        return None if self.time is None else time_boost_note(self.time, self.results, asked)
 
 
 def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
                   now: datetime | None = None) -> SearchResult:
-    """Embed the query, fetch its candidate pool (`fetch_pool`), rank it (`core.retrieval.ranking.rank`)."""
+    """Embed the query, fetch its candidate pool (`fetch_pool`), rank it (`core.retrieval.ranking.rank`).
+
+    When the query names a time (`SearchRequest.boosts_time`; read relative to `now`, the moment it is asked
+    at, by default this one), the best BOOSTED_AMONG are ranked, those of then moved up by TIME_BOOST
+    (`ranking.boosted_by_time`), and the first top_k kept: the pool a search for BOOSTED_AMONG draws from
+    unless the request names its size, in the same one statement. A query naming no time costs a regular
+    expression (`timeparse.has_time_keyword`)."""
+    now = now or datetime.now(UTC)
     t0 = time.perf_counter()
     qvec = embedder.embed(req.query)
     t1 = time.perf_counter()
-    found = fetch_pool(pool, embedder, req, qvec)
-    kept = rank_pool(found, req.profile, now or datetime.now(UTC), top_k=req.top_k,
+    asked = parse_time_hint(req.query, now) if req.boosts_time else None
+    searched = req if asked is None or req.top_k >= BOOSTED_AMONG else req.model_copy(
+        update={"top_k": BOOSTED_AMONG})
+    found = fetch_pool(pool, embedder, searched, qvec)
+    kept = rank_pool(found, req.profile, now, top_k=searched.top_k,
                      similarity_threshold=req.similarity_threshold, distinct=req.distinct,
                      near_duplicate=req.near_duplicate, speaker_and_chain=req.search_type == "hybrid")
+    results, left_out = kept.results, kept.left_out
+    if asked is not None:
+        results = boosted_by_time(results, asked)[:req.top_k]
+        shown = {m.memory.id for m in results}  # the near-duplicates of results still shown
+        left_out = [x for x in left_out if x.like_id in shown]
     t2 = time.perf_counter()
-    return SearchResult(results=kept.results, left_out=kept.left_out, candidates=len(found),
-                        embed_ms=(t1 - t0) * 1000,
-                        search_ms=(t2 - t1) * 1000)
+    return SearchResult(results=results, left_out=left_out, candidates=len(found),
+                        embed_ms=(t1 - t0) * 1000, search_ms=(t2 - t1) * 1000, time=asked)
 
 
 # The search's settings. `plan_cache_mode`: the statement is prepared and runs its generic plan (see

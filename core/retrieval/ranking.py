@@ -5,7 +5,10 @@ near-duplicates were left out).
 Chat (`ui_remember`), MemoryScope's retrieve, the Tune page's comparison and `evaluate` call `rank`; the
 optimiser runs the same passes vectorised over many queries (`core.tuning.optimise.kept_hits`) on the
 same pools, with the same near-duplicate relation (`near_duplicate_matrix`), so what is tuned, compared
-and evaluated is what chat retrieves.
+and evaluated is what chat retrieves. A search whose query names a time then re-sorts its best
+BOOSTED_AMONG by that time (`boosted_by_time`, in `core.retrieval.hybrid.hybrid_search`, which chat,
+MemoryScope's retrieve, the explorer and `evaluate` call); the comparison and the optimiser, which weigh one
+profile against another on the same pools, rank without it: it adds the same to either.
 
 Every pass keeps items in order and decides each one only from the items ranked above it, so the top k
 for any k is a prefix of the top K: recall@5 read off a top-25 list is the recall of a top-5 search.
@@ -26,7 +29,7 @@ from pydantic import BaseModel
 
 from core.models import FusionProfile, MemoryRow, ScoredMemory
 from core.retrieval.attributes import AttributeAsk
-from core.retrieval.fusion import Candidate, fuse, handed_by_floor, time_boosted
+from core.retrieval.fusion import BOOSTED_AMONG, TIME_BOOST, Candidate, fuse, handed_by_floor, time_boosted
 from core.retrieval.timeparse import TimeHint, find_time_expression, range_of_parts
 
 Key = tuple[str, str]  # (instance, id)
@@ -486,8 +489,20 @@ def in_time(memory: MemoryRow, start: datetime, end: datetime) -> bool:
     return span[0] < end and span[1] > start if span else start <= memory.created_at < end
 
 
-def boosted_by_time(ranked: list[ScoredMemory], hint: TimeHint) -> list[ScoredMemory]:
-    """A ranked list re-sorted with the time a question names counting (`core.retrieval.fusion.time_boosted`)."""
-    order = time_boosted([m.score.combined for m in ranked], [in_time(m.memory, hint.start, hint.end) for m in ranked])
-    return [ranked[i] for i in order]
+def boosted_by_time(ranked: list[ScoredMemory], hint: TimeHint, among: int = BOOSTED_AMONG) -> list[ScoredMemory]:
+    """A ranked list with the time a query names counting: its first `among` re-sorted
+    (`core.retrieval.fusion.time_boosted`), the rest as they were, so the top k for any k is still a prefix of
+    the top K. Scores are unchanged: `combined` stays the fusion's, `relevance` what the floor reads."""
+    head = ranked[:among]
+    order = time_boosted([m.score.combined for m in head], [in_time(m.memory, hint.start, hint.end) for m in head])
+    return [head[i] for i in order] + ranked[among:]
 
+
+def time_boost_note(hint: TimeHint, results: Sequence[ScoredMemory], asked: str = "query") -> str:
+    """What the boost did, as a reason line says it: "the query's time 'last March' (2026-03-01 00:00 –
+    2026-04-01 00:00) ranks the memories of then higher (+0.1 among the best 25): 3 of the 5 found are of
+    then; none is left out for it" (`results`: the search's, before a floor or a budget hands some)."""
+    of_then = sum(in_time(m.memory, hint.start, hint.end) for m in results)
+    return (f"the {asked}'s time {hint.expression!r} ({hint.start:%Y-%m-%d %H:%M} – {hint.end:%Y-%m-%d %H:%M}) "
+            f"ranks the memories of then higher (+{TIME_BOOST:g} among the best {BOOSTED_AMONG}): "
+            f"{of_then} of the {len(results)} found {'is' if of_then == 1 else 'are'} of then; none is left out for it")

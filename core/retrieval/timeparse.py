@@ -155,7 +155,7 @@ def _read(expression: str, now: datetime) -> TimeHint | None:
     then what dateparser reads."""
     if re.match(r"since\b", expression, re.IGNORECASE):
         return _since(expression, now)  # up to now, or nothing: "since tomorrow" is not tomorrow
-    for reading in (_between, _week_of_month, _part_of_month, _rolling, _season, _named_period):
+    for reading in (_between, _week_of_month, _part_of_month, _rolling, _season, _named_period, _last_or_next_month):
         if (hint := reading(expression, now)) is not None:
             return hint
     return _parsed(expression, now)
@@ -227,6 +227,25 @@ def _named_period(expression: str, now: datetime) -> TimeHint | None:
         parts = {"year": start.year} if start.year == (end - timedelta(days=1)).year else {}
     return TimeHint(parts=parts, start=start.replace(tzinfo=now.tzinfo), end=end.replace(tzinfo=now.tzinfo),
                     expression=expression, reading=f"{start:%Y-%m-%d} to {end - timedelta(days=1):%Y-%m-%d}")
+
+
+def _last_or_next_month(expression: str, now: datetime) -> TimeHint | None:
+    """"last March": the latest March already over (asked in December 2026, March 2026; asked in March 2026,
+    March 2025); "next March": the next one to begin. dateparser reads neither. None for anything else."""
+    match = re.fullmatch(rf"(last|next)\s+({_MONTHS})\.?", expression.strip(), re.IGNORECASE)
+    if match is None:
+        return None
+    month = _MONTH_NUMBERS[match[2].lower()[:3]]
+    if match[1].lower() == "last":
+        year = now.year if month < now.month else now.year - 1
+    else:
+        year = now.year if month > now.month else now.year + 1
+    start = datetime(year, month, 1, tzinfo=now.tzinfo)
+    return _span(start, _next_month(start), {"year": year, "month": month}, expression)
+
+
+_MONTH_NUMBERS = {name: i for i, name in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
 
 
 def _span(start: datetime, end: datetime, parts: dict[str, int], expression: str, reading: str | None = None

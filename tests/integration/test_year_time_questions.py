@@ -122,3 +122,39 @@ def test_a_question_s_own_time_ranks_its_memories_higher_without_restricting(wor
     said = handed(result)
     assert runs <= set(said) and (goal not in said or max(said.index(r) for r in runs) < said.index(goal)), said
     assert "My running plan for this week is 25 km in total." in said  # said in March: boosted past, not left out
+
+
+def test_every_front_end_s_search_boosts_the_time_its_query_names(workbench, year):
+    """The boost lives in `hybrid_search`, so retrieval's other callers (MemoryScope's retrieve, as `workbench
+    retrieve` and the HTTP and MCP retrieve run it; the explorer; the evaluation) rank as the turn does, the
+    time read relative to the moment they give; a window, or `time_boost` off, leaves the fusion's order."""
+    from core.retrieval.hybrid import SearchRequest, hybrid_search
+    from core.retrieval.memoryscope import ScopeParams, run_memoryscope
+
+    goal, runs = "My goal now is to run a full marathon next spring.", {
+        "I ran 11.6 km along the harbourside this morning.", "I ran 6.3 km along the harbourside this morning."}
+    question = "How many km did I run in the first week of August?"
+
+    def search(query: str = question, **fields) -> tuple[list[str], str | None]:
+        found = hybrid_search(workbench.search_pool(), workbench.embedder,
+                              SearchRequest(query=query, instance=year, **fields), now=ASKED_AT)
+        return [m.memory.content for m in found.results], found.time_note()
+
+    plain, none = search("How many km did I run?")  # no time named: the goal first, as in the turn
+    assert none is None and goal in plain and min(plain.index(r) for r in runs if r in plain) > plain.index(goal)
+    boosted, note = search()
+    assert runs <= set(boosted) and (goal not in boosted or max(boosted.index(r) for r in runs) < boosted.index(goal))
+    assert note is not None and note.startswith("the query's time 'the first week of August' (2026-08-01 00:00 – "
+                                                "2026-08-08 00:00) ranks the memories of then higher"), note
+    assert "of the 5 found" in note and note.endswith("none is left out for it")
+    assert search(time_boost=False)[1] is None
+    assert search(since=datetime(2026, 8, 1, tzinfo=UTC), until=datetime(2026, 8, 8, tzinfo=UTC))[1] is None
+    # Asked at another moment, "last week" is another week: the time is read relative to the search's `now`.
+    last_week = hybrid_search(workbench.search_pool(), workbench.embedder,
+                              SearchRequest(query="How far did I run last week?", instance=year),
+                              now=datetime(2026, 8, 12, 9, tzinfo=UTC))
+    assert last_week.time is not None and last_week.time.start.date().isoformat() == "2026-08-03"
+
+    scope = run_memoryscope(workbench, question, instance=year, profile=workbench.profiles.active(year), params=ScopeParams.from_flat({"op.set_query_op.params.timestamp": int(ASKED_AT.timestamp())}))
+    retrieve = next(t for t in scope.trace if t.op == "retrieve_memory_op")
+    assert "the query's time 'the first week of August'" in retrieve.note, retrieve.note

@@ -102,6 +102,16 @@ def test_recently_says_how_it_was_read_and_winter_turns_the_year():
     assert parse_time_hint("last winter", january).start == d(2023, 12, 1)
 
 
+def test_last_or_next_month_is_the_latest_one_over_or_the_next_one_to_begin():
+    # Asked on 15 May 2024: last March is 2024's, last May (under way) and last June 2023's; next May 2025's.
+    for text, start in (("What did I do last March?", d(2024, 3, 1)), ("last May", d(2023, 5, 1)),
+                        ("since last June", d(2023, 6, 1)), ("next Sept.", d(2024, 9, 1)), ("next May", d(2025, 5, 1))):
+        hint = parse_time_hint(text, NOW)
+        assert hint is not None and hint.start == start, text
+        assert hint.parts == {"year": start.year, "month": start.month} or text.startswith("since")
+    assert parse_time_hint("last March", NOW).end == d(2024, 4, 1)
+
+
 def test_time_words_that_do_not_parse_pass_the_gate_and_give_no_hint():
     assert has_time_keyword("over the holidays") and parse_time_hint("over the holidays", NOW) is None
 

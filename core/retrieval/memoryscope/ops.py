@@ -236,9 +236,10 @@ class RetrieveMemoryOp(Op):
         kept = ranked if p.threshold_score is None else [m for m in ranked
                                                          if m.retrieval.relevance >= p.threshold_score]
         ctx.memories = kept[: p.top_k]
+        boost = found.time_note()
         note = (f"{found.candidates} candidates from hybrid search "
                 f"({ctx.profile.name}, {ctx.profile.method}), ranked as chat ranks them (identical texts "
-                f"once); {_left_out(found.left_out)}; "
+                f"once); {boost + '; ' if boost else ''}{_left_out(found.left_out)}; "
                 f"{len(ranked) - len(kept)} below threshold_score (on relevance, without recency); "
                 f"kept {len(ctx.memories)}")
         return OpTrace(op=self.name, input_size=found.candidates, output_size=len(ctx.memories),
