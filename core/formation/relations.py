@@ -154,17 +154,26 @@ def asked(query: str) -> tuple[dict[str, str], dict[str, str]]:
     for m in _WORD.finditer(query):
         if m.group().lower() not in _ROLE_WORDS:
             continue
-        whose = _HOLDER.search(query, 0, m.start())
-        if whose is None:
+        holder = role_holder(query, m.start())
+        if holder is None:
             continue
-        if whose.group(1):
-            holder = "user"
-        elif whose.group(2):
-            holder = whose.group(2).lower()
-        else:  # the pronoun's antecedent
-            before = [w for w in _QUERY_NAME.findall(query, 0, whose.start()) if w.lower() not in _NOT_NAMES]
-            holder = before[-1].lower() if before else ""
         role = role_of(m.group())
         for r in (role, *UNDER.get(role, ())):
             roles.setdefault(f"{holder}/{r}", m.group())
     return roles, names
+
+
+def role_holder(text: str, at: int) -> str | None:
+    """Whose role the word at `at` of `text` (apostrophes made one, `_APOSTROPHES`) is, read from the words
+    before it (`_HOLDER`): "user" after "my", "our", "the user's"; a name, lower-cased, after "Name's"; the
+    last name before "his", "her", "their" ("" when none); None without a possessive ("the product manager",
+    "cert-manager"). Retrieval reads with it whose manager a memory names (`core.retrieval.attributes`)."""
+    whose = _HOLDER.search(text, 0, at)
+    if whose is None:
+        return None
+    if whose.group(1):
+        return "user"
+    if whose.group(2):
+        return whose.group(2).lower()
+    before = [w for w in _QUERY_NAME.findall(text, 0, whose.start()) if w.lower() not in _NOT_NAMES]
+    return before[-1].lower() if before else ""

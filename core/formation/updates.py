@@ -11,12 +11,15 @@ residence, employer, vehicle, goal, diet, each named by a few words), an age ("M
 went up to 1,950", "my new manager at Globex will be Tom Becker"; "my boss is Priya" and "I report to Dana"
 name a manager, `ROLES`) and the model of a product line the user has ("I use an iPhone 12", "I upgraded
 to an iPhone 16": `_OWNED`). The values are the names (capitalised words) and the numbers the claim's
-clause holds; a diet's are its own words ("vegetarian", `WORDED`).
+clause holds; a diet's are its own words ("vegetarian", `WORDED`), its name aside ("my diet is keto now").
+Retrieval reads whose attribute a memory states by the same reading of whom each clause is about
+(`stated_of`; `core.retrieval.attributes`).
 
-An update (`Reading.update`) says a change: "now", "anymore", "no longer", "no more", "instead of",
-"switched/moved/changed/relocated to", "just" or "have" before a verb of change ("just started", "we've
-moved"), a verb of change with a recent time ("started at … this week"), "started <doing> … again", "new
-job/car/manager/…" (a thing one has one of: "my new colleague" adds one), "turned N", "sold/quit/stopped X".
+An update (`Reading.update`) says a change: "now" (opening its clause too: "Now my aim is…"), "anymore", "no
+longer", "no more", "instead of", "switched/moved/changed/relocated to", "just" or "have" before a verb of
+change ("just started", "we've moved"), a verb of change with a recent time ("started at … this week"),
+"started <doing> … again", "new job/car/manager/…" (a thing one has one of: "my new colleague" adds one),
+"turned N", "sold/quit/stopped X".
 A clause that is hypothetical or still to come ("if", "would", "we're thinking about moving", "we'll
 move"; "my new manager will be Tom" is settled), in a sentence that opens with a condition ("If I take the
 offer, my new manager…"), in the past ("used to", "lived", "was", "in 2019", "ago"), an addition ("also",
@@ -65,7 +68,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END
 from core.formation.lookups import past
@@ -80,11 +85,13 @@ ATTRIBUTES: dict[str, str] = {
                 r"|(?:am|'m|as)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:at|for)",
     "vehicle": r"drive|drives|driving|car|truck|suv|van|minivan|vehicle|motorbike|motorcycle",
     "goal": r"goal|aim|aiming|target|shooting\s+for",
-    "diet": r"vegetarian|vegan|pescatarian|pescetarian|flexitarian|omnivore|carnivore|keto|paleo|plant-based",
+    "diet": r"vegetarian|vegan|pescatarian|pescetarian|flexitarian|omnivore|carnivore|keto|paleo|plant-based|diet",
 }
 NUMERIC = {"goal"}  # values are numbers only ("2:05", "30 books")
 NAMED_ONLY = {"residence", "employer"}  # values are names only (a city is never a number)
-WORDED = {"diet"}  # values are the attribute's own words ("vegetarian"): one diet at a time
+# values are the attribute's own words ("vegetarian"), its name aside ("diet": "my diet is vegan", "What is my
+# diet?", `core.retrieval.attributes`): one diet at a time
+WORDED = {"diet"}
 # What the user's own noun is, said without the noun: "I report to Dana" is "my manager is Dana"
 # (`_REPORTS_TO`), and the nouns that name the same one ("my boss is Priya"). Each role → the words that name
 # it; "report" opens with a choice of words so that a search does not read it alone as the role's
@@ -114,6 +121,9 @@ MARKER = re.compile(
     r"|\b(?:started|began)\s+\w+ing\b.*\bagain\b"
     # a state begun at a time: "we've been living in Braga since March"
     r"|\b(?:have|has|'ve|'s)\s+been\s+\w+ing\b.*\bsince\b", re.IGNORECASE)
+# "Now my aim is to run a marathon": a "now" among the words that open a clause (`_LEAD` takes them off, to read
+# its subject) says a change as one after them does ("My aim now is…"); not "now and then" (`_NOW`).
+_NOW_SAID = re.compile(_NOW, re.IGNORECASE)
 # A clause that says no change now (see the module): hypothetical or still to come, past, an addition, denied.
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|would|could|might|(?-i:may)|maybe|perhaps|wish|hope|hoping|dream|someday|eventually|unless|"
@@ -180,6 +190,8 @@ _MONTHS_DAYS = frozenset({
     "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
 
+# How recent, before a past tense whose "I" is dropped: "Just moved to Lisbon!", "Finally sold the Civic".
+_RECENTLY = re.compile(r"(?:(?:just|finally|recently)\s+)?", re.IGNORECASE)
 _TOKEN = re.compile(r"\d+(?:[:.,]\d+)*|[^\W_]+(?:'[^\W_]+)?")
 _VALUE = re.compile(r"(?<![\w'])(?:\d+(?:[:.,]\d+)*(?![\w'])|(?-i:[A-ZÀ-Þ])[\w'&-]*)")
 _NUMBER_WORDS = {w: str(n) for n, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven",
@@ -378,8 +390,8 @@ def _who(clause: str, before: frozenset[str] | None, *, first: bool = False) -> 
         return frozenset(_plain(w) for w in m.groups() if w)
     if m := _GROUP.match(clause):
         return frozenset({_plain(m.group("group"))})
-    if first and past(_TOKEN.match(clause).group().lower()):  # "Switched to a Kobo": "I" dropped
-        return frozenset({SELF})
+    if first and past(_TOKEN.match(clause, _RECENTLY.match(clause).end()).group().lower()):
+        return frozenset({SELF})  # "Switched to a Kobo", "Just moved to Lisbon!": "I" dropped
     if (m := _NAMED.match(clause)) and (name := _plain(m.group(1))) not in _NOT_NAMES and name not in _MONTHS_DAYS:
         return frozenset({name})
     if _SELF.match(clause):  # before `clause_subject`, which leaves out words about what was said ("I got…")
@@ -469,7 +481,8 @@ def _claims(clause: str, who: frozenset[str] | None, changed: bool) -> list[Clai
         if not re.search(rf"\b(?:{cue})\b", clause, re.IGNORECASE):
             continue
         if attribute in WORDED:
-            found = frozenset(_plain(m.group()) for m in re.finditer(rf"\b(?:{cue})\b", clause, re.IGNORECASE))
+            found = frozenset(_plain(m.group()) for m in re.finditer(rf"\b(?:{cue})\b", clause, re.IGNORECASE)
+                              ) - {attribute}
             topic = frozenset()
         elif attribute in NUMERIC:
             found = frozenset(m.group() for m in re.finditer(r"(?<![\w'])\d+(?:[:.,]\d+)*(?![\w'])", clause))
@@ -486,20 +499,51 @@ def _claims(clause: str, who: frozenset[str] | None, changed: bool) -> list[Clai
     return out
 
 
+class _Clause(NamedTuple):
+    """A clause of a statement as `read` reads it: whether its sentence opens with a condition, whether a
+    "now" opens it (`_LEAD` takes it off), its words after what opens it, and whom it is about (`_who`)."""
+
+    conditional: bool
+    now: bool
+    text: str
+    who: frozenset[str] | None
+
+
+def _clauses(text: str) -> Iterator[_Clause]:
+    """The clauses of a statement (its code taken out, `_plain_text`), each with whom it is about: a clause
+    without a subject is about whom the one before was (`_who`)."""
+    who: frozenset[str] | None = None
+    for conditional, n, raw in ((bool(_CONDITION.match(s)), n, c) for s in _SENTENCE_END.split(text)
+                                for n, c in enumerate(_CLAUSES.split(s))):
+        lead = _LEAD.match(raw).end()
+        clause = raw[lead:].strip().rstrip(".!")
+        if not clause:
+            continue
+        who = _who(clause, who, first=n == 0)
+        yield _Clause(conditional, any(m.start() < lead for m in _NOW_SAID.finditer(raw)), clause, who)
+
+
+def stated_of(text: str) -> list[tuple[str, frozenset[str] | None]]:
+    """Each clause of a statement and whom it is about, as `read` reads them: {SELF} ("I moved to Lisbon",
+    "we moved", "my new flat"), the names and relations of someone else ("Dana moved to billing", "my sister
+    Ana lives in Braga"), or None when the rules cannot tell ("he", "the office", "Dana Whitfield moved…").
+    Retrieval reads with it whose attribute a memory states (`core.retrieval.attributes`)."""
+    return [(c.text, c.who) for c in _clauses(_plain_text(text))]
+
+
+def _plain_text(text: str) -> str:
+    """A statement as the rules read it: its apostrophes one, its code out (code says no state of anyone)."""
+    return _CODE.sub(" ", text.translate(_APOSTROPHES)).strip()
+
+
 def read(text: str) -> Reading:
     """A statement's claims and the values it says are no longer so, clause by clause (see the module)."""
-    text = _CODE.sub(" ", text.translate(_APOSTROPHES)).strip()  # code says no state of anyone
+    text = _plain_text(text)
     claims: list[Claim] = []
     old: list[tuple[frozenset[str], str | None, frozenset[str]]] = []
     dropped: list[tuple[frozenset[str], frozenset[str]]] = []
     states: list[tuple[frozenset[str], frozenset[str]]] = []
-    who: frozenset[str] | None = None
-    for conditional, n, raw in ((bool(_CONDITION.match(s)), n, c) for s in _SENTENCE_END.split(text)
-                                for n, c in enumerate(_CLAUSES.split(s))):
-        clause = raw[_LEAD.match(raw).end():].strip().rstrip(".!")
-        if not clause:
-            continue
-        who = _who(clause, who, first=n == 0)
+    for conditional, now, clause, who in _clauses(text):
         said_none = conditional or _says_none(clause)
         patterns = [(None, _USED_TO)] + ([] if said_none else _OLD + [(USES, p) for p in _SWITCHED_FROM])
         if not (conditional or _HYPOTHETICAL.search(clause) or _DENIED.search(clause)):
@@ -507,7 +551,7 @@ def read(text: str) -> Reading:
         old += [(who, attribute, was) for attribute, pattern in patterns for m in pattern.finditer(clause)
                 if who and (was := values(m.group("x"), first=True))]
         if not said_none:
-            claims += _claims(clause, who, bool(MARKER.search(clause)))
+            claims += _claims(clause, who, now or bool(MARKER.search(clause)))
             dropped += [(whom, was) for m in (p.search(clause) for p in _DROPPED) if m
                         and (whom := _whom(m, who)) and (was := _words(m.group("w")))]
             if who:

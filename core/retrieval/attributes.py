@@ -35,12 +35,17 @@ second time for the superseded.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 
-from core.formation.updates import ATTRIBUTES, ROLES
+from core.conversation.feedback import _APOSTROPHES
+from core.formation.relations import asked, role_holder, role_of
+from core.formation.subjects import SELF
+from core.formation.updates import ATTRIBUTES, ROLES, stated_of
 from core.index.text import INDEXED_CHARS
 from core.retrieval.relations import Related
+from core.retrieval.speakers import transcript_label
 
 ATTRIBUTE_WEIGHT = 0.5
 
@@ -106,35 +111,129 @@ class AttributeAsk:
 
     held = (1 - ATTRIBUTE_WEIGHT) / the query's searched words: the rest of the word's share of an ideal
     match (`core.index.text.text_leg`: each word of the query counts the mean idf), added to the coverage
-    of each memory the text leg found that `states` an attribute the query names (`core.retrieval.fusion.fuse`)."""
+    of each memory the text leg found that `states` an attribute the query names (`core.retrieval.fusion.fuse`).
 
-    stating: re.Pattern[str]  # formation's ways of naming the attributes the query names
+    Only of whom the query asks it (`of`, `asked_of`): "Dana moved to billing." says nothing of where I
+    live, "Dana Whitfield is my manager" nothing of Aisha's manager. Whom a memory states it of is read as
+    formation reads whom a fact is about (`core.formation.updates.stated_of`, the clause of each way; a
+    manager's holder by the possessive before it, `core.formation.relations.role_holder`)."""
+
+    stating: re.Pattern[str]  # formation's ways of naming the attributes the query names, a group each
     asked: frozenset[str]  # the stems of the query's words that name them
     held: float
+    # attribute → whom the query asks it of ({SELF}, names, relations; `asked_of`), None: anyone
+    of: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
 
-    def states(self, content: str) -> bool:
+    def states(self, content: str, speaker: str | None = None) -> bool:
         """Whether a memory states an attribute the query names without the query's word for it (one
-        holding that word already covers it)."""
-        return (self.stating.search(content) is not None
-                and self.asked.isdisjoint(_stem(w) for w in _WORD.findall(content.lower())))
+        holding that word already covers it), of whom the query asks it. `speaker`: who said the memory
+        (`core.retrieval.speakers.speaker_of`: "user" for the user's; a transcript's "Caroline: I moved…"
+        states Caroline's home)."""
+        if self.stating.search(content) is None or not self.asked.isdisjoint(
+                _stem(w) for w in _WORD.findall(content.lower())):
+            return False
+        if all(of is None for of in self.of.values()):
+            return True
+        label = transcript_label(content)
+        speaker = speaker or label
+        text = content.split(":", 1)[1] if label else content
+        named = frozenset(_WORD.findall(content.lower())) | frozenset(_WORD.findall((speaker or "").lower()))
+        return any(_is_of(_whom(m, clause, who), self.of.get(m.lastgroup or ""), speaker, named)
+                   for clause, who in stated_of(text) for m in self.stating.finditer(clause))
+
+
+def _whom(m: re.Match[str], clause: str, who: frozenset[str] | None) -> frozenset[str] | None:
+    """Whom a way of naming an attribute, found in a clause about `who`, states it of: a manager named by a
+    noun is the holder's ("Dana Whitfield is my manager": the user's; "Aisha's manager": Aisha's; "the
+    product manager": unknown), any other way the clause's subject's ("I report to Dana", "Dana moved")."""
+    if not _ROLE_GROUP.fullmatch(m.lastgroup or "") or not m.group().isalpha():
+        return who
+    holder = role_holder(clause, m.start())
+    return frozenset({SELF}) if holder == "user" else frozenset({holder}) if holder else None
+
+
+def _is_of(whom: frozenset[str] | None, of: frozenset[str] | None, speaker: str | None,
+           named: frozenset[str]) -> bool:
+    """Whether a way stated of `whom` (None: unknown) answers a query asking of `of` (None: anyone): the user
+    ({SELF}) only in the user's own words ("I moved…", "we moved", "my new manager…"); a person when it is
+    stated of them, or of someone unknown in a memory naming them ("Dana Whitfield moved to Denver": formation
+    reads no subject there). "I" in a transcript's line is its speaker."""
+    if of is None:
+        return True
+    if whom is not None:
+        whom = frozenset(role_of(w) for w in whom)
+        if SELF in whom and speaker and speaker.lower() != "user":
+            whom = whom - {SELF} | frozenset(_WORD.findall(speaker.lower()))
+    if of == {SELF}:
+        return whom is not None and SELF in whom
+    return bool(whom & of) if whom is not None else bool(of & named)
+
+
+# Whom a question asks about: the user, by a first person as its subject ("Where do I live?") or, when it
+# names no relation, as an owner ("What is my diet?", `asked_of`).
+_I = re.compile(r"\b(?:i|we)\b", re.IGNORECASE)
+_MY = re.compile(r"\b(?:my|our|mine|ours)\b", re.IGNORECASE)
+_ROLE_GROUP = re.compile("|".join(map(re.escape, ROLES)))
+
+
+def asked_of(query: str) -> frozenset[str] | None:
+    """Whom a question asks an attribute of, as formation reads whom a fact is about: {SELF} when its
+    subject is the user ("Where do I live?", "What car do we drive?"), the relations it names with a
+    possessive ("Where does my sister live now?": {"sister"}, `core.formation.relations.asked`), {SELF}
+    again for an owner with none ("What is my diet?"), its names ("Where does Dana live?": {"dana"}); None
+    when it names no one."""
+    query = query.translate(_APOSTROPHES)
+    roles, names = asked(query)
+    if _I.search(query):
+        return frozenset({SELF})
+    if roles:
+        return frozenset(key.split("/", 1)[1] for key in roles)
+    if _MY.search(query):
+        return frozenset({SELF})
+    return frozenset(names) or None
+
+
+def _role_asked_of(query: str, words: tuple[str, ...]) -> frozenset[str] | None:
+    """Whose role (a manager) a question asks: the holders of its words for it ("Who is my boss?": the
+    user; "Who is Aisha's manager?": Aisha); None when no possessive says ("the product manager")."""
+    query = query.translate(_APOSTROPHES)
+    holders = {role_holder(query, m.start()) for m in re.finditer(rf"\b(?:{'|'.join(words)})\b", query,
+                                                                  re.IGNORECASE)}
+    if not holders or None in holders or "" in holders:
+        return None
+    return frozenset(SELF if h == "user" else h for h in holders if h)
 
 
 @cache
 def _stating(attributes: frozenset[str]) -> re.Pattern[str]:
-    """The ways formation names any of `attributes`, as whole words."""
+    """The ways formation names any of `attributes`, as whole words, each attribute's a group of its name."""
     ways = {**ATTRIBUTES, **ROLES}
-    return re.compile("|".join(rf"\b(?:{ways[a]})\b" for a in sorted(attributes)), re.IGNORECASE)
+    return re.compile("|".join(rf"(?P<{a}>\b(?:{ways[a]})\b)" for a in sorted(attributes)), re.IGNORECASE)
+
+
+def _named(query: str) -> dict[str, list[str]]:
+    """attribute → the query's words that name it, for each attribute the query names."""
+    own = set(_WORD.findall(query.lower()))
+    named = {a: [w for w in words if w in own] for a, words in naming().items()}
+    return {a: said for a, said in named.items() if said}
+
+
+def asking(query: str, searched: int) -> AttributeAsk | None:
+    """What relevance reads of the attributes the query names, its `searched` words counted
+    (`attribute_ask`); None when it names none."""
+    if not (named := _named(query)):
+        return None
+    person = asked_of(query)
+    return AttributeAsk(_stating(frozenset(named)), frozenset(_stem(w) for said in named.values() for w in said),
+                        (1 - ATTRIBUTE_WEIGHT) / max(1, searched),
+                        {a: _role_asked_of(query, naming()[a]) if a in ROLES else person for a in named})
 
 
 def attribute_ask(conn, query: str) -> AttributeAsk | None:
     """What relevance reads of the attributes the query names (`AttributeAsk`); None when it names none.
     The query's searched words are counted as the text leg reads them (its distinct lexemes), one short
     statement on the search's connection."""
-    own = set(_WORD.findall(query.lower()))
-    named = {a: [w for w in words if w in own] for a, words in naming().items()}
-    named = {a: asked for a, asked in named.items() if asked}
-    if not named:
+    if not _named(query):
         return None
     searched = conn.execute("SELECT length(memory_analyse(left(%s, %s)))", (query, INDEXED_CHARS)).fetchone()[0]
-    return AttributeAsk(_stating(frozenset(named)), frozenset(_stem(w) for asked in named.values() for w in asked),
-                        (1 - ATTRIBUTE_WEIGHT) / max(1, searched or 0))
+    return asking(query, searched or 0)

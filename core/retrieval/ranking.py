@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from core.models import FusionProfile, MemoryRow, ScoredMemory
 from core.retrieval.attributes import AttributeAsk
 from core.retrieval.fusion import BOOSTED_AMONG, TIME_BOOST, Candidate, fuse, handed_by_floor, time_boosted
+from core.retrieval.speakers import speaker_of
 from core.retrieval.timeparse import TimeHint, find_time_expression, range_of_parts
 
 Key = tuple[str, str]  # (instance, id)
@@ -400,7 +401,8 @@ def attribute_held(candidates: Sequence[Candidate], ask: AttributeAsk | None) ->
     the query names none."""
     if ask is None:
         return None
-    return np.array([ask.held if c.text_raw > 0 and ask.states(c.memory.content) else 0.0 for c in candidates])
+    return np.array([ask.held if c.text_raw > 0 and ask.states(c.memory.content, speaker_of(c.memory)) else 0.0
+                     for c in candidates])
 
 
 def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,

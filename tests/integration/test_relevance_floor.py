@@ -216,7 +216,9 @@ STATED = [("I moved to Lisbon last month.", "Where do I live?"),
           ("After a long search and lots of paperwork, I moved to Lisbon last month with my two cats.",
            "Where do I live?"),
           ("I work at Siemens now.", "Who is my employer?"),
-          ("I drive a Tesla.", "What car do I have?")]
+          ("I drive a Tesla.", "What car do I have?"),
+          ("I'm vegan now.", "What is my diet?"),  # "diet" names a diet (until 2026-12-07 nothing was handed)
+          ("Dana moved to Denver last spring.", "Where does Dana live?")]
 
 
 @pytest.mark.parametrize(("statement", "question"), STATED)
@@ -249,3 +251,19 @@ def test_a_question_naming_an_attribute_still_needs_a_memory_stating_it(workbenc
     assert ask.states("We just moved to Denver last week.") and ask.states("We relocated to Porto.")
     # a memory holding the question's word already covers it
     assert not ask.states("I live in Chicago.") and not ask.states("Our dog Rex is scared of thunderstorms")
+
+
+@pytest.mark.parametrize(("statement", "question"), [
+    ("Dana moved to billing.", "Where do I live?"),  # handed at 0.42 until 2026-12-07: "moved" stated it
+    ("I moved to Lisbon last month.", "Where does Dana live?"),
+    ("Lee, the product manager, wants the checkout redesign by May.", "Who is my boss?"),
+])
+def test_a_memory_stating_the_attribute_of_someone_else_does_not_answer_the_word(workbench, instance,
+                                                                                   statement, question):
+    """A memory states the attribute of whom formation reads it is about (`core.formation.updates.stated_of`;
+    a manager: the holder the possessive names): a question about the user counts only the user's ("I moved…",
+    "we moved", "my manager…"), one about Dana only Dana's."""
+    rm = Remember(workbench)
+    rm.run(UiRememberParams(thought=statement, chain_id="me"), instance=instance)
+    r = rm.run(UiRememberParams(thought=question, chain_id="ask", include_history=False), instance=instance)
+    assert r.memory == "none_matched" and r.context == []

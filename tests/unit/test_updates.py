@@ -25,6 +25,11 @@ CASES = Path(__file__).parents[1] / "data" / "supersessions.jsonl"
     ("I switched to an electric car, a Kia Niro, so no more gas station trips.", "vehicle", SELF, "niro"),
     ("My partner and I moved to Seattle last month.", "residence", SELF, "seattle"),
     ("My sister just moved to Lisbon.", "residence", "sister", "lisbon"),
+    # "now" opening the clause says the change as one after its subject does (until 2026-12-07: none)
+    ("Now my aim is to run a marathon.", "goal", SELF, "marathon"),
+    ("We sold the flat, and now we live in Porto.", "residence", SELF, "porto"),
+    ("Just moved to Lisbon!", "residence", SELF, "lisbon"),  # "I" dropped before "just" and a past tense
+    ("My diet is keto now.", "diet", SELF, "keto"),
 ])
 def test_an_update_claims_a_new_value_of_an_attribute(text, attribute, who, value):
     reading = read(text)
@@ -54,7 +59,8 @@ def test_an_update_names_what_is_no_longer_so(text, old):
     "Maya was 5 when we moved to Denver.", "I'd love to drive a Tesla someday.",
     "We didn't move to Denver after all.",
     "I live in Chicago.", "I work at Acme Logistics and the team is stretched thin right now.",
-    "I get this error when running pagination:\n```\nage = 5 now\n```"])
+    "I get this error when running pagination:\n```\nage = 5 now\n```",
+    "Now and then I drive my dad's truck.", "I'm on a diet now."])
 def test_what_says_no_change(text):
     assert not any(c.changed for c in read(text).claims)
 
@@ -76,6 +82,10 @@ def test_what_says_no_change(text):
     ("I'm still at Acme Logistics, but now I lead the platform team.", "I work at Acme Logistics.", False),
     ("We're moving to Denver in August.", "I live in Chicago.", False),
     ("We just moved to Denver last week.", "We're moving from Chicago to Denver at the end of August.", False),
+    ("Now my aim is to run a marathon.", "My goal is to run a half marathon.", True),
+    ("Now my aim is to run a marathon.", "My goal is to learn Spanish this year.", False),  # another activity
+    ("Now my sister lives in Porto.", "I live in Lisbon.", False),
+    ("I'm on a diet now.", "I'm vegetarian.", False),  # "diet" names the attribute, no value of it
 ])
 def test_which_fact_an_update_replaces(update, fact, replaced_it):
     assert replaces(read(update), read(fact)) is replaced_it
