@@ -33,6 +33,8 @@ KINDS = ["user", "assistant", "bank_entry", "bank_summary", "session_summary", "
          "conversation", "observation", "obs_customized", "insight", "turn"]
 MODES = {"Hybrid": "hybrid", "Semantic": "vector", "Full-text": "text"}
 VIEW_KEY = "xp_view"
+TOP_K, TOP_K_MAX = 20, 200  # a search's hits at first, and at most ("Show the best … hits")
+FOLD_AT = 1_500  # characters of a memory shown before "Show all": a 10,000-character one filled 3 screens
 SEARCH_LABELS = {"query": "Search stored memory", "chain_id": "Chain id", "tags": "Tags", "kinds": "Kinds",
                  "date_from": "From", "date_to": "To"}  # for a refused search, in the form's words
 def ago(moment: datetime) -> str:
@@ -166,8 +168,9 @@ def render_search(instance: str) -> None:
     _restore_search_inputs()
     with st.form("xp_search_form"):
         query = st.text_input("Search stored memory", key="xp_q", max_chars=uc.QUERY_MAX_CHARS,
-                              placeholder="a word or a phrase, e.g. lisbon, or a memory's id")
-        st.caption(uc.limit_caption("Searches", uc.QUERY_MAX_CHARS))
+                              placeholder="a word or a phrase, e.g. lisbon, or a memory's id; empty: list by time")
+        st.caption(uc.limit_caption("Searches", uc.QUERY_MAX_CHARS) + " Leave it empty to list every memory the "
+                   "filters keep, by time, a page at a time.")
         c1, c2, c3 = st.columns([2, 3, 2])
         mode = c1.radio("Search", list(MODES), horizontal=True, key="xp_mode",
                         help="Full-text: memories that contain words of the query. Semantic: memories "
@@ -183,13 +186,18 @@ def render_search(instance: str) -> None:
         st.session_state["xp_search"] = dict(
             query=query, instance=instance, mode=MODES[mode], kinds=kinds, chain_id=chain or None,
             tags=[t.strip() for t in tags.split(",") if t.strip()], date_from=date_from, date_to=date_to)
+        st.session_state["xp_top_k"] = TOP_K  # a new search starts with the first hits again
+        st.session_state["xp_list_page"] = 1
     params = st.session_state.get("xp_search")
     if not params:
         _render_recent(instance)
         return
     params = {**params, "instance": instance}
+    if not params["query"].strip():
+        render_listing(instance, params)
+        return
     try:
-        req = uc.ExplorerSearch(**params)
+        req = uc.ExplorerSearch(**params, top_k=st.session_state.get("xp_top_k", TOP_K))
     except ValidationError as e:
         show_invalid(e, "search", SEARCH_LABELS)
         return
@@ -199,14 +207,29 @@ def render_search(instance: str) -> None:
     if not out.hits:
         st.info("Nothing found. Try another word, another mode, or fewer filters.")
         return
-    st.caption(f"{plural(len(out.hits), 'hit')} for “{as_plain_line(req.query, 80)}” · {_why_shown(req, out)} · "
-               f"{out.search_ms:.0f} ms")
+    capped = f" · the search stopped at {req.top_k}: more may match" if out.capped else ""
+    st.caption(f"{hits_count(out)} for “{as_plain_line(req.query, 80)}” · {_why_shown(req, out)} · "
+               f"{out.search_ms:.0f} ms{capped}")
     st.caption(how_scores_add_up(out))
     marks = query_marks(instance, req.query)
     marks_caption(marks)
+    st.download_button(f"Download these {plural(len(out.hits), 'hit')} (JSON lines)",
+                       data=uc.hits_export(out.hits).document, file_name=f"{instance}-search.jsonl",
+                       mime="application/jsonl", key="xp_hits_download", icon=":material/download:")
     for i, hit in enumerate(out.hits):
         _render_hit(i, hit, lambda where, memory_id: mark_control(where, instance, req.query, memory_id, marks),
                     speaker_and_chain=out.speaker_and_chain)
+    if out.capped and req.top_k < TOP_K_MAX:
+        more = min(TOP_K_MAX, req.top_k * 2 if req.top_k < 100 else TOP_K_MAX)
+        st.button(f"Show the best {more} hits", key="xp_more", on_click=st.session_state.__setitem__,
+                  args=("xp_top_k", more), help="The search stops at the best hits it was asked for; more may "
+                                                "match. Or narrow it by kind, chain, tags or days.")
+
+
+def hits_count(out) -> str:
+    """"12 hits" when the search found fewer than it was asked for (all that match); "the best 20 hits" when
+    it stopped at that number: the count is then the search's size, not the matches'."""
+    return ("the best " if out.capped else "") + plural(len(out.hits), "hit")
 
 
 def how_scores_add_up(out: uc.SearchOutcome) -> str:
@@ -276,9 +299,10 @@ def _render_recent(instance: str) -> None:
 
 def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None, *,
                 speaker_and_chain: bool = True) -> None:
-    """One memory; with `mark(where, memory_id)`, its Relevant / Not relevant control beside its id."""
+    """One memory; with `mark(where, memory_id)`, its Relevant / Not relevant control beside its id. The text
+    takes the box's whole width, the id and the actions a row under it that wraps: in a column of their own,
+    an 800-pixel window cut the buttons to "O…" and "D…" and the id and the marks in half."""
     with st.container(border=True):
-        left, right = st.columns([6, 1])
         if hit.bank:
             origin = f"bank **{as_plain_line(hit.bank)}**"
         elif hit.chain_id:
@@ -289,32 +313,116 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None, *,
             origin = "no chain"
         shared = f" · shared from {as_plain_line(hit.instance)}" if hit.shared else ""
         gone = " · :orange-badge[superseded]" if hit.superseded_at else ""
-        left.markdown(f"`{hit.kind}` · {origin} · {ago(hit.created_at)}{shared}{gone}")
-        left.text(hit.content)
+        when = f"{hit.created_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC ({ago(hit.created_at)})"
+        st.markdown(f"`{hit.kind}` · {origin} · {when}{shared}{gone}")
+        render_content(st, hit.content)
         if hit.superseded_at:  # an outdated fact must not read as current
-            left.caption(superseded_note(hit.superseded_at, hit.superseded_by_content, hit.content,
-                                         update=hit.superseded_by_update))
+            st.caption(superseded_note(hit.superseded_at, hit.superseded_by_content, hit.content,
+                                       update=hit.superseded_by_update))
         for part in hit.superseded_statements:  # the message's other statements stand
-            left.caption(superseded_note(part.superseded_at, part.superseded_by_content, part.statement,
-                                         statement=part.statement, update=part.superseded_by_update))
+            st.caption(superseded_note(part.superseded_at, part.superseded_by_content, part.statement,
+                                       statement=part.statement, update=part.superseded_by_update))
         parts = [score_caption(hit, speaker_and_chain=speaker_and_chain)] if hit.score is not None else []
         parts += [f"tags: {as_plain_line(', '.join(hit.tags))}"] if hit.tags else []
         if parts:
-            left.caption(" · ".join(parts))
-        ident, marks = left.columns([3, 2], vertical_alignment="center")
-        ident.code(hit.id, language=None)  # its copy button: the id for a labelled set or a command
+            st.caption(" · ".join(parts))
+        bar = st.container(horizontal=True, vertical_alignment="center")
+        bar.code(hit.id, language=None, width="content")  # its copy button: the id for a labelled set or a command
         if mark is not None:
-            mark(marks, hit.id)
+            mark(bar, hit.id)
         if hit.chain_id and not hit.bank:
-            right.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id, "Search"))
+            bar.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id, "Search"))
         if not hit.shared:  # a shared item belongs to the shared instance: delete it from there
-            right.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
-                         args=("memory", hit.id, hit.content))
+            bar.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
+                       args=("memory", hit.id, hit.content))
         if hit.kind == "observation":  # a fact a correction may have replaced, or that replaced another
-            right.button("History", key=f"xp_hit_hist_{i}", on_click=st.session_state.__setitem__,
-                         args=("xp_history", hit.id), help="the corrections through this fact")
+            bar.button("History", key=f"xp_hit_hist_{i}", on_click=st.session_state.__setitem__,
+                       args=("xp_history", hit.id), help="the corrections through this fact")
         if st.session_state.get("xp_history") == hit.id:
             render_fact_history(hit.instance, hit.id)
+
+
+def render_content(where, content: str) -> None:
+    """A memory's text as it is stored (st.text: no Markdown, no HTML); past FOLD_AT characters, its start, and
+    the whole behind "Show all", so one long memory does not push every other hit screens down."""
+    if len(content) <= FOLD_AT:
+        where.text(content)
+        return
+    where.text(content[:FOLD_AT].rstrip() + " …")
+    with where.expander(f"Show all {len(content):,} characters"):
+        st.text(content)
+
+
+# -- a listing: no words, every memory the filters keep, by time ----------------------------------
+
+def render_listing(instance: str, params: dict) -> None:
+    """The memories the form's filters keep, newest or oldest first, a page at a time, with their true count
+    (`uc.memory_browse`), and the whole selection as a download."""
+    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    order = c1.radio("Order", ["newest", "oldest"], horizontal=True, key="xp_list_order", on_change=_first_list_page,
+                     format_func=lambda o: {"newest": "Newest first", "oldest": "Oldest first"}[o])
+    size = c2.selectbox("Per page", [10, 20, 50, 100], index=1, key="xp_list_size", on_change=_first_list_page)
+    page_no = c3.number_input("Page", min_value=1, value=1, step=1, key="xp_list_page")
+    try:
+        req = uc.MemoryBrowse(instance=instance, kinds=params["kinds"], chain_id=params["chain_id"],
+                              tags=params["tags"], date_from=params["date_from"], date_to=params["date_to"],
+                              order=order, page=int(page_no), page_size=size)
+    except ValidationError as e:
+        show_invalid(e, "list the memories", SEARCH_LABELS)
+        return
+    page = attempt("list the memories", lambda: uc.memory_browse(get_workbench(), req))
+    if page is None:
+        return
+    kept = _filters_said(req)
+    if not page.total:
+        st.info(f"No memory {kept}." if kept else "Nothing is stored in this instance yet.")
+        return
+    if not page.hits:
+        st.info(f"Page {page.page} is past the last page ({page.pages}) of "
+                f"{plural(page.total, 'memory', 'memories')}{' ' + kept if kept else ''}.")
+        return
+    first = (page.page - 1) * page.page_size + 1
+    st.caption(f"{plural(page.total, 'memory', 'memories')}{' ' + kept if kept else ''} · "
+               f"{first:,}–{first + len(page.hits) - 1:,} shown, page {page.page} of {page.pages:,}, "
+               f"{'newest' if page.order == 'newest' else 'oldest'} first · leave the search box empty to "
+               "list, type words to search")
+    _render_listing_export(req, page.total)
+    for i, hit in enumerate(page.hits):
+        _render_hit(i, hit)
+
+
+def _first_list_page() -> None:
+    st.session_state["xp_list_page"] = 1
+
+
+def _filters_said(req) -> str:
+    """The listing's filters in words ("of kind user, in chain c1, from 2025-03-01"), or ""."""
+    days = " ".join(p for p in [f"from {req.date_from}" if req.date_from else "",
+                                 f"to {req.date_to}" if req.date_to else ""] if p)
+    parts = [f"of kind {', '.join(req.kinds)}" if req.kinds else "",
+             f"in chain {as_plain_line(req.chain_id)}" if req.chain_id else "",
+             f"tagged {as_plain_line(', '.join(req.tags))}" if req.tags else "", days]
+    return ", ".join(p for p in parts if p)
+
+
+def _render_listing_export(req, total: int) -> None:
+    """Every memory of the listing (all its pages), prepared on request: a whole selection is read only
+    when asked for."""
+    held = "xp_list_export"
+    selection = req.model_dump(exclude={"page", "page_size"})
+    if st.button(f"Prepare a download of all {plural(total, 'memory', 'memories')} listed (JSON lines)",
+                 key="xp_list_prepare", icon=":material/download:"):
+        out = attempt("export the memories", lambda: uc.memory_export(get_workbench(), req))
+        if out is not None:
+            st.session_state[held] = (selection, out)
+    prepared = st.session_state.get(held)
+    if prepared is None or prepared[0] != selection:
+        return
+    out = prepared[1]
+    cut = (f" (the first {out.exported:,} of {out.matched:,}: narrow the filters, or export the whole instance)"
+           if out.exported < out.matched else "")
+    st.download_button(f"Download {plural(out.exported, 'memory', 'memories')}{cut}", data=out.document,
+                       file_name=f"{req.instance}-memories.jsonl", mime="application/jsonl", key="xp_list_download")
 
 
 # -- chains ------------------------------------------------------------------------------------------

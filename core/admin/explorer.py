@@ -148,6 +148,8 @@ class SearchOutcome(BaseModel):
     left_out: int = Field(0, description="results that did not match (see `search_memory`), not shown")
     min_similarity: float | None = Field(None, description="the cosine a hit needs to count as semantically "
                                                            "close; None in full-text mode")
+    capped: bool = Field(False, description="the search stopped at `top_k` results: more memories may match "
+                                            "(ask for more, or narrow the search)")
 
 
 def instances_overview(wb: Workbench) -> list[InstanceRow]:
@@ -218,25 +220,46 @@ def search_memory(wb: Workbench, req: ExplorerSearch) -> SearchOutcome:
     """The hits that match, never padded to `top_k` with unrelated ones: full-text mode keeps those the
     text leg found (the query's words in them or in the messages around them), semantic mode those
     semantically close (cosine to the query above the active embedder's calibrated past-task distance,
-    `default_max_distance`), hybrid either."""
+    `default_max_distance`), hybrid either. Every stored copy of a text is a hit of its own, but a message
+    and the observation formed of its whole text show once (`_told_by_observation`)."""
     since = datetime.combine(req.date_from, time.min, UTC) if req.date_from else None
     until = datetime.combine(req.date_to + timedelta(days=1), time.min, UTC) if req.date_to else None
+    # The explorer shows what is stored: questions too, and every copy of a text (`distinct`, `near_duplicate`
+    # off): ranking's "identical texts count once" showed 1 hit of 280 memories saying "I work at Acme Corp",
+    # hiding the duplicates a curator came to find and delete.
+    # Twice the hits asked for, so the messages folded into their observations leave room for the next ones.
+    ask = 2 * req.top_k
     found = hybrid_search(wb.search_pool(), wb.embedder, SearchRequest(
-        query=req.query, instance=req.instance, top_k=req.top_k, pool_size=max(50, 2 * req.top_k),
+        query=req.query, instance=req.instance, top_k=ask, pool_size=max(50, 2 * ask),
         search_type=req.mode, kinds=req.kinds or None, chain_id=req.chain_id, tags=req.tags or None,
-        since=since, until=until, profile=AS_STORED))  # the explorer shows what is stored, questions too
+        since=since, until=until, profile=AS_STORED, distinct=False, near_duplicate=1.0,
+        time_boost=False))  # in the order of the scores it shows: a time the query names re-sorts nothing
     close = None if req.mode == "text" else 1.0 - default_max_distance(wb.embedder.name)
     matched = [m for m in found.results
                if (req.mode != "vector" and m.score.text_rank is not None)
                or (close is not None and m.score.similarity > close)]
+    told = _told_by_observation([m.memory for m in matched])
+    shown = [m for m in matched if m.memory.id not in told]
+    capped = len(shown) > req.top_k or (len(found.results) >= ask and len(shown) == req.top_k)
+    matched = shown[: req.top_k]
     hits = hits_of(wb, [m.memory for m in matched])
     for hit, m in zip(hits, matched, strict=True):
         s = m.score
         hit.score, hit.semantic, hit.text, hit.recency = s.combined, s.semantic, s.text, s.recency
         hit.speaker, hit.chain = s.speaker, s.chain
     return SearchOutcome(hits=hits, candidates=found.candidates, search_ms=found.embed_ms + found.search_ms,
-                         left_out=len(found.results) - len(matched), min_similarity=close, fusion=AS_STORED,
-                         speaker_and_chain=req.mode == "hybrid")
+                         left_out=len(found.results) - len(shown) - len(told), min_similarity=close,
+                         fusion=AS_STORED, speaker_and_chain=req.mode == "hybrid", capped=capped)
+
+
+def _told_by_observation(memories: list[MemoryRow]) -> set[str]:
+    """The ids of the messages among `memories` whose whole text an observation among them repeats, formed
+    from them: one fact, shown once, as the observation (its history, its id as retrieval gives it; deleting
+    it deletes the message that said nothing else). Copies in other messages and chains stay: those are
+    repeats a curator looks for."""
+    found = {m.id: m for m in memories}
+    return {m.id for m in memories for o in _observations(m)
+            if o in found and found[o].content.strip() == m.content.strip()}
 
 
 def recent_memories(wb: Workbench, instance: str, limit: int = 20) -> list[Hit]:
@@ -246,6 +269,94 @@ def recent_memories(wb: Workbench, instance: str, limit: int = 20) -> list[Hit]:
         rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s "
                             "ORDER BY created_at DESC, id LIMIT %s", (instance, limit)).fetchall()
     return hits_of(wb, [row_from_tuple(r) for r in rows])
+
+
+class MemoryBrowse(BaseModel):
+    """The explorer's listing of what is stored, without words to search for: the instance's memories
+    narrowed by kind, chain, tags and days (UTC, both included), in time order, a page at a time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance: Id
+    kinds: list[MemoryKind] = Field([], description="only memories of these kinds; none: every kind")
+    chain_id: Id | None = None
+    tags: list[str] = Field([], description="only memories carrying any of these tags")
+    date_from: date | None = None
+    date_to: date | None = None
+    order: Order = "newest"
+    page: int = Field(1, ge=1)
+    page_size: int = Field(20, ge=1, le=200)
+
+    @field_validator("chain_id", mode="before")
+    @classmethod
+    def _blank_chain_is_none(cls, v: object) -> object:  # the page's text box sends "" for "any chain"
+        return ExplorerSearch._blank_chain_is_none(v)
+
+
+class MemoryPage(BaseModel):
+    instance: str
+    total: int = Field(description="every memory the filters keep, not only this page's")
+    page: int
+    pages: int
+    page_size: int
+    order: Order
+    hits: list[Hit] = Field(description="this page's memories, in `order` of their time")
+
+
+BROWSE_EXPORT_MAX = 20_000  # memories one export of a listing writes; the archive is for a whole instance
+
+
+# One statement whatever the filters (a filter not given is NULL), so no SQL is built from values.
+BROWSE_WHERE = ("instance = %(instance)s AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s)) "
+                "AND (%(chain)s::text IS NULL OR chain_id = %(chain)s) "
+                "AND (%(tags)s::text[] IS NULL OR tags && %(tags)s) "
+                "AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s) "
+                "AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)")
+BROWSE_COUNT = f"SELECT count(*) FROM memory WHERE {BROWSE_WHERE}"
+BROWSE_PAGE = {order: f"SELECT {ROW_COLUMNS} FROM memory WHERE {BROWSE_WHERE} ORDER BY created_at {way}, id {way} "
+                      "LIMIT %(limit)s OFFSET %(offset)s" for order, way in (("newest", "DESC"), ("oldest", "ASC"))}
+
+
+def _browse_params(req: MemoryBrowse) -> dict:
+    """The named parameters of BROWSE_WHERE: days whole, in UTC, both included."""
+    return {"instance": req.instance, "kinds": list(req.kinds) or None, "chain": req.chain_id,
+            "tags": req.tags or None,
+            "since": datetime.combine(req.date_from, time.min, UTC) if req.date_from else None,
+            "until": datetime.combine(req.date_to + timedelta(days=1), time.min, UTC) if req.date_to else None}
+
+
+def browse_memories(wb: Workbench, req: MemoryBrowse) -> MemoryPage:
+    """One page of the memories the filters keep, newest or oldest first (ties by id, so a memory is on
+    exactly one page), with the true count of all of them. A page past the last one is empty and keeps its
+    number, as `list_chains` does."""
+    params = _browse_params(req)
+    offset = (req.page - 1) * req.page_size
+    with wb.pool().connection() as conn:
+        total = conn.execute(BROWSE_COUNT, params).fetchone()[0]
+        rows = [] if offset >= total else conn.execute(
+            BROWSE_PAGE[req.order], {**params, "limit": req.page_size, "offset": offset}).fetchall()
+    return MemoryPage(instance=req.instance, total=total, page=req.page, pages=max(1, -(-total // req.page_size)),
+                      page_size=req.page_size, order=req.order, hits=hits_of(wb, [row_from_tuple(r) for r in rows]))
+
+
+def browse_export(wb: Workbench, req: MemoryBrowse) -> tuple[int, str]:
+    """Every memory the listing's filters keep (all pages, in its order, at most BROWSE_EXPORT_MAX) as JSON
+    lines (`hits_jsonl`); with how many matched in all, so a cut export says so."""
+    first = browse_memories(wb, req.model_copy(update={"page": 1, "page_size": 200}))
+    hits = list(first.hits)
+    for page in range(2, min(first.pages, BROWSE_EXPORT_MAX // 200) + 1):
+        hits += browse_memories(wb, req.model_copy(update={"page": page, "page_size": 200})).hits
+    return first.total, hits_jsonl(hits)
+
+
+def hits_jsonl(hits: list[Hit]) -> str:
+    """Memories as JSON lines, one object a memory: id, kind, content, created_at, chain_id (or bank),
+    tags, and when a correction superseded it, when and by what. For reading and sharing a selection;
+    a whole instance moves with the archive (`workbench export`)."""
+    keep = ("id", "instance", "kind", "content", "created_at", "chain_id", "bank", "tags", "superseded_at",
+            "superseded_by", "score")
+    return "".join(json.dumps({k: v for k, v in h.model_dump(mode="json", include=set(keep)).items()
+                               if v not in (None, [])}, ensure_ascii=False) + "\n" for h in hits)
 
 
 def hits_of(wb: Workbench, memories: list[MemoryRow]) -> list[Hit]:

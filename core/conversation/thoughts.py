@@ -706,8 +706,10 @@ class ThoughtStore:
         The chain's served-request results, which may quote it, stay for the caller to redact
         (`core.admin.redaction`): a retry of a turn must find its result, or it would be stored again.
 
-        The chain's title is re-made from the thoughts left (it quoted the first user thought); a chain
-        with no user or assistant thought left is removed whole.
+        The chain's title is re-made from the thoughts left when it quoted a thought removed (the first user
+        thought); an import's own title ("Trip planning") stays, as the chain's name, not a copy of the
+        message (`core.admin.redaction` replaces a copy of the message's words in it); a chain with no user
+        or assistant thought left is removed whole.
         """
         thoughts = self.chain_thoughts(instance, chain_id)
         if not any(t.id == thought_id for t in thoughts):
@@ -723,7 +725,10 @@ class ThoughtStore:
         users_gone = sum(t.id in gone and t.category == CATEGORY_USER for t in thoughts)
         meta = chain_meta_key(instance, chain_id)
         last_answer = self.r.hget(meta, "last_answer_id")
-        title = next((chain_title(t.thought) for t in left if t.category == CATEGORY_USER), "")
+        title = self.r.hget(meta, "title")
+        if not title or any(title in (chain_title(t.thought), t.thought.strip()[:TITLE_CHARS])
+                            for t in thoughts if t.id in gone):
+            title = next((chain_title(t.thought) for t in left if t.category == CATEGORY_USER), "")
 
         def chain_part(p: redis.client.Pipeline) -> None:
             for i in gone:

@@ -15,8 +15,9 @@ from core.usecases.access import (CreatedKey, CreateKey, KeyRef, authenticate, c
                                   list_keys, revoke_key)
 from core.usecases.admin import (ChainDocument, ChainExport, ChainList, ChainRef, DemoLoad, DemoOutcome, MemoryRef,
                                  RecentRequest, ReembedResult, ServicesReport, chain, chain_delete, chain_export, chains,
-                                 demo_load, demo_reset, instance_names, instances, memory_delete,
-                                 memory_search, recent, reembed, services, stored_counts)
+                                 demo_load, demo_reset, hits_export, instance_names, instances, memory_browse,
+                                 memory_delete, memory_export, memory_search, recent, reembed, services,
+                                 stored_counts)
 from core.usecases.archive import (ExportArchive, ExportResult, RestoreArchive, RestoreResult, export_archive,
                                    is_archive, restore_archive)
 from core.usecases.bank import (BankAdd, BankQuery, BankRef, bank_add, bank_clear, bank_delete, bank_list,
@@ -59,9 +60,9 @@ from core.retrieval.timeparse import read_window  # a window's bounds as written
 # What the front ends build requests from and render results with: models, defaults and constants.
 from core.ids import ID_PATTERN, ID_RULE, SHARED_INSTANCE, USER_ID_PATTERN, validate_id
 from core.usecases.access import LOCAL_USER, ApiKeyInfo, Principal, authorize
-from core.usecases.admin import (ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
-                                 InstanceRow, Overview, RedisRepair, SearchOutcome, ServicesStopped,
-                                 ServiceStatus)
+from core.usecases.admin import (BROWSE_EXPORT_MAX, ChainDetail, ChainPage, DeletionReport, ExplorerSearch,
+                                 InstanceRow, MemoryBrowse, MemoryExport, MemoryPage, Overview, RedisRepair,
+                                 SearchOutcome, ServicesStopped, ServiceStatus)
 from core.usecases.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankInfo, BankSnapshot,
                                 MemoryEntry, MemoryQuery, StepContext, StepOutcome, TaskMemory)
 from core.usecases.importing import (IMPORT_FORMATS, ImportCounts, ImportOutcome, ImportPreview,
@@ -126,7 +127,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE
            "ImportFile", "ImportOutcome", "ImportPreview", "ImportResult", "IngestFiles", "IngestTexts",
            "IngestedFile", "IngestedText", "InstanceRequest", "InstanceRow",
            "InternalMemoryResult", "InvalidRecord", "KeyRef", "LabelledQuery", "LabelledSet", "ListTexts", "MarkDeleted", "MarkRelevance", "MemoryEntry", "MemoryQuery",
-           "MemoryRef",
+           "MemoryRef", "MemoryBrowse", "MemoryExport", "MemoryPage", "BROWSE_EXPORT_MAX",
            "OpTrace", "OptimiseReport", "OptimiseRequest", "Origin", "Overview", "PastTaskCatalogue",
            "PastTaskFilter", "PastTaskQuery", "PastToolExecution", "Principal", "ProducedTextInput", "ProfileList",
            "ProfileRef",
@@ -147,7 +148,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE
            "is_evaluation_instance",
            "keys_exist", "labelled_set", "latency_table", "limit_caption", "list_keys", "list_profiles", "list_texts", "locomo_sample_ids",
            "lowest_scored",
-           "mark_abandoned", "mark_deleted", "mark_relevance", "memory_delete", "memory_search", "optimise", "past_task_defaults", "pool_label", "previous_window",
+           "mark_abandoned", "mark_deleted", "mark_relevance", "memory_browse", "memory_delete", "memory_export", "memory_search", "hits_export", "optimise", "past_task_defaults", "pool_label", "previous_window",
            "questions",
            "rate_answer", "recency_label", "read_dataset", "relevance_weights", "read_message", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",

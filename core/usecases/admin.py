@@ -11,9 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core import demo
 from core.admin.deletion import DeletionReport, delete_chain, delete_memory
-from core.admin.explorer import (ChainDetail, ChainPage, ExplorerSearch, Hit, InstanceRow, chain_detail,
-                                 export_chain, hits_of, instances_overview, list_chains, recent_memories,
-                                 search_memory)
+from core.admin.explorer import (BROWSE_EXPORT_MAX, ChainDetail, ChainPage, ExplorerSearch, Hit, InstanceRow,
+                                 MemoryBrowse, MemoryPage, browse_export, browse_memories, chain_detail,
+                                 export_chain, hits_jsonl, hits_of, instances_overview, list_chains,
+                                 recent_memories, search_memory)
 from core.admin.explorer import SearchOutcome as Found
 from core.admin.overview import Overview, memories_by_model, not_in_vector_leg, overview
 from core.admin.overview import instance_names as user_instances
@@ -195,6 +196,31 @@ def _memory_named(wb: Workbench, instance: str, query: str) -> Hit | None:
         if rows := sorted(wb.index.get(where, ids), key=lambda row: ids.index(row.id)):
             return hits_of(wb, rows[:1])[0]
     return None
+
+
+def memory_browse(wb: Workbench, req: MemoryBrowse) -> MemoryPage:
+    """The instance's memories without a query, narrowed by kind, chain, tags and days, newest or oldest
+    first, a page at a time with the count of all of them (the explorer's listing). First, the thoughts
+    still queued for the memory index are indexed (`sync_before_search`)."""
+    sync_before_search(wb)
+    return browse_memories(wb, req)
+
+
+class MemoryExport(BaseModel):
+    matched: int = Field(description="memories the selection holds")
+    exported: int = Field(description=f"memories written: all of them, or the first {BROWSE_EXPORT_MAX:,}")
+    document: str = Field(description="JSON lines, one memory a line (`core.admin.explorer.hits_jsonl`)")
+
+
+def memory_export(wb: Workbench, req: MemoryBrowse) -> MemoryExport:
+    """Every memory a listing's filters keep, all pages, as JSON lines (the explorer's "Download")."""
+    matched, document = browse_export(wb, req)
+    return MemoryExport(matched=matched, exported=document.count("\n"), document=document)
+
+
+def hits_export(hits: list[Hit]) -> MemoryExport:
+    """A search's hits as JSON lines, as `memory_export` writes a listing."""
+    return MemoryExport(matched=len(hits), exported=len(hits), document=hits_jsonl(hits))
 
 
 class RecentRequest(InstanceRequest):

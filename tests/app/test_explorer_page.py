@@ -117,12 +117,19 @@ def test_memory_bank_view_and_add_form(app_env, workbench, instance):
 
 
 def test_bad_input_is_a_message_not_a_traceback(app):
-    app.text_input(key="xp_q").input("   ")
+    app.text_input(key="xp_q").input("quince")
+    app.text_input(key="xp_chain_filter").input("no such/chain")
     button(app, "Search").click()
     app.run()
     assert not app.exception
-    assert [e.value for e in app.error] == ["**Could not search.** Search stored memory: type a word or a phrase "
-                                            "to search for."]
+    [error] = [e.value for e in app.error]
+    assert error.startswith("**Could not search.** Chain id: ")
+    app.text_input(key="xp_q").input("   ")  # no words: a listing, with the same filters, refused the same way
+    button(app, "Search").click()
+    app.run()
+    assert not app.exception
+    [error] = [e.value for e in app.error]
+    assert error.startswith("**Could not list the memories.** Chain id: ")
 
 
 def test_before_a_search_the_newest_memories_show(app_env, workbench, instance):
