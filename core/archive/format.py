@@ -37,6 +37,14 @@ MANIFEST = "manifest.json"
 MEMBERS = ("profiles", "banks", "past_tasks", "tool_executions", "memories", "chains")
 # Members added after version 1 was first written: an archive without one restores with none of it.
 OPTIONAL_MEMBERS = ("relevance_marks", "profile_activations", "deleted")
+# Bounds on what an archive may expand to, checked on its directory before any member is read (zipfile
+# never yields more than a member's declared size): the manifest is a few hundred bytes; the JSONL members
+# `workbench export` writes compress about 3 to 20 times, where a zip bomb's expand a thousand times; one
+# line is one chain at most.
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_EXPANSION = 200
+EXPANSION_CHECKED_FROM = 1 << 20  # a small member's ratio says nothing
+MAX_ROW_BYTES = 256 << 20
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, (version … sizes), name length, extra length
 _FLUSH_BYTES = 1 << 20
 
@@ -142,6 +150,7 @@ class ArchiveReader:
                                f"archive: {path.name} is not a Memory Workbench archive (made by "
                                "`workbench export`)") from e
         try:
+            self._refuse_bomb()
             self.manifest = self._manifest()
             if bad := self.zip.testzip():  # every member's CRC, read as a stream
                 raise InvalidInput(self._damaged(f"member {bad} fails its checksum"))
@@ -150,6 +159,16 @@ class ArchiveReader:
             if isinstance(e, zipfile.BadZipFile | EOFError | zlib.error | OSError):
                 raise InvalidInput(self._damaged(type(e).__name__)) from e
             raise
+
+    def _refuse_bomb(self) -> None:
+        """Refuse a member that would expand far beyond what an export writes, before reading it."""
+        for info in self.zip.infolist():
+            expansion = info.file_size / max(info.compress_size, 1)
+            if (info.filename == MANIFEST and info.file_size > MAX_MANIFEST_BYTES) or \
+                    (info.file_size > EXPANSION_CHECKED_FROM and expansion > MAX_EXPANSION):
+                raise InvalidInput(f"archive: {self.path.name} is not an archive `workbench export` writes: its "
+                                   f"member {info.filename[:60]!r} would expand to {info.file_size:,} bytes "
+                                   f"({expansion:,.0f} times its size), as a zip bomb does; nothing was read")
 
     def _damaged(self, what: str) -> str:
         return (f"archive: {self.path.name} is truncated or damaged ({what}); export the instance again "
@@ -184,10 +203,15 @@ class ArchiveReader:
         if kind in OPTIONAL_MEMBERS and f"{kind}.jsonl" not in self.zip.namelist():
             return
         with self.zip.open(f"{kind}.jsonl") as f:
-            for number, line in enumerate(f, 1):
+            number = 0
+            while line := f.readline(MAX_ROW_BYTES + 1):  # a line is never read past the bound
+                number += 1
+                if len(line) > MAX_ROW_BYTES:
+                    raise InvalidInput(self._damaged(f"{kind}.jsonl line {number} is longer than "
+                                                     f"{MAX_ROW_BYTES >> 20} MB"))
                 try:
                     yield json.loads(line)
-                except ValueError as e:
+                except (ValueError, RecursionError) as e:
                     raise InvalidInput(self._damaged(f"{kind}.jsonl line {number} is not JSON")) from e
 
     def close(self) -> None:

@@ -22,7 +22,7 @@ import ijson
 from core.errors import InvalidInput
 from core.importing import chatgpt, claude, locomo, memories, openai_chat, past_tasks, workbench_chain
 from core.importing.records import InvalidRecord, Item
-from core.importing.source import open_binary, peek_text
+from core.importing.source import JsonTooLarge, json_events, open_binary, peek_text
 
 Format = Literal["openai-jsonl", "chatgpt", "claude", "locomo", "memories-jsonl", "memories-csv",
                  "past-tasks", "workbench-chain"]
@@ -166,7 +166,7 @@ def _line_keys(path: Path) -> list[set[str]]:
             lines += 1
             try:
                 value = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(value, dict):
                 found.append(set(value))
@@ -179,7 +179,7 @@ def _item_keys(path: Path) -> list[set[str]]:
     items: list[set[str]] = []
     with open_binary(path) as f:
         try:
-            for n, (prefix, event, value) in enumerate(ijson.parse(f)):
+            for n, (prefix, event, value) in enumerate(json_events(f)):
                 if prefix == "item" and event in ITEM_STARTS:
                     if len(items) == DETECT_RECORDS:
                         break
@@ -188,7 +188,7 @@ def _item_keys(path: Path) -> list[set[str]]:
                     items[-1].add(value)
                 elif n > (DETECT_EVENTS if len(items) > 1 else FIRST_ITEM_EVENTS):
                     break
-        except ijson.JSONError as e:
+        except (ijson.JSONError, JsonTooLarge) as e:
             if not any(items):
                 raise InvalidInput(f"{path.name}: not valid JSON ({' '.join(str(e).split())[:80]})") from None
     return items
@@ -201,7 +201,7 @@ def _first_object(path: Path) -> dict[str, Any]:
     found: dict[str, Any] = {}
     with open_binary(path) as f:
         try:
-            for n, (prefix, event, value) in enumerate(ijson.parse(f, multiple_values=True)):
+            for n, (prefix, event, value) in enumerate(json_events(f, multiple_values=True)):
                 if prefix == "" and event == "map_key":
                     found[value] = None
                 elif prefix in found and event in ("string", "number"):
@@ -209,7 +209,7 @@ def _first_object(path: Path) -> dict[str, Any]:
                 if (prefix, event) == ("", "end_map") or "results" in found or n > FIRST_OBJECT_EVENTS \
                         or found.get("format") == workbench_chain.MARK:
                     break
-        except ijson.JSONError as e:
+        except (ijson.JSONError, JsonTooLarge) as e:
             if not found:
                 raise InvalidInput(f"{path.name}: not valid JSON ({' '.join(str(e).split())[:80]})") from None
     return found

@@ -14,9 +14,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from core.importing.records import (ImportedPastTask, InvalidRecord, Item, checked, content_id, each,
-                                    parse_time)
-from core.importing.source import json_lines
+from core.importing.records import (
+    ImportedPastTask,
+    InvalidRecord,
+    Item,
+    checked,
+    content_id,
+    each,
+    parse_time,
+)
+from core.importing.source import MAX_VALUE_BYTES, json_lines
 from core.past_tasks.store import TEXT_SUFFIXES, text_from_file
 
 DEFAULT_TASK = "note"
@@ -28,13 +35,20 @@ def read_folder(path: Path, *, user_id: str | None = None, task: str | None = No
     if not files:
         yield InvalidRecord(where=path.name,
                             problem=f"no Markdown or text files ({', '.join(TEXT_SUFFIXES)}) in the folder")
+    root = path.resolve()
     for file in files:
+        if not file.resolve().is_relative_to(root):  # a link out of the folder: ~/.ssh/id_rsa, say
+            yield InvalidRecord(where=str(file.relative_to(path)),
+                                problem="a link to a file outside the folder: not read (copy the file in)")
+            continue
         yield checked(str(file.relative_to(path)), partial(_from_file, path, file, user_id, task))
 
 
 def _from_file(root: Path, file: Path, user_id: str | None, task: str | None) -> ImportedPastTask:
     if not user_id:
         raise ValueError("a folder of past tasks is one user's: give the user (--user on the command line)")
+    if file.stat().st_size > MAX_VALUE_BYTES:  # never read whole into memory
+        raise ValueError(f"longer than {MAX_VALUE_BYTES >> 20} MB, which no produced text is: not read")
     try:
         content = file.read_text(encoding="utf-8")
     except UnicodeDecodeError:

@@ -21,7 +21,7 @@ import ijson
 
 from core.importing.chats import RawMessage, build_conversation
 from core.importing.records import InvalidRecord, Item, checked, parse_time
-from core.importing.source import json_items, open_binary
+from core.importing.source import JsonTooLarge, json_events, json_items, open_binary
 
 FORMAT = "workbench-chain"
 MARK = "memory-workbench/chain@1"
@@ -31,7 +31,7 @@ ROLES = {"ui_remember:user": "user", "ui_remember:assistant": "assistant"}
 def read(path: Path, **_: Any) -> Iterator[Item | InvalidRecord]:
     try:
         head = top_level(path)
-    except ijson.JSONError as e:
+    except (ijson.JSONError, JsonTooLarge) as e:
         yield InvalidRecord(where="chain", problem=f"not valid JSON ({' '.join(str(e).split())[:80]})")
         return
     thoughts = []  # one chain: its thoughts fit in memory
@@ -57,7 +57,7 @@ def top_level(path: Path) -> dict[str, Any]:
     """The document's top-level text values (format, chain id, title), read until its thoughts begin."""
     found: dict[str, Any] = {}
     with open_binary(path) as f:
-        for prefix, event, value in ijson.parse(f):
+        for prefix, event, value in json_events(f):
             if prefix == "thoughts":
                 break
             if "." not in prefix and prefix and event in ("string", "number"):
