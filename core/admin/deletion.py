@@ -27,13 +27,24 @@ shares the most words with). The chain's summary made from the message goes too 
 restates the fact where no redaction finds it); the next `workbench formation run` makes it again.
 An important copy of a message (`core.formation.important`) states the whole message: forgetting it
 deletes the message, as forgetting the one fact of a message does.
+
+A deletion killed midway (power lost, Ctrl-C, the OOM killer) must not leave its copies behind: before it
+removes anything it writes down what it must still erase (`deleting:<instance>`: the text and ids it
+read, the chains, the rows as they were), and drops that note once its copies are redacted. The next
+deletion in the instance, the same command run again included, takes over the notes whose process is
+gone (`resume`) and finishes them: without it, the re-run found nothing left to delete ("no chain …")
+while other chains' answers still quoted the text.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import re
+import socket
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
@@ -64,6 +75,7 @@ from core.conversation.keys import (
     chain_meta_key,
     chain_tombstone,
     chains_key,
+    deletion_journal_key,
     feedback_index_key,
     feedback_key,
     feedback_pending_key,
@@ -75,6 +87,7 @@ from core.formation.supersede import mend
 from core.ids import SHARED_INSTANCE, validate_id
 from core.index.names import partition_name, postings_name
 from core.models import MemoryRecord
+from core.services.leases import process_alive, start_time
 from core.tuning.labels import LabelStore
 
 if TYPE_CHECKING:
@@ -87,6 +100,9 @@ TEXT_CATEGORIES = ("ui_remember:user", "ui_remember:assistant")  # metrics thoug
 TOMBSTONE_TTL_S = 600
 MAX_PASSES = 10  # scans of a chain's keys; more would mean a writer ignores the tombstone
 BANK_TABLES = ("bank", "bank_entry", "bank_summary", "bank_event")
+# A deletion under way on another host whose note was not written for this long is taken as dead (one on
+# this host is known dead at once: its process is gone).
+JOURNAL_STALE_S = 600
 log = logging.getLogger(__name__)
 _WORD = re.compile(r"\w")
 
@@ -127,6 +143,35 @@ class Deletion:
         self.removed: dict[str, MemoryRecord] = {}  # the index rows removed, as they were
         self.chains: set[str] = set()  # chains the text was said in (their later prompts quote it)
         self.tables: set[str] = set()
+        self.journal = uuid.uuid4().hex  # this deletion's note of what it must still erase (`_save`)
+        self.saved = False
+        self.resumed: list[str] = []  # notes of deletions killed midway that this one finishes (`resume`)
+
+    def resume(self) -> int:
+        """Take over the deletions of the instance that were killed midway (their process is gone): what
+        they had removed is erased from its copies and the files by this deletion's `finish`. Returns how
+        many were taken over."""
+        for journal, raw in self.wb.redis().hgetall(deletion_journal_key(self.instance)).items():
+            note = json.loads(raw)
+            if not _abandoned(note):
+                continue
+            self.texts |= set(note["texts"])
+            self.ids |= set(note["ids"])
+            self.chains |= set(note["chains"])
+            self.tables |= set(note["tables"])
+            self.removed |= {r["id"]: MemoryRecord.model_validate(r) for r in note["removed"]}
+            self.resumed.append(journal)
+        return len(self.resumed)
+
+    def _save(self) -> None:
+        """Write down what this deletion must still erase, before it removes anything more (see the module
+        docstring); `finish` drops it."""
+        note = {"texts": sorted(self.texts), "ids": sorted(self.ids), "chains": sorted(self.chains),
+                "tables": sorted(self.tables), "removed": [r.model_dump(mode="json") for r in self.removed.values()],
+                "host": socket.gethostname(), "pid": os.getpid(), "started": start_time(os.getpid()),
+                "at": time.time()}
+        self.wb.redis().hset(deletion_journal_key(self.instance), self.journal, json.dumps(note))
+        self.saved = True
 
     def finish(self, report: DeletionReport | None = None) -> None:
         """Close the fact histories through what was removed, replace the copies of what was removed by
@@ -138,6 +183,10 @@ class Deletion:
         copies = redact_copies(self.wb, self.instance, self.texts, self.ids, self.chains, quoting=quoting)
         shared = self.instance == SHARED_INSTANCE
         marks = LabelStore(self.wb.pool()).forget(None if shared else [self.instance], self.ids | set(self.removed))
+        # The copies are gone: the note of what to erase goes before the files are rewritten, so they keep
+        # no copy of it either.
+        if done := ([self.journal] if self.saved else []) + self.resumed:
+            self.wb.redis().hdel(deletion_journal_key(self.instance), *done)
         instances = self.wb.index.instances() if shared else [self.instance]
         self.tables |= {t for i in instances for t in (partition_name(i), postings_name(i))}
         notes = compact(self.wb, [*self.tables, "memory_lexeme", *(["relevance_mark"] if marks else [])])
@@ -145,6 +194,11 @@ class Deletion:
             report.copies += copies
             report.marks += marks
             report.notes += mended.notes() + notes
+            if self.resumed:
+                n = len(self.resumed)
+                report.notes.append(f"{'a deletion' if n == 1 else f'{n} deletions'} in this instance had been "
+                                    "interrupted before its copies were erased: finished now (the copies in "
+                                    "other chains redacted, the files rewritten)")
 
     # -- targets ----------------------------------------------------------------------------
 
@@ -234,6 +288,10 @@ class Deletion:
         wb, instance, store = self.wb, self.instance, self.wb.thoughts
         had_feedback = bool(store.answers_with_feedback([thought_id]))
         said = store.get_many(instance, chain, [thought_id])
+        self.texts |= {t.thought for t in said if t.category in TEXT_CATEGORIES}
+        self.ids.add(thought_id)
+        self.chains.add(chain)
+        self._remember([row] if row is not None else [])  # written down before anything goes
         with self._indexing_paused():
             # The chain's served-request results stay, their copies of the text redacted below: a
             # client's retry of any of its turns gets its result, and stores nothing again.
@@ -247,12 +305,9 @@ class Deletion:
             self._remember(wb.index.records(instance, ids=formed))
             report.index_rows += wb.index.delete(instance, [*(gone or [thought_id]), *formed])
             report.index_rows += wb.index.delete_derived(instance, gone or [thought_id])
-        self.texts |= {t.thought for t in said if t.category in TEXT_CATEGORIES}
         report.thoughts = len(gone)
         report.feedback = int(had_feedback and bool(gone))
         self.ids.update(gone)
-        self.chains.add(chain)
-        self._remember([row] if row is not None else [])
 
     def _observation(self, observation: MemoryRecord, chain: str, report: DeletionReport) -> list[str]:
         """Remove an observation and its statement from the message it was formed from (an assistant is
@@ -326,6 +381,9 @@ class Deletion:
         words, which no redaction finds (`workbench formation run` makes it again from what is left)."""
         wb, instance = self.wb, self.instance
         source = observation.metadata["source_thought"]
+        self.texts |= set(spans)
+        self.chains.add(chain)
+        self._save()
         place = place_of(instance, source, observation.id)
         with wb.pool().connection() as conn:
             # The place appended in the statement itself: a forget of another fact of the message may run
@@ -345,8 +403,6 @@ class Deletion:
             summarise_again(wb, instance, chain)
             report.notes.append("the chain's summary, made from the message, was deleted: `workbench formation "
                                 "run` makes it again from what is left")
-        self.texts |= set(spans)
-        self.chains.add(chain)
 
     def bank(self, name: str, *, keep: bool = False) -> DeletionReport:
         """Remove a memory bank with its entries, summaries, compression events and index rows; with
@@ -367,6 +423,7 @@ class Deletion:
         self.ids |= {i for i, _ in indexed}
         self.texts |= {c for _, c in indexed}
         self.tables.update(BANK_TABLES)
+        self._save()
         report.bank_rows = stats["total_entries"] + stats["summaries"]
         return report
 
@@ -390,9 +447,12 @@ class Deletion:
                     log.warning("deletion: the outbox lock expired before the index rows were deleted")
 
     def _remember(self, records: list[MemoryRecord]) -> None:
+        """Note records about to be removed (their ids, text, and the rows as they were), written down
+        (`_save`) before they go."""
         self.ids |= {r.id for r in records}
         self.texts |= {r.content for r in records}
         self.removed |= {r.id: r for r in records}
+        self._save()
 
     def _remove_keys(self, chain_id: str, keys: list[str], report: DeletionReport) -> None:
         """Delete keys of the chain (and the feedback of its answers, those whose thought is gone
@@ -413,6 +473,8 @@ class Deletion:
         thoughts = [h for h in p.execute() if h]
         self.texts |= {h["thought"] for h in thoughts if h.get("category") in TEXT_CATEGORIES and "thought" in h}
         self.ids |= {h["id"] for h in thoughts if "id" in h}
+        self.chains.add(chain_id)
+        self._save()  # before the keys go: their text is known nowhere else then
         report.thoughts += len(hashes)
         report.requests += sum(kind == "string" for kind in kinds.values())
         p = r.pipeline(transaction=False)
@@ -488,6 +550,7 @@ class Deletion:
         written anew) or, standing for it alone, deleted; its copies of the entry's line are redacted."""
         self.ids.add(summary_index_id(told.summary_id))
         self.texts.add(told.quoted)
+        self._save()
         if told.summary_dropped:
             report.bank_rows += 1
             report.notes.append("the summary that had compressed it stood for it alone and was deleted")
@@ -513,28 +576,47 @@ def _index_id(kind: BankKind, item_id: str) -> str:
 
 def delete_chain(wb: Workbench, instance: str, chain_id: str) -> DeletionReport:
     """Remove a chain from every store, its copies elsewhere and the files on disk."""
-    return _one(wb, instance, lambda d: d.chain(chain_id))
+    return _one(wb, instance, "chain", chain_id, lambda d: d.chain(chain_id))
 
 
 def delete_memory(wb: Workbench, instance: str, memory_id: str, *, chain_id: str | None = None
                   ) -> DeletionReport:
     """Remove one memory from every store, its copies elsewhere and the files on disk."""
-    return _one(wb, instance, lambda d: d.memory(memory_id, chain_id=chain_id))
+    return _one(wb, instance, "memory", memory_id, lambda d: d.memory(memory_id, chain_id=chain_id))
 
 
 def delete_bank(wb: Workbench, instance: str, name: str) -> DeletionReport:
     """Remove a memory bank from every store, its copies elsewhere and the files on disk."""
-    return _one(wb, instance, lambda d: d.bank(name))
+    return _one(wb, instance, "bank", name, lambda d: d.bank(name))
 
 
 def clear_bank(wb: Workbench, instance: str, name: str) -> DeletionReport:
     """Remove what a memory bank holds from every store, its copies elsewhere and the files on disk; the
     bank and its settings stay."""
-    return _one(wb, instance, lambda d: d.bank(name, keep=True))
+    return _one(wb, instance, "bank", name, lambda d: d.bank(name, keep=True))
 
 
-def _one(wb: Workbench, instance: str, target) -> DeletionReport:
+def _one(wb: Workbench, instance: str, kind: Literal["chain", "memory", "bank"], ident: str, target
+         ) -> DeletionReport:
+    """One target removed, and the deletions of the instance killed midway finished with it (`resume`):
+    the same command run again after a crash finds the target gone and finishes erasing its copies."""
     deletion = Deletion(wb, instance)
-    report = target(deletion)
+    resumed = deletion.resume()
+    try:
+        report = target(deletion)
+    except NothingToDelete:
+        if not resumed:
+            raise
+        report = DeletionReport(target=kind, instance=instance, id=ident,
+                                notes=[f"no {kind} {ident!r} is left in instance {instance!r} to delete"])
     deletion.finish(report)
     return report
+
+
+def _abandoned(note: dict) -> bool:
+    """Whether the deletion that wrote `note` is dead: its process is gone (this host), or it has not
+    written for JOURNAL_STALE_S (another host)."""
+    if note.get("host") != socket.gethostname():
+        return time.time() - float(note.get("at", 0)) > JOURNAL_STALE_S
+    pid = int(note.get("pid", 0))
+    return not (pid and process_alive(pid) and start_time(pid) == note.get("started"))

@@ -120,8 +120,13 @@ class ArchiveWriter:
         self.zip.writestr(MANIFEST, manifest.model_dump_json(indent=2))
         fp = self.zip.fp
         self.zip.close()
+        # On disk before it takes the name asked for, and the name with it: after a power cut the name
+        # holds the whole archive or is not there (a rename can reach the disk before the data it names).
+        fp.flush()
+        os.fsync(fp.fileno())
         fp.close()
         os.replace(self.partial, self.out)
+        _sync_dir(self.out.parent)
         return self.out.stat().st_size
 
     def abort(self) -> None:
@@ -133,6 +138,21 @@ class ArchiveWriter:
         if fp is not None:
             fp.close()
         self.partial.unlink(missing_ok=True)
+
+
+def _sync_dir(folder: Path) -> None:
+    """fsync a folder, so a rename in it lasts a power cut (where a folder cannot be opened so, as on Windows,
+    its file system keeps renames itself)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class ArchiveReader:

@@ -150,6 +150,14 @@ def export_instance(wb: Workbench, instance: str, out: Path, *, with_vectors: bo
                             with_vectors=with_vectors, embedder=wb.embedder.name, active_profile=active,
                             active_since=active_since, counts=counts)
         size = writer.finish(manifest)
+    except KeyboardInterrupt as e:  # Ctrl-C: said, since the CLI otherwise ends with no word
+        writer.abort()
+        # The interrupted readers (their cursors and transactions) are let go now, while the servers run:
+        # held by this traceback, they were closed at the interpreter's exit, after the command had stopped
+        # the servers, which printed a traceback of the closed connection.
+        e.__traceback__ = None
+        raise KeyboardInterrupt(f"the export was interrupted: nothing was written to {out} (no partial "
+                                "archive is left); run it again") from e
     except BaseException:
         writer.abort()
         raise

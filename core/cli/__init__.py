@@ -79,8 +79,10 @@ def main() -> None:
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort as e:  # Ctrl+C, or "no" to a question: what was (not) done, if known
-        if str(e):
-            click.echo(f"aborted: {e}", err=True)
+        # Click turns Ctrl+C into a bare Abort: what the command had done is in the interrupt it came from.
+        said = str(e) or (str(e.__cause__) if isinstance(e.__cause__, KeyboardInterrupt) else "")
+        if said:
+            click.echo(f"aborted: {said}", err=True)
         sys.exit(130)
     except click.exceptions.ClickException as e:  # usage errors: status 2
         e.show()

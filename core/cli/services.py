@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -79,12 +81,16 @@ def serve(ctx: WorkbenchContext, port: int, address: str) -> None:
     sys.exit(_run_until_done(cmd))
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
 def _run_until_done(cmd: list[str]) -> int:
     """Run `cmd` to its end. Stopped ourselves (Ctrl+C, or SIGTERM from a supervisor), we ask it to stop
     too and wait for it, killing it only if it has not stopped within 15 s, so that our own exit (which
     may stop the servers) comes after its."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    proc = subprocess.Popen(cmd)
+    # Killed with us, not left holding the port; the function only makes one C call in the child.
+    proc = subprocess.Popen(cmd, preexec_fn=_dying_with_parent())  # noqa: PLW1509
     try:
         return proc.wait()
     except KeyboardInterrupt:
@@ -94,3 +100,27 @@ def _run_until_done(cmd: list[str]) -> int:
         except subprocess.TimeoutExpired:
             proc.kill()
             return proc.wait()
+
+
+def _dying_with_parent() -> Callable[[], None] | None:
+    """What a child runs between fork and exec (`subprocess.Popen(preexec_fn=...)`) to be sent SIGTERM when
+    this process dies, however it dies; None where that cannot be asked (not Linux). `workbench serve`
+    SIGKILLed (the OOM killer, `kill -9`) otherwise left its Streamlit running on, holding the port, so the
+    next `workbench serve` failed with "Port 8501 is not available". Looked up here, in the parent: the
+    child, forked while the connection pools' threads run, only makes the call (no import, no lock)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def in_child() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return in_child

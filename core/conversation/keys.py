@@ -38,6 +38,10 @@ its chain go in one transaction even on a cluster.
     deleted:chains:<instance>             set    chain ids the user deleted, kept for good (no text): an
                                                  import leaves those chains out (`core.admin.deleted`)
     deleted:memories:<instance>           set    memory and thought ids the user deleted one by one, likewise
+    deleting:<instance>                   hash   deletions under way: what each must still erase (the text
+                                                 and ids it removed) until its copies are redacted, so a
+                                                 deletion killed midway is finished by the next one
+                                                 (`core.admin.deletion`)
     import:<instance>:<file sha-256>      hash   an import's checkpoint: format, file, total, done (records
                                                  stored), started_at, finished_at
     demo:<instance>                       set    what the demo made there: chain:<id>, memory:<id>,
@@ -164,6 +168,11 @@ def deleted_chains_key(instance: str) -> str:
 def deleted_memories_key(instance: str) -> str:
     """The memory and thought ids deleted one by one in the instance, for good (`core.admin.deleted`)."""
     return f"deleted:memories:{validate_id(instance, 'instance')}"
+
+
+def deletion_journal_key(instance: str) -> str:
+    """Deletions of the instance under way, each with what it must still erase (`core.admin.deletion`)."""
+    return f"deleting:{validate_id(instance, 'instance')}"
 
 
 def import_checkpoint_key(instance: str, file_hash: str) -> str:

@@ -99,6 +99,8 @@ class EmbeddedPostgres:
             check_reachable(self.dir, account, "Postgres")
             check_reachable(bin_dir / "postgres", account, "Postgres")
             private_dir(self.socket_dir, owner=account)
+            if self._creation_unfinished():
+                self._clear_unfinished()
             if not (self.dir / "PG_VERSION").exists():
                 self._initdb(bin_dir, account)
             running = self._postmaster_pid() is not None
@@ -159,6 +161,25 @@ class EmbeddedPostgres:
             raise ServiceUnavailable("Postgres", f"initdb failed in {self.dir}: {_last_line(done.stdout)}")
         self._write_hba(account)
 
+    def _creation_unfinished(self) -> bool:
+        """Whether the cluster's creation was killed before it was secured (initdb done or partly done, our
+        pg_hba.conf not written yet) and it never started. Its pg_hba.conf asks for a password that the
+        password-less upgrade path (`_secure`) cannot give, so every later start failed ("no password
+        supplied") until the directory was removed by hand. A cluster that never started holds no data."""
+        return ((self.dir / "PG_VERSION").exists() and not (self.dir / "postmaster.opts").exists()
+                and not self._hba_is_ours())
+
+    def _clear_unfinished(self) -> None:
+        """Empty the directory of an unfinished creation (`_creation_unfinished`), for initdb to start over."""
+        for entry in self.dir.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink(missing_ok=True)
+        for staging in self.data_dir.glob("tmp*"):  # the password file of the initdb that was killed
+            if staging.is_dir() and (staging / "pwfile").exists():
+                shutil.rmtree(staging, ignore_errors=True)
+
     def _start(self, bin_dir: Path, account: Account) -> None:
         options = " ".join(shlex.quote(o) for o in (
             "-h", "", "-k", str(self.socket_dir), "-c", f"shared_buffers={shared_buffers_mb()}MB",
@@ -177,8 +198,7 @@ class EmbeddedPostgres:
         generated password, then ask for it (pg_hba.conf, reloaded). Done over the private socket, so
         nobody else can connect meanwhile."""
         password = secret(self.password_file)
-        with psycopg.connect(f"host={self.socket_dir} user={USER} dbname={USER}", autocommit=True,
-                             connect_timeout=10) as conn:
+        with self._connect_to_secure() as conn:
             conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(USER), sql.Literal(password)))
             self._write_hba(account)
             conn.execute("SELECT pg_reload_conf()")
@@ -186,6 +206,16 @@ class EmbeddedPostgres:
         if not self._answers():
             raise ServiceUnavailable("Postgres", f"the password in {self.password_file} was not accepted after "
                                      f"the upgrade; see {self.log}.")
+
+    def _connect_to_secure(self) -> psycopg.Connection:
+        """A connection to secure the cluster over: with the password when it takes it already (a cluster whose
+        creation was killed after initdb set it, before our pg_hba.conf was written), else without (an older
+        version's trusting cluster)."""
+        try:
+            return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError:
+            return psycopg.connect(f"host={self.socket_dir} user={USER} dbname={USER}", autocommit=True,
+                                   connect_timeout=10)
 
     def _write_hba(self, account: Account) -> None:
         hba = self.dir / "pg_hba.conf"

@@ -26,6 +26,9 @@ Probe = Literal["up", "down", "refused", "hung", "loading"]
 
 # What redis-server writes to its log when it stops loading a damaged append-only file.
 _AOF_DAMAGE = ("Bad file format reading the append only file", "Unexpected end of file reading the append only")
+# What it writes when it exits because its append-only file could not be written (a full disk, with
+# appendfsync always: "Short write while writing to the AOF file", then "Can't recover from AOF write error").
+_AOF_WRITE_FAILED = ("Can't recover from AOF write error", "No space left on device")
 
 
 class RedisRepair(BaseModel):
@@ -147,6 +150,25 @@ class EmbeddedRedis:
         """The daemon wrote its pid file, then exited (it failed while loading its data)."""
         pid_file = self.dir / "redis.pid"
         return pid_file.exists() and self.pid() is None
+
+    def log_size(self) -> int:
+        """Where the log ends now: `stopped_writing(since=...)` reads only what was written after."""
+        try:
+            return self.log.stat().st_size
+        except OSError:
+            return 0
+
+    def stopped_writing(self, since: int) -> bool:
+        """Whether the server said, after `since` (a `log_size`), that it could not write its append-only
+        file and exited (the disk holding the data directory full): a write lost then was lost for that,
+        not for Redis being down."""
+        try:
+            with self.log.open("rb") as f:
+                f.seek(since)
+                said = f.read().decode(errors="replace")
+        except OSError:
+            return False
+        return any(marker in said for marker in _AOF_WRITE_FAILED)
 
     def _why_not_started(self, log_start: int) -> str:
         try:

@@ -43,7 +43,7 @@ def process_alive(pid: int) -> bool:
         return True  # no /proc: trust the signal
 
 
-def _start_time(pid: int) -> str:
+def start_time(pid: int) -> str:
     """When the process started (clock ticks since boot), or "" without /proc: a reused pid differs."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
@@ -86,7 +86,7 @@ class Leases:
             prepare_data_dir(self.data_dir)
         with self.locked():
             private_dir(self.dir)
-            _write(self.mine, _start_time(os.getpid()))
+            _write(self.mine, start_time(os.getpid()))
 
     def drop(self) -> None:
         self.mine.unlink(missing_ok=True)
@@ -101,7 +101,7 @@ class Leases:
                 started = lease.read_text().strip()
             except FileNotFoundError:
                 continue
-            if process_alive(pid) and started == _start_time(pid):
+            if process_alive(pid) and started == start_time(pid):
                 live.append(pid)
             else:
                 lease.unlink(missing_ok=True)

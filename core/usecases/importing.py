@@ -15,9 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import psycopg
+import redis
 from pydantic import BaseModel, Field
 
-from core.errors import InvalidInput, outage
+from core.errors import InvalidInput, ServiceUnavailable, outage
 from core.formation.run import unformed
 from core.ids import UserId
 from core.importing.detect import ARCHIVE, IMPORTABLE, Detected, detect, reader, shaped
@@ -33,6 +35,7 @@ from core.importing.runner import (
     write,
 )
 from core.importing.source import file_hash, file_time
+from core.services.embedded_redis import EmbeddedRedis
 from core.services.private import private_dir
 from core.usecases.archive import RestoreArchive, RestoreResult, is_archive, restore_archive
 from core.usecases.base import InstanceRequest, Progress
@@ -63,6 +66,13 @@ class ImportFile(InstanceRequest):
     include_deleted: bool = Field(False, description="also import the conversations, messages and memories "
                                   "deleted in this instance since an earlier import (by default left out: "
                                   "deleting holds)")
+
+
+AGAIN = "run the same import again: it continues where it stopped and writes nothing twice"
+
+
+class ImportInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an import's write pass, with what had been stored by then (the CLI says it)."""
 
 
 FORM_IMPORTED = ("the imported messages are found as they were said; to form their observations, corrections "
@@ -131,7 +141,7 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
                             adds=preview.adds_said(req.on_error, include_deleted=req.include_deleted))
     if preview.refused(req.on_error):
         raise InvalidInput(refusal(preview))
-    outcome = write(wb, instance, read, preview, progress=progress, include_deleted=req.include_deleted)
+    outcome = _written(wb, instance, read, preview, progress, include_deleted=req.include_deleted)
     discard_upload(wb, req.path)
     # Imported chains are indexed in bulk, without the formation a live turn gets (it would take the import
     # several times as long): said, not left for the user to find out; after a re-import that added nothing
@@ -140,7 +150,62 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     formation = FORM_IMPORTED if unformed_chats else None
     return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report,
                         next_step=formation,
-                        notes=preview.notes(dating=bool(outcome.created.messages)) + outcome.notes())
+                        notes=preview.notes(dating=bool(outcome.created.messages)) + outcome.notes()
+                        + _continued(outcome))
+
+
+def _continued(outcome: ImportOutcome) -> list[str]:
+    """Said when the import continued one that was interrupted: else a run that stored nothing new but indexed
+    every message the interrupted one had stored said only "created 0"."""
+    n = outcome.resumed_after
+    if not n:
+        return []
+    return [(f"continued an interrupted import of this file: the {n:,} records it had stored were kept, and "
+             "their messages indexed where they were not yet")]
+
+
+def _written(wb: Workbench, instance: str, read: Callable, preview: ImportPreview, progress: Progress | None, *,
+             include_deleted: bool) -> ImportOutcome:
+    """The write pass. Stopped midway (Ctrl-C, a server lost, a full disk), it says how far it got and that
+    the same import continues from there: a bare "aborted", or "Redis is unavailable, check that it runs"
+    while it ran and the disk was full, left the user guessing what was stored and what to do."""
+    reached = [0]
+
+    def step(done: int, total: int, what: str) -> None:
+        if what == "importing" and total:
+            reached[0] = done
+        if progress:
+            progress(done, total, what)
+
+    redis_log = EmbeddedRedis(wb.settings.data_dir) if wb.settings.redis_embedded else None
+    since = redis_log.log_size() if redis_log else 0
+    try:
+        return write(wb, instance, read, preview, progress=step, include_deleted=include_deleted)
+    except KeyboardInterrupt as e:
+        raise ImportInterrupted(f"{_how_far(preview, reached[0])}; {AGAIN}") from e
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, psycopg.OperationalError,
+            ServiceUnavailable) as e:
+        service = (e.service if isinstance(e, ServiceUnavailable)
+                   else "Postgres" if isinstance(e, psycopg.Error) else "Redis")
+        full = (isinstance(e, psycopg.errors.DiskFull) or isinstance(e.__cause__, psycopg.errors.DiskFull)
+                or (service == "Redis" and redis_log is not None and redis_log.stopped_writing(since)))
+        cause = (f"the disk holding {wb.settings.data_dir} is full: {service} could not write there"
+                 if full else outage(e, service))
+        then = "free space there, then " if full else f"once {service} runs again, "
+        raise ServiceUnavailable(service, f"{_how_far(preview, reached[0])} ({cause}); {then}{AGAIN}") from e
+
+
+def _how_far(preview: ImportPreview, done: int) -> str:
+    """"the import of big.jsonl stopped after 400 of 2,998 conversations were stored, …": conversations are
+    stored (in Redis) batch by batch as the checkpoint counts them; memories only reach the index, which keeps
+    a new instance's rows once the whole load completes, so no count of them is said."""
+    counts, total = preview.counts, preview.records - preview.invalid
+    kind = "conversations" if counts.conversations else "memories" if counts.memories else "past tasks"
+    name = Path(preview.file).name
+    if kind == "conversations" and done:
+        return (f"the import of {name} stopped after {done:,} of {total:,} conversations were stored, not all "
+                "of them searchable yet")
+    return f"the import of {name} stopped part-way through its {total:,} {kind}"
 
 
 def keep_upload(wb: Workbench, name: str, data: bytes | memoryview, key: str) -> Path:
