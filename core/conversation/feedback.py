@@ -42,7 +42,11 @@ OTHER_THANKS = ("obrigado", "obrigada", "muito obrigado", "muito obrigada", "obr
                 "obrigada pela ajuda", "muito obrigado pela ajuda", "muito obrigada pela ajuda",
                 "danke", "danke schön", "dankeschön", "danke sehr", "danke dir", "danke euch", "vielen dank",
                 "vielen lieben dank", "besten dank", "herzlichen dank", "merci", "danke für die hilfe",
-                "danke für deine hilfe", "vielen dank für die hilfe", "vielen dank für deine hilfe")
+                "danke für deine hilfe", "vielen dank für die hilfe", "vielen dank für deine hilfe",
+                # thanks for what was told, an assistant's too ("Obrigado pela informação!", "Danke für die Info!")
+                "obrigado pela informação", "obrigada pela informação", "obrigado por avisares",
+                "obrigada por avisares", "obrigado pela partilha", "obrigada pela partilha", "danke für die info",
+                "danke für die infos", "danke für die information", "danke für den hinweis", "danke fürs bescheidgeben")
 OTHER_PRAISE = ("perfeito", "perfeita", "ótimo", "ótima", "excelente", "fixe", "boa", "legal", "certo", "claro",
                 "sim", "pronto", "beleza", "perfekt", "toll", "prima", "klasse", "genau", "gut", "richtig",
                 "stimmt", "ja", "jep", "jo", "wunderbar", "spitze", "top")
@@ -156,8 +160,10 @@ _SENTENCE_END = re.compile(rf"(?<=[.!?])(?<!\b[A-Z]\.){_after(_TITLES)}"
 #   only with a home, a job, a name or a change ("Na verdade, eu moro no Porto agora", "Eigentlich wohne ich in
 #   Hamburg"), as "Actually, I live in Denver now": "Na verdade, prefiro chá", "Eigentlich mag ich keinen
 #   Kaffee" tell a preference.
+# - German "doch" before a pause or doubled, which contradicts a negative ("Doch, ich wohne in Hamburg.", "Doch!");
+#   not "Doch dann hat es geregnet." (a "but" that opens a sentence).
 # Only statements correct: "Não é verdade?" asks.
-OTHER_NO = r"n[ãa]o|nein|nee"
+OTHER_NO = r"n[ãa]o|nein|nee|doch"
 OTHER_NO_INTERJECTION = (rf"(?:{OTHER_NO})(?=\s*(?:[,!;:…—–]|\.(?!\s*\d)|$)|\s+-(?!\w)|\s+(?:{OTHER_NO})(?![\w-]))"
                          r"|nein(?=\s+(?:ich|wir|das|es|er|sie|der|die|den|dem|mein|meine|unser|unsere)\b)")
 _OTHER_NOT_CORRECTING = re.compile(

@@ -12,7 +12,8 @@ them and switches said in passing, labelled before `lookups.tells_a_state` read 
 after; then 93 (batch "langform", each Portuguese or German row with its `lang`): Portuguese and German small
 talk, corrections, requests and facts handed over, and English terse notes ("Lives with two cats",
 "claustrophobic in lifts") and search phrases like them, labelled before the rules read them: 28 right before,
-93 after;
+93 after; then 15 (batch "langform 2"): German "Doch, …" and Portuguese and German changes told in passing,
+11 right before, 15 after;
 tests/unit/test_message_kinds.py prints precision and recall per kind). The LLM reading
 (`core.formation.observations.llm_formation`) uses the same labels and falls back to these rules.
 
@@ -130,7 +131,10 @@ OTHER_TALK = (
     "wie geht es ihnen", "alles klar", "alles gut", "passt", "verstanden", "kein problem", "keine ursache",
     "gern geschehen", "gerne", "bitte schön", "bitteschön", "macht nichts", "nein danke", "nein, danke",
     "nee danke", "nee, danke", "sehr gut", "das hilft", "das hilft mir", "macht sinn", "ergibt sinn",
-    "genau das habe ich gebraucht", "genau das brauchte ich", "genau das wollte ich")
+    "genau das habe ich gebraucht", "genau das brauchte ich", "genau das wollte ich",
+    # receipts, the user's or the assistant's ("Anotado.", "Entendido!", "Notiert.", "Alles klar, gemerkt.")
+    "entendido", "percebido", "anotado", "fica anotado", "está anotado", "registado", "registrado", "combinado",
+    "notiert", "ist notiert", "gemerkt", "ist gemerkt", "mach ich", "wird gemacht", "geht klar")
 OTHER_TALK = _unaccented(OTHER_TALK)
 # Praise of what the assistant said ("Great idea.", "Fair point!", "That's a good plan", "Love that idea"),
 # before a pause or the end: "Great ideas come to me…", "Good call centres are…" tell something. A praise
@@ -581,10 +585,24 @@ _WISHED = (r"(?:i'm\s+|i\s+am\s+)?(?:so\s+)?sorry\s+to\s+hear\s+(?:that|it)|(?:t
            r"|(?:(?:that|it|this)\s+)?(?:sounds|looks|seems)\s+(?:like\s+)?(?:(?:a|an)\s+)?"
            r"(?:(?:really|very|so|pretty|such)\s+)?(?:great|good|lovely|fun|wonderful|amazing|exciting|nice|"
            r"fantastic|delicious|perfect)(?:\s+(?:plan|idea|trip|time|day|choice))?")
+# The same in Portuguese and German (`says_nothing`; thanks and receipts are `OTHER_THANKS` and `OTHER_TALK`):
+# "Vou ter isso em conta.", "Ich merke es mir.", "Boa sorte com a entrevista!", "Viel Erfolg beim
+# Vorstellungsgespräch!", "Diz-me se precisares de mais alguma coisa.", "Sag Bescheid, wenn du noch etwas
+# brauchst." What a wish names is the conversation's, up to three words ("Boa sorte na sexta: a entrevista é às
+# 10h." tells the time after it). Each also without its accents.
+_OTHER_RECEIVED = (r"vou\s+(?:ter\s+isso\s+em\s+conta|lembrar-me\s+disso|guardar\s+isso)|(?:j[áa]\s+)?tomei\s+nota"
+                   r"|ich\s+merke\s+(?:es\s+mir|mir\s+das)|(?:ich\s+)?hab(?:e)?\s+(?:es|das)\s+(?:mir\s+)?"
+                   r"(?:notiert|gemerkt)|ich\s+denke\s+daran")
+_OTHER_WISHED = (r"(?:boa\s+sorte|boa\s+viagem|as\s+melhoras|bom\s+proveito|parab[ée]ns|felicidades|viel\s+(?:erfolg|gl[üu]ck|spa(?:ß|ss))"
+                 r"|gute\s+(?:reise|besserung)|herzlichen\s+gl[üu]ckwunsch|guten\s+appetit|alles\s+gute)"
+                 r"(?:\s+(?:com|para|n[oa]|em|beim|bei|mit|f[üu]r|zum|zur)(?:\s+[\w-]+){1,3})?")
+_OTHER_OFFERED = (r"(?:diz-me|avisa-me|avise-me)\s+se\s+precisar(?:es)?\s+de\s+mais\s+alguma\s+coisa|mais\s+alguma\s+coisa"
+                  r"|sag(?:\s+mir)?\s+bescheid(?:,?\s+wenn\s+du\s+(?:noch\s+)?(?:etwas|was)\s+brauchst)?"
+                  r"|(?:kann\s+ich\s+)?sonst\s+noch\s+(?:etwas|was)")
 # Each part is taken whole at once (an atomic group, its longer phrases tried first): a text that fails is
 # never split again another way ("good night" is also "good" and "night"), so a long reply is read in
 # linear time, where backtracking took minutes over "ok, ok, ok, … x".
-_REPLY_PART = (rf"(?>(?:{_RECEIVED}|{_THANKED}|{_OFFERED}|{_WISHED}"
+_REPLY_PART = (rf"(?>(?:{_RECEIVED}|{_THANKED}|{_OFFERED}|{_WISHED}|{_OTHER_RECEIVED}|{_OTHER_WISHED}|{_OTHER_OFFERED}"
                rf"|{_alternatives(dict.fromkeys(_TALK + PRAISE + OTHER_PRAISE))})(?![\w']))")
 _SAYS_NOTHING = re.compile(rf"^\W*{_REPLY_PART}(?:[\s,.!;:—–-]++{_REPLY_PART})*+\W*$", re.IGNORECASE)
 # A label before a colon, with no clause of its own ("Answer #4: noted."): what follows is the reply.

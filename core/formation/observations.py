@@ -150,7 +150,7 @@ def _whole_year(start: datetime, end: datetime) -> bool:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.6"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.7"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -166,7 +166,10 @@ RULES = "2026-12-07.6"  # .2: an age update supersedes every earlier age of that
 # the Sunday before), and a goal said in words is replaced by another of its activity ("My goal now is to run a
 # full marathon" after "…a half marathon", `updates._GOAL_IN_WORDS`); 12-07.6: a "now" opening a clause says a
 # change ("Now my aim is to run a marathon."), "Just moved to Lisbon!" is the user's, "diet" names a diet
-# without being one ("My diet is keto now.")
+# without being one ("My diet is keto now."); 12-07.7: Portuguese and German homes and jobs in the attribute
+# table, and their changes told in passing ("Mudámo-nos para o Porto.", "Ich arbeite jetzt bei Siemens."), so a
+# change or a correction in one language supersedes the fact told in another; German "Doch, …" corrects;
+# Portuguese and German receipts ("Anotado.", "Notiert.", "Alles klar, gemerkt.") are acknowledgements
 
 
 @dataclass

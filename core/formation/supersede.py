@@ -135,7 +135,7 @@ _STOP = frozenset({"a", "an", "the", "and", "or", "but", "so", "to", "of", "in",
     "meinem", "meiner", "unser", "unsere", "der", "dem", "des", "ein", "eine", "einen", "einem", "einer",
     "und", "oder", "aber", "nicht", "kein", "keine", "ist", "sind", "bin", "habe", "hab", "auch", "noch", "schon",
     "jetzt", "nein", "zu", "im", "am", "vom", "zum", "zur", "beim", "mit", "bei", "von", "aus", "auf",
-    "fur", "nach", "gegen", "eigentlich", "stimmt", "falsch", "mehr", "vertan", "geirrt"})
+    "fur", "nach", "gegen", "eigentlich", "stimmt", "falsch", "mehr", "vertan", "geirrt", "doch", "sondern"})
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 # What a contrast says is no longer so: "…, not Lisbon anymore", "three nights, not four" (not a comparison:
 # "not to peanuts like me", `COMPARED`).
