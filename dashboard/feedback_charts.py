@@ -24,6 +24,8 @@ VOLUME = "#BFC9D9"
 ACCENT = "#F58518"
 HEIGHT = 300
 SCORE_AXIS = alt.Scale(domain=[0, 1.05], nice=False)
+# A period with no figure (no answers, `_keyed`) breaks a line or band there instead of being skipped over.
+BREAK = "break-paths-show-domains"
 DAY_TIP = alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="day (UTC)")
 
 
@@ -77,8 +79,10 @@ def _tip(unit: Unit) -> alt.Tooltip:
     return alt.Tooltip("day:T", timeUnit="utcyearmonthdate", title="week from (UTC)") if unit == "week" else DAY_TIP
 
 
-def _titled(chart: alt.Chart | alt.LayerChart, title: str, height: int = HEIGHT) -> alt.LayerChart:
-    return chart.properties(title=alt.Title(title, anchor="start", fontSize=15), height=height)
+def _titled(chart: alt.Chart | alt.LayerChart, title: str, height: int = HEIGHT, subtitle: str | None = None
+            ) -> alt.LayerChart:
+    extra = {"subtitle": subtitle} if subtitle else {}
+    return chart.properties(title=alt.Title(title, anchor="start", fontSize=15, **extra), height=height)
 
 
 # The daily charts are the same but for their rows: Altair builds and validates each once a process (0.1 s,
@@ -103,8 +107,19 @@ def score_over_time(daily: pd.DataFrame, unit: Unit = "day") -> dict:
 
 
 def _keyed(rows: pd.DataFrame, unit: Unit) -> pd.DataFrame:
-    """A week's rows keyed as a day's (`day`: the week's Monday), which the marks read."""
-    return rows.rename(columns={"week": "day"}) if unit == "week" else rows
+    """A week's rows keyed as a day's (`day`: the week's Monday), which the marks read, with a row for every
+    day or week between the first and the last: a period with no answers has none of its own, and the
+    lines were drawn straight across it, as if it had been scored like its neighbours (a week without a
+    single answer read as a steady score). Its row has 0 answers and no figures, where the lines break."""
+    rows = rows.rename(columns={"week": "day"}) if unit == "week" else rows
+    if len(rows) < 2:
+        return rows
+    every = pd.date_range(rows["day"].min(), rows["day"].max(), freq="7D" if unit == "week" else "D")
+    if len(every) == len(rows):
+        return rows
+    full = rows.set_index("day").reindex(every).rename_axis("day").reset_index()
+    full["answers"] = full["answers"].fillna(0).astype("int64")
+    return full
 
 
 def _filled(spec: dict, rows: pd.DataFrame) -> dict:
@@ -119,11 +134,11 @@ def _score_over_time(unit: Unit) -> dict:
         y=alt.Y("answers:Q", title="answers (bars)",
                 axis=alt.Axis(orient="right", grid=False, tickMinStep=1, format="d")),
         tooltip=[_tip(unit), alt.Tooltip("answers:Q", title="answers")])
-    band = base.mark_area(color=SCORE, opacity=0.15).encode(
+    band = base.mark_area(color=SCORE, opacity=0.15, invalid=BREAK).encode(
         x=_x(unit, centred=True),
         y=alt.Y("ci_low:Q", scale=SCORE_AXIS, title="mean feedback score (line, 95% band)"),
         y2="ci_high:Q")
-    line = base.mark_line(color=SCORE, strokeWidth=2.5, point=alt.OverlayMarkDef(color=SCORE)).encode(
+    line = base.mark_line(color=SCORE, strokeWidth=2.5, point=alt.OverlayMarkDef(color=SCORE), invalid=BREAK).encode(
         x=_x(unit, centred=True),
         y=alt.Y("mean_score:Q", scale=SCORE_AXIS),
         tooltip=[_tip(unit), alt.Tooltip("mean_score:Q", title="mean score", format=".3f"),
@@ -229,10 +244,12 @@ def _tokens_over_time(unit: Unit) -> dict:
         x=_x(unit), **_span(unit),
         y=alt.Y("tokens_total:Q", title=f"tokens per {unit} (bars)", axis=alt.Axis(format=",.0f")),
         tooltip=[_tip(unit), alt.Tooltip("tokens_total:Q", title="tokens", format=",.0f")])
-    per_answer = base.mark_line(color=ACCENT, point=alt.OverlayMarkDef(color=ACCENT)).encode(
+    per_answer = base.mark_line(color=ACCENT, point=alt.OverlayMarkDef(color=ACCENT), invalid=BREAK).encode(
         x=_x(unit, centred=True),
         y=alt.Y("tokens_per_answer:Q", title="per LLM answer (line)",
                 axis=alt.Axis(orient="right", grid=False, format=",.0f")),
         tooltip=[_tip(unit), alt.Tooltip("tokens_per_answer:Q", title="per answer", format=",.0f")])
+    # The provider's word in a subtitle: in one title it was cut ("…as the provider reported t…") in a
+    # half-width column.
     return _titled(alt.layer(total, per_answer).resolve_scale(y="independent"),
-                   f"Tokens by {_unit_title(unit)}, as the provider reported them").to_dict()
+                   f"Tokens by {_unit_title(unit)}", subtitle="as the LLM provider reported them").to_dict()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from datetime import UTC, datetime, time, timedelta
 
 import pandas as pd
@@ -11,7 +12,7 @@ from core import usecases as uc
 from dashboard import feedback_charts as charts
 from dashboard.feedback_view import render_rating_tiles, render_tiles, render_transcript
 from dashboard.resources import current_instance, get_workbench
-from dashboard.ui import attempt
+from dashboard.ui import attempt, plural
 
 PERIODS = {"24 hours": timedelta(days=1), "7 days": timedelta(days=7), "30 days": timedelta(days=30),
            "90 days": timedelta(days=90)}
@@ -104,9 +105,17 @@ frame_all = attempt("load feedback", lambda: _load(instance, prev_since, until, 
 if frame_all is None:
     st.stop()
 if frame_all.empty:
-    st.info(f"No answers with feedback in instance **{instance}** between {prev_since:%Y-%m-%d} and "
-            f"{until:%Y-%m-%d}. Feedback is recorded for every ui_remember answer: talk to the assistant on "
-            "the Chat page, pick a longer period, or load the demo data with `workbench demo load`.")
+    span = attempt("read when the answers were given", lambda: uc.feedback_span(wb, uc.InstanceRequest(
+        instance=instance)))
+    if span is not None and span.last is not None:
+        # "Pick a longer period" misled when the answers ended months before the longest one (90 days).
+        st.info(f"No answers with feedback in instance **{instance}** between {prev_since:%Y-%m-%d} and "
+                f"{until:%Y-%m-%d}. Its {span.answers:,} answers were given from {span.first:%Y-%m-%d} to "
+                f"{span.last:%Y-%m-%d} (UTC): pick **{CUSTOM}** and those dates.")
+    else:
+        st.info(f"No answers with feedback in instance **{instance}** yet. Feedback is recorded for every "
+                "ui_remember answer: talk to the assistant on the Chat page, or load the demo data with "
+                "`workbench demo load`.")
     st.stop()
 
 # -- filters (options from the loaded period) ------------------------------------------------------
@@ -147,15 +156,22 @@ chosen = {"models": models, "profiles": profiles, "chains": chains, "tags": tags
 # The period and the one before it (which ends where the period starts), through the filters.
 both = uc.apply_filter(frame_all, uc.FeedbackFilter(since=prev_since, until=until, **chosen))
 cur = uc.apply_filter(both, uc.FeedbackFilter(since=since))
+# The terminal and the HTTP API filter by model too (`--model`, repeated); the other filters are the page's.
 cli = (f"workbench{'' if instance == wb.settings.instance else f' --instance {instance}'} feedback summary "
        f"--since {since:%Y-%m-%dT%H:%MZ} --until {until_arg}"
-       + (" --include-imported" if imported else ""))
+       + "".join(f" --model {shlex.quote(m)}" for m in models) + (" --include-imported" if imported else ""))
+unmatched = any(v for k, v in chosen.items() if k != "models")
 st.caption(f"{since:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, compared with {prev_since:%Y-%m-%d %H:%M} → "
            f"{prev_until:%Y-%m-%d %H:%M}. Same figures in a terminal"
-           f"{' (without the filters)' if any(chosen.values()) else ''}: `{cli}`")
+           f"{' (without the filters other than the model)' if unmatched else ''}: `{cli}`")
 if cur.empty:
-    st.info("No answers match these filters in this period. Clear a filter or pick a longer period; "
-            f"the previous period had {len(both) - len(cur)} matching answers.")
+    before = len(both) - len(cur)
+    if any(chosen.values()):
+        st.info("No answers match these filters in this period. Clear a filter or pick a longer period; "
+                f"the previous period had {before} matching answers.")
+    else:  # "match these filters" with none chosen sent the user looking for a filter to clear
+        st.info(f"No answers in this period ({since:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC); the previous "
+                f"period had {plural(before, 'answer')}.")
     st.stop()
 
 prev_summary, cur_summary = uc.summarize_split(both, since)

@@ -70,10 +70,14 @@ class TimeWindow(BaseModel):
         return self
 
 
+Rating = Literal["up", "down", "none"]
+
+
 class FeedbackFilter(TimeWindow):
     """Which answers to look at. Empty lists mean "all"; a turn matches `tags` if it has any of them.
     `sources` are front ends as the frame names them ("unknown": turns stored before sources were
-    recorded); `keys` are API key names ("" : turns that came with no key)."""
+    recorded); `keys` are API key names ("" : turns that came with no key); `ratings` the user's explicit
+    rating ("none": not rated)."""
 
     models: list[str] = []
     profiles: list[str] = []
@@ -81,6 +85,7 @@ class FeedbackFilter(TimeWindow):
     tags: list[str] = []
     sources: list[str] = []
     keys: list[str] = []
+    ratings: list[Rating] = []
 
 
 class FeedbackSummary(BaseModel):
@@ -124,6 +129,9 @@ def apply_filter(frame: pd.DataFrame, f: FeedbackFilter) -> pd.DataFrame:
     if f.tags:
         wanted_tags = set(f.tags)
         keep &= frame["tags"].map(lambda tags: not wanted_tags.isdisjoint(tags))
+    if f.ratings:
+        rated = {"up": frame["rating"] > 0, "down": frame["rating"] < 0, "none": frame["rating"].isna()}
+        keep &= np.logical_or.reduce([rated[r].to_numpy(dtype=bool) for r in set(f.ratings)])
     return frame if keep.all() else frame[keep]
 
 

@@ -1,9 +1,12 @@
 """The feedback frame as CSV and back (the CLI's `feedback export` and the page's download).
 
 Tags are written as a JSON list in one cell, so a tag with a comma or a "|" survives the round trip;
-times as ISO 8601 in UTC. A text cell that a spreadsheet would run as a formula (it starts with "=", "+",
-"-", "@", a tab or a carriage return: what a user wrote, as a correction or a rating comment) is written
-after an apostrophe, as is one that starts with an apostrophe, and read back without it.
+times as ISO 8601 in UTC ("…Z"). The file starts with the UTF-8 byte order mark: Excel reads a CSV without
+one in the machine's legacy code page, so "Zoë" became "ZoÃ«" and an emoji four letters of noise in the
+rating comments; Python's csv module (encoding "utf-8-sig"), pandas and LibreOffice read it as UTF-8 either
+way. A text cell that a spreadsheet would run as a formula (it starts with "=", "+", "-", "@", a tab or a
+carriage return: what a user wrote, as a correction or a rating comment) is written after an apostrophe, as
+is one that starts with an apostrophe, and read back without it.
 """
 
 from __future__ import annotations
@@ -35,14 +38,15 @@ def _as_written(text: str) -> str:
 
 
 def to_csv(frame: pd.DataFrame, path: str | Path | None = None) -> bytes:
-    """Write the frame as CSV (UTF-8) to `path` if given; returns the bytes either way."""
+    """Write the frame as CSV (UTF-8, with its byte order mark) to `path` if given; returns the bytes either
+    way."""
     out = frame[FRAME_COLUMNS].copy()
     out["tags"] = out["tags"].map(lambda tags: json.dumps(list(tags), ensure_ascii=False))
     for col in _TEXT:
         out[col] = out[col].map(_inert)
     for col in ("answered_at", "day"):
         out[col] = out[col].dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    data = out.to_csv(index=False).encode("utf-8")
+    data = out.to_csv(index=False).encode("utf-8-sig")
     if path is not None:
         Path(path).write_bytes(data)
     return data
@@ -51,7 +55,7 @@ def to_csv(frame: pd.DataFrame, path: str | Path | None = None) -> bytes:
 def read_csv(source: str | Path | bytes) -> pd.DataFrame:
     """Read a file written by `to_csv` back into the analytics frame (same columns and types)."""
     buf = io.BytesIO(source) if isinstance(source, bytes) else source
-    raw = pd.read_csv(buf, dtype={c: str for c in _TEXT}, keep_default_na=False, na_values={
+    raw = pd.read_csv(buf, encoding="utf-8-sig", dtype={c: str for c in _TEXT}, keep_default_na=False, na_values={
         c: [""] for c in FRAME_COLUMNS if c not in _TEXT})
     frame = pd.DataFrame(index=raw.index)
     for col in FRAME_COLUMNS:

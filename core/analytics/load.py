@@ -9,13 +9,14 @@ chain's sorted set (the metrics thought shares the answer's time). 10,000 answer
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from core.conversation.keys import feedback_index_key
 from core.conversation.metrics import TurnMetrics
 from core.conversation.thoughts import (CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord,
                                         Thought, ThoughtStore)
@@ -62,6 +63,23 @@ def load_feedback(store: ThoughtStore, instance: str, since: datetime | None = N
     ids = store.feedback_ids(instance, lo, hi)
     return in_window(read_answers(store, instance, ids, include_imported=include_imported), since, until,
                      include_imported)
+
+
+def answer_span(store: ThoughtStore, instance: str) -> tuple[int, datetime | None, datetime | None]:
+    """How many answers the instance's feedback index holds (imported ones too), and when the first and the
+    last were given (None, None: none): the two ends of the time-ordered index, in one round trip, so a view
+    that found no answer in its period can say where the answers are."""
+    key = feedback_index_key(validate_id(instance, "instance"))
+    p = store.r.pipeline(transaction=False)
+    p.zcard(key)
+    p.zrange(key, 0, 0, withscores=True)
+    p.zrange(key, -1, -1, withscores=True)
+    count, first, last = p.execute()
+
+    def at(ends: list) -> datetime | None:
+        return datetime.fromtimestamp(ends[0][1], UTC) if ends else None
+
+    return int(count), at(first), at(last)
 
 
 def read_answers(store: ThoughtStore, instance: str, ids: Sequence[str], *, include_imported: bool = True

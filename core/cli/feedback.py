@@ -18,11 +18,18 @@ IMPORTED_HELP = ("Also count answers imported with `workbench import` (they carr
                  "so they are left out by default).")
 DATE_HELP = ("a date or time (2025-03-01, 2025-03-01T14:00Z), a period from its start ('today', 2025-03, "
              "'March 2025', 'last week') or an expression ('7 days ago', 'last monday'); UTC")
+RATINGS = ("up", "down", "none")
+MODEL_HELP = ("Only answers of this model, as `--by model` names it (\"extractive (no model)\" for answers quoted "
+              "from the memories); repeat for several.")
+RATING_HELP = "Only answers the user rated so (none: not rated); repeat for several."
 # The column a group's key is in (named as in the answers frame), and the figures shown for each group.
-GROUP_KEY_COLUMN = {"day": "day", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag",
+GROUP_KEY_COLUMN = {"day": "day", "week": "week", "model": "model", "profile": "profile", "chain": "chain_id", "tag": "tag",
                     "source": "source", "key": "key"}
 GROUP_COLUMNS = ["answers", "scored", "mean_score", "ci_low", "ci_high", "continue_rate", "abandon_rate",
-                 "correction_rate", "ttn_p50", "rated", "rated_up_share", "tokens_total", "total_ms_p95"]
+                 "correction_rate", "ttn_p50", "rated", "rated_down", "rated_up_share", "tokens_total",
+                 "total_ms_p95"]
+# Counted, not measured: printed as whole numbers in the groups' table (12675, not 12675.000).
+GROUP_COUNTS = ("answers", "scored", "rated", "rated_down", "tokens_total")
 
 
 def parse_window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
@@ -40,14 +47,17 @@ def feedback() -> None:
 @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
 @click.option("--until", help="Only answers up to this time (a period: to its end; default: now).")
 @click.option("--by", type=click.Choice(list(GROUP_KEY_COLUMN)),
-              help="Also break the figures down by this (model: the model that answered, answers quoted from "
+              help="Also break the figures down by this (week: the UTC week from Monday, keyed by its Monday; "
+                   "model: the model that answered, answers quoted from "
                    "the memories with no LLM call as \"extractive (no model)\"; source: the front end a turn came "
                    "through; key: the API key's name).")
 @click.option("--include-imported", is_flag=True, help=IMPORTED_HELP)
+@click.option("--model", "models", multiple=True, help=MODEL_HELP)
+@click.option("--rating", "ratings", multiple=True, type=click.Choice(RATINGS), help=RATING_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_obj
 def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str | None,
-            include_imported: bool, as_json: bool) -> None:
+            include_imported: bool, models: tuple[str, ...], ratings: tuple[str, ...], as_json: bool) -> None:
     """Mean feedback score (95% CI), continue/abandon/correction rates, time to next, explicit ratings,
     tokens, latency.
 
@@ -55,14 +65,21 @@ def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str
     from core import usecases as uc
 
     start, end = parse_window(since, until)
-    request = uc.SummaryRequest(since=start, until=end, by=by, include_imported=include_imported)
+    request = uc.SummaryRequest(since=start, until=end, by=by, include_imported=include_imported,
+                                models=list(models), ratings=list(ratings))
     report = uc.feedback_summary(ctx.wb, request)
     if as_json:
         emit(json_summary(report))
         return
     window = f"{start:%Y-%m-%d %H:%M} UTC" if start else "the beginning"
     click.echo(f"feedback for instance {report.instance!r}, from {window} to "
-               f"{f'{end:%Y-%m-%d %H:%M} UTC' if end else 'now'}")
+               f"{f'{end:%Y-%m-%d %H:%M} UTC' if end else 'now'}{filters_said(report.models, report.ratings)}")
+    if report.summary.answers == 0:
+        # A table of dashes read as if something had been measured: say there was nothing to measure.
+        left_out = report.imported_left_out
+        click.echo("no answers in this period" + (f" ({left_out} imported answer{'s' if left_out != 1 else ''} "
+                                                  "left out: --include-imported counts them)" if left_out else ""))
+        return
     click.echo(render_summary(report.summary))
     if n := report.imported_left_out:
         click.echo(f"{n} imported answer{'s' if n != 1 else ''} left out (--include-imported counts them)")
@@ -77,19 +94,22 @@ def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str
 @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
 @click.option("--until", help="Only answers up to this time (a period: to its end; default: now).")
 @click.option("--include-imported", is_flag=True, help=IMPORTED_HELP)
+@click.option("--model", "models", multiple=True, help=MODEL_HELP)
+@click.option("--rating", "ratings", multiple=True, type=click.Choice(RATINGS), help=RATING_HELP)
 @click.pass_obj
 def export(ctx: WorkbenchContext, out: Path, since: str | None, until: str | None,
-           include_imported: bool) -> None:
+           include_imported: bool, models: tuple[str, ...], ratings: tuple[str, ...]) -> None:
     """Write every answer's feedback, model, profile, tags, tokens and latency to a CSV file (readable by
     you alone: it holds the rating comments)."""
     from core import usecases as uc
 
     start, end = parse_window(since, until)
     output_file(out, "--csv")
-    exported = uc.feedback_export(ctx.wb, uc.FeedbackWindow(since=start, until=end,
-                                                            include_imported=include_imported))
+    exported = uc.feedback_export(ctx.wb, uc.FeedbackWindow(since=start, until=end, include_imported=include_imported,
+                                                            models=list(models), ratings=list(ratings)))
     write_output(out, exported.csv, "--csv")
-    click.echo(f"feedback: wrote {exported.answers} answers to {out}")
+    click.echo(f"feedback: wrote {exported.answers} answers{filters_said(list(models), list(ratings))} to {out} "
+               "(times in UTC)")
 
 
 @feedback.command("sweep")
@@ -105,6 +125,14 @@ def sweep(ctx: WorkbenchContext) -> None:
                "conversations summarised" + (f" ({swept.note})" if swept.note else ""))
 
 
+def filters_said(models: list[str], ratings: list[str]) -> str:
+    """The filters a figure was counted under, for the line that says what it counts ("" for none)."""
+    said = [f"model {' or '.join(models)}"] if models else []
+    if ratings:
+        said.append("rated " + " or ".join("not at all" if r == "none" else r for r in ratings))
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def json_summary(report: FeedbackReport) -> dict[str, Any]:
     """--json's document: the window as given (ISO 8601), the summary, and the groups when --by was."""
     payload: dict[str, Any] = {"instance": report.instance,
@@ -112,6 +140,8 @@ def json_summary(report: FeedbackReport) -> dict[str, Any]:
                                "until": report.until and report.until.isoformat(),
                                "summary": report.summary.model_dump(mode="json"),
                                "imported_left_out": report.imported_left_out}
+    if report.models or report.ratings:
+        payload.update(models=report.models, ratings=report.ratings)
     if report.by:
         payload["by"] = report.by
         payload["groups"] = report.groups
@@ -133,6 +163,7 @@ def render_summary(s: FeedbackSummary) -> str:
         _rate_line("continue rate", s.continue_rate, s.continued, s.continue_rate_excl_ended, s),
         _rate_line("abandon rate", s.abandon_rate, s.abandoned, s.abandon_rate_excl_ended, s),
         _rate_line("correction rate", s.correction_rate, s.corrected, s.correction_rate_excl_ended, s),
+        *_overlap_note(s),
         f"time to next (s)   {ttn}",
         (f"rated up           {_fmt(_pct(s.rated_up_share), '.1f', '%')}  "
          f"({s.rated_up} up, {s.rated_down} down, n={s.rated})"),
@@ -144,6 +175,14 @@ def render_summary(s: FeedbackSummary) -> str:
         lines.append(f"                   {stage:<9} {_fmt(q['p50'], '8.1f')} {_fmt(q['p95'], '8.1f')} "
                      f"{_fmt(q['p99'], '8.1f')}")
     return "\n".join(lines)
+
+
+def _overlap_note(s: FeedbackSummary) -> list[str]:
+    """Why continue and abandon rates add up past 100%, when they do (the page says it under its tiles):
+    read alone, 63% continued and 37% abandoned looked like two shares of the same answers."""
+    if s.continued + s.abandoned <= s.answers - s.imported:
+        return []
+    return ["                   (an answer followed up 10 minutes or more later is both continued and abandoned)"]
 
 
 def _rate_line(label: str, rate: float | None, count: int, excl_ended: float | None,
@@ -160,9 +199,11 @@ def render_groups(by: str, groups: list[dict[str, Any]]) -> str:
     import pandas as pd
 
     table = pd.DataFrame(groups, columns=[GROUP_KEY_COLUMN[by], *GROUP_COLUMNS])
-    if by == "day" and not table.empty:  # ISO 8601 timestamps of midnight UTC: the date is enough
-        table["day"] = table["day"].str[:10]
+    if by in ("day", "week") and not table.empty:  # ISO 8601 timestamps of midnight UTC: the date is enough
+        table[by] = table[by].str[:10]
     table[GROUP_COLUMNS] = table[GROUP_COLUMNS].apply(pd.to_numeric)  # a figure missing in every group: NaN
+    for column in GROUP_COUNTS:
+        table[column] = table[column].astype("Int64")  # whole numbers; a count never made (no tokens): —
     return table.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="—")
 
 

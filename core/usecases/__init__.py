@@ -79,14 +79,15 @@ from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, Labelle
 
 # The feedback analytics are imported on first use (`__getattr__` at the end), not here: they pull in
 # pandas, a quarter of a second that every other command of the `workbench` CLI would wait for.
-_ANALYTICS = ("EXTRACTIVE_MODEL", "FeedbackExport", "FeedbackFilter", "FeedbackReport", "FeedbackSummary",
+_ANALYTICS = ("AnswerSpan", "EXTRACTIVE_MODEL", "FeedbackExport", "FeedbackFilter", "FeedbackReport", "FeedbackSummary",
               "FeedbackWindow", "SummaryRequest", "Transcript", "TurnRef", "answers_csv", "apply_filter",
-              "feedback_answers", "feedback_export", "feedback_summary", "latency_table", "lowest_scored", "previous_window",
+              "feedback_answers", "feedback_export", "feedback_span", "feedback_summary", "latency_table", "lowest_scored", "previous_window",
               "questions", "summarize", "summarize_by", "summarize_split", "transcript",
               "warm_feedback")
 if TYPE_CHECKING:  # the same names, for editors and type checkers
     from core.usecases.analytics import (
         EXTRACTIVE_MODEL,
+        AnswerSpan,
         FeedbackExport,
         FeedbackFilter,
         FeedbackReport,
@@ -99,6 +100,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
         apply_filter,
         feedback_answers,
         feedback_export,
+        feedback_span,
         feedback_summary,
         latency_table,
         lowest_scored,
@@ -111,7 +113,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
         warm_feedback,
     )
 
-__all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
+__all__ = ["ABANDON_AFTER_S", "AnswerSpan", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
            "DEFAULT_MAX_DISTANCE", "DEFAULT_N_MAX", "DEFAULT_TAUS", "EXTRACTIVE_MODEL", "IMPORT_FORMATS", "LOCAL_USER", "MESSAGE_MAX_CHARS", "QUERY_MAX_CHARS", "TITLE_FILTER_MAX_CHARS", "SHARED_INSTANCE", "ID_PATTERN", "ID_RULE", "USER_ID_PATTERN", "validate_id", "AnswerRestarts", "Synthesising",
            "SPEAKER_WEIGHT", "SUMMARY_SKILL",
            "TEXT_SUFFIXES", "ActivateProfile", "Activation", "AddEntryResult", "AddMemory", "AddedMemory", "ApiKeyInfo",
@@ -142,7 +144,7 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE
            "chain_delete", "chain_export", "chains", "check_text_files", "check_user_id", "clear_labels", "compare", "conversation",
            "create_key", "default_bank", "default_pool", "default_locomo_path", "delete_profile", "demo_load", "describe_profile", "demo_reset", "embed_pending",
            "embedder_name", "evaluate", "evaluation_pool", "evaluate_side_by_side", "export_archive", "fact_history", "feedback_answers", "feedback_export",
-           "feedback_summary", "forget", "formation_run",
+           "feedback_span", "feedback_summary", "forget", "formation_run",
            "get_profile", "import_file", "import_preview", "keep_upload", "discard_upload", "prune_uploads",
            "ingest_files", "ingest_texts", "instance_names", "instances", "internal_memory", "is_archive",
            "is_evaluation_instance",

@@ -18,10 +18,10 @@ from pydantic import BaseModel, Field
 from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
                             lowest_scored, previous_window, questions_for, summarize, summarize_by,
                             summarize_split, turn_transcript)
-from core.analytics.aggregate import Grouping, TimeWindow
+from core.analytics.aggregate import Grouping, Rating, TimeWindow
 from core.analytics.export import to_csv
 from core.analytics.load import EXTRACTIVE as EXTRACTIVE_MODEL
-from core.analytics.load import IMPORTED, Transcript
+from core.analytics.load import IMPORTED, Transcript, answer_span
 from core.ids import Id
 from core.usecases.base import InstanceRequest
 
@@ -34,15 +34,21 @@ __all__ = ["EXTRACTIVE_MODEL", "FeedbackFilter", "FeedbackSummary", "apply_filte
 
 class FeedbackWindow(InstanceRequest, TimeWindow):
     """The instance's answers given in [since, until]; imported answers (no feedback of their own) only
-    when `include_imported`."""
+    when `include_imported`; only those of `models` (as the frame and `by="model"` name them) and with one
+    of `ratings` ("up", "down", "none": not rated) when given, as the Feedback page's filters keep them."""
 
     include_imported: bool = False
+    models: list[str] = Field(default_factory=list)
+    ratings: list[Rating] = Field(default_factory=list)
 
 
 def feedback_answers(wb: Workbench, req: FeedbackWindow) -> pd.DataFrame:
     """One row per answer in the window, oldest first, after the abandonment sweep."""
-    return wb.feedback_frames.load(req.instance_in(wb), req.since, req.until,
-                                   include_imported=req.include_imported)
+    frame = wb.feedback_frames.load(req.instance_in(wb), req.since, req.until,
+                                    include_imported=req.include_imported)
+    if req.models or req.ratings:
+        frame = apply_filter(frame, FeedbackFilter(models=req.models, ratings=req.ratings))
+    return frame
 
 
 # The Feedback page opens on the last 7 days beside the 7 before them; a day more keeps the rows read at
@@ -75,6 +81,8 @@ class FeedbackReport(BaseModel):
     groups: list[dict[str, Any]] | None = None
     imported_left_out: int = Field(0, description="imported answers in the period that are not counted "
                                                   "(include_imported counts them)")
+    models: list[str] = Field([], description="only the answers of these models were counted (none: all)")
+    ratings: list[Rating] = Field([], description="only the answers rated so were counted (none: all)")
 
 
 def feedback_summary(wb: Workbench, req: SummaryRequest) -> FeedbackReport:
@@ -88,8 +96,26 @@ def feedback_summary(wb: Workbench, req: SummaryRequest) -> FeedbackReport:
     if req.by:
         groups = json.loads(summarize_by(frame, req.by).to_json(orient="records", date_format="iso"))
     return FeedbackReport(instance=req.instance_in(wb), since=req.since, until=req.until,
-                          summary=summarize(frame), by=req.by, groups=groups,
+                          summary=summarize(frame), by=req.by, groups=groups, models=req.models,
+                          ratings=req.ratings,
                           imported_left_out=0 if req.include_imported else int(imported.sum()))
+
+
+class AnswerSpan(BaseModel):
+    """When an instance's answers were given: how many, the first and the last (None: no answer yet)."""
+
+    instance: str
+    answers: int = Field(description="answers with feedback, imported ones included")
+    first: datetime | None
+    last: datetime | None
+
+
+def feedback_span(wb: Workbench, req: InstanceRequest) -> AnswerSpan:
+    """The instance's answers from first to last, so a view of a period with none can say where they are
+    (a period of the last 7 days, when the answers ended months ago, only said "pick a longer period")."""
+    instance = req.instance_in(wb)
+    answers, first, last = answer_span(wb.thoughts, instance)
+    return AnswerSpan(instance=instance, answers=answers, first=first, last=last)
 
 
 class FeedbackExport(BaseModel):

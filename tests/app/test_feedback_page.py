@@ -107,6 +107,37 @@ def test_page_without_data(app_env, instance):
     assert any("No answers with feedback" in i.value and instance in i.value for i in at.info)
 
 
+def test_a_period_with_no_answers_says_when_the_answers_were_given(app_env, workbench, instance):
+    """Answers that ended months ago: the default 7 days are empty, and so is the longest period offered
+    (90 days), so "pick a longer period" sent the user nowhere; the page names the answers' dates."""
+    first = datetime(2025, 9, 29, 9, 0, tzinfo=UTC)
+    for day, chain in ((0, "autumn"), (183, "spring")):  # 29 September and 31 March
+        at = [first + timedelta(days=day)]
+        Remember(workbench, clock=lambda at=at: at[0]).run(UiRememberParams(thought="Where is my invoice?",
+                                                                            chain_id=chain), instance=instance)
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=instance)
+    assert not at.exception, at.exception
+    assert not at.metric
+    info = " ".join(i.value for i in at.info)
+    assert "Its 2 answers were given from 2025-09-29 to 2026-03-31 (UTC)" in info and "Custom" in info, info
+    assert "longer period" not in info
+
+
+def test_the_terminal_command_filters_by_model_as_the_page_does(app_env, workbench, turns):
+    """The command under the period said "(without the filters)" even for a model, which the CLI now
+    filters by too: the model goes into the command, quoted for a shell."""
+    st.cache_data.clear()
+    at = open_page(PAGE, instance=turns)
+    at.multiselect(key="fb_models").select(uc.EXTRACTIVE_MODEL).run()
+    assert not at.exception, at.exception
+    caption = next(c.value for c in at.caption if "feedback summary --since" in c.value)
+    assert "--model 'extractive (no model)'" in caption and "without the filters" not in caption
+    at.multiselect(key="fb_tags").select("travel").run()
+    caption = next(c.value for c in at.caption if "feedback summary --since" in c.value)
+    assert "(without the filters other than the model)" in caption
+
+
 def test_everything_filtered_out(app_env, workbench, turns):
     st.cache_data.clear()
     at = open_page(PAGE, instance=turns)
@@ -290,6 +321,23 @@ def test_custom_days_share_no_answer(app_env, workbench, instance):
         at.date_input(key="fb_dates").set_value(days).run()
         assert any(f"compared with {before[0]} 00:00 → {before[1]} 23:59." in c.value for c in at.caption), \
             [c.value for c in at.caption]
+
+
+def test_a_week_without_answers_says_so_without_blaming_a_filter(app_env, workbench, instance):
+    """A week with no answer, after one with answers, said "No answers match these filters … Clear a
+    filter" with no filter set."""
+    st.cache_data.clear()
+    monday = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
+    Remember(workbench, clock=lambda: monday).run(UiRememberParams(thought="Where is my invoice?", chain_id="w6"),
+                                                  instance=instance)
+    at = open_page(PAGE, instance=instance)
+    at.button_group(key="fb_period").set_value("Custom").run()
+    at.date_input(key="fb_dates").set_value((monday.date() + timedelta(days=7),
+                                             monday.date() + timedelta(days=13))).run()
+    assert not at.exception, at.exception
+    info = " ".join(i.value for i in at.info)
+    assert "No answers in this period (2026-02-09 00:00 → 2026-02-15 23:59 UTC)" in info, info
+    assert "the previous period had 1 answer." in info and "filter" not in info
 
 
 def test_no_change_reads_as_none(app_env, workbench, instance):

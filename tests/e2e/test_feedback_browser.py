@@ -44,6 +44,15 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
         page.set_viewport_size({"width": 1485, "height": 1200})
         labels = page.get_by_test_id("stMetricLabel").get_by_test_id("stMarkdownContainer")
         assert labels.evaluate_all("ls => ls.filter(l => l.scrollWidth > l.clientWidth).map(l => l.innerText)") == []
+        # In a 1,100 px window beside the sidebar, six columns cut every value to "0.…" and every label to
+        # "Mea…": the tiles keep their width and wrap onto a second row.
+        page.set_viewport_size({"width": 1100, "height": 1200})
+        settle(page, start_within_s=0.5)
+        cut = ("ls => ls.filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.innerText)")
+        assert labels.evaluate_all(cut) == []
+        assert page.get_by_test_id("stMetricValue").locator("div").evaluate_all(cut) == []
+        tops = page.get_by_test_id("stMetric").evaluate_all("ms => ms.map(m => m.getBoundingClientRect().top)")
+        assert len({round(t) for t in tops}) > 2  # the six tiles in two rows, the ratings in their own
         page.set_viewport_size({"width": 1400, "height": 1200})
         charts = page.get_by_test_id("stVegaLiteChart")
         charts.first.wait_for(timeout=30_000)  # a loaded machine may draw it after the rerun has ended

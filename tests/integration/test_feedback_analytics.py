@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -231,6 +232,84 @@ def test_cli_adjacent_days_share_no_answer(conversation, instance, settings, mon
         return json.loads(out.output)["summary"]["answers"]
 
     assert (answers(first, first), answers(second, second), answers(first, second)) == (3, 1, 4)
+
+
+def key_headers(wb, instance: str) -> dict[str, str]:
+    """A key for the instance: the API asks for one once any test of the worker has made a key."""
+    created = uc.create_key(wb, uc.CreateKey(name=f"k-{uuid.uuid4().hex[:10]}", instances=[instance]))
+    return {"Authorization": f"Bearer {created.secret}"}
+
+
+def test_cli_by_week_matches_the_http_api_and_counts_the_down_ratings(conversation, instance, settings,
+                                                                      monkeypatch):
+    """The Feedback page charts a long period by week and the HTTP API groups `by=week`, but the CLI refused
+    `--by week` (exit 2); its table now has the week's Monday, the down ratings, and counts as whole numbers
+    (tokens read "220.000")."""
+    wb, (_, r2, _) = conversation
+    uc.rate_answer(wb, uc.RateAnswer(instance=instance, answer_id=r2.thought2_id, rating="down",
+                                     comment="Orsay, again"))
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--by", "week"])
+    assert out.exit_code == 0, out.output
+    header, row = out.output.rstrip().splitlines()[-2:]
+    cells = dict(zip(header.split(), row.split(), strict=True))
+    # Thursday 1 May 2025 is in the week from Monday 28 April (UTC).
+    assert (cells["week"], cells["answers"], cells["rated_down"], cells["tokens_total"]) == (
+        "2025-04-28", "3", "1", "220")
+    as_json = json.loads(runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--by", "week",
+                                             "--json"]).output)
+    with thread_server(wb) as base:
+        api = httpx.get(f"{base}/v1/instances/{instance}/feedback/summary", params={"by": "week"},
+                        headers=key_headers(wb, instance)).json()
+    assert as_json["groups"] == api["groups"] and as_json["groups"][0]["week"].startswith("2025-04-28")
+    assert as_json["groups"][0]["rated_down"] == 1
+
+
+def test_model_and_rating_filters_keep_the_same_answers_in_the_cli_the_http_api_and_the_export(
+        conversation, instance, settings, monkeypatch, tmp_path):
+    """The page filters by model and lists the answers rated down; the CLI and the HTTP API could only
+    group by model, so a lead's "fast model, rated down" had no figure outside the page."""
+    wb, (r1, r2, r3) = conversation
+    for answer, rating in ((r1, "up"), (r2, "down"), (r3, "down")):
+        uc.rate_answer(wb, uc.RateAnswer(instance=instance, answer_id=answer.thought2_id, rating=rating,
+                                         comment='=1+1, "quoted"'))
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    runner = CliRunner()
+
+    def cli_answers(*flags: str) -> int:
+        out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--json", *flags])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)["summary"]["answers"]
+
+    assert cli_answers("--model", FAST) == 2 and cli_answers("--model", DEEP, "--rating", "down") == 0
+    assert cli_answers("--model", FAST, "--rating", "down") == 2 and cli_answers("--rating", "none") == 0
+    assert cli_answers("--rating", "up", "--rating", "down") == 3
+    with thread_server(wb) as base:
+        url = f"{base}/v1/instances/{instance}/feedback/summary"
+        headers = key_headers(wb, instance)
+        got = httpx.get(url, params={"model": FAST, "rating": "down"}, headers=headers).json()
+        assert (got["summary"]["answers"], got["models"], got["ratings"]) == (2, [FAST], ["down"])
+        assert httpx.get(url, params={"rating": "sideways"}, headers=headers).status_code == 422
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--model", FAST, "--rating", "down"])
+    assert f"(model {FAST}; rated down)" in out.output.splitlines()[0]
+    path = tmp_path / "down.csv"
+    out = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(path), "--rating", "down"])
+    assert out.exit_code == 0 and "wrote 2 answers (rated down)" in out.output and "UTC" in out.output
+    assert sorted(read_csv(path.read_bytes())["answer_id"]) == sorted([r2.thought2_id, r3.thought2_id])
+
+
+@pytest.mark.parametrize("by", [[], ["--by", "model"], ["--by", "week"]])
+def test_cli_period_without_answers_says_so(conversation, instance, settings, monkeypatch, by):
+    """A week with no answer printed a table of dashes (and with --by, pandas' "Empty DataFrame"), as if
+    something had been measured."""
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    out = CliRunner().invoke(cli, ["--instance", instance, "feedback", "summary", "--since", "2025-06-02",
+                                   "--until", "2025-06-08", *by])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines() == ["feedback for instance " + repr(instance)
+                                       + ", from 2025-06-02 00:00 UTC to 2025-06-08 23:59 UTC",
+                                       "no answers in this period"]
 
 
 def test_extractive_answers_are_their_own_model_in_the_cli_and_the_http_api(conversation, fake_llm, instance,

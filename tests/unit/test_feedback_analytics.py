@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import csv
 import io
 import math
 import random
@@ -244,6 +246,35 @@ def test_csv_cells_a_spreadsheet_would_run_are_inert_and_read_back_as_written(fr
     assert list(cells["correction"][: len(texts)]) == ["'" + t for t in texts]
     assert cells.loc[0, "rating_comment"] == "'=1+1" and cells.loc[0, "answer_id"] == frame.loc[0, "answer_id"]
     pd.testing.assert_frame_equal(read_csv(data), frame)
+
+def test_the_csv_opens_in_a_spreadsheet_as_utf_8_with_every_comment_whole(frame):
+    """Read as Excel reads it (the csv module's excel dialect): the byte order mark tells it the file is UTF-8
+    (without one it read "Zoë" as "ZoÃ«" and an emoji as four letters of noise), quoted commas, quotes and
+    line breaks stay in their cell, a formula is inert text, and every time says its zone."""
+    comments = ["Zoë's answer, ça va; 東京 👎", 'It said "Pro", we are on "Team"', "Outdated,\nsee #4411",
+                "line1\r\nline2", '=HYPERLINK("http://evil.example","click")', "\tleading tab"]
+    for i, comment in enumerate(comments):
+        frame.loc[i, "rating_comment"] = comment
+    data = to_csv(frame)
+    assert data.startswith(codecs.BOM_UTF8) and not data.startswith(codecs.BOM_UTF8 * 2)
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline=""), dialect="excel"))
+    assert next(iter(rows[0])) == "answer_id" and len(rows) == len(frame)
+    assert [r["rating_comment"] for r in rows] == [*comments[:4], "'" + comments[4], "'" + comments[5]]
+    assert all(r["answered_at"].endswith("Z") and r["day"].endswith("T00:00:00.000000Z") for r in rows)
+    pd.testing.assert_frame_equal(read_csv(data), frame)
+
+
+def test_the_cli_says_why_continue_and_abandon_rates_add_up_past_100_percent():
+    """63% continued beside 37% abandoned read as two shares of the same answers; the page says under its
+    tiles that a follow-up 10 minutes later is both, the terminal now does too, when the rates overlap."""
+    from core.cli.feedback import render_summary
+
+    late = rec(1, DAY1, score=0.5, ttn=900, continued=1, abandoned=1)
+    soon, left = rec(2, DAY1, score=0.9, ttn=10, continued=1), rec(3, DAY1, abandoned=1)
+    note = "is both continued and abandoned"
+    assert note in render_summary(summarize(build_frame([late, soon])))  # 2 continued + 1 abandoned of 2
+    assert note not in render_summary(summarize(build_frame([soon, left])))
+
 
 def test_demo_texts_read_as_the_reaction_they_simulate():
     for _, facts, questions, corrections in demo.TOPICS:

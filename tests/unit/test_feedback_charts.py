@@ -48,3 +48,41 @@ def test_a_day_bar_spans_its_day_under_its_points():
                 marks.append((mark, layer["encoding"]["x"].get("bandPosition")))
         assert ("bar", None) in marks
         assert all(position == 0.5 for mark, position in marks if mark != "bar"), marks
+
+
+def _marks(spec: dict) -> list[dict]:
+    found, stack = [], list(spec["layer"])
+    while stack:
+        layer = stack.pop()
+        stack.extend(layer.get("layer", []))
+        if "mark" in layer:
+            found.append(layer["mark"] if isinstance(layer["mark"], dict) else {"type": layer["mark"]})
+    return found
+
+
+def test_a_week_without_answers_breaks_the_lines_instead_of_bridging_them():
+    """Six months by week with one week of no answers at all: that week had no row, and the score line
+    and its band were drawn straight from the week before to the week after, as if it had been scored."""
+    mondays = [pd.Timestamp("2026-02-02", tz=UTC), pd.Timestamp("2026-02-16", tz=UTC)]  # 9 Feb: none
+    weekly = pd.DataFrame({"week": mondays, "answers": [80, 80], "scored": [49, 53], "mean_score": [0.64, 0.65],
+                           "ci_low": [0.59, 0.60], "ci_high": [0.69, 0.70], "tokens_total": [1200.0, 1200.0],
+                           "tokens_per_answer": [15.0, 15.0]})
+    for spec in (charts.score_over_time(weekly, "week"), charts.tokens_over_time(weekly, "week")):
+        rows = spec["datasets"][charts.ROWS]
+        assert list(rows["day"]) == [mondays[0], pd.Timestamp("2026-02-09", tz=UTC), mondays[1]]
+        if "answers" in rows:  # the score chart's volume bars
+            assert rows["answers"].tolist() == [80, 0, 80]
+        assert rows.drop(columns=["day", "answers"], errors="ignore").iloc[1].isna().all()  # no figure
+        lines = [m for m in _marks(spec) if m["type"] in ("line", "area")]
+        assert lines and all(m.get("invalid") == charts.BREAK for m in lines)
+        alt.LayerChart.from_dict({k: v for k, v in spec.items() if k != "datasets"})  # a valid spec
+    days = daily(1.0).drop(index=1)  # 1 and 3 March: the 2nd gets its row
+    assert len(charts.score_over_time(days)["datasets"][charts.ROWS]) == 3
+
+
+def test_chart_titles_fit_a_half_width_column():
+    """"Tokens by week (UTC, from Monday), as the provider reported them" was cut to "…reported t…" in its
+    half of the page: the provider's word is a subtitle."""
+    for unit in ("day", "week"):
+        title = charts.tokens_over_time(daily(1.0), unit)["title"]
+        assert len(title["text"]) <= 40 and title["subtitle"] == "as the LLM provider reported them"

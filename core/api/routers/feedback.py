@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from core import usecases as uc
 from core.api.deps import WB, ReadInstance, WriteInstance, on_path
 from core.api.problems import documented
-from core.usecases.analytics import Grouping
+from core.usecases.analytics import Grouping, Rating
 
 router = APIRouter(prefix="/v1/instances/{instance}/feedback", tags=["feedback"])
 # Read as `workbench feedback summary --since/--until` reads them (`uc.read_window`): "2026-12-04" as an
@@ -19,13 +19,18 @@ Bound = Annotated[str | None, Query(description="a date, month, datetime or phra
                                                 "period counts whole (from its start, to its end)")]
 By = Annotated[Grouping | None, Query(description="the same per group too: by day, week, model, profile, chain, "
                                                  "tag, source or key")]
+Models = Annotated[list[str], Query(description="only answers of these models, as by=model names them (repeat the "
+                                               "parameter for several); none: every model")]
+Ratings = Annotated[list[Rating], Query(description="only answers the user rated so: up, down or none (not rated); "
+                                                   "repeat for several")]
 Imported = Annotated[bool, Query(description="count answers imported from another system too (they carry no "
                                              "feedback of their own)")]
 
 
 @router.get("/summary", response_model=uc.FeedbackReport)
 def summary(instance: ReadInstance, wb: WB, since: Bound = None, until: Bound = None, by: By = None,
-            include_imported: Imported = False) -> uc.FeedbackReport:
+            include_imported: Imported = False, model: Models = [], rating: Ratings = []  # noqa: B006
+            ) -> uc.FeedbackReport:
     """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
     latency of the answers given in [since, until]; with `by`, the same per group (`model`: the model that
     answered, answers quoted from the memories with no LLM call as "extractive (no model)"; `source`: the
@@ -33,7 +38,8 @@ def summary(instance: ReadInstance, wb: WB, since: Bound = None, until: Bound = 
     no feedback of their own: counted only with `include_imported`."""
     start, end = uc.read_window(since, until)
     return uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, since=start, until=end, by=by,
-                                                     include_imported=include_imported))
+                                                     include_imported=include_imported, models=model,
+                                                     ratings=rating))
 
 
 @router.post("", response_model=uc.RatingRecord, responses={404: documented(
