@@ -77,14 +77,17 @@ _accept_instance_after_subcommands(cli)
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        cli.main(standalone_mode=False)
+        cli.main(prog_name="workbench", standalone_mode=False)
     except click.exceptions.Abort as e:  # Ctrl+C, or "no" to a question: what was (not) done, if known
         # Click turns Ctrl+C into a bare Abort: what the command had done is in the interrupt it came from.
         said = str(e) or (str(e.__cause__) if isinstance(e.__cause__, KeyboardInterrupt) else "")
         if said:
             click.echo(f"aborted: {said}", err=True)
         sys.exit(130)
-    except click.exceptions.ClickException as e:  # usage errors: status 2
+    except click.exceptions.UsageError as e:  # a bad option or argument: one line, status 2
+        click.echo(usage_line(e), err=True)
+        sys.exit(e.exit_code)
+    except click.exceptions.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
     except Exception as e:
@@ -94,3 +97,10 @@ def main() -> None:
         click.echo(f"error: {info.message}", err=True)
         sys.exit(2 if info.code in ("invalid_input", "config", "not_found") or isinstance(e, InvalidInput)
                  else 1)
+
+
+def usage_line(e: click.exceptions.UsageError) -> str:
+    """Click's usage error as the CLI's one line: what to change, and where the command's help is (Click
+    printed the usage, a hint and the error on three lines)."""
+    help_of = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+    return f"error: {e.format_message().rstrip('.')}{help_of}"

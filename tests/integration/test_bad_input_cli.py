@@ -193,6 +193,11 @@ def test_instance_option_and_retrieve_params(cli, instance, params):
     (["eval", "--data", "/nonexistent/locomo.json"], "not found"),
     (["--instance", "", "chains", "delete", "--yes", "c-1"], "the instance is empty"),
     (["chains", "export", "c-1", "-o", "/nonexistent/c-1.json"], "does not exist"),
+    # Click's own refusals: usage, hint and error were three lines
+    (["feedback", "summary", "--rating", "sideways"], "'sideways' is not one of 'up', 'down', 'none' (see "
+                                                      "'workbench feedback summary --help')"),
+    (["tasks", "history"], "Missing option '--user'"),
+    (["nosuch"], "No such command 'nosuch'"),
 ])
 def test_the_installed_entry_point(settings, args, names):
     env = {**os.environ, "DATA_DIR": str(settings.data_dir)}
