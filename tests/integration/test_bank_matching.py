@@ -55,6 +55,7 @@ def test_letter_case_is_ignored_whatever_the_database_locale(c_locale_settings, 
         assert found(bank, keywords=["cafe", "a+b+"]) == []  # no accent folding; symbols are literal
         assert found(bank, tags=["été"]) == found(bank, tags=["GRÖẞE"]) == [("CommandSkill", 1)]
         assert found(bank, tags=["ét"]) == []  # a tag matches whole
+        assert found(bank, tags=["GRÖSSE"]) == [("CommandSkill", 1)]  # "ß" in capitals is "SS"
     finally:
         wb.close()
 

@@ -132,6 +132,14 @@ def test_case_blind_patterns_hold_each_letters_case_forms_and_escape_symbols():
     assert re.fullmatch(case_blind_pattern("ÉTÉ", whole=True), "été")  # the same reading as Postgres's ARE here
 
 
+def test_a_letter_that_folds_to_two_matches_them_and_they_it():
+    assert case_blind_pattern("ß") == "(?:[ßẞ]|[Ss][Ss])"
+    for keyword, text in [("Größe", "GRÖSSE"), ("strasse", "Straße"), ("STRASSE", "straße"), ("file", "ﬁle"),
+                          ("GRÖẞE", "größe")]:
+        assert re.fullmatch(case_blind_pattern(keyword, whole=True), text), (keyword, text)
+    assert not re.search(case_blind_pattern("strasse"), "Strase")
+
+
 def test_a_date_alone_is_the_whole_day():
     q = MemoryQuery(date_from="2024-05-03", date_to=date(2024, 5, 3))
     assert (q.date_from, q.date_to) == (datetime(2024, 5, 3, tzinfo=UTC),
