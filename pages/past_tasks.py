@@ -110,8 +110,10 @@ with search_tab:
     if defaults is None:
         st.stop()
     with st.form("pt_search"):
+        # No example query: one user's subject ("late pallet deliveries") finds nothing in another's texts,
+        # which is what a newcomer trying the example on the demo's first user saw.
         query = st.text_input("Query", key="pt_query", max_chars=uc.QUERY_MAX_CHARS,
-                              placeholder="precise keywords, e.g. late pallet deliveries")
+                              placeholder="precise keywords from the text: its subject, a name, a place")
         st.caption(uc.limit_caption("Queries", uc.QUERY_MAX_CHARS))
         left, right = st.columns(2)
         # The request's own bounds (cosine distance is at most 2; the CLI and API take up to 2 and 100).

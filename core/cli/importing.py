@@ -42,8 +42,8 @@ FORMATS_HELP = ("auto (default: told from the file's start), openai-jsonl, chatg
 def import_(ctx: WorkbenchContext, files: tuple[Path, ...], instance: str | None, fmt: str, dry_run: bool,
             on_error: str, report: Path | None, include_system: bool, include_deleted: bool,
             user_id: str | None, task: str | None) -> None:
-    """Import FILE... (a folder, for past tasks): chat logs (OpenAI messages, ChatGPT or Claude
-    exports, LoCoMo), memories (JSONL, CSV, mem0) or past tasks, with their original times.
+    """Bring chat logs (OpenAI messages, ChatGPT or Claude exports, LoCoMo), memories (JSONL, CSV, mem0)
+    or past tasks from FILES (a folder, for past tasks) into the instance, with their original times.
 
     Each file is validated whole first. Importing a file again creates nothing new, and an interrupted
     import continues where it stopped; what you deleted in the instance is left out (and counted) unless

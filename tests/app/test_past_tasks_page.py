@@ -120,3 +120,10 @@ def test_an_e_mail_address_is_a_user_id_and_no_llm_is_said_once(app_env, workben
     assert "Late pallet deliveries" in markdown(at)
     assert len([c for c in at.caption if "No LLM" in c.value]) == 1
 
+
+def test_the_query_suggests_no_subject_of_another_user(app_env, user):
+    """The placeholder used to suggest "late pallet deliveries", a subject of one demo user's texts; the page
+    opens on another, in whose texts the example found nothing. It now says what to type, not a query."""
+    at = open_page(user)
+    placeholder = at.text_input(key="pt_query").placeholder
+    assert placeholder.startswith("precise keywords") and "e.g." not in placeholder, placeholder
