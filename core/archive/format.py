@@ -10,7 +10,9 @@
 
 A zip rather than a tar: its members can be written without knowing their size first, so a member
 streams from the database into the file and nothing is held whole in memory; and every member has a
-CRC, so a damaged archive is found before anything is restored.
+CRC, so a damaged archive is found before anything is restored. Opening an archive reads every member to
+its end (its CRC) and every line of it (a JSON object each) before anything is restored from it: a line
+found damaged half-way would otherwise leave the instance holding part of the archive.
 """
 
 from __future__ import annotations
@@ -69,6 +71,16 @@ class Manifest(BaseModel):
     active_since: datetime | None = Field(None, description="when the instance chose its active profile (added "
                                                             "after version 1 was first written)")
     counts: dict[str, int]
+
+
+class ArchiveDamaged(InvalidInput):
+    """An archive found truncated or damaged; `what`: where, in a few words. Raised on opening it, before
+    anything is restored; a restore that finds damage later (the file changed under it) says what it wrote."""
+
+    def __init__(self, name: str, what: str):
+        self.what = what
+        super().__init__(f"archive: {name} is truncated or damaged ({what}); nothing was restored from it: "
+                         "export the instance again or copy the file anew")
 
 
 def is_archive(path: Path) -> bool:
@@ -166,18 +178,18 @@ class ArchiveReader:
         try:
             self.zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as e:
-            raise InvalidInput(self._damaged("its end is missing") if is_archive(path) else
-                               f"archive: {path.name} is not a Memory Workbench archive (made by "
+            if is_archive(path):
+                raise self._damaged("its end is missing") from e
+            raise InvalidInput(f"archive: {path.name} is not a Memory Workbench archive (made by "
                                "`workbench export`)") from e
         try:
             self._refuse_bomb()
             self.manifest = self._manifest()
-            if bad := self.zip.testzip():  # every member's CRC, read as a stream
-                raise InvalidInput(self._damaged(f"member {bad} fails its checksum"))
+            self._check_members()
         except BaseException as e:
             self.zip.close()
             if isinstance(e, zipfile.BadZipFile | EOFError | zlib.error | OSError):
-                raise InvalidInput(self._damaged(type(e).__name__)) from e
+                raise self._damaged(type(e).__name__) from e
             raise
 
     def _refuse_bomb(self) -> None:
@@ -190,9 +202,23 @@ class ArchiveReader:
                                    f"member {info.filename[:60]!r} would expand to {info.file_size:,} bytes "
                                    f"({expansion:,.0f} times its size), as a zip bomb does; nothing was read")
 
-    def _damaged(self, what: str) -> str:
-        return (f"archive: {self.path.name} is truncated or damaged ({what}); export the instance again "
-                "or copy the file anew")
+    def _damaged(self, what: str) -> ArchiveDamaged:
+        return ArchiveDamaged(self.path.name, what)
+
+    def _check_members(self) -> None:
+        """Read every member to its end, so zipfile checks its CRC, and every line of a JSONL one, before
+        anything is restored: a damaged archive restores nothing (rather than the part before the damage).
+        Costs one more read of the archive: 0.15 s for 9 MB of JSONL (600 chains and 6,000 memories), whose
+        restore takes 8–15 s."""
+        restored = {f"{kind}.jsonl" for kind in (*MEMBERS, *OPTIONAL_MEMBERS)}
+        for info in self.zip.infolist():
+            if info.filename in restored:
+                for _ in self._objects(info.filename):
+                    pass
+            elif info.filename != MANIFEST:  # read whole already, its CRC with it; others: their CRC alone
+                with self.zip.open(info) as f:
+                    while f.read(_FLUSH_BYTES):
+                        pass
 
     def _manifest(self) -> Manifest:
         names = set(self.zip.namelist())
@@ -201,7 +227,7 @@ class ArchiveReader:
         try:
             raw = json.loads(self.zip.read(MANIFEST))
         except ValueError as e:
-            raise InvalidInput(self._damaged(f"{MANIFEST} is not JSON")) from e
+            raise self._damaged(f"{MANIFEST} is not JSON") from e
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             raise InvalidInput(f"archive: {self.path.name} is not a Memory Workbench archive (format "
                                f"{str(raw.get('format') if isinstance(raw, dict) else None)[:40]!r})")
@@ -212,27 +238,32 @@ class ArchiveReader:
         try:
             manifest = Manifest.model_validate(raw)
         except ValidationError as e:
-            raise InvalidInput(self._damaged(f"{MANIFEST} lacks a field")) from e
+            raise self._damaged(f"{MANIFEST} lacks a field") from e
         missing = [k for k in MEMBERS if f"{k}.jsonl" not in names]
         if missing:
-            raise InvalidInput(self._damaged(f"members missing: {', '.join(missing)}"))
+            raise self._damaged(f"members missing: {', '.join(missing)}")
         return manifest
 
     def rows(self, kind: str) -> Iterator[dict[str, Any]]:
         """The member's objects, one line at a time (none for an optional member the archive lacks)."""
         if kind in OPTIONAL_MEMBERS and f"{kind}.jsonl" not in self.zip.namelist():
             return
-        with self.zip.open(f"{kind}.jsonl") as f:
+        yield from self._objects(f"{kind}.jsonl")
+
+    def _objects(self, name: str) -> Iterator[dict[str, Any]]:
+        with self.zip.open(name) as f:
             number = 0
             while line := f.readline(MAX_ROW_BYTES + 1):  # a line is never read past the bound
                 number += 1
                 if len(line) > MAX_ROW_BYTES:
-                    raise InvalidInput(self._damaged(f"{kind}.jsonl line {number} is longer than "
-                                                     f"{MAX_ROW_BYTES >> 20} MB"))
+                    raise self._damaged(f"{name} line {number} is longer than {MAX_ROW_BYTES >> 20} MB")
                 try:
-                    yield json.loads(line)
+                    row = json.loads(line)
                 except (ValueError, RecursionError) as e:
-                    raise InvalidInput(self._damaged(f"{kind}.jsonl line {number} is not JSON")) from e
+                    raise self._damaged(f"{name} line {number} is not JSON") from e
+                if not isinstance(row, dict):
+                    raise self._damaged(f"{name} line {number} is not a JSON object")
+                yield row
 
     def close(self) -> None:
         self.zip.close()

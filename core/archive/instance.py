@@ -23,7 +23,15 @@ from pydantic import BaseModel, Field
 
 from core.admin import deleted
 from core.archive import chains, marks, memories, tables
-from core.archive.format import FORMAT, VERSION, ArchiveReader, ArchiveWriter, Manifest, product_version
+from core.archive.format import (
+    FORMAT,
+    VERSION,
+    ArchiveDamaged,
+    ArchiveReader,
+    ArchiveWriter,
+    Manifest,
+    product_version,
+)
 from core.archive.ids import IdMap
 from core.conversation.indexing import sync_index
 from core.conversation.keys import chain_meta_key, provenance_key
@@ -44,6 +52,9 @@ LINE_KINDS = ("profiles", "banks", "bank_summaries", "bank_entries", "bank_event
 _BANK_KIND = {"bank": "banks", "bank_summary": "bank_summaries", "bank_entry": "bank_entries",
               "bank_event": "bank_events"}
 _TICK = 200
+# What a restore writes, in its order (`_restore`): a restore stopped in one has written those before it.
+STAGES = ("profiles", "memory banks", "past tasks", "tool executions", "memories", "chains", "relevance marks",
+          "profile activations", "deleted ids")
 
 
 class ExportResult(BaseModel):
@@ -75,14 +86,19 @@ class _Steps:
 
     def __init__(self, total: int, progress: Progress | None):
         self.total, self.done, self.progress = total, 0, progress
+        # Where a restore is: the stage under way, and the archive line of it being written (0: not counted).
+        self.what, self.line = STAGES[0], 0
 
     def through(self, rows: Iterator[Any], what: str) -> Iterator[Any]:
-        for row in rows:
+        self.what = what
+        for self.line, row in enumerate(rows, start=1):
             yield row
             self.add(1, what)
         self.report(what)
 
     def add(self, n: int, what: str) -> None:
+        if what != self.what:
+            self.what, self.line = what, 0
         self.done += n
         if self.progress and self.done % _TICK < n:
             self.report(what)
@@ -193,7 +209,14 @@ def restore_instance(wb: Workbench, path: Path, instance: str, *, dry_run: bool 
             result.created = {kind: m.counts.get(kind, 0) for kind in KINDS}
         if not dry_run:
             marks.begin(wb, instance, m.archive_id, m.instance)
-            _restore(wb, reader, IdMap(m.instance, instance), result, progress)
+            steps = _Steps(sum(m.counts.get(k, 0) for k in LINE_KINDS), progress)
+            try:
+                _restore(wb, reader, IdMap(m.instance, instance), result, steps)
+            except ArchiveDamaged as e:  # the file changed since it was checked on opening
+                raise InvalidInput(_stopped(path, instance, steps, e.what, result.created)) from e
+            except (KeyError, TypeError, AttributeError) as e:  # a line is JSON, but not what an export writes
+                why = f"a line lacks what an export writes: {type(e).__name__} {e}"
+                raise InvalidInput(_stopped(path, instance, steps, why, result.created)) from e
             result.notes += _restored_deleted(wb, instance)
             if not again:
                 _provenance_complete(wb, instance)
@@ -203,10 +226,25 @@ def restore_instance(wb: Workbench, path: Path, instance: str, *, dry_run: bool 
         reader.close()
 
 
-def _restore(wb: Workbench, reader: ArchiveReader, ids: IdMap, result: RestoreResult,
-             progress: Progress | None) -> None:
-    counts, created = result.counts, result.created
-    steps = _Steps(sum(counts.get(k, 0) for k in LINE_KINDS), progress)
+def _stopped(path: Path, instance: str, steps: _Steps, why: str, created: dict[str, int]) -> str:
+    """What a restore stopped part-way says: where and why, what it wrote (as counted; the stage it stopped in
+    may have written some of its own uncounted: memories are counted once all are written), what it did not,
+    and how to complete it. Only the same archive resumes a restore: another export of the instance is
+    another archive, which the instance, holding data now, refuses."""
+    stage = steps.what
+    written = ", ".join(f"{n:,} {kind.replace('_', ' ')}" for kind, n in created.items() if n) or "nothing"
+    at = f" from its line {steps.line:,} on" if steps.line else ""
+    later = STAGES[STAGES.index(stage) + 1:] if stage in STAGES else []
+    return (f"archive: the restore of {path.name} into instance {instance!r} stopped in its {stage} ({why}), "
+            f"leaving the instance with part of the archive. Written: {written}"
+            + ("" if steps.line else f", and maybe some of the {stage}") + f". Not written: the {stage}{at}"
+            + (f", then the {', '.join(later)}" if later else "") + f". To complete it, restore an undamaged copy "
+            f"of this same file into {instance!r} (only what is missing is written); a new export is another "
+            "archive: restore that into a new instance")
+
+
+def _restore(wb: Workbench, reader: ArchiveReader, ids: IdMap, result: RestoreResult, steps: _Steps) -> None:
+    created = result.created
     created["profiles"] = tables.restore_profiles(
         wb, steps.through(reader.rows("profiles"), "profiles"), reader.manifest.active_profile, ids.target,
         result.notes, reader.manifest.active_since)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from core.bank.bank import AddEntryResult, MemoryBank
 from core.bank.types import SUMMARY_SKILL, MemoryEntry, MemoryQuery
+from core.conversation.prompts import quoted
 
 # Words that say nothing about a step's subject: the bank matches keywords as substrings, so "with"
 # or "then" would recall every step. Words under four letters are left out too.
@@ -55,9 +56,11 @@ class StepContext(BaseModel):
 
 
 def _line(e: MemoryEntry) -> str:
+    """An entry as one item of the context: its texts (the caller's) `quoted`, so none adds a heading or an
+    item of its own."""
     if e.skill_name == SUMMARY_SKILL:  # a summary read back as an entry: its title, then its content
-        return f"summary from step {e.step_number}: {e.summary}: {e.result}"
-    return f"step {e.step_number}{f' ({e.skill_name})' if e.skill_name else ''}: {e.summary}"
+        return f"summary from step {e.step_number}: {quoted(e.summary)}: {quoted(e.result)}"
+    return f"step {e.step_number}{f' ({quoted(e.skill_name)})' if e.skill_name else ''}: {quoted(e.summary)}"
 
 
 class StepOutcome(BaseModel):

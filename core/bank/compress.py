@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from core.bank.types import MemoryEntry, _clip
+from core.conversation.prompts import quoted
 from core.errors import ProviderError
 from core.llm import LLM, Message
 
@@ -46,13 +47,15 @@ def rule_summary(entries: Sequence[MemoryEntry]) -> tuple[str, str]:
 
 
 def _prompt(entries: Sequence[MemoryEntry]) -> list[Message]:
+    """The steps, each under its "Step n" line; the caller's texts `quoted` (the fields are clipped to one
+    line already, the skill's name is not), so none can begin a line as a step does."""
     lines = []
     for e in entries:
-        named = f"{e.skill_name}, " if e.skill_name else ""
+        named = f"{quoted(e.skill_name)}, " if e.skill_name else ""
         parts = [f"Step {e.step_number} ({named}importance {e.importance:.1f})"]
         for label, value in (("thinking", e.thinking), ("command", e.command), ("result", e.result)):
             if value.strip():
-                parts.append(f"  {label}: {_clip(value, FIELD_MAX_CHARS)}")
+                parts.append(f"  {label}: {quoted(_clip(value, FIELD_MAX_CHARS))}")
         lines.append("\n".join(parts))
     return [Message(role="system", content=COMPRESS_SYSTEM),
             Message(role="user", content="Steps to compress:\n\n" + "\n\n".join(lines))]

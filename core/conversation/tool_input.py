@@ -6,7 +6,8 @@ and the standard query format a tool is given:
     Latest user question: ...
 
 Chat history is kept within a token budget by dropping the oldest turns first; how many were dropped
-is reported, never silent.
+is reported, never silent. Every text in it (a message, a step's output, the question) is `quoted`: only
+the headers, "[title]" and "Human:"/"AI:" begin a line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.conversation.prompts import quoted
 from core.tokens import count_tokens
 
 
@@ -49,7 +51,9 @@ class FormattedQuery(BaseModel):
 
 
 def format_history(messages: list[ChatMessage]) -> str:
-    return "\n".join(f"{'Human' if m.type == 'human' else 'AI'}: {m.content}" for m in messages)
+    """The messages as lines, each "Human: " or "AI: " and its text: the chat history is one block of the
+    prompt's user message, not a message of the API each, so a message's further lines are indented."""
+    return "\n".join(f"{'Human' if m.type == 'human' else 'AI'}: {quoted(m.content)}" for m in messages)
 
 
 def fit_history(messages: list[ChatMessage], budget: int) -> tuple[list[ChatMessage], int]:
@@ -69,10 +73,11 @@ def fit_history(messages: list[ChatMessage], budget: int) -> tuple[list[ChatMess
 def format_query(tool_input: ToolInputSchema, history_budget: int = 4000) -> FormattedQuery:
     """The standard query format, with the chat history cut to `history_budget` tokens."""
     kept, used = fit_history(tool_input.chat_history, history_budget)
-    steps = "\n".join(f"[{name}]\n{output}" for name, output in tool_input.intermediate_steps.items())
+    steps = "\n".join(f"[{name}]\n{quoted(output, block=True)}"
+                      for name, output in tool_input.intermediate_steps.items())
     text = (f"Chat history:\n{format_history(kept) or '(none)'}\n"
             f"Intermediate tool outputs:\n{steps or '(none)'}\n"
-            f"Latest user question:\n{tool_input.latest_human_message}")
+            f"Latest user question:\n{quoted(tool_input.latest_human_message, block=True)}")
     return FormattedQuery(text=text, history_turns_kept=len(kept),
                           history_turns_dropped=len(tool_input.chat_history) - len(kept),
                           history_tokens=used, history_budget=history_budget)

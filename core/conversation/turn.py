@@ -33,7 +33,7 @@ from core.conversation.metrics import (
     StageLatency,
     TurnMetrics,
 )
-from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM
+from core.conversation.prompts import CHRONOLOGICAL, SYNTHESIS_SYSTEM, quoted
 from core.conversation.thoughts import (
     CATEGORY_ASSISTANT,
     CATEGORY_METRICS,
@@ -260,14 +260,7 @@ def format_memories(items: list[ScoredMemory]) -> str:
         return f"({NO_MEMORY_MATCHES})"
     return "\n".join(f"- [{m.memory.created_at:%Y-%m-%d %H:%M}] ({m.memory.kind}, relevance "
                      f"{m.score.relevance:.2f}{_event(m, ', event ')}{_superseded(m, ', ')}) "
-                     f"{_quoted(m.memory.content)}" for m in items)
-
-
-def _quoted(content: str) -> str:
-    """A memory's text with its further lines indented: a line of it can then never begin as a memory
-    ("- [date]"), a step ("[title]") or a section ("Latest user question:") of the prompt does, so a
-    stored text cannot forge the prompt's structure (its words still reach the model, as memories do)."""
-    return "\n    ".join(content.splitlines())
+                     f"{quoted(m.memory.content)}" for m in items)
 
 
 def _event(m: ScoredMemory, before: str, after: str = "") -> str:

@@ -30,6 +30,7 @@ from datetime import datetime, time
 
 from core.conversation.feedback import NO_INTERJECTION, OTHER_NO_INTERJECTION
 from core.conversation.metrics import TurnMetrics
+from core.conversation.prompts import quoted
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.event_dates import direction_of, occurrence, said_outright
@@ -231,9 +232,10 @@ def llm_formation(llm: LLM, model: str, text: str, before: list[str]) -> Formed:
     """The LLM's kind and facts for a message (JSON, asked again twice when a reply is not), else the
     rules' with what was wrong as its note. A failure of the server itself (after its SDK's retries)
     is raised as the `ProviderError`: `Formation` counts those towards giving up on the server."""
-    earlier = "\n".join(f"- {m[:500]}" for m in reversed(before)) or "(none)"
+    earlier = "\n".join(f"- {quoted(m[:500])}" for m in reversed(before)) or "(none)"
     messages = [Message(role="system", content=FORMATION_SYSTEM),
-                Message(role="user", content=f"Earlier messages, oldest first:\n{earlier}\n\nMessage: {text}")]
+                Message(role="user",
+                        content=f"Earlier messages, oldest first:\n{earlier}\n\nMessage: {quoted(text)}")]
     error = ""
     for _ in range(1 + JSON_RETRIES):
         reply = llm.complete(messages, model=model, temperature=0.0, max_tokens=400, json_mode=True)

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.conversation.feedback import _APOSTROPHES, ABANDON_AFTER_S, is_acknowledgement
 from core.conversation.keys import SUMMARIES_SWEPT, chain_meta_key, chain_tombstone, chains_key
+from core.conversation.prompts import quoted
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.errors import ProviderError
 from core.formation.important import derived_id, mark_important
@@ -219,8 +220,8 @@ def llm_summary(wb: Workbench, thoughts: list[Thought], use: LLMUse | None = Non
     messages = [t for t in thoughts if t.category in (CATEGORY_USER, CATEGORY_ASSISTANT)][-TRANSCRIPT_MESSAGES:]
     users = [t for t in messages if t.category == CATEGORY_USER]
     number = {t.id: i for i, t in enumerate(users, start=1)}
-    lines = [f"[{number[t.id]}] user: {t.thought[:MESSAGE_CHARS]}" if t.id in number
-             else f"assistant: {t.thought[:MESSAGE_CHARS]}" for t in messages]
+    lines = [f"[{number[t.id]}] user: {quoted(t.thought[:MESSAGE_CHARS])}" if t.id in number
+             else f"assistant: {quoted(t.thought[:MESSAGE_CHARS])}" for t in messages]
     prompt = [Message(role="system", content=SUMMARY_SYSTEM), Message(role="user", content="\n".join(lines))]
     for _ in range(LLM_ATTEMPTS):
         try:

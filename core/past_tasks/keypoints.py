@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from core.conversation.prompts import quoted
 from core.errors import ProviderError
 from core.llm import Message
 from core.past_tasks.models import FailedBatch, KeyPoints, PastTaskHit, PastTaskReference
@@ -117,13 +118,16 @@ def _llm_batch(llm, model: str, query: str, batch: list[PastTaskHit]):
 
 
 def batch_prompt(query: str, batch: list[PastTaskHit]) -> str:
-    parts = [f"Query: {query}", "", "Past tasks:"]
+    """The query and the batch's past tasks, each under its "--- user_task_execution_pk:" line; every text
+    an import or a caller gave (query, task name, icon, title, the text itself) is `quoted`, so none can
+    begin a line as a past task's header or its "Title:" does."""
+    parts = [f"Query: {quoted(query)}", "", "Past tasks:"]
     for h in batch:
         text = truncate_to_tokens(h.production, TEXT_TOKEN_BUDGET)
         cut = " [truncated]" if len(text) < len(h.production) else ""
-        parts += [f"--- user_task_execution_pk: {h.user_task_execution_pk} | task: {h.task_name} | "
-                  f"task_icon: {h.task_icon} | date: {h.date:%Y-%m-%d}",
-                  f"Title: {h.title}", "", text + cut, ""]
+        parts += [(f"--- user_task_execution_pk: {h.user_task_execution_pk} | task: {quoted(h.task_name)} | "
+                   f"task_icon: {quoted(h.task_icon)} | date: {h.date:%Y-%m-%d}"),
+                  f"Title: {quoted(h.title)}", "", quoted(text + cut, block=True), ""]
     return "\n".join(parts)
 
 

@@ -94,7 +94,7 @@ def check_turn(w: Workbench, fake, since: int, r: uc.UiRememberResult, usage: tu
         for line, item in zip(lines, r.context, strict=True):
             assert line.endswith(f") {item.content}") and f"({item.kind}, relevance {item.relevance:.2f}" in line
     else:
-        assert lines == ["(no memory matches this message)"]
+        assert lines == ["    (no memory matches this message)"]  # a step's output, quoted: one indent in
     assert [c.model_dump() for c in metrics.context] == [c.model_dump() for c in r.context]
     handed = {c.content for c in r.context}
     for other in {CAT, DENTIST, UNRELATED} - handed:
@@ -142,8 +142,9 @@ def test_every_front_end_sends_what_it_shows(wb, fake_llm, instance, settings, w
         assert response.status_code == 200, response.text
         third = uc.UiRememberResult.model_validate(response.json())
         body = check_turn(wb, fake, since, third, (455, 2, 457))
-        assert body["messages"][1]["content"].endswith("Latest user question:\nThanks! ```and``` **this** stays as "
-                                                       "typed 🎉\n\n")
+        # The question reaches the model as typed, quoted: each line indented (its empty last one too).
+        assert body["messages"][1]["content"].endswith("Latest user question:\n    Thanks! ```and``` **this** stays "
+                                                       "as typed 🎉\n    ")
 
         # 4. MCP over streamable HTTP, with the prompt asked for and without (the turn stores it either way).
         async def mcp_turns() -> list[dict[str, Any]]:

@@ -106,7 +106,7 @@ def test_llm_synthesis_model_choice_usage_and_stream(llm_settings, fake_llm, ins
     body = fake_llm.chat_requests[-1]["body"]
     assert body["stream"] is True and body["model"] == "llama3-8b-8192"
     sent = body["messages"][-1]["content"]
-    assert "Chat history:" in sent and "Latest user question:\nWho is Rex?" in sent
+    assert "Chat history:" in sent and "Latest user question:\n    Who is Rex?" in sent
     assert result.prompt[-1].content == sent
 
     fake_llm.reply("deep answer", total_tokens=5)

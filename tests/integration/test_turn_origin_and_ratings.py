@@ -120,7 +120,7 @@ def test_the_cli_records_its_origin_and_passes_steps_and_no_history(workbench, i
     assert out.exit_code == 0, out.output
     result = json.loads(out.output)
     prompt = result["prompt"][1]["content"]
-    assert "[calendar]\nTrip to Porto on 3 May\n[weather]\nSunny, 24 °C\n[memory_retrieval]" in prompt
+    assert "[calendar]\n    Trip to Porto on 3 May\n[weather]\n    Sunny, 24 °C\n[memory_retrieval]" in prompt
     assert prompt.startswith("Chat history:\n(none)\n") and "Human: My sister" not in prompt
     assert any("chat history left out" in n for n in result["notes"])
     assert [m.source for m in metrics_of(workbench, instance, "cli-chain")] == ["cli", "cli"]
@@ -147,7 +147,7 @@ def test_intermediate_steps_go_into_the_stored_prompt(workbench, instance):
     assert stored.prompt == r.prompt
     head, steps = text.split("Intermediate tool outputs:\n")
     assert "Human: We meet Priya on Friday." in head  # history is in by default
-    assert steps.index("[sql_tool]\n3 rows: Friday 10:00") < steps.index("[Web search]\nnone") \
+    assert steps.index("[sql_tool]\n    3 rows: Friday 10:00") < steps.index("[Web search]\n    none") \
         < steps.index("[memory_retrieval]") < steps.index("Latest user question:")
     assert not any("history left out" in n for n in r.notes)
 

@@ -11,7 +11,7 @@ def test_standard_format_has_the_three_headers_on_their_own_lines():
     assert "Chat history:" in lines and "Intermediate tool outputs:" in lines and "Latest user question:" in lines
     assert lines.index("Chat history:") < lines.index("Intermediate tool outputs:") < lines.index(
         "Latest user question:")
-    assert "Human: hi" in lines and "AI: hello" in lines and lines[-1] == "what now?"
+    assert "Human: hi" in lines and "AI: hello" in lines and lines[-1] == "    what now?"
     assert q.history_turns_dropped == 0
 
 

@@ -11,6 +11,7 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from core.conversation.prompts import quoted
 from core.errors import ProviderError
 from core.llm.base import Message
 from core.retrieval.memoryscope.ops import Op
@@ -175,7 +176,7 @@ class ExtractTimeOp(Op):
                                     content=f"Sentence: {sentence}\nSentence timestamp: {stamp}"))
             messages.append(Message(role="assistant", content=answer))
         messages.append(Message(role="user",
-                                content=f"Sentence: {ctx.query}\nSentence timestamp: {_stamp(ctx)}"))
+                                content=f"Sentence: {quoted(ctx.query)}\nSentence timestamp: {_stamp(ctx)}"))
         reply = wb.llm.complete(messages, model=wb.settings.model_fast, temperature=0.0, max_tokens=128,
                                 json_mode=True)
         parts = parse_time_reply(reply.text)
@@ -221,8 +222,8 @@ class SemanticRankOp(Op):
         if reason:
             return OpTrace(op=self.name, status="skipped", note=reason, input_size=n, output_size=n,
                            output=[m.summary() for m in ctx.memories])
-        listing = "\n".join(f"{i}. {m.memory.content}" for i, m in enumerate(ctx.memories, start=1))
-        prompt = SEMANTIC_RANK_PROMPT.format(query=ctx.query, memories=listing)
+        listing = "\n".join(f"{i}. {quoted(m.memory.content)}" for i, m in enumerate(ctx.memories, start=1))
+        prompt = SEMANTIC_RANK_PROMPT.format(query=quoted(ctx.query), memories=listing)
         try:
             reply = wb.llm.complete([Message(role="user", content=prompt)], model=wb.settings.model_fast,
                                     temperature=0.0, max_tokens=32 + 24 * n, json_mode=True)
