@@ -19,8 +19,13 @@ its chain go in one transaction even on a cluster.
     chains:<instance>                     zset   chain ids, score = last activity
     instances                             set    every instance with chains
     newinstance:<instance>                string the write that told its caller the instance is new (a
-                                                 claim: SET NX, kept NEW_INSTANCE_CLAIM_S), so two first
-                                                 writes at once are not both told (`new_instance_note`)
+                                                 claim: SET NX, kept NEW_INSTANCE_CLAIM_S, given up when the
+                                                 write fails), so two first writes at once are not both
+                                                 told (`new_instance_note`)
+    finishing:<instance>:{<chain>}:<rid>  string the repeat that finishes a turn whose first call stopped
+                                                 (a claim, kept FINISH_CLAIM_S: `Remember._finished`)
+    summarising:<instance>:{<chain>}      string the process storing the chain's summary (a claim held for
+                                                 the write, SUMMARY_CLAIM_S at most: `core.formation.summaries`)
     voice:feedback:<answer id>            hash   synthesis_quality, continued, abandoned, corrected,
                                                  time_to_next, feedback_score (+ instance, chain_id, at,
                                                  final, user_id, metrics_id); once rated: rating (+1 or
@@ -129,6 +134,16 @@ def instance_requests_pattern(instance: str) -> str:
 def new_instance_claim_key(instance: str) -> str:
     """Held by the first write to an instance that no store knows yet: the one write told it is new."""
     return f"newinstance:{validate_id(instance, 'instance')}"
+
+
+def turn_finishing_key(instance: str, chain_id: str, request_id: str) -> str:
+    """Held by the one repeat of a request that finishes its stored turn (the first call stopped)."""
+    return f"finishing:{_chain(instance, chain_id)}:{validate_id(request_id, 'request_id')}"
+
+
+def summarising_key(instance: str, chain_id: str) -> str:
+    """Held by the process storing the chain's summary: of two sweeps at once, one stores and counts it."""
+    return f"summarising:{_chain(instance, chain_id)}"
 
 
 def feedback_key(answer_id: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -40,6 +41,7 @@ from core.conversation.keys import (
     new_instance_claim_key,
     request_key,
     thought_key,
+    turn_finishing_key,
 )
 from core.conversation.metrics import TurnMetrics
 from core.errors import NotFound, OutcomeUnknown, ServiceUnavailable
@@ -54,9 +56,12 @@ TITLE_SCAN_BATCH = 2000  # chains whose titles one pipeline reads (`ThoughtStore
 TURN_ATTEMPTS = 100  # each retry means another turn of the chain was stored first: progress is certain
 TITLE_CHARS = 120  # a chain's title is its first message cut here (an import's: stripped first)
 # How long the first write to a new instance holds its claim (`claim_new_instance`): longer than a turn takes
-# to store (an LLM's answer and retries included), so the writes racing it find the claim, and short enough
-# that a first write which failed leaves a later one told again.
+# to store (an LLM's answer and retries included), so the writes racing it find the claim. A first write
+# that fails gives the claim up at once; one whose process died leaves it to lapse after this.
 NEW_INSTANCE_CLAIM_S = 120
+# How long the repeat finishing a turn whose first call stopped holds its claim (`claim_finishing`): longer
+# than the finishing takes (the outbox lock's wait, the LLM's reading of the message, an ended chain's summary).
+FINISH_CLAIM_S = 180
 
 
 def chain_title(message: str) -> str:
@@ -264,6 +269,14 @@ return 0
 """
 
 
+# Releases a claim (`ThoughtStore.claim`) only while it is still its claimer's: one that lapsed and was taken
+# by another writer stays that writer's.
+_RELEASE_CLAIM = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
 class TurnState(BaseModel):
     """A chain as a turn finds it: its request's result if served already, and the chain's last answer (id
     and time as stored, "" for none)."""
@@ -323,6 +336,7 @@ class ThoughtStore:
         self._abandon = client.register_script(_ABANDON)
         self._rate = client.register_script(_RATE)
         self._append = client.register_script(_APPEND)
+        self._release_claim = client.register_script(_RELEASE_CLAIM)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -632,11 +646,33 @@ class ThoughtStore:
     def instances(self) -> list[str]:
         return sorted(self.r.smembers(INSTANCES))
 
-    def claim_new_instance(self, instance: str) -> bool:
-        """Whether this write is the first to find `instance` unknown: one atomic SET NX, so of two API
-        replicas' first writes at once only one is told the instance is new. The claim lapses after
-        NEW_INSTANCE_CLAIM_S, when the instance is known (or, its first write failed, still new)."""
-        return bool(self.r.set(new_instance_claim_key(instance), "1", nx=True, ex=NEW_INSTANCE_CLAIM_S))
+    def claim(self, key: str, ttl_s: int) -> str | None:
+        """Claim `key` for at most `ttl_s` seconds (one atomic SET NX EX): the claim's token, or None when
+        another writer holds it. Of writers racing to do one thing once (two API replicas, two sweeps), the
+        one with the token does it, and may give it up (`release`) when it could not."""
+        token = uuid.uuid4().hex
+        return token if self.r.set(key, token, nx=True, ex=ttl_s) else None
+
+    def release(self, key: str, token: str) -> None:
+        """Give up a claim while it is still this token's (one that lapsed meanwhile is left to its holder)."""
+        self._release_claim(keys=[key], args=[token])
+
+    def claim_new_instance(self, instance: str) -> str | None:
+        """Whether this write is the first to find `instance` unknown (its claim's token; None: another
+        write's claim): of two API replicas' first writes at once only one is told the instance is new. The
+        claim lapses after NEW_INSTANCE_CLAIM_S, when the instance is known; a first write that fails gives
+        it up (`release_new_instance`), so the next write is told."""
+        return self.claim(new_instance_claim_key(instance), NEW_INSTANCE_CLAIM_S)
+
+    def release_new_instance(self, instance: str, token: str) -> None:
+        self.release(new_instance_claim_key(instance), token)
+
+    def claim_finishing(self, instance: str, chain_id: str, request_id: str) -> str | None:
+        """The claim of the one repeat of a request that finishes its stored turn (`Remember._finished`)."""
+        return self.claim(turn_finishing_key(instance, chain_id, request_id), FINISH_CLAIM_S)
+
+    def release_finishing(self, instance: str, chain_id: str, request_id: str, token: str) -> None:
+        self.release(turn_finishing_key(instance, chain_id, request_id), token)
 
     def feedback(self, answer_ids: Sequence[str]) -> dict[str, FeedbackRecord]:
         p = self.r.pipeline(transaction=False)

@@ -242,8 +242,12 @@ def _memories(n: int) -> str:
 # feedback, every stage's time), and what a repeat says when it had to finish the turn itself.
 UNFINISHED = "the metrics thought was not stored: this turn's call ended before it"
 FINISHED_BY_REPEAT = ("this request's first call stored the turn but had not finished it {wait:g} s later (its "
-                      "process stopped, or is slow): this repeat stored the turn's metrics thought; the stage "
-                      "times after the store were not measured")
+                      "process stopped, or is slow): this repeat finished it as the call would have (indexed "
+                      "its thoughts, made the message's important copy and the chain's summary where due, and "
+                      "stored the metrics thought); the stage times after the store were not measured")
+BEING_FINISHED = ("this request's first call stored the turn but had not finished it, and another repeat of it is "
+                  "finishing it now: the metrics thought is not stored yet; send the request again for the "
+                  "complete result")
 REPEAT_WAIT_S = 5.0  # how long a repeat waits for the first call of its request to finish the turn
 REPEAT_POLL_S = 0.05
 REPEAT_OF_DELETED = ("this request was served before and its message has been deleted since; it was not stored "
@@ -354,37 +358,113 @@ class Remember:
         """The complete result of a turn stored by an earlier call of the same request that had not finished
         it: a copy of the call sent at once to another API replica, or a retry after a timeout. Waits up to
         REPEAT_WAIT_S for that call's complete result, so both answer the same; when none comes (the call's
-        process was killed, or is slow), writes the turn's metrics thought from the stored result, by the id
-        the answer's feedback names, and serves that result: the turn is then complete once (a slow first
-        call that finishes later writes the same thought again)."""
-        store = self.wb.thoughts
+        process was killed, or is slow), finishes the turn as its call would have (`_leave_beside`, then
+        `_complete`: the thoughts indexed and formed, the important copy, an ended chain's summary, the
+        metrics thought by the id the answer's feedback names) and serves that result. Of repeats at once,
+        the one that claims the turn finishes it (`claim_finishing`); the others wait for its result. A slow
+        first call that finishes later does the same again, to the same ids."""
+        store, request_id = self.wb.thoughts, served.request_id or ""
+        if (done := self._served_complete(instance, served)) is not None:
+            return done
+        token = store.claim_finishing(instance, served.chain_id, request_id)
+        if token is None:  # another repeat is finishing it
+            done = self._served_complete(instance, served)
+            return done or served.model_copy(update={"notes": [
+                *(n for n in served.notes if n != UNFINISHED), BEING_FINISHED]})
+        try:
+            return self._finish(instance, served)
+        finally:
+            store.release_finishing(instance, served.chain_id, request_id, token)
+
+    def _served_complete(self, instance: str, served: UiRememberResult) -> UiRememberResult | None:
+        """The request's complete result once its turn's call (or another repeat) serves it, waited for up to
+        REPEAT_WAIT_S; `served` as read when it expired or its chain was deleted meanwhile; None when still
+        unfinished."""
         deadline = time.monotonic() + REPEAT_WAIT_S
         while time.monotonic() < deadline:
             time.sleep(REPEAT_POLL_S)
-            latest = store.served(instance, served.chain_id, served.request_id or "")
+            latest = self.wb.thoughts.served(instance, served.chain_id, served.request_id or "")
             if latest is None:  # expired, or the chain was deleted meanwhile: what was read stands
                 return served
             if UNFINISHED not in (result := UiRememberResult.model_validate_json(latest)).notes:
                 return result
-        answers = store.get_many(instance, served.chain_id, [served.thought2_id])
+        return None
+
+    def _finish(self, instance: str, served: UiRememberResult) -> UiRememberResult:
+        """`_finished`'s work, under its claim: the stored turn read back and finished."""
+        store = self.wb.thoughts
+        stored = {t.id: t for t in store.get_many(instance, served.chain_id, [served.thought1_id, served.thought2_id])}
+        user, answer = stored.get(served.thought1_id), stored.get(served.thought2_id)
         metrics_id = store.feedback_fields([served.thought2_id], ["metrics_id"])[0][0]
-        if not answers or not metrics_id:
+        if user is None or answer is None or not metrics_id:
             return served
-        answer = answers[0]
         result = served.model_copy(update={"thought3_id": metrics_id, "notes": [
             *(n for n in served.notes if n != UNFINISHED), FINISHED_BY_REPEAT.format(wait=REPEAT_WAIT_S)]})
+        self._leave_beside(result, user, answer, server_failed=False, postgres_down=False)
         recorded = TurnMetrics.from_fields(answer.to_hash())  # the first call's front end and key
-        metrics = result.metrics(Origin(source=recorded.source, key=recorded.key) if recorded.source else None)
-        if not store.append(Thought(id=metrics_id, thought=metrics.thought_text(), timestamp=answer.timestamp,
-                                    category=CATEGORY_METRICS, seq=answer.seq + 1,
-                                    thought_number=answer.thought_number, extra=metrics.to_fields(),
-                                    instance=instance, chain_id=answer.chain_id,
-                                    total_thoughts=answer.total_thoughts,
-                                    next_thought_needed=answer.next_thought_needed, tags=answer.tags),
-                            about=answer.id):
+        origin = Origin(source=recorded.source, key=recorded.key) if recorded.source else None
+        if not self._complete(result, answer, seq=answer.seq + 1, number=answer.thought_number, origin=origin):
             return served  # the chain was deleted meanwhile
-        store.serve(instance, served.chain_id, served.request_id or "", result.model_dump_json())
         return result
+
+    def _leave_beside(self, result: UiRememberResult, user: Thought, answer: Thought, *, server_failed: bool,
+                      postgres_down: bool) -> None:
+        """What a stored turn leaves beside its thoughts: the thoughts indexed (the user's message formed into
+        its kind and observations), the message's important copy, the summaries its statements superseded
+        made again, and an ended chain's summary (`on_turn`). A failure is noted in `result`, never raised:
+        the turn is stored, and no caller may retry it without its request id. `server_failed`: the LLM
+        server failed on the answer, so formation does not ask it again; `postgres_down`: retrieval found
+        Postgres down moments ago, so the next turn or sweep indexes."""
+        wb = self.wb
+        formation = None
+        try:  # the formation reads the index too: with Postgres down, both wait for the next turn
+            formation = turn_formation(wb)
+            if server_failed:
+                formation.stop_asking("the LLM server failed on this turn's answer")
+            queued = [user, answer] if result.synthesis == "llm" else [user]  # as `append_turn` queued them
+            # Retrieval found Postgres down moments ago: a sync would wait for the outbox lock (up to
+            # LOCK_WAIT_S, when a drain cut off by an outage left it held) only to fail; the next turn or
+            # sweep indexes what is queued.
+            sync_error = ("Postgres is unavailable" if postgres_down else
+                          sync_index(wb.thoughts, wb.index, formation=formation, own=queued).error)
+        except (psycopg.Error, ServiceUnavailable, *REDIS_DOWN) as e:
+            sync_error = str(e)
+        # e.g. the LLM's reading failed and the rules read the message
+        result.notes += formation.notes if formation else []
+        if sync_error:
+            result.notes.append("indexing deferred: Postgres or Redis is unavailable; this turn is indexed "
+                                "when it is back")
+        try:  # what the turn leaves beside its thoughts: an important copy, an ended chain's summary
+            on_turn(wb, user, ended=not user.next_thought_needed)
+        except (psycopg.Error, ServiceUnavailable, ProviderError, *REDIS_DOWN) as e:  # the embedder's too
+            reason = e if isinstance(e, ProviderError) else outage(e, "Postgres or Redis")
+            result.notes.append(f"important mark or session summary deferred ({reason}); the sweep or "
+                                "`workbench formation run` makes it later")
+
+    def _complete(self, result: UiRememberResult, answer: Thought, *, seq: int, number: int,
+                  origin: Origin | None) -> bool:
+        """The turn's last step: its metrics thought (`result.thought3_id`, at the answer's time; written last,
+        so it records every stage but its own write), then the complete result served to the request's
+        repeats. False when the chain was deleted meanwhile (nothing written)."""
+        store = self.wb.thoughts
+        appended = True
+        try:
+            metrics = result.metrics(origin)
+            appended = store.append(Thought(
+                id=result.thought3_id, thought=metrics.thought_text(), timestamp=answer.timestamp,
+                category=CATEGORY_METRICS, seq=seq, thought_number=number, extra=metrics.to_fields(),
+                instance=answer.instance, chain_id=answer.chain_id, total_thoughts=answer.total_thoughts,
+                next_thought_needed=answer.next_thought_needed, tags=answer.tags), about=answer.id)
+        except ServiceUnavailable:
+            result.thought3_id = None
+            result.notes.append("metrics thought not stored: Redis refused the write")
+        # The turn's write kept the result as it was then (so a retry after a crash never repeats the
+        # turn); a repeat gets the complete one: previous feedback, every stage's time.
+        try:
+            store.serve(answer.instance, answer.chain_id, result.request_id or "", result.model_dump_json())
+        except ServiceUnavailable:
+            pass  # the earlier copy still answers a repeat
+        return appended
 
     def run(self, params: UiRememberParams, *, instance: str | None = None, notes: Sequence[str] = ()
             ) -> UiRememberResult:
@@ -574,47 +654,10 @@ class Remember:
             result.notes.append("the previous answer's feedback is stored but could not be read back")
         latency.store_ms = (time.perf_counter() - t_store) * 1000
         t_index = time.perf_counter()
-        formation = None
-        try:  # the formation reads the index too: with Postgres down, both wait for the next turn
-            formation = turn_formation(wb)
-            if server_failed:
-                formation.stop_asking("the LLM server failed on this turn's answer")
-            queued = [user, answer] if synthesis == "llm" else [user]  # as `append_turn` queued them
-            # Retrieval found Postgres down moments ago: a sync would wait for the outbox lock (up to
-            # LOCK_WAIT_S, when a drain cut off by an outage left it held) only to fail; the next turn or
-            # sweep indexes what is queued.
-            sync_error = ("Postgres is unavailable" if memory == "unavailable" else
-                          sync_index(store, wb.index, formation=formation, own=queued).error)
-        except (psycopg.Error, ServiceUnavailable, *REDIS_DOWN) as e:
-            sync_error = str(e)
-        # e.g. the LLM's reading failed and the rules read the message
-        result.notes += formation.notes if formation else []
-        if sync_error:  # result.notes: the result holds its own copy of `notes` (pydantic copies lists)
-            result.notes.append("indexing deferred: Postgres or Redis is unavailable; this turn is indexed "
-                                "when it is back")
-        try:  # what the turn leaves beside its thoughts: an important copy, an ended chain's summary
-            on_turn(wb, user, ended=not params.next_thought_needed)
-        except (psycopg.Error, ServiceUnavailable, ProviderError, *REDIS_DOWN) as e:  # the embedder's too
-            reason = e if isinstance(e, ProviderError) else outage(e, "Postgres or Redis")
-            result.notes.append(f"important mark or session summary deferred ({reason}); the sweep or "
-                                "`workbench formation run` makes it later")
+        self._leave_beside(result, user, answer, server_failed=server_failed, postgres_down=memory == "unavailable")
         latency.index_ms = (time.perf_counter() - t_index) * 1000
         latency.total_ms = (time.perf_counter() - t_start) * 1000
-        # Written last, so it records every stage but its own write.
-        try:
-            metrics = result.metrics(self.origin)
-            store.append(Thought(id=metrics_id, thought=metrics.thought_text(), timestamp=answered,
-                                 category=CATEGORY_METRICS, seq=written.seq + 2, thought_number=written.number,
-                                 extra=metrics.to_fields(), **common), about=answer_id)
-        except ServiceUnavailable:
-            result.thought3_id = None
-            result.notes.append("metrics thought not stored: Redis refused the write")
-        # The turn's write kept the result as it was then (so a retry after a crash never repeats the
-        # turn); a repeat gets the complete one: previous feedback, every stage's time.
-        try:
-            store.serve(instance, chain_id, request_id, result.model_dump_json())
-        except ServiceUnavailable:
-            pass  # the earlier copy still answers a repeat
+        self._complete(result, answer, seq=written.seq + 2, number=written.number, origin=self.origin)
         yield result
 
     # -- steps ------------------------------------------------------------------------------

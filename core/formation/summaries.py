@@ -32,7 +32,13 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from core.conversation.feedback import _APOSTROPHES, ABANDON_AFTER_S, is_acknowledgement
-from core.conversation.keys import SUMMARIES_SWEPT, chain_meta_key, chain_tombstone, chains_key
+from core.conversation.keys import (
+    SUMMARIES_SWEPT,
+    chain_meta_key,
+    chain_tombstone,
+    chains_key,
+    summarising_key,
+)
 from core.conversation.prompts import quoted
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.errors import ProviderError
@@ -53,6 +59,10 @@ SUMMARY_SENTENCES = 3
 # 2: only the statements formation keeps, that tell something, and none that repeats one observation.
 # 3: a superseded statement is left out where the message's sentences run it together with pasted code.
 SUMMARY_RULES = 3
+# The claim on storing a chain's summary (`summarising_key`) is held for the write alone (a few index reads
+# and writes): kept at most SUMMARY_CLAIM_S (a process that died holding it), waited for SUMMARY_WAIT_S.
+SUMMARY_CLAIM_S = 30
+SUMMARY_WAIT_S = 2.0
 SWEEP_LIMIT = 10  # chains one sweep summarises: it runs when a page loads, so it stays short
 SWEEP_LOOKBACK_S = 86400.0  # an instance's first sweep looks this far back; older chains: formation run
 LLM_ATTEMPTS = 2
@@ -279,7 +289,9 @@ def _verbatim(fact: str) -> re.Pattern[str]:
 def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Literal["ended", "quiet"],
                     use: LLMUse | None = None) -> bool:
     """Summarise one chain (and mark its important messages) unless its summary is current (`current`).
-    Returns whether a summary was written.
+    Returns whether this call wrote a summary: of processes summarising the chain at once (two sweeps, two
+    API replicas, a sweep and `workbench formation run`), the first to store it counts it; the others find
+    it stored and neither write nor count it (`_summarise`), so that sweeps at once count each summary once.
 
     It is made from the statements that stand: what a correction superseded (in this chain or another) is
     left out (`standing_part`: the statement, not the rest of its message), so a chain holding a correction
@@ -290,6 +302,15 @@ def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Lite
     the summary would say word for word what one of its observations says (`repeats_an_observation`: a
     chain of requests and one fact): a second copy of that fact, ranked beside it, only pushed another
     memory out of the top k."""
+    return bool(_summarise(wb, instance, chain_id, reason=reason, use=use))
+
+
+def _summarise(wb: Workbench, instance: str, chain_id: str, *, reason: Literal["ended", "quiet"],
+               use: LLMUse | None = None) -> bool | None:
+    """`summarise_chain`'s work. The summary is drawn up unclaimed (a process killed while the LLM writes it
+    blocks no other), then stored under the chain's claim (`summarising_key`, held for the write alone), and
+    not stored when another process stored it meanwhile. None when another process held the claim
+    throughout SUMMARY_WAIT_S."""
     counted = _counted(wb, instance, [chain_id])[0]  # before the thoughts: a turn after them is seen next time
     thoughts = wb.thoughts.chain_thoughts(instance, chain_id)
     users = [t for t in thoughts if t.category == CATEGORY_USER]
@@ -311,27 +332,44 @@ def summarise_chain(wb: Workbench, instance: str, chain_id: str, *, reason: Lite
     mark_important(wb, users, draft.important_ids if draft else ())
     if draft is not None and repeats_an_observation(draft.text, _observations(wb, instance, chain_id)):
         draft = None
-    if draft is not None:
-        start, end = thoughts[0].timestamp, thoughts[-1].timestamp
-        # A correction superseding a statement the summary says, since they were read, marks it as it should.
-        known = {r.id for rows in stale.values() for r in rows}
-        kept = supersession_of(wb.index, instance, draft.source_ids, known=known,
-                               text=draft.text if draft.method == "extractive" else None)
-        wb.index.add([MemoryRecord(
-            instance=instance, id=sid, kind=SUMMARY_KIND, content=draft.text, created_at=end, chain_id=chain_id,
-            event_time=event_time_of(start), tags=sorted({tag for t in users for tag in t.tags}),
-            metadata={"chain_id": chain_id, "started_at": start.isoformat(), "ended_at": end.isoformat(),
-                      "turns": len(users), "method": draft.method, "reason": reason, "rules": SUMMARY_RULES,
-                      "source_ids": draft.source_ids, **kept})])
-    elif old is not None:
-        wb.index.delete(instance, [sid])
-    _mark_summarised(wb, instance, chain_id, counted, by_llm=by_llm is not None)
+    key = summarising_key(instance, chain_id)
+    if (token := _claim(wb, key)) is None:
+        return None
+    try:
+        if draft is not None:
+            now = next(iter(wb.index.get(instance, [sid])), None)
+            if now is not None and current(now.metadata, len(users), llm=wb.llm.configured):
+                return False  # another process (a sweep at once) stored it since it was read, and counts it
+            start, end = thoughts[0].timestamp, thoughts[-1].timestamp
+            # A correction superseding a statement the summary says, since they were read, marks it as it should.
+            known = {r.id for rows in stale.values() for r in rows}
+            kept = supersession_of(wb.index, instance, draft.source_ids, known=known,
+                                   text=draft.text if draft.method == "extractive" else None)
+            wb.index.add([MemoryRecord(
+                instance=instance, id=sid, kind=SUMMARY_KIND, content=draft.text, created_at=end,
+                chain_id=chain_id, event_time=event_time_of(start), tags=sorted({tag for t in users for tag in t.tags}),
+                metadata={"chain_id": chain_id, "started_at": start.isoformat(), "ended_at": end.isoformat(),
+                          "turns": len(users), "method": draft.method, "reason": reason, "rules": SUMMARY_RULES,
+                          "source_ids": draft.source_ids, **kept})])
+        elif old is not None:
+            wb.index.delete(instance, [sid])
+        _mark_summarised(wb, instance, chain_id, counted, by_llm=by_llm is not None)
+    finally:
+        wb.thoughts.release(key, token)
     # A deletion of the chain that began meanwhile (its tombstone is set first and outlives it) may have
     # removed the chain's rows before these were written: they go too, so nothing of the chain is left.
     if wb.thoughts.r.exists(chain_tombstone(instance, chain_id)):
         wb.index.delete_chain(instance, chain_id)
         return False
     return draft is not None
+
+
+def _claim(wb: Workbench, key: str) -> str | None:
+    """The chain's summary claim, waited for up to SUMMARY_WAIT_S (another process holds it for a write)."""
+    deadline = time.monotonic() + SUMMARY_WAIT_S
+    while (token := wb.thoughts.claim(key, SUMMARY_CLAIM_S)) is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return token
 
 
 def current(meta: dict, turns: int, *, llm: bool) -> bool:
@@ -437,9 +475,16 @@ def summarise_quiet(wb: Workbench, instance: str, now: float | None = None, limi
     mark = r.zscore(SUMMARIES_SWEPT, instance)
     since = cutoff - SWEEP_LOOKBACK_S if mark is None else mark
     due = r.zrangebyscore(chains_key(instance), since, cutoff, start=0, num=limit, withscores=True)
-    made = sum(summarise_chain(wb, instance, chain, reason="quiet") for chain, _ in due)
-    # A full batch stops at its last chain (inclusive next time: summarising is idempotent).
-    r.zadd(SUMMARIES_SWEPT, {instance: due[-1][1] if len(due) == limit else cutoff}, gt=True)
+    made, busy = 0, []
+    for chain, last_at in due:
+        written = _summarise(wb, instance, chain, reason="quiet")
+        made += bool(written)
+        busy += [last_at] if written is None else []
+    # A full batch stops at its last chain (inclusive next time: summarising is idempotent). A chain whose
+    # claim another process held keeps the mark at it: should that process stop, a later sweep summarises it
+    # (should it finish, its own mark, further on, stands).
+    mark = due[-1][1] if len(due) == limit else cutoff
+    r.zadd(SUMMARIES_SWEPT, {instance: min([mark, *busy])}, gt=True)
     return made
 
 

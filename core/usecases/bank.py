@@ -12,7 +12,7 @@ from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankConfig, 
 from core.bank.index_ids import SUMMARY_KIND
 from core.errors import InvalidInput, NotFound
 from core.runtime import Workbench
-from core.usecases.base import InstanceRequest, new_instance_note
+from core.usecases.base import InstanceRequest, new_instance_told
 
 # For the front ends: the default bank's name, and the skill name that marks a summary among entries; for an
 # agent's loop, the helper that hands each step the bank's relevant memories and records it after.
@@ -45,15 +45,15 @@ def bank_add(wb: Workbench, req: BankAdd, *, caller: Principal = LOCAL_USER) -> 
     instance = req.instance_in(wb)
     if "id" in req.entry.model_fields_set:
         _check_unused(wb, instance, req.entry.id)
-    note = new_instance_note(wb, instance, caller, index_first=True)
-    try:
-        stored = MemoryBank.open(wb, instance, req.bank).config
-    except NotFound:
-        stored = BankConfig()
-    bank = MemoryBank(wb, instance, req.bank,
-                      max_entries=req.max_entries or stored.max_entries,
-                      compression_threshold=req.compression_threshold or stored.compression_threshold)
-    added = bank.add_entry(req.entry)
+    with new_instance_told(wb, instance, caller, index_first=True) as note:
+        try:
+            stored = MemoryBank.open(wb, instance, req.bank).config
+        except NotFound:
+            stored = BankConfig()
+        bank = MemoryBank(wb, instance, req.bank,
+                          max_entries=req.max_entries or stored.max_entries,
+                          compression_threshold=req.compression_threshold or stored.compression_threshold)
+        added = bank.add_entry(req.entry)
     return added.model_copy(update={"notes": [note, *added.notes]}) if note else added
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -52,9 +53,35 @@ def new_instance_note(wb: Workbench, instance: str, caller: Principal = LOCAL_US
     index only), the index's partitions; the other only when the first does not know the instance. The
     known instances it names are those the caller may use. Of first writes at the same moment (two API
     replicas, two assistants), only the one that claims the instance in Redis is told
-    (`ThoughtStore.claim_new_instance`)."""
+    (`ThoughtStore.claim_new_instance`); a write should hold the claim through `new_instance_told`, which
+    gives it up when the write fails."""
+    return _note_and_claim(wb, instance, caller, index_first=index_first)[0]
+
+
+@contextmanager
+def new_instance_told(wb: Workbench, instance: str, caller: Principal = LOCAL_USER, *,
+                      index_first: bool = False) -> Iterator[str | None]:
+    """`new_instance_note` around the write it is for: the note, and, when the write raises (refused, or a
+    store failed), its claim on the instance given up, so that the next write, the one that does store the
+    instance's first memory, is told (kept, the claim silenced every write for NEW_INSTANCE_CLAIM_S). A
+    write that did store something before failing leaves the instance known, and no later write asks."""
+    note, token = _note_and_claim(wb, instance, caller, index_first=index_first)
+    try:
+        yield note
+    except BaseException:  # GeneratorExit too: a stream whose client left before its turn was stored
+        if token is not None:
+            try:
+                wb.thoughts.release_new_instance(instance, token)
+            except redis.RedisError:
+                pass  # the claim lapses by itself
+        raise
+
+
+def _note_and_claim(wb: Workbench, instance: str, caller: Principal, *, index_first: bool
+                    ) -> tuple[str | None, str | None]:
+    """`new_instance_note`'s note, and the token of the claim it took (None when it took none)."""
     if instance == wb.settings.instance:
-        return None
+        return None, None
     # Each store is reached in its read (inside the try): a Redis that is down fails no index write here.
     reads = [lambda: wb.index.instances(), lambda: wb.thoughts.instances()]
     known: set[str] = set()
@@ -62,13 +89,13 @@ def new_instance_note(wb: Workbench, instance: str, caller: Principal = LOCAL_US
         for read in reads if index_first else reversed(reads):
             known |= set(read())
             if instance in known:
-                return None
-        if not wb.thoughts.claim_new_instance(instance):
-            return None  # another write is storing the instance's first memory: it was told
+                return None, None
+        if (token := wb.thoughts.claim_new_instance(instance)) is None:
+            return None, None  # another write is storing the instance's first memory: it was told
     except (redis.RedisError, psycopg.Error, ServiceUnavailable):
-        return None
+        return None, None
     others = sorted(n for n in known - {SHARED_INSTANCE} if caller.may_read(n))
     listed = ", ".join(others[:KNOWN_LISTED]) + (f" and {len(others) - KNOWN_LISTED} more"
                                                  if len(others) > KNOWN_LISTED else "")
     return (f"instance {instance!r} is new: this is its first memory "
-            f"({f'known instances: {listed}' if others else _NONE_OTHER[caller.is_local]})")
+            f"({f'known instances: {listed}' if others else _NONE_OTHER[caller.is_local]})"), token

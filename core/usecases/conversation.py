@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -20,7 +21,7 @@ from core.errors import NotFound, ProviderError, ServiceUnavailable, outage
 from core.formation.summaries import summarise_quiet
 from core.access.scope import LOCAL_USER, Principal
 from core.ids import Id, validate_id
-from core.usecases.base import InstanceRequest, new_instance_note
+from core.usecases.base import InstanceRequest, new_instance_told
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -38,12 +39,15 @@ def remember(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = No
     memory index are indexed before it retrieves (`sync_before_search`; without Postgres the turn goes on,
     degraded)."""
     sync_before_search(wb, turn=True)
-    return _as_asked(req, Remember(wb, clock=clock, origin=origin).run(req, notes=_first_notes(wb, req, caller)))
+    with _new_instance_told(wb, req, caller) as notes:
+        return _as_asked(req, Remember(wb, clock=clock, origin=origin).run(req, notes=notes))
 
 
-def _first_notes(wb: Workbench, req: UiRememberParams, caller: Principal) -> list[str]:
-    note = new_instance_note(wb, validate_id(req.instance or wb.settings.instance, "instance"), caller)
-    return [note] if note else []
+@contextmanager
+def _new_instance_told(wb: Workbench, req: UiRememberParams, caller: Principal) -> Iterator[list[str]]:
+    """The turn's first notes (`new_instance_told`: a turn that fails gives its claim up)."""
+    with new_instance_told(wb, validate_id(req.instance or wb.settings.instance, "instance"), caller) as note:
+        yield [note] if note else []
 
 
 def _as_asked(req: UiRememberParams, result: UiRememberResult) -> UiRememberResult:
@@ -64,8 +68,9 @@ def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | No
     answer broke off mid-way, so discard the text shown so far; the pieces after it are the whole
     (extractive) answer, the one `result.answer` holds."""
     sync_before_search(wb, turn=True)
-    for part in Remember(wb, origin=origin).stream(req, notes=_first_notes(wb, req, caller)):
-        yield part if isinstance(part, str) else _as_asked(req, part)
+    with _new_instance_told(wb, req, caller) as notes:
+        for part in Remember(wb, origin=origin).stream(req, notes=notes):
+            yield part if isinstance(part, str) else _as_asked(req, part)
 
 
 class SweepResult(BaseModel):

@@ -25,7 +25,7 @@ from core.formation.relations import with_relations
 from core.ids import Id, pg_json
 from core.index.records import event_time_of
 from core.models import EventTime, MemoryRecord, Metadata, SomeText, Tags
-from core.usecases.base import InstanceRequest, new_instance_note
+from core.usecases.base import InstanceRequest, new_instance_told
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -88,13 +88,13 @@ def add_memory(wb: Workbench, req: AddMemory, *, caller: Principal = LOCAL_USER)
     instance = req.instance_in(wb)
     if req.id is not None:
         _check_replaceable(wb, instance, req.id)
-    note = new_instance_note(wb, instance, caller, index_first=True)
-    now = datetime.now(UTC)
-    record = MemoryRecord(instance=instance, id=req.id or f"mem-{uuid.uuid4().hex}", kind=req.kind,
-                          content=req.content, created_at=now, tags=req.tags,
-                          metadata=with_relations(pg_json(req.metadata), req.content),  # "my daughter Inês"
-                          event_time=event_time_of(req.event_time) if req.event_time else EventTime())
-    wb.index.add([record])
+    with new_instance_told(wb, instance, caller, index_first=True) as note:
+        now = datetime.now(UTC)
+        record = MemoryRecord(instance=instance, id=req.id or f"mem-{uuid.uuid4().hex}", kind=req.kind,
+                              content=req.content, created_at=now, tags=req.tags,
+                              metadata=with_relations(pg_json(req.metadata), req.content),  # "my daughter Inês"
+                              event_time=event_time_of(req.event_time) if req.event_time else EventTime())
+        wb.index.add([record])
     return AddedMemory(instance=instance, id=record.id, kind=record.kind, created_at=now,
                        event_time=record.event_time, notes=[note] if note else [])
 

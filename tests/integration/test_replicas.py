@@ -21,9 +21,13 @@ import pytest
 
 from benchmarks.api_load import wait_ready
 from core import usecases as uc
+from core.conversation.keys import summarising_key
 from core.conversation.prompts import SYNTHESIS_SYSTEM
 from core.conversation.thoughts import CATEGORY_METRICS
 from core.conversation.turn import FINISHED_BY_REPEAT, REPEAT_WAIT_S
+from core.errors import InvalidInput
+from core.formation.important import derived_id
+from core.formation.summaries import SUMMARY_KIND, SUMMARY_SYSTEM
 from core.runtime import Workbench
 from tests.support.api import ROOT, api_env, free_port, thread_server
 
@@ -175,27 +179,31 @@ def test_two_sweeps_at_once_count_each_abandoned_answer_once(replicas, workbench
 
 def test_a_turn_whose_replica_was_killed_after_storing_it_is_finished_once_by_its_retry_on_the_other(
         data_dir, servers, workbench, instance, key, fake_llm):
-    """A `workbench api` process reads the message with the LLM (FORMATION_LLM) after storing the turn; the
-    LLM holds that call, and the process is killed (SIGKILL) meanwhile. The client hears the connection
-    drop; the retry with the same request id on the other replica gets the stored turn, with its metrics
-    thought written once."""
+    """A `workbench api` process summarises the chain its turn ended with the LLM, after storing and indexing
+    the turn; the LLM holds that call, and the process is killed (SIGKILL) meanwhile. The client hears the
+    connection drop; the retry with the same request id on the other replica gets the stored turn, finished
+    once: its metrics thought, and the chain's summary the dead call did not make. (Killed while the LLM
+    reads the message, the process also holds the index outbox's lock, and the retry then waits up to
+    LOCK_WAIT_S for it before indexing the turn: 16 s with a real process, too long for a test.)"""
     released = threading.Event()
     held = threading.Event()
 
     def answer(body: dict[str, Any]) -> str | int:
-        if body["messages"][0]["content"].startswith(SYNTHESIS_SYSTEM[:40]):
+        system = body["messages"][0]["content"]
+        if system.startswith(SYNTHESIS_SYSTEM[:40]):
             return "Your passport is in the desk drawer."
-        if not held.is_set():  # the first reading of a message: held until the test ends
+        if system.startswith(SUMMARY_SYSTEM[:40]) and not held.is_set():  # the dead call's: held to the end
             held.set()
             released.wait(60)
-        return 500  # the rules read the message instead
+        return 500  # the rules read the message and summarise the chain instead
 
     fake_llm.answer_with(answer)
     port = free_port()
     env = api_env(data_dir, LLM_BASE_URL=fake_llm.url + "/v1", FORMATION_LLM="true", LLM_MAX_RETRIES="0")
     proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    body = {"thought": "I keep my passport in the desk drawer", "chain_id": "papers", "request_id": "papers-1"}
+    body = {"thought": "I keep my passport in the desk drawer. My sister Marta renewed hers in Porto.",
+            "chain_id": "papers", "request_id": "papers-1", "tags": ["important"], "next_thought_needed": False}
     heard: list[BaseException] = []
 
     def first_call() -> None:
@@ -208,7 +216,7 @@ def test_a_turn_whose_replica_was_killed_after_storing_it_is_finished_once_by_it
         wait_ready(f"http://127.0.0.1:{port}", proc)
         call = threading.Thread(target=first_call)
         call.start()
-        assert held.wait(60), "the replica never asked the LLM to read the message"
+        assert held.wait(60), "the replica never asked the LLM to summarise the chain"
         proc.kill()
         call.join(30)
     finally:
@@ -232,3 +240,66 @@ def test_a_turn_whose_replica_was_killed_after_storing_it_is_finished_once_by_it
     chain = uc.conversation(workbench, uc.ConversationRef(instance=instance, chain_id="papers"))
     assert chain.messages[1].metrics.answer_id == retried["thought2_id"]
     assert chain.messages[1].metrics.source == "http"  # the first call's front end, as the answer records
+    # What the call does after the store, done once: the turn indexed, the message's important copy, and the
+    # ended chain's summary, which the dead call left to the retry.
+    user_id = retried["thought1_id"]
+    rows = workbench.index.get(instance, [user_id, retried["thought2_id"], derived_id("important", user_id),
+                                          derived_id("summary", "papers")])
+    assert sorted(r.kind for r in rows) == ["assistant", "important", "session_summary", "user"]
+    assert not any('"papers"' in e for e in workbench.thoughts.r.lrange("index:outbox", 0, -1))
+
+
+def test_a_first_write_to_a_new_instance_that_fails_gives_up_its_claim_so_the_next_write_is_told(replicas):
+    """A turn refused after its new-instance check (a `temporal` naming no time) stores nothing: the write on
+    the other replica, which does store the instance's first memory, is the one told."""
+    typo = f"t-{uuid.uuid4().hex[:12]}-typo"
+    one, two = replicas
+    with pytest.raises(InvalidInput):
+        uc.remember(one, uc.UiRememberParams(thought="The spare key is under the blue pot", instance=typo,
+                                             temporal="whenever it suits"))
+    stored = uc.add_memory(two, uc.AddMemory(instance=typo, content="The spare key is under the blue pot"))
+    told = [n for n in stored.notes if "is new" in n]
+    assert len(told) == 1 and told[0].startswith(f"instance {typo!r} is new: this is its first memory"), told
+    later = uc.remember(one, uc.UiRememberParams(thought="And the car is on level 3", instance=typo))
+    assert not any("is new" in n for n in later.notes)
+
+
+def quiet_chains(workbench: Workbench, instance: str, n: int) -> list[str]:
+    """`n` chains of two statements each, their last activity 20 minutes ago: the sweep summarises them."""
+    long_ago = datetime.now(UTC) - timedelta(minutes=20)
+    chains = [f"quiet-{i}" for i in range(n)]
+    for i, chain in enumerate(chains):
+        for text in (f"My colleague Rui{i} drives a red Fiat", f"Rui{i} moved to Faro in June"):
+            uc.remember(workbench, uc.UiRememberParams(thought=text, chain_id=chain, instance=instance),
+                        clock=lambda: long_ago)
+    return chains
+
+
+def summary_rows(workbench: Workbench, instance: str) -> list[str]:
+    with workbench.pool().connection() as conn:
+        return [r[0] for r in conn.execute("SELECT chain_id FROM memory WHERE instance = %s AND kind = %s",
+                                           (instance, SUMMARY_KIND)).fetchall()]
+
+
+def test_two_sweeps_at_once_count_each_session_summary_they_stored_once(replicas, workbench, instance):
+    chains = quiet_chains(workbench, instance, 5)
+    swept = at_once(*(lambda wb=wb: uc.sweep_instance(wb, uc.InstanceRequest(instance=instance)) for wb in replicas))
+
+    assert sorted(summary_rows(workbench, instance)) == chains
+    assert sum(s.summarised for s in swept) == len(chains), [s.summarised for s in swept]
+    assert sum(s.abandoned_marked for s in swept) == len(chains)
+
+
+def test_a_chain_another_process_is_summarising_is_left_to_it_and_to_a_later_sweep(replicas, workbench, instance):
+    """A sweep that finds a chain's summary claimed throughout SUMMARY_WAIT_S (another process storing it)
+    neither writes nor counts it, and keeps its mark at that chain: should the other process have stopped,
+    the next sweep summarises it."""
+    chains = quiet_chains(workbench, instance, 2)
+    one, two = replicas
+    key = summarising_key(instance, chains[0])
+    token = two.thoughts.claim(key, 60)  # "the other process", stopped after claiming the chain
+    first = uc.sweep_instance(one, uc.InstanceRequest(instance=instance))
+    assert (first.summarised, summary_rows(workbench, instance)) == (1, [chains[1]])
+    two.thoughts.release(key, token)
+    later = uc.sweep_instance(one, uc.InstanceRequest(instance=instance))
+    assert later.summarised == 1 and sorted(summary_rows(workbench, instance)) == chains
