@@ -71,7 +71,7 @@ def test_chat_turns_come_from_the_dashboard_and_answers_can_be_rated(app_env, wo
     thoughts = workbench.thoughts.chain_thoughts(instance, chain)
     metrics = TurnMetrics.from_fields(next(t for t in thoughts if t.category == CATEGORY_METRICS).to_hash())
     assert (metrics.source, metrics.key) == ("dashboard", None)
-    assert "[calendar]\nDentist on Tuesday at 9" in metrics.prompt[1].content
+    assert "[calendar]\n    Dentist on Tuesday at 9" in metrics.prompt[1].content  # a step's output quoted
     assert "chat history left out of the prompt (include_history=false)" in metrics.notes
 
     # Thumbs under the answer: a click stores the rating, and the answer says so.

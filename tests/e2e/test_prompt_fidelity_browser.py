@@ -50,13 +50,14 @@ def test_the_pages_show_the_prompt_the_llm_received(settings, workbench, instanc
         page.get_by_test_id("stChatInputTextArea").wait_for(timeout=30_000)
         settle(page)
 
-        # A message ending in blank lines: st.code drops a last line break unless told otherwise.
+        # A message ending in blank lines (quoted in the prompt, so its last line is the indent): st.code drops
+        # a last line break and trailing blanks unless told otherwise.
         fake.reply("Your cat is **Mochi**.", prompt_tokens=321, completion_tokens=9, total_tokens=331)
         send(page, "What is my cat called?\n\n")
         body = fake.chat_requests[-1]["body"]
         why = page.get_by_test_id("stExpander").filter(has_text="Why this answer").last
         assert shown_prompt(why) == [m["content"] for m in body["messages"]]
-        assert CAT in body["messages"][1]["content"] and body["messages"][1]["content"].endswith("called?\n\n")
+        assert CAT in body["messages"][1]["content"] and body["messages"][1]["content"].endswith("called?\n    ")
         assert why.get_by_text(f"The messages sent to {body['model']}, exactly as sent:").count() == 1
         tokens = why.get_by_test_id("stMetric").filter(has_text="Tokens").get_by_test_id("stMetricValue")
         assert tokens.inner_text() == "331"
