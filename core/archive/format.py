@@ -145,8 +145,11 @@ class ArchiveWriter:
         fp = self.zip.fp
         try:
             self.zip.close()
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # a member's handle cut off mid-write: the file goes anyway
             pass
+        # Closed here: a ZipFile that failed to close tries again when collected, and printed the traceback
+        # of a seek on the closed file after the one line an interrupted export says.
+        self.zip.fp = None
         if fp is not None:
             fp.close()
         self.partial.unlink(missing_ok=True)

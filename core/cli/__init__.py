@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 
 import click
@@ -74,8 +75,18 @@ def _accept_instance_after_subcommands(group: click.Group) -> None:
 _accept_instance_after_subcommands(cli)
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl+C: a query it cuts off cannot be rolled back on its busy connection, and the pool said so in
+    warnings ("another command is already in progress") above the one line the command says; they tell the
+    user nothing, so the database driver's log is quieted before the interrupt unwinds."""
+    logging.getLogger("psycopg").setLevel(logging.ERROR)
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted)
     try:
         cli.main(prog_name="workbench", standalone_mode=False)
     except click.exceptions.Abort as e:  # Ctrl+C, or "no" to a question: what was (not) done, if known
