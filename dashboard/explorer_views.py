@@ -511,8 +511,11 @@ def _render_chain(instance: str, chain_id: str) -> None:
     with st.container(border=True, key="xp_open_chain"):
         st.subheader(as_plain_line(detail.title or chain_id, 100))
         turns = sum(1 for t in detail.thoughts if t.category == uc.CATEGORY_USER)
-        st.caption(f"chain {as_plain_line(chain_id)} · {plural(turns, 'turn')} · "
-                   f"{plural(detail.indexed, 'row')} in the memory index")
+        indexed = ("rows in the memory index not counted" if detail.indexed is None
+                   else f"{plural(detail.indexed, 'row')} in the memory index")
+        st.caption(f"chain {as_plain_line(chain_id)} · {plural(turns, 'turn')} · {indexed}")
+        if detail.index_note:  # Postgres down or hung: the chain is Redis's, shown all the same
+            st.warning(detail.index_note, icon=":material/database:")
         bar = st.container(horizontal=True)
         if came_from:
             bar.button(f"Back to the {came_from.lower()}", key="xp_chain_back", icon=":material/arrow_back:",

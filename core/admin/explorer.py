@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Literal
 
+import psycopg
 import redis
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -16,7 +19,7 @@ from core.bank.bank import list_banks
 from core.bank.index_ids import BANK_KINDS
 from core.conversation.keys import chain_meta_key
 from core.conversation.thoughts import ChainSummary, FeedbackRecord, Thought
-from core.errors import NotFound, describe
+from core.errors import NotFound, ServiceUnavailable, describe, outage
 from core.formation.supersede import UPDATE, own_words, superseded_at
 from core.ids import SHARED_INSTANCE, Id, validate_id
 from core.index.records import ROW_COLUMNS, row_from_tuple
@@ -61,7 +64,9 @@ class ChainDetail(BaseModel):
     title: str
     thoughts: list[Thought]
     feedback: dict[str, FeedbackRecord]
-    indexed: int  # rows of this chain in the memory index
+    indexed: int | None = Field(description="rows of this chain in the memory index (None: Postgres did not "
+                                            "answer; `index_note` says so)")
+    index_note: str | None = Field(None, description="why `indexed` is not counted, and what to do")
 
 
 class ExplorerSearch(BaseModel):
@@ -191,24 +196,50 @@ def list_chains(wb: Workbench, instance: str, *, page: int = 1, page_size: int =
                      chains=chains)
 
 
+COUNT_WAIT_S = 1.0  # how long an open chain waits for its count of index rows before it is shown without
+_COUNTS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chain-rows")
+
+
 def chain_detail(wb: Workbench, instance: str, chain_id: str) -> ChainDetail:
+    """The chain as Redis holds it, and its rows in the memory index counted in Postgres, waited for
+    COUNT_WAIT_S at most. Postgres down or hung leaves the count out (`index_note` says why and what to do),
+    not the chain: its thoughts were refused along with the count, and with Postgres hung only once its time
+    limit ran out."""
+    d = _stored_chain(wb, instance, chain_id)
+    try:
+        indexed = _COUNTS.submit(_index_rows, wb, instance, chain_id).result(timeout=COUNT_WAIT_S)
+    except (psycopg.OperationalError, ServiceUnavailable, FutureTimeout) as e:
+        why = (f"Postgres did not answer within {COUNT_WAIT_S:g} s" if isinstance(e, FutureTimeout)
+               else outage(e, "Postgres"))
+        return d.model_copy(update={"index_note": f"Its rows in the memory index were not counted: {why}. "
+                                                  "Check that Postgres runs (`workbench services`, or the "
+                                                  "sidebar), then open the chain again."})
+    return d.model_copy(update={"indexed": indexed})
+
+
+def _index_rows(wb: Workbench, instance: str, chain_id: str) -> int:
+    with wb.pool().connection() as conn:
+        return conn.execute("SELECT count(*) FROM memory WHERE instance = %s AND chain_id = %s",
+                            (instance, chain_id)).fetchone()[0]
+
+
+def _stored_chain(wb: Workbench, instance: str, chain_id: str) -> ChainDetail:
+    """The chain's thoughts, title and feedback: Redis alone (`indexed` None)."""
     validate_id(instance, "instance")
     validate_id(chain_id, "chain_id")
     store = wb.thoughts
     thoughts = store.chain_thoughts(instance, chain_id)
     if not thoughts:
         raise NotFound(f"no chain {chain_id!r} in instance {instance!r} (it may have been deleted)")
-    with wb.pool().connection() as conn:
-        indexed = conn.execute("SELECT count(*) FROM memory WHERE instance = %s AND chain_id = %s",
-                               (instance, chain_id)).fetchone()[0]
     title = store.chain_meta(instance, chain_id).get("title", "")
     return ChainDetail(instance=instance, chain_id=chain_id, title=title,
-                       thoughts=thoughts, feedback=store.feedback([t.id for t in thoughts]), indexed=indexed)
+                       thoughts=thoughts, feedback=store.feedback([t.id for t in thoughts]), indexed=None)
 
 
 def export_chain(wb: Workbench, instance: str, chain_id: str) -> str:
-    """The chain as a JSON document: its thoughts in order, with the feedback on each answer."""
-    d = chain_detail(wb, instance, chain_id)
+    """The chain as a JSON document: its thoughts in order, with the feedback on each answer (Redis alone:
+    it waited on Postgres for a count it does not hold)."""
+    d = _stored_chain(wb, instance, chain_id)
     doc = {"format": "memory-workbench/chain@1", "exported_at": datetime.now(UTC).isoformat(),
            "instance": instance, "chain_id": chain_id, "title": d.title,
            "thoughts": [json.loads(t.model_dump_json()) for t in d.thoughts],

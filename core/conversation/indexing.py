@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import psycopg
@@ -38,11 +40,12 @@ from core.models import MemoryContext, MemoryRecord
 from core.index.memory_index import MemoryIndex
 from core.index.records import event_time_of
 from core.index.text import conversation_context
-from core.conversation.keys import OUTBOX_LOCK, thought_key
+from core.conversation.keys import IMPORTS_UNINDEXED, OUTBOX_LOCK, import_unindexed_key, thought_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought, ThoughtStore, chain_order, outbox_peek
 from core.formation.kinds import says_nothing
 from core.formation.observations import Formation
 from core.formation.supersede import supersede
+from core.services.leases import process_alive, start_time
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -132,6 +135,13 @@ def mark_memorized(store: ThoughtStore, records: list[MemoryRecord]) -> None:
     chains: dict[tuple[str, str], list[str]] = defaultdict(list)
     for r in records:
         chains[(r.instance, r.chain_id)].append(thought_key(r.instance, r.chain_id, r.id))
+    _mark(store, chains)
+
+
+def _mark(store: ThoughtStore, chains: dict[tuple[str, str], list[str]]) -> None:
+    """Flag the thoughts `memorized`: their keys, by (instance, chain)."""
+    if not chains:
+        return
     if store.cluster:  # each chain's keys share a slot; a script's keys must
         for keys in chains.values():
             store.r.eval(_MARK, len(keys), *keys, MEMORIZED)
@@ -142,6 +152,199 @@ def mark_memorized(store: ThoughtStore, records: list[MemoryRecord]) -> None:
     for keys in chains.values():
         p.eval(_MARK, len(keys), *keys, MEMORIZED)
     p.execute()
+
+
+# -- an import's messages until its bulk load commits ------------------------------------------------------
+# An import stores a batch's messages in Redis, then hands their rows to the bulk load, which commits a new
+# instance's rows only at its end (`core.index.bulk_load`); they never pass through the outbox. An import
+# killed before that commit (SIGKILL, OOM, power lost) left messages no search finds and nothing would ever
+# index, unless the user ran the same import again. So an import notes each batch's messages before it
+# stores them (`UnindexedImport`), flags them `memorized` only once the load committed, and then drops the
+# note. The note of a process that died is found by the next search (a few hundred messages at a time,
+# `sync_before_search`) or sweep (all of it, `sync_index`), which indexes what the index lacks of it.
+UNINDEXED_STALE_S = 1800  # a note written on another host, silent this long, is taken as its writer's death
+
+
+def _owner(instance: str) -> dict:
+    """Who writes (or indexes) a note: this process, told from a later one of the same pid."""
+    return {"instance": instance, "host": socket.gethostname(), "pid": os.getpid(),
+            "started": start_time(os.getpid()), "at": time.time()}
+
+
+_ACTIVE: set[str] = set()  # the notes this process is writing or indexing now
+
+
+def _abandoned(key: str, owner: dict) -> bool:
+    """Whether the note's writer is gone: dead (this host), silent for UNINDEXED_STALE_S (another host), or
+    this very process, which no longer works on it (its import failed)."""
+    if owner.get("host") != socket.gethostname():
+        return time.time() - float(owner.get("at", 0)) > UNINDEXED_STALE_S
+    pid = int(owner.get("pid", 0))
+    if not (pid and process_alive(pid) and start_time(pid) == owner.get("started")):
+        return True
+    return pid == os.getpid() and key not in _ACTIVE
+
+
+class UnindexedImport:
+    """An import's note of the messages it stored that the memory index has not committed yet (see above):
+    `begin` before the first batch (it takes over the note an earlier, interrupted run of the same file left),
+    `add` each batch's rows before the batch is stored in Redis, `committed` once the bulk load returned,
+    `stopped` when the import ends otherwise (its note is then left to the next search or sweep)."""
+
+    def __init__(self, store: ThoughtStore, instance: str, file_hash: str):
+        self.store, self.instance = store, instance
+        self.key = import_unindexed_key(instance, file_hash)
+        self.owner = _owner(instance)
+
+    def begin(self) -> None:
+        _ACTIVE.add(self.key)
+        self.store.r.hset(IMPORTS_UNINDEXED, self.key, json.dumps(self.owner))
+
+    def add(self, rows: Sequence[MemoryRecord]) -> None:
+        """Note the rows' thoughts (a chain's ids replace those an earlier run noted of it: the same file
+        makes the same conversation) and renew the claim: one round trip a batch."""
+        chains: dict[str, list[str]] = defaultdict(list)
+        for r in rows:
+            if r.kind in KIND_OF.values():
+                chains[r.chain_id].append(r.id)
+        if not chains:
+            return
+        self.owner["at"] = time.time()
+        p = self.store.r.pipeline(transaction=False)
+        p.hset(IMPORTS_UNINDEXED, self.key, json.dumps(self.owner))
+        p.hset(self.key, mapping={chain: " ".join(ids) for chain, ids in chains.items()})
+        p.execute()
+
+    def committed(self) -> None:
+        """The load committed: flag every noted thought `memorized`, then drop the note."""
+        try:
+            if self.key in _ACTIVE:
+                for chains in _noted(self.store, self.key):
+                    _mark(self.store, {(self.instance, chain): [thought_key(self.instance, chain, i) for i in ids]
+                                       for chain, ids in chains.items()})
+                _drop(self.store, self.key)
+        finally:
+            _ACTIVE.discard(self.key)
+
+    def stopped(self) -> None:
+        """The import ended without its load committing: its note is anyone's to index."""
+        if self.key in _ACTIVE:
+            _release(self.store, self.key, self.owner)
+
+
+def _release(store: ThoughtStore, key: str, owner: dict) -> None:
+    """Leave a note this process no longer works on to any process (a dead owner's pid, 0)."""
+    _ACTIVE.discard(key)
+    _swap(store, key, json.dumps(owner), json.dumps({**owner, "pid": 0}))
+
+
+def _swap(store: ThoughtStore, key: str, held: str, then: str) -> None:
+    """The note's owner `held` replaced by `then`; left alone when it is gone or another's meanwhile."""
+    try:
+        store.r.eval(_CLAIM, 1, IMPORTS_UNINDEXED, key, held, then)
+    except Exception:  # Redis down: this process's own next search still takes it
+        log.debug("memory index: an interrupted import's note was left claimed", exc_info=True)
+
+
+def _noted(store: ThoughtStore, key: str, count: int = 200) -> Iterator[dict[str, list[str]]]:
+    """The note's chains with their thought ids, a few hundred chains at a time."""
+    cursor = 0
+    while True:
+        cursor, fields = store.r.hscan(key, cursor, count=count)
+        if fields:
+            yield {chain: ids.split() for chain, ids in fields.items()}
+        if not cursor:
+            return
+
+
+def _drop(store: ThoughtStore, key: str) -> None:
+    p = store.r.pipeline(transaction=False)
+    p.delete(key)
+    p.hdel(IMPORTS_UNINDEXED, key)
+    p.execute()
+
+
+# Take a note over from the owner it was read with: of two processes finding it abandoned, one indexes it.
+_CLAIM = """if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('hset', KEYS[1], ARGV[1], ARGV[3]) return 1 end
+return 0"""
+
+
+def interrupted_imports(r) -> dict[str, str]:
+    """The notes whose writer is gone (see above), by key, with the owner each was read with (as stored)."""
+    return _abandoned_notes(r.hgetall(IMPORTS_UNINDEXED))
+
+
+def _abandoned_notes(notes: dict[str, str]) -> dict[str, str]:
+    return {key: owner for key, owner in notes.items() if _abandoned(key, json.loads(owner))}
+
+
+def index_interrupted_imports(store: ThoughtStore, index: MemoryIndex, notes: dict[str, str] | None = None,
+                              *, most: int | None = None) -> int:
+    """Index what the index lacks of the interrupted imports' notes (`interrupted_imports`, unless given),
+    each message with its conversation's context as the import gives it, and flag them `memorized`; a note
+    goes once done. `most`: stop after about that many messages, the rest left noted. Returns how many
+    rows were written."""
+    notes = interrupted_imports(store.r) if notes is None else notes
+    written = looked = 0
+    for key, owner in notes.items():
+        instance = json.loads(owner)["instance"]
+        mine = json.dumps(_owner(instance))
+        if not store.r.eval(_CLAIM, 1, IMPORTS_UNINDEXED, key, owner, mine):
+            continue  # taken by another process meanwhile
+        _ACTIVE.add(key)
+        try:
+            seen, wrote = _index_note(store, index, key, instance, mine, None if most is None else most - looked)
+            looked, written = looked + seen, written + wrote
+        finally:
+            _ACTIVE.discard(key)
+            _swap(store, key, mine, json.dumps({**json.loads(mine), "pid": 0}))  # unless dropped or taken
+        if most is not None and looked >= most:
+            break
+    if written:
+        log.info("memory index: indexed %d messages an interrupted import had stored", written)
+    return written
+
+
+def _index_note(store: ThoughtStore, index: MemoryIndex, key: str, instance: str, mine: str,
+                most: int | None) -> tuple[int, int]:
+    """One note's chains, 20 at a time, while this process holds it (the same import run again takes it
+    over: its bulk load must not meet rows written here meanwhile); dropped once done. Returns (messages
+    looked at, rows written)."""
+    looked = written = 0
+    for chains in _noted(store, key, count=20):
+        if store.r.hget(IMPORTS_UNINDEXED, key) != mine:
+            return looked, written
+        rows = _noted_rows(store, instance, chains)
+        missing = _not_in_index(index, instance, rows)
+        if missing:
+            index.add(missing)
+        mark_memorized(store, rows)
+        store.r.hdel(key, *chains)
+        written += len(missing)
+        looked += len(rows)
+        if most is not None and looked >= most:
+            return looked, written
+    _drop(store, key)
+    return looked, written
+
+
+def _noted_rows(store: ThoughtStore, instance: str, chains: dict[str, list[str]]) -> list[MemoryRecord]:
+    """The index rows of the noted thoughts still stored, as the import makes them (`thought_records`)."""
+    rows = []
+    for chain, ids in chains.items():
+        rows += thought_records(store.chain_thoughts(instance, chain), set(ids))
+    return rows
+
+
+def _not_in_index(index: MemoryIndex, instance: str, rows: list[MemoryRecord]) -> list[MemoryRecord]:
+    """The rows whose id the instance's index does not hold."""
+    if not rows:
+        return []
+    with index.pool.connection() as conn:
+        there = {row[0] for row in conn.execute("SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)",
+                                                (instance, [r.id for r in rows]))}
+    return [r for r in rows if r.id not in there]
 
 
 class IndexSync(BaseModel):
@@ -161,11 +364,13 @@ class Queued(NamedTuple):
 def sync_before_search(wb: Workbench, *, turn: bool = False) -> IndexSync | None:
     """Before a search of the memory index: index the thoughts the outbox holds when its oldest was queued
     SEARCH_STALE_S ago or more (stored while Postgres was down, or by a process that died before its
-    sync), so that the search finds them. None when the outbox is empty or only a live turn's thoughts wait
-    in it (that turn's sync indexes them), which costs one Redis round trip.
+    sync), so that the search finds them; and what an import that died before its bulk load committed had
+    stored (`index_interrupted_imports`). None when neither waits, or only a live turn's thoughts in the
+    outbox (that turn's sync indexes them), which costs one Redis round trip.
 
-    Bounded, so a search never waits for a long backlog: it indexes at most SEARCH_MOST thoughts, the oldest
-    (the rest wait for the next search, write or `workbench sweep`), and waits at most SEARCH_WAIT_S for
+    Bounded, so a search never waits for a long backlog: it indexes at most SEARCH_MOST thoughts, the oldest,
+    and about as many of an interrupted import's (the rest wait for the next search, write or `workbench
+    sweep`), and waits at most SEARCH_WAIT_S for
     another process's drain (the lock of `sync_index`, so no thought is indexed twice), returning as soon
     as that drain indexed the thoughts queued when the search began. The outbox is looked at through the
     Redis client for glances (`Services.redis_glance`): when Redis does not answer within GLANCE_TIMEOUT_S
@@ -177,8 +382,8 @@ def sync_before_search(wb: Workbench, *, turn: bool = False) -> IndexSync | None
     that cannot be made) leaves the search to succeed or fail on its own, with its own message, so only a
     failure of the code itself is logged as a warning: a CLI prints one line for a setting to change or a
     server down, not that line twice."""
-    entries = _stale_outbox(wb)
-    if not entries:
+    entries, notes = _glance(wb)
+    if not entries and not notes:
         return None
     try:
         index = wb.index
@@ -189,24 +394,37 @@ def sync_before_search(wb: Workbench, *, turn: bool = False) -> IndexSync | None
         if not turn and _postgres_failed(e):
             raise
         return _not_synced(e, entries, "queued thoughts not indexed before a search")
-    own = [Queued(e["instance"], e["chain_id"], e["id"]) for e in map(json.loads, entries)]
-    try:
-        return sync_index(wb.thoughts, index, batch=SEARCH_MOST, own=own, most=SEARCH_MOST, wait_s=SEARCH_WAIT_S)
-    except Exception as e:  # noqa: BLE001 - a search must not fail for the index's catching up
-        return _not_synced(e, entries, "queued thoughts not indexed before a search")
+    synced = IndexSync(indexed=0, pending=0)
+    if entries:
+        own = [Queued(e["instance"], e["chain_id"], e["id"]) for e in map(json.loads, entries)]
+        try:
+            synced = sync_index(wb.thoughts, index, batch=SEARCH_MOST, own=own, most=SEARCH_MOST,
+                                wait_s=SEARCH_WAIT_S)
+        except Exception as e:  # noqa: BLE001 - a search must not fail for the index's catching up
+            return _not_synced(e, entries, "queued thoughts not indexed before a search")
+    if notes:
+        try:
+            synced.indexed += index_interrupted_imports(wb.thoughts, index, notes, most=SEARCH_MOST)
+        except Exception as e:  # noqa: BLE001 - likewise
+            return _not_synced(e, entries, "an interrupted import's messages not indexed before a search")
+    return synced
 
 
-def _stale_outbox(wb: Workbench) -> list[str]:
-    """The outbox's first SEARCH_MOST entries when the oldest waited SEARCH_STALE_S or more, else none;
-    none either when Redis does not answer a glance (logged at debug: the search goes on without)."""
+def _glance(wb: Workbench) -> tuple[list[str], dict[str, str]]:
+    """In one round trip: the outbox's first SEARCH_MOST entries when the oldest waited SEARCH_STALE_S or
+    more, else none; and the notes of interrupted imports (`interrupted_imports`). Neither when Redis does
+    not answer a glance (logged at debug: the search goes on without)."""
     try:  # the client too: a process's first reach of Redis connects to it
-        entries = outbox_peek(wb.services.redis_glance(), SEARCH_MOST)
+        p = wb.services.redis_glance().pipeline(transaction=False)
+        outbox_peek(p, SEARCH_MOST)
+        p.hgetall(IMPORTS_UNINDEXED)
+        entries, notes = p.execute()
     except Exception as e:  # noqa: BLE001 - Redis down or hung: no catching up this time
         _not_synced(e, [], "the outbox was not looked at before a search")
-        return []
-    if not entries or time.time() - _queued_at(entries[0]) < SEARCH_STALE_S:
-        return []
-    return entries
+        return [], {}
+    if entries and time.time() - _queued_at(entries[0]) < SEARCH_STALE_S:
+        entries = []
+    return entries, _abandoned_notes(notes)
 
 
 def _postgres_failed(exc: BaseException) -> bool:
@@ -281,13 +499,28 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
     try:
         if own and seen is not None and _memorized(store, own):  # by the sync that held the lock before
             return IndexSync(indexed=0, pending=store.outbox_len())
-        return _drain(store, index, batch, formation or Formation(index), most)
+        synced = _drain(store, index, batch, formation or Formation(index), most)
+        if own or most is not None or synced.error:
+            return synced
+        return _with_interrupted_imports(store, index, synced)
     finally:
         try:
             store.r.eval(_RELEASE, 1, OUTBOX_LOCK, token)
         except Exception:  # noqa: BLE001 - released at the process's next sync, or expires by itself
             _leave_unreleased(token)
             log.warning("memory index sync: could not release the outbox lock; the next sync releases it")
+
+
+def _with_interrupted_imports(store: ThoughtStore, index: MemoryIndex, synced: IndexSync) -> IndexSync:
+    """A full sync (a sweep, the upkeep of a process that starts) indexes the interrupted imports' notes
+    whole, after the outbox."""
+    try:
+        indexed = index_interrupted_imports(store, index)
+    except (psycopg.Error, ServiceUnavailable) as e:
+        log.warning("memory index: an interrupted import's messages deferred: %s", type(e).__name__)
+        return synced.model_copy(update={"error": "Postgres unavailable: an interrupted import's messages "
+                                                  "will be indexed when it is back"})
+    return synced.model_copy(update={"indexed": synced.indexed + indexed})
 
 
 def _take_lock(store: ThoughtStore, token: str) -> str | None:

@@ -49,6 +49,11 @@ its chain go in one transaction even on a cluster.
                                                  (`core.admin.deletion`)
     import:<instance>:<file sha-256>      hash   an import's checkpoint: format, file, total, done (records
                                                  stored), started_at, finished_at
+    unindexed:<instance>:<file sha-256>   hash   an import's messages stored but not yet committed to the
+                                                 memory index: chain -> its message ids (a note dropped once
+                                                 the bulk load commits; `core.conversation.indexing`)
+    imports:unindexed                     hash   those notes' keys -> the process writing or indexing each,
+                                                 so a search or sweep indexes the notes of a dead one
     demo:<instance>                       set    what the demo made there: chain:<id>, memory:<id>,
                                                  bank:<name>, past_task:<pk>, tool_run:<id> (demo reset
                                                  removes only these)
@@ -66,6 +71,7 @@ OUTBOX = "index:outbox"
 OUTBOX_LOCK = "index:outbox:lock"  # held by the one process draining the outbox
 SUMMARIES_SWEPT = "summaries:swept"  # per instance: quiet chains summarised up to this last activity
 DEMO_LOADED = "workbench:demo:loaded"
+IMPORTS_UNINDEXED = "imports:unindexed"  # the notes of imports not yet committed to the index
 
 
 def _chain(instance: str, chain_id: str) -> str:
@@ -193,3 +199,8 @@ def deletion_journal_key(instance: str) -> str:
 def import_checkpoint_key(instance: str, file_hash: str) -> str:
     """Where an import of one file into one instance records how far it got (`workbench import`)."""
     return f"import:{validate_id(instance, 'instance')}:{validate_id(file_hash, 'file hash')}"
+
+
+def import_unindexed_key(instance: str, file_hash: str) -> str:
+    """An import's note of the messages it stored that the memory index has not committed yet."""
+    return f"unindexed:{validate_id(instance, 'instance')}:{validate_id(file_hash, 'file hash')}"

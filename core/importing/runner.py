@@ -8,7 +8,9 @@ invalid ones are listed in the report file and the rest is written.
 
 Idempotent and resumable: every id is derived from the source (its ids, or a hash of the content), so
 what is already stored is found and left alone; a checkpoint per (instance, file hash) records how many
-records are stored, so an interrupted import re-run skips them and continues.
+records are stored, so an interrupted import re-run skips them and continues. Its messages are noted as they
+are stored and flagged `memorized` only once the index committed them (`UnindexedImport`): an import killed
+before leaves them to the next search or sweep, which indexes them, run again or not.
 
 What the user deleted stays deleted: the same ids say so (`core.admin.deleted`), so a conversation, a
 message or a memory deleted since an earlier import is left out and counted (`ImportOutcome.left_out`),
@@ -38,7 +40,7 @@ from pydantic import BaseModel, Field
 from core.admin import deleted
 from core.archive.instance import RestoreResult
 from core.conversation.imported import IMPORTED, followed_up, missing, store_chains
-from core.conversation.indexing import mark_memorized, thought_records
+from core.conversation.indexing import UnindexedImport, thought_records
 from core.conversation.keys import chain_key, import_checkpoint_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
 from core.errors import ServiceUnavailable
@@ -390,7 +392,13 @@ def write(wb: Workbench, instance: str, read: Reader, preview: ImportPreview, *,
         for batch in _batched(items, BATCH_RECORDS):
             run.past_tasks(batch)
     else:
-        wb.index.bulk_load(run.records(items))
+        run.unindexed.begin()
+        try:
+            wb.index.bulk_load(run.records(items))
+        except BaseException:
+            run.unindexed.stopped()
+            raise
+        run.unindexed.committed()
     run.finish()
     return ImportOutcome(created=run.created, already_present=run.present, duplicates=run.duplicates,
                          skipped_invalid=preview.invalid, resumed_after=run.resumed, chains=run.chains,
@@ -427,6 +435,8 @@ class _Run:
         self.left_out, self.brought_back = ImportCounts(), ImportCounts()
         self.seen = _Seen()
         self.indexed_before = wb.index.partition_exists(instance)
+        # The messages stored and not yet committed to the index, should this process die first.
+        self.unindexed = UnindexedImport(wb.thoughts, instance, preview.sha256)
 
     def records(self, items: Iterable[Item]) -> Iterator[MemoryRecord]:
         """The memory-index rows of every batch, storing each batch's chains in Redis first."""
@@ -443,8 +453,6 @@ class _Run:
             self.created.memories += new_memories
             self.present += len(memories) - new_memories
             yield from rows
-            # Handed to the index: flagged as MemoryScope's read_message expects of indexed messages.
-            mark_memorized(self.wb.thoughts, [r for r in rows if r.kind in THOUGHT_KINDS])
             self._advance(len(batch))
         if self.progress:  # the index still embeds and stores the last batches: seconds for a large file
             self.progress(0, 0, "indexing the imported messages")
@@ -457,6 +465,10 @@ class _Run:
         stored = [] if skip else missing(self.wb.thoughts, self.instance, [t for th in threads for t in th])
         new = {t.id for t in stored}
         batch = [(c.title, [t for t in th if t.id in new]) for c, th in zip(convs, threads, strict=True)]
+        rows = [r for th in threads for r in thought_records(th, {t.id for t in th})]
+        # Noted before they are stored: flagged `memorized` once the index commits them, and indexed by the
+        # next search or sweep should this process die before (`core.conversation.indexing`).
+        self.unindexed.add(rows)
         store_chains(self.wb.thoughts, self.instance, [b for b in batch if b[1]])
         # Answers stored by an earlier import that a user message follows in this file: no longer the
         # conversation's last (an earlier import of this workbench marked every imported answer final).
@@ -474,7 +486,7 @@ class _Run:
             self.created.attachments += sum(len(t.extra.get("attachments", [])) for t in written)
         if not skip:
             self.present += sum(len(th) for th in threads) - len(stored)
-        return [r for th in threads for r in thought_records(th, {t.id for t in th})]
+        return rows
 
     def _not_deleted(self, convs: list[ImportedConversation], threads: list[list[Thought]]
                      ) -> tuple[list[ImportedConversation], list[list[Thought]], tuple[set[str], set[str]]]:
