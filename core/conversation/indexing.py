@@ -9,7 +9,8 @@ One process drains the outbox at a time (a lock in Redis, shared by every proces
 concurrent turns, each sync would otherwise index every thought queued by the others too, and their
 upserts of the same rows would wait on each other (at 16 concurrent turns, ~0.6 s a turn). A sync that
 finds the lock taken waits for it and then drains what is left, so when a turn's sync returns, its own
-thoughts are indexed — usually by the holder, in the same batch as the others'.
+thoughts are indexed — usually by the holder, in the same batch as the others'. A lock held by a process of
+this host that died (killed mid-drain) is taken over at once; another host's expires after LOCK_TTL_MS.
 
 A search of the memory index first indexes what the outbox has held for a while (`sync_before_search`), so
 a client that only reads (an MCP server, the HTTP API) finds what was said while Postgres was down once it
@@ -68,6 +69,10 @@ SEARCH_WAIT_S = 1.0   # how long a search waits for another process's drain befo
 SEARCH_RECHECK_S = 0.05
 # Compare-and-delete: a holder whose lock expired never frees the next holder's.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# Compare-and-set: of the syncs finding a dead process's hold (`_holder_dead`), one takes it over.
+_TAKE_OVER = """if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
+return 0"""
 # The tokens of this process's holds whose release failed (Redis was down at that moment). A restarted
 # Redis still holds such a lock until its TTL; without this, every sync of the process would wait
 # LOCK_WAIT_S for its own lock meanwhile (10 s a turn after a Redis crash).
@@ -473,7 +478,7 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
     without the lock (a write's thoughts must be indexed)."""
     if _UNRELEASED:
         _release_leftovers(store)
-    token, pause, seen = uuid.uuid4().hex, 0.001, None
+    token, pause, seen = _lock_token(), 0.001, None
     deadline = looked = time.monotonic()
     deadline += LOCK_WAIT_S if wait_s is None else wait_s
     while (holder := _take_lock(store, token)) != token:
@@ -481,6 +486,11 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
             continue
         if holder in _UNRELEASED:  # a hold of this process that ended while Redis was down
             _release_leftovers(store)
+        # A process of this host that died holding the lock: taken at once, not after its TTL (checked at
+        # every poll, so a holder that dies while this sync waits is noticed too; a few µs of /proc).
+        if _holder_dead(holder) and store.r.eval(_TAKE_OVER, 1, OUTBOX_LOCK, holder, token, LOCK_TTL_MS):
+            log.info("memory index sync: took over the outbox lock of a process that died holding it")
+            break
         now = time.monotonic()
         # Looked at once a hold, not at every poll; by a search also every SEARCH_RECHECK_S, since its
         # wait is short.
@@ -521,6 +531,27 @@ def _with_interrupted_imports(store: ThoughtStore, index: MemoryIndex, synced: I
         return synced.model_copy(update={"error": "Postgres unavailable: an interrupted import's messages "
                                                   "will be indexed when it is back"})
     return synced.model_copy(update={"indexed": synced.indexed + indexed})
+
+
+def _lock_token() -> str:
+    """A hold's token: unique, and saying which process holds the lock (host, pid, its start), so that a
+    sync finding it held by a process of this host that died takes it at once rather than waiting up to
+    LOCK_WAIT_S for it to expire (a retry finishing the turn of a replica that died mid-formation)."""
+    pid = os.getpid()
+    return f"{uuid.uuid4().hex} {socket.gethostname()} {pid} {start_time(pid)}"
+
+
+def _holder_dead(holder: str) -> bool:
+    """Whether the token is a hold of a process of this host that is gone (its pid dead, or reused by a
+    process that started later). Another host's, or a token that does not say (`core.admin.deletion`'s,
+    an older version's), is waited for."""
+    parts = holder.split(" ")
+    if len(parts) != 4 or parts[1] != socket.gethostname() or not parts[2].isdigit():
+        return False
+    pid = int(parts[2])
+    if pid == os.getpid():  # this process's own holds end with their sync (or are `_UNRELEASED`)
+        return False
+    return not (process_alive(pid) and start_time(pid) == parts[3])
 
 
 def _take_lock(store: ThoughtStore, token: str) -> str | None:

@@ -15,7 +15,8 @@ Two costs dominate a large load, and each has its remedy here:
   them built: ATTACH holds a lock on `memory` until its transaction ends, so building them inside it
   (as ATTACH does for indexes it lacks) made every other attach wait for the whole build, and the
   small instances after a large one were built one by one at the end with the cores partly idle.
-Rows of an instance that already has a partition are COPYed into it (its indexes grow row by row).
+Rows of an instance that already has a partition are COPYed into it (its indexes grow row by row); those
+another process wrote meanwhile are left out (`BulkLoader._copy_existing`).
 
 Postgres's text parser is the rest of a conversation's cost: a memory is searched by its words and its
 six neighbours' (`core.index.text`), so a text vector made per row parsed each message seven times
@@ -34,6 +35,7 @@ from itertools import groupby, islice
 from typing import Any, Protocol
 
 from psycopg import sql
+from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
@@ -235,8 +237,7 @@ class BulkLoader:
             if not self.index.partition_exists(instance) and self._stage(instance):
                 self._copy_staged(run)
             else:  # the partition exists (perhaps made by another process meanwhile): rows go in one by one
-                with self.index.pool.connection() as conn, without_time_limit(conn), conn.transaction():
-                    self._copy(conn, sql.Identifier("memory"), run)
+                self._copy_existing(instance, run)
 
     def finish(self) -> None:
         self._hand_over()
@@ -256,6 +257,22 @@ class BulkLoader:
 
     def _copy(self, conn, table: sql.Identifier, run: list) -> None:
         copy_rows(conn, table, run, self.index.embedder.name)
+
+    def _copy_existing(self, instance: str, run: list) -> None:
+        """Rows into the instance's partition. One that another process wrote since the caller looked (a
+        sweep indexing what an interrupted run of the same import stored, `core.conversation.indexing`)
+        fails the COPY: the batch is then written again without the rows the index holds by now, the same
+        rows made from the same messages. Looked up only then, so a load that meets none pays nothing."""
+        try:
+            with self.index.pool.connection() as conn, without_time_limit(conn), conn.transaction():
+                self._copy(conn, sql.Identifier("memory"), run)
+            return
+        except UniqueViolation:
+            pass
+        with self.index.pool.connection() as conn, without_time_limit(conn), conn.transaction():
+            there = {row[0] for row in conn.execute(
+                "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, [r.id for r, _ in run]))}
+            self._copy(conn, sql.Identifier("memory"), [p for p in run if p[0].id not in there])
 
     def _copy_staged(self, run: list) -> None:
         instance = self.staged.instance

@@ -19,7 +19,7 @@ import pytest
 
 from benchmarks.import_speed import write_export
 from core import usecases as uc
-from core.conversation.indexing import MEMORIZED
+from core.conversation.indexing import MEMORIZED, _noted, _noted_rows
 from core.conversation.keys import IMPORTS_UNINDEXED, chains_key, import_checkpoint_key
 from core.importing.source import file_hash
 
@@ -163,3 +163,28 @@ def test_an_import_stopped_in_a_long_lived_process_is_indexed_by_its_next_sweep(
     uc.sweep(workbench)
     assert _stored(workbench, instance) == (thoughts, thoughts, thoughts)
     assert _memorized(workbench, instance) == thoughts and not _notes(workbench, instance)
+
+
+def test_a_rerun_meeting_rows_a_sweep_wrote_meanwhile_completes_the_first_time(workbench, export, instance):
+    """A sweep indexing a killed import's note stops within one chunk once the import is run again, and
+    that chunk may commit after the rerun looked at the index (here: after its first batch was read, before
+    its load wrote it; the chunk made the instance's partition). The rerun's COPY then met those rows and
+    failed with a duplicate key; running the import once more succeeded. Now it completes the first time."""
+    done = _interrupted(workbench, export, instance, signal.SIGKILL)
+    assert done.returncode == -signal.SIGKILL
+    assert _stored(workbench, instance)[1] == 0
+    [note] = _notes(workbench, instance)
+    swept: list[int] = []
+
+    def sweep_chunk_commits(done: int, total: int, what: str) -> None:
+        """The sweep's chunk in flight when the rerun took the note over, as the sweep writes it."""
+        if what == "importing" and done and not swept:
+            chains = next(_noted(workbench.thoughts, note, count=20))
+            swept.append(workbench.index.add(_noted_rows(workbench.thoughts, instance, chains)))
+
+    again = uc.import_file(workbench, uc.ImportFile(path=export, instance=instance), progress=sweep_chunk_commits)
+
+    assert swept and swept[0] > 0
+    assert _stored(workbench, instance) == (MESSAGES, MESSAGES, MESSAGES)
+    assert _memorized(workbench, instance) == MESSAGES and not _notes(workbench, instance)
+    assert again.outcome.resumed_after >= 200

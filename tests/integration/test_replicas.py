@@ -6,6 +6,7 @@ answer, and a turn whose process died after storing it finished once by its retr
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import threading
@@ -21,12 +22,14 @@ import pytest
 
 from benchmarks.api_load import wait_ready
 from core import usecases as uc
-from core.conversation.keys import summarising_key
+from core.conversation.indexing import LOCK_WAIT_S
+from core.conversation.keys import OUTBOX_LOCK, summarising_key
 from core.conversation.prompts import SYNTHESIS_SYSTEM
 from core.conversation.thoughts import CATEGORY_METRICS
 from core.conversation.turn import FINISHED_BY_REPEAT, REPEAT_WAIT_S
 from core.errors import InvalidInput
 from core.formation.important import derived_id
+from core.formation.observations import FORMATION_SYSTEM
 from core.formation.summaries import SUMMARY_KIND, SUMMARY_SYSTEM
 from core.runtime import Workbench
 from tests.support.api import ROOT, api_env, free_port, thread_server
@@ -183,8 +186,7 @@ def test_a_turn_whose_replica_was_killed_after_storing_it_is_finished_once_by_it
     the turn; the LLM holds that call, and the process is killed (SIGKILL) meanwhile. The client hears the
     connection drop; the retry with the same request id on the other replica gets the stored turn, finished
     once: its metrics thought, and the chain's summary the dead call did not make. (Killed while the LLM
-    reads the message, the process also holds the index outbox's lock, and the retry then waits up to
-    LOCK_WAIT_S for it before indexing the turn: 16 s with a real process, too long for a test.)"""
+    reads the message, the process also holds the index outbox's lock: see the next test.)"""
     released = threading.Event()
     held = threading.Event()
 
@@ -303,3 +305,57 @@ def test_a_chain_another_process_is_summarising_is_left_to_it_and_to_a_later_swe
     two.thoughts.release(key, token)
     later = uc.sweep_instance(one, uc.InstanceRequest(instance=instance))
     assert later.summarised == 1 and sorted(summary_rows(workbench, instance)) == chains
+
+
+def test_a_retry_takes_the_outbox_lock_of_a_replica_killed_while_forming_the_turn(
+        data_dir, servers, workbench, instance, key, fake_llm):
+    """A `workbench api` process is killed (SIGKILL) while the LLM reads its turn's message for formation:
+    it dies holding the index outbox's lock. The retry on the other replica (this host) takes that lock
+    over at once, rather than wait LOCK_WAIT_S (10 s) for it, and finishes the turn: indexed with its
+    important copy and the ended chain's summary."""
+    held, released = threading.Event(), threading.Event()
+
+    def answer(body: dict[str, Any]) -> str | int:
+        system = body["messages"][0]["content"]
+        if system.startswith(SYNTHESIS_SYSTEM[:40]):
+            return "Your passport is in the desk drawer."
+        if system.startswith(FORMATION_SYSTEM[:40]) and not held.is_set():  # the dead call's: held
+            held.set()
+            released.wait(60)
+        return 500  # the rules read the message and summarise the chain instead
+
+    fake_llm.answer_with(answer)
+    port = free_port()
+    env = api_env(data_dir, LLM_BASE_URL=fake_llm.url + "/v1", FORMATION_LLM="true", LLM_MAX_RETRIES="0")
+    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    body = {"thought": "I keep my passport in the desk drawer. My sister Marta renewed hers in Porto.",
+            "chain_id": "passport", "request_id": "passport-1", "tags": ["important"],
+            "next_thought_needed": False}
+
+    def first_call() -> None:
+        with contextlib.suppress(httpx.TransportError):
+            turn(f"http://127.0.0.1:{port}", instance, key, body)
+
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", proc)
+        call = threading.Thread(target=first_call)
+        call.start()
+        assert held.wait(60), "the replica never asked the LLM to read the message"
+        assert workbench.redis().get(OUTBOX_LOCK), "the replica forms the turn without the outbox lock"
+        proc.kill()
+        call.join(30)
+    finally:
+        released.set()
+        proc.kill()
+        proc.wait()
+
+    started = time.monotonic()
+    retried = turn(servers[0], instance, key, body)
+    took = time.monotonic() - started
+    assert took < REPEAT_WAIT_S + LOCK_WAIT_S / 2, took  # was REPEAT_WAIT_S + LOCK_WAIT_S and more
+    user_id = retried["thought1_id"]
+    rows = workbench.index.get(instance, [user_id, retried["thought2_id"], derived_id("important", user_id),
+                                          derived_id("summary", "passport")])
+    assert sorted(r.kind for r in rows) == ["assistant", "important", "session_summary", "user"]
+    assert not any('"passport"' in e for e in workbench.thoughts.r.lrange("index:outbox", 0, -1))
