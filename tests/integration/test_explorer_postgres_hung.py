@@ -7,31 +7,12 @@ and the sidebar's instance list waited 5 s every run.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import time
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
 from core import usecases as uc
-
-
-@contextmanager
-def postgres_hung(wb):
-    """Every process of the session's embedded Postgres stopped, continued on exit."""
-    pm = int((Path(wb.settings.data_dir) / "pg" / "postmaster.pid").read_text().split()[0])
-    children = subprocess.run(["pgrep", "-P", str(pm)], capture_output=True, text=True, check=False).stdout.split()
-    pids = [pm, *map(int, children)]
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
+from tests.support.faults import postgres_pids, suspended
 
 
 def test_the_chains_path_shows_what_redis_holds_while_postgres_hangs(workbench, instance):
@@ -39,7 +20,7 @@ def test_the_chains_path_shows_what_redis_holds_while_postgres_hangs(workbench, 
         pytest.skip("needs the embedded Postgres, to suspend it")
     said = uc.remember(workbench, uc.UiRememberParams(thought="My bike is a green Brompton.", instance=instance))
     chain = said.chain_id
-    with postgres_hung(workbench):
+    with suspended(postgres_pids(workbench.settings.data_dir)):
         t0 = time.monotonic()
         page = uc.chains(workbench, uc.ChainList(instance=instance))
         names = uc.instance_names(workbench)

@@ -6,7 +6,6 @@ answer, and a turn whose process died after storing it finished once by its retr
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 import threading
@@ -180,32 +179,30 @@ def test_two_sweeps_at_once_count_each_abandoned_answer_once(replicas, workbench
     assert (report.summary.answers, report.summary.abandoned) == (len(answers), len(answers))
 
 
-def test_a_turn_whose_replica_was_killed_after_storing_it_is_finished_once_by_its_retry_on_the_other(
-        data_dir, servers, workbench, instance, key, fake_llm):
-    """A `workbench api` process summarises the chain its turn ended with the LLM, after storing and indexing
-    the turn; the LLM holds that call, and the process is killed (SIGKILL) meanwhile. The client hears the
-    connection drop; the retry with the same request id on the other replica gets the stored turn, finished
-    once: its metrics thought, and the chain's summary the dead call did not make. (Killed while the LLM
-    reads the message, the process also holds the index outbox's lock: see the next test.)"""
-    released = threading.Event()
-    held = threading.Event()
+PASSPORT = "I keep my passport in the desk drawer. My sister Marta renewed hers in Porto."
 
-    def answer(body: dict[str, Any]) -> str | int:
-        system = body["messages"][0]["content"]
-        if system.startswith(SYNTHESIS_SYSTEM[:40]):
+
+def killed_mid_call(data_dir, instance: str, key: str, fake_llm, system: str, body: dict[str, Any], *,
+                    while_held: Callable[[], None] = lambda: None) -> list[BaseException]:
+    """A `workbench api` process sent the turn `body`, killed (SIGKILL) while the fake LLM holds its first call
+    whose system prompt opens as `system` (`while_held` runs then); what its client heard (the connection
+    dropped). The LLM answers the synthesis, and fails the rest, so the rules read and summarise instead."""
+    held, released = threading.Event(), threading.Event()
+
+    def answer(request: dict[str, Any]) -> str | int:
+        prompt = request["messages"][0]["content"]
+        if prompt.startswith(SYNTHESIS_SYSTEM[:40]):
             return "Your passport is in the desk drawer."
-        if system.startswith(SUMMARY_SYSTEM[:40]) and not held.is_set():  # the dead call's: held to the end
+        if prompt.startswith(system[:40]) and not held.is_set():  # the dead call's: held to the end
             held.set()
             released.wait(60)
-        return 500  # the rules read the message and summarise the chain instead
+        return 500
 
     fake_llm.answer_with(answer)
     port = free_port()
     env = api_env(data_dir, LLM_BASE_URL=fake_llm.url + "/v1", FORMATION_LLM="true", LLM_MAX_RETRIES="0")
     proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    body = {"thought": "I keep my passport in the desk drawer. My sister Marta renewed hers in Porto.",
-            "chain_id": "papers", "request_id": "papers-1", "tags": ["important"], "next_thought_needed": False}
     heard: list[BaseException] = []
 
     def first_call() -> None:
@@ -218,13 +215,27 @@ def test_a_turn_whose_replica_was_killed_after_storing_it_is_finished_once_by_it
         wait_ready(f"http://127.0.0.1:{port}", proc)
         call = threading.Thread(target=first_call)
         call.start()
-        assert held.wait(60), "the replica never asked the LLM to summarise the chain"
+        assert held.wait(60), "the replica never made the call to hold"
+        while_held()
         proc.kill()
         call.join(30)
     finally:
         released.set()
         proc.kill()
         proc.wait()
+    return heard
+
+
+def test_a_turn_whose_replica_was_killed_after_storing_it_is_finished_once_by_its_retry_on_the_other(
+        data_dir, servers, workbench, instance, key, fake_llm):
+    """A `workbench api` process summarises the chain its turn ended with the LLM, after storing and indexing
+    the turn; the LLM holds that call, and the process is killed (SIGKILL) meanwhile. The client hears the
+    connection drop; the retry with the same request id on the other replica gets the stored turn, finished
+    once: its metrics thought, and the chain's summary the dead call did not make. (Killed while the LLM
+    reads the message, the process also holds the index outbox's lock: see the next test.)"""
+    body = {"thought": PASSPORT, "chain_id": "papers", "request_id": "papers-1", "tags": ["important"],
+            "next_thought_needed": False}
+    heard = killed_mid_call(data_dir, instance, key, fake_llm, SUMMARY_SYSTEM, body)
     assert len(heard) == 1, heard  # "Server disconnected without sending a response." (or a reset)
     stored = workbench.thoughts.chain_thoughts(instance, "papers")
     assert sorted(t.category.split(":")[1] for t in stored) == ["assistant", "user"]  # no metrics thought yet
@@ -313,42 +324,13 @@ def test_a_retry_takes_the_outbox_lock_of_a_replica_killed_while_forming_the_tur
     it dies holding the index outbox's lock. The retry on the other replica (this host) takes that lock
     over at once, rather than wait LOCK_WAIT_S (10 s) for it, and finishes the turn: indexed with its
     important copy and the ended chain's summary."""
-    held, released = threading.Event(), threading.Event()
-
-    def answer(body: dict[str, Any]) -> str | int:
-        system = body["messages"][0]["content"]
-        if system.startswith(SYNTHESIS_SYSTEM[:40]):
-            return "Your passport is in the desk drawer."
-        if system.startswith(FORMATION_SYSTEM[:40]) and not held.is_set():  # the dead call's: held
-            held.set()
-            released.wait(60)
-        return 500  # the rules read the message and summarise the chain instead
-
-    fake_llm.answer_with(answer)
-    port = free_port()
-    env = api_env(data_dir, LLM_BASE_URL=fake_llm.url + "/v1", FORMATION_LLM="true", LLM_MAX_RETRIES="0")
-    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    body = {"thought": "I keep my passport in the desk drawer. My sister Marta renewed hers in Porto.",
-            "chain_id": "passport", "request_id": "passport-1", "tags": ["important"],
+    body = {"thought": PASSPORT, "chain_id": "passport", "request_id": "passport-1", "tags": ["important"],
             "next_thought_needed": False}
 
-    def first_call() -> None:
-        with contextlib.suppress(httpx.TransportError):
-            turn(f"http://127.0.0.1:{port}", instance, key, body)
-
-    try:
-        wait_ready(f"http://127.0.0.1:{port}", proc)
-        call = threading.Thread(target=first_call)
-        call.start()
-        assert held.wait(60), "the replica never asked the LLM to read the message"
+    def holds_the_lock() -> None:
         assert workbench.redis().get(OUTBOX_LOCK), "the replica forms the turn without the outbox lock"
-        proc.kill()
-        call.join(30)
-    finally:
-        released.set()
-        proc.kill()
-        proc.wait()
+
+    killed_mid_call(data_dir, instance, key, fake_llm, FORMATION_SYSTEM, body, while_held=holds_the_lock)
 
     started = time.monotonic()
     retried = turn(servers[0], instance, key, body)

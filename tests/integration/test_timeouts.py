@@ -5,11 +5,7 @@ it is unavailable. A stopped server cannot cancel its own statements, so the bou
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import time
-from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -23,6 +19,7 @@ from core.services import EmbeddedPostgres, EmbeddedRedis, FailFastPool
 from core.services.bounded import RedisHung
 from tests.support.api import thread_server
 from tests.support.embedders import KeywordEmbedder
+from tests.support.faults import postgres_pids, suspended
 
 STATEMENT_S = 1.0  # the client then waits 1 + 2 s for an answer
 CONNECT_S = 2
@@ -37,24 +34,6 @@ def bounded_wb(fault_wb):
                    embedder=KeywordEmbedder())
     yield wb
     wb.close()
-
-
-@contextmanager
-def suspended(pids: list[int]):
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
-
-
-def postgres_pids(data_dir) -> list[int]:
-    """The postmaster and every backend: stopping only the postmaster leaves open sessions answering."""
-    postmaster = EmbeddedPostgres(data_dir)._postmaster_pid()
-    children = subprocess.run(["pgrep", "-P", str(postmaster)], check=False, capture_output=True, text=True).stdout.split()
-    return [postmaster, *map(int, children)]
 
 
 def test_a_hung_postgres_degrades_a_turn_within_the_bound_and_says_so(bounded_wb, instance):
