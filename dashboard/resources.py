@@ -22,7 +22,9 @@ def get_workbench() -> Workbench:
     """The runtime shared by all sessions. Settings come from the environment and secrets.toml."""
     wb = Workbench(load_settings())
     try:
-        uc.sweep(wb)
+        # The quick part of upkeep only: summarising every instance's quiet chains asks the LLM once a
+        # summary, and the first page waited for all of them (the warm-up thread does them next).
+        uc.sweep(wb, summarise=False)
     except Exception as e:  # upkeep is best effort: the sidebar shows which service is down
         log.warning("upkeep at start skipped: %s", type(e).__name__)
     threading.Thread(target=_warm_up, args=(wb,), name="dashboard-warm-up", daemon=True).start()
@@ -44,7 +46,8 @@ def import_page_modules() -> list[str]:
 def _warm_up(wb: Workbench) -> None:
     """The default instance's recent answers read ahead (first: the Feedback page waits for them), the pages'
     modules imported and the Feedback page's chart specs built, so the first opening of a page finds them;
-    then what the process holds from its start is set aside from garbage collection."""
+    then what the process holds from its start is set aside from garbage collection; last, every instance's
+    quiet chains summarised (upkeep's slow part, which no page waits for)."""
     try:
         uc.warm_feedback(wb)
     except Exception as e:  # best effort, as upkeep: the page reads them itself and reports what fails
@@ -63,6 +66,13 @@ def _warm_up(wb: Workbench) -> None:
     if gc.get_freeze_count() == 0:
         gc.collect()
         gc.freeze()
+    try:
+        instances = wb.thoughts.instances()
+    except Exception as e:  # best effort, as upkeep: each Chat page summarises its own instance too
+        log.warning("summaries at start skipped: %s", type(e).__name__)
+        return
+    for instance in instances:
+        _summarise_quiet(wb, instance)
 
 
 _SUMMARISING: set[str] = set()  # instances whose quiet chains a thread is summarising
@@ -71,26 +81,31 @@ _SUMMARISING_LOCK = threading.Lock()
 
 def summarise_in_background(wb: Workbench, instance: str) -> None:
     """The chains of `instance` that went quiet, summarised by a thread of their own, at most one at a time
-    an instance: no page waits for it. Each summary is an embedding and a write, and after a long quiet
-    spell or an import there are many (at 1,000,000 memories, ten of them took a run of the Chat page
-    0.42 s). Failures are left to the next sweep, as the sweep leaves them."""
+    an instance: no page waits for it. Each summary is an embedding and a write (and with an LLM, a call),
+    and after a long quiet spell or an import there are many (at 1,000,000 memories, ten of them took a run
+    of the Chat page 0.42 s). Failures are left to the next sweep, as the sweep leaves them."""
+    with _SUMMARISING_LOCK:
+        if instance in _SUMMARISING:
+            return
+    threading.Thread(target=_summarise_quiet, args=(wb, instance), name=f"summaries-{instance}",
+                     daemon=True).start()
+
+
+def _summarise_quiet(wb: Workbench, instance: str) -> None:
+    """Summarise the quiet chains of `instance` unless another thread of the process is at it."""
     with _SUMMARISING_LOCK:
         if instance in _SUMMARISING:
             return
         _SUMMARISING.add(instance)
-
-    def run() -> None:
-        try:
-            result = uc.summarise_quiet_chains(wb, uc.InstanceRequest(instance=instance))
-            if result.note:
-                log.warning("%s: %s", instance, result.note)
-        except Exception as e:  # best effort, as upkeep: the next sweep tries again
-            log.warning("summaries of %s's quiet chains skipped: %s", instance, type(e).__name__)
-        finally:
-            with _SUMMARISING_LOCK:
-                _SUMMARISING.discard(instance)
-
-    threading.Thread(target=run, name=f"summaries-{instance}", daemon=True).start()
+    try:
+        result = uc.summarise_quiet_chains(wb, uc.InstanceRequest(instance=instance))
+        if result.note:
+            log.warning("%s: %s", instance, result.note)
+    except Exception as e:  # best effort, as upkeep: the next sweep tries again
+        log.warning("summaries of %s's quiet chains skipped: %s", instance, type(e).__name__)
+    finally:
+        with _SUMMARISING_LOCK:
+            _SUMMARISING.discard(instance)
 
 
 def current_instance() -> str:

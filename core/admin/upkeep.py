@@ -26,11 +26,14 @@ class Upkeep(BaseModel):
     summarised: dict[str, int] = {}  # session summaries written, by instance (core.formation.summaries)
 
 
-def upkeep(wb: Workbench) -> Upkeep:
+def upkeep(wb: Workbench, *, summarise: bool = True) -> Upkeep:
+    """Every instance's answers with no follow-up marked abandoned, the outbox indexed, and (`summarise`)
+    the quiet chains summarised: with an LLM configured, one call per summary, so the dashboard leaves that
+    part to a thread of its own rather than hold its first page."""
     marked = {i: wb.thoughts.sweep_abandoned(i) for i in wb.thoughts.instances()}
     sync = sync_index(wb.thoughts, wb.index)
     summarised = {}
-    if sync.error is None:  # summaries are written to Postgres too
+    if summarise and sync.error is None:  # summaries are written to Postgres too
         summarised = {i: n for i in marked if (n := summarise_quiet(wb, i))}
     return Upkeep(abandoned_marked=marked, indexed=sync.indexed, pending=sync.pending, error=sync.error,
                   summarised=summarised)

@@ -107,9 +107,10 @@ def summarise_quiet_chains(wb: Workbench, req: InstanceRequest) -> SweepResult:
     return SweepResult(instance=instance, abandoned_marked=0, summarised=summarised)
 
 
-def sweep(wb: Workbench) -> Upkeep:
-    """Every instance's abandonment sweep, then the thoughts still queued for the memory index."""
-    return upkeep(wb)
+def sweep(wb: Workbench, *, summarise: bool = True) -> Upkeep:
+    """Every instance's abandonment sweep, then the thoughts still queued for the memory index, then (with
+    `summarise`) every instance's quiet chains summarised."""
+    return upkeep(wb, summarise=summarise)
 
 
 class ConversationRef(InstanceRequest):
