@@ -65,8 +65,13 @@ def test_no_acknowledged_turn_or_feedback_is_lost_when_redis_crashes(fault_wb, i
     for crash in range(CRASHES):
         while len(acked) < (crash + 1) * WRITERS * TURNS // (CRASHES + 1):
             time.sleep(0.01)
+        failed_before = failures.total()
         kill_redis(wb.settings.data_dir)
-        time.sleep(0.5)  # the writers fail meanwhile
+        # Down until a turn has failed (the client's retries span 0.7 s: a restart within them went
+        # unnoticed once on a loaded machine), then started again.
+        deadline = time.monotonic() + 20
+        while failures.total() == failed_before and time.monotonic() < deadline:
+            time.sleep(0.05)
         redis_server.ensure_running()
     for t in threads:
         t.join(timeout=120)
