@@ -52,9 +52,12 @@ def test_the_pages_show_the_prompt_the_llm_received(settings, workbench, instanc
 
         # A message ending in blank lines (quoted in the prompt, so its last line is the indent): st.code drops
         # a last line break and trailing blanks unless told otherwise.
-        fake.reply("Your cat is **Mochi**.", prompt_tokens=321, completion_tokens=9, total_tokens=331)
+        # Replies and requests by the question's text: the dashboard's start summarises other tests' quiet
+        # chains in the background, with this LLM, whenever they are due.
+        fake.reply("Your cat is **Mochi**.", prompt_tokens=321, completion_tokens=9, total_tokens=331,
+                   to="What is my cat called?")
         send(page, "What is my cat called?\n\n")
-        body = fake.chat_requests[-1]["body"]
+        body = fake.chat_requests_with("What is my cat called?")[-1]["body"]
         why = page.get_by_test_id("stExpander").filter(has_text="Why this answer").last
         assert shown_prompt(why) == [m["content"] for m in body["messages"]]
         assert CAT in body["messages"][1]["content"] and body["messages"][1]["content"].endswith("called?\n    ")
@@ -67,10 +70,10 @@ def test_the_pages_show_the_prompt_the_llm_received(settings, workbench, instanc
         assert page.locator("strong", has_text="Mochi").count() == 0 and page.locator("b", has_text="not html").count() == 0
 
         # A follow-up scores the first answer, so the Feedback page lists it.
-        fake.reply("Mochi.", prompt_tokens=400, completion_tokens=2, total_tokens=402)
+        fake.reply("Mochi.", prompt_tokens=400, completion_tokens=2, total_tokens=402, to="Thanks! And again?")
         send(page, "Thanks! And again?")
         assert shown_prompt(page.get_by_test_id("stExpander").filter(has_text="Why this answer").last) == \
-            [m["content"] for m in fake.chat_requests[-1]["body"]["messages"]]
+            [m["content"] for m in fake.chat_requests_with("Thanks! And again?")[-1]["body"]["messages"]]
 
         # The offline turn's prompt says it was never sent.
         page.goto(url + "/chat")

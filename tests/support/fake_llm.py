@@ -50,11 +50,13 @@ class FakeLLMServer:
     # -- scripting --------------------------------------------------------------------------
 
     def reply(self, text: str, *, prompt_tokens: int = 10, completion_tokens: int = 5,
-              total_tokens: int | None = None, model: str | None = None) -> None:
+              total_tokens: int | None = None, model: str | None = None, to: str | None = None) -> None:
+        """`to`: the reply of the next call whose request holds that text, however many other calls come
+        first (a dashboard's background summaries call the LLM whenever they are due)."""
         self._replies.append({"kind": "text", "text": text, "usage": {
             "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
             "total_tokens": total_tokens if total_tokens is not None else prompt_tokens + completion_tokens},
-            "model": model})
+            "model": model, "to": to})
 
     def fail(self, status: int, times: int = 1, *, retry_after_ms: int | None = None) -> None:
         """The next `times` calls answer HTTP `status`; with `retry_after_ms`, a `retry-after-ms` header
@@ -81,13 +83,19 @@ class FakeLLMServer:
     def chat_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
 
+    def chat_requests_with(self, text: str) -> list[dict[str, Any]]:
+        """The chat calls whose request holds `text`."""
+        return [r for r in self.chat_requests if _holds(r["body"], text)]
+
     # -- serving ----------------------------------------------------------------------------
 
     def _next(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        try:
-            return self._replies.popleft()
-        except IndexError:
-            return self._handled(body) if self._handler_fn else None
+        """The first queued step for this call (one addressed `to` another call's text is left queued)."""
+        for step in list(self._replies):
+            if step.get("to") is None or _holds(body, step["to"]):
+                self._replies.remove(step)
+                return step
+        return self._handled(body) if self._handler_fn else None
 
     def _handled(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """The handler's answer as a queued step would have said it."""
@@ -180,3 +188,7 @@ class FakeLLMServer:
                 self.wfile.write(raw)
 
         return Handler
+
+
+def _holds(body: dict[str, Any], text: str) -> bool:
+    return text in json.dumps(body, ensure_ascii=False)
