@@ -355,6 +355,9 @@ def render_content(where, content: str) -> None:
 
 # -- a listing: no words, every memory the filters keep, by time ----------------------------------
 
+LIST_MARK = "xp_list_mark"  # where the page of the listing shown began and ended (`MemoryPage.mark`)
+
+
 def render_listing(instance: str, params: dict) -> None:
     """The memories the form's filters keep, newest or oldest first, a page at a time, with their true count
     (`uc.memory_browse`), and the whole selection as a download."""
@@ -362,17 +365,23 @@ def render_listing(instance: str, params: dict) -> None:
     order = c1.radio("Order", ["newest", "oldest"], horizontal=True, key="xp_list_order", on_change=_first_list_page,
                      format_func=lambda o: {"newest": "Newest first", "oldest": "Oldest first"}[o])
     size = c2.selectbox("Per page", [10, 20, 50, 100], index=1, key="xp_list_size", on_change=_first_list_page)
-    page_no = c3.number_input("Page", min_value=1, value=1, step=1, key="xp_list_page")
+    page_no = c3.number_input("Page", min_value=1, value=1, step=1, key="xp_list_page",
+                              help="The first and the last page, and the pages next to the one shown, are read "
+                                   "straight from where they start; a page typed in far from them is reached "
+                                   "by reading past the memories in between.")
     try:
         req = uc.MemoryBrowse(instance=instance, kinds=params["kinds"], chain_id=params["chain_id"],
                               tags=params["tags"], date_from=params["date_from"], date_to=params["date_to"],
-                              order=order, page=int(page_no), page_size=size)
+                              order=order, page=int(page_no), page_size=size,
+                              shown=st.session_state.get(LIST_MARK))
     except ValidationError as e:
         show_invalid(e, "list the memories", SEARCH_LABELS)
         return
     page = attempt("list the memories", lambda: uc.memory_browse(get_workbench(), req))
     if page is None:
         return
+    if page.mark is not None:  # the next page, the previous one or this one again: read from its edge
+        st.session_state[LIST_MARK] = page.mark
     kept = _filters_said(req)
     if not page.total:
         st.info(f"No memory {kept}." if kept else "Nothing is stored in this instance yet.")
@@ -409,7 +418,7 @@ def _render_listing_export(req, total: int) -> None:
     """Every memory of the listing (all its pages), prepared on request: a whole selection is read only
     when asked for."""
     held = "xp_list_export"
-    selection = req.model_dump(exclude={"page", "page_size"})
+    selection = req.model_dump(exclude={"page", "page_size", "shown"})
     if st.button(f"Prepare a download of all {plural(total, 'memory', 'memories')} listed (JSON lines)",
                  key="xp_list_prepare", icon=":material/download:"):
         out = attempt("export the memories", lambda: uc.memory_export(get_workbench(), req))

@@ -302,6 +302,25 @@ def recent_memories(wb: Workbench, instance: str, limit: int = 20) -> list[Hit]:
     return hits_of(wb, [row_from_tuple(r) for r in rows])
 
 
+class PageEdge(BaseModel):
+    """A row's place in the listing's order: its time, and its id among the rows of the same time."""
+
+    created_at: datetime
+    id: str
+
+
+class PageMark(BaseModel):
+    """Where a page of a listing began and ended, handed back with the next request (`MemoryBrowse.shown`):
+    the page after it, before it, or itself again is then read from its edge row (keyset) rather than by
+    skipping every row before it (OFFSET), which cost the last page of 200,000 memories a read of all of them."""
+
+    page: int
+    first: PageEdge
+    last: PageEdge
+    selection: str = Field(description="the filters, order and page size the page was listed with "
+                                       "(`_selection`): a mark of another listing is not used")
+
+
 class MemoryBrowse(BaseModel):
     """The explorer's listing of what is stored, without words to search for: the instance's memories
     narrowed by kind, chain, tags and days (UTC, both included), in time order, a page at a time."""
@@ -317,6 +336,8 @@ class MemoryBrowse(BaseModel):
     order: Order = "newest"
     page: int = Field(1, ge=1)
     page_size: int = Field(20, ge=1, le=200)
+    shown: PageMark | None = Field(None, description="the `mark` of the page shown before: a page near it is "
+                                                     "read from its edge; ignored when it is of another listing")
 
     @field_validator("chain_id", mode="before")
     @classmethod
@@ -332,6 +353,11 @@ class MemoryPage(BaseModel):
     page_size: int
     order: Order
     hits: list[Hit] = Field(description="this page's memories, in `order` of their time")
+    mark: PageMark | None = Field(None, description="where this page began and ended, to hand back as "
+                                                    "`MemoryBrowse.shown` (None: the page is empty)")
+    skipped: int = Field(0, description="rows read and passed over to reach the page: 0 for the first and "
+                                        "last pages and those next to the page shown; a page typed in far "
+                                        "from them, the rows between it and the nearest of them")
 
 
 BROWSE_EXPORT_MAX = 20_000  # memories one export of a listing writes; the archive is for a whole instance
@@ -344,8 +370,16 @@ BROWSE_WHERE = ("instance = %(instance)s AND (%(kinds)s::text[] IS NULL OR kind 
                 "AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s) "
                 "AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)")
 BROWSE_COUNT = f"SELECT count(*) FROM memory WHERE {BROWSE_WHERE}"
-BROWSE_PAGE = {order: f"SELECT {ROW_COLUMNS} FROM memory WHERE {BROWSE_WHERE} ORDER BY created_at {way}, id {way} "
-                      "LIMIT %(limit)s OFFSET %(offset)s" for order, way in (("newest", "DESC"), ("oldest", "ASC"))}
+# A page read from an end of the listing, or from an edge row (keyset: "after" it, or "from" it, itself
+# included), newest (DESC) or oldest (ASC) first; ties of time by id. A statement per shape rather than
+# one with "edge IS NULL OR …": a prepared statement's generic plan could not use the time index for that.
+BROWSE_EDGE = {(True, None): "", (True, "after"): "AND (created_at, id) < (%(at)s, %(id)s) ",
+               (True, "from"): "AND (created_at, id) <= (%(at)s, %(id)s) ", (False, None): "",
+               (False, "after"): "AND (created_at, id) > (%(at)s, %(id)s) ",
+               (False, "from"): "AND (created_at, id) >= (%(at)s, %(id)s) "}
+BROWSE_READ = {key: f"SELECT {ROW_COLUMNS} FROM memory WHERE {BROWSE_WHERE} {edge}"
+                    f"ORDER BY created_at {'DESC' if key[0] else 'ASC'}, id {'DESC' if key[0] else 'ASC'} "
+                    "LIMIT %(limit)s OFFSET %(offset)s" for key, edge in BROWSE_EDGE.items()}
 
 
 def _browse_params(req: MemoryBrowse) -> dict:
@@ -356,28 +390,99 @@ def _browse_params(req: MemoryBrowse) -> dict:
             "until": datetime.combine(req.date_to + timedelta(days=1), time.min, UTC) if req.date_to else None}
 
 
+def _selection(req: MemoryBrowse) -> str:
+    """The listing a page belongs to: its filters, order and page size (not the page)."""
+    return req.model_dump_json(exclude={"page", "shown"})
+
+
+class _Read(BaseModel):
+    """How a page is read: `forward` in the listing's order (else in the reverse order, then turned round),
+    from an end (`edge` None) or from an edge row (`how`: "after" it, or "from" it, itself included), passing
+    over `skip` rows, `limit` rows."""
+
+    forward: bool
+    edge: PageEdge | None = None
+    how: Literal["after", "from"] | None = None
+    skip: int
+    limit: int
+
+
+def _reads(req: MemoryBrowse, total: int) -> list[_Read]:
+    """The ways to read page `req.page` of `total` rows: from the start, from the end, and from the page
+    shown when it is of this listing; `browse_memories` takes the one that passes over the fewest rows."""
+    offset = (req.page - 1) * req.page_size
+    rows = min(req.page_size, total - offset)
+    reads = [_Read(forward=True, skip=offset, limit=rows), _Read(forward=False, skip=total - offset - rows, limit=rows)]
+    mark = req.shown
+    if mark is None or mark.selection != _selection(req):
+        return reads
+    if req.page > mark.page:
+        reads.append(_Read(forward=True, edge=mark.last, how="after", skip=(req.page - mark.page - 1) * req.page_size,
+                           limit=rows))
+    elif req.page == mark.page:  # the page again (any rerun of the page): from its first row, itself included
+        reads.append(_Read(forward=True, edge=mark.first, how="from", skip=0, limit=rows))
+    else:
+        reads.append(_Read(forward=False, edge=mark.first, how="after",
+                           skip=(mark.page - req.page - 1) * req.page_size, limit=rows))
+    return reads
+
+
 def browse_memories(wb: Workbench, req: MemoryBrowse) -> MemoryPage:
     """One page of the memories the filters keep, newest or oldest first (ties by id, so a memory is on
     exactly one page), with the true count of all of them. A page past the last one is empty and keeps its
-    number, as `list_chains` does."""
-    params = _browse_params(req)
-    offset = (req.page - 1) * req.page_size
+    number, as `list_chains` does.
+
+    The page is read from the nearest place it is known to start from: the start (page 1), the end (the
+    last page: the listing read backwards), or the edge of the page shown (`req.shown`: the next and the
+    previous page), by keyset on (created_at, id), which the time index finds without reading the rows
+    before; a page typed in far from all of them passes over the rows between (`MemoryPage.skipped`)."""
     with wb.pool().connection() as conn:
-        total = conn.execute(BROWSE_COUNT, params).fetchone()[0]
-        rows = [] if offset >= total else conn.execute(
-            BROWSE_PAGE[req.order], {**params, "limit": req.page_size, "offset": offset}).fetchall()
+        total = conn.execute(BROWSE_COUNT, _browse_params(req)).fetchone()[0]
+        memories, skipped = _page_rows(conn, req, total)
+    return _page_of(wb, req, total, memories, skipped)
+
+
+def _page_rows(conn, req: MemoryBrowse, total: int) -> tuple[list[MemoryRow], int]:
+    """The rows of page `req.page` of `total`, read the way that passes over the fewest (`_reads`), and
+    how many it passed over."""
+    if (req.page - 1) * req.page_size >= total:
+        return [], 0
+    read = min(_reads(req, total), key=lambda r: r.skip)
+    newest_first = (req.order == "newest") == read.forward
+    edge = {"at": read.edge.created_at, "id": read.edge.id} if read.edge else {}
+    rows = conn.execute(BROWSE_READ[(newest_first, read.how)],
+                        {**_browse_params(req), **edge, "limit": read.limit, "offset": read.skip}).fetchall()
+    return [row_from_tuple(r) for r in (rows if read.forward else rows[::-1])], read.skip
+
+
+def _page_of(wb: Workbench, req: MemoryBrowse, total: int, memories: list[MemoryRow], skipped: int) -> MemoryPage:
     return MemoryPage(instance=req.instance, total=total, page=req.page, pages=max(1, -(-total // req.page_size)),
-                      page_size=req.page_size, order=req.order, hits=hits_of(wb, [row_from_tuple(r) for r in rows]))
+                      page_size=req.page_size, order=req.order, hits=hits_of(wb, memories),
+                      mark=_mark(req, memories), skipped=skipped)
+
+
+def _mark(req: MemoryBrowse, memories: list[MemoryRow]) -> PageMark | None:
+    if not memories:
+        return None
+    return PageMark(page=req.page, first=PageEdge(created_at=memories[0].created_at, id=memories[0].id),
+                    last=PageEdge(created_at=memories[-1].created_at, id=memories[-1].id), selection=_selection(req))
 
 
 def browse_export(wb: Workbench, req: MemoryBrowse) -> tuple[int, str]:
     """Every memory the listing's filters keep (all pages, in its order, at most BROWSE_EXPORT_MAX) as JSON
-    lines (`hits_jsonl`); with how many matched in all, so a cut export says so."""
-    first = browse_memories(wb, req.model_copy(update={"page": 1, "page_size": 200}))
-    hits = list(first.hits)
-    for page in range(2, min(first.pages, BROWSE_EXPORT_MAX // 200) + 1):
-        hits += browse_memories(wb, req.model_copy(update={"page": page, "page_size": 200})).hits
-    return first.total, hits_jsonl(hits)
+    lines (`hits_jsonl`); with how many matched in all, so a cut export says so. Counted once, each page of
+    200 read from the previous one's edge (keyset), not past every row before it."""
+    page = req.model_copy(update={"page": 1, "page_size": 200, "shown": None})
+    memories: list[MemoryRow] = []
+    with wb.pool().connection() as conn:
+        total = conn.execute(BROWSE_COUNT, _browse_params(req)).fetchone()[0]
+        while len(memories) < min(total, BROWSE_EXPORT_MAX):
+            rows, _ = _page_rows(conn, page, total)
+            if not rows:
+                break
+            memories += rows
+            page = page.model_copy(update={"page": page.page + 1, "shown": _mark(page, rows)})
+    return total, hits_jsonl(hits_of(wb, memories[:BROWSE_EXPORT_MAX]))
 
 
 def hits_jsonl(hits: list[Hit]) -> str:

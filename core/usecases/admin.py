@@ -213,8 +213,9 @@ def _memory_named(wb: Workbench, instance: str, query: str) -> Hit | None:
 
 def memory_browse(wb: Workbench, req: MemoryBrowse) -> MemoryPage:
     """The instance's memories without a query, narrowed by kind, chain, tags and days, newest or oldest
-    first, a page at a time with the count of all of them (the explorer's listing). First, the thoughts
-    still queued for the memory index are indexed (`sync_before_search`)."""
+    first, a page at a time with the count of all of them (the explorer's listing); with `req.shown`, the
+    page shown before, the next and the previous page are read from its edge (`browse_memories`). First, the
+    thoughts still queued for the memory index are indexed (`sync_before_search`)."""
     sync_before_search(wb)
     return browse_memories(wb, req)
 
