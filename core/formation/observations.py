@@ -151,7 +151,7 @@ def _whole_year(start: datetime, end: datetime) -> bool:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.7"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.8"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -170,7 +170,10 @@ RULES = "2026-12-07.7"  # .2: an age update supersedes every earlier age of that
 # without being one ("My diet is keto now."); 12-07.7: Portuguese and German homes and jobs in the attribute
 # table, and their changes told in passing ("Mudámo-nos para o Porto.", "Ich arbeite jetzt bei Siemens."), so a
 # change or a correction in one language supersedes the fact told in another; German "Doch, …" corrects;
-# Portuguese and German receipts ("Anotado.", "Notiert.", "Alles klar, gemerkt.") are acknowledgements
+# Portuguese and German receipts ("Anotado.", "Notiert.", "Alles klar, gemerkt.") are acknowledgements;
+# 12-07.8: Portuguese and German ages, cars, diets and managers ("Tenho 34 anos.", "Ich fahre jetzt einen Tesla.",
+# "Agora sou vegetariana.", "Meine neue Chefin ist Dana Weber."), clauses joined by "e"/"und", German names after
+# an article ("bei der Telekom", "in der Schweiz", "im Allgäu")
 
 
 @dataclass

@@ -15,7 +15,7 @@ import pytest
 
 from core.formation.kinds import classify, says_nothing
 from core.formation.observations import rules_formation
-from core.formation.updates import read, replaces
+from core.formation.updates import read, replaces, stated_of
 from core.retrieval.attributes import naming
 
 REPLIES = [json.loads(line) for line in (Path(__file__).parents[1] / "data" / "multilingual_labelled"
@@ -104,3 +104,105 @@ def test_the_portuguese_and_german_words_of_the_table_are_no_search_s_names_of_a
     named = {w for words in naming().values() for w in words}
     assert not named & {"moro", "vivo", "wohne", "arbeite", "trabalho", "gezogen", "leben"}
     assert {"live", "moved", "work", "job"} <= named
+
+
+# Batch "lang3" (labelled before the rules read them; tests/data/supersessions.jsonl has them as cases): ages,
+# cars, diets and managers in Portuguese and German, clauses joined by "e"/"und", German names after an article.
+@pytest.mark.parametrize("update, fact", [
+    ("Fiz 35 anos na semana passada.", "Tenho 34 anos."),
+    ("A Maya tem agora 6 anos.", "A Maya tem 5 anos."),
+    ("Ich bin letzte Woche 35 geworden.", "Ich bin 34 Jahre alt."),
+    ("Maya ist jetzt 6.", "Maya ist 5."),
+    ("Ich bin jetzt 35.", "I'm 34 years old."),
+    ("O Tomás fez 4 anos ontem.", "Our son Tomás is 3."),
+    ("Agora conduzo um Tesla.", "Conduzo um Golf."),
+    ("Ich fahre jetzt einen Tesla.", "Ich fahre einen Golf."),
+    ("Ich fahre jetzt einen Tesla Model 3.", "Mein Auto ist ein VW Golf."),
+    ("Agora conduzo um Tesla.", "I drive a Golf."),
+    ("I drive a Tesla now.", "Ich fahre einen Golf."),
+    ("Vendi o Clio e comprei um Tesla.", "O meu carro é um Renault Clio."),
+    ("Agora sou vegano.", "Sou vegetariano."),
+    ("Ich bin jetzt vegan.", "Ich bin Vegetarierin."),
+    ("Agora sou vegetariana.", "I'm vegan."),
+    ("I'm vegetarian now.", "Ich bin Veganerin."),
+    ("A minha nova chefe é a Rita Sousa.", "O meu chefe é o Miguel."),
+    ("Meine neue Chefin ist Dana Weber.", "Mein Chef ist Tom Becker."),
+    ("Ich berichte jetzt an Marco Rossi.", "Meine Chefin ist Priya Shah."),
+    ("O meu chefe agora é o Tomasz Nowak.", "My manager is Priya."),
+    ("I report to Dana now.", "Mein Chef ist Tom."),
+    ("Meine Schwester wohnt in Köln und wir sind nach Hamburg gezogen.", "Ich wohne in München."),
+    ("O meu irmão vive em Braga e nós mudámo-nos para o Porto.", "Eu moro em Lisboa."),
+    ("Ich arbeite jetzt bei der Telekom.", "Ich arbeite bei Bosch."),
+    ("Wir wohnen jetzt in der Schweiz.", "Ich wohne in München."),
+    ("Wir wohnen jetzt im Allgäu.", "Ich wohne in München."),
+    ("Ich arbeite jetzt bei Siemens.", "Ich arbeite bei der Telekom."),
+])
+def test_an_age_a_car_a_diet_or_a_manager_changed_replaces_the_one_told_before(update, fact):
+    reading = read(update)
+    assert reading.update and replaces(reading, read(fact))
+
+
+@pytest.mark.parametrize("update, fact", [
+    ("Ich wohne jetzt in Hamburg und meine Frau arbeitet bei Siemens.", "Ich arbeite bei Bosch."),
+    ("Mudámo-nos para o Porto e o meu marido trabalha na Sonae.", "Trabalho na Farfetch."),
+    ("A Maya tem 5 anos de natação.", "A Maya tem 5 anos."),
+    ("Tenho 6 anos de experiência em Python.", "Tenho 34 anos."),
+    ("Meine Tochter ist jetzt 6.", "Ich bin 34."),
+    ("Es ist jetzt 7.", "Ich bin 34."),
+    ("Ich fahre jetzt die Kinder zur Schule.", "Ich fahre einen Golf."),
+    ("Ich fahre jetzt mit dem Fahrrad zur Arbeit.", "Ich fahre einen Golf."),
+    ("Mein Bruder fährt jetzt einen Tesla.", "Ich fahre einen Golf."),
+    ("O meu irmão agora conduz um Tesla.", "Conduzo um Golf."),
+    ("A minha irmã agora é vegana.", "Sou vegetariano."),
+    ("Wenn ich vegan wäre, würde ich mehr kochen.", "Ich bin Vegetarierin."),
+    ("Mein Chef ist jetzt im Urlaub.", "Mein Chef ist Tom."),
+    ("Der Chef vom Restaurant ist jetzt Marco.", "Mein Chef ist Tom."),
+    ("Wir wohnen jetzt in der Nähe vom Englischen Garten.", "Ich wohne in München."),
+    ("Wir wohnen jetzt in einer größeren Wohnung in der Innenstadt.", "Ich wohne in München."),
+    ("Ich arbeite jetzt in der Zentrale.", "Ich arbeite bei Siemens."),
+    ("Ich bin jetzt vegan.", "I'm vegan."),  # the same diet in two languages: no change
+])
+def test_what_replaces_no_age_car_diet_or_manager(update, fact):
+    assert not replaces(read(update), read(fact))
+
+
+@pytest.mark.parametrize("text, attribute, value", [
+    ("Tenho 34 anos.", "age", "34"), ("Ich bin 34 Jahre alt.", "age", "34"), ("Maya ist 5.", "age", "5"),
+    ("Nein, ich bin 35.", "age", "35"), ("Não, eu tenho 35 anos.", "age", "35"),
+    ("Conduzo um Golf.", "vehicle", "golf"), ("Ich fahre einen Golf.", "vehicle", "golf"),
+    ("Sou vegetariano.", "diet", "vegetarian"), ("Ich bin Veganerin.", "diet", "vegan"),
+    ("Ich esse vegetarisch.", "diet", "vegetarian"),
+    ("O meu chefe é o Miguel.", "has:manager", "miguel"), ("Mein Chef ist Tom.", "has:manager", "tom"),
+    ("Ich arbeite bei der Deutschen Bahn.", "employer", "bahn"), ("Ich wohne in der Schweiz.", "residence", "schweiz"),
+])
+def test_a_portuguese_or_german_statement_claims_what_its_english_one_does(text, attribute, value):
+    assert any(c.attribute == attribute and value in c.values for c in read(text).claims), read(text).claims
+
+
+@pytest.mark.parametrize("text, clauses", [
+    ("Ich wohne in Berlin und arbeite bei SAP.", ["Ich wohne in Berlin", "arbeite bei SAP"]),
+    ("Moro em Lisboa e trabalho na Farfetch.", ["Moro em Lisboa", "trabalho na Farfetch"]),
+    # "e" only as a word between clauses: not a letter, nor "E-Mail"
+    ("I take vitamin E every day.", ["I take vitamin E every day"]),
+    ("My E-mail is down and I work at Acme.", ["My E-mail is down", "I work at Acme"]),
+])
+def test_clauses_are_split_at_e_and_und_as_at_and(text, clauses):
+    assert [c for c, _ in stated_of(text)] == clauses
+
+
+def test_the_new_words_of_the_table_are_no_search_s_names_of_an_attribute():
+    named = {w for words in naming().values() for w in words}
+    assert not named & {"conduzo", "fahre", "auto", "chefe", "chef", "chefin", "vegetarisch", "vegetariano", "dieta"}
+
+
+@pytest.mark.parametrize("update, fact", [
+    ("Mein Chef ist jetzt Vater.", "Mein Chef ist Tom."),  # what he became, no name
+    ("Ich habe die Wohnung in München verkauft.", "Ich wohne in München."),  # a flat sold, no home left
+    ("Vendi a casa em Lisboa.", "Moro em Lisboa."),
+])
+def test_what_is_sold_or_become_replaces_no_home_or_manager(update, fact):
+    assert not replaces(read(update), read(fact))
+
+
+def test_a_car_sold_in_german_is_no_longer_so():
+    assert {"golf"} in [was for _, _, was in read("Wir haben den alten Golf verkauft.").old]
