@@ -31,9 +31,11 @@ deletes the message, as forgetting the one fact of a message does.
 A deletion killed midway (power lost, Ctrl-C, the OOM killer) must not leave its copies behind: before it
 removes anything it writes down what it must still erase (`deleting:<instance>`: the text and ids it
 read, the chains, the rows as they were), and drops that note once its copies are redacted. The next
-deletion in the instance, the same command run again included, takes over the notes whose process is
-gone (`resume`) and finishes them: without it, the re-run found nothing left to delete ("no chain …")
-while other chains' answers still quoted the text.
+deletion in the instance, the same command run again included, or the next sweep (`finish_interrupted`,
+from `core.admin.upkeep`), takes over the notes whose process is gone (`resume`) and finishes them: it
+removes what the kill left of a chain being deleted, then erases the copies. Without it, the re-run found
+nothing left to delete ("no chain …") while other chains' answers still quoted the text; and without the
+sweep, nothing finished them until the user deleted something again.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ from core.formation.supersede import mend
 from core.ids import SHARED_INSTANCE, validate_id
 from core.index.names import partition_name, postings_name
 from core.models import MemoryRecord
+from core.services.holders import holder_dead, holder_token
 from core.services.leases import process_alive, start_time
 from core.tuning.labels import LabelStore
 
@@ -142,15 +145,19 @@ class Deletion:
         self.ids: set[str] = set()
         self.removed: dict[str, MemoryRecord] = {}  # the index rows removed, as they were
         self.chains: set[str] = set()  # chains the text was said in (their later prompts quote it)
+        self.deleting: set[str] = set()  # chains this deletion removes whole (`chain`), redone by `resume`
         self.tables: set[str] = set()
         self.journal = uuid.uuid4().hex  # this deletion's note of what it must still erase (`_save`)
         self.saved = False
         self.resumed: list[str] = []  # notes of deletions killed midway that this one finishes (`resume`)
+        self.notes: list[str] = []  # what `resume` did beyond the copies, for `finish`'s report
 
     def resume(self) -> int:
-        """Take over the deletions of the instance that were killed midway (their process is gone): what
-        they had removed is erased from its copies and the files by this deletion's `finish`. Returns how
-        many were taken over."""
+        """Take over the deletions of the instance that were killed midway (their process is gone): the
+        chains they were removing are removed again (what the kill left of them), and what they had removed
+        is erased from its copies and the files by this deletion's `finish`. Returns how many were taken
+        over. The next deletion and the sweep (`finish_interrupted`) both finish them through this."""
+        unfinished: set[str] = set()
         for journal, raw in self.wb.redis().hgetall(deletion_journal_key(self.instance)).items():
             note = json.loads(raw)
             if not _abandoned(note):
@@ -160,13 +167,51 @@ class Deletion:
             self.chains |= set(note["chains"])
             self.tables |= set(note["tables"])
             self.removed |= {r["id"]: MemoryRecord.model_validate(r) for r in note["removed"]}
+            unfinished |= set(note.get("deleting", []))
             self.resumed.append(journal)
+        for chain_id in sorted(unfinished):
+            self._chain_again(chain_id)
         return len(self.resumed)
+
+    def _chain_again(self, chain_id: str) -> None:
+        """Remove what a killed deletion left of a chain it was removing (keys, outbox entries, index rows)
+        while the chain's tombstone stands: no turn was stored on it since, so all of it is the deletion's
+        to remove. Past the tombstone the id may be in use again: only the index rows of the messages it
+        had noted, and those made from them, are removed; anything else left has its text redacted by
+        `finish`, for the user to delete again."""
+        if not self.wb.redis().exists(chain_tombstone(self.instance, chain_id)):
+            if rows := self._made_from_noted(chain_id):
+                with self._indexing_paused():
+                    self._remember(rows)
+                    self.wb.index.delete(self.instance, [m.id for m in rows])
+            self.notes.append(note := f"chain {chain_id!r}, whose deletion was interrupted over "
+                              f"{TOMBSTONE_TTL_S // 60} minutes ago, may be in use again: the index rows of its "
+                              "deleted messages were removed and their copies redacted, anything else left of it "
+                              "stays; delete it again to remove it")
+            log.warning("deletion in instance %r: %s", self.instance, note)  # a sweep has no report to say it
+            return
+        try:
+            again = self.chain(chain_id)
+        except NothingToDelete:  # the kill came after its keys and rows went: only its record was missing
+            deleted.record(self.wb.redis(), self.instance, chains=[chain_id])
+            self.chains.add(chain_id)
+            return
+        self.notes.append(f"what the interrupted deletion had left of chain {chain_id!r} was removed "
+                          f"({again.thoughts} thoughts, {again.outbox} queued index writes, "
+                          f"{again.index_rows} index rows)")
+
+    def _made_from_noted(self, chain_id: str) -> list[MemoryRecord]:
+        """The chain's index rows that are messages a killed deletion noted (`ids`), or were made from them
+        (observations, important copies, a summary drawn from them): its own, whatever the id holds now."""
+        return [m for m in self.wb.index.records(self.instance, chains=[chain_id])
+                if m.id in self.ids or m.metadata.get("source_thought") in self.ids
+                or self.ids & set(m.metadata.get("source_ids") or ())]
 
     def _save(self) -> None:
         """Write down what this deletion must still erase, before it removes anything more (see the module
         docstring); `finish` drops it."""
         note = {"texts": sorted(self.texts), "ids": sorted(self.ids), "chains": sorted(self.chains),
+                "deleting": sorted(self.deleting),
                 "tables": sorted(self.tables), "removed": [r.model_dump(mode="json") for r in self.removed.values()],
                 "host": socket.gethostname(), "pid": os.getpid(), "started": start_time(os.getpid()),
                 "at": time.time()}
@@ -193,7 +238,7 @@ class Deletion:
         if report is not None:
             report.copies += copies
             report.marks += marks
-            report.notes += mended.notes() + notes
+            report.notes += self.notes + mended.notes() + notes
             if self.resumed:
                 n = len(self.resumed)
                 report.notes.append(f"{'a deletion' if n == 1 else f'{n} deletions'} in this instance had been "
@@ -209,6 +254,7 @@ class Deletion:
         r = wb.redis()
         tombstone = chain_tombstone(instance, chain_id)
         earlier = r.set(tombstone, f"{time.time():.3f}", ex=TOMBSTONE_TTL_S, get=True)
+        self.deleting.add(chain_id)  # in the note (`_save`) before anything of it goes: `resume` redoes it
         report = DeletionReport(target="chain", instance=instance, id=chain_id)
         provenance.ensure(wb.thoughts, instance)
         for _ in range(MAX_PASSES):
@@ -433,10 +479,13 @@ class Deletion:
     def _indexing_paused(self) -> Iterator[None]:
         """Hold the outbox lock (`core.conversation.indexing`) while queued index writes are dropped and
         index rows deleted: a sync in flight read the thoughts before they went, and would write their
-        rows back after. Past the sync's own wait, it goes on without the lock, as a sync does."""
+        rows back after. Past the sync's own wait, it goes on without the lock, as a sync does. The hold's
+        token names this process as a sync's does (`holder_token`): a deletion killed while holding it
+        made every sync wait LOCK_WAIT_S (10 s) for its random token to expire; a sync now takes it over
+        at once, as this takes over a dead sync's."""
         lock = self.wb.redis().lock(OUTBOX_LOCK, timeout=LOCK_TTL_MS / 1000, sleep=0.005,
-                                    blocking_timeout=LOCK_WAIT_S, raise_on_release_error=False)
-        held = lock.acquire()
+                                    raise_on_release_error=False)
+        held = _hold(self.wb.redis(), lock)
         try:
             yield
         finally:
@@ -611,6 +660,48 @@ def _one(wb: Workbench, instance: str, kind: Literal["chain", "memory", "bank"],
                                 notes=[f"no {kind} {ident!r} is left in instance {instance!r} to delete"])
     deletion.finish(report)
     return report
+
+
+def _hold(r, lock) -> bool:
+    """Take the outbox `lock` for a token naming this process, waiting up to LOCK_WAIT_S; a hold of a
+    process of this host that died is freed at once (redis-py's compare-and-delete), not waited out."""
+    token, deadline = holder_token(), time.monotonic() + LOCK_WAIT_S
+    while not lock.acquire(blocking=False, token=token):
+        holder = r.get(OUTBOX_LOCK)
+        if holder is not None and holder_dead(holder):
+            try:
+                lock.do_release(holder)
+                log.info("deletion: freed the outbox lock of a process that died holding it")
+            except LockNotOwnedError:  # taken over or released meanwhile
+                pass
+            continue
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(lock.sleep)
+    return True
+
+
+def finish_interrupted(wb: Workbench, instances: list[str]) -> dict[str, int]:
+    """Finish the deletions killed midway in `instances` (what `resume` does for the next deletion), for the
+    sweep: without it a deletion killed midway stayed unfinished (its chain's rest, the copies of its text)
+    until the next deletion in its instance. Returns how many were finished, by instance."""
+    if not instances:
+        return {}
+    r = wb.redis()
+    p = r.pipeline(transaction=False)
+    for instance in instances:  # one command each: on a cluster the notes live in different slots
+        p.exists(deletion_journal_key(instance))
+    finished = {}
+    for instance, pending in zip(instances, p.execute(), strict=True):
+        if not pending:
+            continue
+        deletion = Deletion(wb, instance)
+        if n := deletion.resume():
+            deletion.finish()
+            finished[instance] = n
+            for note in deletion.notes:
+                log.info("sweep: instance %r: %s", instance, note)
+    return finished
 
 
 def _abandoned(note: dict) -> bool:

@@ -27,7 +27,6 @@ import os
 import socket
 import threading
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -46,6 +45,7 @@ from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Though
 from core.formation.kinds import says_nothing
 from core.formation.observations import Formation
 from core.formation.supersede import supersede
+from core.services.holders import holder_dead, holder_token
 from core.services.leases import process_alive, start_time
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ SEARCH_WAIT_S = 1.0   # how long a search waits for another process's drain befo
 SEARCH_RECHECK_S = 0.05
 # Compare-and-delete: a holder whose lock expired never frees the next holder's.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
-# Compare-and-set: of the syncs finding a dead process's hold (`_holder_dead`), one takes it over.
+# Compare-and-set: of the syncs finding a dead process's hold (`holder_dead`), one takes it over.
 _TAKE_OVER = """if redis.call('get', KEYS[1]) == ARGV[1] then
   redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
 return 0"""
@@ -478,7 +478,7 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
     without the lock (a write's thoughts must be indexed)."""
     if _UNRELEASED:
         _release_leftovers(store)
-    token, pause, seen = _lock_token(), 0.001, None
+    token, pause, seen = holder_token(), 0.001, None
     deadline = looked = time.monotonic()
     deadline += LOCK_WAIT_S if wait_s is None else wait_s
     while (holder := _take_lock(store, token)) != token:
@@ -488,7 +488,7 @@ def sync_index(store: ThoughtStore, index: MemoryIndex, *, batch: int = 500,
             _release_leftovers(store)
         # A process of this host that died holding the lock: taken at once, not after its TTL (checked at
         # every poll, so a holder that dies while this sync waits is noticed too; a few µs of /proc).
-        if _holder_dead(holder) and store.r.eval(_TAKE_OVER, 1, OUTBOX_LOCK, holder, token, LOCK_TTL_MS):
+        if holder_dead(holder) and store.r.eval(_TAKE_OVER, 1, OUTBOX_LOCK, holder, token, LOCK_TTL_MS):
             log.info("memory index sync: took over the outbox lock of a process that died holding it")
             break
         now = time.monotonic()
@@ -531,27 +531,6 @@ def _with_interrupted_imports(store: ThoughtStore, index: MemoryIndex, synced: I
         return synced.model_copy(update={"error": "Postgres unavailable: an interrupted import's messages "
                                                   "will be indexed when it is back"})
     return synced.model_copy(update={"indexed": synced.indexed + indexed})
-
-
-def _lock_token() -> str:
-    """A hold's token: unique, and saying which process holds the lock (host, pid, its start), so that a
-    sync finding it held by a process of this host that died takes it at once rather than waiting up to
-    LOCK_WAIT_S for it to expire (a retry finishing the turn of a replica that died mid-formation)."""
-    pid = os.getpid()
-    return f"{uuid.uuid4().hex} {socket.gethostname()} {pid} {start_time(pid)}"
-
-
-def _holder_dead(holder: str) -> bool:
-    """Whether the token is a hold of a process of this host that is gone (its pid dead, or reused by a
-    process that started later). Another host's, or a token that does not say (`core.admin.deletion`'s,
-    an older version's), is waited for."""
-    parts = holder.split(" ")
-    if len(parts) != 4 or parts[1] != socket.gethostname() or not parts[2].isdigit():
-        return False
-    pid = int(parts[2])
-    if pid == os.getpid():  # this process's own holds end with their sync (or are `_UNRELEASED`)
-        return False
-    return not (process_alive(pid) and start_time(pid) == parts[3])
 
 
 def _take_lock(store: ThoughtStore, token: str) -> str | None:

@@ -46,6 +46,7 @@ from core.conversation.keys import (
 from core.conversation.metrics import TurnMetrics
 from core.errors import NotFound, OutcomeUnknown, ServiceUnavailable
 from core.ids import validate_id
+from core.services.holders import holder_dead, holder_token
 
 CATEGORY_USER = "ui_remember:user"
 CATEGORY_ASSISTANT = "ui_remember:assistant"
@@ -661,8 +662,25 @@ class ThoughtStore:
         """Whether this write is the first to find `instance` unknown (its claim's token; None: another
         write's claim): of two API replicas' first writes at once only one is told the instance is new. The
         claim lapses after NEW_INSTANCE_CLAIM_S, when the instance is known; a first write that fails gives
-        it up (`release_new_instance`), so the next write is told."""
-        return self.claim(new_instance_claim_key(instance), NEW_INSTANCE_CLAIM_S)
+        it up (`release_new_instance`), so the next write is told. The claim's token names its process
+        (`holder_token`): one whose process of this host died before storing anything (SIGKILL, the OOM
+        killer) is taken over at once (`_claim_of_the_dead`) rather than silencing every write for
+        NEW_INSTANCE_CLAIM_S."""
+        key, token = new_instance_claim_key(instance), holder_token()
+        if self.r.set(key, token, nx=True, ex=NEW_INSTANCE_CLAIM_S) or self._claim_of_the_dead(key, token):
+            return token
+        return None
+
+    def _claim_of_the_dead(self, key: str, token: str) -> bool:
+        """Take the claim `key` for `token` if a process of this host that died holds it (or none does any
+        more): the dead holder's claim given up (compare-and-delete), then taken as a first claim is, so of
+        writers doing so at once one takes it."""
+        holder = self.r.get(key)
+        if holder is not None:  # None: given up since (its write failed), free to take
+            if not holder_dead(holder):
+                return False
+            self.release(key, holder)
+        return bool(self.r.set(key, token, nx=True, ex=NEW_INSTANCE_CLAIM_S))
 
     def release_new_instance(self, instance: str, token: str) -> None:
         self.release(new_instance_claim_key(instance), token)

@@ -2,11 +2,12 @@
 
 A retry finishing the turn of a replica killed mid-formation waited up to LOCK_WAIT_S (10 s) for the dead
 replica's hold to expire. The holder here is a real child process that takes the lock as a sync does
-(`indexing._lock_token`) and is then SIGKILLed, or left alive, whose hold is still waited for.
+(`core.services.holders.holder_token`) and is then SIGKILLed, or left alive, whose hold is still waited for.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -29,8 +30,9 @@ from core.config import load_settings
 from core.runtime import Workbench
 from core.conversation import indexing
 from core.conversation.keys import OUTBOX_LOCK
+from core.services.holders import holder_token
 r = Workbench(load_settings(data_dir=Path(sys.argv[1]))).redis()
-token = indexing._lock_token()
+token = holder_token()
 assert r.set(OUTBOX_LOCK, token, nx=True, px=indexing.LOCK_TTL_MS)
 print(token, flush=True)
 time.sleep(120)
@@ -51,7 +53,8 @@ def _own_turn(wb, instance: str, chain: str):
     return [t for t in wb.thoughts.chain_thoughts(instance, chain) if t.category == CATEGORY_USER]
 
 
-def test_a_sync_takes_the_lock_of_a_process_killed_holding_it_at_once(workbench, instance):
+def test_a_sync_takes_the_lock_of_a_process_killed_holding_it_at_once(workbench, instance, caplog):
+    caplog.set_level(logging.INFO, logger="core.conversation.indexing")
     child, token = _holder(workbench)
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=10)
@@ -63,7 +66,9 @@ def test_a_sync_takes_the_lock_of_a_process_killed_holding_it_at_once(workbench,
     waited = time.monotonic() - started
 
     assert synced.error is None and synced.indexed >= 1
-    assert waited < 2.0 < indexing.LOCK_WAIT_S, waited
+    # Taken over, not waited out: a time bound alone failed once on a loaded machine (5.7 s of drain).
+    assert any("took over the outbox lock" in r.getMessage() for r in caplog.records)
+    assert waited < indexing.LOCK_WAIT_S, waited
     assert [m.id for m in workbench.index.get(instance, [own[0].id])] == [own[0].id]
     assert workbench.redis().get(OUTBOX_LOCK) is None  # released by the sync that took it over
 
