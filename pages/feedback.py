@@ -17,6 +17,7 @@ from dashboard.ui import attempt, plural
 PERIODS = {"24 hours": timedelta(days=1), "7 days": timedelta(days=7), "30 days": timedelta(days=30),
            "90 days": timedelta(days=90)}
 CUSTOM = "Custom"
+DATES_PX = 260  # the date range "2026/11/24 – 2026/12/07" and its calendar button, whole
 # The filters, kept under a key no widget owns: Streamlit forgets a widget's state when its page is left,
 # so each widget is seeded from here when the page is opened again.
 KEPT = "fb_kept"
@@ -72,14 +73,17 @@ def key_label(name: str) -> str:
 
 
 # -- the period -----------------------------------------------------------------------------------
-top = st.columns([3, 2], vertical_alignment="bottom")
+# The Period control at its own width, the dates beside it while they fit and under it when not: in [3, 2]
+# columns a 1,100 px window (beside the sidebar) gave the control 376 of the 386 px its options need, so it
+# scrolled, cutting off "Custom", or "24 hours" once Custom was picked.
+top = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
 seed("fb_period", "7 days")
-period = top[0].segmented_control("Period", [*PERIODS, CUSTOM], key="fb_period") or "7 days"
+period = top.segmented_control("Period", [*PERIODS, CUSTOM], key="fb_period", width="content") or "7 days"
 # "now" rounded up to the minute: no answer of this minute is cut off, and the captions read in minutes.
 now = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
 if period == CUSTOM:
     seed("fb_dates", (now.date() - timedelta(days=13), now.date()))
-    picked = top[1].date_input("Dates (UTC)", max_value=now.date(), key="fb_dates")
+    picked = top.date_input("Dates (UTC)", max_value=now.date(), key="fb_dates", width=DATES_PX)
     start_day, end_day = (picked if isinstance(picked, tuple | list) and len(picked) == 2
                           else (picked[0], picked[0]) if isinstance(picked, tuple | list) else (picked, picked))
     since = datetime.combine(start_day, time.min, UTC)

@@ -184,6 +184,33 @@ def week_of(days: pd.Series) -> pd.Series:
     return days - pd.to_timedelta(days.dt.weekday, unit="D")
 
 
+def with_empty_periods(table: pd.DataFrame, by: Grouping | None, start: datetime | None,
+                       end: datetime | None) -> pd.DataFrame:
+    """`summarize_by(…, "day" | "week")`'s rows with a row for every day or week from the one holding
+    `start` to the one holding `end` that had no answers: its counts 0 (answers, scored, continued, …,
+    rated), every rate, score, time and token figure None. A period without answers has no group of its
+    own, so a weekly table went from Feb 02 to Feb 16 without a word of the week between. Other groupings,
+    or an open end, are returned as they are."""
+    if by not in ("day", "week") or start is None or end is None:
+        return table
+    first, last = (_period_of(pd.Timestamp(t), by) for t in (start, end))
+    every = pd.date_range(first, last, freq="7D" if by == "week" else "D")
+    have = pd.DatetimeIndex(table[by]) if len(table) else pd.DatetimeIndex([], tz=UTC)
+    every = every.union(have)  # a row outside [start, end] (not asked for) is kept, not dropped
+    if len(every) == len(have):
+        return table
+    full = table.set_index(by).reindex(every).rename_axis(by).reset_index()
+    counts = [c for c in SUMMARY_COLUMNS if c in ("answers", "scored", "rated", *_COUNTED)]
+    full[counts] = full[counts].fillna(0).astype("int64")
+    return full
+
+
+def _period_of(t: pd.Timestamp, by: str) -> pd.Timestamp:
+    """The first instant (UTC) of the day or ISO week holding `t`."""
+    day = (t.tz_localize(UTC) if t.tzinfo is None else t.tz_convert(UTC)).floor("D")
+    return day - pd.Timedelta(days=day.weekday()) if by == "week" else day
+
+
 def summarize(frame: pd.DataFrame) -> FeedbackSummary:
     """The headline figures for all of `frame`."""
     table = summarize_by(frame)

@@ -47,7 +47,8 @@ def feedback() -> None:
 @click.option("--since", help=f"Only answers from this time on: {DATE_HELP}.")
 @click.option("--until", help="Only answers up to this time (a period: to its end; default: now).")
 @click.option("--by", type=click.Choice(list(GROUP_KEY_COLUMN)),
-              help="Also break the figures down by this (week: the UTC week from Monday, keyed by its Monday; "
+              help="Also break the figures down by this (day, week: every one of the period, one without "
+                   "answers as a row of 0 answers; week: the UTC week from Monday, keyed by its Monday; "
                    "model: the model that answered, answers quoted from "
                    "the memories with no LLM call as \"extractive (no model)\"; source: the front end a turn came "
                    "through; key: the API key's name).")
@@ -202,8 +203,8 @@ def render_groups(by: str, groups: list[dict[str, Any]]) -> str:
     if by in ("day", "week") and not table.empty:  # ISO 8601 timestamps of midnight UTC: the date is enough
         table[by] = table[by].str[:10]
     table[GROUP_COLUMNS] = table[GROUP_COLUMNS].apply(pd.to_numeric)  # a figure missing in every group: NaN
-    for column in GROUP_COUNTS:
-        table[column] = table[column].astype("Int64")  # whole numbers; a count never made (no tokens): —
+    for column in GROUP_COUNTS:  # whole numbers; a count never made (no tokens): — (Int64 printed "<NA>")
+        table[column] = table[column].map(lambda v: "—" if pd.isna(v) else f"{v:.0f}")
     return table.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="—")
 
 

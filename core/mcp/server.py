@@ -1,4 +1,4 @@
-"""The MCP server: eight memory tools and two resources for an assistant, served over stdio by
+"""The MCP server: nine memory tools and two resources for an assistant, served over stdio by
 `workbench mcp` (desktop and IDE assistants) and over streamable HTTP at `/mcp` by the API server.
 
 A front end like the CLI: a tool parses its arguments into one use case's request, checks the caller's
@@ -50,7 +50,8 @@ agent's step memory per task. Call ui_remember with each user message to answer 
 remember the exchange (pass back the chain_id it returns to stay in the same conversation); use
 retrieve_memory to recall without storing anything, add_memory to store a fact as it is,
 internal_memory to find the user's earlier documents, memory_bank_add / memory_bank_query for a task's
-steps, feedback when the user rates an answer, and forget when the user asks to forget something."""
+steps, feedback when the user rates an answer, feedback_summary for how the answers were received over a
+period, and forget when the user asks to forget something."""
 
 
 # -- the tools: one use case each; the docstring is the description the model reads ----------------
@@ -205,6 +206,26 @@ def feedback(wb: Workbench, req: uc.RateAnswer, caller: uc.Principal) -> uc.Rati
     return uc.rate_answer(wb, req)
 
 
+def feedback_summary(wb: Workbench, req: uc.SummaryRequest, caller: uc.Principal) -> uc.FeedbackReport:
+    """How the answers of ui_remember were received over a period: the figures of the Feedback page, the
+    same as `workbench feedback summary` and the HTTP API give. Reads only.
+
+    `since` and `until` take a day ("2026-12-04"), a month ("2026-12"), an ISO time or a phrase ("this
+    week", "last week", "7 days ago"); a period counts whole ("until": "2026-12-04" includes that day);
+    left out: from the first answer, up to now. `by` adds the same figures per day, week (from Monday,
+    UTC), model, profile, chain, tag, source (the front end) or key (the API key); by day or week every
+    one of the period is listed, one without answers with 0 answers. `models` and `ratings` ("up",
+    "down", "none") keep only those answers.
+
+    Returns `summary`: answers, mean feedback score (0-1, from what the user did next) with its 95%
+    interval, continue, abandon and correction rates (also without the "ended" answers, given with
+    next_thought_needed false), time to the next turn, explicit ratings (rated_up, rated_down,
+    rated_up_share), tokens and latency; `groups` with `by`; `imported_left_out`, answers imported from
+    another system that are not counted.
+    """
+    return uc.feedback_summary(wb, req)
+
+
 @dataclass(frozen=True)
 class _Spec:
     fn: Callable[..., BaseModel]
@@ -225,6 +246,7 @@ TOOLS = (
     _Spec(forget, "Forget a memory, a conversation or a memory bank", write=True, destructive=True,
           idempotent=True),
     _Spec(feedback, "Rate an answer", write=True, idempotent=True),
+    _Spec(feedback_summary, "Summarize the feedback on answers", write=False, idempotent=True),
 )
 
 INSTANCE_HELP = "the memory instance; default: the instance this server is configured with"

@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, WithJsonSchema, field_validator
 
 from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
                             lowest_scored, previous_window, questions_for, summarize, summarize_by,
                             summarize_split, turn_transcript)
-from core.analytics.aggregate import Grouping, Rating, TimeWindow
+from core.analytics.aggregate import Grouping, Rating, TimeWindow, with_empty_periods
 from core.analytics.export import to_csv
 from core.analytics.load import EXTRACTIVE as EXTRACTIVE_MODEL
 from core.analytics.load import IMPORTED, Transcript, answer_span
+from core.errors import InvalidInput
 from core.ids import Id
+from core.retrieval.timeparse import WINDOW_HELP, read_bound
 from core.usecases.base import InstanceRequest
 
 if TYPE_CHECKING:
@@ -37,9 +40,12 @@ class FeedbackWindow(InstanceRequest, TimeWindow):
     when `include_imported`; only those of `models` (as the frame and `by="model"` name them) and with one
     of `ratings` ("up", "down", "none": not rated) when given, as the Feedback page's filters keep them."""
 
-    include_imported: bool = False
-    models: list[str] = Field(default_factory=list)
-    ratings: list[Rating] = Field(default_factory=list)
+    include_imported: bool = Field(False, description="count answers imported from another system too (they "
+                                                      "carry no feedback of their own)")
+    models: list[str] = Field(default_factory=list, description="only answers of these models, as by=model "
+                                                               "names them; empty: every model")
+    ratings: list[Rating] = Field(default_factory=list, description="only answers the user rated so: up, down "
+                                                                   "or none (not rated); empty: all")
 
 
 def feedback_answers(wb: Workbench, req: FeedbackWindow) -> pd.DataFrame:
@@ -68,8 +74,41 @@ def warm_feedback(wb: Workbench, instance: str | None = None) -> int:
     return read
 
 
+def _bound_reader(end: bool) -> Callable[[Any, ValidationInfo], Any]:
+    """A bound sent as text is read as `workbench feedback summary --since/--until` and the HTTP API read
+    it (`read_bound`: a period counts whole, so "2026-12-04" as `until` is that whole day, not its first
+    instant); a datetime stays as it is."""
+    def read(value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return read_bound(value, datetime.now(UTC), end=end, name=info.field_name or "date")
+        except InvalidInput as e:
+            raise ValueError(str(e).split(": ", 1)[1]) from None  # pydantic names the field itself
+    return read
+
+
+# Written as a person writes a period: the schema says text, not an ISO timestamp, so an assistant sends
+# "last week" rather than working out the dates.
+_PERIOD_TEXT = WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]})
+
+
 class SummaryRequest(FeedbackWindow):
-    by: Grouping | None = None
+    """`feedback_summary`'s request: the window's bounds may be written as a person writes them."""
+
+    since: Annotated[datetime | None, _PERIOD_TEXT] = Field(
+        None, description=f"only answers from this time on (a period: from its start; UTC): {WINDOW_HELP}; "
+                          "none: from the first answer")
+    until: Annotated[datetime | None, _PERIOD_TEXT] = Field(
+        None, description="only answers up to this time (a period: to its end, so '2026-12-04' includes that "
+                          "day; UTC); none: up to now")
+    by: Grouping | None = Field(None, description="the same figures per group too: day, week (UTC, from Monday; "
+                                                  "every day or week of the period, one without answers with "
+                                                  "0 answers), model, profile, chain, tag, source (the front "
+                                                  "end) or key (the API key's name)")
+
+    _read_since = field_validator("since", mode="before")(_bound_reader(end=False))
+    _read_until = field_validator("until", mode="before")(_bound_reader(end=True))
 
 
 class FeedbackReport(BaseModel):
@@ -94,11 +133,26 @@ def feedback_summary(wb: Workbench, req: SummaryRequest) -> FeedbackReport:
     frame = every if req.include_imported else every[~imported]
     groups = None
     if req.by:
-        groups = json.loads(summarize_by(frame, req.by).to_json(orient="records", date_format="iso"))
+        table = with_empty_periods(summarize_by(frame, req.by), req.by, *_periods_to_list(wb, req))
+        groups = json.loads(table.to_json(orient="records", date_format="iso"))
     return FeedbackReport(instance=req.instance_in(wb), since=req.since, until=req.until,
                           summary=summarize(frame), by=req.by, groups=groups, models=req.models,
                           ratings=req.ratings,
                           imported_left_out=0 if req.include_imported else int(imported.sum()))
+
+
+def _periods_to_list(wb: Workbench, req: SummaryRequest) -> tuple[datetime | None, datetime | None]:
+    """From where to where `by="day"` or `"week"` lists every period, empty ones too: the window, but not
+    before the instance's first answer nor after its last, where there is nothing to count (`--since 2000
+    --by day` would list 9,000 empty days); an open window, from its first answer to its last."""
+    if req.by not in ("day", "week"):
+        return None, None
+    _, first, last = answer_span(wb.thoughts, req.instance_in(wb))
+    if first is None or last is None:
+        return None, None
+    start = max(req.since, first) if req.since else first
+    end = min(req.until, last) if req.until else last
+    return start, end
 
 
 class AnswerSpan(BaseModel):

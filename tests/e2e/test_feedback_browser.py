@@ -1,6 +1,7 @@
 """The Feedback page in headless Chromium: with "Only corrected turns" on, the CSV holds those turns
 only; a change against an empty earlier period reads "no earlier data"; the tiles' labels show whole; only
-the open tab's charts are drawn; the filters and the chart tab are still set after visiting another page."""
+the open tab's charts are drawn; the filters and the chart tab are still set after visiting another page;
+at 1,100 px every Period option shows whole."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ from core.conversation.turn import Remember, UiRememberParams
 from tests.e2e.conftest import launch, open_page, settle
 
 pytestmark = pytest.mark.e2e
+
+
+# The Period options drawn past the edges of the control's box (cut off, or scrolled out of it).
+PERIOD_CUT = """g => { const box = g.closest('[data-testid="stElementContainer"]').getBoundingClientRect();
+  return [...g.querySelectorAll('button')].filter(b => { const r = b.getBoundingClientRect();
+    return r.left < box.left - 0.5 || r.right > box.right + 0.5; }).map(b => b.innerText); }"""
 
 
 def corrected_only(page):
@@ -53,6 +60,17 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
         assert page.get_by_test_id("stMetricValue").locator("div").evaluate_all(cut) == []
         tops = page.get_by_test_id("stMetric").evaluate_all("ms => ms.map(m => m.getBoundingClientRect().top)")
         assert len({round(t) for t in tops}) > 2  # the six tiles in two rows, the ratings in their own
+        # In a [3, 2] column the Period control had 376 of the 386 px its options need at 1,100 px: it cut
+        # off "Custom", and "24 hours" once Custom was picked. It keeps its width; the dates go under it.
+        period = page.get_by_test_id("stButtonGroup").first
+        assert period.evaluate(PERIOD_CUT) == []
+        period.get_by_text("Custom").click()
+        settle(page)
+        assert period.evaluate(PERIOD_CUT) == []
+        dates = page.get_by_test_id("stDateInput").bounding_box()
+        assert dates["width"] >= 250 and dates["y"] > period.bounding_box()["y"]  # whole, on the next line
+        period.get_by_text("7 days").click()
+        settle(page)
         page.set_viewport_size({"width": 1400, "height": 1200})
         charts = page.get_by_test_id("stVegaLiteChart")
         charts.first.wait_for(timeout=30_000)  # a loaded machine may draw it after the rerun has ended

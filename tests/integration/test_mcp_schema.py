@@ -33,6 +33,7 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "memory_bank_query": {"bank": "trip"},
     "forget": {"target": "memory", "id": "none-such"},
     "feedback": {"answer_id": "none-such", "rating": "up"},
+    "feedback_summary": {"since": "last week", "by": "week"},
 }
 
 

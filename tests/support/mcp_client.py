@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from core.errors import describe
 
 TOOLS = {"ui_remember", "internal_memory", "retrieve_memory", "add_memory", "memory_bank_add",
-         "memory_bank_query", "forget", "feedback"}
+         "memory_bank_query", "forget", "feedback", "feedback_summary"}
 
 
 def text(result: CallToolResult) -> str:
