@@ -38,6 +38,7 @@ from core.services.embedded_postgres import EmbeddedPostgres, shared_buffers_mb
 from core.services.embedded_redis import EmbeddedRedis, RedisRepair
 from core.services.leases import Leases
 from core.services.pool import FailFastPool, ServerHealth
+from core.services.status_check import StatusCheck
 
 __all__ = [
     "GLANCE_TIMEOUT_S",
@@ -117,6 +118,10 @@ class Services:
         self._leases = Leases(settings.data_dir)
         self._leased = False
         self._for_command = False
+        # Each service's status read in a thread of its own: once found hung, a status costs a caller
+        # half a second, not the service's timeout again (status_check.py).
+        self._status_checks = {"Redis": StatusCheck("Redis", self._redis_info),
+                               "Postgres": StatusCheck("Postgres", self._postgres_versions)}
 
     # -- URLs (starting the embedded servers when they are the ones in use) ------------------
 
@@ -280,9 +285,7 @@ class Services:
         mode = "embedded" if s.redis_embedded else "external"
         try:
             url = self.redis_url()
-            info = self.redis().info()
-            if isinstance(info, dict) and "redis_version" not in info:  # cluster: one dict per node
-                info = next(iter(info.values()))
+            info = self._status_checks["Redis"].result()
             return ServiceStatus("Redis", mode, mask_url(url), True, info.get("redis_version"),
                                  detail=_redis_detail(info), recovery=self._recovery("Redis"))
         except Exception as e:  # noqa: BLE001 - any failure is shown as the service's state
@@ -291,14 +294,26 @@ class Services:
             return ServiceStatus("Redis", mode, mask_url(s.redis_url or "embedded"), False, None,
                                  detail=_detail(e), hint=hint, recovery=self._recovery("Redis"))
 
+    def _redis_info(self) -> dict:
+        """What Redis's status shows: its INFO (one node's, in a cluster)."""
+        info = self.redis().info()
+        if isinstance(info, dict) and "redis_version" not in info:  # cluster: one dict per node
+            info = next(iter(info.values()))
+        return info
+
+    def _postgres_versions(self) -> tuple[str, tuple | None]:
+        """What Postgres's status shows: the server's version, and pgvector's row (None without it)."""
+        with self.pool().connection() as conn:
+            version = conn.execute("SHOW server_version").fetchone()[0]
+            vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname='vector'").fetchone()
+        return version, vec
+
     def _postgres_status(self) -> ServiceStatus:
         s = self.settings
         mode = "embedded" if s.postgres_embedded else "external"
         try:
             url = self.postgres_url()
-            with self.pool().connection() as conn:
-                version = conn.execute("SHOW server_version").fetchone()[0]
-                vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname='vector'").fetchone()
+            version, vec = self._status_checks["Postgres"].result()
             return ServiceStatus("Postgres", mode, mask_url(url), True, version.split()[0],
                                  detail=f"pgvector {vec[0]}" if vec else None, recovery=self._recovery("Postgres"))
         except ServiceUnavailable as e:

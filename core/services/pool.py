@@ -3,6 +3,7 @@ server again when it died."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -13,6 +14,18 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from core.errors import ServiceUnavailable
 from core.services.bounded import PostgresTimeout
+
+log = logging.getLogger(__name__)
+
+# psycopg_pool's workers log every failed attempt to connect ("error connecting in 'pool-1': connection
+# timeout expired", "reconnection attempt ... failed after 2.0 sec", "couldn't stop thread ...") at WARNING:
+# with Postgres hung, a dozen lines a minute in the terminal of `workbench serve` and `workbench api`, none
+# saying what to do. What they report reaches our callers as `PostgresTimeout` or "unavailable", and the
+# pools say it once an outage (`ServerHealth.lost`). Set here, where every process that pools connections
+# passes (the dashboard's Streamlit process and uvicorn's workers configure no logging of ours), unless the
+# process set a level of its own first.
+if (_driver_log := logging.getLogger("psycopg.pool")).level == logging.NOTSET:
+    _driver_log.setLevel(logging.ERROR)
 
 
 @dataclass(frozen=True)
@@ -34,12 +47,34 @@ class ServerHealth:
         self.down = False
         self.hung: Hung | None = None
         self.restarts = 0
+        self.outage = False  # said in the log (`lost`), until it answers again (`back`)
+        self._said = threading.Lock()
 
     def answered(self, *, restarted: bool = False) -> None:
         """A direct connection got through (`restarted`: after the embedded server was started again)."""
         if self.down or restarted:
             self.restarts += 1
         self.down = False
+        self.back()
+
+    def lost(self, what: str) -> None:
+        """Say in the process's log what the outage is, once: the first call that found it says it, the
+        others fail with the same words to their callers, in no terminal."""
+        with self._said:
+            if self.outage:
+                return
+            self.outage = True
+        log.warning("%s Calls to it fail until it answers again (said once).", what)
+
+    def back(self) -> None:
+        """A connection got through: the outage said (`lost`) is over, and said to be."""
+        if not self.outage:  # read without the lock: the common case costs nothing
+            return
+        with self._said:
+            if not self.outage:
+                return
+            self.outage = False
+        log.warning("Postgres answers again.")
 
 
 class PostgresReconnecting(ServiceUnavailable, PoolTimeout):
@@ -154,6 +189,7 @@ class FailFastPool(ConnectionPool):
     def mark_hung(self, timeout: PostgresTimeout) -> None:
         """Called by a connection whose server did not answer in time, and by a connection attempt."""
         self._health.hung = Hung(time.monotonic(), threading.get_ident(), timeout)
+        self._health.lost(timeout.explain("cli"))
 
     def getconn(self, timeout: float | None = None):
         started = time.monotonic()
@@ -164,18 +200,23 @@ class FailFastPool(ConnectionPool):
         self._drop_old_connections()
         first = min(timeout, self.FIRST_WAIT_S)
         try:
-            return super().getconn(first)
+            conn = super().getconn(first)
         except PoolTimeout:
             self._raise_if_found_hung(started)
             if timeout <= first:
                 raise
+        else:
+            self._health.back()
+            return conn
         self._probe(waited_s=first)
         self._drop_old_connections()
         try:
-            return super().getconn(timeout - first)
+            conn = super().getconn(timeout - first)
         except PoolTimeout as e:
             self._raise_if_found_hung(started, waited_s=first)
             raise PostgresReconnecting(timeout) from e  # the server answered the attempt just made
+        self._health.back()
+        return conn
 
     def _fail_if_hung(self, now: float) -> None:
         """Fail at once within HUNG_FOR_S of a call that found the server hung."""
@@ -212,6 +253,8 @@ class FailFastPool(ConnectionPool):
                 raise _after(waited_s, timeout, "a new connection") from e
             if self._revive is None or not self._revive():
                 self._health.down = True
+                self._health.lost("Postgres is unreachable: a new connection failed (the server is not running, "
+                                  "not at the address set, or refused it).")
                 raise PoolTimeout("Postgres is unreachable") from e
             self._health.answered(restarted=True)
             return
