@@ -60,7 +60,8 @@ def stop(ctx: WorkbenchContext) -> None:
               help="Listen address. Keep it on localhost unless the dashboard is behind a login.")
 @click.pass_obj
 def serve(ctx: WorkbenchContext, port: int, address: str) -> None:
-    """Run the dashboard."""
+    """Run the dashboard, on the instance `--instance` names (else the INSTANCE setting) until the sidebar
+    switches to another."""
     # Found, not imported: the core never imports a front end (the dashboard imports the core).
     spec = importlib.util.find_spec("dashboard")
     if spec is None or not spec.submodule_search_locations:
@@ -78,19 +79,26 @@ def serve(ctx: WorkbenchContext, port: int, address: str) -> None:
     # process until the dashboard has exited, when they stop unless another process uses them.
     ctx.wb.services.redis_url()
     ctx.wb.services.postgres_url()
-    sys.exit(_run_until_done(cmd))
+    sys.exit(_run_until_done(cmd, _dashboard_env(ctx)))
+
+
+def _dashboard_env(ctx: WorkbenchContext) -> dict[str, str]:
+    """This process's environment with INSTANCE set to the instance the command works on: the dashboard
+    reads its settings anew from the environment and the secrets file, so `--instance` was lost on the
+    way and the sidebar and every page showed the INSTANCE setting (`default`) instead."""
+    return {**os.environ, "INSTANCE": ctx.wb.settings.instance}
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _run_until_done(cmd: list[str]) -> int:
-    """Run `cmd` to its end. Stopped ourselves (Ctrl+C, or SIGTERM from a supervisor), we ask it to stop
+def _run_until_done(cmd: list[str], env: dict[str, str]) -> int:
+    """Run `cmd` in `env` to its end. Stopped ourselves (Ctrl+C, or SIGTERM from a supervisor), we ask it to stop
     too and wait for it, killing it only if it has not stopped within 15 s, so that our own exit (which
     may stop the servers) comes after its."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     # Killed with us, not left holding the port; the function only makes one C call in the child.
-    proc = subprocess.Popen(cmd, preexec_fn=_dying_with_parent())  # noqa: PLW1509
+    proc = subprocess.Popen(cmd, env=env, preexec_fn=_dying_with_parent())  # noqa: PLW1509
     try:
         return proc.wait()
     except KeyboardInterrupt:

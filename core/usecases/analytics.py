@@ -88,6 +88,12 @@ def _bound_reader(end: bool) -> Callable[[Any, ValidationInfo], Any]:
     return read
 
 
+def _one_as_list(value: Any) -> Any:
+    """A single name sent for a list of names (`"ratings": "down"`, as an assistant may well send it) is
+    that name alone: the list's one meaning, where it was refused as "Input should be a valid list"."""
+    return [value] if isinstance(value, str) else value
+
+
 # Written as a person writes a period: the schema says text, not an ISO timestamp, so an assistant sends
 # "last week" rather than working out the dates.
 _PERIOD_TEXT = WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]})
@@ -109,6 +115,8 @@ class SummaryRequest(FeedbackWindow):
 
     _read_since = field_validator("since", mode="before")(_bound_reader(end=False))
     _read_until = field_validator("until", mode="before")(_bound_reader(end=True))
+    _one_model = field_validator("models", mode="before")(_one_as_list)
+    _one_rating = field_validator("ratings", mode="before")(_one_as_list)
 
 
 class FeedbackReport(BaseModel):
