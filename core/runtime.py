@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Self
 
 from core.config import Settings, load_settings
 from core.embeddings import Embedder, make_embedder
+from core.errors import WorkbenchError
 from core.llm import LLM, make_llm
 from core.services import Services
 from core.index.memory_index import MemoryIndex
@@ -24,13 +25,24 @@ if TYPE_CHECKING:
     from core.analytics.frames import FeedbackFrames
 
 
+class WorkbenchClosed(WorkbenchError, RuntimeError):
+    """A use case was handed a Workbench after its `close` (or the end of its `with` block)."""
+
+
+# The stores a Workbench makes on first use: each holds the clients it was made with, which `close` closes.
+STORES = ("thoughts", "feedback_frames", "index", "profiles", "past_tasks", "keys")
+
+
 class Workbench:
     """One process's way into the memory: its settings, services and models, each made on first use.
 
     Pass it to the use cases (`core.usecases`); `close` (or the end of a `with` block) closes its
-    connections. Embedded servers it started keep running for the next program (`workbench services stop`).
+    connections, and from then on a use case given it raises `WorkbenchClosed` (make a new one to go on):
+    its stores would otherwise fail later with a closed pool's error, or a turn go on without its memory.
+    Embedded servers it started keep running for the next program (`uc.stop_services`, `workbench
+    services stop`).
 
-        with Workbench() as wb:
+        with Workbench(load_settings(data_dir=Path("my-data"))) as wb:
             uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
     """
 
@@ -38,6 +50,7 @@ class Workbench:
                  llm: LLM | None = None):
         self.settings = settings or load_settings()
         self.services = Services(self.settings)
+        self._closed = False
         if embedder is not None:
             self.__dict__["embedder"] = embedder
         if llm is not None:
@@ -51,9 +64,18 @@ class Workbench:
     def llm(self) -> LLM:
         return make_llm(self.settings)
 
+    def _open(self) -> Services:
+        """The services, or WorkbenchClosed once `close` ran. `wb.services` itself stays usable after
+        (the CLI releases the embedded servers through it), so what a call on it opened since is closed."""
+        if self._closed:
+            self.services.close()
+            raise WorkbenchClosed("this Workbench is closed (close() was called, or its `with` block ended): "
+                                  "make a new Workbench to go on")
+        return self.services
+
     @cached_property
     def thoughts(self) -> ThoughtStore:
-        return ThoughtStore(self.services.redis(), cluster=self.settings.redis_cluster)
+        return ThoughtStore(self._open().redis(), cluster=self.settings.redis_cluster)
 
     @cached_property
     def feedback_frames(self) -> FeedbackFrames:
@@ -61,36 +83,42 @@ class Workbench:
         # Imported here: the analytics pull in pandas, which a command that reads no feedback skips.
         from core.analytics.frames import FeedbackFrames
 
+        self._open()
         return FeedbackFrames(self.thoughts)
 
     @cached_property
     def index(self) -> MemoryIndex:
-        return MemoryIndex(self.services.pool(), self.embedder)
+        return MemoryIndex(self._open().pool(), self.embedder)
 
     @cached_property
     def profiles(self) -> ProfileStore:
-        return ProfileStore(self.services.pool())
+        return ProfileStore(self._open().pool())
 
     @cached_property
     def past_tasks(self) -> PastTaskStore:
-        return PastTaskStore(self.services.pool(), self.embedder)
+        return PastTaskStore(self._open().pool(), self.embedder)
 
     @cached_property
     def keys(self) -> KeyStore:
-        return KeyStore(self.services.pool())
+        return KeyStore(self._open().pool())
 
     def redis(self):
-        return self.services.redis()
+        return self._open().redis()
 
     def pool(self):
-        return self.services.pool()
+        return self._open().pool()
 
     def search_pool(self):
         """The pool for hybrid retrieval (`core.retrieval.hybrid`): its connections' sessions carry the
         search's settings, so a search sends its statement alone."""
-        return self.services.pool(SEARCH_SESSION)
+        return self._open().pool(SEARCH_SESSION)
 
     def close(self) -> None:
+        """Close the connections; the stores made with them are dropped, so none is used closed. Closing
+        again does nothing more."""
+        self._closed = True
+        for name in STORES:
+            self.__dict__.pop(name, None)
         self.services.close()
 
     def __enter__(self) -> Self:

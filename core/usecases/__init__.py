@@ -1,12 +1,21 @@
 """The use-case layer: everything a user can do, each one typed function `(wb, request) -> result`.
 
-Front ends (the dashboard pages, the CLI, and the MCP and HTTP servers to come) parse their input into
-a request, call one of these functions and render the result; they hold no behaviour of their own. So
-a turn made from the command line is stored, scored, indexed and shown exactly like one from the Chat
-page. `docs/ARCHITECTURE.md` maps each use case to the feature folder that implements it.
+Front ends (the dashboard pages, the CLI, and the MCP and HTTP servers) parse their input into a
+request, call one of these functions and render the result; they hold no behaviour of their own. So a
+turn made from the command line is stored, scored, indexed and shown exactly like one from the Chat
+page, or from a program that uses the core as a library. `docs/ARCHITECTURE.md` maps each use case to
+the feature folder that implements it; the README's "Using the core from Python" shows a whole loop
+(`tests/integration/test_library_use.py` runs it as written).
 
     from core import usecases as uc
-    result = uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
+    from core.runtime import Workbench
+
+    with Workbench() as wb:
+        result = uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
+
+A refusal or a failure the core foresaw is a `core.errors.WorkbenchError` whose message says what to
+do; an outage can also come as the client library's own error (`redis.RedisError`, `psycopg.Error`):
+`core.errors.describe(exc, "cli")` words either kind as the CLI would.
 """
 
 from typing import TYPE_CHECKING
@@ -74,6 +83,7 @@ from core.usecases.past_tasks import (DEFAULT_MAX_DISTANCE, DEFAULT_N_MAX, TEXT_
                                       StoredText, text_from_file)
 from core.usecases.retrieval import (BEST_SHARE, CHAIN_WEIGHT, DEFAULT_FUSE_RATIOS, SPEAKER_WEIGHT, Activation, Comparison, FusionProfile, OpTrace, ScopeParams,
                                      ScopeResult, describe_profile, recency_label, relevance_weights)
+from core.retrieval.memoryscope import ScopeMemory  # one of `retrieve_memory`'s memories: `.memory.content`, scores
 from core.usecases.tuning import (DEFAULT_TAUS, EvalDataset, EvalReport, LabelledQuery, LabelledSet,
                                   OptimiseReport, default_locomo_path, is_evaluation_instance)
 
@@ -135,7 +145,7 @@ __all__ = ["ABANDON_AFTER_S", "AnswerSpan", "CATEGORY_ASSISTANT", "CATEGORY_USER
            "ProfileRef",
            "Progress", "RateAnswer", "RatingRecord", "ReadDataset", "ReadMessageParams", "ReadMessageRequest", "ReadMessageResult", "RecentRequest", "RedisRepair", "ReembedResult", "Request",
            "RestoreArchive", "RestoreResult", "RetrievalReport", "RetrieveReportRequest", "RetrieveRequest", "SaveProfile", "SaveTuned", "SideBySideRequest",
-           "ScopeParams", "ScopeResult", "SearchDefaults", "SearchOutcome", "ServiceStatus", "ServicesReport", "ServicesStopped", "StepContext", "StepOutcome", "StoredText",
+           "ScopeMemory", "ScopeParams", "ScopeResult", "SearchDefaults", "SearchOutcome", "ServiceStatus", "ServicesReport", "ServicesStopped", "StepContext", "StepOutcome", "StoredText",
            "SummaryRequest", "SupersededRequest", "SweepResult", "TaskMemory", "TextFile", "Thought", "Transcript", "TuneReport",
            "TuneRequest", "TurnMetrics", "TurnRef", "UiRememberParams", "UiRememberResult",
            "activate_profile", "add_memory", "answers_csv", "apply_filter", "authenticate", "authorize",

@@ -80,7 +80,8 @@ def services(wb: Workbench) -> ServicesReport:
 
 def stop_services(wb: Workbench) -> ServicesStopped:
     """Stop the data directory's embedded Redis (SHUTDOWN SAVE) and Postgres (fast shutdown), whoever
-    started them; external services are left alone."""
+    started them (the result's `still_used_by` names the processes that used them); external services are
+    left alone. `wb`'s connections close with them: close it and make a new Workbench to go on."""
     return wb.services.stop_embedded()
 
 

@@ -43,7 +43,8 @@ def writable_output(out: Path) -> Path:
 
 def export_archive(wb: Workbench, req: ExportArchive, *, progress: Progress | None = None) -> ExportResult:
     """The whole instance (chains with thoughts and feedback, memories, memory banks, past tasks, fusion
-    profiles; vectors only when asked) as one versioned archive at `req.out`."""
+    profiles; vectors only when asked) as one versioned archive at `req.out`, readable by its owner alone
+    (0600). A file already there is replaced: the CLI asks for `--force` first, a caller checks itself."""
     out = writable_output(req.out)
     return export_instance(wb, req.instance_in(wb), out, with_vectors=req.with_vectors, progress=progress)
 
