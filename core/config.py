@@ -306,7 +306,12 @@ def settings_file_in_use() -> str:
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Read the settings, turning a validation failure into one message naming each setting."""
+    """Read the settings, turning a validation failure into one message naming each setting. `overrides`
+    take each setting by its name in lower case (`data_dir=`) and win over the environment; a name that is
+    no setting is refused (ignored, a misspelled `data_dri=` left a program on the per-user data directory)."""
+    if unknown := sorted(set(overrides) - set(Settings.model_fields)):
+        raise ConfigError(f"no setting is named {', '.join(unknown)} (load_settings takes each setting by its "
+                          "name in lower case, as data_dir=, llm_base_url=, instance=)")
     try:
         return Settings(**overrides)
     except ValidationError as e:

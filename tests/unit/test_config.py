@@ -78,6 +78,13 @@ def test_a_rate_limit_that_would_refuse_everything_is_refused(monkeypatch, rate,
         load_settings()
 
 
+def test_a_setting_given_in_code_under_a_wrong_name_is_refused(tmp_path):
+    """Ignored, a misspelled override left a program on the per-user data directory."""
+    with pytest.raises(ConfigError, match="no setting is named data_dri"):
+        load_settings(data_dri=tmp_path)
+    assert load_settings(data_dir=tmp_path).data_dir == tmp_path
+
+
 def test_bad_instance_is_refused_with_the_rule(monkeypatch):
     monkeypatch.setenv("INSTANCE", "a b}")
     with pytest.raises(ConfigError, match="INSTANCE: instance must be"):
