@@ -15,7 +15,7 @@ from dashboard.resources import current_instance, get_workbench
 from dashboard.tune_controls import op_controls, profile_controls
 from dashboard.tune_eval import KS, evaluation_panel
 from dashboard.tune_profiles import active_line, profiles_panel
-from dashboard.ui import MEMORY_ROW_HEIGHT, attempt, memory_columns, memory_ids, table_height
+from dashboard.ui import MEMORY_ROW_HEIGHT, as_plain_line, attempt, memory_columns, memory_ids, table_height
 
 st.title("Tune retrieval")
 st.caption("Fusion weights, recency and MemoryScope's rerank: see rankings change, measure them on labelled "
@@ -116,13 +116,15 @@ def _trace_step(i: int, t: uc.OpTrace) -> None:
 
 
 def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, instance: str,
-              shown: int, pool: int, scope_pool: int) -> None:
+              shown: int, scope_pool: int) -> None:
     if comparison is not None:
         st.caption(f"{comparison.candidates} candidates from both legs in **{instance}** "
-                   f"({uc.pool_label(pool, shown)}); the top {shown} of each profile. Semantic, text and recency "
-                   f"lie in [0, 1]; the speaker part adds "
+                   f"({uc.pool_label(comparison.pool_size, shown)}); the top {shown} of each profile. Semantic, "
+                   f"text and recency lie in [0, 1]; the speaker part adds "
                    f"{uc.SPEAKER_WEIGHT} to what a speaker the query names said, so *chain* and *combined* "
                    f"(what the profile ranks by) reach up to {TOP}.")
+        if comparison.time_note:  # as a chat turn's reason line says it: the pool is a search for that many
+            st.caption(as_plain_line(f"As chat ranks: {comparison.time_note}."))
         p = comparison.active
         st.markdown(f"**Active: {p.name}** · {uc.describe_profile(p)}")
         _ranking_table(comparison.active_rows, with_change=False)
@@ -162,8 +164,7 @@ with right:
             instance=instance, query=query, profile=candidate, params=params)))
     if tab_rank.open:
         with tab_rank:
-            _rankings(comparison, result, instance, shown, pool or uc.default_pool(shown),
-                      params.retrieve_memory_op.pool_size)
+            _rankings(comparison, result, instance, shown, params.retrieve_memory_op.pool_size)
     if tab_trace.open:
         with tab_trace:
             if result is not None:

@@ -172,9 +172,7 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
     t0 = time.perf_counter()
     qvec = embedder.embed(req.query)
     t1 = time.perf_counter()
-    asked = parse_time_hint(req.query, now) if req.boosts_time else None
-    searched = req if asked is None or req.top_k >= BOOSTED_AMONG else req.model_copy(
-        update={"top_k": BOOSTED_AMONG})
+    asked, searched = time_asked(req, now)
     found = fetch_pool(pool, embedder, searched, qvec)
     kept = rank_pool(found, req.profile, now, top_k=searched.top_k,
                      similarity_threshold=req.similarity_threshold, distinct=req.distinct,
@@ -187,6 +185,17 @@ def hybrid_search(pool, embedder: Embedder, req: SearchRequest, *,
     t2 = time.perf_counter()
     return SearchResult(results=results, left_out=left_out, candidates=len(found),
                         embed_ms=(t1 - t0) * 1000, search_ms=(t2 - t1) * 1000, time=asked)
+
+
+def time_asked(req: SearchRequest, now: datetime) -> tuple[TimeHint | None, SearchRequest]:
+    """The time the query names, when it may re-rank the results (`SearchRequest.boosts_time`), and the
+    request whose pool is drawn: with a time, that of a search for BOOSTED_AMONG (the boost re-sorts that
+    many), unless the request asks for more. Shared by `hybrid_search` and the Tune page's rankings
+    (`core.tuning.compare`), which show what a chat turn retrieves."""
+    asked = parse_time_hint(req.query, now) if req.boosts_time else None
+    if asked is None or req.top_k >= BOOSTED_AMONG:
+        return asked, req
+    return asked, req.model_copy(update={"top_k": BOOSTED_AMONG})
 
 
 # The search's settings. `plan_cache_mode`: the statement is prepared and runs its generic plan (see

@@ -16,9 +16,9 @@ from pydantic import BaseModel
 
 from core.models import FusionProfile
 from core.retrieval.fusion import others_bar
-from core.retrieval.hybrid import SearchRequest, fetch_pool
+from core.retrieval.hybrid import SearchRequest, fetch_pool, time_asked
 from core.retrieval.hybrid_sql import shown_by
-from core.retrieval.ranking import above_floor, rank
+from core.retrieval.ranking import above_floor, boosted_by_time, rank, time_boost_note
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -44,6 +44,8 @@ class RankedRow(BaseModel):
 class Comparison(BaseModel):
     query: str
     candidates: int
+    pool_size: int = 0  # candidates per leg drawn: a chat turn's for `rows`, or for BOOSTED_AMONG with a time
+    time_note: str | None = None  # what the time the query names did to the candidate's ranking, as chat says it
     active: FusionProfile
     candidate: FusionProfile
     active_rows: list[RankedRow]
@@ -79,16 +81,20 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
     marked `below_floor`, so the rows not marked are exactly what a chat turn hands to synthesis.
     """
     floor = wb.settings.relevance_floor if relevance_floor is None else relevance_floor
-    req = SearchRequest(query=query, instance=instance, top_k=rows, pool_size=pool_size, profile=candidate,
-                        similarity_threshold=similarity_threshold, kinds=kinds)
+    now = now or datetime.now(UTC)
+    # As a chat turn searches: a time the query names ("What did I eat yesterday?") re-ranks the best
+    # BOOSTED_AMONG, drawn from that search's pool (`hybrid_search`); the columns showed the order without it.
+    asked, req = time_asked(SearchRequest(query=query, instance=instance, top_k=rows, pool_size=pool_size,
+                                          profile=candidate, similarity_threshold=similarity_threshold,
+                                          kinds=kinds), now)
     cands = fetch_pool(wb.search_pool(), wb.embedder, req)
     active_cands = cands if shown_by(active) == shown_by(candidate) else fetch_pool(
         wb.search_pool(), wb.embedder, req.model_copy(update={"profile": active}))
-    now = now or datetime.now(UTC)
 
     def ranking(profile: FusionProfile, pool) -> list:
-        return rank(pool, profile, now, top_k=len(pool), similarity_threshold=req.similarity_threshold,
-                    distinct=req.distinct, near_duplicate=req.near_duplicate)
+        ranked = rank(pool, profile, now, top_k=len(pool), similarity_threshold=req.similarity_threshold,
+                      distinct=req.distinct, near_duplicate=req.near_duplicate)
+        return ranked if asked is None else boosted_by_time(ranked, asked)
 
     before, after = ranking(active, active_cands), ranking(candidate, cands)
     position = {s.memory.id: i for i, s in enumerate(before, start=1)}
@@ -105,7 +111,9 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
                 for i, s in enumerate(ranked[:rows], start=1)]
 
     active_rows, candidate_rows = rows_of(before, False), rows_of(after, True)
-    return Comparison(query=query, candidates=len(cands), active=active, candidate=candidate,
+    return Comparison(query=query, candidates=len(cands), pool_size=req.pool,
+                      time_note=None if asked is None else time_boost_note(asked, after[:rows]),
+                      active=active, candidate=candidate,
                       active_rows=active_rows, candidate_rows=candidate_rows, relevance_floor=floor,
                       active_others_floor=others_bar([r.relevance for r in active_rows], floor),
                       candidate_others_floor=others_bar([r.relevance for r in candidate_rows], floor))

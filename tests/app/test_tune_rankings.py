@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from core import usecases as uc
-from core.retrieval.fusion import handed_by_floor, others_bar
+from core.retrieval.fusion import BOOSTED_AMONG, handed_by_floor, others_bar
 from core.retrieval.hybrid import SearchRequest, default_pool, hybrid_search
 from tests.app.test_tune_page import app, evaluate_six, frames  # noqa: F401  (the page's fixture)
 
@@ -23,8 +23,10 @@ def test_the_rankings_open_at_chats_pool_and_rank_as_chat(app, workbench, instan
     assert pool.value is None and "max(10, 2 × k)" in pool.help and "A larger pool ranks otherwise" in pool.help
     said = f"Rankings: {default_pool(rows)} a leg, a chat turn's for {rows} memories (Rows shown)"
     assert any(c.value.startswith(said) and "50 for Evaluate's 25" in c.value for c in at.caption)
-    assert any(f"({default_pool(rows)} candidates per leg, a chat turn's for {rows} memories); the top {rows}"
-               in c.value for c in at.caption)
+    # The query names a time ("yesterday"): as a chat turn, the pool is a search for the best BOOSTED_AMONG,
+    # which the time re-ranks, and the page says so.
+    assert any(f"({default_pool(BOOSTED_AMONG)} candidates per leg); the top {rows}" in c.value for c in at.caption)
+    assert any(c.value.startswith("As chat ranks") and "the query's time 'yesterday'" in c.value for c in at.caption)
     active = frames(at)[0]
     chat = hybrid_search(workbench.search_pool(), workbench.embedder, SearchRequest(
         query=QUERY, instance=instance, top_k=rows, profile=workbench.profiles.active(instance),
