@@ -11,7 +11,6 @@ import types
 from functools import partial
 
 import pytest
-from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
 from core import schema
@@ -21,14 +20,21 @@ from core.services.bounded import bounded_connection_class
 from tests.integration.conftest import scratch_database
 
 
-def test_an_upgrade_longer_than_the_statement_timeout_completes_and_the_limit_is_back(workbench, monkeypatch):
+@pytest.fixture
+def database(workbench):
+    """The conninfo of a database of its own on the test server, with pgvector and nothing else."""
+    with scratch_database(workbench, "schema") as conninfo:
+        yield conninfo
+
+
+def test_an_upgrade_longer_than_the_statement_timeout_completes_and_the_limit_is_back(database, monkeypatch):
     slow = types.ModuleType("tests_slow_upgrade")
     slow.DDL = "SELECT pg_sleep(0.6)"  # an upgrade step three times the limit below
     monkeypatch.setitem(sys.modules, slow.__name__, slow)
     monkeypatch.setattr(schema, "SCHEMA_MODULES", [*schema.SCHEMA_MODULES, slow.__name__])
-    with workbench.pool().connection() as conn:  # the test's own database
-        conninfo = make_conninfo(conn.info.dsn, password=conn.info.password)
-    pool = ConnectionPool(conninfo, min_size=1, max_size=1, open=False,
+    # A database of its own: applied to the session's, this schema made the next process of the worker (a
+    # CLI command's) find it changed and print the upgrade's warning.
+    pool = ConnectionPool(database, min_size=1, max_size=1, open=False,
                           connection_class=bounded_connection_class(0.2),
                           configure=partial(_configure, statement_timeout_s=0.2, session=()),
                           kwargs={"autocommit": True})
@@ -39,13 +45,6 @@ def test_an_upgrade_longer_than_the_statement_timeout_completes_and_the_limit_is
             assert conn.execute("SHOW statement_timeout").fetchone()[0] == "200ms"
     finally:
         pool.close()
-
-
-@pytest.fixture
-def database(workbench):
-    """The conninfo of a database of its own on the test server, with pgvector and nothing else."""
-    with scratch_database(workbench, "schema") as conninfo:
-        yield conninfo
 
 
 def test_an_upgrade_says_so_while_it_runs_and_the_next_start_applies_nothing(database, caplog):
