@@ -151,7 +151,7 @@ def _whole_year(start: datetime, end: datetime) -> bool:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.8"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.9"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -173,7 +173,9 @@ RULES = "2026-12-07.8"  # .2: an age update supersedes every earlier age of that
 # Portuguese and German receipts ("Anotado.", "Notiert.", "Alles klar, gemerkt.") are acknowledgements;
 # 12-07.8: Portuguese and German ages, cars, diets and managers ("Tenho 34 anos.", "Ich fahre jetzt einen Tesla.",
 # "Agora sou vegetariana.", "Meine neue Chefin ist Dana Weber."), clauses joined by "e"/"und", German names after
-# an article ("bei der Telekom", "in der Schweiz", "im Allgäu")
+# an article ("bei der Telekom", "in der Schweiz", "im Allgäu"); 12-07.9: whom one lives or works with is no home
+# or employer ("Moro com a Ana e o Tomás em Lisboa", "I work with Priya at Stripe"), a subject the user opens is
+# the user's ("Ich und meine Frau sind nach Hamburg gezogen"), "Ich fahre Tesla" and "Dirijo um Corolla" are cars
 
 
 @dataclass

@@ -6,7 +6,8 @@ older rules formed (`observations.RULES`: a data directory kept across versions)
 configured, one the rules formed (`unformed_chains`); every chain when asked (`workbench formation run
 --all`). Each such chain's user messages are read again, their
 rows rewritten with their kind and their observations (same ids: nothing doubles), observations a message no
-longer yields removed, and corrections applied again (choosing the same memory again changes nothing).
+longer yields removed, and corrections applied again (choosing the same memory again changes nothing); what an
+observation that no longer reads as a correction or an update had superseded is current again (a note says how many).
 Running it twice leaves the index as once; the second run forms nothing. Before, every run formed every
 chain: after 1 new conversation and 2 new messages in a ChatGPT import of 1,500, it took 29–38 s.
 """
@@ -22,7 +23,7 @@ from core.conversation.indexing import empty_reply, mark_memorized, thought_reco
 from core.conversation.keys import chains_key
 from core.conversation.thoughts import CATEGORY_USER
 from core.formation.observations import RULES, Formation
-from core.formation.supersede import Mended, close_gaps, mend, supersede
+from core.formation.supersede import Mended, close_gaps, mend, release, supersede
 from core.index.records import ROW_COLUMNS, row_from_tuple
 
 if TYPE_CHECKING:
@@ -87,6 +88,8 @@ def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = No
     chains = list(wb.thoughts.r.zrange(chains_key(instance), 0, -1)) if chains is None else chains
     counts = FormationCounts(chains=len(chains), unchanged=max(0, every - len(chains)))
     mended: list[Mended] = []
+    plain: list[str] = []  # observations formed again that read as no correction or update (`release`)
+    told: list = []  # the corrections and updates formed, all chains'
     for done, chain in enumerate(chains, start=1):
         thread = wb.thoughts.chain_thoughts(instance, chain)
         wanted = {t.id for t in thread if t.category == CATEGORY_USER}
@@ -100,6 +103,9 @@ def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = No
             wb.index.add(records)
             mark_memorized(wb.thoughts, [r for r in records if r.kind == "user"])
             counts.superseded += len(supersede(wb.index, corrections))
+            correcting = {c.observation.id for c in corrections}
+            plain += [i for i in kept if i not in correcting]
+            told += corrections
             counts.messages += len(wanted)
             counts.observations += len(kept)
             for r in records:
@@ -108,10 +114,26 @@ def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = No
                     counts.by_kind[kind] = counts.by_kind.get(kind, 0) + 1
         if progress:
             progress(done, len(chains))
+    # What they superseded when older rules read them as corrections is current again: once for the run (a
+    # read of the instance's rows each time, not each chain).
+    released = release(wb.index, instance, plain)
+    if released:  # a correction formed before skipped a fact another observation still hid: applied again
+        supersede(wb.index, told)
     # A history a deletion left open (before deletions mended it) closes too.
     mended.append(close_gaps(wb.index, instance))
-    counts.notes = sorted(set(formation.notes)) + Mended(*map(sum, zip(*mended, strict=True))).notes()
+    counts.notes = (sorted(set(formation.notes)) + Mended(*map(sum, zip(*mended, strict=True))).notes()
+                    + _released_notes(released))
     return counts
+
+
+def _released_notes(released: int) -> list[str]:
+    """What a run says of the facts `release` made current again."""
+    if not released:
+        return []
+    one = released == 1
+    said = (f"{released} {'memory' if one else 'memories'} current again: what had superseded "
+            f"{'it' if one else 'them'} no longer reads as a correction or a change")
+    return [said]
 
 
 def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str]) -> tuple[int, Mended]:

@@ -502,6 +502,23 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
     return done
 
 
+def release(index: MemoryIndex, instance: str, observations: list[str]) -> int:
+    """What observations formed again that no longer read as a correction or an update had superseded is
+    current again, and they supersede nothing (`supersedes`, `update` off): older rules read "Agora moro com a
+    Ana." as a move and hid "Eu moro em Lisboa."; the rules of today read no home in it, and a run forming it
+    again must not leave Lisbon hidden (`core.formation.run`). How many rows are current again."""
+    if not observations:
+        return 0
+    with index.pool.connection() as conn, conn.transaction():
+        current = conn.execute("UPDATE memory SET metadata = metadata - %s::text[] WHERE instance = %s "
+                               "AND metadata->>'superseded_by' = ANY(%s)",
+                               (SUPERSESSION_MARKS, instance, observations)).rowcount
+        conn.execute("UPDATE memory SET metadata = metadata - %s::text[] WHERE instance = %s AND id = ANY(%s) "
+                     "AND metadata ?| %s::text[]", (["supersedes", UPDATE], instance, observations,
+                                                    ["supersedes", UPDATE]))
+    return current
+
+
 def _mark(conn, o: MemoryRecord, target: MemoryRow, extra: dict) -> None:
     """Mark `target` superseded by the observation `o`, and its copies that say it: the message's important
     copy, and the session summaries drawn from it that say the statement (all of them when the message

@@ -6,7 +6,7 @@ side mends the history; forming again changes nothing."""
 from datetime import UTC, datetime, timedelta
 
 from core import usecases as uc
-from core.formation.supersede import SUPERSEDED_ALSO
+from core.formation.supersede import SUPERSEDED_ALSO, UPDATE
 from tests.support.clock import Clock
 
 
@@ -150,3 +150,31 @@ def test_the_user_pass_s_changes_answer_with_the_current_fact(workbench, instanc
         assert current in asked.context[0].content, (question, [c.content for c in asked.context])
     asked = turn(workbench, instance, "ask-sam", "When is Sam's birthday?", clock)
     assert "March 3" in asked.context[0].content and not [c for c in asked.context if c.content == "Great idea."]
+
+
+def test_a_run_forming_again_frees_what_older_rules_superseded_by_a_statement_that_is_no_change(
+        workbench, instance, monkeypatch):
+    """Rules before 2026-12-07.9 read "Agora moro com a Ana." as a move to "Ana" and hid "Eu moro em Lisboa.";
+    a data directory kept across versions is formed again by a plain run, which kept the mark: Lisbon stayed
+    hidden. Now what no longer reads as a correction or a change supersedes nothing, and the fact is current."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    monkeypatch.setattr("core.formation.observations.RULES", "2026-12-07.8")
+    turn(workbench, instance, "home", "Eu moro em Lisboa.", clock)
+    turn(workbench, instance, "later", "Agora moro com a Ana.", clock)
+    with workbench.index.pool.connection() as conn:  # the marks the older rules left
+        rows = dict(conn.execute("SELECT content, id FROM memory WHERE instance = %s AND kind = 'observation'",
+                                 (instance,)).fetchall())
+        conn.execute("UPDATE memory SET metadata = metadata || jsonb_build_object('superseded_at', %s::text, "
+                     "'superseded_by', %s::text) WHERE instance = %s AND id = %s",
+                     (clock.now.isoformat(), rows["Agora moro com a Ana."], instance, rows["Eu moro em Lisboa."]))
+        conn.execute("UPDATE memory SET metadata = metadata || jsonb_build_object('supersedes', %s::text, %s::text, "
+                     "true) WHERE instance = %s AND id = %s",
+                     (rows["Eu moro em Lisboa."], UPDATE, instance, rows["Agora moro com a Ana."]))
+    assert superseded(workbench, instance) == ["Eu moro em Lisboa."]
+    monkeypatch.undo()
+    run = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert run.chains == 2 and any("1 memory current again" in n for n in run.notes)
+    assert superseded(workbench, instance) == []
+    assert not {"supersedes", UPDATE} & set(facts(workbench, instance)["Agora moro com a Ana."])
+    again = uc.formation_run(workbench, uc.FormationRun(instance=instance, every_chain=True))
+    assert superseded(workbench, instance) == [] and not any("current again" in n for n in again.notes)

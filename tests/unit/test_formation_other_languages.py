@@ -206,3 +206,92 @@ def test_what_is_sold_or_become_replaces_no_home_or_manager(update, fact):
 
 def test_a_car_sold_in_german_is_no_longer_so():
     assert {"golf"} in [was for _, _, was in read("Wir haben den alten Golf verkauft.").old]
+
+
+# Batch "withname" (labelled before the rules read them; tests/data/supersessions.jsonl has them as cases): whom
+# the user lives or works with is no home or employer, the user among a subject ("Ich und meine Frau…"), a German
+# car without an article, the Brazilian "dirijo".
+@pytest.mark.parametrize("update, fact", [
+    ("Agora moro com a Ana e o Tomás no Porto.", "Eu moro em Lisboa."),
+    ("I live with Anna and Tom in Lisbon now.", "I live in Chicago."),
+    ("Ich wohne jetzt mit Lena und Jonas in Köln.", "Ich wohne in München."),
+    ("I work with Priya at Stripe now.", "I work at Acme."),
+    ("Agora trabalho com a Priya na Unbabel.", "Trabalho na Farfetch."),
+    ("Ich arbeite jetzt zusammen mit Lena bei Siemens.", "Ich arbeite bei Bosch."),
+    ("Mudei-me para o Porto junto com a Ana.", "Eu moro em Lisboa."),
+    ("Ich und meine Frau sind nach Hamburg gezogen.", "Ich wohne in München."),
+    ("Eu e a minha mulher mudámo-nos para o Porto.", "Eu moro em Lisboa."),
+    ("Me and my wife just moved to Denver.", "I live in Chicago."),
+    ("Ich und mein Mann arbeiten jetzt bei Siemens.", "Ich arbeite bei Bosch."),
+    ("Ich fahre jetzt Tesla.", "Ich fahre einen Golf."),
+    ("Ich fahre jetzt einen Tesla.", "Ich fahre Golf."),
+    ("Agora dirijo um Tesla.", "Eu dirijo um Corolla."),
+    ("I drive a Tesla now.", "Dirijo um Corolla."),
+    ("Agora eu dirijo um Corolla.", "I drive a Civic."),
+])
+def test_a_home_job_or_car_changed_with_someone_replaces_the_one_told_before(update, fact):
+    reading = read(update)
+    assert reading.update and replaces(reading, read(fact))
+
+
+@pytest.mark.parametrize("update, fact", [
+    ("Agora moro com a Ana.", "Eu moro em Lisboa."),  # whom, not where
+    ("I live with Anna now.", "I live in Lisbon."),
+    ("Ich wohne jetzt mit Lena zusammen.", "Ich wohne in Köln."),
+    ("I work with Priya now.", "I work at Stripe."),
+    ("Agora trabalho com o Miguel.", "Trabalho na Farfetch."),
+    ("Now I work with Priya and Tom.", "I work at Acme."),
+    ("Agora moro com a Ana e o Tomás em Lisboa.", "Eu moro em Lisboa."),  # the same city
+    ("I live with Anna and Tom in Lisbon now.", "I live in Lisbon."),
+    ("Ich arbeite jetzt mit Lena und Jonas bei Siemens.", "Ich arbeite bei Siemens."),
+    ("Ich fahre jetzt Fahrrad.", "Ich fahre einen Golf."),  # what one rides, or where to
+    ("Ich fahre jetzt Ski.", "Ich fahre einen Golf."),
+    ("Ich fahre jetzt Richtung Hamburg.", "Ich fahre einen Golf."),
+    ("Ich fahre jetzt Bahn.", "Ich fahre einen Golf."),
+    ("Agora dirijo um projeto na Sonae.", "Dirijo um Corolla."),  # "dirigir" a project, no car
+    ("Agora dirijo a Unbabel.", "Dirijo um Corolla."),
+    ("O meu marido agora dirige um Tesla.", "Dirijo um Corolla."),  # someone else
+    ("Meine Frau und ihre Schwester sind nach Hamburg gezogen.", "Ich wohne in München."),
+    ("A Ana e o Tomás mudaram-se para o Porto.", "Eu moro em Lisboa."),
+    ("Me and my wife are moving to Denver next year.", "I live in Chicago."),  # still to come
+])
+def test_whom_one_lives_or_works_with_replaces_no_home_job_or_car(update, fact):
+    assert not replaces(read(update), read(fact))
+
+
+@pytest.mark.parametrize("text, attribute, values", [
+    ("Moro com a Ana e o Tomás em Lisboa.", "residence", {"lisboa"}),
+    ("I live with Anna and Tom in Lisbon.", "residence", {"lisbon"}),
+    ("Ich wohne mit Lena in Köln.", "residence", {"koln"}),
+    ("I work with Priya at Stripe.", "employer", {"stripe"}),
+    ("Moro em Lisboa com a Ana.", "residence", {"lisboa"}),
+    ("We live in Porto with our son Tomás and our daughter Inês.", "residence", {"porto"}),
+    ("Moro agora com o meu irmão e a minha irmã no Porto.", "residence", {"porto"}),
+    ("Eu e o Tomás mudámo-nos para Braga.", "residence", {"braga"}),
+    ("Me and Tom moved to Boston.", "residence", {"boston"}),
+    ("Ich und meine Frau wohnen in Hamburg.", "residence", {"hamburg"}),
+    ("Ich fahre Tesla.", "vehicle", {"tesla"}), ("Ich fahre jetzt BMW.", "vehicle", {"bmw"}),
+    ("Dirijo um Corolla.", "vehicle", {"corolla"}),
+])
+def test_a_home_job_or_car_is_read_without_whom_it_is_shared_with(text, attribute, values):
+    claims = [c for c in read(text).claims if c.attribute == attribute]
+    assert [(c.who, c.values) for c in claims] == [(frozenset({"self"}), frozenset(values))], read(text).claims
+
+
+@pytest.mark.parametrize("text, clauses", [
+    ("Moro com a Ana e o Tomás em Lisboa.", ["Moro com a Ana e o Tomás em Lisboa"]),
+    ("Ich und meine Frau sind nach Hamburg gezogen.", ["Ich und meine Frau sind nach Hamburg gezogen"]),
+    # a list's "and" ends a clause when a verb follows the name, or a subject of its own
+    ("I live with Anna and Tom lives in Porto.", ["I live with Anna", "Tom lives in Porto"]),
+    ("I live with Anna and I love it.", ["I live with Anna", "I love it"]),
+    ("Moro com a Ana e trabalho na Farfetch.", ["Moro com a Ana", "trabalho na Farfetch"]),
+    ("My wife and I moved to Hamburg.", ["My wife", "I moved to Hamburg"]),
+])
+def test_a_list_of_whom_one_is_with_and_a_subject_the_user_opens_are_one_clause(text, clauses):
+    assert [c for c, _ in stated_of(text)] == clauses
+
+
+def test_with_in_a_name_is_no_companion():
+    """"MIT" and "Acme.com" are employers, not "mit"/"com" before a name."""
+    assert {"mit"} <= next(c.values for c in read("I work at MIT with Priya now.").claims if c.attribute == "employer")
+    assert {"acme"} <= next(c.values for c in read("I work at Acme.com now.").claims if c.attribute == "employer")

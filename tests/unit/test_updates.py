@@ -30,6 +30,10 @@ CASES = Path(__file__).parents[1] / "data" / "supersessions.jsonl"
     ("We sold the flat, and now we live in Porto.", "residence", SELF, "porto"),
     ("Just moved to Lisbon!", "residence", SELF, "lisbon"),  # "I" dropped before "just" and a past tense
     ("My diet is keto now.", "diet", SELF, "keto"),
+    # whom one lives or works with is no home or job; the user among a subject moved (until 2026-12-07.9: none)
+    ("I work with Priya at Stripe now.", "employer", SELF, "stripe"),
+    ("I live with Anna and Tom in Lisbon now.", "residence", SELF, "lisbon"),
+    ("Me and my wife just moved to Denver.", "residence", SELF, "denver"),
 ])
 def test_an_update_claims_a_new_value_of_an_attribute(text, attribute, who, value):
     reading = read(text)
@@ -86,6 +90,10 @@ def test_what_says_no_change(text):
     ("Now my aim is to run a marathon.", "My goal is to learn Spanish this year.", False),  # another activity
     ("Now my sister lives in Porto.", "I live in Lisbon.", False),
     ("I'm on a diet now.", "I'm vegetarian.", False),  # "diet" names the attribute, no value of it
+    ("I live with Anna now.", "I live in Lisbon.", False),  # whom, not where
+    ("I live with Anna and Tom in Lisbon now.", "I live in Chicago.", True),
+    ("I live with Anna and Tom in Lisbon now.", "I live in Lisbon.", False),
+    ("Me and my wife are moving to Denver next year.", "I live in Chicago.", False),
 ])
 def test_which_fact_an_update_replaces(update, fact, replaced_it):
     assert replaces(read(update), read(fact)) is replaced_it
