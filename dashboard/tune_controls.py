@@ -7,7 +7,7 @@ import math
 import streamlit as st
 
 from core import usecases as uc
-from core.usecases.tuning import default_pool
+from core.usecases.tuning import BOOSTED_AMONG, default_pool
 
 K = "tune_"  # session-state prefix of this page's widgets
 
@@ -100,7 +100,9 @@ def pool_control(rows: int, deepest: int) -> int | None:
                                 "order, change with the pool. retrieve_memory has its own, among the "
                                 "MemoryScope op parameters.")
     if pool is None:
-        st.caption(f"Rankings: {default_pool(rows)} a leg, a chat turn's for {rows} memories (Rows shown); "
+        st.caption(f"Rankings: {default_pool(rows)} a leg, a chat turn's for {rows} memories (Rows shown; "
+                   f"{default_pool(max(rows, BOOSTED_AMONG))} when the query names a time, which re-ranks the "
+                   f"best {BOOSTED_AMONG}); "
                    f"evaluations: a chat turn's for their deepest cut-off, {default_pool(deepest)} for "
                    f"Evaluate's {deepest}.")
     else:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from core.ids import Id
 from core.models import FusionProfile
+from core.retrieval.fusion import BOOSTED_AMONG
 from core.retrieval.hybrid import default_pool
 from core.retrieval.profile_text import tau_label
 from core.tuning.datasets import (
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 # file is (None when absent), and what the figures measure in words (`core.tuning.measures`): the ranking
 # scored and each metric's definition, for help texts and tooltips.
 __all__ = [
+    "BOOSTED_AMONG",
     "DEFAULT_TAUS",
     "HANDED_DEFINITION",
     "MAX_K",

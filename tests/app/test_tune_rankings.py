@@ -21,7 +21,8 @@ def test_the_rankings_open_at_chats_pool_and_rank_as_chat(app, workbench, instan
     rows = at.slider(key="tune_rows").value
     pool = at.number_input(key="tune_pool")
     assert pool.value is None and "max(10, 2 × k)" in pool.help and "A larger pool ranks otherwise" in pool.help
-    said = f"Rankings: {default_pool(rows)} a leg, a chat turn's for {rows} memories (Rows shown)"
+    said = (f"Rankings: {default_pool(rows)} a leg, a chat turn's for {rows} memories (Rows shown; "
+            f"{default_pool(BOOSTED_AMONG)} when the query names a time")
     assert any(c.value.startswith(said) and "50 for Evaluate's 25" in c.value for c in at.caption)
     # The query names a time ("yesterday"): as a chat turn, the pool is a search for the best BOOSTED_AMONG,
     # which the time re-ranks, and the page says so.
