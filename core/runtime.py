@@ -65,10 +65,9 @@ class Workbench:
         return make_llm(self.settings)
 
     def _open(self) -> Services:
-        """The services, or WorkbenchClosed once `close` ran. `wb.services` itself stays usable after
-        (the CLI releases the embedded servers through it), so what a call on it opened since is closed."""
+        """The services, or WorkbenchClosed once `close` ran (`wb.services` itself stays usable after: the
+        CLI releases the embedded servers through it)."""
         if self._closed:
-            self.services.close()
             raise WorkbenchClosed("this Workbench is closed (close() was called, or its `with` block ended): "
                                   "make a new Workbench to go on")
         return self.services
@@ -83,7 +82,6 @@ class Workbench:
         # Imported here: the analytics pull in pandas, which a command that reads no feedback skips.
         from core.analytics.frames import FeedbackFrames
 
-        self._open()
         return FeedbackFrames(self.thoughts)
 
     @cached_property
@@ -104,6 +102,10 @@ class Workbench:
 
     def redis(self):
         return self._open().redis()
+
+    def redis_glance(self):
+        """The Redis client for reads a caller can go without (`Services.redis_glance`)."""
+        return self._open().redis_glance()
 
     def pool(self):
         return self._open().pool()

@@ -13,9 +13,10 @@ from dashboard.ui import SERVICE_FAILED, attempt
 
 NEXT_INSTANCE = "instance_next"  # the instance a page switched to (`switch_instance`), for the next run
 SERVICES_SHOWN = "sidebar_services"  # this run's services block and the statuses it shows (`service_failed`)
+STATUS_TTL_S = 5  # how long a status in which every service answers is kept for every session
 
 
-@st.cache_data(ttl=5, show_spinner=False)
+@st.cache_data(ttl=STATUS_TTL_S, show_spinner=False)
 def _statuses() -> tuple[float, list[uc.ServiceStatus]]:
     """When they were probed, and the statuses: probed at most every 5 s for every session while the
     services answer, since every page and rerun draws the sidebar."""

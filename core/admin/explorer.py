@@ -571,7 +571,7 @@ def _chain_titles(wb: Workbench, chains: set[tuple[str, str]]) -> dict[tuple[str
         return {}
     ordered = sorted(chains)
     try:
-        p = wb.services.redis_glance().pipeline(transaction=False)
+        p = wb.redis_glance().pipeline(transaction=False)
         for instance, chain in ordered:
             p.hgetall(chain_meta_key(instance, chain))
         metas = p.execute()

@@ -420,7 +420,7 @@ def _glance(wb: Workbench) -> tuple[list[str], dict[str, str]]:
     more, else none; and the notes of interrupted imports (`interrupted_imports`). Neither when Redis does
     not answer a glance (logged at debug: the search goes on without)."""
     try:  # the client too: a process's first reach of Redis connects to it
-        p = wb.services.redis_glance().pipeline(transaction=False)
+        p = wb.redis_glance().pipeline(transaction=False)
         outbox_peek(p, SEARCH_MOST)
         p.hgetall(IMPORTS_UNINDEXED)
         entries, notes = p.execute()

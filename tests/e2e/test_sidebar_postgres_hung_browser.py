@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 
 from benchmarks.browser import CHROMIUM, served_dashboard
-from core.services import EmbeddedPostgres, EmbeddedRedis, FailFastPool
+from core.services import FailFastPool
+from dashboard.sidebar import STATUS_TTL_S
 from tests.e2e.conftest import launch, open_page, settle
-from tests.integration.conftest import fault_dir  # noqa: F401 - the fault servers' data directory
+from tests.integration.conftest import fault_dir, fault_urls  # noqa: F401 - fault_dir: the fault servers' data directory
 from tests.support.faults import postgres_pids, suspended
 
 pytestmark = pytest.mark.e2e
 
 STATEMENT_S = 1.0
 CONNECT_S = 3  # each run's status check cost 1 s + this before
-STATUS_TTL_S = 5  # how long the sidebar keeps a status in which every service answers (dashboard/sidebar.py)
 
 # How long the last run of the script took, from the state changes the page recorded (`open_page`): the
 # change that left `running` and the one before it, which entered it.
@@ -44,8 +44,7 @@ LAST_RUN_S = """() => {
 def hung_dashboard(fault_dir, instance) -> Iterator[tuple[str, Path]]:  # noqa: F811 - imported
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
-    env = {"DATA_DIR": str(fault_dir), "INSTANCE": instance, "REDIS_URL": EmbeddedRedis(fault_dir).ensure_running(),
-           "DATABASE_URL": EmbeddedPostgres(fault_dir).ensure_running(),
+    env = {"DATA_DIR": str(fault_dir), "INSTANCE": instance, **fault_urls(fault_dir),
            "POSTGRES_STATEMENT_TIMEOUT_S": str(STATEMENT_S), "POSTGRES_CONNECT_TIMEOUT_S": str(CONNECT_S),
            "STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none"}
     with served_dashboard(env) as url:

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from benchmarks.browser import CHROMIUM, served_dashboard
-from core.services import EmbeddedPostgres, EmbeddedRedis
+from core.services import EmbeddedPostgres
+from dashboard.sidebar import STATUS_TTL_S
 from tests.e2e.conftest import launch, open_page, settle
-from tests.integration.conftest import fault_dir  # noqa: F401 - the fault servers' data directory
+from tests.integration.conftest import fault_dir, fault_urls  # noqa: F401 - fault_dir: the fault servers' data directory
 
 pytestmark = pytest.mark.e2e
 
-STATUS_TTL_S = 5  # how long the sidebar keeps a status in which every service answers
 DOWN = "Postgres unavailable"
 FAILED = "Could not list the API keys. Postgres is unavailable"
 
@@ -33,9 +33,7 @@ def outage_dashboard(fault_dir, instance) -> Iterator[tuple[str, EmbeddedPostgre
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
     postgres = EmbeddedPostgres(fault_dir)
-    env = {"DATA_DIR": str(fault_dir), "INSTANCE": instance, "REDIS_URL": EmbeddedRedis(fault_dir).ensure_running(),
-           "DATABASE_URL": postgres.ensure_running()}
-    with served_dashboard(env) as url:
+    with served_dashboard({"DATA_DIR": str(fault_dir), "INSTANCE": instance, **fault_urls(fault_dir)}) as url:
         yield url, postgres
     postgres.ensure_running()
 

@@ -44,13 +44,20 @@ def fault_wb(fault_dir):
 
     It reaches them by URL, as external servers, so one a test stops or kills stays down until the test
     starts it again (a process starts the embedded servers again by itself: test_server_recovery.py)."""
-    wb = Workbench(load_settings(data_dir=fault_dir, redis_url=EmbeddedRedis(fault_dir).ensure_running(),
-                                 database_url=EmbeddedPostgres(fault_dir).ensure_running()),
+    urls = fault_urls(fault_dir)
+    wb = Workbench(load_settings(data_dir=fault_dir, redis_url=urls["REDIS_URL"], database_url=urls["DATABASE_URL"]),
                    embedder=KeywordEmbedder())
     yield wb
     wb.close()
     EmbeddedRedis(fault_dir).ensure_running()
     EmbeddedPostgres(fault_dir).ensure_running()
+
+
+def fault_urls(fault_dir: Path) -> dict[str, str]:
+    """The fault servers' REDIS_URL and DATABASE_URL, each started if it is down: a process given them
+    reaches them as external servers, so one a test stops stays down until the test starts it again."""
+    return {"REDIS_URL": EmbeddedRedis(fault_dir).ensure_running(),
+            "DATABASE_URL": EmbeddedPostgres(fault_dir).ensure_running()}
 
 
 def kill_redis(data_dir: Path) -> None:
