@@ -4,7 +4,8 @@
 A turn hands synthesis nothing when no memory of its top k has a `relevance` (the semantic part and the
 share of the query's words a memory holds, without recency, `core.retrieval.fusion`) reaching the floor
 (`RELEVANCE_FLOOR`), and the answer says no memory matches; when one does, it hands every memory reaching
-the floor, or half of it and `BEST_SHARE` of the best's relevance (`core.retrieval.fusion.handed_by_floor`).
+the floor, or half of it and `BEST_SHARE` of the best's relevance, the floor itself beside a best stating the
+attribute the question asks (`core.retrieval.fusion.handed_by_floor`).
 This runs every LoCoMo question through the
 product's retrieval (`hybrid_search`, the default profile, top 10, the time of the conversation's last
 session as "now") and reads, for each floor of a grid:
@@ -57,7 +58,9 @@ NOTES = [LABELLED / "notes_labelled", LABELLED / "work_notes_labelled"]
 # What each rule hands (`passing`), by the suffix of its figures: the shipped rule, each memory held to the
 # floor (until 2026-12-06), the others held to half the floor alone (until 2026-12-06).
 RULES = {"": "handed", "_each": "each", "_half": "half"}
-Ranked = dict[str, list[tuple[str, float]]]  # a query's top k as (memory id, relevance), best first
+# A query's top k as (memory id, relevance, held), best first (held: what it gained for stating the attribute the
+# question asks, `ScoreParts.held`, which the rule reads)
+Ranked = dict[str, list[tuple[str, float, float]]]
 
 
 def adversarial_queries(data: Path, dataset: EvalDataset, samples: set[str] | None = None) -> list[EvalQuery]:
@@ -96,19 +99,20 @@ def retrieved(wb, dataset: EvalDataset, queries: list[EvalQuery], top_k: int = m
     for q in queries:
         found = hybrid_search(wb.search_pool(), wb.embedder, search_request(q, dataset, profile, top_k, pool_size),
                               now=q.now)
-        out[q.qid] = [(s.memory.id, s.score.relevance) for s in found.results]
+        out[q.qid] = [(s.memory.id, s.score.relevance, s.score.held) for s in found.results]
     return out
 
 
-def passing(ranked: list[tuple[str, float]], floor: float, rule: str = "handed") -> list[str]:
+def passing(ranked: list[tuple[str, float, float]], floor: float, rule: str = "handed") -> list[str]:
     """What a turn whose top k is `ranked` hands to synthesis (`handed_by_floor`); with rule "each", the
     memories reaching the floor themselves; with "half", once one reaches it, those reaching half of it."""
-    relevance = [r for _, r in ranked]
+    relevance = [r for _, r, _ in ranked]
     if rule == "each":
-        return [i for i, r in ranked if r >= floor]
+        return [i for i, r, _ in ranked if r >= floor]
     if rule == "half":
-        return [i for i, r in ranked if r >= OTHERS_SHARE * floor] if max(relevance, default=0.0) >= floor else []
-    return [i for (i, _), h in zip(ranked, handed_by_floor(relevance, floor), strict=True) if h]
+        return [i for i, r, _ in ranked if r >= OTHERS_SHARE * floor] if max(relevance, default=0.0) >= floor else []
+    handed = handed_by_floor(relevance, floor, [h for *_, h in ranked])
+    return [i for (i, *_), h in zip(ranked, handed, strict=True) if h]
 
 
 def recall(queries: list[EvalQuery], top: dict[int, Ranked], k: int, floor: float, rule: str = "handed") -> float:
@@ -139,7 +143,7 @@ def at_floor(floor: float, answerable: list[EvalQuery], adversarial: list[EvalQu
         for suffix, rule in RULES.items():
             row[f"R@{k}{suffix}"] = recall(answerable, top, k, floor, rule)
             row[f"P@{k}{suffix}"], row[f"strays@{k}{suffix}"] = precision(answerable, top, k, floor, rule)
-        hit = [q for q in answerable if {i for i, _ in top[k][q.qid]} & set(q.relevant)]
+        hit = [q for q in answerable if {i for i, *_ in top[k][q.qid]} & set(q.relevant)]
         row[f"hits_kept@{k}"] = _share(bool(set(passing(top[k][q.qid], floor)) & set(q.relevant)) for q in hit)
     return row
 
@@ -208,9 +212,9 @@ def near_floor(queries: list[EvalQuery], top: dict[int, Ranked], floor: float) -
     out = []
     for q in queries:
         ranked = top[KS[0]][q.qid]
-        ids = [i for i, _ in widest[q.qid]]
+        ids = [i for i, *_ in widest[q.qid]]
         rank = next((n for n, i in enumerate(ids, 1) if i in set(q.relevant)), None)
-        out.append({"query": q.query, "best": round(max((r for _, r in ranked), default=0.0), 4),
+        out.append({"query": q.query, "best": round(max((r for _, r, _ in ranked), default=0.0), 4),
                     "handed": bool(passing(ranked, floor)), "answer_rank": rank})
     return out
 

@@ -92,7 +92,8 @@ class Settings(BaseSettings):
                                    description="when no retrieved memory's relevance (its meaning and its "
                                                "share of the query's words, without recency) reaches this, none "
                                                "is handed to synthesis; when one does, the others need half of "
-                                               "it and 0.35 of the best's relevance")
+                                               "it and 0.35 of the best's relevance, or the floor itself when the "
+                                               "best states the attribute the question asks, of whom it asks it")
     important_at: float = Field(0.8, ge=0, le=1, allow_inf_nan=False,
                                 description="a thought whose importance reaches this is marked important")
     formation_llm: bool = Field(False, description="each turn's message is also read by the LLM (when one is "

@@ -206,7 +206,7 @@ def _show_reports(all_reports: list[uc.EvalReport]) -> None:
         st.caption(f"The *{HANDED.strip()} recall@k* columns: the recall of what a chat turn asking for k memories "
                    f"puts in its context: its own search for k, none when no memory reaches the relevance floor "
                    f"{a.relevance_floor:.2f} (RELEVANCE_FLOOR), else those reaching half of it and {uc.BEST_SHARE:g} of the best's "
-                   "relevance."
+                   "relevance (the floor itself beside a best stating the attribute the query asks, of whom it asks it)."
                    + (" On this set they equal the ranking's recall: chat hands over every relevant memory the "
                       "ranking holds." if same else ""), help=HANDED_DEFINITION)
     st.dataframe(frame, hide_index=True, width="stretch", height=table_height(len(frame)),

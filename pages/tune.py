@@ -67,13 +67,18 @@ RANKING_COLUMNS = memory_columns(PART_HELP) | {
     "change": st.column_config.TextColumn("Δ", width=36, help="Rank change against the active profile"),
     "in_chat": st.column_config.CheckboxColumn("chat", width=44, help="Handed to synthesis by a chat turn: "
                                                "when a row's relevance (rel) reaches RELEVANCE_FLOOR, the rows "
-                                               f"reaching half of it and {uc.BEST_SHARE:g} of the best's")}
+                                               f"reaching half of it and {uc.BEST_SHARE:g} of the best's (the floor "
+                                               "itself beside a best stating the attribute the query asks)")}
 
 
 def _below_floor_note(rows, floor: float, others: float) -> None:
     if below := [r for r in rows if r.below_floor]:
         ranks = ", ".join(f"{r.rank} (rel {r.relevance:.2f})" for r in below)
+        best = max(rows, key=lambda r: r.relevance)
         why = (f"no relevance reaches the floor {floor:.2f} (RELEVANCE_FLOOR)" if len(below) == len(rows) else
+               f"relevance under the floor {floor:.2f} (RELEVANCE_FLOOR), which the others need beside a best "
+               f"match (rank {best.rank}) that states the attribute the query asks, of whom it asks it"
+               if best.held > 0 else
                f"relevance under {others:.2f}, what the others need once one reaches the floor {floor:.2f} "
                f"(RELEVANCE_FLOOR): half of it and {uc.BEST_SHARE:g} of the best's relevance, at most the floor")
         st.caption(f"Rank {ranks}: {why}, so a chat turn leaves them out of its context.")

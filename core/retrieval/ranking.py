@@ -444,8 +444,9 @@ def above_floor(items: list[ScoredMemory], floor: float, search_type: str = "hyb
                 ) -> tuple[list[ScoredMemory], int]:
     """The memories of a turn's top k it hands to synthesis, and how many it leaves out: none when no
     memory's relevance (`floor_relevance`) reaches the floor, else every one reaching the floor, or half of
-    it and `BEST_SHARE` of the best's relevance (`core.retrieval.fusion.handed_by_floor`)."""
-    handed = handed_by_floor([floor_relevance(m, search_type) for m in items], floor)
+    it and `BEST_SHARE` of the best's relevance, unless the best states the attribute the question asks
+    (`ScoreParts.held`) (`core.retrieval.fusion.handed_by_floor`)."""
+    handed = handed_by_floor([floor_relevance(m, search_type) for m in items], floor, [m.score.held for m in items])
     kept = [m for m, h in zip(items, handed, strict=True) if h]
     return kept, len(items) - len(kept)
 

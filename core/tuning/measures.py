@@ -20,13 +20,15 @@ SCOPE_HOW = ("the fusion ranking's top_k reordered by fuse_rerank (type ratios, 
 SCOPE_RANKING = f"{SCOPE_LABEL} from {SCOPE_SURFACES}: {SCOPE_HOW}"
 
 # What chat hands over: ui_remember asks for k memories, then hands none when no relevance reaches the floor,
-# else those reaching half of it and 0.35 of the best's relevance (`core.retrieval.ranking.above_floor`).
+# else those reaching half of it and 0.35 of the best's relevance, or the floor itself beside a best stating the
+# attribute the query asks (`core.retrieval.ranking.above_floor`).
 # Shown beside the ranking's figures, as "handed recall@k".
 HANDED = ("handed recall@k: the share of a query's relevant ids a chat turn asking for k memories hands to "
           "synthesis: its own search for k (max(10, 2k) candidates a leg, as chat draws them, where the ranking "
           "above draws the pool size), none when no memory's relevance reaches the relevance floor "
-          "(RELEVANCE_FLOOR), else those reaching half of it and 0.35 of the best's relevance, as ui_remember "
-          "leaves the others out of its context. \"handed@k\": how many memories it hands over, on average")
+          "(RELEVANCE_FLOOR), else those reaching half of it and 0.35 of the best's relevance (the floor itself "
+          "beside a best stating the attribute the query asks, of whom it asks it), as ui_remember leaves the "
+          "others out of its context. \"handed@k\": how many memories it hands over, on average")
 
 
 def handed_label(floor: float) -> str:

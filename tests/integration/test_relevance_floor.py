@@ -14,7 +14,7 @@ from core.errors import ConfigError
 from core.index.memory_index import MemoryIndex
 from core.models import MemoryRecord, MemoryRow, ScoredMemory, ScoreParts
 from core.retrieval.attributes import ATTRIBUTE_WEIGHT, attribute_ask
-from core.retrieval.fusion import BEST_SHARE, OTHERS_SHARE, others_bar
+from core.retrieval.fusion import BEST_SHARE, OTHERS_SHARE, handed_by_floor, others_bar
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from core.runtime import Workbench
 from tests.integration.test_memory_scenario import TOLD
@@ -267,3 +267,51 @@ def test_a_memory_stating_the_attribute_of_someone_else_does_not_answer_the_word
     rm.run(UiRememberParams(thought=statement, chain_id="me"), instance=instance)
     r = rm.run(UiRememberParams(thought=question, chain_id="ask", include_history=False), instance=instance)
     assert r.memory == "none_matched" and r.context == []
+
+
+PORTO = ["I moved to Porto with my wife Ana last month.",
+         "That's not correct, Dana moved to billing; Ravi owns it now.", "Interviews moved to Wednesdays.",
+         "Our dog Rex is scared of thunderstorms"]
+
+
+def test_beside_a_best_match_stating_the_attribute_asked_the_others_need_the_floor(workbench, instance):
+    """The demo's "Where do I live?" after "I moved to Porto…" (benchmarks/README.md, 2026-12-07): the move
+    was handed first, and beside it the memories sharing "moved" of someone else, lifted by the feedback that
+    word brought, over half the floor and BEST_SHARE of the best. The best states the residence the question
+    asks, of whom it asks it (`ScoreParts.held`), so the others now need the floor itself, and the note says so."""
+    rm = Remember(workbench)
+    for i, fact in enumerate(PORTO):
+        rm.run(UiRememberParams(thought=fact, chain_id=f"porto{i}"), instance=instance)
+    question, floor = "Where do I live?", workbench.settings.relevance_floor
+    found = hybrid_search(workbench.search_pool(), workbench.embedder,
+                          SearchRequest(query=question, instance=instance, top_k=5)).results
+    relevance = [s.score.relevance for s in found]
+    by_content = {s.memory.content: s.score for s in found}
+    best = max(found, key=lambda s: s.score.relevance)
+    assert best.memory.content == PORTO[0] and best.score.held > 0 and best.score.relevance >= floor
+    strays = [s for c, s in by_content.items() if "Dana moved" in c or "Interviews moved" in c]
+    # "Dana moved…" (0.21 here) passed the bar of a best that states nothing (half the floor, 0.165)
+    assert all(s.held == 0 and s.relevance < floor for s in strays)
+    assert any(s.relevance >= others_bar(relevance, floor) for s in strays)
+
+    r = rm.run(UiRememberParams(thought=question, chain_id="ask", include_history=False), instance=instance)
+    assert [c.content for c in r.context] == [PORTO[0]]
+    assert any("the best states the attribute the question asks, of whom it asks it, so the others need the "
+               "floor" in n for n in r.notes)
+    assert "Dana" not in r.answer and "Interviews" not in r.answer
+
+
+def test_only_a_best_match_stating_the_attribute_holds_the_others_to_the_floor():
+    """`held` of the best decides: beside a best that states the attribute asked, the others need the floor,
+    but for another memory stating it too; when only another memory states it, or none does, the bars are as
+    before."""
+    relevance, floor = [0.40, 0.27, 0.22, 0.35], 0.33
+    assert handed_by_floor(relevance, floor) == [True, True, True, True]
+    assert handed_by_floor(relevance, floor, [0.5, 0, 0, 0]) == [True, False, False, True]
+    assert others_bar(relevance, floor, [0.5, 0, 0, 0]) == floor
+    assert handed_by_floor(relevance, floor, [0, 0.5, 0, 0]) == [True, True, True, True]
+    # another memory stating it too keeps the bar of any other turn; one under it does not pass
+    assert handed_by_floor(relevance, floor, [0.5, 0.5, 0, 0]) == [True, True, False, True]
+    assert handed_by_floor([0.60, 0.20, 0.25], floor, [0.5, 0.5, 0]) == [True, False, False]
+    assert others_bar(relevance, floor, [0, 0, 0, 0]) == others_bar(relevance, floor)
+    assert handed_by_floor([0.30, 0.20], floor, [0.5, 0]) == [False, False]  # the floor still decides abstention
