@@ -132,7 +132,7 @@ _CORRECTION = re.compile(
 # nor after "etc." or "a.m." before a lower-case word, nor in "No. 5". Split at "Dr.", a stored fact had
 # stopped at "with Dr." and lost the name.
 _TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St", "Jr", "Sr", "Mt", "Fr", "Rev", "Sgt", "Capt", "Gen",
-           "vs", "cf", "approx", "e.g", "i.e", "viz")
+           "vs", "cf", "approx", "e.g", "i.e", "viz", "Dra", "Sra", "Profa")  # and Portuguese: "a Dra. Costa"
 _MID_SENTENCE = ("etc", "a.m", "p.m")
 
 

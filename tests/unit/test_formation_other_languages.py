@@ -9,13 +9,14 @@ message's reading."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from core.formation.kinds import classify, says_nothing
 from core.formation.observations import rules_formation
-from core.formation.updates import read, replaces, stated_of
+from core.formation.updates import named_by, read, replaces, stated_of
 from core.retrieval.attributes import naming
 
 REPLIES = [json.loads(line) for line in (Path(__file__).parents[1] / "data" / "multilingual_labelled"
@@ -295,3 +296,103 @@ def test_with_in_a_name_is_no_companion():
     """"MIT" and "Acme.com" are employers, not "mit"/"com" before a name."""
     assert {"mit"} <= next(c.values for c in read("I work at MIT with Priya now.").claims if c.attribute == "employer")
     assert {"acme"} <= next(c.values for c in read("I work at Acme.com now.").claims if c.attribute == "employer")
+
+
+# Batch "lang4": a car is the name a verb of driving takes; whom one lives or works with is no name used; a list of
+# people and pets keeps its clause; "e" typed for "é"; the Portuguese and German "my <noun> is".
+@pytest.mark.parametrize("update, fact", [
+    ("Agora conduzo um Renault Clio.", "I drive a Golf."),
+    ("Não, conduzo um Polo.", "Conduzo um Golf."),
+    ("I live with two roommates and a cat in Lisbon now.", "I live in Porto."),
+    ("Agora moro com dois colegas e um gato em Lisboa.", "Moro no Porto."),
+    ("Ich wohne jetzt mit zwei Mitbewohnern und einer Katze in Berlin.", "Ich wohne in München."),
+    ("Agora o meu chefe e o Paulo.", "O meu chefe é o Miguel."),
+    ("Agora a minha cidade e Lisboa.", "A minha cidade é o Porto."),
+    ("O meu médico agora é o Dr. Silva.", "O meu médico é o Dr. Costa."),
+    ("Mein Zahnarzt ist jetzt Dr. Meier.", "Mein Zahnarzt ist Dr. Weber."),
+    ("Mein neuer Zahnarzt ist Dr. Meier.", "My dentist is Dr. Lee."),
+    ("My dentist is now Dr. Smith.", "Mein Zahnarzt ist Dr. Weber."),
+    ("Meine neue Ärztin ist Anna Schmidt.", "O meu médico é o Dr. Costa."),
+])
+def test_a_car_a_home_or_a_noun_of_mine_changed_replaces_the_one_told_before(update, fact):
+    assert replaces(read(update), read(fact), correction=classify(update) == "correction")
+
+
+@pytest.mark.parametrize("update, fact", [
+    ("Agora conduzo um projeto na Sonae.", "Conduzo um Golf."),  # "conduzir" also leads
+    ("Agora conduzo para Lisboa todos os dias.", "Conduzo um Golf."),  # where to, no car
+    ("Now I drive for Uber.", "I drive a Golf."),
+    ("Now I drive to Porto every day.", "I drive a Golf."),
+    ("I live with two roommates and a cat in Lisbon now.", "I live in Lisbon."),  # the same city
+    ("Now I live with a cat and my sister lives in Lisbon.", "I live in Porto."),  # the sister's home
+    ("Agora o meu chefe e o Paulo trabalham juntos.", "O meu chefe é o Miguel."),  # a verb follows: "and"
+    ("Mein Zahnarzt ist jetzt im Urlaub.", "Mein Zahnarzt ist Dr. Weber."),  # no name
+    ("Mein Arzt ist jetzt Amerikaner.", "Mein Arzt ist Dr. Weber."),  # a noun, no name
+    ("O meu dentista agora é o Dr. Silva.", "O meu médico é o Dr. Costa."),  # another noun
+    ("O médico da minha mãe agora é o Dr. Silva.", "O meu médico é o Dr. Costa."),  # someone else's
+    ("Mein Chef ist jetzt Vater.", "Mein Chef ist Tom."),
+])
+def test_what_replaces_no_car_home_or_noun_of_mine(update, fact):
+    assert not replaces(read(update), read(fact))
+
+
+@pytest.mark.parametrize("text, attribute, values", [
+    ("Conduzo um Renault Clio em Lisboa.", "vehicle", {"renault", "clio"}),  # the car, not where
+    ("I drive a red 2019 Honda Civic in Lisbon.", "vehicle", {"2019", "honda", "civic"}),
+    ("Conduzo o meu Golf.", "vehicle", {"golf"}), ("Dirijo um Corolla.", "vehicle", {"corolla"}),
+    ("My car is a Subaru.", "vehicle", {"subaru"}), ("O meu carro é um Renault Clio.", "vehicle", {"renault", "clio"}),
+    ("I live with two roommates and a cat in Lisbon.", "residence", {"lisbon"}),
+    ("Moro com dois colegas e um gato em Lisboa.", "residence", {"lisboa"}),
+    ("O meu chefe e o Paulo.", "has:manager", {"paulo"}),
+    ("A minha cidade e Lisboa.", "has:city", {"lisboa"}), ("My city is Lisbon.", "has:city", {"lisbon"}),
+    ("O meu médico é o Dr. Silva.", "has:doctor", {"silva"}), ("My doctor is Dr. Smith.", "has:doctor", {"smith"}),
+    ("Mein Zahnarzt ist Dr. Meier.", "has:dentist", {"meier"}), ("My dentist is Dr. Smith.", "has:dentist", {"smith"}),
+    ("Mein Hausarzt ist Dr. Brenner in der Sendlinger Straße.", "has:doctor", {"brenner"}),
+    ("Mein Vermieter ist Herr Schmidt.", "has:landlord", {"schmidt"}),
+])
+def test_a_car_a_home_or_a_noun_of_mine_is_read_as_in_english(text, attribute, values):
+    claims = [c for c in read(text).claims if c.attribute == attribute]
+    assert [(c.who, c.values) for c in claims] == [(frozenset({"self"}), frozenset(values))], read(text).claims
+
+
+@pytest.mark.parametrize("text", ["Conduzo um projeto na Sonae.", "Conduzo para Lisboa todos os dias.",
+                                  "I drive for Uber.", "I drive to Porto every day.", "Mein Arzt ist Amerikaner.",
+                                  "O meu chefe e o Paulo foram almoçar.", "Mein Zahnarzt ist jetzt im Urlaub."])
+def test_no_car_nor_noun_of_mine_is_read_where_none_is_said(text):
+    assert not [c for c in read(text).claims if c.attribute == "vehicle" or c.attribute.startswith("has:")]
+
+
+@pytest.mark.parametrize("text", ["I live with Anna.", "I work with Priya.", "I live with Anna and Tom in Lisbon.",
+                                  "I moved to Boston with Tom.", "Moro com a Ana.", "Trabalho com o Miguel.",
+                                  "Ich wohne mit Lena.", "Ich arbeite mit Lena zusammen."])
+def test_whom_one_lives_or_works_with_is_no_name_used(text):
+    assert not [c for c in read(text).claims if c.attribute == "uses"]
+
+
+def test_a_name_used_is_still_read():
+    """"I bank with Monzo" is a name used: only a companion of living or working is none."""
+    assert [c.values for c in read("I bank with Monzo.").claims if c.attribute == "uses"] == [frozenset({"monzo"})]
+
+
+@pytest.mark.parametrize("text, clauses", [
+    ("O meu chefe e o Paulo.", ["O meu chefe e o Paulo"]),
+    ("Agora a minha cidade e Lisboa.", ["Agora a minha cidade e Lisboa"]),
+    ("O meu chefe e o Paulo foram almoçar.", ["O meu chefe", "o Paulo foram almoçar"]),
+    ("I live with two roommates and a cat in Lisbon.", ["I live with two roommates and a cat in Lisbon"]),
+])
+def test_e_typed_for_e_acute_and_a_list_of_pets_are_one_clause(text, clauses):
+    assert [c for c, _ in stated_of(text)] == clauses
+
+
+@pytest.mark.parametrize("fact", ["O meu médico é o Dr. Costa.", "Mein Hausarzt ist Dr. Weber.", "My doctor is Dr. Lee."])
+def test_a_noun_of_mine_in_portuguese_or_german_is_found_by_its_english_word(fact):
+    """Formation finds a fact among many by the words of the attribute an update changes (`named_by`): "My doctor
+    is now Dr. Smith." finds the Portuguese and German doctors too."""
+    assert re.search(rf"\b(?:{named_by('has:doctor')})\b", fact, re.IGNORECASE)
+
+
+@pytest.mark.parametrize("text", ["A minha dentista é a Dra. Costa.", "A senhoria é a Sra. Almeida.",
+                                  "A minha orientadora é a Profa. Lopes."])
+def test_a_portuguese_title_ends_no_sentence(text):
+    """"a Dra. Costa" is one fact, as "Dr. Smith" is: split there, the name was a fact of its own ("Costa.")."""
+    assert rules_formation(text).facts == [text]
