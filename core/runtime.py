@@ -36,11 +36,12 @@ STORES = ("thoughts", "feedback_frames", "index", "profiles", "past_tasks", "key
 class Workbench:
     """One process's way into the memory: its settings, services and models, each made on first use.
 
-    Pass it to the use cases (`core.usecases`); `close` (or the end of a `with` block) closes its
-    connections, and from then on a use case given it raises `WorkbenchClosed` (make a new one to go on):
-    its stores would otherwise fail later with a closed pool's error, or a turn go on without its memory.
-    Embedded servers it started keep running for the next program (`uc.stop_services`, `workbench
-    services stop`).
+    Pass it to the use cases (`core.usecases`); `close` (or the end of a `with` block, or
+    `uc.stop_services`) closes its connections and gives up its lease on the embedded servers
+    (`core.services.leases`), and from then on a use case given it raises `WorkbenchClosed` (make a new
+    one to go on): its stores would otherwise fail later with a closed pool's error, or a turn go on without
+    its memory. Embedded servers it started keep running for the next program (`uc.stop_services`,
+    `workbench services stop`).
 
         with Workbench(load_settings(data_dir=Path("my-data"))) as wb:
             uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
@@ -68,8 +69,8 @@ class Workbench:
         """The services, or WorkbenchClosed once `close` ran (`wb.services` itself stays usable after: the
         CLI releases the embedded servers through it)."""
         if self._closed:
-            raise WorkbenchClosed("this Workbench is closed (close() was called, or its `with` block ended): "
-                                  "make a new Workbench to go on")
+            raise WorkbenchClosed("this Workbench is closed (close() or stop_services was called, or its `with` "
+                                  "block ended): make a new Workbench to go on")
         return self.services
 
     @cached_property
@@ -116,12 +117,12 @@ class Workbench:
         return self._open().pool(SEARCH_SESSION)
 
     def close(self) -> None:
-        """Close the connections; the stores made with them are dropped, so none is used closed. Closing
-        again does nothing more."""
+        """Close the connections and give up the lease (`Services.leave`; a command's stays until its exit);
+        the stores made with them are dropped, so none is used closed. Closing again does nothing more."""
         self._closed = True
         for name in STORES:
             self.__dict__.pop(name, None)
-        self.services.close()
+        self.services.leave()
 
     def __enter__(self) -> Self:
         return self

@@ -149,7 +149,8 @@ with st.container(border=True):
     f5, f6, _ = st.columns([4, 3, 6])
     sources = f5.multiselect("Came through", options["fb_sources"], format_func=source_label,
                              placeholder="every front end", key="fb_sources",
-                             help="The front end a turn came through: dashboard, cli, mcp, http or demo.")
+                             help="The front end a turn came through: dashboard, cli, mcp, http, demo, or "
+                                  "python (a program using the core as a library).")
     keys = f6.multiselect("API key", options["fb_keys"], format_func=key_label,
                           placeholder="any key", key="fb_keys",
                           help="The name of the API key a turn came with; “(no key)”: none was needed.")
@@ -193,10 +194,13 @@ if (cur["model"] == uc.EXTRACTIVE_MODEL).all():
 CHART_TABS = ("Over time", "Model and profile", "Scores and follow-ups", "Latency and tokens")
 seed("fb_charts", CHART_TABS[0])
 over_time, by_group, scores, speed = st.tabs(CHART_TABS, key="fb_charts", on_change=keep_filters)
-# Days, or weeks past charts.WEEKLY_AFTER_DAYS: a year's daily line was too jagged to read.
+# Days, or weeks past charts.WEEKLY_AFTER_DAYS: a year's daily line was too jagged to read. Every day or week
+# of the period is a row, answers or not (as `feedback summary --by day` lists them): the axis is the period's.
 unit = charts.unit_for((until - since).total_seconds() / 86400)
+if over_time.open or speed.open:
+    per_period = uc.with_empty_periods(uc.summarize_by(cur, unit), unit, since, until)
 if over_time.open:
-    over_time.vega_lite_chart(spec=charts.score_over_time(uc.summarize_by(cur, unit), unit), width="stretch")
+    over_time.vega_lite_chart(spec=charts.score_over_time(per_period, unit), width="stretch")
 if by_group.open:
     left, right = by_group.columns(2)
     by_model = uc.summarize_by(cur, "model")
@@ -222,7 +226,7 @@ if speed.open:
     else:
         left.info("No latency was recorded for these answers (their metrics thoughts are missing).")
     if cur["tokens"].notna().any():
-        right.vega_lite_chart(spec=charts.tokens_over_time(uc.summarize_by(cur, unit), unit), width="stretch")
+        right.vega_lite_chart(spec=charts.tokens_over_time(per_period, unit), width="stretch")
     else:
         right.info("No token usage in this view: tokens are reported by the LLM provider, and these answers "
                    "were extractive. Configure GROQ_API_KEY or LLM_BASE_URL to see usage per day.")

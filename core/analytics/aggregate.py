@@ -205,6 +205,13 @@ def with_empty_periods(table: pd.DataFrame, by: Grouping | None, start: datetime
     return full
 
 
+def periods_between(start: datetime, end: datetime, by: Literal["day", "week"]) -> int:
+    """How many days or weeks (UTC, from Monday) `with_empty_periods` lists from the one holding `start` to
+    the one holding `end` (0 when `end` comes first)."""
+    first, last = (_period_of(pd.Timestamp(t), by) for t in (start, end))
+    return max(0, (last - first).days // (7 if by == "week" else 1) + 1)
+
+
 def _period_of(t: pd.Timestamp, by: str) -> pd.Timestamp:
     """The first instant (UTC) of the day or ISO week holding `t`."""
     day = (t.tz_localize(UTC) if t.tzinfo is None else t.tz_convert(UTC)).floor("D")

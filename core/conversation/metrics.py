@@ -26,9 +26,10 @@ from core.models import FusionProfile
 
 class Origin(BaseModel):
     """Which front end a turn came through, and with which API key: recorded with the turn so the Feedback
-    page can tell the dashboard's traffic from an assistant's."""
+    page can tell the dashboard's traffic from an assistant's. "python": a program of its own, calling
+    `core.usecases` with no origin (a turn with no source recorded was stored before sources were)."""
 
-    source: Literal["dashboard", "cli", "mcp", "http", "demo"]
+    source: Literal["dashboard", "cli", "mcp", "http", "demo", "python"]
     key: str | None = None
 
 

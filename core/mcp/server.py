@@ -214,8 +214,9 @@ def feedback_summary(wb: Workbench, req: uc.SummaryRequest, caller: uc.Principal
     week", "last week", "7 days ago"); a period counts whole ("until": "2026-12-04" includes that day);
     left out: from the first answer, up to now. `by` adds the same figures per day, week (from Monday,
     UTC), model, profile, chain, tag, source (the front end) or key (the API key); by day or week every
-    one of the period is listed, one without answers with 0 answers. `models` and `ratings` ("up",
-    "down", "none") keep only those answers.
+    one from `since` to `until` is listed, one without answers with 0 answers (neither given: from the
+    first answer's to the last's). `models` and `ratings` ("up", "down", "none"), each one value or a
+    list, keep only those answers.
 
     Returns `summary`: answers, mean feedback score (0-1, from what the user did next) with its 95%
     interval, continue, abandon and correction rates (also without the "ended" answers, given with

@@ -160,7 +160,7 @@ class Services:
         if not self._leased:
             return []
         with self._leases.locked():
-            self._leases.drop()
+            self._leases.drop(every_share=True)
             self._leased = False
             marked = [name for name in self._embedded if self._leases.marked(name)]
             if not marked or self._leases.holders():
@@ -170,6 +170,18 @@ class Services:
                 self._embedded[name].stop()
                 self._leases.unmark(name)
         return marked
+
+    def leave(self) -> None:
+        """A program is done with the servers (its Workbench closed): the connections close and, unless this
+        is a command's (`release` drops that lease at its exit, stopping what the command started), its
+        lease goes, which kept a command's servers up for as long as the program lived. Nothing stops here;
+        used again, it takes a lease again first."""
+        self.close()
+        if self._for_command or not self._leased:
+            return
+        self._leases.drop()
+        self._leased = False
+        self._redis_url = self._pg_url = None  # so the next use passes `_run_embedded`, which takes it
 
     def stop_embedded(self) -> ServicesStopped:
         """Stop this data directory's embedded servers, whoever started them (`workbench services stop`):

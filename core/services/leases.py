@@ -12,11 +12,18 @@ program, the dashboard run by Streamlit itself, the test session) are left runni
 
 Taking a lease and stopping for want of one happen under one file lock, so a process arriving while
 another stops the servers is either seen (and nothing stops), or waits and starts them again after.
+
+A lease is the process's, but a process may use the servers through several `Services` at once (a
+program's Workbenches, a test session's): each takes its share, and the file goes with the last share
+dropped (a program's closed Workbench drops its own, `Services.leave`), so closing one never leaves the
+others using the servers without a lease.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +34,12 @@ from core.errors import ConfigError, ServiceUnavailable
 from core.services.private import prepare_data_dir, private_dir
 
 LOCK_TIMEOUT_S = 120  # longer than the slowest stop (Postgres: 30 s, Redis: 20 s)
+
+# This process's shares of each lease file: the `Leases` holding it (weakly, so one dropped unused holds
+# nothing). The lock orders a share taken against the last one dropped, so a file written is never unlinked
+# from under a share taken at the same moment.
+_SHARES: dict[Path, weakref.WeakSet[Leases]] = {}
+_SHARES_LOCK = threading.Lock()
 
 
 def process_alive(pid: int) -> bool:
@@ -86,10 +99,23 @@ class Leases:
             prepare_data_dir(self.data_dir)
         with self.locked():
             private_dir(self.dir)
-            _write(self.mine, start_time(os.getpid()))
+            with _SHARES_LOCK:
+                _SHARES.setdefault(self.mine, weakref.WeakSet()).add(self)
+                _write(self.mine, start_time(os.getpid()))
 
-    def drop(self) -> None:
-        self.mine.unlink(missing_ok=True)
+    def drop(self, *, every_share: bool = False) -> None:
+        """This share of the process's lease: the file goes unless another share of this process holds it
+        (then `holders` still names this process, rightly: it still uses the servers). `every_share`: the
+        process's whole lease, at a command's exit (`Services.release`), when the process is done with the
+        servers whatever else it opened (the API a `workbench api` served in it)."""
+        with _SHARES_LOCK:
+            shares = _SHARES.get(self.mine)
+            if shares is not None:
+                shares.discard(self)
+                if shares and not every_share:
+                    return
+                del _SHARES[self.mine]
+            self.mine.unlink(missing_ok=True)
 
     def holders(self) -> list[int]:
         """The live processes holding a lease, this one included while it holds one; the leases of

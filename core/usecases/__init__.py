@@ -93,7 +93,7 @@ _ANALYTICS = ("AnswerSpan", "EXTRACTIVE_MODEL", "FeedbackExport", "FeedbackFilte
               "FeedbackWindow", "SummaryRequest", "Transcript", "TurnRef", "answers_csv", "apply_filter",
               "feedback_answers", "feedback_export", "feedback_span", "feedback_summary", "latency_table", "lowest_scored", "previous_window",
               "questions", "summarize", "summarize_by", "summarize_split", "transcript",
-              "warm_feedback")
+              "warm_feedback", "with_empty_periods")
 if TYPE_CHECKING:  # the same names, for editors and type checkers
     from core.usecases.analytics import (
         EXTRACTIVE_MODEL,
@@ -121,6 +121,7 @@ if TYPE_CHECKING:  # the same names, for editors and type checkers
         summarize_split,
         transcript,
         warm_feedback,
+        with_empty_periods,
     )
 
 __all__ = ["ABANDON_AFTER_S", "AnswerSpan", "CATEGORY_ASSISTANT", "CATEGORY_USER", "BEST_SHARE", "CHAIN_WEIGHT", "DEFAULT_BANK", "DEFAULT_FUSE_RATIOS",
@@ -167,7 +168,8 @@ __all__ = ["ABANDON_AFTER_S", "AnswerSpan", "CATEGORY_ASSISTANT", "CATEGORY_USER
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "summarize_split", "superseded_memories", "sweep",
            "summarise_quiet_chains", "sweep_instance",
-           "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback"]
+           "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback",
+           "with_empty_periods"]
 
 
 def __getattr__(name: str) -> object:

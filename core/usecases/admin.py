@@ -81,8 +81,13 @@ def services(wb: Workbench) -> ServicesReport:
 def stop_services(wb: Workbench) -> ServicesStopped:
     """Stop the data directory's embedded Redis (SHUTDOWN SAVE) and Postgres (fast shutdown), whoever
     started them (the result's `still_used_by` names the processes that used them); external services are
-    left alone. `wb`'s connections close with them: close it and make a new Workbench to go on."""
-    return wb.services.stop_embedded()
+    left alone. `wb` is closed with them (a use case given it raises `WorkbenchClosed`, where its closed pools
+    failed with the driver's error): make a new Workbench to go on, which starts them again. With both
+    services external nothing stops, and `wb` stays open."""
+    stopped = wb.services.stop_embedded()
+    if wb.settings.redis_embedded or wb.settings.postgres_embedded:  # its connections were closed
+        wb.close()
+    return stopped
 
 
 def service_statuses(wb: Workbench) -> list[ServiceStatus]:

@@ -14,12 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, Field, ValidationInfo, WithJsonSchema, field_validator
+from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, WithJsonSchema, field_validator
 
 from core.analytics import (FeedbackFilter, FeedbackSummary, apply_filter, latency_table,
                             lowest_scored, previous_window, questions_for, summarize, summarize_by,
                             summarize_split, turn_transcript)
-from core.analytics.aggregate import Grouping, Rating, TimeWindow, with_empty_periods
+from core.analytics.aggregate import Grouping, Rating, TimeWindow, periods_between, with_empty_periods
 from core.analytics.export import to_csv
 from core.analytics.load import EXTRACTIVE as EXTRACTIVE_MODEL
 from core.analytics.load import IMPORTED, Transcript, answer_span
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from core.runtime import Workbench
 
 __all__ = ["EXTRACTIVE_MODEL", "FeedbackFilter", "FeedbackSummary", "apply_filter", "latency_table",
-           "lowest_scored", "previous_window", "summarize", "summarize_by", "summarize_split"]
+           "lowest_scored", "previous_window", "summarize", "summarize_by", "summarize_split", "with_empty_periods"]
 
 
 class FeedbackWindow(InstanceRequest, TimeWindow):
@@ -94,6 +94,11 @@ def _one_as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+# A single name is read as a list of one (`_one_as_list`), and the schema says so, so that an assistant
+# reading the MCP tool's input schema may send either: it said "array" while a string was taken as well.
+OneModelOrMore = Annotated[list[str], BeforeValidator(_one_as_list, json_schema_input_type=str | list[str])]
+OneRatingOrMore = Annotated[list[Rating], BeforeValidator(_one_as_list, json_schema_input_type=Rating | list[Rating])]
+
 # Written as a person writes a period: the schema says text, not an ISO timestamp, so an assistant sends
 # "last week" rather than working out the dates.
 _PERIOD_TEXT = WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]})
@@ -109,14 +114,20 @@ class SummaryRequest(FeedbackWindow):
         None, description="only answers up to this time (a period: to its end, so '2026-12-04' includes that "
                           "day; UTC); none: up to now")
     by: Grouping | None = Field(None, description="the same figures per group too: day, week (UTC, from Monday; "
-                                                  "every day or week of the period, one without answers with "
-                                                  "0 answers), model, profile, chain, tag, source (the front "
-                                                  "end) or key (the API key's name)")
+                                                  "every day or week from since to until, one without answers "
+                                                  "with 0 answers; since left out: from the first answer, "
+                                                  "until left out: to now, both left out: the first answer's "
+                                                  "to the last's), model, profile, chain, tag, source (the "
+                                                  "front end) or key (the API key's name)")
+    models: OneModelOrMore = Field(default_factory=list, description="only answers of these models, as by=model "
+                                                                     "names them (one name, or a list); empty: "
+                                                                     "every model")
+    ratings: OneRatingOrMore = Field(default_factory=list, description="only answers the user rated so: up, down "
+                                                                       "or none (not rated); one, or a list; "
+                                                                       "empty: all")
 
     _read_since = field_validator("since", mode="before")(_bound_reader(end=False))
     _read_until = field_validator("until", mode="before")(_bound_reader(end=True))
-    _one_model = field_validator("models", mode="before")(_one_as_list)
-    _one_rating = field_validator("ratings", mode="before")(_one_as_list)
 
 
 class FeedbackReport(BaseModel):
@@ -136,12 +147,13 @@ def feedback_summary(wb: Workbench, req: SummaryRequest) -> FeedbackReport:
     """Mean score with its 95% interval, continue, abandon and correction rates, time to next, tokens and
     latency; with `by`, the same per group. The imported answers left out are counted, so a front end can
     say so."""
+    periods = _periods_to_list(wb, req)  # first: a window of too many periods is refused before any read
     every = feedback_answers(wb, req.model_copy(update={"include_imported": True}))
     imported = every["source"] == IMPORTED
     frame = every if req.include_imported else every[~imported]
     groups = None
     if req.by:
-        table = with_empty_periods(summarize_by(frame, req.by), req.by, *_periods_to_list(wb, req))
+        table = with_empty_periods(summarize_by(frame, req.by), req.by, *periods)
         groups = json.loads(table.to_json(orient="records", date_format="iso"))
     return FeedbackReport(instance=req.instance_in(wb), since=req.since, until=req.until,
                           summary=summarize(frame), by=req.by, groups=groups, models=req.models,
@@ -149,17 +161,34 @@ def feedback_summary(wb: Workbench, req: SummaryRequest) -> FeedbackReport:
                           imported_left_out=0 if req.include_imported else int(imported.sum()))
 
 
+# The most days or weeks `by="day"` or `"week"` lists (ten years of days): a window past it is refused, not
+# answered with thousands of empty rows (`--since 2000 --by day`: 9,800 of them).
+MAX_PERIODS = 3_660
+
+
 def _periods_to_list(wb: Workbench, req: SummaryRequest) -> tuple[datetime | None, datetime | None]:
-    """From where to where `by="day"` or `"week"` lists every period, empty ones too: the window, but not
-    before the instance's first answer nor after its last, where there is nothing to count (`--since 2000
-    --by day` would list 9,000 empty days); an open window, from its first answer to its last."""
+    """From where to where `by="day"` or `"week"` lists every period, empty ones too: the window as asked,
+    since a user who asks for the last 14 days by day expects a row for each of them, answers or not (only
+    the days from the instance's first answer to its last were listed). A bound left out reads as the
+    window says: since, from the first answer; until, up to now (or to a later answer); neither, the
+    instance's history, from its first answer to its last. (None, None): nothing to list."""
     if req.by not in ("day", "week"):
         return None, None
-    _, first, last = answer_span(wb.thoughts, req.instance_in(wb))
-    if first is None or last is None:
-        return None, None
-    start = max(req.since, first) if req.since else first
-    end = min(req.until, last) if req.until else last
+    start, end = req.since, req.until
+    if start is None or end is None:
+        _, first, last = answer_span(wb.thoughts, req.instance_in(wb))
+        if start is None and first is None:
+            return None, None  # from the first answer, and there is none
+        if start is None and end is None:
+            start, end = first, last
+        elif start is None:
+            start = min(first, end)
+        else:  # to now, or to an answer given later (a clock set ahead)
+            end = max(t for t in (datetime.now(UTC), start, last) if t is not None)
+    if (n := periods_between(start, end, req.by)) > MAX_PERIODS:
+        raise InvalidInput(f"by {req.by}: {start:%Y-%m-%d} to {end:%Y-%m-%d} is {n:,} {req.by}s, and at most "
+                           f"{MAX_PERIODS:,} are listed: give a later since or an earlier until"
+                           + (", or group by week" if req.by == "day" else ""))
     return start, end
 
 

@@ -31,16 +31,21 @@ __all__ = ["ABANDON_AFTER_S", "CATEGORY_ASSISTANT", "CATEGORY_USER", "AnswerRest
            "FeedbackRecord", "Synthesising", "Thought", "TurnMetrics"]
 
 
+# The origin of a turn made by a program using the core as a library: every front end passes its own.
+PROGRAM = Origin(source="python")
+
+
 def remember(wb: Workbench, req: UiRememberParams, *, origin: Origin | None = None,
              clock: Callable[[], datetime] | None = None, caller: Principal = LOCAL_USER) -> UiRememberResult:
     """One ui_remember turn: retrieve, synthesise, store the three thoughts, score the previous answer.
-    `origin`: the front end (and API key) it came through, recorded with the turn; `caller`: whose
+    `origin`: the front end (and API key) it came through, recorded with the turn (none: a program of
+    its own, `PROGRAM`, counted under the source "python"); `caller`: whose
     instances a first turn in a new instance names (`new_instance_note`). The thoughts still queued for the
     memory index are indexed before it retrieves (`sync_before_search`; without Postgres the turn goes on,
     degraded)."""
     sync_before_search(wb, turn=True)
     with _new_instance_told(wb, req, caller) as notes:
-        return _as_asked(req, Remember(wb, clock=clock, origin=origin).run(req, notes=notes))
+        return _as_asked(req, Remember(wb, clock=clock, origin=origin or PROGRAM).run(req, notes=notes))
 
 
 @contextmanager
@@ -69,7 +74,7 @@ def remember_stream(wb: Workbench, req: UiRememberParams, *, origin: Origin | No
     (extractive) answer, the one `result.answer` holds."""
     sync_before_search(wb, turn=True)
     with _new_instance_told(wb, req, caller) as notes:
-        for part in Remember(wb, origin=origin).stream(req, notes=notes):
+        for part in Remember(wb, origin=origin or PROGRAM).stream(req, notes=notes):
             yield part if isinstance(part, str) else _as_asked(req, part)
 
 

@@ -22,8 +22,13 @@ def test_one_model_or_rating_as_a_string_is_a_list_of_one(answers, server, insta
     async def scenario() -> list[tuple[dict, dict]]:
         async with mcp_session(server, key(answers, instance, read_only=True)) as s:
             tool = next(t for t in (await s.list_tools()).tools if t.name == "feedback_summary")
-            # The schema still asks for a list, the form every front end sends; a string is taken besides.
-            assert tool.input_schema["properties"]["ratings"]["type"] == "array"
+            # The schema says what is taken: one value or a list (it said "array" alone, and a string was
+            # taken besides).
+            ratings, models = (tool.input_schema["properties"][f] for f in ("ratings", "models"))
+            rating = {"enum": ["up", "down", "none"], "type": "string"}
+            assert ratings["anyOf"] == [rating, {"items": rating, "type": "array"}]
+            assert models["anyOf"] == [{"type": "string"}, {"items": {"type": "string"}, "type": "array"}]
+            assert uc.SummaryRequest.model_json_schema()["properties"]["ratings"]["anyOf"] == ratings["anyOf"]
             pairs = []
             for field, one in (("ratings", "down"), ("models", DEEP), ("models", FAST)):
                 as_string = await ok(s, "feedback_summary", {**mine, "by": "model", field: one})
@@ -49,11 +54,14 @@ def test_the_request_model_reads_a_single_string_for_the_cli_and_the_http_api_to
 
 
 def test_the_http_apis_empty_week_has_counts_0_and_figures_null(answers, server, instance):
-    """As README.md says of `GET …/feedback/summary?by=week`: every week from the instance's first answer to
-    its last within the window, the one without answers with its counts 0 and its figures null."""
+    """As README.md says of `GET …/feedback/summary?by=week`: every week of the window, those without answers
+    with their counts 0 and their figures null: from the week of 1 April to that of 30 June, 14 weeks (it
+    listed the 3 from the first answer's to the last's)."""
     got = httpx.get(f"{server}/v1/instances/{instance}/feedback/summary", timeout=60,
                     params={"since": "2025-04-01", "until": "2025-06-30", "by": "week"},
                     headers=key(answers, instance, read_only=True)).json()
-    assert [g["week"][:10] for g in got["groups"]] == ["2025-05-05", "2025-05-12", "2025-05-19"]
-    empty = got["groups"][1]
+    weeks = [g["week"][:10] for g in got["groups"]]
+    assert (len(weeks), weeks[0], weeks[-1]) == (14, "2025-03-31", "2025-06-30")
+    assert [g["answers"] for g in got["groups"]] == [0] * 5 + [2, 0, 2] + [0] * 6
+    empty = got["groups"][weeks.index("2025-05-12")]
     assert (empty["answers"], empty["rated_down"], empty["mean_score"]) == (0, 0, None)

@@ -8,6 +8,7 @@ HTTP API and the CLI on the same data. Three weeks of turns, the middle one with
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from core import usecases as uc
-from core.cli import cli
+from core.cli import cli, main
 from core.conversation.turn import Remember, UiRememberParams
 from core.mcp.server import MCP_PATH
 from core.runtime import Workbench
@@ -156,11 +157,63 @@ def test_the_cli_lists_the_week_and_the_days_without_answers(answers, instance, 
     assert (weeks["2025-05-12"]["answers"], weeks["2025-05-12"]["mean_score"], weeks["2025-05-12"]["rated"]) == (
         "0", "—", "0")
     days = rows("day", "--since", "2025-05-01", "--until", "2025-05-31")
-    # Not before the first answer nor after the last: nothing was answered there in this instance.
-    assert list(days) == [f"2025-05-{d:02d}" for d in range(5, 22)]
-    assert [days[d]["answers"] for d in ("2025-05-05", "2025-05-06", "2025-05-14", "2025-05-21")] == [
-        "2", "0", "0", "2"]
+    # Every day of the window asked for, before the first answer and after the last too: a month by day is
+    # 31 rows (it listed only 5 to 21 May, where the answers were).
+    assert list(days) == [f"2025-05-{d:02d}" for d in range(1, 32)]
+    assert [days[d]["answers"] for d in ("2025-05-01", "2025-05-05", "2025-05-06", "2025-05-14", "2025-05-21",
+                                         "2025-05-31")] == ["0", "2", "0", "0", "2", "0"]
+    # A bound left out: since, from the first answer; until, to now (the week of today, answers or not).
+    assert list(rows("day", "--until", "2025-05-08")) == [f"2025-05-{d:02d}" for d in range(5, 9)]
+    def this_week() -> str:
+        today = datetime.now(UTC)
+        return (today - timedelta(days=today.weekday())).strftime("%Y-%m-%d")
+
+    before = this_week()
+    to_now = rows("week", "--since", "2025-05-12")
+    assert list(to_now)[:3] == [*WEEKS[1:], "2025-05-26"] and list(to_now)[-1] in {before, this_week()}
+    assert all(r["answers"] == "0" for w, r in to_now.items() if w > WEEKS[-1])
     # A window of one empty week is still said in one line, not a table of zeros.
     out = runner.invoke(cli, ["--instance", instance, "feedback", "summary", "--by", "week", "--since",
                               "2025-05-12", "--until", "2025-05-18"])
     assert out.output.splitlines()[-1] == "no answers in this period"
+
+
+def test_a_window_of_too_many_periods_is_refused_in_one_line(answers, server, instance, settings, monkeypatch,
+                                                            capsys):
+    """`--since 2000 --by day` would list 9,800 days: refused, saying what to change, in the CLI (exit 2),
+    the HTTP API (422) and the MCP tool alike; by week the same window is listed."""
+    monkeypatch.setenv("DATA_DIR", str(settings.data_dir))
+    monkeypatch.setattr(sys, "argv", ["workbench", "--instance", instance, "feedback", "summary", "--by", "day",
+                                      "--since", "2000-01-01", "--until", "2025-05-31"])
+    with pytest.raises(SystemExit) as e:
+        main()
+    said = "by day: 2000-01-01 to 2025-05-31 is 9,283 days, and at most 3,660 are listed: give a later since " \
+           "or an earlier until, or group by week"
+    assert (e.value.code, capsys.readouterr().err.strip()) == (2, f"error: {said}")
+    reader = key(answers, instance, read_only=True)
+    url = f"{server}/v1/instances/{instance}/feedback/summary"
+    http = httpx.get(url, params={"by": "day", "since": "2000-01-01", "until": "2025-05-31"}, headers=reader,
+                     timeout=60)
+    assert http.status_code == 422 and said in http.text
+    weeks = httpx.get(url, params={"by": "week", "since": "2000-01-01", "until": "2025-05-31"}, headers=reader,
+                      timeout=60).json()["groups"]
+    assert (weeks[0]["week"][:10], weeks[-1]["week"][:10], len(weeks)) == ("1999-12-27", "2025-05-26", 1327)
+
+    async def scenario() -> str:
+        async with mcp_session(server, reader) as s:
+            return await refused(s, "feedback_summary", {"by": "day", "since": "2000-01-01", "until": "2025-05-31",
+                                                         "instance": instance})
+
+    assert said in anyio.run(scenario)
+
+
+def test_an_explicit_window_is_listed_in_an_instance_without_answers(answers, instance):
+    """A window asked for is listed whether or not the instance has answers; a window left open at its
+    start has none to start from there."""
+    empty = f"{instance}-empty"
+    since = datetime.now(UTC) - timedelta(days=2)
+    days = uc.feedback_summary(answers, uc.SummaryRequest(instance=empty, since=since, by="day")).groups
+    assert len(days) in (3, 4) and days[0]["day"][:10] == f"{since:%Y-%m-%d}"  # to today (a midnight between)
+    assert all(d["answers"] == 0 and d["mean_score"] is None for d in days)
+    assert uc.feedback_summary(answers, uc.SummaryRequest(instance=empty, until=since, by="day")).groups == []
+    assert uc.feedback_summary(answers, uc.SummaryRequest(instance=empty, by="week")).groups == []

@@ -8,7 +8,10 @@ data directory, a fresh instance and the fake LLM, runs the block in a folder of
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,8 @@ from core import usecases as uc
 from core.config import load_settings
 from core.errors import WorkbenchError
 from core.runtime import Workbench, WorkbenchClosed
+from core.services import EmbeddedPostgres, EmbeddedRedis
+from tests.support.embedders import KeywordEmbedder
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 HEADING = "### Python, in your own program"
@@ -80,3 +85,48 @@ def test_a_closed_workbench_leaves_no_connection_open(settings, instance):
         with pytest.raises(WorkbenchClosed):
             uc.retrieve_memory(wb, uc.RetrieveRequest(instance=instance, query="memory"))
     assert wb.services._pools == {} and wb.services._redis is None and wb.services._redis_glance is None
+
+
+@pytest.fixture
+def own_data_dir():
+    """A data directory of this test's own (short: Unix socket paths are limited), since it stops the
+    embedded servers, which the session's other tests use."""
+    path = Path(tempfile.mkdtemp(prefix="wb-lib-"))
+    yield path
+    EmbeddedRedis(path).stop()
+    EmbeddedPostgres(path).stop()
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_stop_services_closes_the_workbench_and_a_closed_one_gives_its_lease_up(own_data_dir, instance):
+    """After `uc.stop_services(wb)` the same Workbench failed with the driver's error (psycopg_pool's
+    PoolClosed) and a turn restarted Redis and went on without its memory; it now raises WorkbenchClosed.
+    A closed Workbench's lease (`DATA_DIR/leases/<pid>`) stayed while the program ran, keeping up servers
+    a command started; it goes with the last Workbench of the process, and a turn of a program (no
+    `origin`) counts under the source "python"."""
+    settings = load_settings(data_dir=own_data_dir, instance=instance)
+    lease = own_data_dir / "leases" / str(os.getpid())
+    first, second = Workbench(settings, embedder=KeywordEmbedder()), Workbench(settings, embedder=KeywordEmbedder())
+    uc.remember(first, uc.UiRememberParams(thought="I parked on level 3.", chain_id="car"))
+    uc.add_memory(second, uc.AddMemory(content="My car is a blue Skoda."))
+    first.close()
+    assert lease.exists()  # the second still uses the servers
+    second.close()
+    assert not lease.exists()
+
+    wb = Workbench(settings, embedder=KeywordEmbedder())
+    uc.remember(wb, uc.UiRememberParams(thought="Where did I park?", chain_id="car"))
+    report = uc.feedback_summary(wb, uc.SummaryRequest(by="source"))
+    assert [(g["source"], g["answers"]) for g in report.groups] == [("python", 2)]
+    stopped = uc.stop_services(wb)
+    assert [s.name for s in stopped.stopped] == ["Redis", "Postgres"] and stopped.still_used_by == []
+    for call in (lambda: uc.remember(wb, uc.UiRememberParams(thought="still there?", chain_id="car")),
+                 lambda: uc.retrieve_memory(wb, uc.RetrieveRequest(query="car")),
+                 lambda: uc.add_memory(wb, uc.AddMemory(content="after the stop"))):
+        with pytest.raises(WorkbenchClosed, match="stop_services was called.*make a new Workbench"):
+            call()
+    assert EmbeddedRedis(own_data_dir).pid() is None and not lease.exists()  # nothing started them again
+
+    with Workbench(settings, embedder=KeywordEmbedder()) as again:  # a new one starts them again
+        assert len(uc.chain(again, uc.ChainRef(chain_id="car")).thoughts) == 6  # the data kept
+    assert not lease.exists()

@@ -49,12 +49,12 @@ def test_the_turn_records_its_origin_on_the_metrics_and_the_answer(workbench, in
     answer = answer_of(workbench, instance, "office")
     assert (answer.extra["source"], answer.extra["key"]) == ("http", "ci-bot")
     frame = load_feedback(workbench.thoughts, instance, sweep=False)
-    assert list(frame["source"]) == ["mcp", "mcp", "http", "unknown"]
+    assert list(frame["source"]) == ["mcp", "mcp", "http", "python"]  # no origin: a program's own
     assert list(frame["key"]) == ["claude-desktop", "claude-desktop", "ci-bot", ""]
     assert list(apply_filter(frame, FeedbackFilter(keys=["ci-bot"]))["answer_id"]) == [served[2].thought2_id]
     assert list(apply_filter(frame, FeedbackFilter(sources=["mcp"]))["chain_id"]) == ["harbour"] * 2
     by_source = summarize_by(frame, "source").set_index("source")
-    assert dict(by_source["answers"]) == {"http": 1, "mcp": 2, "unknown": 1}
+    assert dict(by_source["answers"]) == {"http": 1, "mcp": 2, "python": 1}
 
 
 def test_turns_stored_before_origins_were_recorded_read_as_unknown(workbench, instance, served):

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 
 from core.analytics import build_frame, summarize_by
-from core.analytics.aggregate import SUMMARY_COLUMNS, with_empty_periods
+from core.analytics.aggregate import SUMMARY_COLUMNS, periods_between, with_empty_periods
 from tests.unit.test_feedback_analytics import rec
 
 TUESDAY = datetime(2026, 2, 3, 10, 0, tzinfo=UTC)  # the week from Monday 2 February 2026
@@ -55,3 +55,15 @@ def test_a_window_without_answers_lists_its_periods_at_zero():
     empty = summarize_by(two_answers_two_weeks_apart().iloc[0:0], "week")
     full = with_empty_periods(empty, "week", TUESDAY, TUESDAY + timedelta(days=7))
     assert list(full["answers"]) == [0, 0] and full["mean_score"].isna().all()
+
+
+def test_periods_between_counts_the_days_or_weeks_listed_from_start_to_end():
+    """What `feedback_summary` checks against MAX_PERIODS before listing a window by day or week."""
+    assert periods_between(TUESDAY - timedelta(hours=9), TUESDAY + timedelta(days=14, hours=13), "day") == 15
+    # 28 January (a Wednesday) to 20 February: the weeks from 26 January to 16 February.
+    assert periods_between(datetime(2026, 1, 28, tzinfo=UTC), datetime(2026, 2, 20, tzinfo=UTC), "week") == 4
+    assert periods_between(TUESDAY, TUESDAY, "week") == periods_between(TUESDAY, TUESDAY, "day") == 1
+    assert periods_between(TUESDAY, TUESDAY - timedelta(days=3), "day") == 0
+    full = with_empty_periods(summarize_by(two_answers_two_weeks_apart(), "week"), "week",
+                              datetime(2026, 1, 28, tzinfo=UTC), datetime(2026, 2, 20, tzinfo=UTC))
+    assert len(full) == 4

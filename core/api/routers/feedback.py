@@ -18,9 +18,10 @@ Bound = Annotated[str | None, Query(description="a date, month, datetime or phra
                                                 "\"2026-12-04T10:00:00Z\", \"7 days ago\", \"last week\"; a "
                                                 "period counts whole (from its start, to its end)")]
 By = Annotated[Grouping | None, Query(description="the same per group too: by day, week, model, profile, chain, "
-                                                 "tag, source or key; by day or week, every one of the period "
-                                                 "(from the instance's first answer to its last), one without "
-                                                 "answers with its counts 0 and its figures null")]
+                                                 "tag, source or key; by day or week, every one from since "
+                                                 "(none: the instance's first answer) to until (none: now; "
+                                                 "neither: its last answer), one without answers with its "
+                                                 "counts 0 and its figures null")]
 Models = Annotated[list[str], Query(description="only answers of these models, as by=model names them (repeat the "
                                                "parameter for several); none: every model")]
 Ratings = Annotated[list[Rating], Query(description="only answers the user rated so: up, down or none (not rated); "
