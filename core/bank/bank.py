@@ -28,7 +28,7 @@ from core.bank.types import (BankEntryState, BankInfo, BankSnapshot, BankStats, 
 from core.errors import InvalidInput, NotFound, ServiceUnavailable, outage
 from core.ids import validate_id
 from core.index.records import event_time_of
-from core.index.text import INDEXED_CHARS, text_cut_note
+from core.index.text import indexed_chars, text_cut_note
 from core.models import MemoryRecord
 
 if TYPE_CHECKING:
@@ -175,9 +175,9 @@ class MemoryBank:
                        + [summary_record(self.instance, self.name, s) for s in summaries])
             wb.index.add(records)
             for r in records:
-                if len(r.content) > INDEXED_CHARS:  # "entry 1f3…: searched by words in its first …"
+                if len(r.content) > (indexed := indexed_chars(r.content)):  # "entry 1f3…: searched by words in …"
                     kind, item = bank_item_of(r.id)
-                    notes.append(f"{kind.removeprefix('bank_')} {item}: {text_cut_note(len(r.content))}")
+                    notes.append(f"{kind.removeprefix('bank_')} {item}: {text_cut_note(len(r.content), indexed)}")
             with wb.pool().connection() as conn:
                 kept = db.mark_indexed(conn, self.instance, [e.id for e in entries],
                                        [s.id for s in summaries])

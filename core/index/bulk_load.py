@@ -42,7 +42,7 @@ from psycopg_pool import ConnectionPool
 from core.embeddings import Embedder
 from core.index.names import partition_name, postings_name
 from core.index.records import embedding_text
-from core.index.text import INDEXED_CHARS, NEIGHBOUR_CHARS, indexed_metadata
+from core.index.text import INDEXED_CHARS, indexed_metadata, neighbour_text
 from core.models import MemoryRecord
 from core.services.bounded import without_time_limit
 
@@ -101,7 +101,7 @@ class TextKeys:
         before, after = r.context.before, r.context.after
 
         def near(texts: list[str], i: int) -> int:
-            return self._key(texts[i][:NEIGHBOUR_CHARS] if i < len(texts) else None)
+            return self._key(neighbour_text(texts[i]) if i < len(texts) else None)
 
         return [self._key(r.content[:INDEXED_CHARS]), near(before, 0), near(after, 0), near(before, 1),
                 near(before, 2), near(after, 1), near(after, 2)]

@@ -31,7 +31,10 @@ Words are Postgres's English analysis (stemmed, stop words out) of the text with
 Unicode's composed form (`memory_fold`: "não" is found by "nao", and an accented name pasted from macOS is
 the name typed), plus the words inside what its parser keeps whole: an address, a host, a path, a file name
 ('/etc/nginx/nginx.conf' is also 'etc', 'nginx', 'conf'), so notes and agent steps are found by the names
-they hold (`memory_analyse`).
+they hold (`memory_analyse`). A run of Chinese, Japanese or Korean characters, which the parser keeps as one
+word, is each of its characters and each pair of neighbouring ones, as Lucene's CJKAnalyzer makes them
+("我住在上海": 我 住 在 上 海 我住 住在 在上 上海); a query's longer runs are their pairs alone
+(`memory_query_words`: "北京" does not find 東京 by its 京, "猫" alone finds 我的猫叫小白).
 
 The text vector is made message by message: each neighbour's words are its own text vector, and the
 neighbours' vectors are concatenated (`memory_tsv_of`). So a bulk load parses each message once, where a
@@ -47,11 +50,16 @@ Postgres refuses a text vector whose lexemes and positions pass 1 MB, and a text
 4-byte characters makes up to 7.5 bytes of them per character (measured): (100,000 + 8,000 + 16,000) × 7.5
 ≈ 930 kB. Without the bound one memory-bank entry of three 99,990-character fields failed every write of
 its bank's index, so every later entry stayed pending. The whole text is stored and shown; a record cut
-for the text index says so in its metadata (`text_indexed`).
+for the text index says so in its metadata (`text_indexed`). A text holding CJK characters makes up to 28
+bytes a character (random ideographs of 4 bytes, each character and pair another word; 25 over 30,000 of
+them): such a content is cut into words over its first `CJK_INDEXED_CHARS` and such a neighbour over its
+first `CJK_NEIGHBOUR_CHARS`: 30,000 × 25 with six neighbours of 4,000 × 7.5 (930 kB; 922 kB measured), or
+100,000 × 7.5 with six of 1,000 × 28 (918 kB), stays under the limit (tests/integration/test_cjk_text.py).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
@@ -66,8 +74,17 @@ B = 0.3
 REF_LEN = 32.0  # the length at which `impact` is taken (it only orders postings; scores use avgdl)
 INDEXED_CHARS = 100_000  # of a memory's content and of a query; see the module's docstring
 NEIGHBOUR_CHARS = 4_000  # of each neighbour's text (two at distance 1, four at distances 2-3)
+CJK_INDEXED_CHARS = 30_000  # of a content holding CJK characters (and of such a query); see the docstring
+CJK_NEIGHBOUR_CHARS = 1_000  # of a neighbour holding CJK characters
 # The default parser's token types whose words `memory_analyse` adds (`ts_token_type('default')`).
 TOKEN_EMAIL, TOKEN_HOST, TOKEN_URL_PATH, TOKEN_FILE = 4, 6, 18, 19
+# The characters of Chinese, Japanese and Korean words, whose runs `memory_analyse` cuts into characters and
+# pairs: Hangul jamo, 々〆〇, hiragana and katakana (not the dot ・ between names), Hangul compatibility jamo,
+# katakana extensions, CJK ideographs (extension A, the main block, compatibility, extensions B-G), Hangul
+# syllables and jamo extensions, half-width katakana. CJK punctuation (、。「」！？) separates them as before.
+CJK_CHARS = ("\u1100-\u11ff\u3005-\u3007\u3040-\u30fa\u30fc-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
+             "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+             "\U00020000-\U0003134f")
 
 # Functions the `memory` table needs before it is created (its tsv trigger calls them).
 ANALYSIS_DDL = f"""
@@ -121,14 +138,54 @@ $$;
 -- text it is given, and on LoCoMo's 4,840 turns (nearly all ASCII) the analysis took 37.0 us a memory with
 -- it against 23.5 without. A text with any other character pays for its folding: short notes in Portuguese
 -- and German, 17 -> 28 us (as NFD text paid for its normalisation before, +10 us).
-CREATE OR REPLACE FUNCTION memory_analyse(t text) RETURNS tsvector
+--
+-- Chinese and Japanese put no space between words and Korean attaches its particles to them, so the parser
+-- keeps a whole run of such characters as one word ('我住在上海', '東京の会社でエンジニアとして働いています'),
+-- and only the same run typed again found it: "上海" found nothing. As Lucene's CJKAnalyzer does, a run is
+-- searched by its overlapping pairs of characters instead (上海 of 我住在上海, 東京, 서울 of 서울에서), and by each
+-- character alone, so a one-character question ("猫") finds its word inside a sentence. Queries are analysed
+-- by the same function: the pairs of "上海" are those of the sentence. Only a text holding such a character
+-- pays (`memory_may_hold_cjk`, ~1 us on other non-ASCII text; an ASCII text is not tested): short notes in
+-- Chinese, Japanese and Korean, 10 -> 54 us, mostly the three passes that cut the runs and the parsing of
+-- their pieces (CPU time of the server, 24 notes, tests/data/cjk_labelled).
+CREATE OR REPLACE FUNCTION memory_may_hold_cjk(t text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT t ~ '[{CJK_CHARS}]' $$;
+-- The words of `s`, runs of CJK characters separated by spaces: with `singles`, each character (else only a
+-- run of one), then the pairs starting at a run's even offsets ('([^ ]{{2}})|[^ ]' keeps a pair and drops a
+-- last lone character), then those at its odd offsets (the same after each run's first character is dropped).
+CREATE OR REPLACE FUNCTION memory_cjk_words(s text, singles boolean) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT to_tsvector('simple', CASE WHEN singles THEN regexp_replace(s, '([^ ])', '\\1 ', 'g')
+                                    ELSE regexp_replace(s, '[^ ]{{2,}}', ' ', 'g') END
+      || regexp_replace(s, '([^ ]{{2}})|[^ ]', ' \\1 ', 'g')
+      || regexp_replace(regexp_replace(s, '(^| )[^ ]', '\\1', 'g'), '([^ ]{{2}})|[^ ]', ' \\1 ', 'g'))
+$$;
+-- The words of a folded text in NFC that holds CJK characters: those of its other words, and its runs'.
+CREATE OR REPLACE FUNCTION memory_analyse_cjk(t text, singles boolean) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT memory_analyse_nfc(regexp_replace(t, '[{CJK_CHARS}]+', ' ', 'g'))
+      || memory_cjk_words(regexp_replace(t, '[^{CJK_CHARS}]+', ' ', 'g'), singles)
+$$;
+-- A text holding CJK characters is analysed over its first `cjk_chars` characters only (see the module's
+-- docstring: its words take up to 28 bytes of text vector a character).
+CREATE OR REPLACE FUNCTION memory_analyse_cut(t text, cjk_chars int, singles boolean) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN octet_length(t) = length(t) THEN memory_analyse_nfc(t)
+              WHEN memory_may_hold_cjk(t) THEN memory_analyse_cjk(memory_fold(left(t, cjk_chars)), singles)
               ELSE memory_analyse_nfc(memory_fold(t)) END
 $$;
--- A neighbour's words: the text vector of its first NEIGHBOUR_CHARS characters (NULL when it is missing).
+CREATE OR REPLACE FUNCTION memory_analyse(t text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT memory_analyse_cut(t, {CJK_INDEXED_CHARS}, true) $$;
+-- A query's words: a memory's, but a character of a longer CJK run is searched in its pairs only, so "北京"
+-- finds no note about 東京 by its 京; "猫" alone is still a word.
+CREATE OR REPLACE FUNCTION memory_query_words(t text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT memory_analyse_cut(t, {CJK_INDEXED_CHARS}, false) $$;
+-- A neighbour's words: the text vector of its first NEIGHBOUR_CHARS characters (CJK_NEIGHBOUR_CHARS when it
+-- holds CJK characters; NULL when it is missing).
 CREATE OR REPLACE FUNCTION memory_words(t text) RETURNS tsvector
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT memory_analyse(left(t, {NEIGHBOUR_CHARS})) $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT memory_analyse_cut(left(t, {NEIGHBOUR_CHARS}), {CJK_NEIGHBOUR_CHARS}, true)
+$$;
 -- A memory's text vector from its parts' own: its content's, its neighbours' (before and after at distance
 -- 1, then before 2 and 3, after 2 and 3; NULL for a missing one) and its date's. `memory_tsv` parses the
 -- parts of one row; `core.index.bulk_load` each distinct text of a batch once.
@@ -373,6 +430,13 @@ BEGIN
       AND tsv IS DISTINCT FROM memory_tsv(content, context, ev_year, ev_month, ev_day);
     INSERT INTO memory_analysis VALUES (4);
   END IF;
+  -- Version 5 (2026-12-07) cuts runs of CJK characters into characters and pairs: only a text holding one.
+  IF NOT EXISTS (SELECT 1 FROM memory_analysis WHERE version >= 5) THEN
+    UPDATE memory SET tsv = NULL
+    WHERE (memory_may_hold_cjk(content) OR memory_may_hold_cjk(context::text))
+      AND tsv IS DISTINCT FROM memory_tsv(content, context, ev_year, ev_month, ev_day);
+    INSERT INTO memory_analysis VALUES (5);
+  END IF;
 END $$;
 """
 
@@ -467,8 +531,8 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
 ), qa AS (  -- the added words' lexemes, each with its weight and the lexeme of the word it stands for
     SELECT u.lexeme, x.w, s.lexeme AS stands
     FROM ({added}) AS x(word, stands, w)
-    CROSS JOIN LATERAL unnest(memory_analyse(x.word)) u
-    CROSS JOIN LATERAL unnest(memory_analyse(x.stands)) s
+    CROSS JOIN LATERAL unnest(memory_query_words(x.word)) u
+    CROSS JOIN LATERAL unnest(memory_query_words(x.stands)) s
     WHERE u.lexeme NOT IN (SELECT lexeme FROM ql)
 ), lx AS MATERIALIZED (
     SELECT * FROM lo
@@ -482,7 +546,7 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
         ideal = sql.SQL(" WHERE own")
     return sql.SQL("""
 ql AS (
-    SELECT DISTINCT u.lexeme FROM unnest(memory_analyse(left(%(text)s, {chars}))) u
+    SELECT DISTINCT u.lexeme FROM unnest(memory_query_words(left(%(text)s, {chars}))) u
 ), st AS MATERIALIZED (
     SELECT sum(df)::float8 AS n, sum(len) / nullif(sum(df), 0)::float8 AS avgdl
     FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''{weights}
@@ -496,16 +560,35 @@ ql AS (
              idf0=BM25_IDF.format(n=ST_N, df=sql.Literal(0)))
 
 
+_CJK = re.compile(f"[{CJK_CHARS}]")
+
+
+def holds_cjk(text: str) -> bool:
+    """Whether `memory_analyse` cuts the text's runs of CJK characters into pieces (`memory_may_hold_cjk`)."""
+    return not text.isascii() and _CJK.search(text) is not None
+
+
+def indexed_chars(content: str) -> int:
+    """How many of a content's first characters its text vector is made of (`memory_tsv`)."""
+    return CJK_INDEXED_CHARS if holds_cjk(content[:INDEXED_CHARS]) else INDEXED_CHARS
+
+
+def neighbour_text(text: str) -> str:
+    """The part of a neighbour's text its words are made of (`memory_words`)."""
+    text = text[:NEIGHBOUR_CHARS]
+    return text[:CJK_NEIGHBOUR_CHARS] if holds_cjk(text) else text
+
+
 def indexed_metadata(record: MemoryRecord) -> dict[str, Any]:
     """The record's metadata as stored: with a `text_indexed` note when the text index reads only the start
     of its content (the whole content is stored, shown and embedded as ever)."""
-    if len(record.content) <= INDEXED_CHARS:
+    if len(record.content) <= (indexed := indexed_chars(record.content)):
         return record.metadata
-    return {**record.metadata, "text_indexed": text_cut_note(len(record.content))}
+    return {**record.metadata, "text_indexed": text_cut_note(len(record.content), indexed)}
 
 
-def text_cut_note(length: int) -> str:
-    return f"searched by words in its first {INDEXED_CHARS:,} of {length:,} characters; all of it is stored"
+def text_cut_note(length: int, indexed: int = INDEXED_CHARS) -> str:
+    return f"searched by words in its first {indexed:,} of {length:,} characters; all of it is stored"
 
 
 def conversation_context(texts: Sequence[str], i: int, span: int = 3, *, after: bool = True) -> MemoryContext:

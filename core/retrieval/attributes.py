@@ -235,5 +235,5 @@ def attribute_ask(conn, query: str) -> AttributeAsk | None:
     statement on the search's connection."""
     if not _named(query):
         return None
-    searched = conn.execute("SELECT length(memory_analyse(left(%s, %s)))", (query, INDEXED_CHARS)).fetchone()[0]
+    searched = conn.execute("SELECT length(memory_query_words(left(%s, %s)))", (query, INDEXED_CHARS)).fetchone()[0]
     return asking(query, searched or 0)

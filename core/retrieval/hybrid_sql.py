@@ -96,7 +96,7 @@ _OWN_WEIGHTED = sql.SQL("""q0 AS (
           FROM unnest(%(words)s::text[], %(wv)s::{vt}[]) WITH ORDINALITY AS w(word, v, i)
           JOIN LATERAL (
               SELECT max({idf})::real AS idf
-              FROM unnest(memory_analyse(w.word)) u  -- as the text leg reads it (NFC)
+              FROM unnest(memory_query_words(w.word)) u  -- as the text leg reads it (NFC)
               CROSS JOIN st
               LEFT JOIN LATERAL (SELECT sum(d.df)::float8 AS df FROM memory_lexeme d
                                  WHERE d.instance = ANY(%(instances)s) AND d.lexeme = u.lexeme) l ON true

@@ -14,7 +14,7 @@ import pytest
 
 from core.bank import MemoryBank, MemoryEntry
 from core.errors import describe, outage
-from core.index.text import INDEXED_CHARS
+from core.index.text import CJK_INDEXED_CHARS
 from core.models import MemoryContext, MemoryRecord
 from core.retrieval.hybrid import SearchRequest, hybrid_search
 from tests.support.cli import in_process_cli
@@ -53,8 +53,8 @@ def test_a_bank_entry_past_the_text_vector_limit_no_longer_blocks_its_bank(keywo
     later = bank.add_entry(MemoryEntry(timestamp=T0 + timedelta(minutes=1), thinking="rotate the nginx logs"))
 
     assert "indexing deferred" not in " ".join(big.notes + later.notes)
-    [note] = big.notes
-    assert note.startswith(f"entry {big.entry.id}: searched by words in its first {INDEXED_CHARS:,} of ")
+    [note] = big.notes  # ideographs: searched by their first CJK_INDEXED_CHARS (`memory_analyse`)
+    assert note.startswith(f"entry {big.entry.id}: searched by words in its first {CJK_INDEXED_CHARS:,} of ")
     with wb.pool().connection() as conn:
         pending = conn.execute("SELECT count(*) FROM bank_entry WHERE instance = %s AND NOT indexed",
                                (instance,)).fetchone()[0]
@@ -63,7 +63,7 @@ def test_a_bank_entry_past_the_text_vector_limit_no_longer_blocks_its_bank(keywo
     content = stored[f"be-{big.entry.id}"]
     assert len(content) > 3 * 99_990 and all(text in content for text in fields.values())  # stored whole
     [row] = wb.index.get(instance, [f"be-{big.entry.id}"])
-    assert row.metadata["text_indexed"].startswith(f"searched by words in its first {INDEXED_CHARS:,} of")
+    assert row.metadata["text_indexed"].startswith(f"searched by words in its first {CJK_INDEXED_CHARS:,} of")
     assert bank.get_all_memories()[0].thinking == fields["thinking"]
     # The start of the big entry and every later entry are found by their words.
     assert text_hits(wb, instance, fields["thinking"][:2]) == [f"be-{big.entry.id}"]
@@ -102,7 +102,7 @@ def test_eval_with_a_turn_of_300000_characters(settings, workbench, instance, tm
     [evaluated] = [i for i in workbench.index.instances() if i.startswith(f"eval-locomo-{instance}")]
     [turn] = workbench.index.get(evaluated, ["D1_1"])
     assert len(turn.content) == len("Ann: ") + 300_000
-    assert f"first {INDEXED_CHARS:,} of 300,005 characters" in turn.metadata["text_indexed"]
+    assert f"first {CJK_INDEXED_CHARS:,} of 300,005 characters" in turn.metadata["text_indexed"]
 
 
 @pytest.mark.parametrize("statement, value, reason", [

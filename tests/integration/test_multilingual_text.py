@@ -47,7 +47,7 @@ def test_vectors_made_before_accents_were_folded_are_made_again_once(old_instanc
     db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) VALUES "
                "('old', 'pt', 'observation', 'A inspeção do carro é em abril', now(), '{}'), "
                "('old', 'ascii', 'observation', 'nothing to fold here', now(), '{}'), "
-               "('old', 'kept', 'observation', 'the 東京 trip: 50 € a night', now(), '{}'), "
+               "('old', 'kept', 'observation', 'the trip: 50 € a night', now(), '{}'), "
                "('old', 'reply', 'conversation', 'ja, bis 2033', now(), %s)",
                (Jsonb({"before": ["Muss der Führerschein umgetauscht werden?"], "after": []}),))
     # As databases were until version 4 of the analysis: words kept their accents.
@@ -55,7 +55,7 @@ def test_vectors_made_before_accents_were_folded_are_made_again_once(old_instanc
                   UPDATE memory SET tsv = setweight(to_tsvector('english', content), 'A')
                       || setweight(coalesce(to_tsvector('english', context->'before'->>0), ''), 'B');
                   ALTER TABLE memory ENABLE TRIGGER memory_tsv_set;
-                  DELETE FROM memory_analysis WHERE version = 4;""")
+                  DELETE FROM memory_analysis WHERE version >= 4;""")
 
     def lexemes(id_: str) -> set[str]:
         return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}

@@ -104,6 +104,11 @@ def test_the_postings_are_those_of_the_joined_texts(workbench, texts):
         # neighbour is now parsed on its own, as at its start (`test_a_neighbour_is_read_as_it_is_alone`).
         assume(conn.execute("SELECT bool_and(memory_analyse(t) = memory_analyse(' ' || t)) FROM unnest(%s::text[]) t",
                             ([t for t in near if t is not None],)).fetchone()[0] is not False)
+        # Joined, an address in one neighbour ('0@0') has the words inside another's file name read too ('~0A':
+        # also '0a'), where each alone reads them only in a text holding an address (`memory_may_hold_address`).
+        assume(conn.execute("SELECT NOT (bool_or(memory_may_hold_address(t)) AND bool_or(memory_analyse_parts("
+                            "memory_fold(t)) <> memory_analyse_nfc(memory_fold(t)))) FROM unnest(%s::text[]) t",
+                            ([t for t in near if t is not None],)).fetchone()[0] is not False)
         terms = conn.execute(f"""
             WITH r AS (SELECT %(content)s::text AS content, %(context)s::jsonb AS context, 2023::int2 AS ev_year,
                               5::int2 AS ev_month, 8::int2 AS ev_day)
@@ -218,7 +223,7 @@ def test_vectors_made_before_unicode_normalisation_are_made_again_once(old_insta
     db = old_instance_database
     db.execute("INSERT INTO memory (instance, id, kind, content, created_at, context) VALUES "
                "('old', 'nfd', 'observation', %s, now(), '{}'), "
-               "('old', 'nfc', 'observation', 'the 東京 trip: 50 € a night', now(), '{}'), "
+               "('old', 'nfc', 'observation', 'the trip: 50 € a night', now(), '{}'), "
                "('old', 'reply', 'conversation', 'she did', now(), %s)",
                (f"{NFD_NAME} asked for the tokenizer", Jsonb({"before": [f"did {NFD_NAME} call?"], "after": []})))
     # As databases were until version 3 of the analysis: each text analysed as given.
