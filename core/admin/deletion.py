@@ -218,6 +218,16 @@ class Deletion:
         self.wb.redis().hset(deletion_journal_key(self.instance), self.journal, json.dumps(note))
         self.saved = True
 
+    def drop_note(self) -> None:
+        """Drop this deletion's note when it found nothing to remove: a note is taken over only once its
+        process is gone (`resume`), so a running API kept one for every absent chain or memory it was
+        asked to delete (a soak's `forget` of an absent chain: one more field of `deleting:<instance>`
+        each time, read whole by every later deletion), and after a restart the next deletion reported
+        them all as deletions interrupted midway."""
+        if self.saved:
+            self.wb.redis().hdel(deletion_journal_key(self.instance), self.journal)
+            self.saved = False
+
     def finish(self, report: DeletionReport | None = None) -> None:
         """Close the fact histories through what was removed, replace the copies of what was removed by
         "[deleted]", then rewrite the files on disk."""
@@ -655,6 +665,7 @@ def _one(wb: Workbench, instance: str, kind: Literal["chain", "memory", "bank"],
         report = target(deletion)
     except NothingToDelete:
         if not resumed:
+            deletion.drop_note()
             raise
         report = DeletionReport(target=kind, instance=instance, id=ident,
                                 notes=[f"no {kind} {ident!r} is left in instance {instance!r} to delete"])
