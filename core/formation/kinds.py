@@ -309,7 +309,9 @@ def content_of(text: str) -> str:
     return text[opener_length(text):].strip()
 
 
-_ASKS = re.compile(r"\?\W*$")  # ends with "?", an emoji or a bracket after it aside
+# Ends with "?" (or the full-width "？" of Chinese and Japanese, the Arabic "؟"), an emoji or a bracket after it
+# aside: "我住在哪里？" was a statement, so its extractive answer said "noted" and it was retrieved as a memory.
+_ASKS = re.compile(r"[?\uff1f\u061f]\W*$")
 
 
 def _is_question(sentence: str) -> bool:

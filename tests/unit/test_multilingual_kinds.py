@@ -138,3 +138,11 @@ def test_requests_and_facts_handed_over_in_portuguese_and_german(text, kind, fac
                                   "Sage grows in our garden.", "Plane tickets to Porto are booked."])
 def test_a_request_word_shared_with_english_opens_an_english_statement(text):
     assert classify(text) == "statement"
+
+
+@pytest.mark.parametrize("text", ["我住在哪里？", "東京の会社はどこですか？", "서울에 살아요？", "أين أعيش؟", "Где я живу?"])
+def test_a_question_mark_of_another_script_asks(text):
+    """The full-width "？" of Chinese, Japanese and Korean text and the Arabic "؟" end a question as "?" does:
+    "我住在哪里？" was a statement, answered "noted" and retrieved as a memory of its own."""
+    assert classify(text) == "question"
+    assert told_statements(text) == []
