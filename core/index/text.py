@@ -34,7 +34,9 @@ the name typed), plus the words inside what its parser keeps whole: an address, 
 they hold (`memory_analyse`). A run of Chinese, Japanese or Korean characters, which the parser keeps as one
 word, is each of its characters and each pair of neighbouring ones, as Lucene's CJKAnalyzer makes them
 ("我住在上海": 我 住 在 上 海 我住 住在 在上 上海); a query's longer runs are their pairs alone
-(`memory_query_words`: "北京" does not find 東京 by its 京, "猫" alone finds 我的猫叫小白).
+(`memory_query_words`: "北京" does not find 東京 by its 京, "猫" alone finds 我的猫叫小白). The words of the
+Cyrillic, Greek, Arabic and Devanagari scripts are stemmed with Postgres's configuration for Russian, Greek,
+Arabic and Hindi (`memory_script_words`: "Москва" finds "Я живу в Москве", "Αθήνας" "στην Αθήνα").
 
 The text vector is made message by message: each neighbour's words are its own text vector, and the
 neighbours' vectors are concatenated (`memory_tsv_of`). So a bulk load parses each message once, where a
@@ -85,6 +87,25 @@ TOKEN_EMAIL, TOKEN_HOST, TOKEN_URL_PATH, TOKEN_FILE = 4, 6, 18, 19
 CJK_CHARS = ("\u1100-\u11ff\u3005-\u3007\u3040-\u30fa\u30fc-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
              "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
              "\U00020000-\U0003134f")
+
+# The letters of the scripts whose words `memory_analyse` stems with their language's Snowball stemmer, each
+# a configuration of Postgres's (`memory_script_words`): Cyrillic (with its supplement and extensions) with
+# 'russian', Greek (and its extended block) with 'greek', Arabic (with its supplement, extended-A and its
+# presentation forms) with 'arabic', Devanagari (and its extended block) with 'hindi'.
+SCRIPTS = {"russian": "\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f",
+           "greek": "\u0370-\u03ff\u1f00-\u1fff",
+           "arabic": "\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufefc",
+           "hindi": "\u0900-\u097f\ua8e0-\ua8ff"}
+SCRIPT_CHARS = "".join(SCRIPTS.values())
+
+
+def _script_words() -> str:
+    """The body of `memory_script_words`: each script's runs, when the text holds one, analysed with its
+    language's configuration (the others' letters and every other character read as spaces)."""
+    return "\n      || ".join(
+        f"CASE WHEN t ~ '[{chars}]' THEN to_tsvector('{config}', regexp_replace(t, '[^{chars}]+', ' ', 'g')) "
+        "ELSE '' END" for config, chars in SCRIPTS.items())
+
 
 # Functions the `memory` table needs before it is created (its tsv trigger calls them).
 ANALYSIS_DDL = f"""
@@ -166,13 +187,46 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT memory_analyse_nfc(regexp_replace(t, '[{CJK_CHARS}]+', ' ', 'g'))
       || memory_cjk_words(regexp_replace(t, '[^{CJK_CHARS}]+', ' ', 'g'), singles)
 $$;
--- A text holding CJK characters is analysed over its first `cjk_chars` characters only (see the module's
--- docstring: its words take up to 28 bytes of text vector a character).
+-- A text that is not ASCII and holds no letter of `memory_may_hold_script`'s scripts. One holding CJK
+-- characters is analysed over its first `cjk_chars` characters only (see the module's docstring: its words
+-- take up to 28 bytes of text vector a character).
+CREATE OR REPLACE FUNCTION memory_analyse_folded(t text, cjk_chars int, singles boolean) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN memory_may_hold_cjk(t) THEN memory_analyse_cjk(memory_fold(left(t, cjk_chars)), singles)
+              ELSE memory_analyse_nfc(memory_fold(t)) END
+$$;
+-- English's configuration leaves a Russian, Greek, Arabic or Hindi word as it is written, so each of its
+-- forms was a word of its own: "Москва" found nothing in "Я живу в Москве", nor "Αθήνας" in "στην Αθήνα",
+-- "جامعة" in "في الجامعة", "कुत्ता" in "कुत्ते का नाम". The runs of those scripts' letters are now analysed by
+-- their language's Snowball stemmer, in Postgres's configuration for it ('москв' for Москва, Москве and
+-- Москву; 'russian' drops its stop words, the others have none), and the rest of the text as before. They
+-- are read in NFC without the accents of `memory_fold`, which would make 'й' an 'и' and 'новый' a word the
+-- stemmer leaves whole ('новы'), but without a stray combining mark (a stress, 'моя́'), which the parser
+-- reads as a space; 'ё' and 'е', and Greek's accents, are one letter to their stemmers. Only a text holding
+-- one of those letters pays (`memory_may_hold_script`, under 1 us on other non-ASCII text; an ASCII text is
+-- not tested): short notes in those languages, 12 -> 33 us (CPU time of the server, the 27 notes of
+-- tests/data/other_scripts_labelled). Ukrainian and Bulgarian are read as Russian: 8 of 15 pairs of a word's
+-- forms are one word (none before); a form with a letter or ending Russian lacks is not ('Києві', 'кучето').
+CREATE OR REPLACE FUNCTION memory_may_hold_script(t text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT t ~ '[{SCRIPT_CHARS}]' $$;
+-- The words of `t`, in NFC without combining marks: each script's runs by its language's configuration.
+CREATE OR REPLACE FUNCTION memory_script_words(t text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT {_script_words()}
+$$;
+-- The words of a text holding letters of those scripts: its runs', and those of the rest as before (one
+-- holding CJK characters too is cut at `cjk_chars` as a whole, as `core.index.text.indexed_chars` says).
+CREATE OR REPLACE FUNCTION memory_analyse_script(t text, cjk_chars int, singles boolean) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT memory_analyse_folded(regexp_replace(t, '[{SCRIPT_CHARS}]+', ' ', 'g'), cjk_chars, singles)
+      || memory_script_words(regexp_replace(normalize(t, NFC), '[\u0300-\u036f]', '', 'g'))
+$$;
 CREATE OR REPLACE FUNCTION memory_analyse_cut(t text, cjk_chars int, singles boolean) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN octet_length(t) = length(t) THEN memory_analyse_nfc(t)
-              WHEN memory_may_hold_cjk(t) THEN memory_analyse_cjk(memory_fold(left(t, cjk_chars)), singles)
-              ELSE memory_analyse_nfc(memory_fold(t)) END
+              WHEN memory_may_hold_script(t) THEN memory_analyse_script(
+                CASE WHEN memory_may_hold_cjk(t) THEN left(t, cjk_chars) ELSE t END, cjk_chars, singles)
+              ELSE memory_analyse_folded(t, cjk_chars, singles) END
 $$;
 CREATE OR REPLACE FUNCTION memory_analyse(t text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT memory_analyse_cut(t, {CJK_INDEXED_CHARS}, true) $$;
@@ -436,6 +490,13 @@ BEGIN
     WHERE (memory_may_hold_cjk(content) OR memory_may_hold_cjk(context::text))
       AND tsv IS DISTINCT FROM memory_tsv(content, context, ev_year, ev_month, ev_day);
     INSERT INTO memory_analysis VALUES (5);
+  END IF;
+  -- Version 6 (2026-12-07) stems Cyrillic, Greek, Arabic and Devanagari words: only a text holding one.
+  IF NOT EXISTS (SELECT 1 FROM memory_analysis WHERE version >= 6) THEN
+    UPDATE memory SET tsv = NULL
+    WHERE (memory_may_hold_script(content) OR memory_may_hold_script(context::text))
+      AND tsv IS DISTINCT FROM memory_tsv(content, context, ev_year, ev_month, ev_day);
+    INSERT INTO memory_analysis VALUES (6);
   END IF;
 END $$;
 """
