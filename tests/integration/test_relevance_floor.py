@@ -315,3 +315,27 @@ def test_only_a_best_match_stating_the_attribute_holds_the_others_to_the_floor()
     assert handed_by_floor([0.60, 0.20, 0.25], floor, [0.5, 0.5, 0]) == [True, False, False]
     assert others_bar(relevance, floor, [0, 0, 0, 0]) == others_bar(relevance, floor)
     assert handed_by_floor([0.30, 0.20], floor, [0.5, 0]) == [False, False]  # the floor still decides abstention
+
+
+def test_asking_again_does_not_make_the_attribute_words_weigh_more(workbench, instance):
+    """A question stored (a kind no profile retrieves by default) was the only memory holding "live": the
+    attribute's words ("moved", in many memories) then weighed half of that rare word's idf instead of their
+    own, and asked a second time "Where do I live?" handed "Dana moved to billing…" (coverage 0.25 -> 0.60).
+    An added word now weighs at most ATTRIBUTE_WEIGHT times its own idf (`core.index.text.text_leg`)."""
+    rm = Remember(workbench)
+    for i, fact in enumerate(PORTO):
+        rm.run(UiRememberParams(thought=fact, chain_id=f"porto{i}"), instance=instance)
+    question = "Where do I live?"
+
+    def dana():
+        found = hybrid_search(workbench.search_pool(), workbench.embedder,
+                              SearchRequest(query=question, instance=instance, top_k=5)).results
+        return next(s.score for s in found if "Dana moved" in s.memory.content)
+
+    for _ in range(2):
+        r = rm.run(UiRememberParams(thought=question, chain_id="ask", include_history=False), instance=instance)
+        assert [c.content for c in r.context] == [PORTO[0]]
+    after = dana()
+    # the question's rows still count in the text statistics (the ideal falls as "live"'s df rises: 0.06 -> 0.17
+    # here), but "moved" no longer takes the rare word's idf (0.06 -> 0.6 before)
+    assert after.coverage < 0.3 and after.relevance < workbench.settings.relevance_floor
