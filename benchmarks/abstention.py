@@ -58,9 +58,9 @@ NOTES = [LABELLED / "notes_labelled", LABELLED / "work_notes_labelled"]
 # What each rule hands (`passing`), by the suffix of its figures: the shipped rule, each memory held to the
 # floor (until 2026-12-06), the others held to half the floor alone (until 2026-12-06).
 RULES = {"": "handed", "_each": "each", "_half": "half"}
-# A query's top k as (memory id, relevance, held), best first (held: what it gained for stating the attribute the
-# question asks, `ScoreParts.held`, which the rule reads)
-Ranked = dict[str, list[tuple[str, float, float]]]
+# A query's top k as (memory id, relevance, stated), best first (stated: it states the attribute the question asks,
+# `ScoreParts.stated`, which the rule reads)
+Ranked = dict[str, list[tuple[str, float, bool]]]
 
 
 def adversarial_queries(data: Path, dataset: EvalDataset, samples: set[str] | None = None) -> list[EvalQuery]:
@@ -99,11 +99,11 @@ def retrieved(wb, dataset: EvalDataset, queries: list[EvalQuery], top_k: int = m
     for q in queries:
         found = hybrid_search(wb.search_pool(), wb.embedder, search_request(q, dataset, profile, top_k, pool_size),
                               now=q.now)
-        out[q.qid] = [(s.memory.id, s.score.relevance, s.score.held) for s in found.results]
+        out[q.qid] = [(s.memory.id, s.score.relevance, s.score.stated) for s in found.results]
     return out
 
 
-def passing(ranked: list[tuple[str, float, float]], floor: float, rule: str = "handed") -> list[str]:
+def passing(ranked: list[tuple[str, float, bool]], floor: float, rule: str = "handed") -> list[str]:
     """What a turn whose top k is `ranked` hands to synthesis (`handed_by_floor`); with rule "each", the
     memories reaching the floor themselves; with "half", once one reaches it, those reaching half of it."""
     relevance = [r for _, r, _ in ranked]

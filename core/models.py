@@ -172,10 +172,12 @@ class ScoreParts(BaseModel):
     # relative to the pool's best match, what ranking weighs.
     coverage: float = 0.0
     speaker: float = 0.0  # 1 when the query names the memory's speaker (`core.retrieval.speakers`)
-    # What the coverage gained for stating the attribute the query names, of whom it asks it
-    # (`core.retrieval.attributes.AttributeAsk`); 0 for any other memory. The floor reads it: beside a best
-    # match stating it, the others need the floor itself (`core.retrieval.fusion.others_bar`).
+    # What the coverage gained for stating the attribute the query names, of whom it asks it, without the
+    # query's word for it (`core.retrieval.attributes.AttributeAsk`); 0 for any other memory.
     held: float = 0.0
+    # Whether it states the attribute the query names, of whom it asks it, in any of its ways. The floor reads
+    # it: beside a best match stating it, the others need the floor itself (`core.retrieval.fusion.others_bar`).
+    stated: bool = False
     chain: float = 0.0  # the best own score among the candidates of the memory's chain, mixed into combined
     vector_rank: int | None = None  # 1-based rank in the vector leg, None if not found by it
     text_rank: int | None = None

@@ -78,7 +78,7 @@ def _below_floor_note(rows, floor: float, others: float) -> None:
         why = (f"no relevance reaches the floor {floor:.2f} (RELEVANCE_FLOOR)" if len(below) == len(rows) else
                f"relevance under the floor {floor:.2f} (RELEVANCE_FLOOR), which the others need beside a best "
                f"match (rank {best.rank}) that states the attribute the query asks, of whom it asks it"
-               if best.held > 0 else
+               if best.stated else
                f"relevance under {others:.2f}, what the others need once one reaches the floor {floor:.2f} "
                f"(RELEVANCE_FLOOR): half of it and {uc.BEST_SHARE:g} of the best's relevance, at most the floor")
         st.caption(f"Rank {ranks}: {why}, so a chat turn leaves them out of its context.")

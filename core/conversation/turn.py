@@ -525,7 +525,7 @@ class Remember:
             notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
         floor = wb.settings.relevance_floor
         relevance = [floor_relevance(m, params.search_type) for m in context]
-        held = [m.score.held for m in context]  # what the reason line says the others needed
+        stated = [m.score.stated for m in context]  # what the reason line says the others needed
         # A question about a time alone ("What did I do last weekend?") shares no word with what the time holds:
         # within its window, the memories are handed by time rather than held to the floor (`asks_only_time`).
         by_time = since is not None and bool(context) and asks_only_time(params.thought)
@@ -536,7 +536,7 @@ class Remember:
         elif below and not context:
             notes.append(f"{_memories(below)} below the relevance floor {floor:.2f} (RELEVANCE_FLOOR) "
                          "left out")
-        elif below and best_states(relevance, held):
+        elif below and best_states(relevance, stated):
             notes.append(f"{_memories(below)} under the relevance floor {floor:.2f} (RELEVANCE_FLOOR) left out: the "
                          "best states the attribute the question asks, of whom it asks it, so the others need the floor")
         elif below:

@@ -41,8 +41,8 @@ OTHERS_SHARE = 0.5
 # part of at least 0.25 instead, tuned on the same sets, lost an answer of the work notes ("I use Neovim
 # with gopls…", semantic 0.240) (benchmarks/README.md, "Saying nothing relevant", 2026-12-06).
 BEST_SHARE = 0.35
-# When the best match states the attribute the question names of whom it asks it (its `held` > 0: "I moved to
-# Porto…" for "Where do I live?"), the others need the floor itself: the answer the lower bars wait for is
+# When the best match states the attribute the question names of whom it asks it (its `stated`: "I moved to
+# Porto…" for "Where do I live?", "I drive a Tesla." for "What car do I drive?"), the others need the floor itself: the answer the lower bars wait for is
 # there, and beside it half the floor handed memories sharing the attribute's word of someone else, lifted by
 # the feedback that word brought ("Dana moved to billing…" 0.27, "Interviews moved to Wednesdays." 0.22). On
 # LoCoMo dev, the notes, the work notes and the multilingual notes no answer was lost; strays@10 of the notes
@@ -155,7 +155,7 @@ def fusion_columns(candidates: Sequence[Candidate], now: datetime) -> dict[str, 
 
 def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime, *,
          speaker_and_chain: bool = True, text_ideal: float | None = None,
-         held: np.ndarray | None = None) -> Iterator[ScoredMemory]:
+         held: np.ndarray | None = None, stated: np.ndarray | None = None) -> Iterator[ScoredMemory]:
     """Score every candidate with the profile and yield them best first.
 
     semantic, text and speaker as `fusion_columns` reads them; recency = exp(-age / tau);
@@ -190,6 +190,7 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime,
     semantic, text, ages, speaker = columns["semantic"], columns["text"], columns["age_s"], columns["speaker"]
     raw = np.fromiter((c.text_raw for c in candidates), np.float64, n)
     held = np.zeros(n) if held is None else held
+    stated = np.zeros(n, dtype=bool) if stated is None else stated
     coverage = unit((raw / text_ideal if text_ideal else text) + held)
     similarity = unit(np.fromiter((c.cosine if c.query_cosine is None else c.query_cosine for c in candidates),
                                   np.float64, n))
@@ -204,13 +205,13 @@ def fuse(candidates: Sequence[Candidate], profile: FusionProfile, now: datetime,
     # Best first; ties to the newer memory (the smaller age), then by id.
     order = np.lexsort((np.array([c.memory.id for c in candidates]), ages, -combined))
     rows = list(zip(*(a.tolist() for a in (semantic, text, coverage, recency(ages, profile.tau_s), combined,
-                                            similarity, relevance, speaker, chain, held)), strict=True))
+                                            similarity, relevance, speaker, chain, held, stated)), strict=True))
     for i in order.tolist():
         c = candidates[i]
-        sem, txt, cov, rec, comb, sim, rel, spk, chn, hld = rows[i]
+        sem, txt, cov, rec, comb, sim, rel, spk, chn, hld, sta = rows[i]
         yield ScoredMemory(memory=c.memory, score=ScoreParts(
             semantic=sem, text=txt, coverage=cov, recency=rec, combined=comb, similarity=sim, relevance=rel,
-            speaker=spk, chain=chn, held=hld, vector_rank=c.vector_rank, text_rank=c.text_rank))
+            speaker=spk, chain=chn, held=hld, stated=sta, vector_rank=c.vector_rank, text_rank=c.text_rank))
 
 
 def time_boosted(combined: Sequence[float], inside: Sequence[bool], boost: float = TIME_BOOST) -> list[int]:
@@ -222,21 +223,21 @@ def time_boosted(combined: Sequence[float], inside: Sequence[bool], boost: float
     return sorted(range(len(combined)), key=lambda i: -(combined[i] + boost * bool(inside[i])))
 
 
-def best_states(relevance: Sequence[float], held: Sequence[float] | None) -> bool:
-    """Whether the memory of the highest relevance states the attribute the question names of whom it asks
-    it (its `held`, `ScoreParts.held`, above 0; the first of equals)."""
-    if not held or not relevance:
+def best_states(relevance: Sequence[float], stating: Sequence[bool] | None) -> bool:
+    """Whether the memory of the highest relevance states the attribute the question names, of whom it asks
+    it (its `stating`, `ScoreParts.stated`; the first of equals)."""
+    if not stating or not relevance:
         return False
-    return held[max(range(len(relevance)), key=relevance.__getitem__)] > 0
+    return bool(stating[max(range(len(relevance)), key=relevance.__getitem__)])
 
 
-def others_bar(relevance: Sequence[float], floor: float, held: Sequence[float] | None = None) -> float:
+def others_bar(relevance: Sequence[float], floor: float, stating: Sequence[bool] | None = None) -> float:
     """What each memory of a turn's top k needs to be handed once the best reaches the floor:
 
     bar = floor                                                       when the best states the attribute
-                                                                      asked (`best_states`, `held`; another
-                                                                      stating it keeps the bar below,
-                                                                      `handed_by_floor`)
+                                                                      asked (`best_states`, `stating`;
+                                                                      another stating it keeps the bar
+                                                                      below, `handed_by_floor`)
     bar = min(floor, max(OTHERS_SHARE * floor, BEST_SHARE * max_j relevance_j))   otherwise
 
     A memory reaching the floor always matches; below it, a memory needs half the floor (an answer often
@@ -244,23 +245,23 @@ def others_bar(relevance: Sequence[float], floor: float, held: Sequence[float] |
     stray word shared with the question does not ride along beside a strong answer. Beside a best match that
     states the attribute the question asks, of whom it asks it, the answer is there: the others need the
     floor."""
-    if best_states(relevance, held):
+    if best_states(relevance, stating):
         return floor
     return min(floor, max(OTHERS_SHARE * floor, BEST_SHARE * max(relevance, default=0.0)))
 
 
-def handed_by_floor(relevance: Sequence[float], floor: float, held: Sequence[float] | None = None) -> list[bool]:
-    """Which memories of a turn's top k are handed to synthesis, from their relevance (and `held`, what each
-    gained for stating the attribute the question asks; None: none did):
+def handed_by_floor(relevance: Sequence[float], floor: float, stating: Sequence[bool] | None = None) -> list[bool]:
+    """Which memories of a turn's top k are handed to synthesis, from their relevance (and `stating`: whether
+    each states the attribute the question asks, of whom it asks it; None: none does):
 
-    handed_i = (max_j relevance_j >= floor) and (relevance_i >= others_bar(relevance, floor, held)
-                                                  or (held_i > 0 and relevance_i >= others_bar(relevance, floor)))
+    handed_i = (max_j relevance_j >= floor) and (relevance_i >= others_bar(relevance, floor, stating)
+                                                  or (stating_i and relevance_i >= others_bar(relevance, floor)))
 
     None when no memory reaches the floor (the turn says no memory matches); otherwise the best and every
     memory reaching `others_bar`; beside a best stating the attribute asked, another memory stating it too
     ("Who is my boss?": two notes naming my manager) keeps the bar of any other turn."""
     if not relevance or max(relevance) < floor:
         return [False] * len(relevance)
-    bar, usual = others_bar(relevance, floor, held), others_bar(relevance, floor)
-    stating = held or [0.0] * len(relevance)
-    return [r >= bar or (h > 0 and r >= usual) for r, h in zip(relevance, stating, strict=True)]
+    bar, usual = others_bar(relevance, floor, stating), others_bar(relevance, floor)
+    states = stating or [False] * len(relevance)
+    return [r >= bar or (bool(st) and r >= usual) for r, st in zip(relevance, states, strict=True)]

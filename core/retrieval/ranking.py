@@ -405,6 +405,15 @@ def attribute_held(candidates: Sequence[Candidate], ask: AttributeAsk | None) ->
                      for c in candidates])
 
 
+def attribute_stated(candidates: Sequence[Candidate], ask: AttributeAsk | None) -> np.ndarray | None:
+    """Which candidates state an attribute the query names, of whom it asks it, in any of its ways ("I drive
+    a Tesla." for "What car do I drive?" too), for the relevance floor (`ScoreParts.stated`); None when the
+    query names none."""
+    if ask is None:
+        return None
+    return np.array([ask.states(c.memory.content, speaker_of(c.memory), in_its_words=True) for c in candidates])
+
+
 def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,
               similarity_threshold: float = 0.0, distinct: bool = True,
               near_duplicate: float = NEAR_DUPLICATE, speaker_and_chain: bool = True) -> Ranking:
@@ -417,7 +426,7 @@ def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top
     """
     kept = retrievable_pool(pool, profile).candidates
     scored = fuse(kept, profile, now, speaker_and_chain=speaker_and_chain, text_ideal=pool.text_ideal,
-                  held=attribute_held(kept, pool.attribute))
+                  held=attribute_held(kept, pool.attribute), stated=attribute_stated(kept, pool.attribute))
     passed: Iterable[ScoredMemory] = distinct_contents(scored) if distinct else scored
     passed = (s for s in passed if s.score.similarity >= similarity_threshold)
     if near_duplicate < 1:
@@ -445,8 +454,8 @@ def above_floor(items: list[ScoredMemory], floor: float, search_type: str = "hyb
     """The memories of a turn's top k it hands to synthesis, and how many it leaves out: none when no
     memory's relevance (`floor_relevance`) reaches the floor, else every one reaching the floor, or half of
     it and `BEST_SHARE` of the best's relevance, unless the best states the attribute the question asks
-    (`ScoreParts.held`) (`core.retrieval.fusion.handed_by_floor`)."""
-    handed = handed_by_floor([floor_relevance(m, search_type) for m in items], floor, [m.score.held for m in items])
+    (`ScoreParts.stated`) (`core.retrieval.fusion.handed_by_floor`)."""
+    handed = handed_by_floor([floor_relevance(m, search_type) for m in items], floor, [m.score.stated for m in items])
     kept = [m for m, h in zip(items, handed, strict=True) if h]
     return kept, len(items) - len(kept)
 

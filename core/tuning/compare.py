@@ -39,7 +39,7 @@ class RankedRow(BaseModel):
     combined: float
     change: str = ""  # against the other ranking: "=", "↑2", "↓1", "new"
     below_floor: bool = False  # left out by the relevance floor (`above_floor`): a chat turn does not hand it
-    held: float = 0.0  # what it gained for stating the attribute the query asks (`ScoreParts.held`): the floor reads it
+    stated: bool = False  # it states the attribute the query asks (`ScoreParts.stated`): the floor reads it
 
 
 class Comparison(BaseModel):
@@ -106,7 +106,7 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
         return [RankedRow(rank=i, id=s.memory.id, kind=s.memory.kind, content=s.memory.content,
                           semantic=s.score.semantic, text=s.score.text, recency=s.score.recency,
                           speaker=s.score.speaker, chain=s.score.chain, coverage=s.score.coverage,
-                          relevance=s.score.relevance, combined=s.score.combined, held=s.score.held,
+                          relevance=s.score.relevance, combined=s.score.combined, stated=s.score.stated,
                           below_floor=s.memory.id not in passing,
                           change=rank_change(position.get(s.memory.id), i) if changes else "")
                 for i, s in enumerate(ranked[:rows], start=1)]
@@ -122,4 +122,4 @@ def compare_profiles(wb: Workbench, instance: str, query: str, active: FusionPro
 
 def others_floor(rows: list[RankedRow], floor: float) -> float:
     """What a ranking's other rows need once one reaches the floor, as a chat turn holds them (`others_bar`)."""
-    return others_bar([r.relevance for r in rows], floor, [r.held for r in rows])
+    return others_bar([r.relevance for r in rows], floor, [r.stated for r in rows])

@@ -278,7 +278,7 @@ def test_beside_a_best_match_stating_the_attribute_asked_the_others_need_the_flo
     """The demo's "Where do I live?" after "I moved to Porto…" (benchmarks/README.md, 2026-12-07): the move
     was handed first, and beside it the memories sharing "moved" of someone else, lifted by the feedback that
     word brought, over half the floor and BEST_SHARE of the best. The best states the residence the question
-    asks, of whom it asks it (`ScoreParts.held`), so the others now need the floor itself, and the note says so."""
+    asks, of whom it asks it (`ScoreParts.stated`), so the others now need the floor itself, and the note says so."""
     rm = Remember(workbench)
     for i, fact in enumerate(PORTO):
         rm.run(UiRememberParams(thought=fact, chain_id=f"porto{i}"), instance=instance)
@@ -288,10 +288,10 @@ def test_beside_a_best_match_stating_the_attribute_asked_the_others_need_the_flo
     relevance = [s.score.relevance for s in found]
     by_content = {s.memory.content: s.score for s in found}
     best = max(found, key=lambda s: s.score.relevance)
-    assert best.memory.content == PORTO[0] and best.score.held > 0 and best.score.relevance >= floor
+    assert best.memory.content == PORTO[0] and best.score.stated and best.score.relevance >= floor
     strays = [s for c, s in by_content.items() if "Dana moved" in c or "Interviews moved" in c]
     # "Dana moved…" (0.21 here) passed the bar of a best that states nothing (half the floor, 0.165)
-    assert all(s.held == 0 and s.relevance < floor for s in strays)
+    assert all(not s.stated and s.relevance < floor for s in strays)
     assert any(s.relevance >= others_bar(relevance, floor) for s in strays)
 
     r = rm.run(UiRememberParams(thought=question, chain_id="ask", include_history=False), instance=instance)
@@ -302,19 +302,36 @@ def test_beside_a_best_match_stating_the_attribute_asked_the_others_need_the_flo
 
 
 def test_only_a_best_match_stating_the_attribute_holds_the_others_to_the_floor():
-    """`held` of the best decides: beside a best that states the attribute asked, the others need the floor,
+    """`stated` of the best decides: beside a best that states the attribute asked, the others need the floor,
     but for another memory stating it too; when only another memory states it, or none does, the bars are as
     before."""
     relevance, floor = [0.40, 0.27, 0.22, 0.35], 0.33
+    yes, no = True, False
     assert handed_by_floor(relevance, floor) == [True, True, True, True]
-    assert handed_by_floor(relevance, floor, [0.5, 0, 0, 0]) == [True, False, False, True]
-    assert others_bar(relevance, floor, [0.5, 0, 0, 0]) == floor
-    assert handed_by_floor(relevance, floor, [0, 0.5, 0, 0]) == [True, True, True, True]
+    assert handed_by_floor(relevance, floor, [yes, no, no, no]) == [True, False, False, True]
+    assert others_bar(relevance, floor, [yes, no, no, no]) == floor
+    assert handed_by_floor(relevance, floor, [no, yes, no, no]) == [True, True, True, True]
     # another memory stating it too keeps the bar of any other turn; one under it does not pass
-    assert handed_by_floor(relevance, floor, [0.5, 0.5, 0, 0]) == [True, True, False, True]
-    assert handed_by_floor([0.60, 0.20, 0.25], floor, [0.5, 0.5, 0]) == [True, False, False]
-    assert others_bar(relevance, floor, [0, 0, 0, 0]) == others_bar(relevance, floor)
-    assert handed_by_floor([0.30, 0.20], floor, [0.5, 0]) == [False, False]  # the floor still decides abstention
+    assert handed_by_floor(relevance, floor, [yes, yes, no, no]) == [True, True, False, True]
+    assert handed_by_floor([0.60, 0.20, 0.25], floor, [yes, yes, no]) == [True, False, False]
+    assert others_bar(relevance, floor, [no, no, no, no]) == others_bar(relevance, floor)
+    assert handed_by_floor([0.30, 0.20], floor, [yes, no]) == [False, False]  # the floor still decides abstention
+
+
+def test_a_best_match_stating_the_attribute_in_the_questions_own_words_holds_the_others_too(workbench, instance):
+    """"What car do I drive?" after "I drive a Tesla Model 3.": the best states the car in the question's own
+    word ("drive"), so it gains nothing (`held` 0), yet the answer is there as surely as "I moved to Porto…"
+    is for "Where do I live?": the others need the floor (the manager's note was handed at 0.20 beside it)."""
+    rm = Remember(workbench)
+    for i, fact in enumerate(["I drive a Tesla Model 3.", "My manager is Priya Raman now.", *PORTO]):
+        rm.run(UiRememberParams(thought=fact, chain_id=f"fact{i}"), instance=instance)
+    r = rm.run(UiRememberParams(thought="What car do I drive?", chain_id="ask", include_history=False),
+               instance=instance)
+    assert [c.content for c in r.context] == ["I drive a Tesla Model 3."]
+    found = hybrid_search(workbench.search_pool(), workbench.embedder,
+                          SearchRequest(query="What car do I drive?", instance=instance, top_k=5)).results
+    best = max(found, key=lambda s: s.score.relevance)
+    assert best.score.stated and best.score.held == 0
 
 
 def test_asking_again_does_not_make_the_attribute_words_weigh_more(workbench, instance):
