@@ -90,14 +90,16 @@ def _bound_reader(end: bool) -> Callable[[Any, ValidationInfo], Any]:
 
 def _one_as_list(value: Any) -> Any:
     """A single name sent for a list of names (`"ratings": "down"`, as an assistant may well send it) is
-    that name alone: the list's one meaning, where it was refused as "Input should be a valid list"."""
-    return [value] if isinstance(value, str) else value
+    that name alone: the list's one meaning, where it was refused as "Input should be a valid list"; null,
+    as an assistant sends a filter it leaves out (`since`, `until` and `by` take it), is no filter."""
+    return [value] if isinstance(value, str) else [] if value is None else value
 
 
 # A single name is read as a list of one (`_one_as_list`), and the schema says so, so that an assistant
 # reading the MCP tool's input schema may send either: it said "array" while a string was taken as well.
-OneModelOrMore = Annotated[list[str], BeforeValidator(_one_as_list, json_schema_input_type=str | list[str])]
-OneRatingOrMore = Annotated[list[Rating], BeforeValidator(_one_as_list, json_schema_input_type=Rating | list[Rating])]
+OneModelOrMore = Annotated[list[str], BeforeValidator(_one_as_list, json_schema_input_type=str | list[str] | None)]
+OneRatingOrMore = Annotated[list[Rating], BeforeValidator(_one_as_list,
+                                                          json_schema_input_type=Rating | list[Rating] | None)]
 
 # Written as a person writes a period: the schema says text, not an ISO timestamp, so an assistant sends
 # "last week" rather than working out the dates.

@@ -95,7 +95,8 @@ class ImportResult(BaseModel):
                                              "attachments sent alone; and what it left out as deleted")
     adds: str | None = Field(None, description="a dry run: what the import would add to the instance, in words "
                                              "(`ImportPreview.adds_said`; counted in `preview.adds`), unless it "
-                                             "would write nothing")
+                                             "would write nothing; for an archive, what it holds (counted in "
+                                             "`restored`)")
 
 
 def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
@@ -293,4 +294,13 @@ def _restore(wb: Workbench, req: ImportFile, instance: str, progress: Progress |
     if not req.dry_run:
         discard_upload(wb, req.path)
     return ImportResult(instance=instance, preview=_archive_preview(req.path), dry_run=req.dry_run,
-                        restored=restored)
+                        restored=restored, adds=_archive_holds(restored, instance) if req.dry_run else None)
+
+
+def _archive_holds(restored: RestoreResult, instance: str) -> str:
+    """A dry run's line for an archive, as `ImportResult.adds` is for other files ("an archive of instance
+    'default' (chains 142, memories 631, …): restored, it writes what instance 'x' lacks of it"): its
+    preview's counts are a file's records, which an archive has none of, so the CLI said nothing at all."""
+    held = ", ".join(f"{kind.replace('_', ' ')} {n:,}" for kind, n in restored.counts.items() if n)
+    return (f"an archive of instance {restored.source_instance!r} ({held or 'empty'}): restored, it writes what "
+            f"instance {instance!r} lacks of it")

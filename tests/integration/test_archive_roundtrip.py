@@ -353,6 +353,12 @@ def test_export_command_writes_an_archive(run, workbench, instance, tmp_path):
     code, printed, err = run("export", "--instance", instance, str(out))
     assert code == 0, err
     assert json.loads(printed)["counts"]["memories"] == 1 and uc.is_archive(out)
+    # A dry run says what the archive holds, as it says what another file would add (it said nothing, and
+    # its preview counted 0 of everything: an archive has no records of a file's kind).
+    code, printed, err = run("import", str(out), "--instance", instance + "-back", "--dry-run")
+    assert code == 0, err
+    assert f"cli.zip: an archive of instance {instance!r} (memories 1" in err
+    assert json.loads(printed)["adds"] in err and workbench.index.count(instance + "-back") == 0
     # `workbench import` tells the archive from its first bytes and restores it.
     code, printed, err = run("import", str(out), "--instance", instance + "-back")
     assert code == 0, err

@@ -26,9 +26,14 @@ def test_one_model_or_rating_as_a_string_is_a_list_of_one(answers, server, insta
             # taken besides).
             ratings, models = (tool.input_schema["properties"][f] for f in ("ratings", "models"))
             rating = {"enum": ["up", "down", "none"], "type": "string"}
-            assert ratings["anyOf"] == [rating, {"items": rating, "type": "array"}]
-            assert models["anyOf"] == [{"type": "string"}, {"items": {"type": "string"}, "type": "array"}]
+            assert ratings["anyOf"] == [rating, {"items": rating, "type": "array"}, {"type": "null"}]
+            assert models["anyOf"] == [{"type": "string"}, {"items": {"type": "string"}, "type": "array"},
+                                       {"type": "null"}]
             assert uc.SummaryRequest.model_json_schema()["properties"]["ratings"]["anyOf"] == ratings["anyOf"]
+            # null, as an assistant sends a filter it leaves out, is no filter (it was refused as "Input should
+            # be a valid list" while since, until and by took it)
+            unfiltered = await ok(s, "feedback_summary", mine)
+            assert await ok(s, "feedback_summary", {**mine, "ratings": None, "models": None}) == unfiltered
             pairs = []
             for field, one in (("ratings", "down"), ("models", DEEP), ("models", FAST)):
                 as_string = await ok(s, "feedback_summary", {**mine, "by": "model", field: one})
@@ -51,6 +56,8 @@ def test_the_request_model_reads_a_single_string_for_the_cli_and_the_http_api_to
     req = uc.SummaryRequest(instance="i", ratings="none", models="extractive (no model)")
     assert (req.ratings, req.models) == (["none"], ["extractive (no model)"])
     assert uc.SummaryRequest(instance="i", ratings=("up", "down")).ratings == ["up", "down"]
+    unfiltered = uc.SummaryRequest(instance="i", ratings=None, models=None)
+    assert (unfiltered.ratings, unfiltered.models) == ([], [])
 
 
 def test_the_http_apis_empty_week_has_counts_0_and_figures_null(answers, server, instance):
