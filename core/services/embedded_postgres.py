@@ -42,6 +42,7 @@ from core.services.private import (
 )
 
 USER = "postgres"
+MAX_LOCKS_PER_TRANSACTION = 256  # see `_start`
 HBA = """\
 # Written by Memory Workbench: every connection gives the password kept in {password_file}.
 local all all scram-sha-256
@@ -185,7 +186,12 @@ class EmbeddedPostgres:
             "-h", "", "-k", str(self.socket_dir), "-c", f"shared_buffers={shared_buffers_mb()}MB",
             # Old write-ahead segments are removed, not renamed for reuse with deleted text still inside
             # them (a deletion's text must leave the disk: core/admin/compaction.py).
-            "-c", "wal_recycle=off"))
+            "-c", "wal_recycle=off",
+            # Each instance is a partition of `memory` with about ten relations (its indexes, its postings'
+            # table): a statement over every instance locks them all, and Postgres's lock table, 64 a
+            # connection by default, ran out at ~1,000 instances ("out of shared memory"). 256 holds
+            # ~2,500 instances' in one statement, for ~8 MB more shared memory.
+            "-c", f"max_locks_per_transaction={MAX_LOCKS_PER_TRANSACTION}"))
         done = self._run([str(bin_dir / "pg_ctl"), "-D", str(self.dir), "-w", "-t", "60", "-l", str(self.log),
                           "-o", options, "start"], account, timeout=90)
         if done.returncode != 0:
