@@ -7,7 +7,6 @@ on tests/data/cjk_labelled the text leg alone finds every question's note, as `w
 
 from __future__ import annotations
 
-import json
 import random
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,27 +14,14 @@ from pathlib import Path
 import pytest
 from psycopg.types.json import Jsonb
 
-from core import usecases as uc
 from core.index import memory_index
 from core.index.text import CJK_INDEXED_CHARS, CJK_NEIGHBOUR_CHARS, holds_cjk, neighbour_text
 from core.models import MemoryContext, MemoryRecord
-from core.retrieval.hybrid import SearchRequest, hybrid_search
+from tests.support.labelled_texts import add, evaluated, text_hits
 
 SET = Path(__file__).parents[1] / "data" / "cjk_labelled"
 OTHERS = ["The build failed on the main branch.", "北京的冬天很冷。", "大阪の天気は晴れです。", "부산에 가고 싶어요.",
           "A inspeção do carro é em abril."]
-
-
-def text_hits(wb, instance: str, query: str) -> list[str]:
-    found = hybrid_search(wb.search_pool(), wb.embedder,
-                          SearchRequest(query=query, instance=instance, top_k=3, search_type="text"))
-    return [s.memory.id for s in found.results]
-
-
-def add(wb, instance: str, texts: list[str], load: str) -> None:
-    records = [MemoryRecord(instance=instance, id=f"m{i}", kind="observation", content=text,
-                            created_at=datetime.now(UTC)) for i, text in enumerate(texts)]
-    (wb.index.add if load == "live add" else wb.index.bulk_load)(records)
 
 
 @pytest.mark.parametrize("stored, typed", [
@@ -142,12 +128,7 @@ def test_the_densest_cjk_texts_fit(keyword_workbench, instance, load, content, n
 
 
 def test_the_labelled_questions_are_found_by_the_text_leg_alone(workbench, instance):
-    notes = [json.loads(line) for line in (SET / "notes.jsonl").read_text(encoding="utf-8").splitlines()]
-    workbench.index.bulk_load([MemoryRecord(instance=instance, id=n["id"], kind=n["kind"], content=n["content"],
-                                            created_at=datetime.fromisoformat(n["created_at"])) for n in notes])
-    report = uc.tune(workbench, uc.TuneRequest(source=SET / "queries.jsonl", instance=instance, ks=[1, 5],
-                                               legs=True))
-    text_leg = next(r for r in report.legs if r.search_type == "text")
+    text_leg, report = evaluated(workbench, instance, SET)
     # Before: 0.176 (only Korean words typed as the note has them between spaces: "강아지", "운전면허", "알레르기가").
     assert text_leg.value("recall@5", "overall") == 1.0
     assert report.evaluation.value("recall@1", "overall") == 1.0  # before: 0.941
