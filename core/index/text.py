@@ -365,21 +365,38 @@ CREATE TABLE IF NOT EXISTS memory_lexeme (
 -- one memory (0.7 ms), and a live add fires this once (benchmarks/README.md, "Live adds").
 CREATE OR REPLACE FUNCTION memory_text_apply(insts text[], ids text[], docs tsvector[], signs int[])
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE one text; postings text;
 BEGIN
+  -- The removed postings go instance by instance, from its own postings partition named in the statement:
+  -- through the `memory_term` parent, joined on a column, Postgres pruned no partition and locked every
+  -- instance's postings and their index (a chain's deletion held 1,626 locks among 800 instances, and
+  -- ~1,000 instances ran its lock table out: "out of shared memory"). Each removed posting is looked up
+  -- by its lexeme and, within that list, by its impact (recomputed from the removed text, with a margin
+  -- for float rounding), so the read index finds it: by lexeme alone a common word's whole list was
+  -- scanned (deleting a 60-message chain from 50,000 memories took 1.7 s). The id still decides.
+  IF -1 = ANY(signs) THEN
+    FOR one IN SELECT DISTINCT u.i FROM unnest(insts, signs) AS u(i, s) WHERE u.s < 0 LOOP
+      SELECT memory_postings_name(p.relname) INTO postings FROM memory_partition p WHERE p.instance = one;
+      EXECUTE format($q$
+        WITH t AS MATERIALIZED (
+          SELECT x.id, w.lexeme, w.tf FROM unnest($1, $2, $3, $4) AS x(instance, id, tsv, sign),
+                 memory_terms_of(x.tsv) w
+          WHERE x.sign < 0 AND x.instance = $5
+        ), d AS (
+          SELECT id, sum(tf) AS dl FROM t GROUP BY id
+        )
+        DELETE FROM %I m USING t JOIN d USING (id)
+        WHERE m.instance = $5 AND m.lexeme = t.lexeme AND m.id = t.id
+          AND m.impact BETWEEN memory_impact(t.tf, d.dl) - 1e-4 AND memory_impact(t.tf, d.dl) + 1e-4
+      $q$, coalesce(postings, 'memory_term')) USING insts, ids, docs, signs, one;
+    END LOOP;
+  END IF;
   WITH x AS (
     SELECT * FROM unnest(insts, ids, docs, signs) AS x(instance, id, tsv, sign)
   ), t AS MATERIALIZED (
     SELECT x.instance, x.id, x.sign, w.lexeme, w.tf FROM x, memory_terms_of(x.tsv) w
   ), d AS (
     SELECT instance, id, sign, sum(tf) AS dl FROM t GROUP BY instance, id, sign
-  ), gone AS (
-    -- Each removed posting is looked up by its lexeme and, within that list, by its impact
-    -- (recomputed from the removed text, with a margin for float rounding), so the read index finds
-    -- it: by lexeme alone a common word's whole list was scanned (deleting a 60-message chain from
-    -- 50,000 memories took 1.7 s). The id still decides.
-    DELETE FROM memory_term m USING t JOIN d USING (instance, id, sign)
-    WHERE t.sign < 0 AND m.instance = t.instance AND m.lexeme = t.lexeme AND m.id = t.id
-      AND m.impact BETWEEN memory_impact(t.tf, d.dl) - 1e-4 AND memory_impact(t.tf, d.dl) + 1e-4
   ), added AS (
     INSERT INTO memory_term (instance, lexeme, id, tf, dl, impact)
     SELECT t.instance, t.lexeme, t.id, t.tf, d.dl, memory_impact(t.tf, d.dl) AS impact

@@ -1,13 +1,35 @@
-"""Many instances: each is a partition of `memory` with its own relations (indexes, its postings' table),
-and a statement on `memory` for one instance may lock every partition (a chain's deletion, `DELETE FROM
-memory WHERE instance = … AND chain_id = …`, held 1,626 locks among 800 instances). With ~1,000 instances
-concurrent statements ran Postgres out of its lock table, 64 a connection by default ("out of shared memory":
-a deletion beside writers, an evaluation, in the test suite). The embedded server's holds four times as
-many (`MAX_LOCKS_PER_TRANSACTION`)."""
+"""Many instances: each is a partition of `memory` with its own relations (indexes, its postings' table).
+A chain's deletion (`DELETE FROM memory WHERE instance = … AND chain_id = …`) held 1,626 locks among 800
+instances: the statement trigger removed the postings through the `memory_term` parent, joined on a column,
+and Postgres locked every instance's postings partition and its index. With ~1,000 instances concurrent
+statements ran the server out of its lock table, 64 a connection by default ("out of shared memory": a
+deletion beside writers, an evaluation, in the test suite). The postings now go from the instance's own
+partition, named in the statement (`memory_text_apply`), and the embedded server's lock table holds four
+times as many (`MAX_LOCKS_PER_TRANSACTION`)."""
 
 from __future__ import annotations
 
+from core import usecases as uc
+from core.index.names import postings_name
 from core.services.embedded_postgres import MAX_LOCKS_PER_TRANSACTION
+
+# The postings partitions this connection holds a lock on (their indexes aside).
+POSTINGS_LOCKED = """SELECT array_agg(DISTINCT c.relname::text) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+                     WHERE l.pid = pg_backend_pid() AND c.relname LIKE 'memory\\_t\\_%' AND c.relkind = 'r'"""
+
+
+def test_deleting_a_memory_locks_only_its_instances_postings(workbench, instance):
+    names = [f"{instance}-{i}" for i in range(12)]
+    for name in names:
+        uc.add_memory(workbench, uc.AddMemory(instance=name, content=f"The boiler of {name} was serviced."))
+    with workbench.pool().connection() as conn, conn.transaction():
+        gone = conn.execute("DELETE FROM memory WHERE instance = %s", (names[0],)).rowcount
+        locked = conn.execute(POSTINGS_LOCKED).fetchone()[0]
+        left = conn.execute("SELECT count(*) FROM memory_term WHERE instance = %s", (names[0],)).fetchone()[0]
+        others = conn.execute("SELECT count(DISTINCT instance) FROM memory_term WHERE instance = ANY(%s)",
+                              (names[1:],)).fetchone()[0]
+    assert gone == 1 and left == 0 and others == len(names) - 1  # its postings went, the others' stayed
+    assert locked == [postings_name(names[0])]  # every instance's postings partition, before
 
 
 def test_the_embedded_servers_lock_table_holds_thousands_of_instances(workbench):
