@@ -124,14 +124,17 @@ class AttributeAsk:
     # attribute → whom the query asks it of ({SELF}, names, relations; `asked_of`), None: anyone
     of: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
 
+    def holds_its_word(self, content: str) -> bool:
+        """Whether a memory holds the query's word for an attribute it names ("live" of "Where do I live?")."""
+        return not self.asked.isdisjoint(_stem(w) for w in _WORD.findall(content.lower()))
+
     def states(self, content: str, speaker: str | None = None, *, in_its_words: bool = False) -> bool:
         """Whether a memory states an attribute the query names without the query's word for it (one
         holding that word already covers it; with `in_its_words`, in any of its ways, the query's own
         included: "I drive a Tesla." for "What car do I drive?"), of whom the query asks it. `speaker`: who
         said the memory (`core.retrieval.speakers.speaker_of`: "user" for the user's; a transcript's
         "Caroline: I moved…" states Caroline's home)."""
-        if self.stating.search(content) is None or not in_its_words and not self.asked.isdisjoint(
-                _stem(w) for w in _WORD.findall(content.lower())):
+        if self.stating.search(content) is None or not in_its_words and self.holds_its_word(content):
             return False
         if all(of is None for of in self.of.values()):
             return True

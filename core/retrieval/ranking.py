@@ -395,23 +395,20 @@ def retrievable_pool(pool: CandidatePool, profile: FusionProfile) -> CandidatePo
     return pool if len(kept) == len(pool.candidates) else replace(pool, candidates=kept)
 
 
-def attribute_held(candidates: Sequence[Candidate], ask: AttributeAsk | None) -> np.ndarray | None:
-    """What each candidate's coverage of the query gains for stating an attribute the query names
-    (`AttributeAsk.held` for a memory the text leg found that `AttributeAsk.states` it, else 0); None when
-    the query names none."""
+def attribute_parts(candidates: Sequence[Candidate], ask: AttributeAsk | None
+                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """For each candidate, what its coverage of the query gains for stating an attribute the query names
+    (`AttributeAsk.held` for a memory the text leg found that states it without the query's word for it, else
+    0), and whether it states it in any of its ways ("I drive a Tesla." for "What car do I drive?" too), which
+    the relevance floor reads (`ScoreParts.stated`); (None, None) when the query names none. Whom each memory
+    states it of is read once (`AttributeAsk.states`)."""
     if ask is None:
-        return None
-    return np.array([ask.held if c.text_raw > 0 and ask.states(c.memory.content, speaker_of(c.memory)) else 0.0
-                     for c in candidates])
-
-
-def attribute_stated(candidates: Sequence[Candidate], ask: AttributeAsk | None) -> np.ndarray | None:
-    """Which candidates state an attribute the query names, of whom it asks it, in any of its ways ("I drive
-    a Tesla." for "What car do I drive?" too), for the relevance floor (`ScoreParts.stated`); None when the
-    query names none."""
-    if ask is None:
-        return None
-    return np.array([ask.states(c.memory.content, speaker_of(c.memory), in_its_words=True) for c in candidates])
+        return None, None
+    stated = np.array([ask.states(c.memory.content, speaker_of(c.memory), in_its_words=True) for c in candidates],
+                      dtype=bool)
+    held = np.array([ask.held if s and c.text_raw > 0 and not ask.holds_its_word(c.memory.content) else 0.0
+                     for s, c in zip(stated, candidates, strict=True)])
+    return held, stated
 
 
 def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top_k: int,
@@ -425,8 +422,9 @@ def rank_pool(pool: CandidatePool, profile: FusionProfile, now: datetime, *, top
     `drop_near_duplicates` (when near_duplicate < 1: 1 keeps near-duplicates) → the first top_k.
     """
     kept = retrievable_pool(pool, profile).candidates
+    held, stated = attribute_parts(kept, pool.attribute)
     scored = fuse(kept, profile, now, speaker_and_chain=speaker_and_chain, text_ideal=pool.text_ideal,
-                  held=attribute_held(kept, pool.attribute), stated=attribute_stated(kept, pool.attribute))
+                  held=held, stated=stated)
     passed: Iterable[ScoredMemory] = distinct_contents(scored) if distinct else scored
     passed = (s for s in passed if s.score.similarity >= similarity_threshold)
     if near_duplicate < 1:
