@@ -175,18 +175,35 @@ def start_api(data_dir: Path, workers: int, port: int) -> subprocess.Popen:
 
 
 def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
-    """Until the `workbench api` process answers /readyz; RuntimeError if it exits or takes too long."""
+    """Until the `workbench api` process answers /readyz; RuntimeError if it exits or takes too long.
+    The answer counts only once `proc` itself listens on the port: a port chosen free may be taken by
+    another server before `proc` binds it (which then exits, "address already in use"), and that server's
+    answer said ready for a process that was still starting."""
     deadline = time.monotonic() + timeout
+    port = httpx.URL(url).port
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"`workbench api` exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
         try:
-            if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+            if listens(proc.pid, port) and httpx.get(url + "/readyz", timeout=2).status_code == 200:
                 return
         except httpx.TransportError:
             pass
         time.sleep(0.1)
     raise RuntimeError("`workbench api` did not become ready")
+
+
+def listens(pid: int, port: int) -> bool:
+    """Whether process `pid`, or one of its workers, listens on TCP `port`."""
+    import psutil  # the dev and bench extras'
+
+    try:
+        family = [psutil.Process(pid)]
+        family += family[0].children(recursive=True)
+        return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+                   for p in family for c in p.net_connections(kind="tcp"))
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
 
 
 def summarise(run: LoadRun, cpu: dict[str, float]) -> dict:

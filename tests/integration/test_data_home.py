@@ -21,7 +21,7 @@ import pytest
 from benchmarks.api_load import wait_ready
 from core.config import APP_NAME, default_data_dir, load_settings
 from core.services import EmbeddedPostgres, EmbeddedRedis
-from tests.support.api import free_port
+from tests.support.api import start_api
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,11 +130,8 @@ def test_commands_at_the_same_time_share_the_servers_and_the_last_one_stops_them
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_command_leaves_the_servers_running_while_the_api_uses_them(home, data, stop):
-    port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=user_env(home),
-                           cwd="/tmp", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    api, _ = start_api([], user_env(home), cwd=Path("/tmp"))
     try:
-        wait_ready(f"http://127.0.0.1:{port}", api)
         assert servers_running(data) == ["postgres", "redis-server"]
         done = workbench(home, "memory", "search", "lisbon", "--mode", "text")
         assert done.returncode == 0, done.stderr
@@ -148,12 +145,8 @@ def test_a_command_leaves_the_servers_running_while_the_api_uses_them(home, data
 
 
 def test_servers_the_api_starts_again_after_services_stop_stop_with_it(home, data):
-    port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=user_env(home),
-                           cwd="/tmp", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    api, url = start_api([], user_env(home), cwd=Path("/tmp"))
     try:
-        url = f"http://127.0.0.1:{port}"
-        wait_ready(url, api)
         stop = workbench(home, "services", "stop")
         assert stop.returncode == 0, stop.stderr
         assert servers_running(data) == []

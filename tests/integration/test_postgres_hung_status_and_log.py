@@ -12,17 +12,15 @@ its own.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 import httpx
 import pytest
 
-from benchmarks.browser import free_port
 from core.config import load_settings
 from core.runtime import Workbench
 from core.services import EmbeddedPostgres, EmbeddedRedis, FailFastPool
+from tests.support.api import start_api
 from tests.support.embedders import KeywordEmbedder
 from tests.support.faults import postgres_pids, suspended
 
@@ -75,25 +73,13 @@ def test_a_hung_postgres_costs_the_status_its_timeout_once(hung_wb):
 
 def test_workbench_api_says_a_postgres_hang_once_not_the_drivers_warnings(fault_wb, instance):
     data_dir = fault_wb.settings.data_dir
-    port = free_port()
     env = {**os.environ, "DATA_DIR": str(data_dir), "INSTANCE": instance,
            "REDIS_URL": EmbeddedRedis(data_dir).ensure_running(),
            "DATABASE_URL": EmbeddedPostgres(data_dir).ensure_running(),
            "POSTGRES_STATEMENT_TIMEOUT_S": str(STATEMENT_S), "POSTGRES_CONNECT_TIMEOUT_S": str(CONNECT_S)}
-    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_api([], env, ready=False)
     try:
         with httpx.Client(base_url=url, timeout=60) as client:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    client.get("/healthz")
-                    break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline and proc.poll() is None, "the API did not start"
-                    time.sleep(0.3)
-
             def search() -> int:
                 return client.post(f"/v1/instances/{instance}/memories/search", json={"query": "bike"}).status_code
 

@@ -6,8 +6,6 @@ answer, and a turn whose process died after storing it finished once by its retr
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -19,7 +17,6 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.api_load import wait_ready
 from core import usecases as uc
 from core.conversation.indexing import LOCK_WAIT_S
 from core.conversation.keys import OUTBOX_LOCK, summarising_key
@@ -31,7 +28,7 @@ from core.formation.important import derived_id
 from core.formation.observations import FORMATION_SYSTEM
 from core.formation.summaries import SUMMARY_KIND, SUMMARY_SYSTEM
 from core.runtime import Workbench
-from tests.support.api import ROOT, api_env, free_port, thread_server
+from tests.support.api import api_env, start_api, thread_server
 
 
 def at_once(*calls: Callable[[], Any]) -> list[Any]:
@@ -199,20 +196,17 @@ def killed_mid_call(data_dir, instance: str, key: str, fake_llm, system: str, bo
         return 500
 
     fake_llm.answer_with(answer)
-    port = free_port()
     env = api_env(data_dir, LLM_BASE_URL=fake_llm.url + "/v1", FORMATION_LLM="true", LLM_MAX_RETRIES="0")
-    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port)], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc, url = start_api([], env)
     heard: list[BaseException] = []
 
     def first_call() -> None:
         try:
-            turn(f"http://127.0.0.1:{port}", instance, key, body)
+            turn(url, instance, key, body)
         except httpx.TransportError as e:
             heard.append(e)
 
     try:
-        wait_ready(f"http://127.0.0.1:{port}", proc)
         call = threading.Thread(target=first_call)
         call.start()
         assert held.wait(60), "the replica never made the call to hold"

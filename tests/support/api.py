@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from benchmarks.api_load import wait_ready
+from benchmarks.api_load import listens, wait_ready
 from core.api.app import create_app
 from core.runtime import Workbench
 
@@ -61,16 +61,48 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subpr
                           text=True, timeout=timeout)
 
 
+def start_api(args: list[str], env: dict[str, str], cwd: Path = ROOT, *,
+              ready: bool = True) -> tuple[subprocess.Popen, str]:
+    """`workbench api ARGS` on a free loopback port: the process and its base URL, answering /readyz
+    (with `ready`; else only listening). A port found free may be taken by another test's server before
+    the process binds it, a second or two later: the process then exits ("address already in use") and
+    another port is tried."""
+    for attempt in range(3):
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port), *args], env=env,
+                                cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            if ready:
+                wait_ready(url, proc)
+            else:
+                wait_listening(port, proc)
+            return proc, url
+        except RuntimeError as e:
+            proc.kill()
+            proc.wait()
+            if "address already in use" not in str(e) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until `proc` listens on `port`; RuntimeError if it exits first or takes too long."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"`workbench api` exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
+        if listens(proc.pid, port):
+            return
+        time.sleep(0.1)
+    raise RuntimeError("`workbench api` did not listen")
+
+
 @contextmanager
 def process_server(data_dir: Path, *, workers: int = 1, **settings: str) -> Iterator[str]:
     """`workbench api` in its own process on the servers of `data_dir`; yields its base URL."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "api", "--port", str(port),
-                             "--workers", str(workers)], env=api_env(data_dir, **settings), cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_api(["--workers", str(workers)], api_env(data_dir, **settings))
     try:
-        wait_ready(url, proc)
         yield url
     finally:
         proc.terminate()
