@@ -87,7 +87,7 @@ from core.formation.observations import FORGOTTEN_PLACES, place_of
 from core.formation.summaries import summarise_again
 from core.formation.supersede import mend
 from core.ids import SHARED_INSTANCE, validate_id
-from core.index.names import partition_name, postings_name
+from core.index.names import lexemes_name, partition_name, postings_name
 from core.models import MemoryRecord
 from core.services.holders import holder_dead, holder_token
 from core.services.leases import process_alive, start_time
@@ -243,8 +243,8 @@ class Deletion:
         if done := ([self.journal] if self.saved else []) + self.resumed:
             self.wb.redis().hdel(deletion_journal_key(self.instance), *done)
         instances = self.wb.index.instances() if shared else [self.instance]
-        self.tables |= {t for i in instances for t in (partition_name(i), postings_name(i))}
-        notes = compact(self.wb, [*self.tables, "memory_lexeme", *(["relevance_mark"] if marks else [])])
+        self.tables |= {t for i in instances for t in (partition_name(i), postings_name(i), lexemes_name(i))}
+        notes = compact(self.wb, [*self.tables, *(["relevance_mark"] if marks else [])])
         if report is not None:
             report.copies += copies
             report.marks += marks

@@ -40,7 +40,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from core.embeddings import Embedder
-from core.index.names import partition_name, postings_name
+from core.index.names import lexemes_name, partition_name, postings_name
 from core.index.records import embedding_text
 from core.index.text import INDEXED_CHARS, indexed_metadata, neighbour_text
 from core.models import MemoryRecord
@@ -307,30 +307,36 @@ class BulkLoader:
         instance, conn = staged.instance, staged.conn
         relname = partition_name(instance)
         postings = sql.Identifier(postings_name(instance))
+        lexemes = sql.Identifier(lexemes_name(instance))
         try:
             conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
             # One parallel worker beside the leader: with two, on two cores, HNSW builds ran slower.
             conn.execute("SET LOCAL max_parallel_maintenance_workers = 1")
-            # Every index of `memory` and of the postings, each built once over all of the instance's rows,
-            # before ATTACH takes its lock on the parent (see the module's docstring).
-            for parent, table in (("memory", sql.Identifier(relname)), ("memory_term", postings)):
-                for statement in cloned_indexes(conn, parent, table):
-                    conn.execute(statement)
-            # The instance's total length Σ dl is Σ tf over its postings (no sort by memory needed).
+            # The words' counters, in a table of their own too. The instance's total length Σ dl is Σ tf
+            # over its postings (no sort by memory needed).
+            conn.execute(sql.SQL("CREATE TABLE {} (LIKE memory_lexeme INCLUDING DEFAULTS)").format(lexemes))
             conn.execute(sql.SQL("""
-                INSERT INTO memory_lexeme (instance, lexeme, df, len)
+                INSERT INTO {} (instance, lexeme, df, len)
                 SELECT %(i)s, '', (SELECT count(*) FROM {}), (SELECT coalesce(sum(tf::float8), 0) FROM {})
                 UNION ALL
                 SELECT %(i)s, lexeme, count(*), 0 FROM {} GROUP BY lexeme""").format(
-                sql.Identifier(relname), postings, postings), {"i": instance})
+                lexemes, sql.Identifier(relname), postings, postings), {"i": instance})
+            # Every index of `memory`, of the postings and of the counters, each built once over all of the
+            # instance's rows, before ATTACH takes its lock on the parent (see the module's docstring).
+            for parent, table in (("memory", sql.Identifier(relname)), ("memory_term", postings),
+                                  ("memory_lexeme", lexemes)):
+                for statement in cloned_indexes(conn, parent, table):
+                    conn.execute(statement)
             conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(relname)))
             conn.execute(sql.SQL("ANALYZE {}").format(postings))
+            conn.execute(sql.SQL("ANALYZE {}").format(lexemes))
             conn.execute(sql.SQL("ALTER TABLE memory ATTACH PARTITION {} FOR VALUES IN ({})").format(
                 sql.Identifier(relname), sql.Literal(instance)))
             conn.execute("INSERT INTO memory_partition (instance, relname) VALUES (%s, %s) "
                          "ON CONFLICT DO NOTHING", (instance, relname))
-            conn.execute(sql.SQL("ALTER TABLE memory_term ATTACH PARTITION {} FOR VALUES IN ({})").format(
-                postings, sql.Literal(instance)))
+            for parent, table in (("memory_term", postings), ("memory_lexeme", lexemes)):
+                conn.execute(sql.SQL("ALTER TABLE {} ATTACH PARTITION {} FOR VALUES IN ({})").format(
+                    sql.Identifier(parent), table, sql.Literal(instance)))
         except BaseException:
             staged.close(rollback=True)
             raise

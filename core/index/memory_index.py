@@ -142,7 +142,7 @@ class MemoryIndex:
                 sql.Identifier(relname), sql.Literal(instance)))
             conn.execute("INSERT INTO memory_partition (instance, relname) VALUES (%s, %s) "
                          "ON CONFLICT DO NOTHING", (instance, relname))
-            conn.execute("SELECT memory_term_partition(%s, %s)", (instance, relname))  # its text postings
+            conn.execute("SELECT memory_text_partitions(%s, %s)", (instance, relname))  # its postings, counters
         self.mark_partition(instance)
 
     # -- writes -----------------------------------------------------------------------------

@@ -68,7 +68,7 @@ from typing import Any
 
 from psycopg import sql
 
-from core.index.names import PARTITION_PREFIX, POSTINGS_PREFIX
+from core.index.names import LEXEMES_PREFIX, PARTITION_PREFIX, POSTINGS_PREFIX
 from core.models import MemoryContext, MemoryRecord
 
 K1 = 1.2
@@ -295,6 +295,11 @@ CREATE OR REPLACE FUNCTION memory_postings_name(memory_rel text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT '{POSTINGS_PREFIX}' || substr(memory_rel, length('{PARTITION_PREFIX}') + 1)
 $$;
+-- The words' counters partition of a partition of `memory`.
+CREATE OR REPLACE FUNCTION memory_lexemes_name(memory_rel text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT '{LEXEMES_PREFIX}' || substr(memory_rel, length('{PARTITION_PREFIX}') + 1)
+$$;
 """
 
 # Run after the `memory` table exists: upgrade an older table, then the postings and their triggers.
@@ -344,28 +349,42 @@ CREATE TABLE IF NOT EXISTS memory_term (
     dl       real NOT NULL,
     impact   real NOT NULL
 ) PARTITION BY LIST (instance);
-CREATE OR REPLACE FUNCTION memory_term_partition(inst text, memory_rel text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE rel text := memory_postings_name(memory_rel);
-BEGIN
-  EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF memory_term FOR VALUES IN (%L)', rel, inst);
-  RETURN rel;
-END $$;
 CREATE INDEX IF NOT EXISTS memory_term_read ON memory_term (instance, lexeme, impact DESC)
   INCLUDE (id, tf, dl);
+-- The words' counters kept in one table for every instance (databases made before 2026-12-07) are moved
+-- into an instance's own partition below: a deletion rewrites the files of the instance's counters only,
+-- where the one table (36 MB beside the test suite's instances) passed the size a deletion rewrites
+-- (`core.admin.compaction`) and kept a deleted word in its files.
+DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_class WHERE relname = 'memory_lexeme' AND relkind = 'r') THEN
+    ALTER TABLE memory_lexeme RENAME TO memory_lexeme_flat;
+    ALTER INDEX memory_lexeme_pkey RENAME TO memory_lexeme_flat_pkey;
+  END IF;
+END $$;
 CREATE TABLE IF NOT EXISTS memory_lexeme (
     instance text NOT NULL,
     lexeme   text COLLATE "C" NOT NULL,   -- '' holds the instance's totals: df = documents, len = Σ dl
     df       bigint NOT NULL,
     len      double precision NOT NULL DEFAULT 0,
     PRIMARY KEY (instance, lexeme)
-);
+) PARTITION BY LIST (instance);
+-- An instance's postings and counters partitions, beside its partition of `memory`.
+DROP FUNCTION IF EXISTS memory_term_partition(text, text);
+CREATE OR REPLACE FUNCTION memory_text_partitions(inst text, memory_rel text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF memory_term FOR VALUES IN (%L)',
+                 memory_postings_name(memory_rel), inst);
+  EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF memory_lexeme FOR VALUES IN (%L)',
+                 memory_lexemes_name(memory_rel), inst);
+END $$;
 -- PL/pgSQL rather than SQL: it keeps its statements' plans for the session, where an SQL function's are
 -- made again at every call. Planning the statement below took about 1 ms, more than running it for
 -- one memory (0.7 ms), and a live add fires this once (benchmarks/README.md, "Live adds").
 CREATE OR REPLACE FUNCTION memory_text_apply(insts text[], ids text[], docs tsvector[], signs int[])
 RETURNS void LANGUAGE plpgsql AS $$
-DECLARE one text; postings text;
+DECLARE one text; postings text; lexemes text;
 BEGIN
   -- The removed postings go instance by instance, from its own postings partition named in the statement:
   -- through the `memory_term` parent, joined on a column, Postgres pruned no partition and locked every
@@ -415,18 +434,21 @@ BEGIN
     SET df = memory_lexeme.df + EXCLUDED.df, len = memory_lexeme.len + EXCLUDED.len;
   -- A word no memory holds any more leaves the counters too, so deleted text leaves no lexeme behind
   -- (the instance's totals, under '', stay). The upsert above holds these rows' locks: a concurrent
-  -- writer of the same word waits, then inserts it afresh. Only when text went: the planner read every
-  -- counter of every instance to find none at zero.
+  -- writer of the same word waits, then inserts it afresh. Only when text went, and from the instance's
+  -- own partition, named (as the postings above): the planner read every counter of every instance.
   IF -1 = ANY(signs) THEN
-    DELETE FROM memory_lexeme l
-    USING (SELECT DISTINCT x.instance, w.lexeme
-           FROM unnest(insts, docs, signs) AS x(instance, tsv, sign), memory_terms_of(x.tsv) w
-           WHERE x.sign < 0) gone
-    WHERE l.instance = gone.instance AND l.lexeme = gone.lexeme AND l.lexeme <> '' AND l.df <= 0;
+    FOR one IN SELECT DISTINCT u.i FROM unnest(insts, signs) AS u(i, s) WHERE u.s < 0 LOOP
+      SELECT memory_lexemes_name(p.relname) INTO lexemes FROM memory_partition p WHERE p.instance = one;
+      EXECUTE format($q$
+        DELETE FROM %I l
+        USING (SELECT DISTINCT w.lexeme
+               FROM unnest($1, $2, $3) AS x(instance, tsv, sign), memory_terms_of(x.tsv) w
+               WHERE x.sign < 0 AND x.instance = $4) gone
+        WHERE l.instance = $4 AND l.lexeme = gone.lexeme AND l.lexeme <> '' AND l.df <= 0
+      $q$, coalesce(lexemes, 'memory_lexeme')) USING insts, docs, signs, one;
+    END LOOP;
   END IF;
 END $$;
--- Databases from before that rule drop the words they kept at zero.
-DELETE FROM memory_lexeme WHERE df <= 0 AND lexeme <> '';
 CREATE OR REPLACE FUNCTION memory_text_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
@@ -470,9 +492,21 @@ BEGIN
   -- Instances without a postings partition (an older database) get it and their postings, once.
   FOR p IN SELECT instance, relname FROM memory_partition
            WHERE to_regclass(memory_postings_name(relname)) IS NULL LOOP
-    PERFORM memory_term_partition(p.instance, p.relname);
+    PERFORM memory_text_partitions(p.instance, p.relname);
     PERFORM memory_text_rebuild(p.instance);
   END LOOP;
+  -- Counters kept in one table (see above) move into their instances' partitions, once; a word counted
+  -- at zero (kept by databases from before deleted words left the counters) stays behind.
+  IF to_regclass('memory_lexeme_flat') IS NOT NULL THEN
+    FOR p IN SELECT instance, relname FROM memory_partition LOOP
+      PERFORM memory_text_partitions(p.instance, p.relname);
+    END LOOP;
+    INSERT INTO memory_lexeme (instance, lexeme, df, len)
+    SELECT f.instance, f.lexeme, f.df, f.len FROM memory_lexeme_flat f JOIN memory_partition USING (instance)
+    WHERE f.df > 0 OR f.lexeme = ''
+    ON CONFLICT (instance, lexeme) DO NOTHING;
+    DROP TABLE memory_lexeme_flat;
+  END IF;
 END $$;
 -- The analysis the text vectors were made with. Version 2 (2026-12-06) added the words inside addresses,
 -- hosts and paths (`memory_analyse`): a vector made before that the new analysis changes is made again
@@ -526,7 +560,7 @@ ST_N = sql.SQL("st.n")
 
 
 def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Composable,
-             postings: sql.Composable, keep: sql.Composable | None = None,
+             postings: sql.Composable, lexemes: sql.Composable, keep: sql.Composable | None = None,
              added: sql.Composable | None = None) -> sql.Composed:
     """CTEs with `t (instance, id, tr)`: the `%(tpool)s` memories of `%(instances)s` with the best BM25
     score for `%(text)s`; and `ti (ideal)`: the score of an ideal match, a memory of average length holding
@@ -537,8 +571,8 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     idf of those some memory holds.
 
     Unfiltered, each query word's posting list is read in impact order, `%(kpost)s` postings at most
-    (on LoCoMo, 100 per word rank exactly as reading them all). `table` and `postings` are the
-    instance's partitions of `memory` and `memory_term` (or the parents). With filters on other columns
+    (on LoCoMo, 100 per word rank exactly as reading them all). `table`, `postings` and `lexemes` are the
+    instance's partitions of `memory`, `memory_term` and `memory_lexeme` (or the parents). With filters on other columns
     (`filtered`: `where` over `m`), every posting is read and checked against its memory, since the
     filter may reject the first postings.
 
@@ -598,7 +632,7 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     cut = (sql.SQL("coalesce((SELECT bool_or(cut) OR sum(got) > %(kpost)s FROM lx), false)") if probed
            else sql.SQL("false"))
     counted = sql.SQL("""SELECT x.lexeme, sum(x.df)::float8 AS df, bool_or(x.df > %(kpost)s) AS cut,
-                 sum(least(x.df, %(kpost)s)) AS got FROM memory_lexeme x
+                 sum(least(x.df, %(kpost)s)) AS got FROM {lexemes} x
           WHERE x.instance = ANY(%(instances)s) AND x.lexeme = ANY(ARRAY(SELECT lexeme FROM {words}))
           GROUP BY x.lexeme HAVING sum(x.df) > 0""")
     own = sql.SQL("""
@@ -606,8 +640,8 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     SELECT l.lexeme, {idf} AS idf, l.cut, l.got{mark}
     FROM ({counted}) l, st""")
     if added is None:
-        weights, ideal = own.format(name=sql.SQL("lx"), idf=idf, counted=counted.format(words=sql.SQL("ql")),
-                                    mark=sql.SQL("")), sql.SQL("")
+        weights, ideal = own.format(name=sql.SQL("lx"), idf=idf, mark=sql.SQL(""),
+                                    counted=counted.format(words=sql.SQL("ql"), lexemes=lexemes)), sql.SQL("")
     else:  # the added words weigh as the query's words they stand for; an ideal match holds the own only
         weights = sql.SQL("""{own}
 ), qa AS (  -- the added words' lexemes, each with its weight and the lexeme of the word it stands for
@@ -622,16 +656,16 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     SELECT l.lexeme, max(q.w * least(o.idf, {idf})), l.cut, l.got, false
     FROM ({counted}) l JOIN qa q USING (lexeme) LEFT JOIN lo o ON o.lexeme = q.stands, st
     GROUP BY l.lexeme, l.df, l.cut, l.got""").format(
-            own=own.format(name=sql.SQL("lo"), idf=idf, counted=counted.format(words=sql.SQL("ql")),
-                           mark=sql.SQL(", true AS own")),
-            added=added, idf=idf, counted=counted.format(words=sql.SQL("qa")))
+            own=own.format(name=sql.SQL("lo"), idf=idf, mark=sql.SQL(", true AS own"),
+                           counted=counted.format(words=sql.SQL("ql"), lexemes=lexemes)),
+            added=added, idf=idf, counted=counted.format(words=sql.SQL("qa"), lexemes=lexemes))
         ideal = sql.SQL(" WHERE own")
     return sql.SQL("""
 ql AS (
     SELECT DISTINCT u.lexeme FROM unnest(memory_query_words(left(%(text)s, {chars}))) u
 ), st AS MATERIALIZED (
     SELECT sum(df)::float8 AS n, sum(len) / nullif(sum(df), 0)::float8 AS avgdl
-    FROM memory_lexeme WHERE instance = ANY(%(instances)s) AND lexeme = ''{weights}
+    FROM {lexemes} WHERE instance = ANY(%(instances)s) AND lexeme = ''{weights}
 ), p AS ({read}
 ), t AS ({scored}
 ), ti AS (  -- an ideal match's score: each query word once at the average length adds its idf
@@ -639,7 +673,7 @@ ql AS (
 ), tc AS (  -- whether a query word's postings were cut at %(kpost)s: reading further may find more
     SELECT {cut} AS cut
 )""").format(read=read, scored=scored, cut=cut, chars=sql.Literal(INDEXED_CHARS), weights=weights, ideal=ideal,
-             idf0=BM25_IDF.format(n=ST_N, df=sql.Literal(0)))
+             idf0=BM25_IDF.format(n=ST_N, df=sql.Literal(0)), lexemes=lexemes)
 
 
 _CJK = re.compile(f"[{CJK_CHARS}]")

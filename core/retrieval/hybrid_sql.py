@@ -45,7 +45,7 @@ from psycopg.types.array import ListBinaryDumper
 from core.embeddings import Embedder
 from core.formation.relations import asked
 from core.ids import SHARED_INSTANCE
-from core.index.names import postings_of
+from core.index.names import lexemes_of, postings_of
 from core.index.records import (
     ROW_COLUMNS,
     event_first_hour_sql,
@@ -98,7 +98,7 @@ _OWN_WEIGHTED = sql.SQL("""q0 AS (
               SELECT max({idf})::real AS idf
               FROM unnest(memory_query_words(w.word)) u  -- as the text leg reads it (NFC)
               CROSS JOIN st
-              LEFT JOIN LATERAL (SELECT sum(d.df)::float8 AS df FROM memory_lexeme d
+              LEFT JOIN LATERAL (SELECT sum(d.df)::float8 AS df FROM {lexemes} d
                                  WHERE d.instance = ANY(%(instances)s) AND d.lexeme = u.lexeme) l ON true
           ) x ON x.idf IS NOT NULL) qi
 )""")
@@ -340,6 +340,7 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     one = len(partitions) == 1
     table = sql.Identifier(partitions[0] if one else "memory")
     postings = sql.Identifier(postings_of(partitions[0]) if one else "memory_term")
+    lexemes = sql.Identifier(lexemes_of(partitions[0]) if one else "memory_lexeme")
     where = sql.SQL(" AND ").join([sql.SQL("m.instance = ANY(%(instances)s)")]
                                   + [CLAUSES[name] for name in used])
     filtered = any(name != "exclude" for name in used)
@@ -370,7 +371,8 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
     added = [part for part, wanted in ((_RELATED, related), (named_roles(table), named)) if wanted]
     hidden = sql.SQL(" AND {}").format(RETRIEVABLE) if hides else sql.SQL("")
     weight = word_weight_sql(sql.SQL("coalesce(l.df, 0)"), sql.SQL("st.n"))
-    own = _OWN_WEIGHTED.format(dim=sql.Literal(dim), vt=vt, idf=weight) if weighted else _OWN_PLAIN.format(vt=vt)
+    own = (_OWN_WEIGHTED.format(dim=sql.Literal(dim), vt=vt, idf=weight, lexemes=lexemes) if weighted
+           else _OWN_PLAIN.format(vt=vt))
     stmt = sql.SQL("""
 WITH {text_leg}{succeeded}, tr AS (
     {ranked}
@@ -409,7 +411,7 @@ LEFT JOIN LATERAL (
             succeeded=_SUCCEEDED.format(k1=sql.Literal(K1), b=sql.Literal(B), table=table, where=where, hidden=hidden)
             if succeeds else sql.SQL(""),
             ranked=_RANKED_WITH_SUCCESSORS if succeeds else _RANKED,
-            text_leg=text_leg(filtered, where, "exclude" in used, table, postings,
+            text_leg=text_leg(filtered, where, "exclude" in used, table, postings, lexemes,
                               RETRIEVABLE if hides else None,
                               sql.SQL(" UNION ALL ").join(added) if added else None),
             cols=sql.SQL(", ").join(sql.Identifier("m", c.strip()) for c in ROW_COLUMNS.split(",")))

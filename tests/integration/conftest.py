@@ -102,7 +102,7 @@ def old_instance_database(other_database):
     rows written as an older version wrote them."""
     other_database.execute(memory_index.DDL)
     other_database.execute("""CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
-                              SELECT memory_term_partition('old', 'memory_p_old');
+                              SELECT memory_text_partitions('old', 'memory_p_old');
                               INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
     return other_database
 

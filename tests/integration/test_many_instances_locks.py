@@ -5,31 +5,55 @@ and Postgres locked every instance's postings partition and its index. With ~1,0
 statements ran the server out of its lock table, 64 a connection by default ("out of shared memory": a
 deletion beside writers, an evaluation, in the test suite). The postings now go from the instance's own
 partition, named in the statement (`memory_text_apply`), and the embedded server's lock table holds four
-times as many (`MAX_LOCKS_PER_TRANSACTION`)."""
+times as many (`MAX_LOCKS_PER_TRANSACTION`). The words' counters are partitioned by instance too, so a
+deletion rewrites its own instance's files only (`core.admin.compaction`): in one table for every instance
+they grew past the size a deletion rewrites (36 MB beside the test suite's instances), and a deleted word
+stayed in their files."""
 
 from __future__ import annotations
 
 from core import usecases as uc
-from core.index.names import postings_name
+from core.index.names import lexemes_name, partition_name, postings_name
 from core.services.embedded_postgres import MAX_LOCKS_PER_TRANSACTION
 
-# The postings partitions this connection holds a lock on (their indexes aside).
-POSTINGS_LOCKED = """SELECT array_agg(DISTINCT c.relname::text) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-                     WHERE l.pid = pg_backend_pid() AND c.relname LIKE 'memory\\_t\\_%' AND c.relkind = 'r'"""
+# The postings and counters partitions this connection holds a lock on (their indexes aside).
+LOCKED = """SELECT array_agg(DISTINCT c.relname::text ORDER BY c.relname::text) FROM pg_locks l
+            JOIN pg_class c ON c.oid = l.relation
+            WHERE l.pid = pg_backend_pid() AND c.relname ~ '^memory_[tl]_' AND c.relkind = 'r'"""
 
 
-def test_deleting_a_memory_locks_only_its_instances_postings(workbench, instance):
+def test_deleting_a_memory_locks_only_its_instances_postings_and_counters(workbench, instance):
     names = [f"{instance}-{i}" for i in range(12)]
     for name in names:
         uc.add_memory(workbench, uc.AddMemory(instance=name, content=f"The boiler of {name} was serviced."))
     with workbench.pool().connection() as conn, conn.transaction():
         gone = conn.execute("DELETE FROM memory WHERE instance = %s", (names[0],)).rowcount
-        locked = conn.execute(POSTINGS_LOCKED).fetchone()[0]
+        locked = conn.execute(LOCKED).fetchone()[0]
         left = conn.execute("SELECT count(*) FROM memory_term WHERE instance = %s", (names[0],)).fetchone()[0]
         others = conn.execute("SELECT count(DISTINCT instance) FROM memory_term WHERE instance = ANY(%s)",
                               (names[1:],)).fetchone()[0]
+        words = conn.execute("SELECT count(*) FROM memory_lexeme WHERE instance = %s AND lexeme <> ''",
+                             (names[0],)).fetchone()[0]
     assert gone == 1 and left == 0 and others == len(names) - 1  # its postings went, the others' stayed
-    assert locked == [postings_name(names[0])]  # every instance's postings partition, before
+    assert words == 0
+    assert locked == sorted([postings_name(names[0]), lexemes_name(names[0])])  # every instance's, before
+
+
+def test_a_deletion_rewrites_its_own_instances_files_only(workbench, instance):
+    names = [instance, f"{instance}-other"]
+    added = [uc.add_memory(workbench, uc.AddMemory(instance=name, content=f"The {name} kiln fires on Fridays."))
+             for name in names]
+    tables = [f(name) for name in names for f in (partition_name, postings_name, lexemes_name)]
+
+    def files() -> list[int]:
+        with workbench.pool().connection() as conn:
+            return [conn.execute("SELECT pg_relation_filenode(%s::regclass)", (t,)).fetchone()[0] for t in tables]
+
+    before = files()
+    report = uc.forget(workbench, uc.Forget(instance=instance, target="memory", id=added[0].id))
+    after = files()
+    assert report.index_rows == 1 and not any("vacuumed in place" in note for note in report.notes), report.notes
+    assert [a != b for a, b in zip(after, before, strict=True)] == [True] * 3 + [False] * 3
 
 
 def test_the_embedded_servers_lock_table_holds_thousands_of_instances(workbench):

@@ -143,7 +143,7 @@ def test_a_generated_vector_of_before_is_kept_and_then_set_by_the_trigger(other_
         CREATE OR REPLACE FUNCTION memory_tsv(content text, context jsonb, y smallint, mo smallint, d smallint)
         RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT {JOINED.format(y="y", mo="mo", d="d")} $$;
         CREATE TABLE memory_p_old PARTITION OF memory FOR VALUES IN ('old');
-        SELECT memory_term_partition('old', 'memory_p_old');
+        SELECT memory_text_partitions('old', 'memory_p_old');
         INSERT INTO memory_partition VALUES ('old', 'memory_p_old');""")
     texts = ["We adopted a puppy called Toby.", "He loves the park by the river.", "Toby chewed my slippers!"]
     for i, text in enumerate(texts):
@@ -172,6 +172,36 @@ def test_a_generated_vector_of_before_is_kept_and_then_set_by_the_trigger(other_
     lexemes = {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = 'm2'")}
     assert {"sleep", "puppi"} <= lexemes and "slipper" not in lexemes
     assert db.execute("SELECT count(*) FROM memory_term WHERE id = 'm3' AND lexeme = 'scout'").fetchone()[0] == 1
+
+
+def test_the_words_counters_of_one_table_move_into_their_instances_partitions(old_instance_database):
+    db = old_instance_database
+    for i, text in enumerate(["We adopted a puppy called Toby.", "Toby chewed my slippers!"]):
+        db.execute("INSERT INTO memory (instance, id, kind, content, created_at) VALUES ('old', %s, 'conversation', "
+                   "%s, now())", (f"m{i}", text))
+    counters = db.execute("SELECT lexeme, df, len FROM memory_lexeme ORDER BY 1").fetchall()
+    # As databases were until 2026-12-07: every instance's counters in one table, a word at zero kept.
+    db.execute("""
+        CREATE TABLE flat AS SELECT * FROM memory_lexeme;
+        DROP TABLE memory_lexeme;
+        CREATE TABLE memory_lexeme (instance text NOT NULL, lexeme text COLLATE "C" NOT NULL, df bigint NOT NULL,
+                                    len double precision NOT NULL DEFAULT 0, PRIMARY KEY (instance, lexeme));
+        INSERT INTO memory_lexeme SELECT * FROM flat;
+        INSERT INTO memory_lexeme VALUES ('old', 'gone', 0, 0);
+        DROP TABLE flat;""")
+
+    db.execute(memory_index.DDL)  # today's schema over it
+    assert db.execute("SELECT relkind FROM pg_class WHERE relname = 'memory_lexeme'").fetchone()[0] == "p"
+    assert db.execute("SELECT to_regclass('memory_lexeme_flat')").fetchone()[0] is None
+    assert db.execute("SELECT lexeme, df, len FROM memory_l_old ORDER BY 1").fetchall() == counters
+    db.execute(memory_index.DDL)  # and again: nothing more changes
+    assert db.execute("SELECT lexeme, df, len FROM memory_lexeme ORDER BY 1").fetchall() == counters
+    # The trigger counts into the partition, and a deleted text's words leave it.
+    db.execute("INSERT INTO memory (instance, id, kind, content, created_at) VALUES ('old', 'm2', 'observation', "
+               "'Scout is our second dog', now())")
+    assert db.execute("SELECT df FROM memory_l_old WHERE lexeme = 'scout'").fetchone()[0] == 1
+    db.execute("DELETE FROM memory WHERE id = 'm2'")
+    assert db.execute("SELECT lexeme, df, len FROM memory_lexeme ORDER BY 1").fetchall() == counters
 
 
 def test_a_bulk_loaded_conversation_is_found_by_its_neighbours_words(workbench, instance):
