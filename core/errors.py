@@ -188,14 +188,39 @@ def _check(service: str, front: Front) -> str:
 
 
 def explain_validation(exc) -> str:
-    """One line naming each rejected field and what is allowed (pydantic's messages, input left out)."""
-    parts = []
-    for err in exc.errors(include_input=False, include_url=False):
-        # A location part can be a key of the input itself (an unknown field): never echo a long one.
-        field = ".".join(_clip(str(p), 40) for p in err["loc"]) or "input"
-        msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{field}: {msg}")
-    return "invalid input — " + "; ".join(parts)
+    """One line naming each rejected field and what is allowed (pydantic's messages; the input left out,
+    but for an item of a list of plain values, `_field_error`)."""
+    return "invalid input — " + "; ".join(_field_error(err) for err in exc.errors(include_url=False))
+
+
+def _field_error(err: dict) -> str:
+    """`field: what is allowed`. An item of a list of plain values is named by the field and its value, not
+    by its place: a user who sent one rating ("ratings": "7", `--rating 7`, `?rating=7`) wrote no list,
+    and "ratings.0" named a list and a place they never wrote ("ratings: Input should be 'up', 'down' or
+    'none', not '7'"). An item of a list of objects keeps its place ("messages.3.content"): there the
+    place is what finds it."""
+    loc, msg = list(err["loc"]), err["msg"].removeprefix("Value error, ")
+    if loc and isinstance(loc[-1], int) and "input" in err and _is_plain(err["input"]):
+        loc.pop()
+        if (shown := _shown(err["input"])) not in msg:
+            msg = f"{msg}, not {shown}"
+    # A location part can be a key of the input itself (an unknown field): never echo a long one.
+    field = ".".join(_clip(str(p), 40) for p in loc) or "input"
+    return f"{field}: {msg}"
+
+
+def _is_plain(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _shown(value: object) -> str:
+    """A value as the caller wrote it, in a few characters: text quoted (so a blank one shows), a number,
+    true, false or null as JSON writes them."""
+    if isinstance(value, str):
+        return "'" + _clip(value, 40) + "'"
+    import json
+
+    return _clip(json.dumps(value), 40)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -33,9 +33,10 @@ GROUP_COUNTS = ("answers", "scored", "rated", "rated_down", "tokens_total")
 
 
 def parse_window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    """--since and --until as written; a window that starts in the future is refused (no answer is there)."""
     from core import usecases as uc
 
-    return uc.read_window(since, until, ("--since", "--until"))
+    return uc.read_answer_window(since, until, ("--since", "--until"))
 
 
 @click.group("feedback")

@@ -65,6 +65,7 @@ from core.usecases.past_tasks import CheckedFiles, check_text_files, check_user_
 from core.limits import MESSAGE_MAX_CHARS, QUERY_MAX_CHARS, TITLE_FILTER_MAX_CHARS, limit_caption
 from core.usecases.tuning import default_pool, evaluation_pool, locomo_sample_ids, pool_label
 from core.retrieval.timeparse import read_window  # a window's bounds as written (feedback, past tasks)
+from core.usecases.windows import read_answer_window  # the same, refused when it starts in the future
 
 # What the front ends build requests from and render results with: models, defaults and constants.
 from core.ids import ID_PATTERN, ID_RULE, SHARED_INSTANCE, USER_ID_PATTERN, validate_id
@@ -163,7 +164,7 @@ __all__ = ["ABANDON_AFTER_S", "AnswerSpan", "CATEGORY_ASSISTANT", "CATEGORY_USER
            "lowest_scored",
            "mark_abandoned", "mark_deleted", "mark_relevance", "memory_browse", "memory_delete", "memory_export", "memory_search", "hits_export", "optimise", "past_task_defaults", "pool_label", "previous_window",
            "questions",
-           "rate_answer", "recency_label", "read_dataset", "relevance_weights", "read_message", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
+           "rate_answer", "recency_label", "read_dataset", "relevance_weights", "read_message", "read_answer_window", "read_window", "read_text_files", "recent", "reembed", "remember", "remember_stream", "repair_redis",
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "summarize_split", "superseded_memories", "sweep",

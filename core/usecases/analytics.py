@@ -27,6 +27,7 @@ from core.errors import InvalidInput
 from core.ids import Id
 from core.retrieval.timeparse import WINDOW_HELP, read_bound
 from core.usecases.base import InstanceRequest
+from core.usecases.windows import future_start
 
 if TYPE_CHECKING:
     from core.runtime import Workbench
@@ -46,6 +47,14 @@ class FeedbackWindow(InstanceRequest, TimeWindow):
                                                                "names them; empty: every model")
     ratings: list[Rating] = Field(default_factory=list, description="only answers the user rated so: up, down "
                                                                    "or none (not rated); empty: all")
+
+    @field_validator("since")
+    @classmethod
+    def _not_in_future(cls, v: datetime | None) -> datetime | None:
+        # A window of answers that starts after now holds none: a mistyped date, not a quiet period.
+        if (why := future_start(v)) is not None:
+            raise ValueError(why)
+        return v
 
 
 def feedback_answers(wb: Workbench, req: FeedbackWindow) -> pd.DataFrame:
@@ -82,17 +91,24 @@ def _bound_reader(end: bool) -> Callable[[Any, ValidationInfo], Any]:
         if not isinstance(value, str):
             return value
         try:
-            return read_bound(value, datetime.now(UTC), end=end, name=info.field_name or "date")
+            when = read_bound(value, datetime.now(UTC), end=end, name=info.field_name or "date")
         except InvalidInput as e:
             raise ValueError(str(e).split(": ", 1)[1]) from None  # pydantic names the field itself
+        if not end and (why := future_start(when, value)) is not None:
+            raise ValueError(why)  # said with the text as written ("'in 3 days' (…) is in the future")
+        return when
     return read
 
 
 def _one_as_list(value: Any) -> Any:
     """A single name sent for a list of names (`"ratings": "down"`, as an assistant may well send it) is
     that name alone: the list's one meaning, where it was refused as "Input should be a valid list"; null,
-    as an assistant sends a filter it leaves out (`since`, `until` and `by` take it), is no filter."""
-    return [value] if isinstance(value, str) else [] if value is None else value
+    as an assistant sends a filter it leaves out (`since`, `until` and `by` take it), is no filter. A single
+    value of another kind (`"ratings": 7`) is a list of one too, so it is refused for what it is ("ratings:
+    Input should be 'up', 'down' or 'none', not 7"), not as a list it never was."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str | int | float | bool) else value
 
 
 # A single name is read as a list of one (`_one_as_list`), and the schema says so, so that an assistant

@@ -198,6 +198,9 @@ def test_instance_option_and_retrieve_params(cli, instance, params):
                                                       "'workbench feedback summary --help')"),
     (["tasks", "history"], "Missing option '--user'"),
     (["nosuch"], "No such command 'nosuch'"),
+    # A window of answers that starts in the future holds none: refused, not "no answers in this period"
+    (["feedback", "summary", "--since", "in 3 days"], "--since: 'in 3 days' ("),
+    (["feedback", "export", "--csv", "/tmp/never-written.csv", "--since", "2999-01-01"], "is in the future"),
 ])
 def test_the_installed_entry_point(settings, args, names):
     env = {**os.environ, "DATA_DIR": str(settings.data_dir)}

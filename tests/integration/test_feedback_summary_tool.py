@@ -116,7 +116,8 @@ def test_bad_arguments_are_one_line_tool_errors(answers, server, instance):
     async def scenario() -> None:
         async with mcp_session(server, key(answers, instance, read_only=True)) as s:
             for arguments in ({"by": "month"}, {"since": "the day after"}, {"ratings": ["sideways"]},
-                              {"since": "2025-06", "until": "2025-05"}, {"period": "this week"}):
+                              {"since": "2025-06", "until": "2025-05"}, {"period": "this week"},
+                              {"ratings": 7}, {"ratings": ["7"]}, {"since": "in 3 days"}):
                 message = await refused(s, "feedback_summary", {**arguments, "instance": instance})
                 assert message == invalid(uc.SummaryRequest, arguments, instance), arguments
             assert await refused(s, "feedback_summary", {"by": "month", "instance": instance}) == (
@@ -124,6 +125,13 @@ def test_bad_arguments_are_one_line_tool_errors(answers, server, instance):
                 "or 'key'")
             assert "could not read 'the day after' as a date; try" in await refused(
                 s, "feedback_summary", {"since": "the day after", "instance": instance})
+            # One value is named by its field and value, not as a list's item ("ratings.0").
+            for ratings, shown in ((7, "7"), ("7", "'7'"), (["up", "7"], "'7'")):
+                assert await refused(s, "feedback_summary", {"ratings": ratings, "instance": instance}) == (
+                    f"invalid input — ratings: Input should be 'up', 'down' or 'none', not {shown}")
+            assert "since: 'next week' (" in await refused(
+                s, "feedback_summary", {"since": "next week", "instance": instance})
+            assert not (await s.call_tool("feedback_summary", {"until": "2999-01-01", "instance": instance})).is_error
 
     anyio.run(scenario)
 
@@ -217,3 +225,15 @@ def test_an_explicit_window_is_listed_in_an_instance_without_answers(answers, in
     assert all(d["answers"] == 0 and d["mean_score"] is None for d in days)
     assert uc.feedback_summary(answers, uc.SummaryRequest(instance=empty, until=since, by="day")).groups == []
     assert uc.feedback_summary(answers, uc.SummaryRequest(instance=empty, by="week")).groups == []
+
+
+def test_the_http_api_names_one_value_and_refuses_a_window_starting_in_the_future(answers, server, instance):
+    url, reader = f"{server}/v1/instances/{instance}/feedback/summary", key(answers, instance, read_only=True)
+    for params, detail in (({"rating": "7"}, ("invalid input — query.rating: Input should be 'up', 'down' or "
+                                              "'none', not '7'")),
+                           ({"since": "in 3 days"}, "since: 'in 3 days' (")):
+        got = httpx.get(url, params=params, headers=reader, timeout=60)
+        assert got.status_code == 422 and got.headers["content-type"] == "application/problem+json"
+        assert got.json()["code"] == "invalid_input" and got.json()["detail"].startswith(detail), got.text
+    assert "is in the future" in httpx.get(url, params={"since": "2999-01-01"}, headers=reader, timeout=60).text
+    assert httpx.get(url, params={"until": "2999-01-01"}, headers=reader, timeout=60).status_code == 200

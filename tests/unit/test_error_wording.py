@@ -38,3 +38,47 @@ def test_an_unexpected_error_says_where_its_details_are():
     assert describe(exc).message == "Unexpected KeyError. The details are in the server log; please report it."
     assert describe(exc, "cli").message == ("Unexpected KeyError. Rerun with WORKBENCH_DEBUG=1 to see the "
                                             "traceback; please report it.")
+
+
+def _refusal(**fields) -> str:
+    from core import usecases as uc
+
+    with pytest.raises(Exception) as refused:
+        uc.SummaryRequest(instance="i", **fields)
+    return describe(refused.value).message
+
+
+@pytest.mark.parametrize("ratings", ["7", ["7"], ["up", "7"], 7])
+def test_one_wrong_value_is_named_by_its_field_and_value_not_a_list_index(ratings):
+    """A user who sent one rating wrote no list: "ratings.0" named a list and a place they never wrote."""
+    shown = "7" if ratings == 7 else "'7'"
+    assert _refusal(ratings=ratings) == f"invalid input — ratings: Input should be 'up', 'down' or 'none', not {shown}"
+
+
+def test_an_item_of_a_list_of_objects_keeps_its_place():
+    from pydantic import BaseModel, ValidationError
+
+    class Item(BaseModel):
+        name: str
+
+    class Items(BaseModel):
+        items: list[Item]
+
+    with pytest.raises(ValidationError) as refused:
+        Items.model_validate({"items": [{"name": "a"}, {"name": 3}]})
+    assert describe(refused.value).message == "invalid input — items.1.name: Input should be a valid string"
+
+
+@pytest.mark.parametrize("since", ["in 3 days", "2999-06-01", "next week"])
+def test_a_window_of_answers_that_starts_in_the_future_is_refused(since):
+    message = _refusal(since=since)
+    assert message.startswith(f"invalid input — since: {since!r} (") and "is in the future" in message
+    assert message.endswith("give a start up to now ('today', '7 days ago', 'last week') or leave it out")
+
+
+def test_a_window_that_ends_in_the_future_means_up_to_now():
+    from core import usecases as uc
+
+    assert uc.SummaryRequest(instance="i", since="today", until="2999-06-01").until.year == 2999
+    with pytest.raises(Exception, match="^--since: 'in 3 days' .* is in the future"):
+        uc.read_answer_window("in 3 days", None, ("--since", "--until"))

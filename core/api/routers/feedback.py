@@ -12,7 +12,7 @@ from core.api.problems import documented
 from core.usecases.analytics import Grouping, Rating
 
 router = APIRouter(prefix="/v1/instances/{instance}/feedback", tags=["feedback"])
-# Read as `workbench feedback summary --since/--until` reads them (`uc.read_window`): "2026-12-04" as an
+# Read as `workbench feedback summary --since/--until` reads them (`uc.read_answer_window`): "2026-12-04" as an
 # `until` is that whole day, not its first instant (which counted none of its answers).
 Bound = Annotated[str | None, Query(description="a date, month, datetime or phrase: \"2026-12-04\", \"2026-12\", "
                                                 "\"2026-12-04T10:00:00Z\", \"7 days ago\", \"last week\"; a "
@@ -39,7 +39,7 @@ def summary(instance: ReadInstance, wb: WB, since: Bound = None, until: Bound = 
     answered, answers quoted from the memories with no LLM call as "extractive (no model)"; `source`: the
     front end a turn came through, `key`: the API key's name). Answers imported from another system carry
     no feedback of their own: counted only with `include_imported`."""
-    start, end = uc.read_window(since, until)
+    start, end = uc.read_answer_window(since, until)  # a start in the future is refused, said as written
     return uc.feedback_summary(wb, uc.SummaryRequest(instance=instance, since=start, until=end, by=by,
                                                      include_imported=include_imported, models=model,
                                                      ratings=rating))
