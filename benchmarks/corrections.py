@@ -7,8 +7,8 @@ once, in order, in the first sessions about it; later sessions ask, thank, and n
 ("Actually, we land at Itami, not Kansai."), whether or not the fact was told yet, after whatever
 question came before. Each correction names one fact of its topic (`CORRECTS`), or none ("Nara is on
 the Thursday": no fact says which day). Every correction formation read is scored:
-- right: it superseded that fact, or the latest correction of it (a correction said again replaces
-  the one before);
+- right: it superseded that fact, or the latest correction of it (a correction said again word for
+  word is a repetition: it names what its earlier self corrected, and supersedes nothing);
 - wrong: it superseded anything else;
 - missed: it superseded nothing though the fact had been told before it;
 - rightly none: nothing superseded, and the fact was not told before it (or never is).
@@ -95,7 +95,7 @@ def score(wb, instance: str | None = None) -> dict:
             "WHERE o.instance = %s AND o.kind = 'observation' ORDER BY o.created_at, o.id",
             (instance or wb.settings.instance,)).fetchall()
     # What each observation is about: the fact its message told or corrects; a correction that names no
-    # fact, itself (said again, it replaces the one before).
+    # fact, itself.
     said = {oid: said_of(message) for oid, _, _, message in rows}
     about = {oid: CORRECTS.get(text) or text for oid, text in said.items()}
     told: dict[str, object] = {}

@@ -151,7 +151,7 @@ def _whole_year(start: datetime, end: datetime) -> bool:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.12"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.13"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -184,7 +184,9 @@ RULES = "2026-12-07.12"  # .2: an age update supersedes every earlier age of tha
 # ("I work with Python", so "I switched from Python to Go" replaces it), "e" is "é" only where genders agree and
 # the noun is no relative ("O meu irmão e a Ana." lists two people), a German single surname after "ist" ("Mein
 # Arzt ist Meier"; not "Mein Chef ist Lehrer"), where one drives one's car to is no car ("I drive my car to
-# Porto"), and a clause opening with a mark after "Well…" no longer stops formation
+# Porto"), and a clause opening with a mark after "Well…" no longer stops formation; 12-07.13: a correction said
+# again word for word is a repetition, which corrects what its earlier self corrected and supersedes nothing (it
+# superseded its earlier self: "We land at Itami, not Kansai." superseded by "We land at Itami, not Kansai.")
 
 
 @dataclass

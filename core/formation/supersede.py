@@ -26,8 +26,9 @@ user's previous message asked one):
     (shared: the share of the fewer words in common; contrasted: the share of the words the contrast
     says are no longer so that the memory holds)
 
-the best above MIN_SCORE; but a correction said again word for word replaces its earlier self before any
-score. On ten chains of two to three facts each (tests/integration/test_formation.py) it picks the
+the best above MIN_SCORE; but a correction said again word for word is found as its earlier self before
+any score, and is a repetition (`_repeat`): it corrects what its earlier self corrected and supersedes
+nothing, its earlier self staying current. On ten chains of two to three facts each (tests/integration/test_formation.py) it picks the
 corrected statement in 9; the tenth, "Sorry, we have three cats now.", reads as a statement, which
 supersedes "We have two cats." as an update (below).
 
@@ -323,8 +324,10 @@ def choose(index: MemoryIndex, c: Correction, found: list[MemoryRow] | None = No
     found = _candidates(index, c) if found is None else found
     if not found:
         return None
-    # The same correction said again replaces the one before, whatever else the question named.
-    again = [m for m in found if m.metadata.get("supersedes") and same_words(own_words(m), c.observation.content)]
+    # The same words said again are their earlier self, whatever else the question named: a repetition,
+    # which corrects what its earlier self corrected, or nothing (`_repeat`). Letting the rules choose
+    # among the other facts instead made 2 of the demo's repetitions supersede a fact they do not correct.
+    again = [m for m in found if same_words(own_words(m), c.observation.content)]
     if again:
         return max(again, key=lambda m: m.created_at), 1.0
     # A fact about someone else is not what it corrects ("Tomás … is allergic to eggs, not to peanuts" and
@@ -418,8 +421,7 @@ def naming(correction: MemoryRow | MemoryRecord, corrected: str | None) -> str:
     """The fact of a correction that corrects `corrected` (a fact's own words; None: nothing now).
 
     The rules' fact is the correction's own words ("It was Lyon."): it says what it corrects, so it reads
-    whole on its own. The LLM's fact already does. The same correction said again replaces the one before,
-    with nothing to name. An update's fact ("We just moved to Denver last week.") names nothing: it is a
+    whole on its own. The LLM's fact already does. A fact that corrects its own words names nothing. An update's fact ("We just moved to Denver last week.") names nothing: it is a
     statement, whole on its own."""
     if correction.metadata.get("formed_by") == "llm" or correction.metadata.get(UPDATE):
         return own_words(correction)
@@ -436,7 +438,8 @@ def replaced_facts(index: MemoryIndex, c: Correction, found: list[MemoryRow] | N
     `choose` scores them without the question and the previous answer (cosine + 0.5 · shared words)."""
     found = _candidates(index, c) if found is None else found
     said = read(c.said)
-    found = [m for m in found if replaces(said, read(own_words(m)), correction=not c.update)]
+    found = [m for m in found if replaces(said, read(own_words(m)), correction=not c.update)
+             and not same_words(own_words(m), c.observation.content)]  # its twin states what it states
     if not found:
         return []
     vectors = index.embedder.embed_batch([c.said] + [own_words(m) for m in found])
@@ -483,9 +486,13 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
     done = []
     for c in sorted(corrections, key=lambda c: c.observation.created_at):
         targets = _targets(index, c)
+        o = c.observation
+        if targets and same_words(own_words(targets[0]), o.content):
+            _repeat(index, o, targets[0])
+            continue
+        targets = [t for t in targets if not same_words(own_words(t), o.content)]
         if not targets:
             continue
-        o = c.observation
         corrected = own_words(targets[0])
         with index.pool.connection() as conn, conn.transaction():
             conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance, "by": o.id,
@@ -500,6 +507,30 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
                                         "context": MemoryContext(before=[corrected, *o.context.before][:3])})])
         done += [(target.id, o.id) for target in targets]
     return done
+
+
+def _repeat(index: MemoryIndex, o: MemoryRecord, twin: MemoryRow) -> None:
+    """A correction said again word for word (case and spacing aside) after `twin`: a repetition, not a
+    correction of its twin, which stays current. It corrects what its twin corrected (`supersedes`, and the
+    same text, so retrieval counts the two once) and marks nothing: the corrected fact keeps the end time and
+    the successor its twin gave it, since the fact stopped being true when it was first corrected, not when
+    the user said so again. The twin stays current rather than the repetition because it is the correction:
+    its time is when the fact changed, and `fact_history` reads fact → correction. Each repetition used to
+    supersede the one before, and the Explorer showed "We land at Itami, not Kansai." superseded by "We land
+    at Itami, not Kansai." (the demo: 21 of its 52 corrections). Marks an earlier formation made from it (its
+    twin, superseded) are taken off."""
+    corrected = index.get(o.instance, [twin.metadata["supersedes"]]) if twin.metadata.get("supersedes") else []
+    with index.pool.connection() as conn, conn.transaction():
+        conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance, "by": o.id, "targets": []})
+    meta = {k: v for k, v in o.metadata.items() if k not in (UPDATE, "supersedes")}
+    if not corrected:  # the twin corrected nothing (it was said first), or what it corrected is deleted
+        index.add([o.model_copy(update={"metadata": meta})])
+        return
+    meta |= {"supersedes": corrected[0].id} | ({UPDATE: True} if twin.metadata.get(UPDATE) else {})
+    said = own_words(corrected[0])
+    index.add([o.model_copy(update={"content": naming(o.model_copy(update={"metadata": meta}), said),
+                                    "metadata": meta,
+                                    "context": MemoryContext(before=[said, *o.context.before][:3])})])
 
 
 def release(index: MemoryIndex, instance: str, observations: list[str]) -> int:

@@ -120,11 +120,14 @@ def test_a_correction_of_a_correction_says_what_it_corrects_once(workbench, inst
     assert last["content"] == "The dentist is at 5pm, not 4pm. (correcting: The dentist is at 4pm, not 3pm.)"
     history = uc.fact_history(workbench, uc.FactHistoryRequest(instance=instance, memory_id=last["id"]))
     assert len(history.facts) == 3 and history.facts[-1].id == last["id"]
-    # The same correction said again replaces the last one, with nothing new to name.
+    # The same correction said again is a repetition: it corrects what the last one corrected, in the same
+    # text, and supersedes nothing (it superseded the last one, a fact "superseded" by its own words).
     again = turn(workbench, instance, "work", "Sorry, the dentist is at 5pm, not 4pm.", clock)
     found = {row["id"]: row for row in rows(workbench, instance)}
     repeat = found[found[again.thought1_id]["metadata"]["observations"][0]]
-    assert (repeat["metadata"]["supersedes"], repeat["content"]) == (last["id"], "The dentist is at 5pm, not 4pm.")
+    assert (repeat["metadata"]["supersedes"], repeat["content"]) == (middle["id"], last["content"])
+    assert "superseded_at" not in found[last["id"]]["metadata"]
+    assert found[middle["id"]]["metadata"]["superseded_by"] == last["id"]  # its end time, as the first said it
 
 
 def test_a_correction_finds_a_fact_told_in_another_conversation(workbench, instance):
@@ -152,9 +155,10 @@ def test_a_correction_finds_a_fact_told_in_another_conversation(workbench, insta
             "This week I ran 5 km at 4:55 per km and felt strong."}
 
 
-def test_the_same_correction_said_again_replaces_the_one_before(workbench, instance):
-    """Said again after a question about another fact ("What is next for Priya?"), a correction still
-    replaces its earlier self, not the fact the question and the previous answer were about."""
+def test_the_same_correction_said_again_is_a_repetition_of_the_one_before(workbench, instance):
+    """Said again after a question about another fact ("What is next for Priya?"), a correction is still
+    its earlier self, not a correction of the fact the question and the previous answer were about: it
+    corrects what its earlier self corrected, which stays current."""
     clock = Clock(datetime.now(UTC) - timedelta(hours=3))
     turn(workbench, instance, "told", "Candidate Priya Nair did well on the system design round and meets the team "
          "on Friday.", clock)
@@ -165,7 +169,9 @@ def test_the_same_correction_said_again_replaces_the_one_before(workbench, insta
     found = {row["id"]: row for row in rows(workbench, instance)}
     (earlier,) = found[first.thought1_id]["metadata"]["observations"]
     (latest,) = found[again.thought1_id]["metadata"]["observations"]
-    assert found[latest]["metadata"]["supersedes"] == earlier
+    assert found[latest]["metadata"]["supersedes"] == found[earlier]["metadata"]["supersedes"]
+    assert "Priya Nair did well" in found[found[earlier]["metadata"]["supersedes"]]["content"]
+    assert "superseded_at" not in found[earlier]["metadata"]
 
 
 def test_a_correction_supersedes_the_copies_of_the_fact_too(workbench, instance):
