@@ -631,10 +631,15 @@ def text_leg(filtered: bool, where: sql.Composable, exclude: bool, table: sql.Co
     idf = BM25_IDF.format(n=ST_N, df=sql.SQL("l.df"))
     cut = (sql.SQL("coalesce((SELECT bool_or(cut) OR sum(got) > %(kpost)s FROM lx), false)") if probed
            else sql.SQL("false"))
-    counted = sql.SQL("""SELECT x.lexeme, sum(x.df)::float8 AS df, bool_or(x.df > %(kpost)s) AS cut,
-                 sum(least(x.df, %(kpost)s)) AS got FROM {lexemes} x
-          WHERE x.instance = ANY(%(instances)s) AND x.lexeme = ANY(ARRAY(SELECT lexeme FROM {words}))
-          GROUP BY x.lexeme HAVING sum(x.df) > 0""")
+    # Each word's counter looked up by key, instance by instance (`LIMIT 1`: the key is unique): as a filter
+    # `lexeme = ANY(…)`, the generic plan read an instance's small counters partition whole (500 words:
+    # 0.22 ms against 0.14 ms looked up, and a search 0.2-0.3 ms slower than over one table of every instance).
+    counted = sql.SQL("""SELECT w.lexeme, sum(x.df)::float8 AS df, bool_or(x.df > %(kpost)s) AS cut,
+                 sum(least(x.df, %(kpost)s)) AS got
+          FROM (SELECT DISTINCT lexeme FROM {words}) w CROSS JOIN unnest(%(instances)s::text[]) AS i(instance)
+          CROSS JOIN LATERAL (SELECT x.df FROM {lexemes} x WHERE x.instance = i.instance AND x.lexeme = w.lexeme
+                              LIMIT 1) x
+          GROUP BY w.lexeme HAVING sum(x.df) > 0""")
     own = sql.SQL("""
 ), {name} AS MATERIALIZED (  -- once per query word, not per posting; `cut`: a list longer than %(kpost)s, `got`: read
     SELECT l.lexeme, {idf} AS idf, l.cut, l.got{mark}
