@@ -59,11 +59,14 @@ return 1
 
 
 def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Iterable[str],
-                  chains: Iterable[str], *, quoting: Iterable[str] = ()) -> int:
+                  chains: Iterable[str], *, quoting: Iterable[str] = (),
+                  rewriting: Callable[[str], None] = lambda instance: None) -> int:
     """Replace the copies of `texts` (what was deleted: memories `ids`, said in `chains` of `instance`)
     in the records derived from them; returns how many records were rewritten. `quoting`: memories that
     stay but quoted the texts (a correction's "(correcting: …)" of a deleted fact, rewritten by `mend`):
-    the chains that retrieved them hold copies too, and their provenance is kept."""
+    the chains that retrieved them hold copies too, and their provenance is kept. `rewriting(instance)` is
+    called before an instance's index rows are written again (a deletion in the shared instance redacts
+    every instance's chains, and rewrites the files of those whose rows changed)."""
     deleted = _Deleted(frozenset(t for t in texts if t.strip()))
     ids = set(ids)
     named = ids | set(quoting)
@@ -76,7 +79,7 @@ def redact_copies(wb: Workbench, instance: str, texts: Iterable[str], ids: Itera
             messages: dict[str, str] = {}
             rewritten += _redact_redis(wb, inst, named, set(chains) if inst == instance else set(), deleted,
                                        touched, messages)
-            rewritten += _redact_index(wb, inst, touched, deleted, messages)
+            rewritten += _redact_index(wb, inst, touched, deleted, messages, rewriting)
         # Their copies are redacted: nothing is left to find through the deleted memories' entries.
         provenance.drop_memories(wb.thoughts, inst, ids)
     return rewritten
@@ -210,7 +213,7 @@ def _redact_json(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 def _redact_index(wb: Workbench, instance: str, chains: dict[str, frozenset[str]], deleted: _Deleted,
-                  messages: dict[str, str]) -> int:
+                  messages: dict[str, str], rewriting: Callable[[str], None]) -> int:
     """Index rows of `chains` (each with the texts removed there): a neighbour's context without the
     deleted message, the context cut from a message that changed (`messages`, before and after) cut
     again from what it became, and every copy of the text replaced; changed rows are written again
@@ -229,5 +232,8 @@ def _redact_index(wb: Workbench, instance: str, chains: dict[str, frozenset[str]
         new = record.model_copy(update={"content": redact(record.content), "context": context})
         if new != record:
             changed.append(new)
-    return wb.index.add(changed) if changed else 0
+    if not changed:
+        return 0
+    rewriting(instance)
+    return wb.index.add(changed)
 
