@@ -15,10 +15,11 @@ run: $(STAMP)
 
 # Two worker processes (pytest-xdist), a file each at a time: each starts its own Redis and Postgres, and
 # most of a test's time is spent waiting on a browser, a server or a subprocess, so two share two cores.
+# The slowest tests are listed at the end: the suite must stay under 20 minutes on a 2-core machine.
 TEST_WORKERS ?= 2
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15 $(PYTEST_ARGS)
 
 install: $(STAMP)
 
