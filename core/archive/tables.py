@@ -252,12 +252,14 @@ def restore_profile_activations(wb: Workbench, rows: Iterator[dict[str, Any]], t
 
 def export_relevance_marks(wb: Workbench, instance: str) -> Iterator[dict[str, Any]]:
     """The instance's relevance marks (`core.tuning.labels`), each with its memory's kind, so a thought's
-    row id can be renamed like the thought on restore."""
+    row id can be renamed like the thought on restore. The memory's instance is the parameter, not
+    `r.instance`: joined on the column, the statement planned and locked every instance's partition (105 ms
+    of a 2-memory instance's 110 ms export among 800 instances)."""
     with wb.pool().connection() as conn:
         for query, memory_id, relevant, marked_at, kind in _rows(conn, """
                 SELECT r.query, r.memory_id, r.relevant, r.marked_at,
-                       (SELECT m.kind FROM memory m WHERE m.instance = r.instance AND m.id = r.memory_id LIMIT 1)
-                FROM relevance_mark r WHERE r.instance = %s ORDER BY r.query, r.memory_id""", (instance,)):
+                       (SELECT m.kind FROM memory m WHERE m.instance = %s AND m.id = r.memory_id LIMIT 1)
+                FROM relevance_mark r WHERE r.instance = %s ORDER BY r.query, r.memory_id""", (instance, instance)):
             yield {"query": query, "memory_id": memory_id, "kind": kind, "relevant": relevant,
                    "marked_at": marked_at.isoformat()}
 
