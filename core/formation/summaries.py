@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+from psycopg import sql
 from pydantic import BaseModel, ValidationError
 
 from core.conversation.feedback import _APOSTROPHES, ABANDON_AFTER_S, is_acknowledgement
@@ -446,10 +447,10 @@ def on_turn(wb: Workbench, user: Thought, *, ended: bool) -> None:
 
 # The chains whose summary a statement of the message superseded (the mark names the observation), with
 # the reason they were summarised for.
-_SUPERSEDED_BY = """SELECT DISTINCT s.chain_id, s.metadata->>'reason' FROM memory s
-JOIN memory o ON o.instance = s.instance AND o.id = s.metadata->>'superseded_by'
+_SUPERSEDED_BY = sql.SQL("""SELECT DISTINCT s.chain_id, s.metadata->>'reason' FROM {table} s
+JOIN {table} o ON o.instance = s.instance AND o.id = s.metadata->>'superseded_by'
 WHERE s.instance = %s AND s.kind = 'session_summary' AND s.metadata ? 'superseded_at'
-  AND o.metadata->>'source_thought' = %s"""
+  AND o.metadata->>'source_thought' = %s""")  # the instance's partition (`MemoryIndex.table`)
 
 
 def summarise_superseded(wb: Workbench, user: Thought) -> int:
@@ -458,10 +459,10 @@ def summarise_superseded(wb: Workbench, user: Thought) -> int:
     left out of retrieval with everything else its session said, until `workbench formation run` made it
     again. By the rules it is a few reads of one chain; with an LLM configured, one call per summary (a
     message seldom supersedes a fact, and then that of one or two sessions). Returns the summaries written."""
-    if not wb.index.partition_exists(user.instance):
+    if (table := wb.index.table(user.instance)) is None:
         return 0
     with wb.index.pool.connection() as conn:
-        due = conn.execute(_SUPERSEDED_BY, (user.instance, user.id)).fetchall()
+        due = conn.execute(_SUPERSEDED_BY.format(table=table), (user.instance, user.id)).fetchall()
     return sum(summarise_chain(wb, user.instance, chain, reason="quiet" if reason == "quiet" else "ended")
                for chain, reason in due)
 
