@@ -174,18 +174,18 @@ def start_api(data_dir: Path, workers: int, port: int) -> subprocess.Popen:
                             text=True)
 
 
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
-    """Until the `workbench api` process answers /readyz; RuntimeError if it exits or takes too long.
-    The answer counts only once `proc` itself listens on the port: a port chosen free may be taken by
-    another server before `proc` binds it (which then exits, "address already in use"), and that server's
-    answer said ready for a process that was still starting."""
+def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 120, *, probe: bool = True) -> None:
+    """Until the `workbench api` process answers /readyz (without `probe`: until it listens); RuntimeError
+    if it exits or takes too long. The answer counts only once `proc` itself listens on the port: a port
+    chosen free may be taken by another server before `proc` binds it (which then exits, "address already
+    in use"), and that server's answer said ready for a process that was still starting."""
     deadline = time.monotonic() + timeout
     port = httpx.URL(url).port
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"`workbench api` exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
         try:
-            if listens(proc.pid, port) and httpx.get(url + "/readyz", timeout=2).status_code == 200:
+            if listens(proc.pid, port) and (not probe or httpx.get(url + "/readyz", timeout=2).status_code == 200):
                 return
         except httpx.TransportError:
             pass

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from psycopg.types.json import Jsonb
 from core.index import memory_index
 from core.index.text import CJK_INDEXED_CHARS, CJK_NEIGHBOUR_CHARS, holds_cjk, neighbour_text
 from core.models import MemoryContext, MemoryRecord
-from tests.support.labelled_texts import add, evaluated, text_hits
+from tests.support.labelled_texts import add, evaluated, indexed_words, row_version, text_hits
 
 SET = Path(__file__).parents[1] / "data" / "cjk_labelled"
 OTHERS = ["The build failed on the main branch.", "北京的冬天很冷。", "大阪の天気は晴れです。", "부산에 가고 싶어요.",
@@ -70,11 +71,7 @@ def test_vectors_made_before_cjk_words_were_cut_are_made_again_once(old_instance
                   ALTER TABLE memory ENABLE TRIGGER memory_tsv_set;
                   DELETE FROM memory_analysis WHERE version >= 5;""")
 
-    def lexemes(id_: str) -> set[str]:
-        return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}
-
-    def xmin(id_: str) -> str:
-        return db.execute("SELECT xmin::text FROM memory WHERE id = %s", (id_,)).fetchone()[0]
+    lexemes, xmin = partial(indexed_words, db), partial(row_version, db)
 
     assert "我住在上海" in lexemes("zh") and "上海" not in lexemes("zh")
     untouched = {id_: xmin(id_) for id_ in ("ascii", "pt")}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from core import usecases as uc
 from core.index import memory_index
 from core.models import MemoryRecord
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+from tests.support.labelled_texts import indexed_words, row_version
 
 SET = Path(__file__).parents[1] / "data" / "multilingual_labelled"
 OTHERS = ["The build failed on the main branch.", "We walked the dog by the river.",
@@ -57,11 +59,7 @@ def test_vectors_made_before_accents_were_folded_are_made_again_once(old_instanc
                   ALTER TABLE memory ENABLE TRIGGER memory_tsv_set;
                   DELETE FROM memory_analysis WHERE version >= 4;""")
 
-    def lexemes(id_: str) -> set[str]:
-        return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}
-
-    def xmin(id_: str) -> str:
-        return db.execute("SELECT xmin::text FROM memory WHERE id = %s", (id_,)).fetchone()[0]
+    lexemes, xmin = partial(indexed_words, db), partial(row_version, db)
 
     assert "inspeção" in lexemes("pt") and "führerschein" in lexemes("reply")
     untouched = {id_: xmin(id_) for id_ in ("ascii", "kept")}

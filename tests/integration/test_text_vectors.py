@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import pytest
 from hypothesis import assume, given, settings
@@ -19,6 +20,7 @@ from core.index.records import event_time_of
 from core.index.text import NEIGHBOUR_CHARS, conversation_context
 from core.models import EventTime, MemoryContext, MemoryRecord
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+from tests.support.labelled_texts import indexed_words
 
 # The vector as it was made until 2026-12-05 (with today's analysis): each distance's neighbours joined, then parsed.
 JOINED = """
@@ -227,8 +229,7 @@ def test_vectors_made_before_the_words_inside_addresses_are_made_again_once(old_
                   ALTER TABLE memory ENABLE TRIGGER memory_tsv_set;
                   DROP TABLE memory_analysis;""")
 
-    def lexemes(id_: str) -> set[str]:
-        return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}
+    lexemes = partial(indexed_words, db)
 
     assert "nginx" not in lexemes("conf") and "hollyhock" not in lexemes("reply")
     plain = db.execute("SELECT xmin::text FROM memory WHERE id = 'plain'").fetchone()[0]
@@ -263,8 +264,7 @@ def test_vectors_made_before_unicode_normalisation_are_made_again_once(old_insta
                   ALTER TABLE memory ENABLE TRIGGER memory_tsv_set;
                   DELETE FROM memory_analysis WHERE version >= 3;""")
 
-    def lexemes(id_: str) -> set[str]:
-        return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}
+    lexemes = partial(indexed_words, db)
 
     assert "helen" not in lexemes("nfd") | lexemes("reply")
     composed = db.execute("SELECT xmin::text FROM memory WHERE id = 'nfc'").fetchone()[0]

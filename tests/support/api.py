@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from benchmarks.api_load import listens, wait_ready
+from benchmarks.api_load import wait_ready
 from core.api.app import create_app
 from core.runtime import Workbench
 
@@ -73,10 +73,7 @@ def start_api(args: list[str], env: dict[str, str], cwd: Path = ROOT, *,
                                 cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         url = f"http://127.0.0.1:{port}"
         try:
-            if ready:
-                wait_ready(url, proc)
-            else:
-                wait_listening(port, proc)
+            wait_ready(url, proc, probe=ready)
             return proc, url
         except RuntimeError as e:
             proc.kill()
@@ -84,18 +81,6 @@ def start_api(args: list[str], env: dict[str, str], cwd: Path = ROOT, *,
             if "address already in use" not in str(e) or attempt == 2:
                 raise
     raise AssertionError("unreachable")
-
-
-def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
-    """Until `proc` listens on `port`; RuntimeError if it exits first or takes too long."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"`workbench api` exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
-        if listens(proc.pid, port):
-            return
-        time.sleep(0.1)
-    raise RuntimeError("`workbench api` did not listen")
 
 
 @contextmanager

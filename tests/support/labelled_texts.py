@@ -1,6 +1,7 @@
-"""What the text-analysis tests of other languages share (tests/integration/test_cjk_text.py,
-test_other_scripts_text.py): memories added by a live add or a bulk import, the ids the text leg finds,
-and a labelled set (notes.jsonl, queries.jsonl) evaluated with each leg alone, as `workbench eval --legs`."""
+"""What the text-analysis tests share (tests/integration/test_cjk_text.py, test_other_scripts_text.py,
+test_multilingual_text.py, test_text_vectors.py): memories added by a live add or a bulk import, the ids the
+text leg finds, a labelled set (notes.jsonl, queries.jsonl) evaluated with each leg alone, as `workbench eval
+--legs`, and what an upgrade test reads of a row: its postings' words and its version."""
 
 from __future__ import annotations
 
@@ -11,6 +12,16 @@ from pathlib import Path
 from core import usecases as uc
 from core.models import MemoryRecord
 from core.retrieval.hybrid import SearchRequest, hybrid_search
+
+
+def indexed_words(db, id_: str) -> set[str]:
+    """The lexemes of the postings of the row(s) with this id."""
+    return {r[0] for r in db.execute("SELECT lexeme FROM memory_term WHERE id = %s", (id_,))}
+
+
+def row_version(db, id_: str) -> str:
+    """The row's xmin: it changes when the row is written again."""
+    return db.execute("SELECT xmin::text FROM memory WHERE id = %s", (id_,)).fetchone()[0]
 
 
 def text_hits(wb, instance: str, query: str, top_k: int = 3) -> list[str]:
