@@ -465,10 +465,10 @@ class Deletion:
                          "COALESCE(metadata->%(key)s::text, '[]'::jsonb) || %(place)s::jsonb) END "
                          "WHERE instance = %(instance)s AND id = %(id)s",
                          {"others": Jsonb(others), "place": None if place is None else Jsonb([place]),
-                          "key": FORGOTTEN_PLACES, "instance": instance, "id": source})
+                          "key": FORGOTTEN_PLACES, "instance": instance, "id": source}, prepare=False)
             summaries = [r[0] for r in conn.execute(
                 "SELECT id FROM memory WHERE instance = %s AND kind = 'session_summary' "
-                "AND metadata->'source_ids' ? %s", (instance, source))]
+                "AND metadata->'source_ids' ? %s", (instance, source), prepare=False)]
         if summaries:
             self._remember(wb.index.records(instance, ids=summaries))
             report.index_rows += wb.index.delete(instance, summaries)
@@ -489,7 +489,8 @@ class Deletion:
                 raise NothingToDelete(f"no memory bank named {name!r} in instance {instance!r}")
             stats = bank_db.stats_row(conn, instance, name)
             indexed = conn.execute("SELECT id, content FROM memory WHERE instance = %s AND kind = ANY(%s) "
-                                   "AND metadata->>'bank' = %s", (instance, list(BANK_KINDS), name)).fetchall()
+                                   "AND metadata->>'bank' = %s", (instance, list(BANK_KINDS), name),
+                                   prepare=False).fetchall()
             bank_db.clear(conn, instance, name) if keep else bank_db.drop(conn, instance, name)
             report.index_rows = bank_db.delete_index_rows(conn, instance, name)
         self.ids |= {i for i, _ in indexed}

@@ -250,7 +250,7 @@ def chain_detail(wb: Workbench, instance: str, chain_id: str) -> ChainDetail:
 def _index_rows(wb: Workbench, instance: str, chain_id: str) -> int:
     with wb.pool().connection() as conn:
         return conn.execute("SELECT count(*) FROM memory WHERE instance = %s AND chain_id = %s",
-                            (instance, chain_id)).fetchone()[0]
+                            (instance, chain_id), prepare=False).fetchone()[0]
 
 
 def _stored_chain(wb: Workbench, instance: str, chain_id: str) -> ChainDetail:
@@ -328,7 +328,8 @@ def recent_memories(wb: Workbench, instance: str, limit: int = 20) -> list[Hit]:
     validate_id(instance, "instance")
     with wb.pool().connection() as conn:
         rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s "
-                            "ORDER BY created_at DESC, id LIMIT %s", (instance, limit)).fetchall()
+                            "ORDER BY created_at DESC, id LIMIT %s", (instance, limit),
+                            prepare=False).fetchall()
     return hits_of(wb, [row_from_tuple(r) for r in rows])
 
 
@@ -402,7 +403,8 @@ BROWSE_WHERE = ("instance = %(instance)s AND (%(kinds)s::text[] IS NULL OR kind 
 BROWSE_COUNT = f"SELECT count(*) FROM memory WHERE {BROWSE_WHERE}"
 # A page read from an end of the listing, or from an edge row (keyset: "after" it, or "from" it, itself
 # included), newest (DESC) or oldest (ASC) first; ties of time by id. A statement per shape rather than
-# one with "edge IS NULL OR …": a prepared statement's generic plan could not use the time index for that.
+# one with "edge IS NULL OR …", which a plan made for every edge could not use the time index for. Each is
+# sent unprepared, as every read through `memory` (docs/ARCHITECTURE.md): planned with the instance known.
 BROWSE_EDGE = {(True, None): "", (True, "after"): "AND (created_at, id) < (%(at)s, %(id)s) ",
                (True, "from"): "AND (created_at, id) <= (%(at)s, %(id)s) ", (False, None): "",
                (False, "after"): "AND (created_at, id) > (%(at)s, %(id)s) ",
@@ -467,7 +469,7 @@ def browse_memories(wb: Workbench, req: MemoryBrowse) -> MemoryPage:
     previous page), by keyset on (created_at, id), which the time index finds without reading the rows
     before; a page typed in far from all of them passes over the rows between (`MemoryPage.skipped`)."""
     with wb.pool().connection() as conn:
-        total = conn.execute(BROWSE_COUNT, _browse_params(req)).fetchone()[0]
+        total = conn.execute(BROWSE_COUNT, _browse_params(req), prepare=False).fetchone()[0]
         memories, skipped = _page_rows(conn, req, total)
     return _page_of(wb, req, total, memories, skipped)
 
@@ -481,7 +483,8 @@ def _page_rows(conn, req: MemoryBrowse, total: int) -> tuple[list[MemoryRow], in
     newest_first = (req.order == "newest") == read.forward
     edge = {"at": read.edge.created_at, "id": read.edge.id} if read.edge else {}
     rows = conn.execute(BROWSE_READ[(newest_first, read.how)],
-                        {**_browse_params(req), **edge, "limit": read.limit, "offset": read.skip}).fetchall()
+                        {**_browse_params(req), **edge, "limit": read.limit, "offset": read.skip},
+                        prepare=False).fetchall()
     return [row_from_tuple(r) for r in (rows if read.forward else rows[::-1])], read.skip
 
 
@@ -505,7 +508,7 @@ def browse_export(wb: Workbench, req: MemoryBrowse) -> tuple[int, str]:
     page = req.model_copy(update={"page": 1, "page_size": 200, "shown": None})
     memories: list[MemoryRow] = []
     with wb.pool().connection() as conn:
-        total = conn.execute(BROWSE_COUNT, _browse_params(req)).fetchone()[0]
+        total = conn.execute(BROWSE_COUNT, _browse_params(req), prepare=False).fetchone()[0]
         while len(memories) < min(total, BROWSE_EXPORT_MAX):
             rows, _ = _page_rows(conn, page, total)
             if not rows:

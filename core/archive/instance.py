@@ -298,7 +298,8 @@ def _restored_deleted(wb: Workbench, instance: str) -> list[str]:
     memory_ids = deleted.members(r, instance, "memory")
     with wb.pool().connection() as conn:
         back_memories = [row[0] for row in conn.execute(
-            "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, memory_ids))]
+            "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, memory_ids),
+            prepare=False)]
     deleted.unrecord(r, instance, "chain", back_chains)
     deleted.unrecord(r, instance, "memory", back_memories)
     parts = [f"{n:,} {one if n == 1 else many}" for n, one, many in (

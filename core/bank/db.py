@@ -300,7 +300,7 @@ def mark_indexed(conn: psycopg.Connection, instance: str, entry_ids: Sequence[st
 def delete_index_rows(conn: psycopg.Connection, instance: str, bank: str) -> int:
     """Every memory-index row of a bank, found by its metadata, so none survives even a failed write."""
     return conn.execute("DELETE FROM memory WHERE instance = %s AND kind = ANY(%s) "
-                        "AND metadata->>'bank' = %s", (instance, list(BANK_KINDS), bank)).rowcount
+                        "AND metadata->>'bank' = %s", (instance, list(BANK_KINDS), bank), prepare=False).rowcount
 
 
 def clear(conn: psycopg.Connection, instance: str, bank: str) -> int:

@@ -348,7 +348,7 @@ def _not_in_index(index: MemoryIndex, instance: str, rows: list[MemoryRecord]) -
         return []
     with index.pool.connection() as conn:
         there = {row[0] for row in conn.execute("SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)",
-                                                (instance, [r.id for r in rows]))}
+                                                (instance, [r.id for r in rows]), prepare=False)}
     return [r for r in rows if r.id not in there]
 
 

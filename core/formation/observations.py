@@ -432,7 +432,7 @@ class Formation:
             with self.index.pool.connection() as conn:
                 rows = conn.execute(f"SELECT id, metadata->'{FORGOTTEN_PLACES}' FROM memory WHERE instance = %s "
                                     f"AND id = ANY(%s) AND metadata ? '{FORGOTTEN_PLACES}'",
-                                    (instance, these)).fetchall()
+                                    (instance, these), prepare=False).fetchall()
             out |= {(instance, i): frozenset(places) for i, places in rows}
         return out
 

@@ -63,7 +63,7 @@ def unformed(wb: Workbench, instance: str) -> bool:
     formed by older rules."""
     with wb.pool().connection() as conn:
         return conn.execute(f"SELECT EXISTS (SELECT 1 FROM memory WHERE instance = %(i)s AND kind = 'user' "
-                            f"AND {_DUE})", {"i": instance, "rules": RULES}).fetchone()[0]
+                            f"AND {_DUE})", {"i": instance, "rules": RULES}, prepare=False).fetchone()[0]
 
 
 def unformed_chains(wb: Workbench, instance: str) -> list[str]:
@@ -76,7 +76,7 @@ def unformed_chains(wb: Workbench, instance: str) -> list[str]:
         due = {r[0] for r in conn.execute(
             f"SELECT DISTINCT chain_id FROM memory WHERE instance = %(i)s AND kind = 'user' AND ({_DUE} OR "
             "(%(llm)s AND metadata->>'formed_by' IS DISTINCT FROM 'llm'))",
-            {"i": instance, "llm": wb.llm.configured, "rules": RULES}).fetchall()}
+            {"i": instance, "llm": wb.llm.configured, "rules": RULES}, prepare=False).fetchall()}
     return [chain for chain in wb.thoughts.r.zrange(chains_key(instance), 0, -1) if chain in due]
 
 
@@ -145,7 +145,7 @@ def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str]) -> 
         rows = conn.execute(
             "DELETE FROM memory WHERE instance = %s AND chain_id = %s AND kind = 'observation' "
             f"AND metadata ? 'source_thought' AND id <> ALL(%s) RETURNING {ROW_COLUMNS}",
-            (instance, chain, kept)).fetchall()
+            (instance, chain, kept), prepare=False).fetchall()
     removed = {r.id: r for r in map(row_from_tuple, rows)}
     return len(removed), mend(wb.index, instance, removed)
 

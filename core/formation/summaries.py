@@ -384,7 +384,7 @@ def current(meta: dict, turns: int, *, llm: bool) -> bool:
 def _observations(wb: Workbench, instance: str, chain_id: str) -> list[str]:
     with wb.index.pool.connection() as conn:
         rows = conn.execute("SELECT content FROM memory WHERE instance = %s AND chain_id = %s "
-                            "AND kind = 'observation'", (instance, chain_id)).fetchall()
+                            "AND kind = 'observation'", (instance, chain_id), prepare=False).fetchall()
     return [r[0] for r in rows]
 
 
@@ -432,7 +432,7 @@ def unsummarised(wb: Workbench, instance: str) -> list[str]:
         with wb.index.pool.connection() as conn:
             due |= {r[0] for r in conn.execute(
                 "SELECT chain_id FROM memory WHERE instance = %s AND kind = %s AND metadata ? 'superseded_at'",
-                (instance, SUMMARY_KIND)).fetchall()}
+                (instance, SUMMARY_KIND), prepare=False).fetchall()}
     return [chain for chain in chains if chain in due]
 
 

@@ -247,7 +247,7 @@ def _candidates(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
             "AND (NOT metadata ? 'superseded_at' OR metadata->>'superseded_by' = %s) "
             "ORDER BY created_at DESC, id LIMIT %s",
             (o.instance, o.chain_id, c.previous_context, FACT_KINDS, o.created_at, o.id, o.id,
-             CANDIDATES + len(c.previous_context))).fetchall()
+             CANDIDATES + len(c.previous_context)), prepare=False).fetchall()
     found = {m.id: m for m in map(row_from_tuple, rows)}
     for m in [*_superseded_before(index, c), *_searched(index, c), *_stating(index, c)]:
         found.setdefault(m.id, m)
@@ -280,7 +280,7 @@ def _stating(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
             "SELECT id, content FROM memory WHERE instance = %s AND kind = ANY(%s) AND NOT metadata ? "
             "'observations' AND NOT metadata ? 'superseded_at' AND created_at <= %s AND id <> %s "
             "ORDER BY created_at DESC, id LIMIT %s",
-            (o.instance, FACT_KINDS, o.created_at, o.id, STATING_READ)).fetchall()
+            (o.instance, FACT_KINDS, o.created_at, o.id, STATING_READ), prepare=False).fetchall()
     naming = [i for i, text in texts if named.search(plain(text))][:STATING_NAMING]
     # The words first (a pasted log's "invalid memory address" names none), then the reading: a fact that
     # states that attribute, or the age of the same person.
@@ -301,7 +301,7 @@ def _superseded_before(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
         along = [row_from_tuple(r) for r in conn.execute(
             f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s AND metadata->>'superseded_by' = %s "
             "AND kind = ANY(%s) AND NOT metadata ? %s",
-            (o.instance, o.id, FACT_KINDS, SUPERSEDED_SOURCE)).fetchall()]
+            (o.instance, o.id, FACT_KINDS, SUPERSEDED_SOURCE), prepare=False).fetchall()]
     return (index.get(o.instance, [target]) if target else []) + along
 
 
@@ -496,7 +496,7 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
         corrected = own_words(targets[0])
         with index.pool.connection() as conn, conn.transaction():
             conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance, "by": o.id,
-                                   "targets": [t.id for t in targets]})
+                                   "targets": [t.id for t in targets]}, prepare=False)
             for n, target in enumerate(targets):
                 _mark(conn, o, target, {SUPERSEDED_ALSO: True} if n else {})
         meta = {k: v for k, v in o.metadata.items() if k != UPDATE} | {"supersedes": targets[0].id}
@@ -521,7 +521,8 @@ def _repeat(index: MemoryIndex, o: MemoryRecord, twin: MemoryRow) -> None:
     twin, superseded) are taken off."""
     corrected = index.get(o.instance, [twin.metadata["supersedes"]]) if twin.metadata.get("supersedes") else []
     with index.pool.connection() as conn, conn.transaction():
-        conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance, "by": o.id, "targets": []})
+        conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance, "by": o.id, "targets": []},
+                     prepare=False)
     meta = {k: v for k, v in o.metadata.items() if k not in (UPDATE, "supersedes")}
     if not corrected:  # the twin corrected nothing (it was said first), or what it corrected is deleted
         index.add([o.model_copy(update={"metadata": meta})])
@@ -543,10 +544,10 @@ def release(index: MemoryIndex, instance: str, observations: list[str]) -> int:
     with index.pool.connection() as conn, conn.transaction():
         current = conn.execute("UPDATE memory SET metadata = metadata - %s::text[] WHERE instance = %s "
                                "AND metadata->>'superseded_by' = ANY(%s)",
-                               (SUPERSESSION_MARKS, instance, observations)).rowcount
+                               (SUPERSESSION_MARKS, instance, observations), prepare=False).rowcount
         conn.execute("UPDATE memory SET metadata = metadata - %s::text[] WHERE instance = %s AND id = ANY(%s) "
                      "AND metadata ?| %s::text[]", (["supersedes", UPDATE], instance, observations,
-                                                    ["supersedes", UPDATE]))
+                                                    ["supersedes", UPDATE]), prepare=False)
     return current
 
 
@@ -559,12 +560,12 @@ def _mark(conn, o: MemoryRecord, target: MemoryRow, extra: dict) -> None:
     source = target.metadata.get("source_thought") or target.id  # the message that told the fact
     copy_mark = {"mark": Jsonb({**mark, SUPERSEDED_SOURCE: source}), "instance": o.instance, "source": source}
     conn.execute("UPDATE memory SET metadata = metadata || %s WHERE instance = %s AND id = %s",
-                 (Jsonb(mark), o.instance, target.id))
-    conn.execute(IMPORTANT_COPY, copy_mark)
-    summaries = [sid for sid, content, method in conn.execute(SUMMARIES_OF, copy_mark).fetchall()
+                 (Jsonb(mark), o.instance, target.id), prepare=False)
+    conn.execute(IMPORTANT_COPY, copy_mark, prepare=False)
+    summaries = [sid for sid, content, method in conn.execute(SUMMARIES_OF, copy_mark, prepare=False).fetchall()
                  if target.id == source or method != "extractive" or states(content, corrected)]
     conn.execute("UPDATE memory SET metadata = metadata || %(mark)s WHERE instance = %(instance)s "
-                 "AND id = ANY(%(ids)s)", {**copy_mark, "ids": summaries})
+                 "AND id = ANY(%(ids)s)", {**copy_mark, "ids": summaries}, prepare=False)
 
 
 class Mended(NamedTuple):
@@ -620,12 +621,12 @@ def mend(index: MemoryIndex, instance: str, removed: Mapping[str, MemoryRow | Me
     with index.pool.connection() as conn, conn.transaction():
         rejoined = conn.execute(
             "UPDATE memory m SET metadata = m.metadata || j.mark FROM jsonb_each(%s) j(gone, mark) "
-            "WHERE m.instance = %s AND m.metadata->>'superseded_by' = j.gone", (Jsonb(marks), instance)).rowcount
+            "WHERE m.instance = %s AND m.metadata->>'superseded_by' = j.gone", (Jsonb(marks), instance), prepare=False).rowcount
         current = conn.execute(
             "UPDATE memory SET metadata = metadata - %s::text[] WHERE instance = %s "
             "AND metadata->>'superseded_by' = ANY(%s)",
             (SUPERSESSION_MARKS, instance,
-             [gone for gone in superseded if gone not in marks])).rowcount
+             [gone for gone in superseded if gone not in marks]), prepare=False).rowcount
     rewritten = []
     for after, (gone, before) in correcting.items():
         if after not in now:
@@ -653,7 +654,7 @@ def close_gaps(index: MemoryIndex, instance: str) -> Mended:
             "SELECT k, m.metadata->>k, m.id, m.metadata ? %s FROM memory m, unnest(ARRAY['superseded_by', "
             "'supersedes']) k WHERE m.instance = %s AND m.metadata ? k AND NOT EXISTS "
             "(SELECT 1 FROM memory x WHERE x.instance = m.instance AND x.id = m.metadata->>k)",
-            (SUPERSEDED_SOURCE, instance)).fetchall()
+            (SUPERSEDED_SOURCE, instance), prepare=False).fetchall()
     # Each missing memory as far as its neighbours in the history tell: the fact it had superseded (None
     # when only copies name it) and the correction that had superseded it.
     gone: dict[str, dict[str, str | None]] = {}
@@ -726,7 +727,7 @@ WITH RECURSIVE back(id, depth) AS (
     WHERE m.metadata ? 'superseded_by' AND f.depth < {HISTORY_STEPS}
 ), steps AS (SELECT id, depth FROM back UNION SELECT id, depth FROM fwd)
 SELECT {M_COLUMNS} FROM steps s JOIN memory m ON m.instance = %(instance)s AND m.id = s.id
-ORDER BY s.depth""", {"id": memory_id, "instance": instance}).fetchall()
+ORDER BY s.depth""", {"id": memory_id, "instance": instance}, prepare=False).fetchall()
     return [row_from_tuple(r) for r in rows]
 
 
@@ -734,7 +735,7 @@ def superseded_among(index: MemoryIndex, instance: str, ids: list[str]) -> list[
     """Those of the memories `ids` that a correction has superseded since."""
     with index.pool.connection() as conn:
         rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE instance = %s AND id = ANY(%s) "
-                            "AND metadata ? 'superseded_at'", (instance, ids)).fetchall()
+                            "AND metadata ? 'superseded_at'", (instance, ids), prepare=False).fetchall()
     return [row_from_tuple(r) for r in rows]
 
 

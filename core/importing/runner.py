@@ -797,7 +797,7 @@ def indexed_ids(wb: Workbench, instance: str, ids: list[str]) -> set[str]:
     """Those of `ids` the instance's memory index holds."""
     with wb.pool().connection() as conn:
         return {row[0] for row in conn.execute("SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)",
-                                               (instance, ids))}
+                                               (instance, ids), prepare=False)}
 
 
 def stored_texts(wb: Workbench, instance: str, user_id: str) -> set[tuple[str, str]]:

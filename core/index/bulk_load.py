@@ -271,7 +271,8 @@ class BulkLoader:
             pass
         with self.index.pool.connection() as conn, without_time_limit(conn), conn.transaction():
             there = {row[0] for row in conn.execute(
-                "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, [r.id for r, _ in run]))}
+                "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, [r.id for r, _ in run]),
+                prepare=False)}
             self._copy(conn, sql.Identifier("memory"), [p for p in run if p[0].id not in there])
 
     def _copy_staged(self, run: list) -> None:

@@ -183,7 +183,8 @@ class MemoryIndex:
 
     def delete(self, instance: str, ids: Sequence[str]) -> int:
         with self.pool.connection() as conn:
-            cur = conn.execute("DELETE FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, list(ids)))
+            cur = conn.execute("DELETE FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, list(ids)),
+                               prepare=False)
             return cur.rowcount
 
     def delete_derived(self, instance: str, ids: Sequence[str]) -> int:
@@ -192,17 +193,19 @@ class MemoryIndex:
         deleting a message leaves no copy of it behind, even one in other words."""
         with self.pool.connection() as conn:
             cur = conn.execute("DELETE FROM memory WHERE instance = %(i)s AND (metadata->>'source_thought' = "
-                               "ANY(%(ids)s) OR metadata->'source_ids' ?| %(ids)s)", {"i": instance, "ids": list(ids)})
+                               "ANY(%(ids)s) OR metadata->'source_ids' ?| %(ids)s)", {"i": instance, "ids": list(ids)},
+                               prepare=False)
             return cur.rowcount
 
     def delete_chain(self, instance: str, chain_id: str) -> int:
         with self.pool.connection() as conn:
-            cur = conn.execute("DELETE FROM memory WHERE instance = %s AND chain_id = %s", (instance, chain_id))
+            cur = conn.execute("DELETE FROM memory WHERE instance = %s AND chain_id = %s", (instance, chain_id),
+                               prepare=False)
             return cur.rowcount
 
     def delete_instance(self, instance: str) -> int:
         with self.pool.connection() as conn:
-            cur = conn.execute("DELETE FROM memory WHERE instance = %s", (instance,))
+            cur = conn.execute("DELETE FROM memory WHERE instance = %s", (instance,), prepare=False)
             return cur.rowcount
 
     # -- reads ------------------------------------------------------------------------------
@@ -212,7 +215,8 @@ class MemoryIndex:
         rows). Over the parent, a statement the pool prepares (at its sixth run on a connection) was planned
         once generically over every instance's partitions: among 800 instances a turn's read of its rows by
         id took 318 ms and a summary's self-join 1,124 ms, with 8,041 locks, once per connection and
-        statement. Reads only: a write goes through `memory`, whose statement triggers keep the text index."""
+        statement. Reads only: a write goes through `memory`, whose statement triggers keep the text index, sent
+        unprepared (`prepare=False`) so that Postgres plans it at each run with the instance known."""
         return sql.Identifier(partition_name(instance)) if self.partition_exists(instance) else None
 
     def get(self, instance: str, ids: Sequence[str]) -> list[MemoryRow]:
@@ -250,7 +254,7 @@ class MemoryIndex:
             params.append(kind)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         with self.pool.connection() as conn:
-            return conn.execute(f"SELECT count(*) FROM memory {clause}", params).fetchone()[0]
+            return conn.execute(f"SELECT count(*) FROM memory {clause}", params, prepare=False).fetchone()[0]
 
     def instances(self) -> list[str]:
         with self.pool.connection() as conn:
@@ -263,7 +267,7 @@ class MemoryIndex:
             rows = conn.execute(
                 "SELECT id, content, context FROM memory WHERE instance = %s "
                 "AND embedding_model IS DISTINCT FROM %s ORDER BY id LIMIT %s",
-                (instance, self.embedder.name, limit)).fetchall()
+                (instance, self.embedder.name, limit), prepare=False).fetchall()
         return [(id_, embedding_text_of(content, (context or {}).get("before")))
                 for id_, content, context in rows]
 
@@ -273,10 +277,11 @@ class MemoryIndex:
         done = 0
         while batch := self.stale_ids(instance, batch_size):
             vectors = self.embedder.embed_batch([content for _, content in batch])
-            with self.pool.connection() as conn, conn.cursor() as cur, conn.transaction():
-                cur.executemany(
-                    "UPDATE memory SET embedding = %s, embedding_model = %s WHERE instance = %s AND id = %s",
-                    [(vec, self.embedder.name, instance, id_) for (id_, _), vec in zip(batch, vectors, strict=True)])
+            with self.pool.connection() as conn:
+                conn.execute("UPDATE memory m SET embedding = v.embedding, embedding_model = %s "
+                             "FROM unnest(%s::text[], %s::vector[]) AS v(id, embedding) "
+                             "WHERE m.instance = %s AND m.id = v.id",
+                             (self.embedder.name, [id_ for id_, _ in batch], list(vectors), instance), prepare=False)
             done += len(batch)
             if progress:
                 progress(done)

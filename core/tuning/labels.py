@@ -121,7 +121,7 @@ class LabelStore:
 def known_ids(conn, instances: list[str], ids: Iterable[str]) -> set[str]:
     """Those of `ids` stored in the memory index under one of `instances`."""
     rows = conn.execute("SELECT DISTINCT id FROM memory WHERE instance = ANY(%s) AND id = ANY(%s)",
-                        (instances, list(ids))).fetchall()
+                        (instances, list(ids)), prepare=False).fetchall()
     return {r[0] for r in rows}
 
 

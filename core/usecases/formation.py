@@ -60,7 +60,7 @@ def _read_by(wb: Workbench, instance: str, chains: list[str] | None) -> dict[str
         found = conn.execute(
             "SELECT metadata->>'formed_by', count(*) FROM memory WHERE instance = %(i)s AND kind = 'user' "
             "AND metadata ? 'formed_by' AND (%(all)s OR chain_id = ANY(%(chains)s)) GROUP BY 1",
-            {"i": instance, "all": chains is None, "chains": chains or []}).fetchall()
+            {"i": instance, "all": chains is None, "chains": chains or []}, prepare=False).fetchall()
     return {"llm": 0, "rules": 0} | dict(found)
 
 
