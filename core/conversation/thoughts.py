@@ -647,6 +647,10 @@ class ThoughtStore:
     def instances(self) -> list[str]:
         return sorted(self.r.smembers(INSTANCES))
 
+    def has_instance(self, instance: str) -> bool:
+        """Whether `instances` lists `instance` (SISMEMBER, where the list is read whole)."""
+        return bool(self.r.sismember(INSTANCES, instance))
+
     def claim(self, key: str, ttl_s: int) -> str | None:
         """Claim `key` for at most `ttl_s` seconds (one atomic SET NX EX): the claim's token, or None when
         another writer holds it. Of writers racing to do one thing once (two API replicas, two sweeps), the

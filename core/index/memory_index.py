@@ -260,6 +260,12 @@ class MemoryIndex:
         with self.pool.connection() as conn:
             return [r[0] for r in conn.execute("SELECT instance FROM memory_partition ORDER BY instance")]
 
+    def has_instance(self, instance: str) -> bool:
+        """Whether `instances` lists `instance`: one key lookup, where the list is read whole."""
+        with self.pool.connection() as conn:
+            return conn.execute("SELECT EXISTS (SELECT 1 FROM memory_partition WHERE instance = %s)",
+                                (instance,)).fetchone()[0]
+
     def stale_ids(self, instance: str, limit: int = 1000) -> list[tuple[str, str]]:
         """Rows whose vector is missing or from another model than the active one, with the text their
         vector is made from (`embedding_text`)."""

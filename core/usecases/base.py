@@ -49,9 +49,10 @@ def new_instance_note(wb: Workbench, instance: str, caller: Principal = LOCAL_US
     /v1/instances` lists it), when it is the configured one (INSTANCE: a fresh install's first turn is no
     typo), or when the check fails (the write then says what failed).
 
-    Costs one small read: the set of instances Redis keeps, or, with `index_first` (a write that goes to the
-    index only), the index's partitions; the other only when the first does not know the instance. The
-    known instances it names are those the caller may use. Of first writes at the same moment (two API
+    Costs one key lookup: in the set of instances Redis keeps, or, with `index_first` (a write that goes to
+    the index only), among the index's partitions; the other only when the first does not know the
+    instance, and both lists, for the note, only when neither does (reading the lists at every write cost an
+    add 0.52 of its 1.47 ms among 800 instances). The known instances it names are those the caller may use. Of first writes at the same moment (two API
     replicas, two assistants), only the one that claims the instance in Redis is told
     (`ThoughtStore.claim_new_instance`); a write should hold the claim through `new_instance_told`, which
     gives it up when the write fails."""
@@ -83,13 +84,13 @@ def _note_and_claim(wb: Workbench, instance: str, caller: Principal, *, index_fi
     if instance == wb.settings.instance:
         return None, None
     # Each store is reached in its read (inside the try): a Redis that is down fails no index write here.
-    reads = [lambda: wb.index.instances(), lambda: wb.thoughts.instances()]
-    known: set[str] = set()
+    stores = [wb.index, wb.thoughts]
     try:
-        for read in reads if index_first else reversed(reads):
-            known |= set(read())
-            if instance in known:
-                return None, None
+        if any(store.has_instance(instance) for store in (stores if index_first else reversed(stores))):
+            return None, None
+        known = {*wb.index.instances(), *wb.thoughts.instances()}  # for the note
+        if instance in known:
+            return None, None  # stored meanwhile
         if (token := wb.thoughts.claim_new_instance(instance)) is None:
             return None, None  # another write is storing the instance's first memory: it was told
     except (redis.RedisError, psycopg.Error, ServiceUnavailable):
