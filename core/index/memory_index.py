@@ -139,8 +139,8 @@ class MemoryIndex:
         relname = partition_name(instance)
         with self.pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (relname,))
-            conn.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} PARTITION OF memory FOR VALUES IN ({})").format(
-                sql.Identifier(relname), sql.Literal(instance)))
+            # Made and attached, not PARTITION OF: no lock that queues the other instances (`core.index.text`).
+            conn.execute("SELECT memory_attach_partition('memory', %s, %s)", (relname, instance))
             conn.execute("INSERT INTO memory_partition (instance, relname) VALUES (%s, %s) "
                          "ON CONFLICT DO NOTHING", (instance, relname))
             conn.execute("SELECT memory_text_partitions(%s, %s)", (instance, relname))  # its postings, counters
