@@ -32,11 +32,16 @@ HNSW_WITH = sql.SQL("WITH (m = 12, ef_construction = 40)")
 
 
 def ensure_model_hnsw_index(pool: ConnectionPool, table: str, embedder: Embedder) -> None:
-    """CREATE INDEX IF NOT EXISTS <table>_hnsw_<model slug> for the embedder's model (idempotent)."""
+    """CREATE INDEX IF NOT EXISTS <table>_hnsw_<model slug> for the embedder's model (idempotent), when the
+    catalog does not list it yet. Even for an index that exists, CREATE INDEX first waits for its SHARE lock
+    on the table, which every open write transaction holds off (an import into an instance), and meanwhile
+    queues every other write of every instance behind it: once per process, at its first write."""
+    name = f"{table}_hnsw_{model_slug(embedder.name)}"
     stmt = sql.SQL(
         "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw ((embedding::vector({dim})) "
         "vector_cosine_ops) {shape} WHERE embedding_model = {model}"
-    ).format(name=sql.Identifier(f"{table}_hnsw_{model_slug(embedder.name)}"), table=sql.Identifier(table),
+    ).format(name=sql.Identifier(name), table=sql.Identifier(table),
              dim=sql.Literal(embedder.dim), model=sql.Literal(embedder.name), shape=HNSW_WITH)
     with pool.connection() as conn, without_time_limit(conn):
-        conn.execute(stmt)
+        if conn.execute("SELECT to_regclass(quote_ident(%s)) IS NULL", (name,)).fetchone()[0]:
+            conn.execute(stmt)

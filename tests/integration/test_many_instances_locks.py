@@ -161,3 +161,26 @@ def test_a_new_instance_neither_waits_for_a_long_read_nor_makes_other_instances_
     assert sorted(parents) == sorted([(partition_name(new), "memory"), (postings_name(new), "memory_term"),
                                       (lexemes_name(new), "memory_lexeme")])
     assert triggers >= 1 and len(indexes) == 1  # its row trigger, and as many indexes as an older partition
+
+
+def test_a_new_process_first_write_does_not_wait_for_another_writes_transaction(settings, workbench, instance):
+    """A runtime's first write makes sure the model's HNSW index exists (`ensure_model_hnsw_index`). CREATE
+    INDEX IF NOT EXISTS waits for its SHARE lock on `memory` even when the index is there, so it waited for
+    any open write transaction (an import into an instance) and queued every instance's writes behind it:
+    the catalog is asked first."""
+    uc.add_memory(workbench, uc.AddMemory(instance=instance, content="The boiler was serviced."))
+    done: list[float] = []
+
+    def first_write() -> None:
+        started = time.monotonic()
+        with Workbench(settings) as fresh:  # another process's runtime, as a restarted API worker's
+            uc.add_memory(fresh, uc.AddMemory(instance=f"{instance}-other", content="The shed key is blue."))
+        done.append(time.monotonic() - started)
+
+    with psycopg.connect(workbench.services.postgres_url()) as writer:  # an open write transaction
+        writer.execute("UPDATE memory SET tags = tags WHERE instance = %s", (instance,))
+        thread = threading.Thread(target=first_write)
+        thread.start()
+        thread.join(timeout=15)
+        assert done, "waited for the write transaction"
+        writer.rollback()
