@@ -9,8 +9,9 @@ import platform
 import resource
 import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,6 +76,30 @@ class CpuMeter:
                 "busy": round(total / (wall * cores), 3) if wall else None,
                 "per_memory_ms": round(1000 * total / max(1, per), 3),
                 "ceiling_per_s": round(per * cores / total) if total > 0 else None}
+
+
+def in_threads(count: int, seconds: float, call: Callable[[int, int], object]) -> tuple[list[float], dict]:
+    """`count` threads, each making `call(k, i)` (thread k's i-th call) until `seconds` have passed: every
+    call's ms, and the CPU time they took together (`CpuMeter`, per call)."""
+    latencies: list[list[float]] = [[] for _ in range(count)]
+    stop = time.perf_counter() + seconds
+
+    def work(k: int) -> None:
+        i = 0
+        while time.perf_counter() < stop:
+            t = time.perf_counter()
+            call(k, i)
+            latencies[k].append((time.perf_counter() - t) * 1000)
+            i += 1
+
+    meter = CpuMeter()
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = [ms for per in latencies for ms in per]
+    return every, meter.read(len(every))
 
 
 def _process_cpu_s() -> float:

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-import time
 
 from benchmarks import synth
-from benchmarks.common import RESULTS, CpuMeter, bench_workbench, machine, percentiles, write_json
+from benchmarks.common import RESULTS, bench_workbench, in_threads, machine, percentiles, write_json
 from core import usecases as uc
 
 GOAL_PER_S = 1000
@@ -41,25 +39,11 @@ def statements(n: int, seed: int) -> list[str]:
 def writers(wb, instance: str, count: int, seconds: float, seed: int) -> dict:
     """`count` threads adding memories until `seconds` have passed."""
     texts = statements(20_000, seed)
-    latencies: list[list[float]] = [[] for _ in range(count)]
-    stop = time.perf_counter() + seconds
 
-    def write(k: int) -> None:
-        i = k
-        while time.perf_counter() < stop:
-            t = time.perf_counter()
-            uc.add_memory(wb, uc.AddMemory(instance=instance, content=texts[i % len(texts)]))
-            latencies[k].append((time.perf_counter() - t) * 1000)
-            i += count
+    def add(k: int, i: int) -> None:
+        uc.add_memory(wb, uc.AddMemory(instance=instance, content=texts[(k + i * count) % len(texts)]))
 
-    meter = CpuMeter()
-    threads = [threading.Thread(target=write, args=(k,)) for k in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    every = [ms for per in latencies for ms in per]
-    cpu = meter.read(len(every))
+    every, cpu = in_threads(count, seconds, add)
     return {"writers": count, "adds": len(every), "adds_per_s": round(len(every) / cpu["wall_s"], 1),
             "add_ms": percentiles(every, (50, 95)), "cpu": cpu}
 

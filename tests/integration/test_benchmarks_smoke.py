@@ -19,6 +19,7 @@ from benchmarks import (
     live_adds,
     locomo,
     long_memories,
+    many_instances,
     report,
     search_bounds,
     speed,
@@ -240,3 +241,21 @@ def test_corrections_scores_the_supersession_cases(workbench, instance):
     result = corrections.score_cases(workbench, cases, prefix=instance)
     assert {k: result[k] for k in ("cases", "right", "wrong", "missed", "rightly none")} == {
         "cases": 2, "right": 1, "wrong": 0, "missed": 0, "rightly none": 1}
+
+
+def test_many_instances_small_measures_each_part_among_its_instances(data_dir):
+    result = many_instances.run(12, 3, str(data_dir), prefix=f"many-{uuid.uuid4().hex[:6]}", seconds=0.5,
+                                searches=60)
+    assert result["build"]["instances_made"] == 12 and result["build"]["memories_loaded"] == 36
+    assert set(result["repeated_calls"]) == {"stored_counts", "memory_browse", "remember", "add_memory",
+                                             "superseded_memories"}
+    assert all(len(c["ms"]) == 14 and 1 <= c["max_at_call"] <= 14 for c in result["repeated_calls"].values())
+    rotating = result["rotating"]
+    assert [r["instances"] for r in rotating["with_shared"]] == [r["instances"] for r in rotating["without_shared"]] == [1, 12]
+    assert all({"p50", "p95"} <= set(r) for r in [*rotating["with_shared"], rotating["shared_instance_alone"]])
+    assert result["memory"]["search_connections"] and result["memory"]["fresh_connection"]["backend_mb"] > 0
+    assert all(c["searches"] > 0 and c["cpu"]["per_search_ms"] > 0
+               for c in result["concurrent"]["with_shared"] + result["concurrent"]["without_shared"])
+    assert result["planning"]["with_shared"]["partitions"] == 2 and result["planning"]["without_shared"]["partitions"] == 1
+    assert all(p["planning_ms"] > 0 and p["prepared_ms"] > 0 for p in result["planning"].values())
+    assert set(result["adds"]) == {"one_instance", "a_different_instance_each", "those_instances_again"}
