@@ -28,6 +28,7 @@ def get_workbench() -> Workbench:
     except Exception as e:  # upkeep is best effort: the sidebar shows which service is down
         log.warning("upkeep at start skipped: %s", type(e).__name__)
     threading.Thread(target=_warm_up, args=(wb,), name="dashboard-warm-up", daemon=True).start()
+    uc.warm_up_in_background()  # the first turn that names a date waited for dateparser
     return wb
 
 

@@ -65,6 +65,7 @@ def create_app(wb: Workbench | None = None, *, settings: Settings | None = None,
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         own = wb is None
         app.state.wb = Workbench(settings) if own else wb
+        uc.warm_up_in_background()  # the first turn that names a date waited for dateparser
         if own and command:
             app.state.wb.services.for_command()
         try:

@@ -17,9 +17,11 @@ def mcp(ctx: WorkbenchContext) -> None:
     Standard output carries the protocol alone; logs go to standard error. Redis and Postgres start on
     the first tool call, not before.
     """
+    from core import usecases as uc
     from core.mcp.server import build_mcp_server
 
     wb = ctx.wb  # nothing connects yet: the Workbench opens its services on first use
+    uc.warm_up_in_background()  # the first turn that names a date waited for dateparser
     try:
         build_mcp_server(wb).run("stdio")
     except KeyboardInterrupt:  # stopped from a terminal: not an error

@@ -139,6 +139,13 @@ def _parser_class():
     return DateDataParser
 
 
+def warm_up() -> None:
+    """Read one relative date: dateparser loads and builds its patterns at its first reading, 0.2-0.6 s of
+    a process's first turn that names a date ("yesterday"). The servers do it ahead
+    (`core.usecases.conversation.warm_up_in_background`)."""
+    parse_time_hint("What did I say yesterday?", datetime.now(UTC))
+
+
 def parse_time_hint(text: str, now: datetime) -> TimeHint | None:
     """The time the text refers to, relative to `now` (naive `now` is taken as UTC), or None."""
     if not text or not has_time_keyword(text):

@@ -36,7 +36,7 @@ from core.usecases.conversation import (AnswerRestarts, Conversation, Conversati
                                         SweepResult, Synthesising,
                                         UiRememberParams, UiRememberResult, conversation, mark_abandoned,
                                         remember, remember_stream, summarise_quiet_chains, sweep,
-                                        sweep_instance)
+                                        sweep_instance, warm_up_in_background)
 from core.usecases.importing import (ImportFile, ImportResult, discard_upload, import_file, import_preview,
                                      keep_upload, prune_uploads)
 from core.usecases.formation import (FactHistory, FactHistoryRequest, FormationResult, FormationRun,
@@ -168,7 +168,7 @@ __all__ = ["ABANDON_AFTER_S", "AnswerSpan", "CATEGORY_ASSISTANT", "CATEGORY_USER
            "restore_archive", "retrieval_report", "retrieve_memory", "revoke_key", "save_profile", "save_tuned",
            "service_statuses",
            "services", "stop_services", "stored_counts", "summarize", "summarize_by", "summarize_split", "superseded_memories", "sweep",
-           "summarise_quiet_chains", "sweep_instance",
+           "summarise_quiet_chains", "sweep_instance", "warm_up_in_background",
            "text_from_file", "tool_history", "transcript", "tune", "undo_activation", "unknown_ids_note", "warm_feedback",
            "with_empty_periods"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -10,17 +11,23 @@ from typing import TYPE_CHECKING, Literal
 import psycopg
 from pydantic import BaseModel
 
+from core.access.scope import LOCAL_USER, Principal
 from core.admin.upkeep import Upkeep, upkeep
 from core.conversation.feedback import ABANDON_AFTER_S
 from core.conversation.indexing import sync_before_search
 from core.conversation.metrics import ContextItem, Origin, TurnMetrics
-from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_METRICS, CATEGORY_USER, FeedbackRecord, \
-    Thought
+from core.conversation.thoughts import (
+    CATEGORY_ASSISTANT,
+    CATEGORY_METRICS,
+    CATEGORY_USER,
+    FeedbackRecord,
+    Thought,
+)
 from core.conversation.turn import AnswerRestarts, Remember, Synthesising, UiRememberParams, UiRememberResult
 from core.errors import NotFound, ProviderError, ServiceUnavailable, outage
 from core.formation.summaries import summarise_quiet
-from core.access.scope import LOCAL_USER, Principal
 from core.ids import Id, validate_id
+from core.retrieval import timeparse
 from core.usecases.base import InstanceRequest, new_instance_told
 
 if TYPE_CHECKING:
@@ -110,6 +117,15 @@ def summarise_quiet_chains(wb: Workbench, req: InstanceRequest) -> SweepResult:
         return SweepResult(instance=instance, abandoned_marked=0,
                            note=f"session summaries deferred to a later sweep: {reason}")
     return SweepResult(instance=instance, abandoned_marked=0, summarised=summarised)
+
+
+def warm_up_in_background() -> threading.Thread:
+    """What a server's first turns would wait for, made ready in a daemon thread, so the server starts and
+    answers meanwhile: dateparser's patterns, 0.2-0.6 s of the first turn that names a date
+    (`core.retrieval.timeparse.warm_up`)."""
+    thread = threading.Thread(target=timeparse.warm_up, name="turn-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def sweep(wb: Workbench, *, summarise: bool = True) -> Upkeep:
