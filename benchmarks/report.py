@@ -454,6 +454,24 @@ def http_load(results: dict[str, dict]) -> list[str]:
                 "afterwards. `python -m benchmarks.api_load --json benchmarks/results/api-load.json`.")]
 
 
+def many_instances(results: dict[str, dict]) -> list[str]:
+    r = results.get("many-instances")
+    if not r:
+        return []
+    slowest = max(r["repeated_calls"].items(), key=lambda item: item[1]["max_ms"])
+    rotating = {row["instances"]: row for row in r["rotating"]["with_shared"]}
+    busy = {row["instances"]: row for row in r["concurrent"]["with_shared"]}
+    few, n = min(busy), r["instances"]
+    return ["", (f"**Many instances** — {n:,} instances of {r['memories_each']} memories and one shared "
+                 f"memory: five use cases called 14 times in a row, the slowest call {slowest[1]['max_ms']:.1f} ms "
+                 f"({slowest[0]}, call {slowest[1]['max_at_call']}); hybrid search p50 "
+                 f"{rotating[1]['p50']:.1f} ms on one instance, {rotating[n]['p50']:.1f} ms rotating over all "
+                 f"(each instance's statement planned again, {r['planning']['with_shared']['planning_ms']:.1f} ms, "
+                 f"once a connection keeps 100); 6 threads: {busy[few]['searches_per_s']:.0f} searches/s among "
+                 f"{few}, {busy[n]['searches_per_s']:.0f}/s among {n:,}. "
+                 "`python -m benchmarks.many_instances`.")]
+
+
 def machine_line(results: dict[str, dict]) -> str:
     """Each machine and day the results were measured on, with the results of each (by file name)."""
     by_machine: dict[str, list[str]] = {}
@@ -467,7 +485,7 @@ def machine_line(results: dict[str, dict]) -> str:
 
 def render(results: dict[str, dict]) -> str:
     lines = [START, *quality(results), "", *speed(results), *long_memories(results), *goals(results),
-             *http_load(results), "", machine_line(results),
+             *http_load(results), *many_instances(results), "", machine_line(results),
              ("Regenerate with `python -m benchmarks.report`; how the figures are measured and what "
               "limits them: [benchmarks/README.md](benchmarks/README.md)."), END]
     return "\n".join(lines)
