@@ -83,10 +83,11 @@ def _note_and_claim(wb: Workbench, instance: str, caller: Principal, *, index_fi
     """`new_instance_note`'s note, and the token of the claim it took (None when it took none)."""
     if instance == wb.settings.instance:
         return None, None
-    # Each store is reached in its read (inside the try): a Redis that is down fails no index write here.
-    stores = [wb.index, wb.thoughts]
+    # Each store is reached in its lookup (inside the try): a Redis that is down fails no index write here,
+    # nor a Postgres that is down a turn (`wb.index` connects on first use).
+    lookups = [lambda: wb.index.has_instance(instance), lambda: wb.thoughts.has_instance(instance)]
     try:
-        if any(store.has_instance(instance) for store in (stores if index_first else reversed(stores))):
+        if any(knows() for knows in (lookups if index_first else reversed(lookups))):
             return None, None
         known = {*wb.index.instances(), *wb.thoughts.instances()}  # for the note
         if instance in known:
