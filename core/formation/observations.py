@@ -151,7 +151,7 @@ def _whole_year(start: datetime, end: datetime) -> bool:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.13"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.14"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -186,7 +186,11 @@ RULES = "2026-12-07.13"  # .2: an age update supersedes every earlier age of tha
 # Arzt ist Meier"; not "Mein Chef ist Lehrer"), where one drives one's car to is no car ("I drive my car to
 # Porto"), and a clause opening with a mark after "Well…" no longer stops formation; 12-07.13: a correction said
 # again word for word is a repetition, which corrects what its earlier self corrected and supersedes nothing (it
-# superseded its earlier self: "We land at Itami, not Kansai." superseded by "We land at Itami, not Kansai.")
+# superseded its earlier self: "We land at Itami, not Kansai." superseded by "We land at Itami, not Kansai."); 12-07.14:
+# a subject joined to another ("Não, o meu irmão e a Ana vieram jantar.") names no fact by its own words alone;
+# "trabalho com", "arbeite mit" read as "work with" ("Trabalho com Python" names a tool used), and a name one works
+# with of no list ("I work with Ruby", "Ich arbeite mit Looker") is a companion a switch naming it replaces ("I
+# switched from Ruby to Go"); a possessive in a switch names an owner ("Tom's old laptop")
 
 
 @dataclass

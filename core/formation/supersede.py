@@ -16,8 +16,10 @@ the candidate's subject ("my husband is allergic to penicillin, not me"). A corr
 corrects: a candidate must share a quarter of its words with it (`NAMES`), or hold what its contrast says
 is no longer so and one more of its words ("we live in Bonfim now, not Lisbon anymore": `contrasted`),
 or, when it names none, a word with the question and have been used by the previous answer ("Where did
-we go?" ... "No, it was Lyon."). Words are compared without case or accents ("Inês" = "Ines"). Among
-those, the one closest to what was being discussed (the correction, and the question before it when the
+we go?" ... "No, it was Lyon."). The words of a subject it joins to another ("Não, o meu irmão e a Ana
+vieram jantar.": `updates.joined_subjects`) name no fact alone, unless it states an attribute the fact states
+("No, my brother and Ana moved to Porto." and "My brother lives in Braga."). Words are compared without case
+or accents ("Inês" = "Ines"). Among those, the one closest to what was being discussed (the correction, and the question before it when the
 user's previous message asked one):
 
     score = cosine(correction + question, memory) + 0.5 · shared(correction, memory)
@@ -94,7 +96,7 @@ from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END, COMPARED
 from core.formation.kinds import sentences
 from core.formation.observations import Correction
 from core.formation.subjects import SELF, person, subjects
-from core.formation.updates import USES, Claim, Reading, named_by, read, replaced, replaces
+from core.formation.updates import USES, Claim, Reading, joined_subjects, named_by, read, replaced, replaces
 from core.index.memory_index import MemoryIndex
 from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, MemoryContext, MemoryRecord, MemoryRow
@@ -221,6 +223,11 @@ def mentions_only(said: str, claims: list[Claim], fact: str) -> bool:
         return False
     unnamed = words(said) - _names(said) - new - {w for claim in claims for w in claim.who}
     return shared(unnamed, words(fact)) < NAMES and not contrasted(said)[0] & tokens(fact)
+
+
+def _same_attribute(said: Reading, fact: str) -> bool:
+    """Whether a correction states an attribute a fact states, of anyone (a home, an age, a name of the user's)."""
+    return bool(said.claims) and any(f.attribute == u.attribute for f in read(fact).claims for u in said.claims)
 
 
 def _judges(said: set[str], fact: set[str]) -> bool:
@@ -350,8 +357,13 @@ def choose(index: MemoryIndex, c: Correction, found: list[MemoryRow] | None = No
     # The facts the correction names: a quarter of its words, or what it says is no longer so and one word
     # more; when it names none, those the previous answer used that the question named ("Where did we
     # go?" ... "No, it was Lyon.").
-    named = [(shared(said, t) >= NAMES or (h > 0 and bool((said - was) & t))) and not _judges(said, t)
-             for t, h in zip(theirs, holds, strict=True)]
+    # Not by the words of a subject it joins to another alone ("Não, o meu irmão e a Ana vieram jantar." says
+    # what both did, nothing of who the brother is: no correction of "O meu irmão é o Rui."), unless it states an
+    # attribute the fact states ("No, my brother and Ana moved to Porto." and "My brother lives in Braga.").
+    joined, reading = words(" ".join(joined_subjects(c.said))), read(c.said)
+    named = [(shared(said, t) >= NAMES and not (said & t <= joined and not _same_attribute(reading, own_words(m)))
+              or (h > 0 and bool((said - was) & t))) and not _judges(said, t)
+             for m, t, h in zip(found, theirs, holds, strict=True)]
     if not any(named):
         named = [m.id in c.previous_context and bool(asked & t) for m, t in zip(found, theirs, strict=True)]
     best, best_score = None, MIN_SCORE
@@ -492,6 +504,12 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
             continue
         targets = [t for t in targets if not same_words(own_words(t), o.content)]
         if not targets:
+            # Formed again by rules that find nothing it corrects, it supersedes nothing now: "Não, o meu irmão e a
+            # Ana vieram jantar." had superseded "O meu irmão é o Rui." under 12-07.13, and a run must not leave Rui
+            # hidden (a correction still, so `release` of the run, for what reads as none, does not see it).
+            with index.pool.connection() as conn, conn.transaction():
+                conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance, "by": o.id, "targets": []},
+                             prepare=False)
             continue
         corrected = own_words(targets[0])
         with index.pool.connection() as conn, conn.transaction():

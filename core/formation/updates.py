@@ -129,6 +129,15 @@ which list two people. A German value may be one name after "ist" for a noun who
 city ("Mein Arzt ist Meier", "Mein Name ist Anna"; `_NAMED_BY_ONE`), unless a noun said of a person ("Mein Chef ist
 Lehrer", "… Informatiker", "… Amerikanerin": `_PERSON_NOUN`). A car the clause drives, takes or parks names no car
 ("I drive my car to Porto", `_CAR_TAKEN`), nor does a place where it is ("My car is in Porto now", `_AT_PLACE`).
+
+Batch "langform6" (26 cases: 8 updates, 5 corrections, 13 near-misses; before, none of the updates was right and 5
+near-misses were wrong): "com" and "mit" after a verb of working or living are read as "with" ("Trabalho com Python",
+"Ich arbeite mit Python" name a tool used); a name one works with that is no tool of the list, a colleague or a tool
+("I work with Ruby", "Trabalho com Ruby", "Ich arbeite mit Looker", "I work with Priya"), is a companion
+(`Reading.companions`), which a switch by the user naming it replaces; a possessive in a switch names an owner ("I
+stopped using Tom's old laptop": not Tom, `_OWNER`). A subject joined to another ("o meu irmão" of "Não, o meu irmão
+e a Ana vieram jantar.") is read by `joined_subjects`: `core.formation.supersede.choose` names no fact by its words
+alone.
 """
 
 from __future__ import annotations
@@ -137,6 +146,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import NamedTuple
 
 from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END
@@ -577,16 +587,26 @@ _KIND = re.compile(
 _KIND_NAMES = list(KINDS)
 # A name used, of no kind known: "I bank with Monzo", "I use Duolingo". Replaced only when a switch names it.
 USES = "uses"
-_USED = re.compile(r"\b(?:use|uses|using|on|with)\s+(?:(?:a|an|the|my|our)\s+)?"
+_USED = re.compile(r"\b(?:use|uses|using|on|with|(?-i:[Cc]om|[Mm]it))\s+(?:(?:a|an|the|my|our|(?-i:o|os))\s+)?"
                    r"(?P<name>(?-i:[A-Z][\w&'-]*)(?:\s+(?-i:[A-Z][\w&'-]*))?)", re.IGNORECASE)
 # Whom one lives, works or moves with is no name one uses: "I live with Anna", "I work with Priya", "I moved to
 # Boston with Tom" (a name used is what one banks or reads with: "I bank with Monzo"). But a tool or a language one
 # works with is a name used, as "I use Python" is ("I work with Python", "… with Kubernetes and Go", "… with Python
 # 3.12"), so that "I switched from Python to Go" replaces it: told from a person by a closed list of common ones
 # (`_TOOLS`; not those that are also first names, "Julia", "Ruby") or a version number after the name (no person
-# has one). A tool missing from the list is read as a companion, the lesser mistake: it is then only not replaced.
+# has one). Portuguese and German read "com" and "mit" after a verb of living or working alike ("Trabalho com
+# Python", "Ich arbeite mit Python"). Any other name one works with, tool or colleague, is a companion
+# (`Reading.companions`: every such name of the labelled rows is a colleague, "I work with Priya", "Agora trabalho com
+# o Miguel"), which a switch by the user that names it as a thing used replaces all the same ("I switched from Ruby
+# to Go", "I stopped using Julia" after "I work with Ruby", "… with Julia": the switch says what it was, `replaces`).
 _TOGETHER = re.compile(r"\b(?:live|lives|living|lived|stay|stays|staying|share|shares|sharing|work|works|working"
-                       r"|worked|move|moves|moving|moved|relocated)\b", re.IGNORECASE)
+                       r"|worked|move|moves|moving|moved|relocated"
+                       r"|moro|mora|moramos|moram|vivo|vive|vivemos|vivem|trabalh(?:o|a|amos|am|ar|ei|ou)"
+                       r"|wohne|wohnt|wohnen|lebe|lebt|leben|arbeite|arbeitet|arbeiten)\b", re.IGNORECASE)
+_WORKED = re.compile(r"\b(?:work|works|working|worked|trabalh(?:o|a|amos|am|ar|ei|ou)|arbeite|arbeitet|arbeiten)\b",
+                     re.IGNORECASE)
+# "Tom's old laptop": a possessive names whose thing a switch gives up, not the thing (`read`).
+_OWNER = re.compile(r"(?-i:[A-ZÀ-Þ])[\w-]*'s\s+(?=\w)")
 _TOOLS = frozenset({
     "python", "java", "javascript", "typescript", "go", "golang", "rust", "php", "perl", "scala", "kotlin", "swift",
     "haskell", "elixir", "erlang", "clojure", "matlab", "r", "fortran", "cobol", "dart", "lua", "sql", "bash",
@@ -698,6 +718,7 @@ class Reading:
     tokens: frozenset[str]
     dropped: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()  # (who, words) no longer so (`_DROPPED`)
     states: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()  # (who, words) of each clause of a state
+    companions: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()  # (who, names) one works with (`_companions`)
 
     @property
     def update(self) -> bool:
@@ -812,8 +833,10 @@ def _kinds(clause: str, who: frozenset[str]) -> list[Claim]:
     together = _TOGETHER.search(clause)
     for m in _USED.finditer(clause):
         found = values(m.group("name"), first=True)
-        if together and m.start() >= together.start() and m.group().lower().startswith("with"):
+        if together and m.start() >= together.start() and m.group().lower().startswith(("with", "com", "mit")):
             found = _tools(clause, _WITH.match(clause, m.start()) or m)  # "I live with Anna": no name used
+        elif not m.group().lower().startswith(("use", "on", "with")):
+            continue  # "com", "mit" are read after a verb of living or working only ("Jantei com a Ana")
         if found and not found & kinds:
             out.append(Claim(who, USES, found))
     return out
@@ -832,6 +855,16 @@ def _tools(clause: str, listed: re.Match[str]) -> frozenset[str]:
     return frozenset(word for m in _TOOL_NAME.finditer(clause, listed.start())
                      if m.start() < listed.end()
                      and ((word := _plain(m.group().split()[0])) in _TOOLS or m.group("version")))
+
+
+def _companions(clause: str) -> frozenset[str]:
+    """The names one works with that are no tool of `_TOOLS` (`_tools`): colleagues, or tools of no list ("I work
+    with Priya", "… with Ruby", "Trabalho com Ruby", "Ich arbeite mit Looker" → priya, ruby, looker)."""
+    worked = _WORKED.search(clause)
+    listed = worked and _WITH.search(clause, worked.end())
+    if not listed:
+        return frozenset()
+    return values(listed.group(), skip=_tools(clause, listed), first=True)
 
 
 def _claims(clause: str, who: frozenset[str] | None, changed: bool) -> list[Claim]:
@@ -970,6 +1003,33 @@ def _typed_e(head: re.Match[str] | None, tail: re.Match[str] | None) -> bool:
     return not ({mine, theirs} & _FEMININE and {mine, theirs} & _MASCULINE)
 
 
+# A subject alone, a possessive's noun or a name, that "and", "e" or "und" joins to the next clause's subject
+# (`joined_subjects`): "my brother" of "my brother and Ana came to dinner".
+_BARE_SUBJECT = re.compile(r"(?:(?:o|a|os|as)\s+)?(?:my|our|meu|minha|meus|minhas|nosso|nossa|nossos|nossas|mein|meine"
+                           r"|unser|unsere)\s+(?:[\w-]+\s+)?[\w-]+|(?-i:[A-ZÀ-Þ])[\w'-]*(?:\s+(?-i:[A-ZÀ-Þ])[\w'-]*)?",
+                           re.IGNORECASE)
+_JOINED = re.compile(r"\s+(?:and|e|und)\s+", re.IGNORECASE)
+
+
+def joined_subjects(text: str) -> list[str]:
+    """The subjects a statement joins to another's with "and", "e" or "und" and says nothing of alone: "o meu
+    irmão" of "Não, o meu irmão e a Ana vieram jantar." (they came to dinner), "my sister" of "No, my sister and
+    Tom are coming on Friday."; a name only when a verb follows ("Tom" of "Tom and Ana came", not "Lyon and
+    Paris."). Not one read as "é" typed without its accent ("O meu chefe e o Paulo.", one clause, `_typed_e`), nor
+    the user opening a subject ("Ich und meine Frau…", `_ONLY_ME`)."""
+    found = []
+    for sentence in _SENTENCE_END.split(_plain_text(text)):
+        parts, at = _split(sentence), 0
+        for part, after in pairwise(parts):
+            at = sentence.find(part, at) + len(part)
+            clause = _MARKS_FIRST.sub("", part[_LEAD.match(part).end():]).strip()
+            following = after.strip().rstrip(".!")
+            if (_JOINED.fullmatch(sentence[at:sentence.find(after, at)]) and (m := _BARE_SUBJECT.fullmatch(clause))
+                    and (clause[:1].islower() or not _BARE_SUBJECT.fullmatch(following))):
+                found.append(m.group())  # a name only before a verb: "No, Lyon and Paris." lists places
+    return found
+
+
 def stated_of(text: str) -> list[tuple[str, frozenset[str] | None]]:
     """Each clause of a statement and whom it is about, as `read` reads them: {SELF} ("I moved to Lisbon",
     "we moved", "my new flat"), the names and relations of someone else ("Dana moved to billing", "my sister
@@ -990,23 +1050,26 @@ def read(text: str) -> Reading:
     old: list[tuple[frozenset[str], str | None, frozenset[str]]] = []
     dropped: list[tuple[frozenset[str], frozenset[str]]] = []
     states: list[tuple[frozenset[str], frozenset[str]]] = []
+    companions: list[tuple[frozenset[str], frozenset[str]]] = []
     for conditional, now, clause, who in _clauses(text):
         said_none = conditional or _says_none(clause)
         patterns = [(None, _USED_TO)] + ([] if said_none else _OLD + [(USES, p) for p in _SWITCHED_FROM])
         if not (conditional or _HYPOTHETICAL.search(clause) or _DENIED.search(clause)):
             patterns.append((USES, _GONE))  # "my Kobo died": gone, in a past tense
         old += [(who, attribute, was) for attribute, pattern in patterns for m in pattern.finditer(clause)
-                if who and (was := values(m.group("x"), first=True))]
+                if who and (was := values(_OWNER.sub(" ", m.group("x")), first=True))]
         if not said_none:
             claims += _claims(clause, who, now or bool(MARKER.search(clause)))
             dropped += [(whom, was) for m in (p.search(clause) for p in _DROPPED) if m
                         and (whom := _whom(m, who)) and (was := _words(m.group("w")))]
             if who:
                 states.append((who, _words(clause)))
+                if names := _companions(clause):
+                    companions.append((who, names))
     said_old = frozenset(v for _, _, was in old for v in was)
     # A value said to be no longer so is no value the statement claims ("I don't live in Chicago anymore").
     claims = [replace(c, values=kept) for c in claims if (kept := c.values - said_old)]
-    return Reading(tuple(claims), tuple(old), tokens(text), tuple(dropped), tuple(states))
+    return Reading(tuple(claims), tuple(old), tokens(text), tuple(dropped), tuple(states), tuple(companions))
 
 
 def _words(text: str) -> frozenset[str]:
@@ -1063,6 +1126,11 @@ def replaces(update: Reading, fact: Reading, *, correction: bool = False) -> boo
     whatever its words: its claims count without a marker."""
     if any(who & theirs and (was - OCCASIONS or was) <= words
            for who, was in update.dropped for theirs, words in fact.states):
+        return True
+    # A switch by the user naming what the fact's subject works with says it was a thing used: "I switched from
+    # Ruby to Go" and "I work with Ruby" (a colleague is seldom switched from, `_companions`).
+    if any(who & theirs and was & names for who, attribute, was in update.old if attribute == USES
+           for theirs, names in fact.companions):
         return True
     for f in fact.claims:
         if any(who & f.who and _names_what(attribute, f.attribute) and was & f.values
