@@ -8,7 +8,10 @@ partition, named in the statement (`memory_text_apply`), and the embedded server
 times as many (`MAX_LOCKS_PER_TRANSACTION`). The words' counters are partitioned by instance too, so a
 deletion rewrites its own instance's files only (`core.admin.compaction`): in one table for every instance
 they grew past the size a deletion rewrites (36 MB beside the test suite's instances), and a deleted word
-stayed in their files."""
+stayed in their files. And no write waits for a lock taken on a parent: a new instance's partitions are
+attached rather than created as PARTITION OF (ACCESS EXCLUSIVE on the parent), and a runtime's first write
+asks the catalog for the HNSW index rather than CREATE INDEX IF NOT EXISTS (SHARE), either of which queued
+every instance's writes behind any long transaction on `memory`."""
 
 from __future__ import annotations
 
