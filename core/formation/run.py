@@ -88,6 +88,7 @@ def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = No
     chains = list(wb.thoughts.r.zrange(chains_key(instance), 0, -1)) if chains is None else chains
     counts = FormationCounts(chains=len(chains), unchanged=max(0, every - len(chains)))
     mended: list[Mended] = []
+    uncorrected = 0  # memories current again: a correction formed again corrects nothing now
     plain: list[str] = []  # observations formed again that read as no correction or update (`release`)
     told: list = []  # the corrections and updates formed, all chains'
     for done, chain in enumerate(chains, start=1):
@@ -102,7 +103,9 @@ def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = No
             mended.append(closed)
             wb.index.add(records)
             mark_memorized(wb.thoughts, [r for r in records if r.kind == "user"])
-            counts.superseded += len(supersede(wb.index, corrections))
+            formed = supersede(wb.index, corrections)
+            counts.superseded += len(formed.pairs)
+            uncorrected += formed.current_again
             correcting = {c.observation.id for c in corrections}
             plain += [i for i in kept if i not in correcting]
             told += corrections
@@ -118,12 +121,23 @@ def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = No
     # read of the instance's rows each time, not each chain).
     released = release(wb.index, instance, plain)
     if released:  # a correction formed before skipped a fact another observation still hid: applied again
-        supersede(wb.index, told)
+        uncorrected += supersede(wb.index, told).current_again
     # A history a deletion left open (before deletions mended it) closes too.
     mended.append(close_gaps(wb.index, instance))
     counts.notes = (sorted(set(formation.notes)) + Mended(*map(sum, zip(*mended, strict=True))).notes()
-                    + _released_notes(released))
+                    + _released_notes(released) + _uncorrected_notes(uncorrected))
     return counts
+
+
+def _uncorrected_notes(current: int) -> list[str]:
+    """What a run says of the facts made current again because the correction that had superseded them, still
+    read as a correction, corrects nothing under these rules ("Não, o meu irmão e a Ana vieram jantar.")."""
+    if not current:
+        return []
+    one = current == 1
+    said = (f"{current} {'memory' if one else 'memories'} current again: the correction that had superseded "
+            f"{'it' if one else 'them'} corrects nothing under these rules")
+    return [said]
 
 
 def _released_notes(released: int) -> list[str]:

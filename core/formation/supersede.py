@@ -490,12 +490,20 @@ def _targets(index: MemoryIndex, c: Correction) -> list[MemoryRow]:
     return [target, *along]
 
 
-def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[str, str]]:
-    """Mark what each correction or update supersedes (oldest first, `_targets`); returns (superseded, by)
-    id pairs. The observation records the fact it names (`supersedes`), and is found by its words too (its
-    context and, for the rules' correction, its text, which names the fact; an update's stands alone). The
-    facts superseded along with it carry SUPERSEDED_ALSO."""
-    done = []
+class Superseded(NamedTuple):
+    """What `supersede` did: the (superseded, by) id pairs it marked, and how many memories were current again
+    because a correction formed again corrects nothing now (what it had superseded)."""
+
+    pairs: list[tuple[str, str]]
+    current_again: int = 0
+
+
+def supersede(index: MemoryIndex, corrections: list[Correction]) -> Superseded:
+    """Mark what each correction or update supersedes (oldest first, `_targets`). The observation records the
+    fact it names (`supersedes`), and is found by its words too (its context and, for the rules' correction,
+    its text, which names the fact; an update's stands alone). The facts superseded along with it carry
+    SUPERSEDED_ALSO."""
+    done, current_again = [], 0
     for c in sorted(corrections, key=lambda c: c.observation.created_at):
         targets = _targets(index, c)
         o = c.observation
@@ -508,8 +516,8 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
             # Ana vieram jantar." had superseded "O meu irmão é o Rui." under 12-07.13, and a run must not leave Rui
             # hidden (a correction still, so `release` of the run, for what reads as none, does not see it).
             with index.pool.connection() as conn, conn.transaction():
-                conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance, "by": o.id, "targets": []},
-                             prepare=False)
+                current_again += conn.execute(RELEASE, {"keys": SUPERSESSION_MARKS, "instance": o.instance,
+                                                        "by": o.id, "targets": []}, prepare=False).rowcount
             continue
         corrected = own_words(targets[0])
         with index.pool.connection() as conn, conn.transaction():
@@ -524,7 +532,7 @@ def supersede(index: MemoryIndex, corrections: list[Correction]) -> list[tuple[s
                                         "metadata": meta,
                                         "context": MemoryContext(before=[corrected, *o.context.before][:3])})])
         done += [(target.id, o.id) for target in targets]
-    return done
+    return Superseded(done, current_again)
 
 
 def _repeat(index: MemoryIndex, o: MemoryRecord, twin: MemoryRow) -> None:

@@ -178,3 +178,31 @@ def test_a_run_forming_again_frees_what_older_rules_superseded_by_a_statement_th
     assert not {"supersedes", UPDATE} & set(facts(workbench, instance)["Agora moro com a Ana."])
     again = uc.formation_run(workbench, uc.FormationRun(instance=instance, every_chain=True))
     assert superseded(workbench, instance) == [] and not any("current again" in n for n in again.notes)
+
+
+def test_a_run_frees_what_a_correction_that_corrects_nothing_now_had_superseded_and_says_so(
+        workbench, instance, monkeypatch):
+    """Rules before 2026-12-07.14 read "Não, o meu irmão e a Ana vieram jantar." as a correction of "O meu irmão
+    é o Rui." (their shared "irmão"). It still reads as a correction, of nothing now: a plain run takes its marks
+    off, and its notes say the fact is current again (they said nothing of it)."""
+    clock = Clock(datetime.now(UTC) - timedelta(hours=2))
+    monkeypatch.setattr("core.formation.observations.RULES", "2026-12-07.13")
+    turn(workbench, instance, "family", "O meu irmão é o Rui.", clock)
+    turn(workbench, instance, "dinner", "Não, o meu irmão e a Ana vieram jantar.", clock)
+    rows = facts(workbench, instance)
+    fact = next(c for c in rows if "Rui" in c)
+    correction = next(c for c in rows if "jantar" in c)
+    with workbench.index.pool.connection() as conn:  # the mark the older rules left
+        ids = dict(conn.execute("SELECT content, id FROM memory WHERE instance = %s AND kind = 'observation'",
+                                (instance,)).fetchall())
+        conn.execute("UPDATE memory SET metadata = metadata || jsonb_build_object('superseded_at', %s::text, "
+                     "'superseded_by', %s::text) WHERE instance = %s AND id = %s",
+                     (clock.now.isoformat(), ids[correction], instance, ids[fact]))
+    assert superseded(workbench, instance) == [fact]
+    monkeypatch.undo()
+    run = uc.formation_run(workbench, uc.FormationRun(instance=instance))
+    assert superseded(workbench, instance) == []
+    assert "1 memory current again: the correction that had superseded it corrects nothing under these rules" \
+        in run.notes, run.notes
+    again = uc.formation_run(workbench, uc.FormationRun(instance=instance, every_chain=True))
+    assert superseded(workbench, instance) == [] and not any("current again" in n for n in again.notes)
