@@ -125,29 +125,22 @@ def form_instance(wb: Workbench, instance: str, *, chains: list[str] | None = No
     # A history a deletion left open (before deletions mended it) closes too.
     mended.append(close_gaps(wb.index, instance))
     counts.notes = (sorted(set(formation.notes)) + Mended(*map(sum, zip(*mended, strict=True))).notes()
-                    + _released_notes(released) + _uncorrected_notes(uncorrected))
+                    + _current_again(released, RELEASED) + _current_again(uncorrected, UNCORRECTED))
     return counts
 
 
-def _uncorrected_notes(current: int) -> list[str]:
-    """What a run says of the facts made current again because the correction that had superseded them, still
-    read as a correction, corrects nothing under these rules ("Não, o meu irmão e a Ana vieram jantar.")."""
-    if not current:
+def _current_again(count: int, why: str) -> list[str]:
+    """A run's note of the `count` facts it made current again, and `why` ("{it}": it or them)."""
+    if not count:
         return []
-    one = current == 1
-    said = (f"{current} {'memory' if one else 'memories'} current again: the correction that had superseded "
-            f"{'it' if one else 'them'} corrects nothing under these rules")
-    return [said]
+    one = count == 1
+    return [f"{count} {'memory' if one else 'memories'} current again: " + why.format(it="it" if one else "them")]
 
 
-def _released_notes(released: int) -> list[str]:
-    """What a run says of the facts `release` made current again."""
-    if not released:
-        return []
-    one = released == 1
-    said = (f"{released} {'memory' if one else 'memories'} current again: what had superseded "
-            f"{'it' if one else 'them'} no longer reads as a correction or a change")
-    return [said]
+# Why: `release` found that what had superseded them reads as no correction now; or a correction formed again
+# corrects nothing under these rules ("Não, o meu irmão e a Ana vieram jantar.", `supersede`).
+RELEASED = "what had superseded {it} no longer reads as a correction or a change"
+UNCORRECTED = "the correction that had superseded {it} corrects nothing under these rules"
 
 
 def _remove_stale(wb: Workbench, instance: str, chain: str, kept: list[str]) -> tuple[int, Mended]:
