@@ -296,10 +296,7 @@ def _restored_deleted(wb: Workbench, instance: str) -> list[str]:
         p.exists(chain_meta_key(instance, chain))
     back_chains = [c for c, there in zip(chain_ids, p.execute() if chain_ids else [], strict=True) if there]
     memory_ids = deleted.members(r, instance, "memory")
-    with wb.pool().connection() as conn:
-        back_memories = [row[0] for row in conn.execute(
-            "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, memory_ids),
-            prepare=False)]
+    back_memories = sorted(wb.index.held(instance, memory_ids))
     deleted.unrecord(r, instance, "chain", back_chains)
     deleted.unrecord(r, instance, "memory", back_memories)
     parts = [f"{n:,} {one if n == 1 else many}" for n, one, many in (

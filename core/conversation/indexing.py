@@ -344,11 +344,7 @@ def _noted_rows(store: ThoughtStore, instance: str, chains: dict[str, list[str]]
 
 def _not_in_index(index: MemoryIndex, instance: str, rows: list[MemoryRecord]) -> list[MemoryRecord]:
     """The rows whose id the instance's index does not hold."""
-    if not rows:
-        return []
-    with index.pool.connection() as conn:
-        there = {row[0] for row in conn.execute("SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)",
-                                                (instance, [r.id for r in rows]), prepare=False)}
+    there = index.held(instance, [r.id for r in rows])
     return [r for r in rows if r.id not in there]
 
 

@@ -511,7 +511,7 @@ class _Run:
         if self.unrecorded and self.indexed_before and memories:
             ids = [m.id for m in memories]
             deleted.record(self.wb.redis(), self.instance,
-                           memories=set(ids) - indexed_ids(self.wb, self.instance, ids))
+                           memories=set(ids) - self.wb.index.held(self.instance, ids))
         gone = deleted.deleted(self.wb.redis(), self.instance, "memory", [m.id for m in memories])
         if self.include_deleted:
             return [self._memory(m) for m in memories], gone
@@ -544,7 +544,7 @@ class _Run:
         """Rows whose id the instance's index does not hold yet (all, for an instance new to it)."""
         if not rows or not self.indexed_before:
             return rows
-        there = indexed_ids(self.wb, self.instance, [r.id for r in rows])
+        there = self.wb.index.held(self.instance, [r.id for r in rows])
         return [r for r in rows if r.id not in there]
 
     def past_tasks(self, batch: list[ImportedPastTask]) -> None:
@@ -736,12 +736,12 @@ class Lookup:
         if self.indexed is None:
             self.indexed = self.wb.index.partition_exists(self.instance)
         if self.unrecorded and self.indexed:  # as the write pass records them (`_Run._not_deleted_memories`)
-            gone |= set(self.memories) - indexed_ids(self.wb, self.instance, self.memories)
+            gone |= set(self.memories) - self.wb.index.held(self.instance, self.memories)
         self.deleted.memories += len(gone)
         ids = [i for i in self.memories if i not in gone]
         there = set()
         if ids and self.indexed:  # as the write pass asks (`_Run._not_indexed`)
-            there = indexed_ids(self.wb, self.instance, ids)
+            there = self.wb.index.held(self.instance, ids)
         self.adds.already.memories += len(there)
         self.adds.new.memories += len(ids) - len(there)
 
@@ -791,13 +791,6 @@ def aside_ids(instance: str, conv: ImportedConversation) -> set[str]:
     """The ids a conversation's asides may have (`core.importing.chats`: system-N, attachment-N places)."""
     return {ident for m in conv.messages if m.place.startswith(("system-", "attachment-"))
             for ident in (_message_id(instance, conv.chain_id, m, set()), m.source_id) if ident}
-
-
-def indexed_ids(wb: Workbench, instance: str, ids: list[str]) -> set[str]:
-    """Those of `ids` the instance's memory index holds."""
-    with wb.pool().connection() as conn:
-        return {row[0] for row in conn.execute("SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)",
-                                               (instance, ids), prepare=False)}
 
 
 def stored_texts(wb: Workbench, instance: str, user_id: str) -> set[tuple[str, str]]:

@@ -58,6 +58,8 @@ class LoadTarget(Protocol):
 
     def partition_exists(self, instance: str, *, conn: Any = None) -> bool: ...
 
+    def held(self, instance: str, ids: Sequence[str], *, conn: Any = None) -> set[str]: ...
+
     def mark_partition(self, instance: str) -> None: ...
 
 COLUMNS = ("instance", "id", "kind", "chain_id", "content", "created_at", "ev_year", "ev_month", "ev_day",
@@ -270,9 +272,7 @@ class BulkLoader:
         except UniqueViolation:
             pass
         with self.index.pool.connection() as conn, without_time_limit(conn), conn.transaction():
-            there = {row[0] for row in conn.execute(
-                "SELECT id FROM memory WHERE instance = %s AND id = ANY(%s)", (instance, [r.id for r, _ in run]),
-                prepare=False)}
+            there = self.index.held(instance, [r.id for r, _ in run], conn=conn)
             self._copy(conn, sql.Identifier("memory"), [p for p in run if p[0].id not in there])
 
     def _copy_staged(self, run: list) -> None:

@@ -227,6 +227,18 @@ class MemoryIndex:
                 ROW_IDENTIFIERS, table), (instance, list(ids))).fetchall()
         return [row_from_tuple(r) for r in rows]
 
+    def held(self, instance: str, ids: Sequence[str], *, conn=None) -> set[str]:
+        """Those of `ids` the instance's index holds, read from its partition (on `conn`, a transaction's own,
+        when given)."""
+        if not ids or not self.partition_exists(instance, conn=conn):
+            return set()
+        query = sql.SQL("SELECT id FROM {} WHERE instance = %s AND id = ANY(%s)").format(
+            sql.Identifier(partition_name(instance)))
+        if conn is not None:
+            return {row[0] for row in conn.execute(query, (instance, list(ids)))}
+        with self.pool.connection() as c:
+            return {row[0] for row in c.execute(query, (instance, list(ids)))}
+
     def records(self, instance: str, *, ids: Sequence[str] = (), chains: Sequence[str] = ()
                 ) -> list[MemoryRecord]:
         """The rows with these ids or of these chains, as records (their conversation context included),
