@@ -151,7 +151,7 @@ def _whole_year(start: datetime, end: datetime) -> bool:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.14"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.15"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -190,7 +190,11 @@ RULES = "2026-12-07.14"  # .2: an age update supersedes every earlier age of tha
 # a subject joined to another ("Não, o meu irmão e a Ana vieram jantar.") names no fact by its own words alone;
 # "trabalho com", "arbeite mit" read as "work with" ("Trabalho com Python" names a tool used), and a name one works
 # with of no list ("I work with Ruby", "Ich arbeite mit Looker") is a companion a switch naming it replaces ("I
-# switched from Ruby to Go"); a possessive in a switch names an owner ("Tom's old laptop")
+# switched from Ruby to Go"); a possessive in a switch names an owner ("Tom's old laptop"); 12-07.15: a German noun
+# after an article or a possessive is no name one works with ("Ich arbeite mit dem Team": no companion "Team"); a
+# switch said in Portuguese or German names what it replaces ("Mudei do Ruby para Go", "Troquei o Android por um
+# iPhone", "Ich bin von Ruby auf Go umgestiegen"); a name joined to a thing is no subject of two people ("Will and
+# power of attorney signed…", "Netflix, Spotify and iCloud come out of…")
 
 
 @dataclass
