@@ -255,14 +255,17 @@ REPEAT_OF_DELETED = ("this request was served before and its message has been de
                      "again (send it with a new request_id to store it)")
 # "Message": a statement, which is stored, gets it as often as a question.
 NO_MEMORY_MATCHES = "no memory matches this message"
+# Said instead when retrieval failed: nothing was looked up, so nothing is known to match or not.
+MEMORY_NOT_SEARCHED = "memory could not be searched for this message (its store is unavailable)"
 
 
-def format_memories(items: list[ScoredMemory]) -> str:
+def format_memories(items: list[ScoredMemory], memory: MemoryOutcome = "found") -> str:
     """The memories for the prompt, each with its date, kind and relevance (what the floor read, not the
     ranking score, which also weighs recency and the memory's chain), and the event's date when it tells
-    more than the date it was said."""
+    more than the date it was said. None: no memory matches, or, when retrieval failed (`memory`
+    "unavailable"), that memory could not be searched."""
     if not items:
-        return f"({NO_MEMORY_MATCHES})"
+        return f"({MEMORY_NOT_SEARCHED if memory == 'unavailable' else NO_MEMORY_MATCHES})"
     return "\n".join(f"- [{m.memory.created_at:%Y-%m-%d %H:%M}] ({m.memory.kind}, relevance "
                      f"{m.score.relevance:.2f}{_event(m, ', event ')}{_superseded(m, ', ')}) "
                      f"{quoted(m.memory.content)}" for m in items)
@@ -284,9 +287,11 @@ def _superseded(m: ScoredMemory, before: str, after: str = "") -> str:
 TELLING = frozenset({"statement", "correction"})
 
 
-def extractive_answer(items: list[ScoredMemory], failed: str | None = None, *, told: bool = False) -> str:
-    """The memories that passed the relevance floor, quoted; none: says no memory matches. Its label says
-    why there is no LLM answer: none is configured, or the configured one `failed` (what its call did).
+def extractive_answer(items: list[ScoredMemory], failed: str | None = None, *, told: bool = False,
+                      memory: MemoryOutcome = "found") -> str:
+    """The memories that passed the relevance floor, quoted; none: says no memory matches, or that memory
+    could not be searched when retrieval failed (`memory` "unavailable"). Its label says why there is no LLM
+    answer: none is configured, or the configured one `failed` (what its call did).
 
     A message that `told` something (a statement, a correction: `core.formation.kinds`) asked for nothing:
     the answer says it is noted, and the memories follow as related ones, not as "the most relevant" to a
@@ -299,7 +304,7 @@ def extractive_answer(items: list[ScoredMemory], failed: str | None = None, *, t
         noted = f"Extractive answer ({why}): noted. Your message is stored, so later turns can use it."
         return noted + ("\nRelated memories:\n" + "\n".join(lines) if lines else "")
     if not items:
-        return (f"Extractive answer ({why}): {NO_MEMORY_MATCHES}. "
+        return (f"Extractive answer ({why}): {MEMORY_NOT_SEARCHED if memory == 'unavailable' else NO_MEMORY_MATCHES}. "
                 "Your message is stored, so later turns can use it.")
     return f"Extractive answer ({why}) — the most relevant memories:\n" + "\n".join(lines)
 
@@ -560,7 +565,7 @@ class Remember:
             chat_history=history,
             latest_human_message=params.thought,
             # The caller's tools ran before this one: their outputs first, then the memories.
-            intermediate_steps={**params.intermediate_steps, MEMORY_STEP: format_memories(context)})
+            intermediate_steps={**params.intermediate_steps, MEMORY_STEP: format_memories(context, memory)})
         query = format_query(tool_input, wb.settings.chat_history_token_budget)
         history_dropped = query.history_turns_dropped + unread
         if history_dropped:
@@ -603,8 +608,8 @@ class Remember:
             notes.append(f"the answer reached LLM_MAX_TOKENS ({wb.settings.llm_max_tokens}) and was cut there")
         if completion is None:
             told = classify(params.thought) in TELLING
-            answer_text, synthesis, model_used, tokens = (extractive_answer(context, failed, told=told), "extractive",
-                                                          None, None)
+            answer_text = extractive_answer(context, failed, told=told, memory=memory)
+            synthesis, model_used, tokens = "extractive", None, None
             yield answer_text
         else:
             answer_text, synthesis = completion.text, "llm"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 
 from core.conversation.indexing import sync_index
-from core.conversation.turn import Remember, UiRememberParams
-from core.services import EmbeddedPostgres
 from core.conversation.thoughts import CATEGORY_USER
+from core.conversation.turn import MEMORY_NOT_SEARCHED, NO_MEMORY_MATCHES, Remember, UiRememberParams
+from core.services import EmbeddedPostgres
 
 DOWN_TURNS = ["the museum in paris opens at nine", "my dog hates the weather in paris",
               "python and redis for the memory service"]
@@ -37,6 +37,12 @@ def test_turns_go_on_while_postgres_is_down_and_are_indexed_after(fault_wb, inst
         assert wb.thoughts.outbox_len() >= len(DOWN_TURNS)
         # A degraded turn answers within seconds (it waited 3 × 10 s for the pool before).
         assert max(seconds) < 5, seconds
+        # A question asked meanwhile is told memory could not be searched, never that nothing matches: that is
+        # unknown, and an LLM given "no memory matches" would say it remembers nothing of the budget meeting.
+        asked = rm.run(UiRememberParams(thought="Where is the budget meeting?", chain_id="c"), instance=instance)
+        assert asked.memory == "unavailable"
+        for said in (asked.answer, asked.prompt[-1].content):
+            assert MEMORY_NOT_SEARCHED in said and NO_MEMORY_MATCHES not in said, said
     finally:
         pg.ensure_running()
 
