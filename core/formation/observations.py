@@ -151,7 +151,7 @@ def _whole_year(start: datetime, end: datetime) -> bool:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.15"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.16"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -194,7 +194,12 @@ RULES = "2026-12-07.15"  # .2: an age update supersedes every earlier age of tha
 # after an article or a possessive is no name one works with ("Ich arbeite mit dem Team": no companion "Team"); a
 # switch said in Portuguese or German names what it replaces ("Mudei do Ruby para Go", "Troquei o Android por um
 # iPhone", "Ich bin von Ruby auf Go umgestiegen"); a name joined to a thing is no subject of two people ("Will and
-# power of attorney signed…", "Netflix, Spotify and iCloud come out of…")
+# power of attorney signed…", "Netflix, Spotify and iCloud come out of…"); 12-07.16: a brand written "iPhone",
+# "iCloud", "eBay", "macOS" is a name a switch gives up ("I switched from iPhone to Pixel", "Troquei o iPhone por um
+# Pixel"); stopping without a switch names what is no longer used ("I no longer use Evernote", "Deixei de usar o
+# Evernote", "Ich nutze Evernote nicht mehr"; a qualification, "… for work", only that use); "o Rui" after an article
+# joined by "e" is a subject of two people ("Não, o Rui e a Ana foram ao cinema"); a German noun by its ending joined
+# by "und" is a thing ("Testament und Vollmacht wurden unterschrieben")
 
 
 @dataclass

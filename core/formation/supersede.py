@@ -96,7 +96,17 @@ from core.conversation.feedback import _APOSTROPHES, _SENTENCE_END, COMPARED
 from core.formation.kinds import sentences
 from core.formation.observations import Correction
 from core.formation.subjects import SELF, person, subjects
-from core.formation.updates import USES, Claim, Reading, joined_subjects, named_by, read, replaced, replaces
+from core.formation.updates import (
+    USES,
+    Claim,
+    Reading,
+    attributes_named,
+    joined_subjects,
+    named_by,
+    read,
+    replaced,
+    replaces,
+)
 from core.index.memory_index import MemoryIndex
 from core.index.records import ROW_COLUMNS, row_from_tuple
 from core.models import DEFAULT_PROFILE, PRESET_PROFILES, MemoryContext, MemoryRecord, MemoryRow
@@ -225,9 +235,14 @@ def mentions_only(said: str, claims: list[Claim], fact: str) -> bool:
     return shared(unnamed, words(fact)) < NAMES and not contrasted(said)[0] & tokens(fact)
 
 
-def _same_attribute(said: Reading, fact: str) -> bool:
-    """Whether a correction states an attribute a fact states, of anyone (a home, an age, a name of the user's)."""
-    return bool(said.claims) and any(f.attribute == u.attribute for f in read(fact).claims for u in said.claims)
+def _same_attribute(said: Reading, fact: str, text: str) -> bool:
+    """Whether a correction (`said`, read from `text`) states an attribute a fact states, of anyone (a home, an age,
+    a name of the user's); when the rules read no claim of either (whom "o Rui" is they do not tell: "O Rui mora em
+    Braga", "Não, o Rui e a Ana mudaram-se para o Porto"), whether both name one by its words (`attributes_named`)."""
+    claims = read(fact).claims
+    if not (said.claims and claims):
+        return bool(attributes_named(text) & attributes_named(fact))
+    return any(f.attribute == u.attribute for f in claims for u in said.claims)
 
 
 def _judges(said: set[str], fact: set[str]) -> bool:
@@ -361,7 +376,8 @@ def choose(index: MemoryIndex, c: Correction, found: list[MemoryRow] | None = No
     # what both did, nothing of who the brother is: no correction of "O meu irmão é o Rui."), unless it states an
     # attribute the fact states ("No, my brother and Ana moved to Porto." and "My brother lives in Braga.").
     joined, reading = words(" ".join(joined_subjects(c.said))), read(c.said)
-    named = [(shared(said, t) >= NAMES and not (said & t <= joined and not _same_attribute(reading, own_words(m)))
+    named = [(shared(said, t) >= NAMES and not (said & t <= joined and not _same_attribute(reading, own_words(m),
+                                                                                            c.said))
               or (h > 0 and bool((said - was) & t))) and not _judges(said, t)
              for m, t, h in zip(found, theirs, holds, strict=True)]
     if not any(named):

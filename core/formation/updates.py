@@ -150,6 +150,18 @@ gewechselt", "Ich habe Evernote durch Notion ersetzt"); not someone else's ("A m
 umgestiegen", "Mein Team ist … gewechselt"). A name joined by "and" to a thing (a thing's name, or a noun without an
 article: "Will and power of attorney signed…", "Netflix and Spotify come out of…") is no subject of two people
 (`joined_subjects`), so a correction names a fact by it.
+
+Batch "langform8" (38 cases: 16 updates, 4 corrections, 18 near-misses; before, the 16 updates and 2 corrections
+missed and 2 near-misses were wrong): a brand written with lower-case letters before its capitals ("iPhone", "iPad",
+"iCloud", "eBay", "macOS": `_BRAND_WORD`; not a unit, "kWh", `_UNITS`) is a name as a capitalised word is, so a switch
+from it names what it gives up ("I switched from iPhone to Pixel", "Troquei o iPhone por um Pixel"), "iPhone's
+screen" names an owner (`_OWNER`). Stopping without a switch names what the user no longer uses when the name ends
+its clause ("I no longer use Evernote", "I don't use Evernote anymore", "Deixei de usar o Evernote", "Já não uso o
+Monzo", "Ich nutze Evernote nicht mehr"); a qualification after it is a narrower use ("I no longer use Evernote for
+work": words no longer so, `_DROPPED`, which "I use Evernote for work" holds and "I use Evernote" does not). A
+Portuguese name after an article joined by "e" before a verb is a subject of two people ("Não, o Rui e a Ana foram
+ao cinema", `_PT_NAMED`), and a German noun by its ending joined by "und" a thing ("Testament und Vollmacht",
+`_DE_NOUN_END`).
 """
 
 from __future__ import annotations
@@ -497,6 +509,7 @@ _OTHER_SELF = re.compile(
     r"|(?:me|nos)\s+mud(?:ei|amos)|comecei|come[çc][áa]mos|sa[íi]|deixei|entrei"
     r"|sou|somos|estou|estamos|tenho|temos|fiz|fizemos|conduzo|conduzimos|dirijo|dirigimos|vendi|vendemos|comprei"
     r"|compr[áa]mos|mud[áa]mos|passei|pass[áa]mos|troquei|troc[áa]mos|substitu[íi]|substitu[íi]mos"
+    r"|deix[áa]mos|parei|par[áa]mos|uso|usamos|utilizo|utilizamos"
     r"|reporto)\b"
     r"|^(?:[\w-]+\s+){1,4}?(?:ich|wir)\b", re.IGNORECASE)
 # A clause whose subject is a thing or someone unnamed: about nobody known.
@@ -516,7 +529,13 @@ _MONTHS_DAYS = frozenset({
 # How recent, before a past tense whose "I" is dropped: "Just moved to Lisbon!", "Finally sold the Civic".
 _RECENTLY = re.compile(r"(?:(?:just|finally|recently)\s+)?", re.IGNORECASE)
 _TOKEN = re.compile(r"\d+(?:[:.,]\d+)*|[^\W_]+(?:'[^\W_]+)?")
-_VALUE = re.compile(r"(?<![\w'])(?:\d+(?:[:.,]\d+)*(?![\w'])|(?-i:[A-ZÀ-Þ])[\w'&-]*)")
+# A brand written with lower-case letters before its capitals is a name as a capitalised word is ("iPhone", "iPad",
+# "iCloud", "eBay", "macOS"): a switch from it names what it gives up ("I switched from iPhone to Pixel", "Troquei o
+# iPhone por um Pixel"). Two letters at least after the first capital: "pH", "dB", "kW" are units; so are
+# `_UNITS`, which a brand's shape holds too.
+_BRAND_WORD = r"(?-i:[a-z]{1,5}[A-Z][\w'&-]+)"
+_UNITS = frozenset({"kwh", "mwh", "gwh", "mah", "khz", "mhz", "ghz", "mrna", "kbps", "mbps", "gbps"})
+_VALUE = re.compile(rf"(?<![\w'])(?:\d+(?:[:.,]\d+)*(?![\w'])|(?-i:[A-ZÀ-Þ])[\w'&-]*|{_BRAND_WORD})")
 _NUMBER_WORDS = {w: str(n) for n, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven",
                                                   "eight", "nine", "ten", "eleven", "twelve"))}
 # "Maya is 6", "Maya's 6 now", "I'm 34 years old", "Inês turned 7": not "is 6 feet", "turns 7 on Friday".
@@ -600,7 +619,7 @@ _KIND_NAMES = list(KINDS)
 # A name used, of no kind known: "I bank with Monzo", "I use Duolingo". Replaced only when a switch names it.
 USES = "uses"
 _USED = re.compile(r"\b(?:use|uses|using|on|with|(?-i:[Cc]om|[Mm]it))\s+(?:(?:a|an|the|my|our|(?-i:o|os))\s+)?"
-                   r"(?P<name>(?-i:[A-Z][\w&'-]*)(?:\s+(?-i:[A-Z][\w&'-]*))?)", re.IGNORECASE)
+                   rf"(?P<name>(?:(?-i:[A-Z][\w&'-]*)|{_BRAND_WORD})(?:\s+(?-i:[A-Z][\w&'-]*))?)", re.IGNORECASE)
 # Whom one lives, works or moves with is no name one uses: "I live with Anna", "I work with Priya", "I moved to
 # Boston with Tom" (a name used is what one banks or reads with: "I bank with Monzo"). But a tool or a language one
 # works with is a name used, as "I use Python" is ("I work with Python", "… with Kubernetes and Go", "… with Python
@@ -618,7 +637,7 @@ _TOGETHER = re.compile(r"\b(?:live|lives|living|lived|stay|stays|staying|share|s
 _WORKED = re.compile(r"\b(?:work|works|working|worked|trabalh(?:o|a|amos|am|ar|ei|ou)|arbeite|arbeitet|arbeiten)\b",
                      re.IGNORECASE)
 # "Tom's old laptop": a possessive names whose thing a switch gives up, not the thing (`read`).
-_OWNER = re.compile(r"(?-i:[A-ZÀ-Þ])[\w-]*'s\s+(?=\w)")
+_OWNER = re.compile(rf"(?:(?-i:[A-ZÀ-Þ])[\w-]*|{_BRAND_WORD})'s\s+(?=\w)")
 _TOOLS = frozenset({
     "python", "java", "javascript", "typescript", "go", "golang", "rust", "php", "perl", "scala", "kotlin", "swift",
     "haskell", "elixir", "erlang", "clojure", "matlab", "r", "fortran", "cobol", "dart", "lua", "sql", "bash",
@@ -684,7 +703,14 @@ _DE_BY_ME = (r"^(?:(?:ich|wir)\s+(?:bin|sind|habe|haben|hab)"
              r"|(?:[\w-]+\s+){1,3}?(?:bin|sind|habe|haben|hab)\s+(?:ich|wir))\s+(?:(?-i:[a-zäöüß])[\w-]*\s+){0,3}?")
 _DE_THE = (r"(?:(?:der|die|das|dem|den|meinem|meiner|meinen|meine|mein|unserem|unserer|unseren|unsere|unser)\s+)?"
            r"(?:alte[mnrs]?\s+)?")
-_NAME_X = r"(?P<x>(?-i:[A-ZÀ-Þ])[\w'&.-]*(?:\s+(?:(?-i:[A-ZÀ-Þ])[\w'&.-]*|\d[\w.]*)){0,2}?)"
+# Stopping without a switch (`_SWITCHED_FROM`): English "no longer use", "don't use … anymore"; Portuguese "uso",
+# German "nutze", "benutze", "verwende" and the adverbs that may come before "nicht mehr".
+_NO_LONGER_USE = rf"(?:no\s+longer\s+use|(?:don't|do\s+not)\s+use(?=.*{_ANYMORE}))"
+_PT_USE = r"(?:uso|usamos|utilizo|utilizamos)"
+_DE_USE = r"(?:nutze|benutze|verwende|nutzen|benutzen|verwenden)"
+_DE_NOW = r"(?:(?:jetzt|inzwischen|mittlerweile|seitdem|einfach)\s+)?"
+_NAME_X = (rf"(?P<x>(?:(?-i:[A-ZÀ-Þ])[\w'&.-]*|{_BRAND_WORD})"
+           r"(?:\s+(?:(?-i:[A-ZÀ-Þ])[\w'&.-]*|\d[\w.]*)){0,2}?)")
 _SWITCHED_FROM = [
     re.compile(rf"{_BY_ME}(?:switched|moved|changed|went|migrated|converted)\s+(?:(?:my|our)\s+[\w-]+\s+)?"
                rf"(?:over\s+|back\s+)?from\s+(?:the\s+|my\s+|our\s+)?{_X}\s+(?:to|over\s+to)\b", re.IGNORECASE),
@@ -703,6 +729,18 @@ _SWITCHED_FROM = [
                r"\b(?:umgestiegen|gewechselt|migriert)\b", re.IGNORECASE),
     re.compile(rf"{_DE_BY_ME}{_DE_THE}{_NAME_X}\s+(?:durch|gegen)\s+.*\b(?:ersetzt|getauscht|eingetauscht)\b",
                re.IGNORECASE),
+    # Stopping without a switch, the name ending its clause (a qualification after it, "… for work", "… no
+    # trabalho", is a narrower use: `_DROPPED` reads the English one): "I no longer use Evernote", "I don't use
+    # Evernote anymore", "Deixei de usar o Evernote", "Já não uso o Monzo", "Ich nutze Evernote nicht mehr", "Wir
+    # nutzen kein Jira mehr", "Evernote nutze ich nicht mehr"
+    *(re.compile(rf"{stop}$", re.IGNORECASE) for stop in (
+        rf"{_BY_ME}{_NO_LONGER_USE}\s+(?:the\s+|my\s+|our\s+)?{_NAME_X}(?:{_ANYMORE})?(?:\s+(?:now|at\s+all))?",
+        rf"{_PT_BY_ME}(?:deixei|deix[áa]mos|parei|par[áa]mos)\s+de\s+(?:usar|utilizar)\s+{_PT_THE}{_NAME_X}",
+        rf"^(?:(?:eu|n[óo]s)\s+)?j[áa]\s+n[ãa]o\s+{_PT_USE}\s+{_PT_THE}{_NAME_X}",
+        rf"^(?:(?:eu|n[óo]s)\s+)?n[ãa]o\s+{_PT_USE}\s+mais\s+{_PT_THE}{_NAME_X}",
+        rf"^(?:ich|wir)\s+{_DE_USE}\s+{_DE_NOW}{_DE_THE}{_NAME_X}\s+{_DE_NOW}nicht\s+mehr",
+        rf"^(?:ich|wir)\s+{_DE_USE}\s+{_DE_NOW}(?:kein|keine|keinen)\s+{_NAME_X}\s+mehr",
+        rf"^{_DE_THE}{_NAME_X}\s+{_DE_USE}\s+(?:ich|wir)\s+{_DE_NOW}nicht\s+mehr")),
 ]
 # A thing said to be gone, which a past tense does not put in the past: "My Kobo died, so I bought a Kindle".
 _GONE = re.compile(rf"^(?:my|our)\s+(?:old\s+)?{_X}\s+(?:(?:just|finally)\s+)?(?:died|broke|broke\s+down|"
@@ -718,6 +756,11 @@ _DROPPED = [
                r"(?:\s+for\s+(?P<whom>me|us|him|her|them))?$", re.IGNORECASE),
     re.compile(rf"\b(?:not|(?:don't|do\s+not|doesn't|does\s+not))\s+(?:an?\s+)?{_W}{_ANYMORE}$", re.IGNORECASE),
     re.compile(rf"\bno\s+longer\s+(?:an?\s+)?{_W}$", re.IGNORECASE),
+    # a name used no longer for a purpose or at a place: "I no longer use Evernote for work" states no "I use
+    # Evernote" (still used), but "I use Evernote for work" holds all its words
+    re.compile(rf"{_BY_ME}{_NO_LONGER_USE}\s+(?:the\s+|my\s+|our\s+)?(?P<w>(?:(?-i:[A-ZÀ-Þ])[\w&.-]*|{_BRAND_WORD})"
+               r"(?:\s+(?-i:[A-ZÀ-Þ])[\w&.-]*){0,2}\s+(?:for|at|in|on)\s+(?:(?-i:[a-z])[\w-]*\s*){1,3}?)"
+               rf"(?:{_ANYMORE})?$", re.IGNORECASE),
 ]
 # Nouns of a time one does something, which a fact says with a verb: "no more bus rides" is of "I take the
 # bus", "no more gym sessions" of "I go to the gym". The other words no longer so must be the fact's.
@@ -778,7 +821,7 @@ def values(text: str, *, numbers: bool = True, skip: frozenset[str] = frozenset(
             if numbers:
                 found.add(word)
         elif (word not in _NOT_NAMES and word.removesuffix("s") not in _MONTHS_DAYS and word not in skip
-              and (first or m.start() > 0)):
+              and word not in _UNITS and (first or m.start() > 0)):
             found.add(word)
     return frozenset(found)
 
@@ -893,7 +936,7 @@ def _tools(clause: str, listed: re.Match[str]) -> frozenset[str]:
 
 
 _KIND_NAME = re.compile("|".join(KINDS.values()), re.IGNORECASE)
-_BRAND = re.compile(r"(?-i:[a-z]{1,2}[A-Z])")
+_BRAND = re.compile(_BRAND_WORD)
 
 
 def _thing_name(word: str) -> bool:
@@ -1071,6 +1114,16 @@ _BARE_SUBJECT = re.compile(r"(?:(?:o|a|os|as)\s+)?(?:my|our|meu|minha|meus|minha
                            r"|unser|unsere)\s+(?:[\w-]+\s+)?[\w-]+|(?-i:[A-ZÀ-Þ])[\w'-]*(?:\s+(?-i:[A-ZÀ-Þ])[\w'-]*)?",
                            re.IGNORECASE)
 _JOINED = re.compile(r"\s+(?:and|e|und)\s+", re.IGNORECASE)
+# Portuguese says a name after an article ("Não, o Rui e a Ana foram ao cinema."): joined by "e", such a subject is
+# read as a name is, a verb after the next one (not "O Rui e o meu irmão.", where "e" may be "é" typed, nor "o Rui e
+# a Ana." alone, a list). "Não, a Ana …" is one part (`_CLAUSES` splits no comma before "a" and a name): its answer
+# is taken off (`_ANSWERED`).
+_PT_NAMED = re.compile(r"(?:o|a|os|as)\s+(?P<name>(?-i:[A-ZÀ-Þ])[\w'-]*(?:\s+(?-i:[A-ZÀ-Þ])[\w'-]*)?)", re.IGNORECASE)
+# A German noun by its ending, said without an article in a pair ("Testament und Vollmacht wurden unterschrieben",
+# "Rechnung und Mahnung"): no person's name ends so (not "-ment": "Clement"; "-ung" not after "e" or "o": "Cheung",
+# "Young").
+_ANSWERED = re.compile(r"^(?:n[ãa]o|sim|nein|doch|ja)\s*,\s*", re.IGNORECASE)
+_DE_NOUN_END = re.compile(r"\w{2,}(?:(?<![eo])ung|heit|keit|schaft|tion|t[äa]t|macht|vertrag|ismus)", re.IGNORECASE)
 # A name joined to a thing names a thing ("Will and power of attorney signed last week", "Netflix, Spotify and iCloud
 # come out of the joint card"): the next subject is a thing's name (`_thing_name`) or a noun said without an article
 # ("power of attorney"), not one of the words that open a person (`_PERSON_NEXT`: "his wife", "the kids", "everyone",
@@ -1086,10 +1139,10 @@ _NEXT_NAME = re.compile(r"(?:(?:the|o|a|os|as)\s+)?(?P<name>(?-i:[A-ZÀ-Þ]|[a-z
 
 def _joins_a_thing(name: str, following: str) -> bool:
     """Whether a capitalised subject joined by "and" to `following` names a thing, no person (`_PERSON_NEXT`)."""
-    if _thing_name(name.split()[0]):
+    if _thing_name(name.split()[0]) or _DE_NOUN_END.fullmatch(name.split()[-1]):
         return True
     if m := _NEXT_NAME.match(following):
-        return _thing_name(m.group("name"))
+        return _thing_name(m.group("name")) or bool(_DE_NOUN_END.fullmatch(m.group("name")))
     return bool(following[:1].islower() and not _PERSON_NEXT.match(following))
 
 
@@ -1106,11 +1159,24 @@ def joined_subjects(text: str) -> list[str]:
             at = sentence.find(part, at) + len(part)
             clause = _MARKS_FIRST.sub("", part[_LEAD.match(part).end():]).strip()
             following = after.strip().rstrip(".!")
-            if (_JOINED.fullmatch(sentence[at:sentence.find(after, at)]) and (m := _BARE_SUBJECT.fullmatch(clause))
-                    and (clause[:1].islower() or not (_BARE_SUBJECT.fullmatch(following)
-                                                      or _joins_a_thing(clause, following)))):
+            joiner = _JOINED.fullmatch(sentence[at:sentence.find(after, at)])
+            if not joiner:
+                continue
+            if (m := _BARE_SUBJECT.fullmatch(clause)) and (
+                    clause[:1].islower() or not (_BARE_SUBJECT.fullmatch(following)
+                                                 or _joins_a_thing(clause, following))):
                 found.append(m.group())  # a name only before a verb: "No, Lyon and Paris." lists places
+            elif (joiner.group().strip().lower() == "e" and (m := _PT_NAMED.fullmatch(_ANSWERED.sub("", clause)))
+                  and not (_BARE_SUBJECT.fullmatch(following) or _PT_NAMED.fullmatch(following)
+                           or _joins_a_thing(m.group("name"), following))):
+                found.append(m.group())  # "o Rui" of "o Rui e a Ana foram ao cinema"
     return found
+
+
+def attributes_named(text: str) -> frozenset[str]:
+    """The attributes of `ATTRIBUTES` a text names by their words, whoever it is about ("O Rui mora em Braga" and
+    "o Rui e a Ana mudaram-se para o Porto" → residence), where `read` reads no claim of a subject it cannot tell."""
+    return frozenset(a for a, cue in ATTRIBUTES.items() if re.search(rf"\b(?:{cue})\b", text, re.IGNORECASE))
 
 
 def stated_of(text: str) -> list[tuple[str, frozenset[str] | None]]:
@@ -1266,7 +1332,7 @@ _MAY_CHANGE = re.compile(rf"\b(?:now|more|longer|instead|new|since|used|{_CHANGE
                          r"|agora|j[áa]|mud\w+|jetzt|inzwischen|mittlerweile|mehr|(?:um)?gezogen|seit|desde"
                          r"|fiz|fez|fizemos|completei|completou|geworden|wurde|vendi|vendemos|verkauft|nov[oa]s?"
                          r"|passei|pass[áa]mos|troquei|troc[áa]mos|substitu[íi](?:mos)?|umgestiegen|ersetzt"
-                         r"|(?:ein)?getauscht|migriert"
+                         r"|(?:ein)?getauscht|migriert|anymore|deix[áa]mos|parei|par[áa]mos"
                          r"|neue[rsnm]?)\b",
                          re.IGNORECASE)
 
