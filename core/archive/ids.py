@@ -25,6 +25,11 @@ THOUGHT_KINDS = frozenset(KIND_OF.values())  # memory-index kinds whose id is a 
 _NAMESPACE = uuid.UUID("5b0f3c1e-8d7a-4f0e-9a63-3f1d2c9e7b41")
 
 
+def moved_id(target: str, old: str) -> str:
+    """The id a thought or tool execution of id `old` gets when restored into another instance, `target`."""
+    return str(uuid.uuid5(_NAMESPACE, f"{target}\x1f{old}"))
+
+
 class IdMap:
     def __init__(self, source: str, target: str):
         self.source = source
@@ -37,7 +42,7 @@ class IdMap:
 
     def new_id(self, old: str) -> str:
         """A thought's or tool execution's id in the target instance."""
-        return old if self.same else str(uuid.uuid5(_NAMESPACE, f"{self.target}\x1f{old}"))
+        return old if self.same else moved_id(self.target, old)
 
     def row_id(self, kind: str, old: str, metadata: dict[str, Any] | None = None) -> str:
         """A memory-index row's id: a thought's row follows its thought, and so does a message's important

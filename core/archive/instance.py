@@ -269,6 +269,8 @@ def _restore(wb: Workbench, reader: ArchiveReader, ids: IdMap, result: RestoreRe
         if line.get("kind") in gone and isinstance(line.get("id"), str):
             gone[line["kind"]].append(line["id"])
     created["deleted"] = deleted.record(wb.redis(), ids.target, chains=gone["chain"], memories=gone["memory"])
+    if not ids.same:  # a message's id here is the one the restore gave it: an import finds it deleted by that
+        deleted.record(wb.redis(), ids.target, memories=[ids.new_id(i) for i in gone["memory"]])
 
 
 def _provenance_complete(wb: Workbench, instance: str) -> None:

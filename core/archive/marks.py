@@ -38,3 +38,13 @@ def finish(wb: Workbench, instance: str, archive_id: str) -> None:
     with wb.pool().connection() as conn:
         conn.execute("UPDATE archive_restore SET finished_at = now() WHERE instance = %s AND archive_id = %s",
                      (instance, archive_id))
+
+
+def restored_from(wb: Workbench, instance: str) -> tuple[str, ...]:
+    """The instances whose archives were restored into `instance` under its other name: their thoughts have
+    the ids the restore gave them (`core.archive.ids.moved_id`), which an import of the same file looks for
+    (`core.importing.restored`)."""
+    with wb.pool().connection() as conn:
+        return tuple(row[0] for row in conn.execute(
+            "SELECT DISTINCT source_instance FROM archive_restore WHERE instance = %s AND source_instance <> instance "
+            "ORDER BY 1", (instance,)))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
+from functools import cached_property
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,6 +40,7 @@ from pydantic import BaseModel, Field
 
 from core.admin import deleted
 from core.archive.instance import RestoreResult
+from core.archive.marks import restored_from
 from core.conversation.imported import IMPORTED, followed_up, missing, store_chains
 from core.conversation.indexing import UnindexedImport, thought_records
 from core.conversation.keys import chain_key, import_checkpoint_key
@@ -55,6 +57,7 @@ from core.importing.records import (
     Item,
     digest,
 )
+from core.importing.restored import restored_ids
 from core.index.records import event_time_of
 from core.models import EventTime, MemoryRecord
 from core.past_tasks.store import ProducedTextInput
@@ -457,8 +460,13 @@ class _Run:
         if self.progress:  # the index still embeds and stores the last batches: seconds for a large file
             self.progress(0, 0, "indexing the imported messages")
 
+    @cached_property
+    def origins(self) -> tuple[str, ...]:
+        """The instances restored into this one under another name (`core.archive.marks.restored_from`)."""
+        return restored_from(self.wb, self.instance)
+
     def _conversations(self, convs: list[ImportedConversation]) -> list[MemoryRecord]:
-        threads = [conversation_thoughts(self.wb, self.instance, c) for c in convs]
+        threads = [conversation_thoughts(self.wb, self.instance, c, self.origins) for c in convs]
         convs, threads, gone = self._not_deleted(convs, threads)
         skip = self.done < self.resumed_after  # stored by the interrupted run: only the index is checked
         self.resumed += len(convs) if skip else 0
@@ -640,6 +648,11 @@ class Lookup:
         self.unrecorded = False  # the file was imported in full by a version that recorded no deletions
         self.asides: dict[str, set[str]] = {}  # of a batch, when `unrecorded`: chain -> its asides' ids
 
+    @cached_property
+    def origins(self) -> tuple[str, ...]:
+        """The instances restored into this one under another name (`core.archive.marks.restored_from`)."""
+        return restored_from(self.wb, self.instance)
+
     def checkpoint(self, sha256: str) -> None:
         """Read the file's checkpoint in the instance, before the first record: whether an older version
         imported it in full (`unrecorded`)."""
@@ -683,7 +696,7 @@ class Lookup:
     def _conversation(self, conv: ImportedConversation) -> None:
         chain = conv.chain_id
         if self.seen.first(f"chain {chain}"):
-            self.chains[chain] = (message_ids(self.wb, self.instance, conv), len(conv.messages))
+            self.chains[chain] = (message_ids(self.wb, self.instance, conv, self.origins), len(conv.messages))
             if self.unrecorded:
                 self.asides[chain] = aside_ids(self.instance, conv)
         else:
@@ -803,22 +816,26 @@ def text_of(task: ImportedPastTask) -> tuple[str, str]:
     return task.title.strip(), task.production.strip()
 
 
-def message_ids(wb: Workbench, instance: str, conv: ImportedConversation) -> list[str]:
+def message_ids(wb: Workbench, instance: str, conv: ImportedConversation, origins: tuple[str, ...] = ()
+                ) -> list[str]:
     """The ids of the thoughts a conversation is stored as (`conversation_thoughts`), each once, without
     making the thoughts."""
-    chain, there = conv.chain_id, _kept_ids(wb, instance, conv)
-    return list(dict.fromkeys(_message_id(instance, chain, m, there) for m in conv.messages))
+    ids = _ids(wb, instance, conv, origins)
+    return list(dict.fromkeys(ids(m) for m in conv.messages))
 
 
-def conversation_thoughts(wb: Workbench, instance: str, conv: ImportedConversation) -> list[Thought]:
+def conversation_thoughts(wb: Workbench, instance: str, conv: ImportedConversation, origins: tuple[str, ...] = ()
+                          ) -> list[Thought]:
     """The thoughts a conversation is stored as, with the ids an import gives them (`message_ids` makes
-    the same ids alone, for a dry run's look-up)."""
+    the same ids alone, for a dry run's look-up). `origins`: the instances whose archives were restored into
+    this one under another name (`core.archive.marks.restored_from`), whose messages kept the ids the restore
+    gave them (`core.importing.restored`)."""
     chain, turn, out = conv.chain_id, 0, []
     # An answer a user message follows was not the conversation's end: not final (`store_chains`).
     user_after, later = [False] * len(conv.messages), False
     for i in range(len(conv.messages) - 1, -1, -1):
         user_after[i], later = later, later or conv.messages[i].role == "user"
-    there = _kept_ids(wb, instance, conv)
+    ids = _ids(wb, instance, conv, origins)
     for i, m in enumerate(conv.messages):
         turn += m.role == "user"
         user = m.role == "user"
@@ -828,12 +845,22 @@ def conversation_thoughts(wb: Workbench, instance: str, conv: ImportedConversati
         if m.attachments:
             extra["attachments"] = m.attachments
         out.append(Thought(
-            id=_message_id(instance, chain, m, there), instance=instance, chain_id=chain, thought=m.content,
+            id=ids(m), instance=instance, chain_id=chain, thought=m.content,
             timestamp=m.at, category=CATEGORY_USER if user else CATEGORY_ASSISTANT, thought_number=max(turn, 1),
             total_thoughts=len(conv.messages),
             next_thought_needed=i < len(conv.messages) - 1 if user else user_after[i],
             tags=conv.tags, seq=i + 1, extra=extra))
     return _unique(out)
+
+
+def _ids(wb: Workbench, instance: str, conv: ImportedConversation, origins: tuple[str, ...]
+         ) -> Callable[[ImportedMessage], str]:
+    """Each message's id in the instance: the one an import gives it (`_message_id`), or the one it already
+    has, restored from another instance's archive (`restored_ids`)."""
+    chain, there = conv.chain_id, _kept_ids(wb, instance, conv)
+    made = {id(m): _message_id(instance, chain, m, there) for m in conv.messages}
+    restored = restored_ids(wb, instance, conv, origins, lambda o, m: _message_id(o, chain, m, set()))
+    return lambda m: restored.get(made[id(m)], made[id(m)])
 
 
 def _kept_ids(wb: Workbench, instance: str, conv: ImportedConversation) -> set[str]:

@@ -237,6 +237,32 @@ def test_an_archive_carries_what_was_deleted_and_a_restore_brings_back_what_it_h
     assert deleted.members(wb.redis(), copy, "chain") == []
 
 
+def test_a_copy_restored_under_another_name_finds_its_file_stored_and_what_was_deleted(keyword_workbench, instance,
+                                                                                       tmp_path):
+    """A restore into an instance of another name gives each message a new id (`core.archive.ids.moved_id`),
+    which an import of the same file did not make: it stored every message a second time, and a message
+    deleted before the export came back (`core.importing.restored`)."""
+    wb = keyword_workbench
+    copy = f"{instance}-copy"
+    path = export(tmp_path, "one.json", conversation("Hotel", "c-hotel", HOTEL))
+    hotel = chain_of(run(wb, instance, path), "Hotel")
+    said = wb.thoughts.chain_thoughts(instance, hotel)
+    uc.memory_delete(wb, uc.MemoryRef(instance=instance, memory_id=said[0].id, chain_id=hotel))
+    archive = tmp_path / "a.zip"
+    uc.export_archive(wb, uc.ExportArchive(instance=instance, out=archive))
+    uc.restore_archive(wb, uc.RestoreArchive(instance=copy, path=archive))
+    assert texts(wb, copy, hotel) == [m[1] for m in HOTEL[1:]]
+
+    assert run(wb, copy, path, dry_run=True).preview.deleted == uc.ImportCounts(messages=1)
+    again = run(wb, copy, path)
+    assert again.outcome.left_out == uc.ImportCounts(messages=1) and again.outcome.created.messages == 0
+    assert texts(wb, copy, hotel) == [m[1] for m in HOTEL[1:]]  # nothing stored twice, nothing back
+    assert not any("Granvia" in content for content, _ in indexed(wb, copy).values())
+    back = run(wb, copy, path, include_deleted=True)
+    assert back.outcome.brought_back == uc.ImportCounts(messages=1)
+    assert texts(wb, copy, hotel) == [m[1] for m in HOTEL]
+
+
 def test_imported_answers_are_final_only_where_the_conversation_ended(keyword_workbench, instance, tmp_path):
     wb = keyword_workbench
     path = export(tmp_path, "may.json", conversation("Hotel", "c-hotel", HOTEL))
