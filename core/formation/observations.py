@@ -13,10 +13,16 @@ own row keeps its kind (`message_kind`) and the ids of its observations (`observ
 it is retrieved (`core.retrieval.ranking.retrievable`). Questions and acknowledgements stay in the
 transcript with their kind; the profile's `retrieve_kinds` decides what is retrieved.
 
+A statement of two facts of the user's joined by "and I" ("I moved to Porto last month and I work as a nurse.")
+is two facts (`core.formation.clauses`); the same fact told again in one message (a sentence repeated 49 times)
+is one observation, at its first place (`_distinct`).
+
 Observation ids derive from the thought's (and the statement's place), so forming a message again rewrites
 the same rows; a supersession already recorded on them is kept, and a correction formed again chooses
 again (`core.formation.supersede.supersede` releases what it no longer supersedes). The place of a fact
-forgotten from a message (`core.admin.deletion`) is never given again (`_placed`).
+forgotten from a message (`core.admin.deletion`) is never given again (`_placed`). A clause cut from a sentence
+after its first takes a place after the message's sentences, so no sentence's place moves when older rules
+formed the message whole.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from core.conversation.metrics import TurnMetrics
 from core.conversation.prompts import quoted
 from core.conversation.thoughts import CATEGORY_METRICS, CATEGORY_USER, Thought
 from core.errors import ProviderError
+from core.formation.clauses import clauses
 from core.formation.event_dates import direction_of, occurrence, said_outright
 from core.formation.kinds import classify, reads_as_correction, told_statements
 from core.formation.relations import with_relations
@@ -47,6 +54,8 @@ from core.retrieval.timeparse import PERIOD_END, TimeHint, parse_time_hint
 _FORGOTTEN = re.compile(rf"((?:\s*{re.escape(DELETED)})*)\s*(.*?)\s*((?:{re.escape(DELETED)}\s*)*)",
                         re.DOTALL)
 _ANY_WORD = re.compile(r"\w")
+_WORDS = re.compile(r"\w+")
+_RAN_ON = re.compile(rf"\b(?:and|but|und|aber)\s+(?:{re.escape(DELETED)}\s*)+(?=\w)", re.IGNORECASE)
 OBSERVED = ("statement", "correction")  # the kinds whose facts become observations
 SUPERSESSION_KEYS = ("superseded_at", "superseded_by", "superseded_also")
 FORGOTTEN_PLACES = "forgotten_places"  # on a message's row: the places of the facts forgotten from it
@@ -151,7 +160,7 @@ def _whole_year(start: datetime, end: datetime) -> bool:
 # The version of the rules (`core.formation.kinds`, `updates`, `lookups`, …), recorded on each message they
 # formed. Change it with the rules: a plain `workbench formation run` then forms again what older rules
 # formed (a data directory kept across versions held facts today's rules supersede, or never make).
-RULES = "2026-12-07.16"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
+RULES = "2026-12-07.17"  # .2: an age update supersedes every earlier age of that person; .3: diets, words no
 # longer so ("no more black coffee"), "my new manager will be…", "Actually, I <a state>", praise of an idea;
 # 12-07.1: a question or request announced ("Actually, I have a question…"), a terse state ("allergic to
 # penicillin"), "no more bus rides", "I report to Dana", a product line upgraded ("an iPhone 16");
@@ -199,7 +208,10 @@ RULES = "2026-12-07.16"  # .2: an age update supersedes every earlier age of tha
 # Pixel"); stopping without a switch names what is no longer used ("I no longer use Evernote", "Deixei de usar o
 # Evernote", "Ich nutze Evernote nicht mehr"; a qualification, "… for work", only that use); "o Rui" after an article
 # joined by "e" is a subject of two people ("Não, o Rui e a Ana foram ao cinema"); a German noun by its ending joined
-# by "und" is a thing ("Testament und Vollmacht wurden unterschrieben")
+# by "und" is a thing ("Testament und Vollmacht wurden unterschrieben"); 12-07.17: a statement of two facts of the
+# user's joined by "and I" / "but I" / "und ich" is two ("I moved to Porto last month and I work as a nurse";
+# not "My wife and I moved…", "… and I love it"), a cut clause placed after the message's sentences; a fact told
+# again in one message is one observation, at its first place (a sentence repeated 49 times made 49)
 
 
 @dataclass
@@ -213,6 +225,9 @@ class Formed:
     by: str = "rules"
     note: str | None = None  # with an LLM configured: why the rules read the message instead
     correcting: tuple[int, ...] = ()
+    # A clause cut from a sentence after its first (`clauses`): its position → the position of the sentence's first
+    # clause. Placed after the message's sentences (`_placed`), and dated by the sentence when it says no time.
+    joined: dict[int, int] = field(default_factory=dict)
 
     def kind_of(self, n: int) -> MessageKind:
         """The kind of the `n`-th fact itself: a question's told part is a statement, and so is a fact a
@@ -242,7 +257,7 @@ def rules_formation(text: str) -> Formed:
     if kind == "question" and len(" ".join(said).split()) < MIN_TOLD_WORDS:
         return Formed(kind, [])
     if kind != "correction":
-        return Formed(kind, said)
+        return _cut(Formed(kind, said))
     correcting = set(correcting_facts(said))
     facts, positions = [], []
     for n, statement in enumerate(said):
@@ -254,7 +269,32 @@ def rules_formation(text: str) -> Formed:
         if n in correcting:
             positions.append(len(facts))
         facts.append(fact[:1].upper() + fact[1:])
-    return Formed(kind, facts, correcting=tuple(positions) or (0,) * bool(facts))
+    return _cut(Formed(kind, facts, correcting=tuple(positions) or (0,) * bool(facts)))
+
+
+def _cut(formed: Formed) -> Formed:
+    """The rules' facts with each statement of two facts of the user's cut in two (`clauses`). A correcting fact
+    stays whole: what it corrects is read from all its words (`core.formation.supersede`)."""
+    facts: list[str] = []
+    correcting: list[int] = []
+    joined: dict[int, int] = {}
+    for n, fact in enumerate(formed.facts):
+        if n in formed.correcting:
+            correcting.append(len(facts))
+            facts.append(fact)
+            continue
+        while fact:
+            # A cut clause forgotten with its full stop ran into the next sentence ("… and [deleted] My sister is
+            # a doctor."): that sentence is one of its own, at its own place.
+            ran_on = _RAN_ON.search(fact)
+            parts = clauses(fact[:ran_on.end()].rstrip()) if ran_on else []
+            if len(parts) > 1:
+                fact = fact[ran_on.end():]
+            else:
+                parts, fact = clauses(fact), ""
+            joined |= {len(facts) + k: len(facts) for k in range(1, len(parts))}
+            facts += parts
+    return Formed(formed.kind, facts, formed.by, formed.note, tuple(correcting), joined)
 
 
 def llm_formation(llm: LLM, model: str, text: str, before: list[str]) -> Formed:
@@ -391,7 +431,8 @@ class Formation:
                 continue
             formed = self.read(message, record.context.before)
             places = forgotten.get((record.instance, record.id), frozenset())
-            placed = _placed(formed.facts, places)
+            placed, formed.correcting = _distinct(_placed(formed.facts, places, frozenset(formed.joined)),
+                                                  formed.correcting)
             observations = [self._observation(record, formed, fact, n, place) for n, place, fact in placed]
             meta = {**record.metadata, "message_kind": formed.kind, "formed_by": formed.by}
             if places:  # the next formation skips them too
@@ -419,6 +460,13 @@ class Formation:
     def _observation(self, record: MemoryRecord, formed: Formed, fact: str, n: int, place: int
                      ) -> MemoryRecord:
         moment, said = event_time(fact, record.created_at)
+        if said is None and n in formed.joined.keys() | formed.joined.values():
+            # A clause cut from a sentence ("I went to the gym yesterday and I ran 5k"): the time its sentence says.
+            head = formed.joined.get(n, n)
+            for other in [head, *(m for m, h in formed.joined.items() if h == head)]:
+                moment, said = event_time(formed.facts[other], record.created_at)
+                if said is not None:
+                    break
         meta = {"source_thought": record.id, "speaker": "user", "message_kind": formed.kind_of(n),
                 "formed_by": formed.by}
         if said:
@@ -465,14 +513,18 @@ class Formation:
         return records
 
 
-def _placed(facts: list[str], forgotten: frozenset[int] = frozenset()) -> list[tuple[int, int, str]]:
+def _placed(facts: list[str], forgotten: frozenset[int] = frozenset(), later: frozenset[int] = frozenset()
+            ) -> list[tuple[int, int, str]]:
     """(position, place, fact) of each fact, without the statements forgetting took out of the message
     (`DELETED` in their place, `core.admin.deletion`): each keeps its place, the number in its observation's
     id, so the other facts keep theirs and a retried forget of a forgotten id finds nothing. An LLM's facts
-    say no `DELETED`: the places the message's row recorded as `forgotten` are passed over instead."""
+    say no `DELETED`: the places the message's row recorded as `forgotten` are passed over instead. The facts
+    at the positions `later` (a clause cut from a sentence after its first, `Formed.joined`) take the places
+    after all the others', in order: a message older rules formed sentence by sentence keeps each sentence's
+    place, and so the supersessions recorded on it (`Formation._keep_supersessions`)."""
     out, place = [], 0
-    for n, fact in enumerate(facts):
-        before, said, after = _FORGOTTEN.fullmatch(fact).groups()  # any text: each part may be empty
+    for n in [*(n for n in range(len(facts)) if n not in later), *sorted(later)]:
+        before, said, after = _FORGOTTEN.fullmatch(facts[n]).groups()  # any text: each part may be empty
         place += before.count(DELETED)
         if _ANY_WORD.search(said):
             while place in forgotten:
@@ -480,7 +532,27 @@ def _placed(facts: list[str], forgotten: frozenset[int] = frozenset()) -> list[t
             out.append((n, place, said))
             place += 1
         place += after.count(DELETED)
-    return out
+    return sorted(out)
+
+
+def _distinct(placed: list[tuple[int, int, str]], correcting: tuple[int, ...]
+              ) -> tuple[list[tuple[int, int, str]], tuple[int, ...]]:
+    """`placed` without a fact said again in the message (the same words, case, spacing and punctuation aside):
+    each is kept once, at its first place, and the others' places stay as they were. A message repeating one
+    sentence 49 times had made 49 observations of one text, which filled the top k of searches about anything
+    near it. A correction said again after the fact it repeats corrects through that fact (`correcting`, the
+    positions of the correcting facts, as they become)."""
+    first: dict[str, int] = {}
+    kept, correcting_now = [], set(correcting)
+    for n, place, fact in placed:
+        words = " ".join(_WORDS.findall(fact.casefold()))
+        if words in first:
+            if n in correcting_now:
+                correcting_now.add(first[words])
+            continue
+        first[words] = n
+        kept.append((n, place, fact))
+    return kept, tuple(sorted(n for n in correcting_now if any(n == k for k, _, _ in kept)))
 
 
 def _previous_turn(thread: list[Thought], message: Thought) -> tuple[str | None, list[str]]:

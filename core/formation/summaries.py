@@ -110,8 +110,12 @@ def statement_sentences(thoughts: list[Thought]) -> list[tuple[str, str]]:
     for t in thoughts:
         if t.category != CATEGORY_USER:
             continue
-        for fact in rules_formation(t.thought).facts:  # pasted code leaves none (`kinds._PASTED`)
+        formed = rules_formation(t.thought)
+        cut = formed.joined.keys() | formed.joined.values()
+        for n, fact in enumerate(formed.facts):  # pasted code leaves none (`kinds._PASTED`)
             fact = " ".join(fact.split())
+            # a clause cut before "and I" (`core.formation.clauses`) ends without its sentence's stop
+            fact += "." if n in cut and fact[-1:].isalnum() else ""
             words = tuple(_WORD.findall(fact.lower()))
             if len(words) >= 3 and words not in seen and tells_something(fact):
                 seen.add(words)
