@@ -73,6 +73,16 @@ def context_frame(context: list[uc.ContextItem]) -> pd.DataFrame:
 # it pass 1; a search by one leg (Search: vector or text) uses neither it nor the chain part.
 TOP = f"{1 + uc.SPEAKER_WEIGHT:g}"
 HYBRID_ONLY = " Not used (0) in a turn whose Search was vector or text."
+# Each paragraph of a message laid out in the direction of its own first letters, as dir="auto" does: a
+# Hebrew or Arabic message reads right to left, an English one left to right. Streamlit gives a message's
+# Markdown no dir attribute, and the text stays escaped Markdown (never HTML), so a style does it.
+MESSAGE_DIRECTION = """<style>
+[data-testid="stChatMessage"] [data-testid="stMarkdownContainer"] :is(p, li) {
+  unicode-bidi: plaintext; text-align: start;
+}
+</style>"""
+
+
 PART_HELP = {"semantic": ("semantic: cosine of the memory to the query expanded by its best keyword matches, "
                           "in [0, 1]"),
              "text": "text: keyword (BM25) match, relative to the best, in [0, 1]",

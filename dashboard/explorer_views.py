@@ -61,9 +61,24 @@ def back_to(view: str) -> None:
     st.session_state[VIEW_KEY] = view
 
 
-def ask_to_delete(target: str, ident: str, label: str, chain_id: str | None = None, turns: int | None = None) -> None:
+def ask_to_delete(target: str, ident: str, label: str, chain_id: str | None = None, turns: int | None = None,
+                  stores: str | None = None) -> None:
+    """Ask to delete; `stores`: where a memory is kept, as the dialog says what deleting removes."""
     st.session_state["xp_confirm"] = {"target": target, "id": ident, "label": label, "chain": chain_id,
-                                      "turns": turns}
+                                      "turns": turns, "stores": stores}
+
+
+# The memory index's kinds of a chain's messages, which the thought store holds too.
+MESSAGE_KINDS = ("user", "assistant")
+
+
+def memory_stores(kind: str, bank: str | None) -> str:
+    """Where a memory of `kind` is kept, in the words of the delete dialog: a message in the thought store, a
+    bank's entry or summary in its bank, and each in the memory index (an observation or a session summary
+    there alone)."""
+    if bank:
+        return f"the memory bank {as_plain_line(bank)} and the memory index"
+    return "the thought store and the memory index" if kind in MESSAGE_KINDS else "the memory index"
 
 
 def render_confirmation(instance: str) -> None:
@@ -81,7 +96,7 @@ def render_confirmation(instance: str) -> None:
     what = {"chain": "the chain", "memory": "the memory", "bank": "the memory bank",
             "bank_clear": "every entry, summary and compression event of the memory bank"}[pending["target"]]
     effects = {"chain": "its thoughts, feedback, queued index writes and index rows",
-               "memory": "it from the thought store, its bank and the memory index",
+               "memory": f"it from {pending.get('stores') or 'every store that holds it'}",
                "bank": "its entries, summaries, compression events and index rows",
                "bank_clear": "the index rows too; the bank itself stays"}[pending["target"]]
 
@@ -183,9 +198,9 @@ def render_search(instance: str) -> None:
         date_to = c6.date_input("To", value=None, key="xp_to")
         submitted = st.form_submit_button("Search", type="primary")
     if submitted:
-        st.session_state["xp_search"] = dict(
-            query=query, instance=instance, mode=MODES[mode], kinds=kinds, chain_id=chain or None,
-            tags=[t.strip() for t in tags.split(",") if t.strip()], date_from=date_from, date_to=date_to)
+        st.session_state["xp_search"] = {
+            "query": query, "instance": instance, "mode": MODES[mode], "kinds": kinds, "chain_id": chain or None,
+            "tags": [t.strip() for t in tags.split(",") if t.strip()], "date_from": date_from, "date_to": date_to}
         st.session_state["xp_top_k"] = TOP_K  # a new search starts with the first hits again
         st.session_state["xp_list_page"] = 1
     params = st.session_state.get("xp_search")
@@ -278,7 +293,9 @@ def _why_found(req, out, hits) -> str:
     if req.mode == "vector":
         return f"each is {close}{left_out}"
     words = sum(1 for h in hits if h.text)
-    return f"with words of the query: {words}, only {close}: {len(hits) - words}{left_out}"
+    # A message is searched with its neighbours' words, as text mode says: a hit may hold them only there.
+    return (f"with words of the query, in its text or in the messages next to it: {words}, only {close}: "
+            f"{len(hits) - words}{left_out}")
 
 
 def _render_recent(instance: str) -> None:
@@ -334,7 +351,7 @@ def _render_hit(i: int, hit, mark: Callable[[Any, str], None] | None = None, *,
             bar.button("Open chain", key=f"xp_hit_open_{i}", on_click=open_chain, args=(hit.chain_id, "Search"))
         if not hit.shared:  # a shared item belongs to the shared instance: delete it from there
             bar.button("Delete", key=f"xp_hit_del_{i}", on_click=ask_to_delete,
-                       args=("memory", hit.id, hit.content))
+                       args=("memory", hit.id, hit.content), kwargs={"stores": memory_stores(hit.kind, hit.bank)})
         if hit.kind == "observation":  # a fact a correction may have replaced, or that replaced another
             bar.button("History", key=f"xp_hit_hist_{i}", on_click=st.session_state.__setitem__,
                        args=("xp_history", hit.id), help="the corrections through this fact")
@@ -550,4 +567,5 @@ def _render_chain(instance: str, chain_id: str) -> None:
             left.caption(" · ".join(as_plain_line(m) for m in meta if m))
             left.text(t.thought)
             right.button("Delete", key=f"xp_thought_del_{t.id}", on_click=ask_to_delete,
-                         args=("memory", t.id, t.thought, chain_id))
+                         args=("memory", t.id, t.thought, chain_id),
+                         kwargs={"stores": "the thought store and the memory index"})

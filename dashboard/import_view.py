@@ -5,7 +5,9 @@ drawn with st.dataframe / st.text, and goes through `as_plain_line` wherever it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -18,6 +20,7 @@ from dashboard.ui import as_plain_line, attempt, plural
 
 LINKED_CHAINS = 20
 NEW = "new"  # the choice of a new instance, named on the page
+T = TypeVar("T")
 
 
 def target_instance(wb: Workbench, current: str) -> str | None:
@@ -74,6 +77,20 @@ def saved_upload(wb: Workbench, upload) -> Path | None:
     if upload is None:
         uc.prune_uploads(wb)
     return path
+
+
+def as_uploaded(fn: Callable[[], T], path: Path, name: str | None) -> Callable[[], T]:
+    """`fn` (a look at, or the import of, the upload's copy at `path`), its refusal naming the file as it was
+    uploaded (`name`): the core names the file it reads, here the private copy, which the user never saw
+    ("0f3c…-notes.json")."""
+    def run() -> T:
+        try:
+            return fn()
+        except InvalidInput as e:
+            if name and path.name != name and path.name in str(e):
+                raise InvalidInput(str(e).replace(path.name, name)) from e
+            raise
+    return run
 
 
 def file_state(path: Path) -> tuple[float, int]:
@@ -193,15 +210,23 @@ FORMED_BY = {"llm": "the LLM", "rules": "the offline rules", "llm and rules": "t
              "where it failed"}
 
 
+def summaries_said(n: int) -> str:
+    """The session summaries a formation run wrote, in words: it summarises every conversation of the
+    instance that ended or went quiet without a current summary, not only the imported ones."""
+    of = {0: "", 1: " of a conversation in the instance that ended or went quiet, imported here or not"}.get(
+        n, " of conversations in the instance that ended or went quiet, imported here or not")
+    return plural(n, "session summary", "session summaries") + of
+
+
 def render_formation(instance: str) -> None:
     """Imported conversations are indexed without the formation a live turn gets: offered here, as
     `workbench formation run` does it (every chain of the instance; forming one again changes nothing)."""
-    formed = st.session_state.get("imp_formed")
+    formed = st.session_state.get("imp_formed")  # this import's: a new import's outcome starts without one
     if formed and formed.instance == instance:
         st.success(f"Formed the memories of {plural(formed.chains, 'chain')}: "
                    f"{plural(formed.observations, 'observation')} from {plural(formed.messages, 'message')}, "
-                   f"{plural(formed.superseded, 'fact')} superseded by a correction or an update, "
-                   f"{plural(formed.summaries, 'session summary', 'session summaries')} "
+                   f"{plural(formed.superseded, 'fact')} superseded by a correction or an update, and "
+                   f"{summaries_said(formed.summaries)} "
                    f"(by {FORMED_BY.get(formed.formed_by, formed.formed_by)}).",
                    icon=":material/psychology:")
         for note in formed.notes:  # e.g. the LLM failed, and the rules read what it did not
@@ -209,7 +234,8 @@ def render_formation(instance: str) -> None:
         return
     st.info("The imported messages are found as they were said. Their observations, corrections and session "
             "summaries, which a live turn forms as it is said, are formed separately: here, or with "
-            "`workbench formation run`.", icon=":material/info:")
+            "`workbench formation run`. Either forms every conversation of the instance that needs it, "
+            "not only this file's.", icon=":material/info:")
     if st.button("Form memories", key="imp_form"):
         bar = st.progress(0.0, text="forming…")
 

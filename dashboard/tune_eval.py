@@ -151,8 +151,9 @@ def evaluation_panel(instance: str, active: uc.FusionProfile, candidate: uc.Fusi
     dataset = _choose_dataset(instance)
     if dataset is None:
         return
-    st.caption(f"**{dataset.name}**: {plural(len(dataset.queries), 'query', 'queries')} in categories "
-               f"{', '.join(dataset.categories)}" + (f" · left out: {left_out(dataset.skipped)}" if dataset.skipped else ""))
+    cats = f"in categories {', '.join(dataset.categories)}" if dataset.categories else "without categories"
+    st.caption(f"**{dataset.name}**: {plural(len(dataset.queries), 'query', 'queries')} {cats}"
+               + (f" · left out: {left_out(dataset.skipped)}" if dataset.skipped else ""))
     # Named, never in silence: unknown ids (not scored as misses), queries without relevant ids (left out),
     # repeated queries (counted once).
     for note in [uc.unknown_ids_note(dataset.unknown_ids), *set_notes(dataset)]:

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from core import usecases as uc
 from core.errors import NotFound, OutcomeUnknown
 from dashboard.chat_picker import conversation_caption, open_chain, render_picker
-from dashboard.chat_view import render_conversation
+from dashboard.chat_view import MESSAGE_DIRECTION, render_conversation
 from dashboard.resources import current_instance, get_workbench, summarise_in_background
 from dashboard.ui import as_plain_line, as_plain_markdown, attempt, show_error, show_invalid
 
@@ -22,6 +22,7 @@ INPUT_LABELS = {"thought": "Message", "temporal": "Time hint", "tags": "Tags for
                 "top_k": "top_k", "similarity_threshold": "Similarity threshold", "profile": "Fusion profile"}
 
 st.title("Chat")
+st.html(MESSAGE_DIRECTION)  # a right-to-left message laid out right to left
 wb = get_workbench()
 instance = current_instance()
 # The sweep: answers left without a follow-up marked at once, the quiet chains summarised without the page

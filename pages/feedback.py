@@ -113,9 +113,11 @@ if frame_all.empty:
         instance=instance)))
     if span is not None and span.last is not None:
         # "Pick a longer period" misled when the answers ended months before the longest one (90 days).
-        st.info(f"No answers with feedback in instance **{instance}** between {prev_since:%Y-%m-%d} and "
+        # The period chosen (none in the one before it either), and what to change: Custom may be picked.
+        pick = "pick those dates" if period == CUSTOM else f"pick **{CUSTOM}** and those dates"
+        st.info(f"No answers with feedback in instance **{instance}** between {since:%Y-%m-%d} and "
                 f"{until:%Y-%m-%d}. Its {span.answers:,} answers were given from {span.first:%Y-%m-%d} to "
-                f"{span.last:%Y-%m-%d} (UTC): pick **{CUSTOM}** and those dates.")
+                f"{span.last:%Y-%m-%d} (UTC): {pick}.")
     else:
         st.info(f"No answers with feedback in instance **{instance}** yet. Feedback is recorded for every "
                 "ui_remember answer: talk to the assistant on the Chat page, or load the demo data with "

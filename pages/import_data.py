@@ -12,7 +12,14 @@ from pathlib import Path
 import streamlit as st
 
 from core import usecases as uc
-from dashboard.import_view import file_state, render_outcome, render_preview, saved_upload, target_instance
+from dashboard.import_view import (
+    as_uploaded,
+    file_state,
+    render_outcome,
+    render_preview,
+    saved_upload,
+    target_instance,
+)
 from dashboard.resources import current_instance, get_workbench
 from dashboard.sidebar import switch_instance
 from dashboard.ui import as_plain_line, attempt
@@ -32,10 +39,12 @@ where = st.radio("Source", ["Upload a file", "A path on the server"], horizontal
 if where == "Upload a file":
     upload = st.file_uploader("Export file (JSON, JSONL, CSV, or a workbench archive)", key="imp_upload")
     path = saved_upload(get_workbench(), upload)
+    shown_name = upload.name if upload is not None else None
 else:
     typed = st.text_input("File or folder", key="imp_path",
                           placeholder="/data/exports/conversations.json, or a folder of past tasks")
     path = Path(typed.strip()).expanduser() if typed.strip() else None
+    shown_name = None  # a path on the server: named as typed
 
 with st.expander("Options"):
     c1, c2 = st.columns(2)
@@ -70,7 +79,8 @@ if request is None:
 # The validation pass reads the whole file: once per file and options, not on every rerun.
 checked = (request.model_dump_json(), *file_state(path))
 if st.session_state.get("imp_checked", (None,))[0] != checked:
-    found = attempt("check the file", lambda: uc.import_preview(get_workbench(), request))
+    found = attempt("check the file", as_uploaded(lambda: uc.import_preview(get_workbench(), request), path,
+                                                  shown_name))
     if found is None:
         st.stop()
     st.session_state["imp_checked"] = (checked, found)
@@ -88,10 +98,12 @@ if st.button("Import", type="primary", key="imp_go", disabled=bool(blocked)):
         bar.progress(done / total if total else 1.0,
                      text=f"{what}: {done:,} of {total:,} records" if total else f"{what}…")
 
-    result = attempt("import", lambda: uc.import_file(get_workbench(), request, progress=step))
+    result = attempt("import", as_uploaded(lambda: uc.import_file(get_workbench(), request, progress=step), path,
+                                           shown_name))
     bar.empty()
     if result is not None:
         st.session_state["imp_result"] = (str(path), result)
+        st.session_state.pop("imp_formed", None)  # the last import's formation: this one offers its own
         st.session_state.pop("imp_checked", None)  # what it said is new is here now: looked up again
         if instance != current_instance():
             switch_instance(instance)

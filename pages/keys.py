@@ -86,7 +86,10 @@ with st.form("keys_create"):
     read_only = st.checkbox("Read-only", key=f"keys_read_only_{version}",
                             help="The key may read its instances but not write to them.")
     submitted = st.form_submit_button("Create key", type="primary")
-if submitted:
+if submitted and not chosen:  # the request's own refusal named a field and a list length, not the picker
+    st.error("**Could not create the key.** Choose at least one instance under **Instances**: a key may use "
+             "only the instances chosen there.", icon="⚠️")
+elif submitted:
     made = attempt("create the key", lambda: uc.create_key(
         wb, uc.CreateKey(name=name.strip(), instances=chosen, read_only=read_only)))
     if made is not None:

@@ -59,7 +59,9 @@ PART_HELP = {"semantic": "semantic: cosine to the query expanded by its best key
              "relevance": ("relevance: what the relevance floor (RELEVANCE_FLOOR) reads: semantic and coverage, "
                            "weighed as the profile weighs semantic and text, without recency, plus the speaker "
                            f"part; in [0, {TOP}]"),
-             "combined": f"what the profile ranks by, in [0, {TOP}] (above 1 through the speaker part)"}
+             "combined": (f"what the profile ranks by, in [0, {TOP}] (above 1 through the speaker part); when the "
+                          "query names a time, a memory of then ranks with a boost on top of it, as the note "
+                          "above the table says")}
 # The content narrower than chat's (280 px): the candidate's table, with its Δ, fits a 1400 px window.
 RANKING_COLUMNS = memory_columns(PART_HELP) | {
     "content": st.column_config.TextColumn(width=240),
@@ -129,7 +131,10 @@ def _rankings(comparison: uc.Comparison | None, result: uc.ScopeResult | None, i
                    f"{uc.SPEAKER_WEIGHT} to what a speaker the query names said, so *chain* and *combined* "
                    f"(what the profile ranks by) reach up to {TOP}.")
         if comparison.time_note:  # as a chat turn's reason line says it: the pool is a search for that many
-            st.caption(as_plain_line(f"As chat ranks: {comparison.time_note}."))
+            # The rows are in that order, not combined's: a row of then may stand above one of higher combined.
+            st.caption(as_plain_line(f"As chat ranks: {comparison.time_note}. The tables are in that order: "
+                                     "combined plus the boost of a memory of then, which the table does not "
+                                     "show, so a row of then may stand above one of a higher combined."))
         p = comparison.active
         st.markdown(f"**Active: {p.name}** · {uc.describe_profile(p)}")
         _ranking_table(comparison.active_rows, with_change=False)

@@ -33,6 +33,7 @@ from core.ids import labelled_id, validate_id
 from core.index.records import event_time_of
 from core.index.text import with_conversation_context
 from core.models import MemoryRecord
+from core.tuning.metrics import UNCATEGORISED
 
 LOADER_VERSION = "locomo-turns-4"  # part of each instance's content hash: change it when records change
 LOCOMO_DOWNLOAD = "https://github.com/snap-research/LoCoMo (file data/locomo10.json)"
@@ -82,7 +83,10 @@ class EvalDataset(BaseModel):
 
     @property
     def categories(self) -> list[str]:
-        return sorted({q.category for q in self.queries})
+        """The categories of the queries, `UNCATEGORISED` among them only beside another: none when the set
+        gives none."""
+        found = sorted({q.category for q in self.queries})
+        return [] if found == [UNCATEGORISED] else found
 
     @property
     def left_out_queries(self) -> dict[str, list[str]]:
@@ -96,7 +100,7 @@ class JsonlQuery(BaseModel):
 
     query: str = Field(min_length=1)
     relevant: list[RelevantId]  # empty: the query is left out, and named (`EvalDataset.unlabelled`)
-    category: str | int = "all"
+    category: str | int = UNCATEGORISED
 
 
 def normalise_query(query: str) -> str:

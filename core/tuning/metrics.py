@@ -22,6 +22,8 @@ from pydantic import BaseModel
 from core.errors import InvalidInput
 
 OVERALL = "overall"
+# The category of a query its set gives none: a set without categories is scored overall only.
+UNCATEGORISED = "(none)"
 _METRIC_RE = re.compile(r"^(recall|ndcg|mrr)(?:@(\d+))?$")
 
 
@@ -58,7 +60,9 @@ class MetricsTable(BaseModel):
 
 def compute_metrics(relevant: dict[str, list[str]], ranked: dict[str, list[str | None]],
                     categories: dict[str, str], metrics: list[str]) -> MetricsTable:
-    """Score ranked ids against the relevant ids; means per category and over all queries.
+    """Score ranked ids against the relevant ids; means per category and over all queries. A query of no
+    category (missing from `categories`, or `UNCATEGORISED`) counts overall, and under a row of its own only
+    beside queries of a category: a set without categories has the overall row alone.
 
     A query with relevant ids and no ranking scores 0 on every metric; a query with no relevant ids is left
     out. An id ranked twice counts at its first place only. A None holds a place and is never relevant:
@@ -77,7 +81,9 @@ def compute_metrics(relevant: dict[str, list[str]], ranked: dict[str, list[str |
     per_query = {q: {m: float(values[m][i]) for m in metrics} for i, q in enumerate(qids)}
     groups: dict[str, list[str]] = {}
     for q in qids:
-        groups.setdefault(categories.get(q, "all"), []).append(q)
+        groups.setdefault(categories.get(q, UNCATEGORISED), []).append(q)
+    if set(groups) == {UNCATEGORISED}:
+        groups = {}
     rows = [_row(cat, groups[cat], per_query, metrics) for cat in sorted(groups, key=_cat_key)]
     rows.append(_row(OVERALL, qids, per_query, metrics))
     return MetricsTable(metrics=metrics, rows=rows, per_query=per_query)
@@ -97,7 +103,8 @@ def first_places(ids: Sequence[str | None]) -> list[str | None]:
 
 
 def _cat_key(cat: str) -> tuple[int, str]:
-    return (int(cat), "") if cat.isdigit() else (10**9, cat)
+    """Numbered categories in their order, then named ones, then the queries of none."""
+    return (int(cat), "") if cat.isdigit() else (10**9 + (cat == UNCATEGORISED), cat)
 
 
 def _row(category: str, qids: list[str], per_query: dict[str, dict[str, float]],

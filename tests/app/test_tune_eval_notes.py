@@ -29,7 +29,7 @@ def test_the_evaluation_names_repeats_and_unlabelled_queries_and_says_what_it_sc
     at.radio(key="tune_eval_source").set_value("Path on the server").run()
     at.text_input(key="tune_eval_path").set_value(str(path)).run()
     assert not at.exception and not at.error, [e.value for e in at.error]  # the set is not refused
-    assert any("6 queries in categories" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert any("6 queries without categories" in c.value for c in at.caption), [c.value for c in at.caption]
     assert [w.value for w in at.warning] == [
         f"1 query appears twice (whitespace and letter case aside): {queries[1]['query']!r}; counted once.",
         "1 query has no relevant ids: 'what is the meaning of life'; left out of the scores."]

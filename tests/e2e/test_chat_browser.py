@@ -178,3 +178,32 @@ def test_a_message_sent_while_an_answer_is_pending_is_not_lost(settings, workben
         page.get_by_text("2 turns · last activity").wait_for(timeout=60_000)
         assert workbench.thoughts.chain_count(instance) == 1
         browser.close()
+
+
+# Where a paragraph's text sits in its box: its gaps on the left and on the right, in px.
+TEXT_GAPS = """p => { const r = document.createRange(); r.selectNodeContents(p);
+  const t = r.getBoundingClientRect(), b = p.getBoundingClientRect();
+  return [Math.round(t.left - b.left), Math.round(b.right - t.right)]; }"""
+
+
+def test_a_right_to_left_message_is_laid_out_right_to_left(dashboard):
+    """A Hebrew message was laid out left to right, its full stop at its right end."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    hebrew, english = "שלום, קוראים לי דנה ואני גרה בתל אביב.", "My name is Dana and I live in Tel Aviv."
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1000})
+        page.goto(dashboard + "/chat")
+        box = page.get_by_placeholder("Ask something")
+        box.wait_for(timeout=30_000)
+        settle(page)
+        for text in (hebrew, english):
+            box.fill(text)
+            box.press("Enter")
+            page.get_by_text(text, exact=True).wait_for(timeout=60_000)
+            settle(page)
+        left, right = page.locator('[data-testid="stChatMessage"] p', has_text=hebrew).first.evaluate(TEXT_GAPS)
+        assert right <= 1 < left  # against the right edge
+        left, right = page.locator('[data-testid="stChatMessage"] p', has_text=english).first.evaluate(TEXT_GAPS)
+        assert left <= 1 < right  # against the left edge
+        browser.close()

@@ -137,3 +137,40 @@ def test_a_memory_found_by_its_id(dashboard, workbench, instance, tmp_path):
         assert page.get_by_text(quince.thought1_id, exact=True).count() >= 1  # its id, to copy
         page.screenshot(path=str(tmp_path / "explorer-by-id.png"), full_page=True)
         browser.close()
+
+
+def test_a_hybrid_search_and_a_memorys_deletion_say_where_its_words_and_its_copies_are(dashboard, workbench,
+                                                                                      instance):
+    """The hybrid caption counted "with words of the query" hits whose words are only in the messages next
+    to them; deleting an observation said it "removes it from the thought store, its bank" though an
+    observation has neither."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    remember = Remember(workbench)
+    for text in ("Our quince orchard has forty trees near the river.", "When should we harvest the quince trees?"):
+        remember.run(UiRememberParams(thought=text, chain_id="orchard"), instance=instance)  # a question stays
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1000})
+        page.goto(dashboard + "/explorer")
+        page.get_by_label("Search stored memory").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_label("Search stored memory").fill("quince orchard")
+        page.get_by_role("button", name="Search", exact=True).click()
+        settle(page)
+        assert "with words of the query, in its text or in the messages next to it: " in page.inner_text("body")
+
+        def delete_says(hit) -> str:
+            hit.get_by_role("button", name="Delete").click()
+            settle(page)
+            said = page.get_by_role("dialog").inner_text()
+            page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+            settle(page)
+            return said
+
+        hits = page.locator('[data-testid="stVerticalBlock"]')
+        observation = hits.filter(has=page.get_by_role("button", name="History")).last
+        assert "This removes it from the memory index. It cannot be undone." in delete_says(observation)
+        message = hits.filter(has_text=re.compile(r"(user|assistant) · chain orchard")).last
+        assert ("This removes it from the thought store and the memory index. It cannot be undone."
+                in delete_says(message))
+        browser.close()

@@ -99,3 +99,31 @@ def test_the_csv_follows_the_toggle_and_the_filters_survive(dashboard, workbench
         assert corrected_only(page).is_checked()
         assert page.get_by_role("tab", selected=True).inner_text() == "Scores and follow-ups"
         browser.close()
+
+
+def test_a_custom_period_without_answers_names_its_own_dates(dashboard, workbench, instance):
+    """The message of a Custom period without answers gave the start of the period before it (2019-12-27 for
+    2020-01-01) and told the user to pick Custom, which was picked."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    Remember(workbench).run(UiRememberParams(thought="The budget is 48,000 euros.", chain_id="budget"),
+                            instance=instance)
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
+        page.goto(dashboard + "/feedback")
+        page.get_by_text("Only corrected turns").wait_for(timeout=60_000)
+        settle(page)
+        page.get_by_test_id("stButtonGroup").first.get_by_text("Custom", exact=True).click()
+        settle(page)
+        for field, (year, month, day) in (("start", ("2020", "01", "01")), ("end", ("2020", "01", "05"))):
+            for part, value in (("year", year), ("month", month), ("day", day)):
+                page.locator(f'[data-testid="stDateInput"] [data-range-field="{field}"] [data-type="{part}"]'
+                             ).first.click()
+                page.keyboard.type(value)
+        page.keyboard.press("Escape")  # the calendar closed: the dates are sent
+        page.get_by_text("No answers with feedback").wait_for(timeout=30_000)
+        settle(page)
+        said = page.get_by_test_id("stAlertContentInfo").filter(has_text="No answers with feedback").inner_text()
+        assert f"in instance {instance} between 2020-01-01 and 2020-01-05." in said
+        assert said.endswith("(UTC): pick those dates.") and "Custom" not in said
+        browser.close()

@@ -228,3 +228,62 @@ def test_the_preview_says_what_importing_the_file_would_add(dashboard, workbench
                 "1 conversation is already here.") in shown
         assert workbench.thoughts.chain_count(instance) == 2  # previews write nothing
         browser.close()
+
+
+def test_a_second_import_offers_its_own_formation_and_names_the_uploaded_file(dashboard, workbench, instance,
+                                                                              tmp_path):
+    """A second import's outcome showed the first one's "Formed the memories of …" and no Form memories
+    button; the formation's summaries read as the imported chains' though it summarises any conversation of
+    the instance; and a refused upload was named by the server's copy ("526d10bb-…-garbage.json")."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    first = write_export(tmp_path / "first.json", [
+        conversation(f"Trip {i}", f"c-{i}", [("user", f"We booked hotel number {i} in Kyoto", 1.7e9 + 10 * i),
+                                             ("user", f"The flight leaves on May {i + 3}", 1.7e9 + 10 * i + 1),
+                                             ("user", "My sister Ana joins us there", 1.7e9 + 10 * i + 2)])
+        for i in range(2)])
+    second = write_export(tmp_path / "second.json", [
+        conversation("Dog", "c-dog", [("user", "My dog is called Biscuit", 1.7e9 + 60)])])
+    garbage = tmp_path / "garbage.json"
+    garbage.write_bytes(b"\x00\x01 not text")
+
+    def upload(page, path: Path) -> None:
+        page.get_by_test_id("stFileChipDeleteBtn").click()
+        page.get_by_text("Detected format").wait_for(state="detached", timeout=30_000)
+        settle(page)
+        page.locator('input[type="file"]').set_input_files(str(path))
+        settle(page, start_within_s=3)
+
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1200})
+        page.goto(dashboard + "/import_data")
+        page.locator('input[type="file"]').wait_for(state="attached", timeout=30_000)
+        page.locator('input[type="file"]').set_input_files(str(first))
+        page.get_by_text("Detected format").wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_role("button", name="Import", exact=True).click()
+        page.get_by_role("button", name="Form memories").wait_for(timeout=60_000)
+        settle(page)
+        assert "not only this file's" in page.inner_text("body")  # what the button forms
+        page.get_by_role("button", name="Form memories").click()
+        formed = page.get_by_text("Formed the memories of 2 chains")
+        formed.wait_for(timeout=60_000)
+        settle(page)
+        assert re.search(r"and [12] session summar(y|ies) of (a conversation|conversations) in the instance that "
+                         r"ended or went quiet, imported here or not \(by the offline rules\)\.$",
+                         formed.inner_text())
+
+        upload(page, second)
+        page.get_by_role("button", name="Import", exact=True).click()
+        page.get_by_text("Imported 1 conversation (1 message)").wait_for(timeout=60_000)
+        settle(page)
+        assert page.get_by_text("Formed the memories of").count() == 0  # the first import's
+        page.get_by_role("button", name="Form memories").click()  # this one's, offered
+        page.get_by_text("Formed the memories of 1 chain:").wait_for(timeout=60_000)
+        settle(page)
+
+        upload(page, garbage)
+        refused = page.get_by_test_id("stAlertContentError").inner_text()
+        assert "Could not check the file. garbage.json: the file holds NUL bytes" in refused
+        assert "-garbage.json" not in refused
+        browser.close()

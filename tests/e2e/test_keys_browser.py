@@ -53,3 +53,24 @@ def test_create_a_key_see_it_once_and_revoke_it(dashboard, workbench, instance):
 
     with pytest.raises(Unauthenticated):
         uc.authenticate(workbench, secret)
+
+
+def test_a_key_without_instances_is_refused_naming_the_picker(dashboard, workbench):
+    """Refused, it read "instances: List should have at least 1 item after validation, not 0"."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    name = f"browser-{uuid.uuid4().hex[:8]}"
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, viewport={"width": 1400, "height": 1000})
+        page.goto(dashboard + "/keys")
+        page.get_by_label("Name", exact=True).wait_for(timeout=30_000)
+        settle(page)
+        page.get_by_label("Name", exact=True).fill(name)
+        page.get_by_test_id("stMultiSelect").get_by_role("button", name="Clear all").click()
+        page.get_by_role("button", name="Create key").click()
+        page.get_by_test_id("stAlertContentError").wait_for(timeout=30_000)
+        settle(page)
+        said = page.get_by_test_id("stAlertContentError").inner_text()
+        assert "Choose at least one instance under Instances" in said and "List should" not in said
+        assert name not in {k.name for k in uc.list_keys(workbench)}
+        browser.close()

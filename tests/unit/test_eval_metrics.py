@@ -138,7 +138,7 @@ def test_jsonl_loader_and_its_errors():
                       b'{"query": "cat", "relevant": ["m2"]}\n',
                       instance="inst")
     assert [(q.query, q.relevant, q.category, q.instance) for q in ds.queries] == [
-        ("dog?", ["m1"], "2", "inst"), ("cat", ["m2"], "all", "inst")]
+        ("dog?", ["m1"], "2", "inst"), ("cat", ["m2"], "(none)", "inst")]
     with pytest.raises(InvalidInput, match="nothing to score: its one query has no relevant id"):
         load_dataset(b'{"query": "x", "relevant": []}', instance="inst")  # one left out: none to score
     with pytest.raises(InvalidInput, match="line 2: .*extra"):
