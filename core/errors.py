@@ -5,6 +5,7 @@ Every error raised by `core` is a `WorkbenchError`; wrappers chain the cause wit
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,6 +35,13 @@ class InvalidInput(WorkbenchError, ValueError):
     """A caller passed something the product cannot accept; the message says what to change."""
 
     code = "invalid_input"
+
+
+class Conflict(InvalidInput):
+    """The id a caller gave is already another item's: sending that item again is a retry and succeeds,
+    this is not (HTTP 409; the CLI exits 2 as for any invalid input)."""
+
+    code = "conflict"
 
 
 class NotFound(WorkbenchError, LookupError):
@@ -190,7 +198,60 @@ def _check(service: str, front: Front) -> str:
 def explain_validation(exc) -> str:
     """One line naming each rejected field and what is allowed (pydantic's messages; the input left out,
     but for an item of a list of plain values, `_field_error`)."""
-    return "invalid input — " + "; ".join(_field_error(err) for err in exc.errors(include_url=False))
+    errors = _without_union_branches(exc.errors(include_url=False))
+    return "invalid input — " + "; ".join(dict.fromkeys(_field_error(err) for err in errors))
+
+
+# How pydantic names the branch of a union a value was tried against, in an error's location
+# ("profile.str", "profile.function-after[_weights_sum_to_one(), FusionProfile]", "x.list[str]"): a name
+# the caller never wrote. A model's branch is its class's name.
+_UNION_TAG = re.compile(r"(str|int|float|bool|bytes|none|decimal|date|datetime|time|timedelta|uuid|url|"
+                        r"literal\[.*|list\[.*|dict\[.*|set\[.*|tuple\[.*|function-(after|before|wrap|plain)\[.*|"
+                        r"lax-or-strict\[.*|json-or-python\[.*|nullable\[.*|chain\[.*|is-instance\[.*|"
+                        r"constrained-.*|[A-Z][A-Za-z0-9_]*)", re.DOTALL)
+
+
+def _without_union_branches(errors: list[dict]) -> list[dict]:
+    """Errors with the union branches out of their locations. A value refused by every branch of a union
+    gets an error per branch: the branches whose type it had (an object for a profile, not a string) say
+    what is wrong with it, so only theirs are kept; when it had none of their types, the branches' types
+    are named in one error ("profile: Input should be a valid string or a valid dictionary …")."""
+    by_place: dict[tuple, dict[str, list[dict]]] = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        for i, part in enumerate(loc):
+            if isinstance(part, str) and _UNION_TAG.fullmatch(part):
+                by_place.setdefault(loc[:i], {}).setdefault(part, []).append(err)
+    unions = {place: branches for place, branches in by_place.items() if len(branches) > 1}
+    if not unions:
+        return errors
+    out: list[dict] = []
+    done: set[tuple] = set()
+    for err in errors:
+        loc = tuple(err["loc"])
+        place = next((loc[:i] for i in range(len(loc)) if loc[:i] in unions and loc[i] in unions[loc[:i]]), None)
+        if place is None:
+            out.append(err)
+            continue
+        if place in done:
+            continue
+        done.add(place)
+        branches = unions[place]
+        typed = [e for branch in branches.values() for e in branch if not _wrong_type(e, len(place))]
+        if typed:  # the value had these branches' type: their errors, at their field, say what to change
+            out += [{**e, "loc": place + tuple(e["loc"][len(place) + 1:])} for e in typed]
+        else:
+            wanted = [e["msg"] for branch in branches.values() for e in branch]
+            msg = wanted[0] + "".join(" or " + m.removeprefix("Input should be ") for m in wanted[1:])
+            out.append({**branches[next(iter(branches))][0], "loc": place, "msg": msg})
+    return out
+
+
+def _wrong_type(err: dict, depth: int) -> bool:
+    """The error says the value at the union itself was not of its branch's type (not a string, not an
+    object), rather than what is wrong inside a value of that type."""
+    return len(err["loc"]) == depth + 1 and (err["type"].endswith("_type") or err["type"] in (
+        "is_instance_of", "model_attributes_type", "literal_error"))
 
 
 def _field_error(err: dict) -> str:
@@ -204,9 +265,19 @@ def _field_error(err: dict) -> str:
         loc.pop()
         if (shown := _shown(err["input"])) not in msg:
             msg = f"{msg}, not {shown}"
+    if not loc and _FIELDS_FIRST.match(msg):  # a check of several fields that names them: "query: give …"
+        return msg
+    if not loc and (named := _LEADING_FIELD.match(msg)):  # "date_from must not be after date_to"
+        return f"{named[1]}: {msg[named.end(1) + 1:]}"
     # A location part can be a key of the input itself (an unknown field): never echo a long one.
     field = ".".join(_clip(str(p), 40) for p in loc) or "input"
     return f"{field}: {msg}"
+
+
+# A model-wide check's message that opens with the field it refuses ("date_from must not be after date_to",
+# "since must not be after until"): pydantic locates it nowhere, which read as "input: date_from must …".
+_LEADING_FIELD = re.compile(r"([a-z][a-z0-9_]*) (?:must|should|cannot|is not|needs) ")
+_FIELDS_FIRST = re.compile(r"[a-z][a-z0-9_.]*(?:, [a-z][a-z0-9_.]*)*: ")
 
 
 def _is_plain(value: object) -> bool:

@@ -17,7 +17,7 @@ from datetime import datetime
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel
 
-from core.access.scope import Principal
+from core.access.scope import LOCAL_USER, Principal
 from core.errors import InvalidInput, NotFound
 from core.ids import validate_id
 
@@ -67,6 +67,10 @@ class KeyStore:
     def create(self, name: str, instances: list[str], read_only: bool = False) -> tuple[ApiKeyInfo, str]:
         """A new key and its secret; the secret exists only in the return value."""
         validate_id(name, "key name")
+        if name.lower() == LOCAL_USER.name:  # a key so named would be counted with the keyless callers
+            raise InvalidInput(f"key name {name!r} is reserved: it names the calls made without a key (stdio MCP, "
+                               "a loopback API before any key exists) in `feedback summary --by key`; pick "
+                               "another name")
         scope = list(dict.fromkeys(validate_id(i, "instance") for i in instances))
         if not scope:
             raise InvalidInput("a key needs at least one instance: pass --instance NAME (repeatable)")

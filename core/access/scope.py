@@ -32,17 +32,25 @@ class Principal(BaseModel):
     def may_write(self, instance: str) -> bool:
         return self.may_read(instance) and not self.read_only
 
+    def default_instance(self, server_default: str) -> str:
+        """The instance a call that names none works on: the key's own when it is allowed exactly one
+        (nothing else could be meant), else the server's configured one (INSTANCE)."""
+        if self.instances is not None and len(self.instances) == 1:
+            return self.instances[0]
+        return server_default
+
 
 LOCAL_USER = Principal(name="local")
 
 
-def authorize(principal: Principal, instance: str, *, write: bool) -> None:
-    """Raise Forbidden unless `principal` may read (and, with `write`, write) `instance`."""
+def authorize(principal: Principal, instance: str, *, write: bool, defaulted: bool = False) -> None:
+    """Raise Forbidden unless `principal` may read (and, with `write`, write) `instance`. `defaulted`: the
+    call named no instance, and `instance` is the server's default, which the message then says."""
     if not principal.may_read(instance):
         scope = ", ".join(repr(i) for i in principal.instances or [])
-        other = (f", or a key created with --instance {instance}" if ID_PATTERN.fullmatch(instance)
-                 else "")
-        raise Forbidden(f"key {principal.name!r} is not allowed this instance; it may use {scope} (name it as "
-                        f"the instance{other})")
+        named = f"instance {instance!r}" + (" (this server's default: the call named no instance)" if defaulted else "")
+        other = (f", or use a key created with --instance {instance}" if ID_PATTERN.fullmatch(instance) else "")
+        raise Forbidden(f"key {principal.name!r} may not use {named}; it may use {scope}: name "
+                        f"{'that' if len(principal.instances or []) == 1 else 'one of those'} as the instance{other}")
     if write and not principal.may_write(instance):
         raise Forbidden(f"key {principal.name!r} is read-only; use a key created without --read-only")

@@ -18,13 +18,13 @@ from collections.abc import AsyncIterator
 
 from fastapi import Depends, FastAPI
 from fastapi.concurrency import run_in_threadpool
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Route
 
 from core import usecases as uc
 from core.api import mcp_mount, problems
 from core.api.body import BodyLimit
 from core.api.deps import rate_limit
+from core.api.hosts import LoopbackHosts
 from core.api.ratelimit import RateLimiter
 from core.api.routers import banks, chains, conversation, feedback, health, memories, past_tasks, retrieval
 from core.config import Settings, load_settings
@@ -86,6 +86,9 @@ def create_app(wb: Workbench | None = None, *, settings: Settings | None = None,
                 "chains, memory banks and feedback. Send `Authorization: Bearer <key>` (`workbench keys "
                 "create`).",
         lifespan=lifespan,
+        # Swagger UI and ReDoc load their scripts from a CDN: offline, their pages were blank. The OpenAPI
+        # document itself is served at /openapi.json, for any viewer or client generator.
+        docs_url=None, redoc_url=None,
     )
     app.state.exposed = exposed
     app.state.limiter = RateLimiter(settings.api_rate_limit, lambda: app.state.wb.services.redis_url(),
@@ -102,10 +105,8 @@ def create_app(wb: Workbench | None = None, *, settings: Settings | None = None,
         log.info("MCP server not installed (core/mcp): /mcp is not served")
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     if not exposed:
-        # DNS rebinding: a page of another site whose name is made to resolve to 127.0.0.1 would reach a
-        # loopback server (the local user, without a key) from the visitor's browser. It sends its own
-        # name as Host, so only loopback names are served.
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=loopback_hosts(host))
+        # DNS rebinding: only loopback names are served (core/api/hosts.py).
+        app.add_middleware(LoopbackHosts, allowed=loopback_hosts(host))
     return app
 
 

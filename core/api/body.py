@@ -1,4 +1,6 @@
-"""Request bodies larger than API_MAX_BODY_BYTES are refused with 413 before any endpoint sees them.
+"""Request bodies larger than API_MAX_BODY_BYTES are refused with 413 before any endpoint sees them: a
+problem document, or at /mcp a JSON-RPC error whose message is the same (`refusal_for`), so an MCP client
+shows what to do rather than "Server returned an error response".
 
 A declared Content-Length over the limit is refused at once; a body sent without one (chunked) is read
 up to the limit and refused as soon as it goes past it, so a client cannot make the server hold more.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from core.api.mcp_mount import refusal_for
 from core.api.problems import ProblemResponse, problem
 
 
@@ -27,7 +30,7 @@ class BodyLimit:
             return
         declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._too_large()(scope, receive, send)
+            await refusal_for(scope, self._too_large())(scope, receive, send)
             return
         # The body is read here, bounded, and handed on as one message: endpoints then parse it as usual.
         chunks, size, more = [], 0, True
@@ -38,7 +41,7 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await self._too_large()(scope, receive, send)
+                await refusal_for(scope, self._too_large())(scope, receive, send)
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)

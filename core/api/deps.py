@@ -23,7 +23,7 @@ from core.runtime import Workbench
 
 M = TypeVar("M", bound=BaseModel)
 
-# Declared for the OpenAPI page (its "Authorize" button); the header itself is read in `resolve`, so a
+# Declared for the OpenAPI document (a viewer's "Authorize" button); the header itself is read in `resolve`, so a
 # malformed one is refused rather than taken for no header.
 bearer = HTTPBearer(auto_error=False, description="an API key from `workbench keys create`")
 

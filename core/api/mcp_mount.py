@@ -6,8 +6,9 @@ so each tool call checks that caller's scope. The transport is stateless: any re
 request, as for the JSON endpoints, and the context variable set here is the one the tool call's task
 sees.
 
-A request refused before the MCP app runs (no key, a key not allowed, the rate spent, or Redis or
-Postgres down so that the key cannot be checked) gets the JSON endpoints' status and headers, with a
+A request refused before the MCP app runs (no key, a key not allowed, the rate spent, Redis or Postgres
+down so that the key cannot be checked; a body over API_MAX_BODY_BYTES or a Host that is not the server's,
+refused by the API's middleware, `refusal_for`) gets the JSON endpoints' status and headers, with a
 JSON-RPC error as its body (`refusal`), as the MCP transport allows: an MCP client reads that body only,
 and shows a problem document as "Server returned an error response". The request reaches no tool and
 the body holds no data, only what was refused and what to do.
@@ -93,6 +94,13 @@ def refusal(problem: ProblemResponse) -> JSONResponse:
     error = {"code": INTERNAL_ERROR if status >= 500 else INVALID_REQUEST, "message": document["detail"],
              "data": document}
     return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status, headers=headers)
+
+
+def refusal_for(scope: Scope, problem: ProblemResponse) -> ProblemResponse | JSONResponse:
+    """How a request refused before any endpoint reads it (a body over API_MAX_BODY_BYTES, a Host that is
+    not the server's) is answered: at /mcp a JSON-RPC error (`refusal`), which an MCP client shows with its
+    message; elsewhere the problem document itself."""
+    return refusal(problem) if scope.get("path") == PATH else problem
 
 
 @contextlib.asynccontextmanager

@@ -1,7 +1,7 @@
 """Every error the API returns is one problem-details document (RFC 9457, `application/problem+json`):
 
     {"type": "urn:memory-workbench:problem:forbidden", "title": "Forbidden", "status": 403,
-     "code": "forbidden", "detail": "key 'ci' is not allowed this instance; ...", "retryable": false}
+     "code": "forbidden", "detail": "key 'ci' may not use instance 'x'; ...", "retryable": false}
 
 `code` and `detail` come from `core.errors.describe`, the one mapping every front end shares, so the
 message names what to change; the status is chosen here. A traceback never leaves the server: an
@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from core.errors import EMPTY_INSTANCE, ServiceUnavailable, WorkbenchError, describe, explain_validation
+from core.errors import ServiceUnavailable, WorkbenchError, describe, explain_validation
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,7 @@ STATUS_OF_CODE = {
     "unauthenticated": 401,
     "forbidden": 403,
     "not_found": 404,
+    "conflict": 409,
     "payload_too_large": 413,
     "rate_limited": 429,
     "llm_not_configured": 501,
@@ -145,6 +146,8 @@ def _whole_body(error: dict) -> dict | None:
         return {**error, "loc": ("body",), "msg": f"not valid JSON ({reason}{where})" if reason else "not valid JSON"}
     if loc == ("body",) and error["type"] in ("model_attributes_type", "dict_type"):
         return {**error, "msg": "must be a JSON object, sent with Content-Type: application/json"}
+    if loc == ("body",) and error["type"] == "missing":  # no body at all (its fields' own errors name them)
+        return {**error, "msg": "missing: send a JSON object, with Content-Type: application/json"}
     return None
 
 
@@ -172,12 +175,14 @@ def _unreadable_body(exc: StarletteHTTPException) -> str | None:
 async def _http_error(request: Request, exc: Exception) -> ProblemResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404 and "/instances//" in request.url.path:  # `/instances/$INST/…`, INST unset
-        return problem(422, "invalid_input", f"instance: {EMPTY_INSTANCE}")
+        return problem(422, "invalid_input", "instance: the path names none (/v1/instances//…): put the "
+                                             "instance's name between the two slashes")
     if (unreadable := _unreadable_body(exc)) is not None:
         return problem(422, "invalid_input", unreadable)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    detail = {404: "no such endpoint; the OpenAPI page at /docs lists them",
-              405: "this endpoint does not take that method; the OpenAPI page at /docs lists them"}.get(
+    detail = {404: "no such endpoint; the OpenAPI document at /openapi.json lists them",
+              405: "this endpoint does not take that method; the OpenAPI document at /openapi.json lists "
+                   "them"}.get(
         exc.status_code, str(exc.detail))
     return problem(exc.status_code, code, detail, headers=getattr(exc, "headers", None))
 

@@ -25,7 +25,7 @@ from core.bank.compress import compress
 from core.bank.index_ids import ENTRY_KIND, SUMMARY_KIND, bank_item_of, entry_index_id, summary_index_id
 from core.bank.types import (BankEntryState, BankInfo, BankSnapshot, BankStats, CompressionEvent,
                              MemoryEntry, MemoryQuery, MemorySummary)
-from core.errors import InvalidInput, NotFound, ServiceUnavailable, outage
+from core.errors import Conflict, InvalidInput, NotFound, ServiceUnavailable, outage
 from core.ids import validate_id
 from core.index.records import event_time_of
 from core.index.text import indexed_chars, text_cut_note
@@ -48,7 +48,15 @@ class BankConfig(BaseModel):
 class AddEntryResult(BaseModel):
     entry: MemoryEntry  # as stored: with its step number and summary
     compression: CompressionEvent | None = None
+    repeated: bool = Field(False, description="true when this entry (its id, bank and content) was already "
+                                              "stored: a retry; `entry` is the stored one and nothing was added")
     notes: list[str] = []
+
+
+# What an entry sent again must repeat to be a retry of the one stored: its content always; its time,
+# step number and summary when the caller gave them (left out, the first call generated them).
+_SAME_CONTENT = ("skill_name", "thinking", "command", "result", "importance", "tags")
+_SAME_WHEN_GIVEN = ("timestamp", "summary", "step_number")
 
 
 def entry_record(instance: str, bank: str, e: MemoryEntry) -> MemoryRecord:
@@ -104,24 +112,48 @@ class MemoryBank:
     # -- writes -----------------------------------------------------------------------------
 
     def add_entry(self, entry: MemoryEntry) -> AddEntryResult:
-        """Store an entry (numbering its step when it has none); compress the oldest half when due."""
+        """Store an entry (numbering its step when it has none); compress the oldest half when due.
+
+        Idempotent by the entry's id: the same entry sent again (a retry after a lost answer) returns the
+        stored one, marked `repeated`; another entry under an id already taken is a `Conflict`."""
         if not isinstance(entry, MemoryEntry):
             raise InvalidInput("entry must be a MemoryEntry")
-        entry = entry.model_copy()
+        sent, entry = entry, entry.model_copy()
         with self.wb.pool().connection() as conn, conn.transaction():
             next_step = db.lock_bank(conn, self.instance, self.name, self.max_entries,
                                      self.compression_threshold)
             if entry.step_number == 0:
                 entry.step_number = next_step
             if not db.insert_entry(conn, self.instance, self.name, entry):
-                raise InvalidInput(f"id: an entry with id {entry.id!r} already exists in instance "
-                                   f"{self.instance!r}; leave id empty to get a new one")
+                # Another writer of this id committed first (the bank's lock orders writers of one bank;
+                # the insert waits for one of another bank): its row is read after it.
+                found = db.stored_entry(conn, self.instance, entry.id)
+                if found is None:  # deleted between the two statements: the same request id, nothing kept
+                    raise Conflict(f"entry.id: the entry {entry.id!r} was being deleted as it was sent; "
+                                   "send it again")
+                self._same_or_conflict(sent, *found)
+                result = AddEntryResult(entry=found[1], repeated=True, notes=[
+                    f"entry {entry.id!r} was already stored (the same entry sent again): nothing was added"])
+                self._index(result.notes)
+                return result
             due = self._due(db.live_entries(conn, self.instance, self.name))
         result = AddEntryResult(entry=entry)
         if due:
             result.compression = self._compress(due, result.notes)
         self._index(result.notes)
         return result
+
+    def _same_or_conflict(self, sent: MemoryEntry, bank: str, stored: MemoryEntry) -> None:
+        """Nothing when `sent` repeats `stored` (see `_SAME_CONTENT`), else the Conflict saying what differs."""
+        differs = [f for f in _SAME_CONTENT if getattr(sent, f) != getattr(stored, f)] or [
+            f for f in _SAME_WHEN_GIVEN  # a summary made from other content differs too: named only alone
+            if f in sent.model_fields_set and getattr(sent, f) and getattr(sent, f) != getattr(stored, f)]
+        if bank != self.name:
+            differs.insert(0, f"bank (it is in {bank!r})")
+        if differs:
+            raise Conflict(f"entry.id: an entry with id {sent.id!r} already exists in instance {self.instance!r} "
+                           f"with another {', '.join(differs)}; sending the same entry again returns it, so a "
+                           "retry is safe: for a new entry leave id out, or choose another")
 
     def _due(self, live: list[MemoryEntry]) -> list[MemoryEntry]:
         """The oldest half of the live entries when either threshold is reached, else nothing."""

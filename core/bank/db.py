@@ -137,15 +137,24 @@ def lock_existing(conn: psycopg.Connection, instance: str, name: str) -> bool:
 
 
 def insert_entry(conn: psycopg.Connection, instance: str, bank: str, e: MemoryEntry) -> bool:
-    """False when an entry with this id already exists in the instance."""
+    """False when an entry with this id already exists in the instance (then nothing changes)."""
     cur = conn.execute(
         f"""INSERT INTO bank_entry (instance, bank, {ENTRY_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s,
                 %s, %s, %s) ON CONFLICT (instance, id) DO NOTHING""",
         (instance, bank, e.id, e.timestamp, e.skill_name, e.thinking, e.command, e.result, e.summary,
          e.importance, e.tags, e.step_number))
+    if cur.rowcount != 1:
+        return False
     conn.execute("UPDATE bank SET next_step = GREATEST(next_step, %s) WHERE instance = %s AND name = %s",
                  (e.step_number + 1, instance, bank))
-    return cur.rowcount == 1
+    return True
+
+
+def stored_entry(conn: psycopg.Connection, instance: str, entry_id: str) -> tuple[str, MemoryEntry] | None:
+    """The entry with this id in the instance, with the bank that holds it."""
+    row = conn.execute(f"SELECT bank, {ENTRY_COLS} FROM bank_entry WHERE instance = %s AND id = %s",
+                       (instance, entry_id)).fetchone()
+    return (row[0], entry_from_row(row[1:])) if row else None
 
 
 def insert_summary(conn: psycopg.Connection, instance: str, bank: str, s: MemorySummary,

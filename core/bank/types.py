@@ -19,6 +19,8 @@ SUMMARY_SKILL = "MemorySummary"
 # How a bank's stats count the steps that name no skill (`skill_name` is optional, as in the seed).
 NO_SKILL = "(no skill named)"
 ENTRY_ID_MAX = 100  # its index row id adds a prefix (`core.bank.index_ids`) and must stay within 128
+# An id's rule (`ID_PATTERN`) at this length, as the published schemas say it.
+ENTRY_ID_PATTERN = ID_PATTERN.pattern.replace("{0,127}", f"{{0,{ENTRY_ID_MAX - 1}}}")
 AUTO_SUMMARY_MAX = 240
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # a date without a time, as ISO 8601 writes it
 
@@ -32,7 +34,7 @@ def _new_id() -> str:
 
 
 def _check_id(v: str) -> str:
-    if len(v) > ENTRY_ID_MAX or not ID_PATTERN.fullmatch(v):
+    if not re.fullmatch(ENTRY_ID_PATTERN, v):
         raise ValueError(f"must be 1–{ENTRY_ID_MAX} characters: letters, digits, '.', '_' or '-', "
                          "starting with a letter or digit")
     return v
@@ -78,7 +80,7 @@ class MemoryEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(default_factory=_new_id, json_schema_extra={
-        "pattern": ID_PATTERN.pattern, "minLength": 1, "maxLength": ENTRY_ID_MAX})
+        "pattern": ENTRY_ID_PATTERN, "minLength": 1, "maxLength": ENTRY_ID_MAX})
     timestamp: datetime = Field(default_factory=_now)
     skill_name: str = Field("", max_length=128, description="the skill that made the step; optional: a step "
                             "that names none is shown as \"Step 3: …\"")

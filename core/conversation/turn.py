@@ -98,7 +98,9 @@ class UiRememberParams(BaseModel):
     top_k: int = Field(5, ge=1, le=100)
     similarity_threshold: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)
     token_cap: int | None = Field(None, ge=1, le=1_000_000)
-    style: str | None = None
+    style: str | None = Field(None, description="default, deep (the larger model) or chronological (memories "
+                                                "in time order), in any case; left out: default",
+                              json_schema_extra=lambda schema: schema["anyOf"][0].update(enum=list(STYLES)))
     tags: Tags = []
     filter_tags: bool = Field(False, description="retrieve only memories carrying one of `tags` (the tags are "
                                                  "stored with the turn either way)")
@@ -112,7 +114,14 @@ class UiRememberParams(BaseModel):
     instance: Id | None = Field(None, description="the memory instance; None: the INSTANCE setting")
     intermediate_steps: dict[str, str] = Field(
         {}, description="outputs of the caller's earlier tools, by tool title, put into the prompt's "
-                        "\"Intermediate tool outputs:\" beside the memory retrieval")
+                        f"\"Intermediate tool outputs:\" beside the memory retrieval: at most {MAX_STEPS} "
+                        f"steps of {MAX_STEP_CHARS:,} characters, {MAX_STEPS_CHARS:,} in all",
+        json_schema_extra={"maxProperties": MAX_STEPS, "additionalProperties": {
+            "type": "string", "maxLength": MAX_STEP_CHARS}, "propertyNames": {
+                # A title as `_steps` takes it: printable, no bracket, no space at either end, not MEMORY_STEP.
+                "minLength": 1, "maxLength": MAX_STEP_TITLE, "not": {"const": MEMORY_STEP},
+                "pattern": r"^[^\s\[\]\x00-\x1f\x7f-\x9f]"
+                           r"([^\[\]\x00-\x1f\x7f-\x9f]*[^\s\[\]\x00-\x1f\x7f-\x9f])?$"}})
     include_history: bool = Field(True, description="whether the chain's chat history goes into the prompt")
     include_prompt: bool | None = Field(
         None, description="whether the result carries the exact prompt (`prompt`, chat history included); "

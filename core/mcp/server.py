@@ -149,7 +149,9 @@ def memory_bank_add(wb: Workbench, req: uc.BankAdd, caller: uc.Principal) -> uc.
     An entry holds the skill used, its thinking, the command it ran and the result, with an importance
     (0-1) and tags. `bank` names the task's bank; it is created on first use. `max_entries` and
     `compression_threshold`, when given, become the bank's settings (left out, the bank keeps its own; 6
-    for a new one); when it fills its oldest half is compressed into one summary.
+    for a new one); when it fills its oldest half is compressed into one summary. Give the entry an `id`
+    to make a retry safe: the same entry sent again returns the stored one (`repeated: true`), while
+    another entry under that id is refused.
 
     Returns the entry as stored (with its step number and summary), the compression it caused if any,
     and notes.
@@ -250,7 +252,8 @@ TOOLS = (
     _Spec(feedback_summary, "Summarize the feedback on answers", write=False, idempotent=True),
 )
 
-INSTANCE_HELP = "the memory instance; default: the instance this server is configured with"
+INSTANCE_HELP = ("the memory instance; default: the key's instance when it is allowed only one, else the "
+                 "instance this server is configured with")
 
 # What a field means, for the fields whose model gives no description (a model reads these in the
 # input schema). Keyed by field name, or by (tool, field) where one name means different things.
@@ -314,7 +317,8 @@ def build_mcp_server(wb: Workbench, principal: Callable[[], uc.Principal] = lamb
                      ) -> MCPServer:
     """The MCP server over `wb`: every call is made as `principal()`, read when the call arrives (the
     API server passes one that reads the caller its auth middleware found; stdio serves the local
-    user), and a tool's `instance` defaults to `wb.settings.instance`."""
+    user), and a tool's `instance` defaults to the caller's only instance (a key allowed one), else to
+    `wb.settings.instance`."""
     server = MCPServer(name="memory-workbench", title="Memory Workbench", instructions=INSTRUCTIONS,
                        version=_version(), log_level="WARNING",
                        tools=[_tool(wb, principal, spec) for spec in TOOLS])
@@ -333,8 +337,9 @@ def _tool(wb: Workbench, principal: Callable[[], uc.Principal], spec: _Spec) -> 
     async def call(arguments: dict[str, Any]) -> BaseModel | CallToolResult:
         try:
             caller = principal()  # here, not in the worker thread: it may read the request's context
-            req = request.model_validate(_with_instance(wb, _json_objects(request, arguments)))
-            uc.authorize(caller, req.instance, write=spec.write)
+            sent = _json_objects(request, arguments)
+            req = request.model_validate(_with_instance(wb, caller, sent))
+            uc.authorize(caller, req.instance, write=spec.write, defaulted=_defaulted(sent))
             # Use cases block (Redis, Postgres, the LLM): a worker thread keeps the event loop serving.
             return await anyio.to_thread.run_sync(functools.partial(spec.fn, wb, req, caller))
         except Exception as e:  # noqa: BLE001 - every failure is a tool error with its one-line message
@@ -364,11 +369,17 @@ def _input_schema(tool: str, request: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def _with_instance(wb: Workbench, arguments: dict[str, Any]) -> dict[str, Any]:
-    # Filled in before validation, so `req.instance` is the instance authorised and worked on.
-    if arguments.get("instance") is not None:
+def _with_instance(wb: Workbench, caller: uc.Principal, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with the instance a call that names none works on (`Principal.default_instance`: the
+    key's only instance, else the server's), filled in before validation, so `req.instance` is the
+    instance authorised and worked on."""
+    if not _defaulted(arguments):
         return arguments
-    return {**arguments, "instance": wb.settings.instance}
+    return {**arguments, "instance": caller.default_instance(wb.settings.instance)}
+
+
+def _defaulted(arguments: dict[str, Any]) -> bool:
+    return arguments.get("instance") is None
 
 
 def _json_objects(request: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
@@ -405,8 +416,8 @@ def _add_resources(server: MCPServer, wb: Workbench, principal: Callable[[], uc.
     async def read(request: type[BaseModel], use_case: Callable[..., BaseModel], **arguments: Any) -> str:
         try:
             caller = principal()
-            req = request.model_validate(_with_instance(wb, arguments))
-            uc.authorize(caller, req.instance, write=False)
+            req = request.model_validate(_with_instance(wb, caller, arguments))
+            uc.authorize(caller, req.instance, write=False, defaulted=_defaulted(arguments))
             result = await anyio.to_thread.run_sync(functools.partial(use_case, wb, req))
         except Exception as e:  # every failure is a resource error with its one-line message
             info = describe(e, "api")
@@ -420,7 +431,8 @@ def _add_resources(server: MCPServer, wb: Workbench, principal: Callable[[], uc.
                      mime_type="application/json",
                      description="A conversation chain's transcript: its messages in order, each answer "
                                  "with its feedback and the metrics of its turn (the memories used, the "
-                                 "prompt, the time of each stage). `instance` defaults to the server's.")
+                                 "prompt, the time of each stage). `instance` defaults to the key's instance when "
+                                 "it has only one, else the server's.")
     async def conversation(chain_id: str, instance: str | None = None) -> str:
         return await read(uc.ConversationRef, uc.conversation, chain_id=chain_id, instance=instance)
 
@@ -428,7 +440,8 @@ def _add_resources(server: MCPServer, wb: Workbench, principal: Callable[[], uc.
                      mime_type="application/json",
                      description="A memory bank's state: its counts and settings, every entry (with the "
                                  "summary that compressed it), the summaries and the compression events. "
-                                 "`instance` defaults to the server's.")
+                                 "`instance` defaults to the key's instance when it has only one, else the "
+                                 "server's.")
     async def memory_bank(bank: str, instance: str | None = None) -> str:
         return await read(uc.BankRef, uc.bank_snapshot, bank=bank, instance=instance)
 

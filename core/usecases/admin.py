@@ -3,8 +3,9 @@ re-embedding; the demo data."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -76,6 +77,58 @@ def services(wb: Workbench) -> ServicesReport:
                           services=wb.services.status(),
                           embedder=wb.embedder.name, llm=wb.settings.llm_provider,
                           settings_file=settings_file_in_use())
+
+
+READY_WITHIN_S = 3.0  # what a readiness probe waits for the services: a load balancer's own times out soon after
+_readiness_checks: dict[int, Future[list[ServiceStatus]]] = {}  # one in flight per Workbench (by id)
+_readiness_lock = threading.Lock()
+
+
+class ServiceReadiness(BaseModel):
+    name: str
+    reachable: bool | None = Field(description="null: its status did not come within the readiness bound")
+
+
+class Readiness(BaseModel):
+    """Whether the services answer, for a probe: names and states only (no address, no version)."""
+
+    ready: bool
+    services: list[ServiceReadiness]
+    detail: str = Field("", description="when not ready: which service, and what to check")
+
+
+def readiness(wb: Workbench, within_s: float = READY_WITHIN_S) -> Readiness:
+    """Redis and Postgres reachable, known within `within_s`. The services' status waits for a hung
+    server's timeouts (POSTGRES_STATEMENT_TIMEOUT_S and more, 30 s with the defaults) the first time it
+    asks: a probe waited that long, and a load balancer gives up long before. Here the status is read in a
+    thread of its own, one at a time per Workbench, and a probe that got no answer within `within_s` is
+    told so (not ready, the services' states unknown); the next probes read the states once it answers."""
+    with _readiness_lock:
+        check = _readiness_checks.get(id(wb))
+        if check is None or check.done():
+            check = _readiness_checks[id(wb)] = Future()
+            threading.Thread(target=_read_status, args=(wb, check), name="readiness", daemon=True).start()
+    try:
+        statuses = check.result(timeout=within_s)
+    except FutureTimeout:
+        return Readiness(ready=False, services=[ServiceReadiness(name=n, reachable=None) for n in ("Redis", "Postgres")],
+                         detail=f"Redis and Postgres did not both answer within {within_s:g} s (one hung or "
+                                "overloaded); see `workbench services` on the server")
+    services = [ServiceReadiness(name=s.name, reachable=s.reachable) for s in statuses]
+    down = [s.name for s in services if not s.reachable]
+    return Readiness(ready=not down, services=services,
+                     detail=f"{', '.join(down)} unreachable; see `workbench services` on the server" if down else "")
+
+
+def _read_status(wb: Workbench, check: Future[list[ServiceStatus]]) -> None:
+    try:
+        check.set_result(wb.services.status())
+    except BaseException as e:  # noqa: BLE001 - handed to the probe, which reports it
+        check.set_exception(e)
+    finally:
+        with _readiness_lock:
+            if _readiness_checks.get(id(wb)) is check:
+                del _readiness_checks[id(wb)]
 
 
 def stop_services(wb: Workbench) -> ServicesStopped:

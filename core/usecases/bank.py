@@ -11,6 +11,7 @@ from core.bank import (DEFAULT_BANK, SUMMARY_SKILL, AddEntryResult, BankConfig, 
                        MemoryBank, MemoryEntry, MemoryQuery, list_banks)
 from core.bank.index_ids import SUMMARY_KIND
 from core.errors import InvalidInput, NotFound
+from core.ids import Id
 from core.runtime import Workbench
 from core.usecases.base import InstanceRequest, new_instance_told
 
@@ -20,7 +21,7 @@ __all__ = ["DEFAULT_BANK", "SUMMARY_SKILL", "StepContext", "StepOutcome", "TaskM
 
 
 class BankRef(InstanceRequest):
-    bank: str = DEFAULT_BANK
+    bank: Id = Field(DEFAULT_BANK, description="the memory bank's name (one bank per task)")
 
 
 def _open(wb: Workbench, req: BankRef) -> MemoryBank:

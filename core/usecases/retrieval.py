@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, field_serializer
 from core.conversation.indexing import sync_before_search
 from core.errors import NotFound
 from core.ids import Id
-from core.models import PRESET_PROFILES, FusionProfile
+from core.models import PRESET_PROFILES, FusionProfile, ProfileName
 from core.retrieval.fusion import BEST_SHARE, CHAIN_WEIGHT, SPEAKER_WEIGHT, relevance_weights
 from core.retrieval.memoryscope import ChatMessage, OpTrace, ScopeParams, ScopeResult, run_memoryscope
 from core.retrieval.memoryscope.chain_messages import read_chain_messages
@@ -140,8 +140,8 @@ class RetrieveRequest(InstanceRequest):
     """MemoryScope's flow for one query, with its ops' parameters under their own names."""
 
     query: str = Field(min_length=1, max_length=10_000)
-    profile: str | FusionProfile | None = Field(None, description="a profile, its name, or None for the "
-                                                                   "instance's active one")
+    profile: ProfileName | FusionProfile | None = Field(None, description="a profile, its name, or None for "
+                                                                           "the instance's active one")
     params: ScopeParams = ScopeParams()
 
 

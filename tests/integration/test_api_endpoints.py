@@ -243,7 +243,7 @@ def test_health_readiness_and_openapi(api):
     assert httpx.get(f"{api}/healthz").json() == {"status": "ok"}
     ready = httpx.get(f"{api}/readyz")
     assert ready.status_code == 200 and {s["name"] for s in ready.json()["services"]} == {"Redis", "Postgres"}
-    assert "swagger" in httpx.get(f"{api}/docs").text.lower()
+    assert httpx.get(f"{api}/docs").status_code == 404  # Swagger UI needed a CDN: the document is served instead
     spec = httpx.get(f"{api}/openapi.json").json()
     paths = spec["paths"]
     # The export's body is the chain document itself; the deletes and the chain read document their 404.

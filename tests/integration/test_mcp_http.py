@@ -113,21 +113,27 @@ def test_tools_a_turn_and_a_recall_over_http(url, instance):
 def test_a_caller_scoped_to_another_instance_is_refused_as_a_tool_error(url, instance):
     elsewhere = f"{instance}-other"
     CALLERS["other"] = other = uc.Principal(name="other", instances=[elsewhere])
-    forbidden = failure(lambda: uc.authorize(other, instance, write=True))
-    assert "not allowed this instance" in forbidden
-    assert f"it may use '{elsewhere}' (name it as the instance, or a key created with --instance {instance})" \
-        in forbidden
+    # Allowed two instances, a call that names none works on the server's, which it may not use.
+    CALLERS["others"] = others = uc.Principal(name="others", instances=[elsewhere, f"{instance}-third"])
+    forbidden = failure(lambda: uc.authorize(others, instance, write=True, defaulted=True))
+    assert f"may not use instance {instance!r} (this server's default: the call named no instance)" in forbidden
+    assert f"it may use '{elsewhere}', '{instance}-third': name one of those as the instance, or use a key " \
+           f"created with --instance {instance}" in forbidden
     assert "--instance" not in failure(lambda: uc.authorize(other, "Bad X", write=True))  # no name keys refuse
 
     async def scenario() -> None:
-        async with http_session(url, "other") as s:
-            assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+        async with http_session(url, "others") as s:
             assert await refused(s, "ui_remember", {"thought": "hello"}) == forbidden
-            assert await refused(s, "retrieve_memory", {"query": "hello", "instance": instance}) == \
-                failure(lambda: uc.authorize(other, instance, write=False))
             with pytest.raises(MCPError) as refusal:
                 await s.read_resource("workbench://chains/any")
-            assert refusal.value.error.message == failure(lambda: uc.authorize(other, instance, write=False))
+            assert refusal.value.error.message == failure(
+                lambda: uc.authorize(others, instance, write=False, defaulted=True))
+        async with http_session(url, "other") as s:
+            assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+            assert await refused(s, "retrieve_memory", {"query": "hello", "instance": instance}) == \
+                failure(lambda: uc.authorize(other, instance, write=False))
+            # A key allowed one instance: a call that names none works on it.
+            assert (await ok(s, "retrieve_memory", {"query": "hello"}))["instance"] == elsewhere
             # Its own instance is open to it.
             mine = await ok(s, "add_memory", {"content": "a note", "instance": elsewhere})
             assert mine["instance"] == elsewhere

@@ -73,7 +73,8 @@ def test_tools_have_schemas_from_the_requests_and_descriptions(data_dir, instanc
         assert {json.dumps(t.input_schema["properties"]["instance"]) for t in tools.values()} == {json.dumps(
             {"anyOf": [{"type": "string", "pattern": ID_PATTERN.pattern, "minLength": 1, "maxLength": 128},
                        {"type": "null"}], "default": None, "title": "Instance",
-             "description": "the memory instance; default: the instance this server is configured with"})}
+             "description": "the memory instance; default: the key's instance when it is allowed only one, else "
+                            "the instance this server is configured with"})}
         # The query's fields beside the bank, as the HTTP API takes them.
         bank_query = tools["memory_bank_query"].input_schema["properties"]
         assert set(bank_query) == {"instance", "bank", *uc.MemoryQuery.model_fields}
@@ -199,7 +200,7 @@ def test_what_an_assistant_slipped_on(workbench, data_dir, instance, server_log)
             nested = await ok(s, "memory_bank_query", {"bank": "trip", "query": {"keywords": ["df"]}})
             assert flat == nested and [e["id"] for e in flat["entries"]] == [step["entry"]["id"]]
             assert await refused(s, "memory_bank_query", {"bank": "trip", "query": "df"}) == (
-                "invalid input — input: query: give the query's fields (keywords, min_importance, max_results, "
+                "invalid input — query: give the query's fields (keywords, min_importance, max_results, "
                 "tags, date_from, date_to) beside bank, not in query")
 
             few = await ok(s, "retrieve_memory", {"query": "Ada's teal bike"})

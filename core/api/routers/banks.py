@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Response, status
 
 from core import usecases as uc
 from core.api.deps import WB, BankPath, Caller, ReadInstance, WriteInstance, on_path
@@ -31,11 +31,19 @@ def snapshot(instance: ReadInstance, bank: BankPath, wb: WB) -> uc.BankSnapshot:
     return uc.bank_snapshot(wb, uc.BankRef(instance=instance, bank=bank))
 
 
-@router.post("/{bank}/entries", response_model=uc.AddEntryResult, status_code=status.HTTP_201_CREATED)
-def add(instance: WriteInstance, bank: BankPath, body: uc.BankAdd, wb: WB, who: Caller) -> uc.AddEntryResult:
+@router.post("/{bank}/entries", response_model=uc.AddEntryResult, status_code=status.HTTP_201_CREATED,
+             responses={200: {"description": "the same entry was already stored (a retry): `repeated` is true",
+                              "model": uc.AddEntryResult},
+                        409: documented("another entry already has this id")})
+def add(instance: WriteInstance, bank: BankPath, body: uc.BankAdd, wb: WB, who: Caller,
+        response: Response) -> uc.AddEntryResult:
     """Add an entry (the bank is created with the body's settings if new); a full bank compresses its
-    oldest half into a summary."""
-    return uc.bank_add(wb, on_path(body, instance=instance, bank=bank), caller=who)
+    oldest half into a summary. Sending an entry with its `id` again is a safe retry: the stored entry
+    comes back (200, `repeated`); another entry under a taken id is refused (409)."""
+    added = uc.bank_add(wb, on_path(body, instance=instance, bank=bank), caller=who)
+    if added.repeated:
+        response.status_code = status.HTTP_200_OK
+    return added
 
 
 @router.post("/{bank}/query", response_model=list[uc.MemoryEntry], responses=NO_BANK)

@@ -6,21 +6,16 @@ from fastapi import APIRouter
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
-from core import usecases as uc
 from core.api.deps import WB
 from core.api.problems import RETRY_AFTER_UNAVAILABLE_S, documented, problem
+from core.usecases.admin import READY_WITHIN_S, Readiness, ServiceReadiness, readiness
 
 router = APIRouter(tags=["health"])
 
 
-class Service(BaseModel):
-    name: str
-    reachable: bool
-
-
-class Readiness(BaseModel):
+class Ready(BaseModel):
     status: str
-    services: list[Service]
+    services: list[ServiceReadiness]
 
 
 @router.get("/healthz")
@@ -29,16 +24,15 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", response_model=Readiness, responses={503: documented(
-    "a service is down; `services` lists each with whether it is reachable (Retry-After)")})
+@router.get("/readyz", response_model=Ready, responses={503: documented(
+    f"a service is down, or did not answer within {READY_WITHIN_S:g} s; `services` lists each with whether it "
+    "is reachable (null: not known in time) (Retry-After)")})
 async def readyz(wb: WB):
-    """Redis and Postgres reachable (503 otherwise). Only names and states: no address is shown, since
-    this endpoint needs no key."""
-    statuses = await run_in_threadpool(uc.service_statuses, wb)
-    services = [Service(name=s.name, reachable=s.reachable) for s in statuses]
-    if all(s.reachable for s in services):
-        return Readiness(status="ready", services=services)
-    down = ", ".join(s.name for s in services if not s.reachable)
-    return problem(503, "service_unavailable", f"{down} unreachable; see `workbench services` on the server",
-                   retryable=True, headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE_S)},
-                   services=[s.model_dump() for s in services])
+    """Redis and Postgres reachable (503 otherwise), answered within 3 s (READY_WITHIN_S) even while one
+    hangs. Only names and states: no address is shown, since this endpoint needs no key."""
+    found: Readiness = await run_in_threadpool(readiness, wb)
+    if found.ready:
+        return Ready(status="ready", services=found.services)
+    return problem(503, "service_unavailable", found.detail, retryable=True,
+                   headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE_S)},
+                   services=[s.model_dump() for s in found.services])
