@@ -29,6 +29,7 @@ from core.index.records import (
     embedding_text,
     embedding_text_of,
     row_from_tuple,
+    stands_alone,
     stated_event_sql,
 )
 from core.index.text import ANALYSIS_DDL, TEXT_INDEX_DDL, indexed_metadata
@@ -283,11 +284,11 @@ class MemoryIndex:
         vector is made from (`embedding_text`)."""
         with self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT id, content, context FROM memory WHERE instance = %s "
+                "SELECT id, content, context, kind, metadata FROM memory WHERE instance = %s "
                 "AND embedding_model IS DISTINCT FROM %s ORDER BY id LIMIT %s",
                 (instance, self.embedder.name, limit), prepare=False).fetchall()
-        return [(id_, embedding_text_of(content, (context or {}).get("before")))
-                for id_, content, context in rows]
+        return [(id_, embedding_text_of(content, (context or {}).get("before"), stands_alone(kind, metadata)))
+                for id_, content, context, kind, metadata in rows]
 
     def reembed(self, instance: str, *, batch_size: int = 500, progress: Any = None) -> int:
         """Re-embed every row of an instance made by another model (or none) with the active one."""

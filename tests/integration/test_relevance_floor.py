@@ -126,8 +126,10 @@ def test_a_memory_sharing_a_stray_word_is_not_handed_beside_a_strong_answer(work
                           SearchRequest(query=question, instance=instance, top_k=5)).results
     relevance = {s.memory.content: s.score.relevance for s in found}
     best = relevance[LISBON[0]]
-    strays = [LISBON[2], ELSEWHERE[0]]
-    assert all(OTHERS_SHARE * floor <= relevance[m] < BEST_SHARE * best for m in strays)
+    # "visit" lifts the Paris museum over half the floor; Ana's diet is under it since an observation's vector is
+    # its own words (the trip's plans before it had lifted it to 0.25)
+    assert OTHERS_SHARE * floor <= relevance[ELSEWHERE[0]] < BEST_SHARE * best
+    assert relevance[LISBON[2]] < BEST_SHARE * best
 
     r = rm.run(UiRememberParams(thought=question, chain_id="ask", include_history=False), instance=instance)
     assert [c.content for c in r.context] == LISBON[:2]
