@@ -533,7 +533,9 @@ class Remember:
                 time_boost=not (params.temporal and params.temporal.strip())), now=now)
             context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms
             notes += [left.note() for left in found.left_out]
-            notes += [said] if (said := found.time_note("question")) else []
+            # "the question's time" of a question, "the message's time" of a statement ("I moved last month")
+            asked = "question" if classify(params.thought) == "question" else "message"
+            notes += [said] if (said := found.time_note(asked)) else []
         except (psycopg.Error, ServiceUnavailable) as e:
             memory = "unavailable"
             notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
@@ -699,12 +701,13 @@ class Remember:
                                "'last week', 'in March', 'two days ago' or '3 March 2024'")
         hint = parse_time_hint(temporal, now)
         if hint is None:  # a time in words the parser does not read ("over the holidays"): not a reason to fail
-            notes.append(f"temporal={temporal!r} could not be read as a time range: retrieval is not "
-                         "restricted by time")
+            # The page calls the field "Time hint", the API and MCP `temporal`: the note names both.
+            notes.append(f"the time hint (temporal) {temporal!r} could not be read as a time range: retrieval "
+                         "is not restricted by time")
             return None, None
         reading = f": {hint.reading}" if hint.reading else ""
         notes.append(f"retrieval restricted to {hint.start:%Y-%m-%d %H:%M} – {hint.end:%Y-%m-%d %H:%M} "
-                     f"(temporal={temporal!r}{reading})")
+                     f"(the time hint {temporal!r}{reading})")
         return hint.start, hint.end
 
     def _history(self, instance: str, chain_id: str) -> tuple[list[ChatMessage], int]:
