@@ -35,10 +35,15 @@ METADATA_MAX_CHARS = 20_000  # of a memory's metadata written as JSON: every res
 
 
 def _bounded_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    size = len(json.dumps(metadata, default=str))
-    if size > METADATA_MAX_CHARS:
-        raise ValueError(f"must be at most {METADATA_MAX_CHARS:,} characters as JSON (this is {size:,}); "
+    said = json.dumps(metadata, default=str, ensure_ascii=False)
+    if len(said) > METADATA_MAX_CHARS:
+        raise ValueError(f"must be at most {METADATA_MAX_CHARS:,} characters as JSON (this is {len(said):,}); "
                          "keep large data elsewhere and put its reference here")
+    try:  # a lone surrogate ("\ud800") passes Python but not Postgres, which refused the row unnamed
+        said.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"holds a lone surrogate ({said[e.start:e.end]!a}), which is no character: send "
+                         "text as UTF-8") from None
     return metadata
 
 
@@ -229,7 +234,7 @@ class FusionProfile(BaseModel):
     def _weights_sum_to_one(self) -> FusionProfile:
         total = self.w_sem + self.w_text + self.w_rec
         if not math.isclose(total, 1.0, abs_tol=1e-6):
-            raise ValueError(f"weights w_sem + w_text + w_rec must sum to 1; they sum to {total:.4f}")
+            raise ValueError(f"weights w_sem + w_text + w_rec must sum to 1; they sum to {total:.4g}")
         return self
 
     @property

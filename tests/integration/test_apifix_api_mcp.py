@@ -139,7 +139,7 @@ def test_a_bank_entry_sent_again_is_a_safe_retry_and_another_under_its_id_a_conf
 
 @pytest.mark.parametrize(("profile", "detail"), [
     ({"name": "z", "w_sem": 0.5, "w_text": 0.5, "w_rec": 0.5},
-     "invalid input — profile: weights w_sem + w_text + w_rec must sum to 1; they sum to 1.5000"),
+     "invalid input — profile: weights w_sem + w_text + w_rec must sum to 1; they sum to 1.5"),
     ({"name": "z", "method": "bogus"}, "invalid input — profile.method: Input should be 'linear' or 'rrf'"),
     ("bad name!", ("invalid input — profile: profile name must be 1–128 characters: letters, digits, '.', '_' "
                    "or '-', starting with a letter or digit; got 'bad name!'")),
