@@ -150,9 +150,13 @@ class ArchiveWriter:
         # Closed here: a ZipFile that failed to close tries again when collected, and printed the traceback
         # of a seek on the closed file after the one line an interrupted export says.
         self.zip.fp = None
-        if fp is not None:
-            fp.close()
-        self.partial.unlink(missing_ok=True)
+        try:
+            if fp is not None:
+                fp.close()  # flushes what is buffered: fails again on a full disk
+        except OSError:
+            pass
+        finally:  # the partial file goes whatever closing it said (it holds the users' words)
+            self.partial.unlink(missing_ok=True)
 
 
 def _sync_dir(folder: Path) -> None:

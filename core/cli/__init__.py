@@ -13,17 +13,40 @@ traceback (set WORKBENCH_DEBUG=1 to see one).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
-from core.cli import (api, bank, chains, demo, export, feedback, formation, importing, keys, mcp, memory,
-                      profiles, read_message, reembed, remember, retrieve, services, sweep, tasks, tuning)
+from core.cli import (
+    api,
+    bank,
+    chains,
+    demo,
+    export,
+    feedback,
+    formation,
+    importing,
+    keys,
+    mcp,
+    memory,
+    profiles,
+    read_message,
+    reembed,
+    remember,
+    retrieve,
+    services,
+    sweep,
+    tasks,
+    tuning,
+)
 from core.cli.context import WorkbenchContext, instance_after_subcommand, instance_option
-from core.errors import InvalidInput, describe
+from core.errors import InvalidInput, describe, explain_validation
 
 __all__ = ["cli", "main"]
 
@@ -73,6 +96,45 @@ def _accept_instance_after_subcommands(group: click.Group) -> None:
 
 
 _accept_instance_after_subcommands(cli)
+
+
+def _say_options(group: click.Group) -> None:
+    """A request a command builds from its options, refused by its model, names the options the user typed
+    ("--top-k: Input should be greater than or equal to 1"), not the request's fields ("top_k: …"): each
+    command below `group` is run through `_options_said`."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            _say_options(command)
+        else:
+            command.invoke = functools.partial(_options_said, command.invoke)  # type: ignore[method-assign]
+
+
+def _options_said(invoke: Callable[[click.Context], Any], ctx: click.Context) -> Any:
+    try:
+        return invoke(ctx)
+    except Exception as e:
+        from pydantic import ValidationError
+
+        if not isinstance(e, ValidationError):
+            raise
+        options = {p.name: max(p.opts, key=len) for p in ctx.command.params
+                   if isinstance(p, click.Option) and p.name and p.expose_value}
+        errors = [{**err, "loc": (options[err["loc"][0]], *err["loc"][1:])}
+                  if err["loc"] and err["loc"][0] in options else err for err in e.errors(include_url=False)]
+        raise InvalidInput(explain_validation(_Errors(errors))) from e
+
+
+class _Errors:
+    """Validation errors with their locations renamed, as `explain_validation` reads a ValidationError."""
+
+    def __init__(self, errors: list[dict[str, Any]]):
+        self._errors = errors
+
+    def errors(self, include_url: bool = True) -> list[dict[str, Any]]:
+        return self._errors
+
+
+_say_options(cli)
 
 
 def _interrupted(signum: int, frame: object) -> None:

@@ -25,7 +25,8 @@ def export(ctx: WorkbenchContext, out: Path, instance: str | None, with_vectors:
     banks, past tasks, fusion profiles and the Tune page's relevance marks. Prints what it holds."""
     from core import usecases as uc
 
-    if out.exists() and not out.is_dir() and not force:  # a folder: the use case says to give a file name
+    # A folder, a device or a FIFO: the use case says to give a file's path (never replaced, even with --force).
+    if out.is_file() and not force:
         raise InvalidInput(f"{out} exists: choose another name, or pass --force to replace it")
     request = uc.ExportArchive(out=out, instance=instance, with_vectors=with_vectors)
     emit(uc.export_archive(ctx.wb, request, progress=tty_progress))

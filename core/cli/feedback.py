@@ -98,15 +98,16 @@ def summary(ctx: WorkbenchContext, since: str | None, until: str | None, by: str
 @click.option("--include-imported", is_flag=True, help=IMPORTED_HELP)
 @click.option("--model", "models", multiple=True, help=MODEL_HELP)
 @click.option("--rating", "ratings", multiple=True, type=click.Choice(RATINGS), help=RATING_HELP)
+@click.option("--force", is_flag=True, help="Replace the --csv file if it exists.")
 @click.pass_obj
 def export(ctx: WorkbenchContext, out: Path, since: str | None, until: str | None,
-           include_imported: bool, models: tuple[str, ...], ratings: tuple[str, ...]) -> None:
+           include_imported: bool, models: tuple[str, ...], ratings: tuple[str, ...], force: bool) -> None:
     """Write every answer's feedback, model, profile, tags, tokens and latency to a CSV file (readable by
     you alone: it holds the rating comments)."""
     from core import usecases as uc
 
     start, end = parse_window(since, until)
-    output_file(out, "--csv")
+    output_file(out, "--csv", force=force)
     exported = uc.feedback_export(ctx.wb, uc.FeedbackWindow(since=start, until=end, include_imported=include_imported,
                                                             models=list(models), ratings=list(ratings)))
     write_output(out, exported.csv, "--csv")

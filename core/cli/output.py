@@ -19,16 +19,22 @@ def emit(payload: Any) -> None:
     click.echo(json.dumps(_plain(payload), indent=2, ensure_ascii=False, default=str))
 
 
-def output_file(path: Path, option: str) -> Path:
+def output_file(path: Path, option: str, *, force: bool | None = None) -> Path:
     """`path` if a file can be written there, else InvalidInput naming the option and what to change.
 
     Called before the work whose result goes there, so a mistyped folder is said at once, not after a
-    whole evaluation has run."""
+    whole evaluation has run. `force`: the command has a --force, so a file already there is replaced only
+    with it (`--report precious.txt` replaced the user's file without a word). Only a regular file is ever
+    replaced: a device, a FIFO or a socket named by mistake is refused, whatever `force` says."""
     folder = path.parent
     if path.is_dir():
         problem = "is a folder; give a file name"
+    elif path.exists() and not path.is_file():
+        problem = "is not a regular file (a device, a FIFO or a socket); give a file name"
     elif not folder.is_dir():
         problem = f"cannot be written: the folder {str(folder)!r} does not exist"
+    elif force is False and path.exists():
+        problem = "exists: choose another name, or pass --force to replace it"
     elif not os.access(path if path.exists() else folder, os.W_OK):
         problem = "cannot be written: permission denied"
     else:
@@ -91,13 +97,15 @@ def tty_progress(done: int, total: int, what: str) -> None:
 class ProgressBar:
     """A `(done, total)` progress callback drawing a bar on standard error, opened at its first call:
     a use case that refuses its input before any work then prints nothing but its one-line error.
+    `terminal_only`: drawn on a terminal alone, as `tty_progress` is, so that a log of the command holds its
+    results alone (elsewhere click prints the bar's label and its end).
 
         with ProgressBar("embedding and storing") as step:
             uc.ingest_files(wb, request, progress=step)
     """
 
-    def __init__(self, label: str):
-        self.label = label
+    def __init__(self, label: str, *, terminal_only: bool = False):
+        self.label, self.terminal_only = label, terminal_only
         self._bar: Any = None
         self._done = 0
 
@@ -105,6 +113,8 @@ class ProgressBar:
         return self
 
     def __call__(self, done: int, total: int) -> None:
+        if self.terminal_only and not sys.stderr.isatty():  # as `tty_progress`
+            return
         if self._bar is None:
             self._bar = click.progressbar(length=total, label=self.label, show_pos=True,
                                           file=click.get_text_stream("stderr"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -9,6 +10,7 @@ import click
 
 from core.cli.context import WorkbenchContext
 from core.cli.output import ProgressBar, emit
+from core.errors import InvalidInput
 
 if TYPE_CHECKING:
     from core.usecases import InternalMemoryResult, PastToolExecution
@@ -44,7 +46,7 @@ def tasks() -> None:
 
 
 @tasks.command("ingest")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--user", "user_id", required=True, help="The user the texts were produced for: an id such as "
               "maria@acme.com or maria-k.")
 @click.option("--task", required=True, help="Task type, e.g. 'meeting minutes', 'email', 'note', 'plan'.")
@@ -58,10 +60,14 @@ def ingest(ctx: WorkbenchContext, files: tuple[Path, ...], user_id: str, task: s
     """
     from core import usecases as uc
 
+    if folders := [path for path in files if path.is_dir()]:  # click said only "… is a directory"
+        raise InvalidInput(f"{folders[0]}: a folder; `tasks ingest` takes files: to bring in a folder of past "
+                           f"tasks, run `workbench import {shlex.quote(str(folders[0]))} --user "
+                           f"{shlex.quote(user_id)} --task {shlex.quote(task)}`")
     request = uc.IngestFiles(files=[uc.TextFile(path=path) for path in files], user_id=user_id, task=task,
                              icon=icon)
     # Every file is read and checked before anything is stored: a bad one fails with one line.
-    with ProgressBar("embedding and storing") as step:
+    with ProgressBar("embedding and storing", terminal_only=True) as step:
         stored = uc.ingest_files(ctx.wb, request, progress=step)
     emit([{"file": s.file, **s.model_dump(exclude={"file"})} for s in stored])
 
@@ -105,7 +111,7 @@ def list_texts(ctx: WorkbenchContext, user_id: str, limit: int, task_types: tupl
     texts = uc.list_texts(ctx.wb, request)
     emit([t.model_dump(mode="json", exclude={"production"}) for t in texts])
     if label := request.label():
-        click.echo(f"{len(texts)} produced texts ({label})", err=True)
+        click.echo(f"{len(texts)} produced text{'' if len(texts) == 1 else 's'} ({label})", err=True)
 
 
 @tasks.command("delete")

@@ -9,12 +9,17 @@ rather than making the whole file unknown.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
+import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 import ijson
@@ -50,8 +55,8 @@ def detect(path: Path) -> Detected:
     """The file's format and shape; InvalidInput names what was expected when none fits."""
     if path.is_dir():
         return Detected("past-tasks", "folder")
-    if not path.is_file():
-        raise InvalidInput(f"{path}: no such file or folder")
+    if (why := not_importable(path)) is not None:
+        raise InvalidInput(why)
     head = peek_text(path).lstrip()
     if path.suffix.lower() == ".csv":
         return Detected("memories-csv", "csv")
@@ -74,6 +79,76 @@ def detect(path: Path) -> Detected:
     if "," in header and any(k in header for k in memories.TEXT_FIELDS):
         return Detected("memories-csv", "csv")
     raise _unknown(path, "neither JSON, JSONL nor CSV")
+
+
+def not_importable(path: Path) -> str | None:
+    """Why `path` cannot be read as an import file or folder, in one line naming it; None when it can be
+    opened as one. /dev/null, a FIFO and a loop of symbolic links were all "no such file or folder"."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            return f"{path}: a symbolic link to {os.readlink(path)!r}, which does not exist"
+        return f"{path}: no such file or folder"
+    except OSError as e:  # a loop of symbolic links, a name too long, a folder on the way not readable
+        return f"cannot read {path}: {e.strerror or type(e).__name__}"
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    what = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{path}: {what}, not a file: give the path of the exported file (or of a folder of past tasks)"
+
+
+# A zip users download as is: ChatGPT's data export (conversations.json beside chat.html, user.json, …).
+ZIPPED_EXPORTS = ("conversations.json",)
+MAX_UNZIPPED_EXPANSION = 200  # a member expanding more than this is a zip bomb, not an export
+
+
+def zipped_export(path: Path) -> zipfile.ZipInfo | None:
+    """The export inside a zip that is no workbench archive (ChatGPT's data export: its conversations.json,
+    at the top or in one folder), or None: not such a zip. InvalidInput for a zip without one."""
+    try:
+        with path.open("rb") as f:
+            if f.read(4) != b"PK\x03\x04":
+                return None
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return None
+    found = [i for i in infos if PurePosixPath(i.filename).name in ZIPPED_EXPORTS
+             and len(PurePosixPath(i.filename).parts) <= 2 and not i.is_dir()]
+    if not found:
+        raise InvalidInput(f"{path.name}: a zip archive holding no conversations.json (of a ChatGPT export), and "
+                           "not a Memory Workbench archive: unzip it and import the export file it holds")
+    info = min(found, key=lambda i: len(i.filename))
+    if info.file_size > 1 << 20 and info.file_size > MAX_UNZIPPED_EXPANSION * max(info.compress_size, 1):
+        raise InvalidInput(f"{path.name}: its {info.filename[:60]!r} would expand to {info.file_size:,} bytes, "
+                           f"{info.file_size // max(info.compress_size, 1):,} times its size, as a zip bomb does; "
+                           "nothing was read")
+    return info
+
+
+def unzip_export(path: Path, info: zipfile.ZipInfo, folder: Path) -> Path:
+    """The export `zipped_export` found, copied out as a stream into `folder` (the caller's private temporary
+    folder), dated as the zip dates it: the file the import reads, whose hash is the unzipped file's own, so
+    importing the zip or the file it holds is the same import."""
+    out = folder / PurePosixPath(info.filename).name
+    try:
+        with zipfile.ZipFile(path) as z, z.open(info) as src, open(out, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
+        raise InvalidInput(f"{path.name}: the zip is damaged or truncated ({type(e).__name__}): download the "
+                           "export again") from None
+    except OSError as e:
+        raise InvalidInput(f"{path.name}: could not unzip {info.filename} into {folder} "
+                           f"({e.strerror or type(e).__name__}): unzip it yourself and import "
+                           f"{PurePosixPath(info.filename).name}") from None
+    try:
+        when = datetime(*info.date_time).timestamp()
+        os.utime(out, (when, when))
+    except (ValueError, OverflowError, OSError):
+        pass
+    return out
 
 
 def reader(path: Path, found: Detected, *, include_system: bool = False, user_id: str | None = None,
@@ -99,8 +174,18 @@ def reader(path: Path, found: Detected, *, include_system: bool = False, user_id
         ("workbench-chain", "chain"): partial(workbench_chain.read, path),
     }
     if (found.format, found.shape) not in readers:
-        raise InvalidInput(f"{path.name}: a {found.shape} file cannot hold the {found.format} format")
+        takes = [SHAPES_SAID[shape] for fmt, shape in readers if fmt == found.format]
+        raise InvalidInput(f"{path.name}: --format {found.format} reads {' or '.join(takes)}, and this is "
+                           f"{SHAPES_SAID[found.shape]}: leave --format out to tell the format from the file, or "
+                           f"give one that reads it ({', '.join(f for f in FORMATS if (f, found.shape) in readers)})")
     return readers[(found.format, found.shape)]
+
+
+# What a file of each shape is, as a message names it.
+SHAPES_SAID: dict[str, str] = {"jsonl": "JSON lines (an object a line)", "json": "a JSON list",
+                               "mem0-results": 'mem0\'s {"results": [...]}',
+                               "chain": "a chain exported by `workbench chains export`", "csv": "a CSV file",
+                               "folder": "a folder"}
 
 
 def shaped(path: Path, fmt: str) -> Detected:
@@ -109,6 +194,8 @@ def shaped(path: Path, fmt: str) -> Detected:
         raise InvalidInput(f"unknown format {fmt!r}: use one of auto, {', '.join(IMPORTABLE)}")
     if path.is_dir():
         return Detected(fmt, "folder")  # type: ignore[arg-type]
+    if (why := not_importable(path)) is not None:
+        raise InvalidInput(why)
     head = peek_text(path).lstrip()
     if fmt == "memories-csv":
         return Detected(fmt, "csv")

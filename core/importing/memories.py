@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from core.importing.records import (
     IMPORTED_KINDS,
@@ -45,7 +45,8 @@ def read_json(path: Path, *, prefix: str = "item", **_: Any) -> Iterator[Item | 
 
 def read_csv(path: Path, **_: Any) -> Iterator[Item | InvalidRecord]:
     with open_binary(path) as f:
-        rows = csv.DictReader(io.TextIOWrapper(f, encoding="utf-8", newline=""))
+        delimiter = _delimiter(f)
+        rows = csv.DictReader(io.TextIOWrapper(f, encoding="utf-8", newline=""), delimiter=delimiter)
         try:
             for row in rows:
                 where = f"line {rows.line_num}"
@@ -56,11 +57,27 @@ def read_csv(path: Path, **_: Any) -> Iterator[Item | InvalidRecord]:
                                                      "after this point can be read")
 
 
+def _delimiter(f: IO[bytes]) -> str:
+    """"," or, for a file whose header is separated by semicolons (as a spreadsheet set to a European locale
+    saves CSV) and names the text's column only so, ";": every row was "content is missing", with no word
+    of the separator. The file is left where it was."""
+    start = f.tell()
+    header = f.readline(1 << 16).decode("utf-8", "replace").lower()
+    f.seek(start)
+    names = {n.strip().strip('"') for n in header.split(",")}
+    by_semicolon = {n.strip().strip('"') for n in header.split(";")}
+    return ";" if not names & set(TEXT_FIELDS) and by_semicolon & set(TEXT_FIELDS) else ","
+
+
 def memory(value: Any) -> ImportedMemory:
     if not isinstance(value, dict):
         raise TypeError('expected an object with "content" (or mem0\'s "memory")')
     content = next((value[k] for k in TEXT_FIELDS if isinstance(value.get(k), str)), None)
     if content is None:
+        given = next((k for k in TEXT_FIELDS if value.get(k) is not None), None)
+        if given is not None:  # there, but a number, a list or an object: "missing" was untrue
+            raise ValueError(f'"{given}" is {_json_type(value[given])}, not text: each memory\'s text must be '
+                             'a JSON string (in quotes)')
         raise ValueError('"content" (or "memory") is missing: each memory needs its text')
     metadata = value.get("metadata") or {}
     if not isinstance(metadata, dict):
@@ -68,6 +85,9 @@ def memory(value: Any) -> ImportedMemory:
     tags = value.get("tags") or []
     if isinstance(tags, str):
         tags = [t.strip() for t in tags.replace(";", ",").split(",") if t.strip()]
+    elif not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ValueError('"tags" must be a list of texts (["work", "travel"]) or one text ("work, travel"), '
+                         f"not {_json_type(tags)}")
     owners = {k: str(value[k]) for k in OWNERS if value.get(k)}
     tags = [*tags, *(f"{k.removesuffix('_id')}:{v}"[:64] for k, v in owners.items())]
     created = _time(value, "created_at", "timestamp")
@@ -83,6 +103,19 @@ def memory(value: Any) -> ImportedMemory:
         memory_kind=kind, content=content, created_at=created,
         event_time=event, tags=tags, metadata={**metadata, **owners},
         id=str(source_id) if source_id not in (None, "") else f"mem-{content_id([content, str(created)])}")
+
+
+def _json_type(value: Any) -> str:
+    """What a JSON value is, in the file's own terms ("a number", "a list")."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, list):
+        return "a list" if all(isinstance(v, str) for v in value) else "a list holding more than texts"
+    if isinstance(value, dict):
+        return "an object"
+    return "text" if isinstance(value, str) else "null"
 
 
 def _time(value: dict, *names: str):

@@ -27,12 +27,14 @@ deleted (`gone_unrecorded`) and leaves it out like any deletion, instead of brin
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import psycopg
 import redis
@@ -45,7 +47,7 @@ from core.conversation.imported import IMPORTED, followed_up, missing, store_cha
 from core.conversation.indexing import UnindexedImport, thought_records
 from core.conversation.keys import chain_key, import_checkpoint_key
 from core.conversation.thoughts import CATEGORY_ASSISTANT, CATEGORY_USER, Thought
-from core.errors import ServiceUnavailable
+from core.errors import InvalidInput, ServiceUnavailable
 from core.ids import pg_json, validate_id
 from core.importing.detect import Detected
 from core.importing.records import (
@@ -339,7 +341,7 @@ def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_t
                 if len(errors) < FIRST_ERRORS:
                     errors.append(item)
                 if errors_to is not None:
-                    sink = sink or errors_to.open("w", encoding="utf-8")
+                    sink = sink or open_report(errors_to)
                     sink.write(item.model_dump_json() + "\n")
                 continue
             _count(counts, item)
@@ -369,6 +371,40 @@ def validate(read: Reader, path: Path, found: Detected, sha256: str, *, errors_t
                          undated_from=undated[1] if without and undated else None,
                          deleted=look_up.deleted if found_here else None,
                          adds=look_up.adds if found_here else None)
+
+
+def open_report(path: Path) -> IO[str]:
+    """The invalid records' report opened for writing from its start, its owner's alone (0600: it holds the
+    users' words), created so or, when a file is there already (an earlier report, or a file the user let
+    replace), emptied and made so; it is opened only when there is an invalid record to list, so a file the
+    import lists nothing in is left as it was. Anything but a regular file is refused (a FIFO would block the
+    import, a device was written to)."""
+    if path.exists() and not path.is_file():
+        raise InvalidInput(f"report: {str(path)!r} is not a regular file (a device, a FIFO or a socket): give "
+                           "the path of a file")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def is_report(path: Path) -> bool:
+    """Whether `path` is a regular file holding an invalid-records report (`open_report`) or nothing: JSON
+    lines of "where" and "problem", as the first line says. What is not one is never removed as one."""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as f:
+            first = f.readline(1 << 16)
+        if not first.strip():
+            return not first  # empty: a report begun with nothing in it
+        value = json.loads(first)
+        return isinstance(value, dict) and set(value) == {"where", "problem"}
+    except (OSError, ValueError, TypeError, RecursionError):
+        return False
 
 
 def refusal(preview: ImportPreview) -> str:

@@ -29,9 +29,16 @@ BOMS = {codecs.BOM_UTF32_LE: "UTF-32", codecs.BOM_UTF32_BE: "UTF-32", codecs.BOM
 
 
 def peek_text(path: Path) -> str:
-    """The start of the file as text (BOM removed). InvalidInput when it is empty or not UTF-8."""
-    with path.open("rb") as f:
-        head = f.read(PEEK_BYTES)
+    """The start of the file as text (BOM removed). InvalidInput when it cannot be read (permission
+    denied, an I/O error: it said "Unexpected OSError"), is empty or is not UTF-8."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(PEEK_BYTES)
+    except OSError as e:
+        raise InvalidInput(f"cannot read {path}: {e.strerror or type(e).__name__}") from None
+    if head.startswith(b"PK\x03\x04"):  # a zip (a ChatGPT data export as downloaded), never UTF-8 text
+        raise InvalidInput(f"{path.name}: a zip archive, not a Memory Workbench archive: unzip it and import "
+                           "the file in it that holds the data (for a ChatGPT export, conversations.json)")
     for bom, name in BOMS.items():
         if head.startswith(bom):
             raise InvalidInput(f"{path.name}: the file is {name}, not UTF-8: save it as UTF-8 and import "
@@ -142,7 +149,8 @@ def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
                 yield where, InvalidRecord(where=where, problem="not UTF-8 text: save the file as UTF-8")
             except json.JSONDecodeError as e:  # its own "line 2 column 1" would read as a line of the file
                 at = "at the end of the line" if e.pos >= len(raw.rstrip()) else f"at character {e.pos + 1}"
-                yield where, InvalidRecord(where=where, problem=f"not valid JSON ({e.msg} {at})")
+                # Some of json's messages end in "at" ("Invalid control character at"), said once here.
+                yield where, InvalidRecord(where=where, problem=f"not valid JSON ({e.msg.removesuffix(' at')} {at})")
             except ValueError as e:
                 yield where, InvalidRecord(where=where, problem=f"not valid JSON ({e.args[0][:80]})")
 

@@ -288,14 +288,28 @@ class BulkLoader:
         tx = conn.transaction()
         tx.__enter__()
         staged = _Staged(instance, cm, conn, tx)
-        # The staged table is loaded and its indexes built (ATTACH) in this one transaction: minutes
-        # at 500,000 memories, past any statement timeout meant for a turn.
-        conn.execute("SET LOCAL statement_timeout = 0")
-        conn.answer_timeout_s = None
-        if self.index.partition_exists(instance, conn=conn):
+        try:
+            # The staged table is loaded and its indexes built (ATTACH) in this one transaction: minutes
+            # at 500,000 memories, past any statement timeout meant for a turn.
+            conn.execute("SET LOCAL statement_timeout = 0")
+            conn.answer_timeout_s = None
+            # The partition's lock, as `ensure_partition` takes it, held to the attach: a second load of the
+            # same new instance (two imports at once) waits here, then finds the partition and writes into it;
+            # both created its table, and the second failed on its type's name ("Unexpected UniqueViolation").
+            # Then looked up in pg_class as this statement sees it: `to_regclass` answered from the session's
+            # catalog cache, which still held "no such table" from before the other load committed it.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (relname,))
+            made = conn.execute("SELECT EXISTS (SELECT FROM pg_class WHERE relname = %s AND relkind = 'r')",
+                                (relname,)).fetchone()[0]
+            exists = made or self.index.partition_exists(instance, conn=conn)
+            if not exists:
+                create_new_tables(conn, sql.Identifier(relname), sql.Identifier(postings_name(instance)))
+        except BaseException:  # its transaction ended here: left open, psycopg warned "error ignored in rollback"
+            staged.close(rollback=True)
+            raise
+        if exists:
             staged.close(rollback=False)
             return False
-        create_new_tables(conn, sql.Identifier(relname), sql.Identifier(postings_name(instance)))
         self.staged = staged
         return True
 

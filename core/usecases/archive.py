@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from core.archive.format import is_archive
 from core.archive.instance import ExportResult, RestoreResult, export_instance, restore_instance
-from core.errors import InvalidInput
+from core.errors import InvalidInput, WorkbenchError
 from core.usecases.base import InstanceRequest, Progress
 
 if TYPE_CHECKING:
@@ -36,6 +36,9 @@ def writable_output(out: Path) -> Path:
         raise InvalidInput(f"output: {out} is a folder; give a file name, e.g. {out / 'instance.zip'}")
     if not folder.is_dir():
         raise InvalidInput(f"output: folder {folder} does not exist; create it or choose another path")
+    if out.exists() and not out.is_file():  # `--force` renamed the archive over /dev/full
+        raise InvalidInput(f"output: {out} is not a regular file (a device, a FIFO or a socket): it is never "
+                           "replaced; choose the path of a file")
     if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise InvalidInput(f"output: {out} cannot be written (permission denied); choose another path")
     return out
@@ -46,7 +49,17 @@ def export_archive(wb: Workbench, req: ExportArchive, *, progress: Progress | No
     profiles; vectors only when asked) as one versioned archive at `req.out`, readable by its owner alone
     (0600). A file already there is replaced: the CLI asks for `--force` first, a caller checks itself."""
     out = writable_output(req.out)
-    return export_instance(wb, req.instance_in(wb), out, with_vectors=req.with_vectors, progress=progress)
+    try:
+        return export_instance(wb, req.instance_in(wb), out, with_vectors=req.with_vectors, progress=progress)
+    except OSError as e:  # the disk full, a file size limit, the folder gone: the partial file is gone too
+        # The readers cut off (their cursors) are let go now, while the servers run: held by this traceback,
+        # they were closed at the interpreter's exit, after the command had stopped the servers, and printed
+        # a traceback of the closed connection under the one line.
+        seen: BaseException | None = e
+        while seen is not None:
+            seen.__traceback__, seen = None, seen.__context__
+        raise WorkbenchError(f"could not write {out}: {e.strerror or type(e).__name__}; nothing was "
+                             "written") from e
 
 
 def restore_archive(wb: Workbench, req: RestoreArchive, *, progress: Progress | None = None) -> RestoreResult:

@@ -7,10 +7,13 @@ validation. See `core/importing/` for the formats and `core/importing/runner.py`
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -22,7 +25,17 @@ from pydantic import BaseModel, Field
 from core.errors import InvalidInput, ServiceUnavailable, outage
 from core.formation.run import unformed
 from core.ids import UserId
-from core.importing.detect import ARCHIVE, IMPORTABLE, Detected, detect, reader, shaped
+from core.importing.detect import (
+    ARCHIVE,
+    IMPORTABLE,
+    Detected,
+    detect,
+    not_importable,
+    reader,
+    shaped,
+    unzip_export,
+    zipped_export,
+)
 from core.importing.records import InvalidRecord, content_id
 from core.importing.runner import (
     ImportAdds,
@@ -30,6 +43,7 @@ from core.importing.runner import (
     ImportOutcome,
     ImportPreview,
     Lookup,
+    is_report,
     refusal,
     validate,
     write,
@@ -66,6 +80,10 @@ class ImportFile(InstanceRequest):
     include_deleted: bool = Field(False, description="also import the conversations, messages and memories "
                                   "deleted in this instance since an earlier import (by default left out: "
                                   "deleting holds)")
+    stale_report: Path | None = Field(None, description="where an earlier import of this file listed its invalid "
+                                      "records (the CLI's FILE.invalid.jsonl): removed, if it is such a report, "
+                                      "once an import finds none, so that it no longer lists records the file "
+                                      "does not hold")
 
 
 AGAIN = "run the same import again: it continues where it stopped and writes nothing twice"
@@ -116,9 +134,67 @@ def import_preview(wb: Workbench, req: ImportFile) -> ImportPreview:
 def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = None) -> ImportResult:
     """Validate, then (unless a dry run) write. InvalidInput, writing nothing, when the file cannot be
     read, holds no record, or holds an invalid one with `on_error="stop"`."""
-    instance = req.instance_in(wb)
     if _restores(req):
-        return _restore(wb, req, instance, progress)
+        return _restore(wb, req, req.instance_in(wb), progress)
+    checked = _check(wb, req, progress)
+    if isinstance(checked, ImportResult):  # a dry run
+        return checked
+    if checked.preview.refused(req.on_error):
+        raise InvalidInput(refusal(checked.preview))
+    return _import_checked(wb, checked, progress)
+
+
+def import_files(wb: Workbench, reqs: list[ImportFile], *, progress: Progress | None = None
+                 ) -> Iterator[ImportResult]:
+    """Several files, each result as its file is done. Every file is validated before any is written: when
+    one cannot be imported as asked, InvalidInput says why of each such file, and nothing is written (one bad
+    file among three had stopped the import after the first was written, with "nothing was written"). A dry
+    run checks each in turn, as `import_file` does."""
+    if len(reqs) == 1 or any(req.dry_run for req in reqs):
+        for req in reqs:
+            yield import_file(wb, req, progress=progress)
+        return
+    checked: list[_Checked | ImportFile] = []
+    problems: list[str] = []
+    for req in reqs:
+        try:
+            if _restores(req):  # an archive is checked as its restore checks it, writing nothing
+                restore_archive(wb, RestoreArchive(path=req.path, instance=req.instance_in(wb), dry_run=True))
+                checked.append(req)
+                continue
+            one = _check(wb, req, progress)
+        except InvalidInput as e:
+            problems.append(str(e))
+            continue
+        assert isinstance(one, _Checked)
+        if one.preview.refused(req.on_error):
+            problems.append(refusal(one.preview))
+        checked.append(one)
+    if problems:
+        raise InvalidInput(f"{'; '.join(p.rstrip('.') for p in problems)}. None of the {len(reqs)} files was "
+                           "imported: each is checked before any is written")
+    for one in checked:
+        if isinstance(one, ImportFile):
+            yield _restore(wb, one, one.instance_in(wb), progress)
+        else:
+            yield _import_checked(wb, one, progress)
+
+
+@dataclass
+class _Checked:
+    """A file validated for an import that writes: what the write pass needs of it."""
+
+    req: ImportFile
+    instance: str
+    upload: bool
+    preview: ImportPreview
+    read: Callable
+
+
+def _check(wb: Workbench, req: ImportFile, progress: Progress | None) -> _Checked | ImportResult:
+    """The validation pass: for a dry run, its result; else what the write pass needs."""
+    instance = req.instance_in(wb)
+    _report_apart(req)
     upload = _is_upload(wb, req.path)
     step = "checking the file" if upload else f"checking {req.path.name}"
     # The whole file is read once before anything is written: a large export takes seconds, counted.
@@ -129,30 +205,56 @@ def import_file(wb: Workbench, req: ImportFile, *, progress: Progress | None = N
     preview, read = _validated(req, upload=upload, counted=counted, look_up=look_up)
     if progress:
         progress(preview.records, preview.records, step)
-    report = str(req.report) if req.report and preview.invalid else None
-    if look_up is not None:
-        if (e := look_up.failed) is not None:  # the file is checked all the same
-            service = look_up.unreached
-            return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
-                                notes=[*preview.notes(), (f"What is new here and what you deleted were not looked "
-                                       f"up ({outage(e, service)}); an import, which needs {service} too, leaves "
-                                       "out what you deleted.")])
+    if look_up is None:
+        return _Checked(req, instance, upload, preview, read)
+    report = _report_of(req, preview)
+    if (e := look_up.failed) is not None:  # the file is checked all the same
+        service = look_up.unreached
         return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
-                            notes=preview.notes(include_deleted=req.include_deleted),
-                            adds=preview.adds_said(req.on_error, include_deleted=req.include_deleted))
-    if preview.refused(req.on_error):
-        raise InvalidInput(refusal(preview))
-    outcome = _written(wb, instance, read, preview, progress, include_deleted=req.include_deleted)
+                            notes=[*preview.notes(), (f"What is new here and what you deleted were not looked "
+                                   f"up ({outage(e, service)}); an import, which needs {service} too, leaves "
+                                   "out what you deleted.")])
+    return ImportResult(instance=instance, preview=preview, dry_run=True, report=report,
+                        notes=preview.notes(include_deleted=req.include_deleted),
+                        adds=preview.adds_said(req.on_error, include_deleted=req.include_deleted))
+
+
+def _report_of(req: ImportFile, preview: ImportPreview) -> str | None:
+    return str(req.report) if req.report and preview.invalid else None
+
+
+def _report_apart(req: ImportFile) -> None:
+    """The report never replaces the file it lists the records of (`--report FILE` did, the data lost)."""
+    if req.report is None:
+        return
+    try:
+        same = req.report.exists() and os.path.samefile(req.report, req.path)
+    except OSError:
+        same = False
+    if same:
+        raise InvalidInput(f"--report: {str(req.report)!r} is {req.path.name}, the file being imported: give "
+                           "another path for its invalid records")
+
+
+def _import_checked(wb: Workbench, checked: _Checked, progress: Progress | None) -> ImportResult:
+    """The write pass of a file validated (`_check`) and not refused."""
+    req, instance, preview = checked.req, checked.instance, checked.preview
+    outcome = _written(wb, instance, checked.read, preview, progress, include_deleted=req.include_deleted)
     discard_upload(wb, req.path)
+    notes = []
+    if not preview.invalid and req.stale_report is not None and is_report(req.stale_report):
+        req.stale_report.unlink(missing_ok=True)
+        notes.append(f"Removed {req.stale_report}, where an earlier import listed invalid records: this file "
+                     "has none now.")
     # Imported chains are indexed in bulk, without the formation a live turn gets (it would take the import
     # several times as long): said, not left for the user to find out; after a re-import that added nothing
     # too, while the conversations it holds are not formed yet.
     unformed_chats = outcome.created.messages or (preview.counts.messages and unformed(wb, instance))
     formation = FORM_IMPORTED if unformed_chats else None
-    return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome, report=report,
-                        next_step=formation,
+    return ImportResult(instance=instance, preview=preview, dry_run=False, outcome=outcome,
+                        report=_report_of(req, preview), next_step=formation,
                         notes=preview.notes(dating=bool(outcome.created.messages)) + outcome.notes()
-                        + _continued(outcome))
+                        + _continued(outcome) + notes)
 
 
 def _continued(outcome: ImportOutcome) -> list[str]:
@@ -201,9 +303,10 @@ def _how_far(preview: ImportPreview, done: int) -> str:
     stored (in Redis) batch by batch as the checkpoint counts them; memories only reach the index, which keeps
     a new instance's rows once the whole load completes, so no count of them is said."""
     counts, total = preview.counts, preview.records - preview.invalid
-    kind = "conversations" if counts.conversations else "memories" if counts.memories else "past tasks"
+    kind = ("conversation" if counts.conversations else "memory" if counts.memories else "past task")
+    kind = kind if total == 1 else {"memory": "memories"}.get(kind, f"{kind}s")
     name = Path(preview.file).name
-    if kind == "conversations" and done:
+    if counts.conversations and done:
         return (f"the import of {name} stopped after {done:,} of {total:,} conversations were stored, not all "
                 "of them searchable yet")
     return f"the import of {name} stopped part-way through its {total:,} {kind}"
@@ -258,18 +361,31 @@ def _is_upload(wb: Workbench, path: Path) -> bool:
 
 def _validated(req: ImportFile, *, upload: bool = False, counted: Callable[[int], None] | None = None,
                look_up: Lookup | None = None) -> tuple[ImportPreview, Callable]:
-    path = req.path.expanduser()
-    if not path.exists():
-        raise InvalidInput(f"{path}: no such file or folder")
+    given = path = req.path.expanduser()
+    if (why := not_importable(path)) is not None:
+        raise InvalidInput(why)
+    # ChatGPT's data export as downloaded, a zip: its conversations.json is read from a copy in a private
+    # temporary folder, which goes with the reader (it said "the file holds NUL bytes … save it as UTF-8").
+    unzipped = None
+    if req.format in ("auto", "chatgpt") and path.is_file() and (inner := zipped_export(path)) is not None:
+        unzipped = tempfile.TemporaryDirectory(prefix="workbench-import-")
+        path = unzip_export(given, inner, Path(unzipped.name))
     found: Detected = detect(path) if req.format == "auto" else shaped(path, req.format)
     # The time given to conversations without any, fixed once so both passes give the same: the file's
     # last change; an upload's copy has no time of the user's file (a browser sends none), so the import's.
     undated = (datetime.now(UTC), "import") if upload else file_time(path)
     read = reader(path, found, include_system=req.include_system, user_id=req.user_id, task=req.task,
                   undated_at=undated[0])
+    if unzipped is not None:
+        read = functools.partial(_kept_while_read, read, unzipped)
     sha = file_hash(path) if path.is_file() else _folder_hash(path)
-    return validate(read, path, found, sha, errors_to=req.report, undated=undated, counted=counted,
+    return validate(read, given, found, sha, errors_to=req.report, undated=undated, counted=counted,
                     look_up=look_up), read
+
+
+def _kept_while_read(read: Callable, unzipped: tempfile.TemporaryDirectory) -> Iterator:
+    """`read()`, with the unzipped copy it reads held as long as the reader is (then removed)."""
+    return read()
 
 
 def _folder_hash(path: Path) -> str:

@@ -140,6 +140,8 @@ def test_cli_summary_json_and_export_round_trip(conversation, instance, settings
         assert out.exit_code == 0 and "wrote 3 answers" in out.output and mode(path) == "0o600"
         path.chmod(0o644)
         again = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(path)])
+        assert again.exit_code != 0 and "exists" in str(again.exception)  # replaced only with --force
+        again = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(path), "--force"])
         assert again.exit_code == 0, again.output
     assert mode(path) == "0o600"
     pd.testing.assert_frame_equal(read_csv(path.read_bytes()), load_feedback(wb.thoughts, instance))
@@ -186,7 +188,7 @@ def test_cli_rates_without_ended_answers_and_imported_answers_on_request(convers
     assert json.loads(out.output)["summary"]["imported"] == 2
     csv = tmp_path / "f.csv"
     for flag, answers in (([], 4), (["--include-imported"], 6)):
-        out = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(csv), *flag])
+        out = runner.invoke(cli, ["--instance", instance, "feedback", "export", "--csv", str(csv), "--force", *flag])
         assert f"wrote {answers} answers" in out.output and len(read_csv(csv.read_bytes())) == answers
 
 

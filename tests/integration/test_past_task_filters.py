@@ -162,7 +162,7 @@ def test_an_unknown_type_is_refused_naming_the_types_and_nothing_is_recorded(key
     # The day's end is the next day's start, past datetime's range: refused, not an "Unexpected OverflowError".
     ({"date_to": "9999-12-31"}, "date_to: '9999-12-31' reaches past the last date there is (9999-12-31)"),
     ({"date_from": "9999-12"}, "date_from: '9999-12' reaches past the last date there is"),
-    ({"date_from": "2025-12", "date_to": "2025-11"}, "date_from must not be after date_to"),
+    ({"date_from": "2025-12", "date_to": "2025-11"}, "date_from: must not be after date_to"),
     ({"task_types": [" "]}, "task_types: String should have at least 1 character, not ' '"),
     ({"task_types": "email"}, "task_types: Input should be a valid list"),
 ])

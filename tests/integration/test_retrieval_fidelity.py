@@ -273,5 +273,5 @@ def test_the_cli_filters_by_tags_too(settings, workbench, instance, monkeypatch)
     refused = subprocess.run([sys.executable, "-m", "core.cli", "remember", "hi", "--filter-tags"],
                              capture_output=True, text=True, check=False, timeout=60)
     assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
-        ("error: invalid input — filter_tags: filter_tags needs at least one tag: give tags, or leave "
-         "filter_tags off")]
+        ("error: invalid input — --filter-tags: filter_tags needs at least one tag: give tags, or leave "
+         "filter_tags off")]  # the option typed, then the request's own words
