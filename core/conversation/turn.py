@@ -516,6 +516,7 @@ class Remember:
             notes.append("chat history left out of the prompt (include_history=false)")
 
         # 1. Retrieval (degrades to no context when Postgres is down; the turn still goes on).
+        kind = classify(params.thought)  # a statement or correction tells; the others ask (`core.formation.kinds`)
         profile = self._profile(instance, params.profile, notes)
         since, until = self._time_window(params.temporal, now, notes)
         context: list[ScoredMemory] = []
@@ -529,13 +530,14 @@ class Remember:
                 tags=params.tags if params.filter_tags else None, exclude_ids=[user_id],
                 # The question's own time ranks the memories of then higher (`SearchRequest.time_boost`): a
                 # boost, never a restriction, as its words may name a time they do not ask about ("my last day
-                # at Acme"); a `temporal` hint, read or not, says the time itself.
-                time_boost=not (params.temporal and params.temporal.strip())), now=now)
+                # at Acme"); a `temporal` hint, read or not, says the time itself. A message that tells names the
+                # time of what it tells ("I moved to Porto last month"), asking for nothing of then: its related
+                # memories were any of last month's ("We changed it last week."), not those of Porto or a move.
+                time_boost=not (params.temporal and params.temporal.strip()) and kind not in TELLING), now=now)
             context, latency.embed_ms, latency.search_ms = found.results, found.embed_ms, found.search_ms
             notes += [left.note() for left in found.left_out]
-            # "the question's time" of a question, "the message's time" of a statement ("I moved last month")
-            asked = "question" if classify(params.thought) == "question" else "message"
-            notes += [said] if (said := found.time_note(asked)) else []
+            # "the question's time" of a question, "the message's time" of an instruction ("Remind me of …")
+            notes += [said] if (said := found.time_note("question" if kind == "question" else "message")) else []
         except (psycopg.Error, ServiceUnavailable) as e:
             memory = "unavailable"
             notes.append(f"retrieval degraded: {outage(e, 'Postgres')}, so this answer uses no stored memory")
@@ -618,7 +620,7 @@ class Remember:
         if completion is not None and completion.finish_reason == "length":
             notes.append(f"the answer reached LLM_MAX_TOKENS ({wb.settings.llm_max_tokens}) and was cut there")
         if completion is None:
-            told = classify(params.thought) in TELLING
+            told = kind in TELLING
             answer_text = extractive_answer(context, failed, told=told, memory=memory)
             synthesis, model_used, tokens = "extractive", None, None
             yield answer_text
