@@ -202,4 +202,4 @@ def test_cli_ingest_and_search_agree_with_the_api(workbench, settings, instance,
     assert printed[0]["produced_text_title"] == "Forklift contract"
     bad = runner.invoke(cli, ["--instance", instance, "tasks", "search", "x", "--user", "tom",
                               "--n-max", "0"])
-    assert bad.exit_code != 0 and "n_max" in str(bad.exception)
+    assert bad.exit_code != 0 and "--n-max" in str(bad.exception)  # the option typed
