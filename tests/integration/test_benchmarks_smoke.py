@@ -152,6 +152,7 @@ def test_live_adds_small_counts_each_writers_adds(data_dir):
 
 
 @pytest.mark.e2e
+@pytest.mark.bench_smoke  # `make bench-smoke`: minutes in Chromium, out of `make test`
 def test_dashboard_elements_small_times_each_element_beside_the_floor(tmp_path):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
@@ -164,6 +165,7 @@ def test_dashboard_elements_small_times_each_element_beside_the_floor(tmp_path):
 
 
 @pytest.mark.e2e
+@pytest.mark.bench_smoke  # `make bench-smoke`: minutes in Chromium, out of `make test`
 def test_dashboard_scale_small_opens_every_page_in_chromium(data_dir, tmp_path):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser; CI does)")
