@@ -617,14 +617,11 @@ class _Run:
         return fresh
 
     def _advance(self, n: int) -> None:
-        """`n` more records stored: said to `progress` (what an interrupted import says it stored), then counted
-        in the checkpoint. In that order, a Ctrl-C between the two says no less than the checkpoint holds (it
-        said "stopped part-way" with 200 stored and counted; a rerun finds what the checkpoint missed stored)."""
         self.done += n
-        if self.progress:
-            self.progress(min(self.done, self.total), self.total, "importing")
         if self.done > self.resumed_after:
             self.r.hset(self.key, "done", self.done)
+        if self.progress:
+            self.progress(min(self.done, self.total), self.total, "importing")
 
     def finish(self) -> None:
         self.r.hset(self.key, mapping={"done": self.done, "finished_at": _now(), KEPT: 1})
